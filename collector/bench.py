@@ -1,0 +1,125 @@
+"""collector.workload.Bench for one case on one adapter: measurements in, bundle Results out.
+
+Timing, memory and correctness are separate passes: the memory sampler thread only runs inside memory(), and
+nothing but the clock and synchronize() runs inside time_op() / time_region().
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+from bundle.metrics import metric as metric_info
+from bundle.schema import Result, Status
+from bundle.units import convert
+from collector.adapters.base import Adapter, Figure
+from collector.correctness import compare
+from collector.timing import TimingPolicy, time_op, time_region
+from collector.workload import Bench, Case, Workload
+
+
+def chip_peak_bandwidth(chip: str | None, gpu_cores: int | None) -> float | None:
+    """The chip's specified memory bandwidth (GB/s) from collector.chips, or None where unknown."""
+    try:
+        from collector.chips import peak_bandwidth_gbs
+    except ImportError:
+        return None
+    return peak_bandwidth_gbs(chip, gpu_cores)
+
+
+class CaseBench(Bench):
+    def __init__(self, case: Case, workload: Workload, adapter: Adapter, policy: TimingPolicy | None = None, *,
+                 deadline: float | None = None, chip: str | None = None, gpu_cores: int | None = None) -> None:
+        self.case, self.workload, self.adapter = case, workload, adapter
+        self.policy = policy or TimingPolicy()
+        self.deadline = deadline
+        self.device: torch.device = adapter.device
+        self.device_type = adapter.device_type
+        self.chip, self.gpu_cores = chip, gpu_cores
+        self.results: list[Result] = []
+        self.case_warnings: list[str] = []
+
+    # --- records -------------------------------------------------------------------------------------------
+    def _add(self, metric: str, status: Status, *, unit: str | None = None, samples: list[float] | None = None,
+             message: str | None = None, warnings: list[str] | None = None, passed: bool | None = None,
+             tolerance: float | None = None) -> None:
+        if any(r.metric == metric for r in self.results):
+            raise ValueError(f"metric {metric!r} recorded twice for case {self.case.label()}")
+        self.results.append(Result(
+            workload=self.case.workload, suite=self.workload.suite, params=dict(self.case.params),
+            dtype=self.case.dtype, compile=self.case.compile, metric=metric,
+            unit=unit or metric_info(metric).unit, status=status, message=message,
+            warnings=list(warnings or []), samples=[float(x) for x in samples or []], passed=passed,
+            tolerance=tolerance))
+
+    def record(self, metric: str, samples: list[float], unit: str | None = None, *, warnings: list[str] | None = None,
+               passed: bool | None = None, tolerance: float | None = None) -> None:
+        canonical = metric_info(metric).unit
+        values = [convert(x, unit, canonical) for x in samples] if unit else list(samples)
+        self._add(metric, Status.ok, samples=values, warnings=warnings, passed=passed, tolerance=tolerance)
+
+    def unavailable(self, metric: str, reason: str) -> None:
+        self._add(metric, Status.unavailable, message=reason)
+
+    def warn(self, message: str) -> None:
+        if message not in self.case_warnings:
+            self.case_warnings.append(message)
+
+    # --- timing pass ---------------------------------------------------------------------------------------
+    def time_op(self, fn: Callable[[], Any], *, bytes_per_call: int | None = None) -> None:
+        t = time_op(self.adapter, fn, self.policy, self.deadline)
+        self._add("op_time", Status.ok, samples=[s * 1e6 for s in t.samples], message=t.describe(),
+                  warnings=t.warnings)
+        self._add("first_call_time", Status.ok, samples=[t.first_call_s or 0.0],
+                  message="first call after input construction, synchronised (includes lazy init)")
+        if bytes_per_call is not None:
+            self._bandwidth(bytes_per_call, t.samples, t.warnings)
+
+    def _bandwidth(self, bytes_per_call: int, per_call_s: list[float], warnings: list[str]) -> None:
+        achieved = [bytes_per_call / s / 1e9 for s in per_call_s]
+        note = f"{bytes_per_call} B read+written per call / time per call"
+        self._add("achieved_bandwidth", Status.ok, samples=achieved, message=note, warnings=warnings)
+        peak = chip_peak_bandwidth(self.chip, self.gpu_cores)
+        if peak is None:
+            which = f"chip {self.chip!r} with {self.gpu_cores} GPU cores" if self.chip else "an unknown chip"
+            self.unavailable("bandwidth_fraction", f"no specified peak memory bandwidth is known for {which}")
+            return
+        self._add("bandwidth_fraction", Status.ok, samples=[a / peak * 100 for a in achieved],
+                  message=f"achieved bandwidth / the chip's specified peak of {peak:g} GB/s", warnings=warnings)
+
+    def time_region(self, fn: Callable[[], Any], *, metric: str = "decode_time",
+                    repeats: int | None = None) -> list[float]:
+        t = time_region(self.adapter, fn, self.policy, repeats, self.deadline, what=metric)
+        unit = metric_info(metric).unit
+        self._add(metric, Status.ok, samples=[convert(s, "s", unit) for s in t.samples], warnings=t.warnings,
+                  message=f"{len(t.samples)} synchronised calls after one warm-up call of {t.first_call_s:.4g} s")
+        return list(t.samples)
+
+    # --- memory pass ---------------------------------------------------------------------------------------
+    def memory(self, fn: Callable[[], Any]) -> None:
+        report = self.adapter.measure_memory(fn)
+        figures = {"memory_driver_peak": report.driver_peak, "memory_reserved_peak": report.reserved_peak,
+                   "memory_allocated_peak": report.allocated_peak,
+                   "memory_outside_allocator": report.outside_allocator}
+        for name, figure in figures.items():
+            self._figure(name, figure, report.warnings if name in ("memory_driver_peak",
+                                                                   "memory_outside_allocator") else [])
+
+    def _figure(self, name: str, figure: Figure, warnings: list[str]) -> None:
+        if figure.value is None:
+            self.unavailable(name, figure.reason or "not measurable on this device/build")
+        else:
+            self._add(name, Status.ok, samples=[float(figure.value)], warnings=warnings)
+
+    # --- correctness pass ----------------------------------------------------------------------------------
+    def correctness(self, output: torch.Tensor, reference: torch.Tensor, *,
+                    psnr_metric: str = "psnr_vs_cpu") -> None:
+        c = compare(output, reference, self.case.dtype)
+        figures = {psnr_metric: (c.psnr_db, None), "max_abs_error": (c.max_abs_error, c.tolerance.atol),
+                   "max_rel_error": (c.max_rel_error, c.tolerance.rtol)}
+        for name, (value, tol) in figures.items():
+            if value is None:
+                self._add(name, Status.error, message=c.error, passed=False)
+            else:
+                self._add(name, Status.ok, samples=[value], message=f"{self.case.dtype} tolerance: {c.rule}",
+                          warnings=c.warnings if name == psnr_metric else [], passed=c.passed, tolerance=tol)

@@ -1,0 +1,69 @@
+"""`python -m collector run | list | show | push`. Expected failures are CollectorError: `ERROR: …`, exit 1."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from collector.errors import CollectorError
+
+# Piped into a log (scripts/start.sh), rich would wrap tables at 80 columns; a log reads better wide.
+_WIDE = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160
+console = Console(highlight=False, width=_WIDE)
+
+
+def kv_pairs(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise CollectorError(f"--tag must be KEY=VALUE (got {item!r})")
+        out[key] = value
+    return out
+
+
+def csv_list(text: str | None) -> tuple[str, ...] | None:
+    return tuple(x.strip() for x in text.split(",") if x.strip()) if text else None
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m collector", description="mpsbench collector")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run workloads and write a bundle")
+    r.add_argument("--workload", action="append", default=[], help="workload name (repeatable)")
+    r.add_argument("--suite", action="append", default=[], choices=["kernels", "models"])
+    r.add_argument("--device", default="auto", choices=["auto", "mps", "cuda", "cpu"])
+    r.add_argument("--dtype", help="comma list, e.g. float32,bfloat16 (default: each workload's own)")
+    r.add_argument("--compile", default="eager", help="comma list of eager,inductor")
+    r.add_argument("--tag", action="append", default=[], help="KEY=VALUE (repeatable)")
+    r.add_argument("--machine-name")
+    r.add_argument("--profile", default="quick", choices=["quick", "full"])
+    r.add_argument("--out", default="runs", type=Path)
+    r.add_argument("--push", metavar="URL", help="push the bundle afterwards (token from MPSBENCH_TOKEN)")
+    r.add_argument("--case-time-limit", type=float, metavar="SECONDS")
+    r.add_argument("--resume", nargs="?", const="", metavar="JOURNAL",
+                   help="continue an interrupted run (default: the newest unfinished journal in --out)")
+    sub.add_parser("list", help="workloads, case counts per profile, metrics with units")
+    s = sub.add_parser("show", help="a bundle as a table")
+    s.add_argument("file", type=Path)
+    u = sub.add_parser("push", help="POST bundles to <URL>/api/v1/runs; undelivered ones wait in the outbox")
+    u.add_argument("files", nargs="*", type=Path)
+    u.add_argument("--url", required=True)
+    u.add_argument("--outbox", action="store_true", help="only send what waits in the outbox")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        from collector import commands
+        return getattr(commands, f"cmd_{args.command}")(args, console)
+    except CollectorError as exc:
+        console.print(f"[bold red]ERROR:[/] {escape(str(exc))}", soft_wrap=True)
+        return 1
+    except KeyboardInterrupt:
+        return 130

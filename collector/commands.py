@@ -1,0 +1,146 @@
+"""The CLI's commands; each takes the parsed args and a console and returns the exit code."""
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from bundle.metrics import metric as metric_info
+from bundle.schema import Bundle, Result
+from collector import session as run_session
+from collector.catalog import load_catalog
+from collector.cli import csv_list, kv_pairs
+from collector.display import progress_bar, results_table
+from collector.errors import CollectorError
+from collector.plan import Plan, PlannedCase
+from collector.push import Pusher
+from collector.workload import PROFILES
+
+
+def _interrupt_on_sigterm() -> object:
+    """SIGTERM ends a run like Ctrl-C (incomplete bundle written); returns the previous handler."""
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def _open_session(args: argparse.Namespace) -> run_session.Session:
+    catalog = load_catalog()
+    if args.resume is not None:
+        path = Path(args.resume) if args.resume else run_session.latest_journal(args.out)
+        return run_session.resume(path, catalog)
+    plan = Plan(workloads=tuple(args.workload), suites=tuple(args.suite), dtypes=csv_list(args.dtype),
+                compile_modes=csv_list(args.compile) or ("eager",), profile=args.profile,
+                case_time_limit_s=args.case_time_limit)
+    return run_session.start(args.out, plan, catalog, args.device, args.machine_name, kv_pairs(args.tag),
+                             " ".join(shlex.quote(a) for a in sys.argv))
+
+
+def cmd_run(args: argparse.Namespace, console: Console) -> int:
+    previous = _interrupt_on_sigterm()
+    try:
+        return _run(args, console)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _announce(session: run_session.Session, console: Console) -> None:
+    """Run-level warnings (battery, Low Power Mode…) go on screen as well as into the bundle."""
+    for warning in session.state.header.get("warnings", []):
+        console.print(f"[bold yellow]WARNING:[/] {escape(warning)}")
+    pending, total = len(session.pending()), len(session.cases.cases)
+    console.print(escape(f"run {session.run_id}: {pending} cases to run ({total - pending} already done) on "
+                         f"{session.state.header['device']['name']}"))
+
+
+def _run_with_progress(session: run_session.Session, console: Console, finished: list[Result]) -> Path:
+    with progress_bar(console) as bar:
+        task = bar.add_task("starting", total=len(session.pending()))
+
+        def on_progress(event: str, planned: PlannedCase | None, results: list[Result] | None) -> None:
+            if event == "start" and planned is not None:
+                bar.update(task, description=escape(planned.case.label()))
+            else:
+                finished.extend(results or [])
+                bar.advance(task)
+        return run_session.run(session, on_progress)
+
+
+def _run(args: argparse.Namespace, console: Console) -> int:
+    session = _open_session(args)
+    _announce(session, console)
+    finished: list[Result] = []
+    try:
+        path = _run_with_progress(session, console, finished)
+    except KeyboardInterrupt:
+        console.print(escape(f"interrupted: incomplete bundle {session.bundle_path} (continue with: "
+                             f"python -m collector run --resume {session.journal.path})"))
+        return 130
+    console.print(results_table(finished, f"run {session.run_id}"))
+    console.print(escape(f"bundle: {path}"))
+    if args.push:
+        return _report_push(Pusher(args.push).push([path]), console)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace, console: Console) -> int:
+    catalog = load_catalog()
+    table = Table(title="workloads")
+    for col in ("workload", "suite", *(f"cases ({p})" for p in PROFILES), "metrics (unit)"):
+        table.add_column(col, overflow="fold")
+    for w in catalog.workloads.values():
+        counts = []
+        for profile in PROFILES:
+            try:
+                counts.append(str(len(w.cases(profile))))
+            except Exception as exc:  # noqa: BLE001 - shown, not fatal
+                counts.append(f"error: {exc}")
+        metrics = ", ".join(f"{m} ({metric_info(m).unit})" for m in w.metrics)
+        table.add_row(w.name, w.suite, *counts, metrics)
+    console.print(table)
+    for source, reason in catalog.unavailable.items():
+        console.print(f"[yellow]unavailable[/] {escape(source)}: {escape(reason)}")
+    return 0
+
+
+def load_bundle(path: Path) -> Bundle:
+    try:
+        return Bundle.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise CollectorError(f"cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise CollectorError(f"{path} is not a valid bundle: {exc}") from None
+
+
+def cmd_show(args: argparse.Namespace, console: Console) -> int:
+    b = load_bundle(args.file)
+    m = b.machine
+    console.print(escape(f"run {b.run_id}  complete={b.complete}  {b.started_at.isoformat()}\n"
+                  f"machine {m.name}: {m.chip or m.cpu_model} {m.os} {m.os_version or ''}  device {b.device.type} "
+                  f"({b.device.name})\ntorch {b.build.torch_version} [{b.build.channel.value}]  tags {b.tags}"))
+    for w in b.warnings:
+        console.print(f"[bold yellow]WARNING:[/] {escape(w)}")
+    console.print(results_table(b.results, args.file.name))
+    return 0
+
+
+def _report_push(outcomes: list, console: Console) -> int:
+    for o in outcomes:
+        style = {"sent": "green", "queued": "yellow", "rejected": "red"}[o.state]
+        console.print(f"[{style}]{o.state}[/] {escape(str(o.path))}: {escape(o.detail)}", soft_wrap=True)
+    return 0 if all(o.state == "sent" for o in outcomes) else 1
+
+
+def cmd_push(args: argparse.Namespace, console: Console) -> int:
+    if not args.files and not args.outbox:
+        raise CollectorError("push: name bundle files, or --outbox to send what waits in the outbox")
+    missing = [str(f) for f in args.files if not f.is_file()]
+    if missing:
+        raise CollectorError(f"push: no such file: {', '.join(missing)}")
+    return _report_push(Pusher(args.url).push(list(args.files)), console)

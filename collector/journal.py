@@ -1,0 +1,86 @@
+"""The run journal: one JSON line per finished case, appended and fsynced at once, next to the bundle.
+
+A crash or Ctrl-C keeps every finished case; `run --resume` reads the journal back (a torn last line from a
+SIGKILL mid-write is dropped and cut off) and continues the same run_id.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from collector.errors import CollectorError
+
+SUFFIX = ".journal.jsonl"
+
+
+def case_id(workload: str, key: str, dtype: str, compile_mode: str) -> str:
+    return f"{workload}|{key}|{dtype}|{compile_mode}"
+
+
+@dataclass
+class JournalState:
+    header: dict[str, Any]
+    cases: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # case id -> result dicts
+    resumes: int = 0
+
+
+class Journal:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @staticmethod
+    def path_for(out_dir: Path, run_id: str) -> Path:
+        return out_dir / f"{run_id}{SUFFIX}"
+
+    def _append(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def start(self, header: dict[str, Any]) -> None:
+        if self.path.exists():
+            raise CollectorError(f"journal {self.path} already exists; use --resume to continue it")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._append({"type": "run", **header})
+
+    def finish_case(self, cid: str, results: list[dict[str, Any]]) -> None:
+        self._append({"type": "case", "case": cid, "results": results})
+
+    def mark_resume(self) -> None:
+        self._append({"type": "resume"})
+
+    def load(self) -> JournalState:
+        """Read back the journal; a torn trailing line is cut off so appends continue on a clean line."""
+        try:
+            raw = self.path.read_bytes()
+        except OSError as exc:
+            raise CollectorError(f"cannot read journal {self.path}: {exc.strerror}") from None
+        lines, good_bytes = raw.split(b"\n"), 0
+        records = []
+        for line in lines:
+            try:
+                records.append(json.loads(line)) if line.strip() else None
+            except json.JSONDecodeError:
+                break  # a torn last write; everything after it is untrusted
+            good_bytes += len(line) + 1
+        if good_bytes < len(raw):
+            with self.path.open("r+b") as f:
+                f.truncate(min(good_bytes, len(raw)))
+        return _state(records, self.path)
+
+
+def _state(records: list[dict[str, Any]], path: Path) -> JournalState:
+    if not records or records[0].get("type") != "run":
+        raise CollectorError(f"{path} is not a collector journal (no run header on its first line)")
+    state = JournalState(header=records[0])
+    for r in records[1:]:
+        if r.get("type") == "case":
+            state.cases[r["case"]] = r["results"]
+        elif r.get("type") == "resume":
+            state.resumes += 1
+    return state

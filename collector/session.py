@@ -1,0 +1,142 @@
+"""One collector run: fingerprint, plan, journal each finished case, write the bundle (also when interrupted)."""
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from bundle.schema import Build, Bundle, DeviceInfo, Machine, Result
+from collector.adapters import get_adapter, resolve
+from collector.catalog import Catalog
+from collector.errors import CollectorError
+from collector.fingerprint import current_machine, run_warnings
+from collector.fingerprint.build import current_build
+from collector.journal import SUFFIX, Journal, JournalState
+from collector.plan import CaseList, PlannedCase, Plan, expand
+from collector.runner import RunContext, run_case
+from collector.timing import TimingPolicy
+
+COLLECTOR_VERSION = "0.1.0"
+Progress = Callable[[str, PlannedCase | None, list[Result] | None], None]  # event, case, its results
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+@dataclass
+class Session:
+    out_dir: Path
+    journal: Journal
+    state: JournalState
+    cases: CaseList
+    plan: Plan
+    results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str:
+        return self.state.header["run_id"]
+
+    @property
+    def bundle_path(self) -> Path:
+        return self.out_dir / f"{self.run_id}.json"
+
+    def pending(self) -> list[PlannedCase]:
+        return [c for c in self.cases.cases if c.id not in self.state.cases]
+
+
+def start(out_dir: Path, plan: Plan, catalog: Catalog, device: str, machine_name: str | None,
+          tags: dict[str, str], command_line: str = "") -> Session:
+    machine = current_machine(machine_name, resolve(device))
+    build = current_build(COLLECTOR_VERSION, command_line)
+    adapter = get_adapter(device, chip=machine.chip)
+    cases = expand(plan, catalog)
+    run_id = uuid.uuid4().hex
+    header = {"run_id": run_id, "started_at": _now(), "machine": machine.model_dump(mode="json"),
+              "build": build.model_dump(mode="json"), "device": {"type": adapter.device_type, "name": adapter.name},
+              "device_choice": device, "tags": tags, "warnings": run_warnings(machine), "plan": plan.to_json()}
+    journal = Journal(Journal.path_for(out_dir, run_id))
+    journal.start(header)
+    return Session(out_dir, journal, JournalState(header), cases, plan)
+
+
+def latest_journal(out_dir: Path) -> Path:
+    """The newest journal in out_dir whose run has no complete bundle yet."""
+    for path in sorted(out_dir.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True):
+        if not _bundle_complete(path.with_name(path.name.removesuffix(SUFFIX) + ".json")):
+            return path
+    raise CollectorError(f"--resume: no unfinished run journal (*{SUFFIX}) in {out_dir}")
+
+
+def _bundle_complete(bundle: Path) -> bool:
+    try:
+        return bool(json.loads(bundle.read_text()).get("complete"))
+    except (OSError, ValueError):  # missing or unreadable: the run is not finished
+        return False
+
+
+def resume(journal_path: Path, catalog: Catalog) -> Session:
+    journal = Journal(journal_path)
+    state = journal.load()
+    import torch
+    recorded = state.header["build"]["torch_version"]
+    if recorded != torch.__version__:
+        raise CollectorError(f"--resume: {journal_path} was recorded with torch {recorded}; this is torch "
+                             f"{torch.__version__} (a run measures one build)")
+    plan = Plan.from_json(state.header["plan"])
+    journal.mark_resume()
+    state.resumes += 1
+    return Session(journal_path.parent, journal, state, expand(plan, catalog), plan)
+
+
+def run(session: Session, on_progress: Progress | None = None) -> Path:
+    """Run every pending case, journaling each at once. Ctrl-C: the bundle is written incomplete, re-raised."""
+    notify = on_progress or (lambda *a: None)
+    header = session.state.header
+    adapter = get_adapter(header.get("device_choice", header["device"]["type"]), chip=header["machine"].get("chip"))
+    ctx = RunContext(adapter, TimingPolicy.for_profile(session.plan.profile), session.plan.case_time_limit_s,
+                     header["machine"].get("chip"), header["machine"].get("gpu_cores"))
+    try:
+        for planned in session.pending():
+            notify("start", planned, None)
+            results = run_case(planned.workload, planned.case, ctx)
+            dumped = [r.model_dump(mode="json") for r in results]
+            session.journal.finish_case(planned.id, dumped)
+            session.state.cases[planned.id] = dumped
+            notify("done", planned, results)
+    except KeyboardInterrupt:
+        write_bundle(session)
+        raise
+    return write_bundle(session)
+
+
+def build_bundle(session: Session) -> Bundle:
+    h = session.state.header
+    planned = [c.id for c in session.cases.cases]
+    done = [cid for cid in planned if cid in session.state.cases]
+    complete = len(done) == len(planned)
+    warnings = list(h.get("warnings", []))
+    warnings += [f"workload {w}: {why}" for w, why in session.cases.failed.items()]
+    if session.state.resumes:
+        warnings.append(f"run resumed {session.state.resumes} time(s) after an interruption (same run_id)")
+    if not complete:
+        warnings.append(f"incomplete: {len(done)} of {len(planned)} cases finished")
+    results = [Result.model_validate(r) for cid in done for r in session.state.cases[cid]]
+    return Bundle(run_id=h["run_id"], started_at=h["started_at"], ended_at=_now(), complete=complete,
+                  machine=Machine.model_validate(h["machine"]), build=Build.model_validate(h["build"]),
+                  device=DeviceInfo.model_validate(h["device"]), tags=h.get("tags", {}), warnings=warnings,
+                  results=results)
+
+
+def write_bundle(session: Session) -> Path:
+    """Write <out>/<run_id>.json atomically (a reader never sees half a bundle)."""
+    bundle = build_bundle(session)
+    path = session.bundle_path
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(bundle.model_dump_json(indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+    return path

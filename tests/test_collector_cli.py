@@ -1,0 +1,145 @@
+"""`python -m collector` end to end with stand-in workloads: run, list, show, SIGKILL + --resume, Ctrl-C."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bundle.schema import Bundle, Status
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def env(**extra: str) -> dict[str, str]:
+    e = {**os.environ, "MPSBENCH_CATALOG": "tests.fake_workloads", "COLUMNS": "200", **extra}
+    e.pop("MPSBENCH_TOKEN", None)
+    return e
+
+
+def collector(*args: str, timeout: float = 120, **extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "collector", *args], cwd=ROOT, env=env(**extra),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def main(capsys, *args: str) -> tuple[int, str]:
+    """The CLI in-process (no torch import per call): exit code and stdout."""
+    from collector.cli import main as cli_main
+    code = cli_main(list(args))
+    return code, capsys.readouterr().out
+
+
+@pytest.fixture(autouse=True)
+def fake_catalog(monkeypatch):
+    monkeypatch.setenv("MPSBENCH_CATALOG", "tests.fake_workloads")
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def bundles(out: Path) -> list[Bundle]:
+    return [Bundle.model_validate_json(p.read_text()) for p in out.glob("*.json")]
+
+
+def wait_for_cases(journal_dir: Path, n: int, timeout: float = 60) -> Path:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for j in journal_dir.glob("*.journal.jsonl"):
+            if sum(1 for line in j.read_text().splitlines() if '"type":"case"' in line) >= n:
+                return j
+        time.sleep(0.05)
+    raise AssertionError(f"no journal with {n} finished cases in {timeout} s")
+
+
+def test_run_writes_a_valid_bundle_with_tags_and_statuses(tmp_path, capsys):
+    code, out = main(capsys, "run", "--out", str(tmp_path), "--tag", "role=candidate", "--machine-name", "ci-box",
+                     "--workload", "fake_add", "--workload", "fake_fp8")
+    assert code == 0, out
+    [b] = bundles(tmp_path)
+    assert b.complete and b.tags == {"role": "candidate"} and b.machine.name == "ci-box"
+    assert b.device.type == "cpu" and b.build.torch_version
+    statuses = {(r.workload, r.params.get("how"), r.metric): r.status for r in b.results}
+    assert statuses[("fake_fp8", "typeerror", "op_time")] == Status.unsupported
+    assert statuses[("fake_fp8", "crash", "op_time")] == Status.error
+    assert statuses[("fake_add", None, "memory_reserved_peak")] == Status.unavailable
+    assert "op_time" in out and "µs" in out  # the summary table
+    code, shown = main(capsys, "show", str(next(tmp_path.glob("*.json"))))
+    assert code == 0 and "fake_add[n=1024]" in shown and "µs" in shown
+
+
+def test_list_shows_cases_per_profile_and_units(capsys):
+    code, out = main(capsys, "list")
+    assert code == 0 and "fake_add" in out and "op_time (µs)" in out
+
+
+def test_expected_errors_print_one_line_and_exit_1(tmp_path, capsys):
+    for args in (["run", "--workload", "nope"], ["run", "--tag", "novalue"], ["show", str(tmp_path / "x.json")],
+                 ["run", "--compile", "jit"], ["run", "--case-time-limit", "-1"], ["run", "--resume"]):
+        code, out = main(capsys, *args, "--out", str(tmp_path)) if args[0] == "run" else main(capsys, *args)
+        assert code == 1, args
+        assert out.startswith("ERROR: ") and out.count("ERROR") == 1 and "Traceback" not in out, out
+    done = collector("run", "--workload", "nope")  # the real entry point: exit status 1, no traceback
+    assert done.returncode == 1 and done.stdout.startswith("ERROR: ") and "Traceback" not in done.stderr
+
+
+def test_unavailable_catalog_source_is_listed_not_fatal(capsys, monkeypatch):
+    monkeypatch.setenv("MPSBENCH_CATALOG", "tests.fake_workloads,no_such_module_xyz")
+    code, out = main(capsys, "list")
+    assert code == 0 and "unavailable" in out and "no_such_module_xyz" in out
+
+
+def test_sigkill_then_resume_gives_every_case_exactly_once(tmp_path, capsys, monkeypatch):
+    slow = {"MPSBENCH_FAKE_SLEEP_S": "0.15", "MPSBENCH_FAKE_CASES": "6"}
+    proc = subprocess.Popen([sys.executable, "-m", "collector", "run", "--out", str(tmp_path), "--workload",
+                             "fake_sleep"], cwd=ROOT, env=env(**slow), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    journal = wait_for_cases(tmp_path, 2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    assert not list(tmp_path.glob("*.json"))  # killed: no bundle yet, only the journal
+    with journal.open("a") as f:
+        f.write('{"type":"case","case":"torn')  # a write the kill cut in half
+    monkeypatch.setenv("MPSBENCH_FAKE_SLEEP_S", "0.01")
+    monkeypatch.setenv("MPSBENCH_FAKE_CASES", "6")
+    code, out = main(capsys, "run", "--out", str(tmp_path), "--resume")
+    assert code == 0, out
+    [b] = bundles(tmp_path)
+    assert b.run_id == journal.name.split(".")[0] and b.complete
+    ids = [r.params["i"] for r in b.results]
+    assert sorted(ids) == list(range(6))
+    assert any("resumed 1 time" in w for w in b.warnings)
+
+
+def test_ctrl_c_writes_a_valid_incomplete_bundle(tmp_path, capsys, monkeypatch):
+    slow = {"MPSBENCH_FAKE_SLEEP_S": "0.15", "MPSBENCH_FAKE_CASES": "8"}
+    proc = subprocess.Popen([sys.executable, "-m", "collector", "run", "--out", str(tmp_path), "--workload",
+                             "fake_sleep"], cwd=ROOT, env=env(**slow), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    wait_for_cases(tmp_path, 1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    [b] = bundles(tmp_path)
+    assert b.complete is False and b.ended_at is not None
+    assert 1 <= len({r.params["i"] for r in b.results}) < 8
+    assert any(w.startswith("incomplete:") for w in b.warnings)
+    assert "--resume" in out
+    monkeypatch.setenv("MPSBENCH_FAKE_CASES", "8")
+    assert main(capsys, "run", "--out", str(tmp_path), "--resume")[0] == 0
+    [b2] = bundles(tmp_path)
+    assert b2.complete and sorted(r.params["i"] for r in b2.results) == list(range(8))
+
+
+def test_resume_without_a_journal_is_an_error(tmp_path, capsys):
+    code, out = main(capsys, "run", "--out", str(tmp_path), "--resume")
+    assert code == 1 and "no unfinished run journal" in out
+
+
+def test_journal_lines_are_valid_json_per_case(tmp_path, capsys):
+    assert main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep")[0] == 0
+    [journal] = tmp_path.glob("*.journal.jsonl")
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert records[0]["type"] == "run" and [r["type"] for r in records[1:]] == ["case"] * 4

@@ -1,0 +1,135 @@
+"""push: bearer token, retry with backoff on 5xx/429/connection errors, outbox, rejected/ on a 4xx refusal."""
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from collector.errors import CollectorError
+from collector.push import Pusher
+
+
+class Server:
+    """A tiny upload endpoint on 127.0.0.1 answering from a script of (status, body) replies."""
+
+    def __init__(self, replies: list[tuple[int, dict]]):
+        self.replies, self.requests = list(replies), []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's API
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                outer.requests.append((self.path, self.headers.get("Authorization"), body))
+                status, reply = outer.replies.pop(0) if outer.replies else (201, {"run_id": "x"})
+                data = json.dumps(reply).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def outbox(tmp_path, monkeypatch):
+    box = tmp_path / "outbox"
+    monkeypatch.setenv("MPSBENCH_OUTBOX", str(box))
+    monkeypatch.setenv("MPSBENCH_TOKEN", "s3cret")
+    return box
+
+
+def bundle_file(tmp_path: Path, name: str = "a" * 32) -> Path:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps({"run_id": name}))
+    return path
+
+
+def free_port_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"  # closed again: connections are refused
+
+
+def test_retries_5xx_and_429_then_delivers_with_the_token(tmp_path, outbox):
+    server = Server([(503, {}), (429, {}), (201, {"run_id": "a"})])
+    try:
+        [o] = Pusher(server.url, backoff_s=0.01).push([bundle_file(tmp_path)])
+    finally:
+        server.close()
+    assert o.state == "sent" and len(server.requests) == 3
+    path, auth, body = server.requests[-1]
+    assert path == "/api/v1/runs" and auth == "Bearer s3cret" and json.loads(body)["run_id"] == "a" * 32
+
+
+def test_unreachable_server_queues_in_outbox_and_next_push_sends_it(tmp_path, outbox):
+    f = bundle_file(tmp_path)
+    [o] = Pusher(free_port_url(), attempts=2, backoff_s=0.01).push([f])
+    assert o.state == "queued" and (outbox / f.name).exists() and f.exists()
+    server = Server([])
+    try:
+        outcomes = Pusher(server.url, backoff_s=0.01).push([])  # `push --outbox`
+    finally:
+        server.close()
+    assert [x.state for x in outcomes] == ["sent"] and not (outbox / f.name).exists()
+    assert len(server.requests) == 1
+
+
+def test_refusal_is_not_retried_and_kept_in_rejected_with_the_servers_rule(tmp_path, outbox):
+    error = {"error": {"message": "bundle refused", "problems": [{"field": "results[0].unit",
+                                                                 "rule": "unit must be a time unit"}]}}
+    server = Server([(422, error)])
+    try:
+        [o] = Pusher(server.url, backoff_s=0.01).push([bundle_file(tmp_path)])
+    finally:
+        server.close()
+    assert o.state == "rejected" and len(server.requests) == 1
+    assert "results[0].unit: unit must be a time unit" in o.detail and "422" in o.detail
+    assert (outbox / "rejected" / f"{'a' * 32}.json").exists()
+
+
+def test_exhausted_retries_on_5xx_queue_the_bundle(tmp_path, outbox):
+    server = Server([(500, {})] * 3)
+    try:
+        [o] = Pusher(server.url, attempts=3, backoff_s=0.01).push([bundle_file(tmp_path)])
+    finally:
+        server.close()
+    assert o.state == "queued" and "HTTP 500" in o.detail and len(server.requests) == 3
+
+
+def test_missing_token_is_a_collector_error(tmp_path, outbox, monkeypatch):
+    monkeypatch.delenv("MPSBENCH_TOKEN")
+    with pytest.raises(CollectorError, match="MPSBENCH_TOKEN"):
+        Pusher("http://127.0.0.1:9").push([bundle_file(tmp_path)])
+
+
+def test_push_command_prints_the_servers_rule_and_exits_1(tmp_path, outbox, capsys, monkeypatch):
+    from collector.cli import main
+    monkeypatch.setenv("COLUMNS", "200")
+    error = {"error": {"message": "refused", "problems": [{"field": "run_id", "rule": "must be 32 hex digits"}]}}
+    server = Server([(400, error)])
+    try:
+        code = main(["push", str(bundle_file(tmp_path)), "--url", server.url])
+    finally:
+        server.close()
+    out = capsys.readouterr().out
+    assert code == 1 and "rejected" in out and "run_id: must be 32 hex digits" in out
+
+
+def test_push_command_without_files_or_outbox_is_an_error(capsys):
+    from collector.cli import main
+    assert main(["push", "--url", "http://127.0.0.1:9"]) == 1
+    assert capsys.readouterr().out.startswith("ERROR: push:")
