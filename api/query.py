@@ -1,0 +1,126 @@
+"""JSON twins of the comparison pages: GET /api/v1/compare and GET /api/v1/runs. Same functions as the pages;
+every number goes out beside its unit field; errors in the one JSON error shape (api/errors.py)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from db.compare import CompareQuery, compare
+from db.errors import Problem, StoreError
+from db.runs_query import RUN_FILTERS, list_runs
+from db.selectors import parse_selector
+
+
+def _engine():
+    from db.store import shared_store
+
+    return shared_store()
+
+
+def _error(exc: StoreError) -> JSONResponse:
+    try:
+        from api.errors import error_response
+    except ImportError:  # helper A's module not there yet: the same shape, written here
+        return JSONResponse({"ok": False, "status": exc.status, "error": exc.message,
+                             "errors": [{"field": p.field, "rule": p.rule} for p in exc.problems]}, status_code=exc.status)
+    return error_response(exc)
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """DataFrame rows as JSON-safe dicts: NaN/NA become null, numpy scalars plain Python."""
+    out = []
+    for row in frame.to_dict("records"):
+        out.append({k: _plain(v) for k, v in row.items()})
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def comparison_json(result) -> dict[str, Any]:
+    q = result.query
+    return {"ok": True, "baseline": q.baseline, "candidate": q.candidate, "scope": q.scope,
+            "filters": {k: list(v) for k, v in q.filters}, "notes": result.notes,
+            "cases": records(result.cases), "families": records(result.families),
+            "unmatched": records(result.unmatched)}
+
+
+async def compare_route(request: Request) -> JSONResponse:
+    try:
+        query = CompareQuery.from_params(dict(request.query_params))
+        result = await run_in_threadpool(compare, _engine(), query)
+    except StoreError as exc:
+        return _error(exc)
+    return JSONResponse(comparison_json(result))
+
+
+async def runs_route(request: Request) -> JSONResponse:
+    params = dict(request.query_params)
+    try:
+        unknown = [k for k in params if k not in RUN_FILTERS + ("limit",)]
+        if unknown:
+            raise StoreError(400, f"{unknown[0]}: unknown filter", [Problem(unknown[0], f"allowed: {', '.join(RUN_FILTERS)}, limit")])
+        frame = await run_in_threadpool(list_runs, _engine(), params)
+    except StoreError as exc:
+        return _error(exc)
+    return JSONResponse({"ok": True, "runs": records(frame)})
+
+
+async def regressions_route(request: Request) -> JSONResponse:
+    from db.regressions import DEFAULT_THRESHOLD, regressions
+
+    params = dict(request.query_params)
+    try:
+        query = CompareQuery.from_params(params)
+        threshold = _threshold(params.get("threshold"), DEFAULT_THRESHOLD)
+        frame = await run_in_threadpool(regressions, _engine(), query, threshold)
+    except StoreError as exc:
+        return _error(exc)
+    return JSONResponse({"ok": True, "baseline": query.baseline, "candidate": query.candidate, "threshold": threshold,
+                         "threshold_unit": "fraction worse", "regressions": records(frame)})
+
+
+def _threshold(text: str | None, default: float) -> float:
+    try:
+        value = float(text) if text else default
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 10.0:
+        raise StoreError(400, "threshold: must be a number 0..10 (fraction, 0.05 = 5 %)",
+                         [Problem("threshold", "must be a number between 0 and 10 (a fraction)")])
+    return value
+
+
+async def claims_route(request: Request) -> JSONResponse:
+    from db.claims import evaluate_claims
+
+    params = dict(request.query_params)
+    try:
+        for field in ("baseline", "candidate"):
+            if params.get(field):
+                parse_selector(params[field], field)
+        frame = await run_in_threadpool(evaluate_claims, _engine(), params.get("baseline"), params.get("candidate"))
+    except StoreError as exc:
+        return _error(exc)
+    return JSONResponse({"ok": True, "claims": records(frame)})
+
+
+ROUTES = [Route("/api/v1/claims", claims_route, methods=["GET"]),
+          Route("/api/v1/regressions", regressions_route, methods=["GET"]),
+          Route("/api/v1/compare", compare_route, methods=["GET"]),
+          Route("/api/v1/runs", runs_route, methods=["GET"])]

@@ -1,0 +1,55 @@
+"""Per workload family: the geometric mean of the oriented per-case ratios with a bootstrap 95 % CI over cases.
+
+A family is (scope, device, workload, metric, dtype, compile): one baseline, one unit, one configuration;
+a geomean never spans machines, dtypes, compile modes or different baselines. Difference metrics (dB, counts,
+signed bytes) have no geomean.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from db.significance import BOOTSTRAP_DRAWS, SEED, SIGNIFICANT
+from db.wording import ratio_words
+
+GROUP = ["scope", "device", "workload", "metric", "dtype", "compile"]
+COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better", "n_worse", "n_unchanged",
+                   "baseline", "candidate", "summary"]
+
+
+def family_frame(cases: pd.DataFrame, query) -> pd.DataFrame:
+    usable = cases[(cases.comparison == "ratio") & np.isfinite(cases.oriented_ratio.astype(float))
+                   & (cases.oriented_ratio.astype(float) > 0)].copy()
+    if usable.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    usable["log"] = np.log(usable.oriented_ratio.astype(float))
+    sig = usable.significance == SIGNIFICANT
+    usable["better"], usable["worse"] = sig & (usable.oriented_ratio > 1), sig & (usable.oriented_ratio < 1)
+    fam = usable.groupby(GROUP, sort=True).agg(n_cases=("log", "size"), mean_log=("log", "mean"),
+                                               n_better=("better", "sum"), n_worse=("worse", "sum")).reset_index()
+    fam["geomean"] = np.exp(fam.mean_log)
+    fam["ci_low"], fam["ci_high"] = _cis(usable, fam)
+    fam["n_unchanged"] = fam.n_cases - fam.n_better - fam.n_worse
+    fam["unit"], fam["baseline"], fam["candidate"] = "×", query.baseline, query.candidate
+    fam["summary"] = [_summary(r, query.baseline) for r in fam.itertuples()]
+    return fam[COLUMNS]
+
+
+def _cis(usable: pd.DataFrame, fam: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap CIs of each family's geomean, families of one size at a time (one draw matrix per size)."""
+    low, high = np.full(len(fam), np.nan), np.full(len(fam), np.nan)
+    logs = usable.sort_values(GROUP).groupby(GROUP, sort=True)["log"].apply(np.asarray).reset_index(drop=True)
+    sizes = fam.n_cases.to_numpy()
+    for k in np.unique(sizes[sizes >= 2]):
+        rows = np.flatnonzero(sizes == k)
+        matrix = np.stack(logs.iloc[rows].to_list())
+        draws = np.random.default_rng([SEED, int(k)]).integers(0, k, size=(BOOTSTRAP_DRAWS, k))
+        means = matrix[:, draws].mean(axis=2)
+        low[rows], high[rows] = np.exp(np.percentile(means, [2.5, 97.5], axis=1))
+    return low, high
+
+
+def _summary(r, baseline: str) -> str:
+    ci = f" (95 % CI {r.ci_low:.2f}–{r.ci_high:.2f})" if np.isfinite(r.ci_low) else " (one case: no CI)"
+    plural = "s" if r.n_cases != 1 else ""
+    return f"geomean {ratio_words(r.metric, r.geomean)}{ci} over {r.n_cases} case{plural}, baseline {baseline}"
