@@ -1,0 +1,37 @@
+"""Claims: each published claim beside the measured comparison that matches it (reproduced / not / no data)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if str(Path(__file__).resolve().parent.parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import streamlit as st
+
+from db.claims import evaluate_claims
+from pages.render import guarded, load
+
+
+def _override(label: str, key: str) -> str:
+    value = st.text_input(label, st.query_params.get(key, ""), key=f"cl_{key}")
+    if value:
+        st.query_params[key] = value
+    elif key in st.query_params:
+        del st.query_params[key]
+    return value
+
+
+def _render() -> None:
+    st.title("Claims")
+    st.caption("Each claim compares its own baseline (before) and candidate (after) build; leave empty to use them, "
+               "or replace both for every claim. Ratios are oriented (> 1 = after is better).")
+    baseline = _override("Baseline selector for every claim (optional)", "baseline")
+    candidate = _override("Candidate selector for every claim (optional)", "candidate")
+    claims = load(evaluate_claims, baseline or None, candidate or None)
+    for status in ("reproduced", "not reproduced", "no data"):
+        st.text(f"{status}: {int((claims.status == status).sum())}")
+    st.dataframe(claims, hide_index=True, column_config={"source": st.column_config.TextColumn("source")})
+
+
+guarded(_render)

@@ -1,0 +1,38 @@
+"""The dashboard's Streamlit script: navigation over every page, each at its own url path (/compare, …).
+
+It lives inside pages/ on purpose: Streamlit treats a `pages/` folder beside the main script as an old-style
+(v1) multipage app and would run a deep link such as /compare without this navigation. app.py serves this file.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+HERE = Path(__file__).resolve().parent
+if str(HERE.parent) not in sys.path:  # the repo root, for `import db`, `import bundle` under any launcher
+    sys.path.insert(0, str(HERE.parent))
+
+PAGES = [  # (file, title, url path); Overview is the default
+    ("overview.py", "Overview", "overview"),
+    ("runs.py", "Runs", "runs"),
+    ("compare.py", "Compare", "compare"),
+    ("regressions.py", "Regressions", "regressions"),
+    ("trends.py", "Trends", "trends"),
+    ("matrix.py", "Matrix", "matrix"),
+    ("memory.py", "Memory", "memory"),
+    ("correctness.py", "Correctness", "correctness"),
+    ("claims.py", "Claims", "claims"),
+    ("upload.py", "Upload", "upload"),
+]
+
+
+def pages() -> list:
+    return [st.Page(HERE / file, title=title, url_path=path, default=(path == "overview"))
+            for file, title, path in PAGES if (HERE / file).exists()]
+
+
+if __name__ == "__main__":  # the Streamlit script run; importing this module (tests) only reads PAGES
+    st.set_page_config(page_title="mpsbench", layout="wide")
+    st.navigation(pages()).run()

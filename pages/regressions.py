@@ -1,0 +1,64 @@
+"""Regressions: every significant slowdown beyond a threshold (and every passed → failed), worst first, with triage."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if str(Path(__file__).resolve().parent.parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import streamlit as st
+
+from db.compare import CompareQuery
+from db.regressions import regressions
+from db.review_export import review_csv, review_markdown
+from db.selectors import available_selectors
+from db.triage import NOTE_KEY, STATES, save_note
+from pages.render import engine, guarded, load
+
+
+def _param(label: str, key: str, options: list[str], default: str) -> str:
+    current = st.query_params.get(key, default)
+    choices = options if current in options else [current] + options
+    chosen = st.selectbox(label, choices, index=choices.index(current), key=f"reg_{key}")
+    st.query_params[key] = chosen
+    return chosen
+
+
+def _triage_form(found, query: CompareQuery) -> None:
+    labels = [f"{r.scope} · {r.workload} {r.case_key} {r.dtype} {r.compile} {r.metric}" for r in found.itertuples()]
+    with st.form("triage"):
+        pick = st.selectbox("Regression", range(len(labels)), format_func=lambda i: labels[i])
+        state = st.selectbox("State", STATES)
+        comment, author, link = st.text_area("Comment"), st.text_input("Author"), st.text_input("Link (http(s)://…)")
+        if st.form_submit_button("Save triage"):
+            row = found.iloc[pick]
+            save_note(engine(), query.baseline, query.candidate, {k: row[k] for k in NOTE_KEY}, state, author,
+                      comment, link)
+            st.success("Saved.")
+            st.rerun()
+
+
+def _render() -> None:
+    st.title("Regressions")
+    options = load(available_selectors).selector.tolist()
+    if not options:
+        st.info("No runs stored yet.")
+        st.stop()
+    baseline = _param("Baseline", "baseline", options, options[0])
+    candidate = _param("Candidate", "candidate", options, options[-1])
+    scope = _param("Scope", "scope", ["machine", "chip"], "machine")
+    threshold = st.slider("Threshold (% worse)", 1, 50, int(st.query_params.get("threshold", "5")), key="reg_thr")
+    st.query_params["threshold"] = str(threshold)
+    query = CompareQuery.from_params({"baseline": baseline, "candidate": candidate, "scope": scope})
+    found = load(regressions, query, threshold / 100.0)
+    st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
+            f"(threshold {threshold} %, significant only; correctness passed → failed always)")
+    st.dataframe(found, hide_index=True)
+    st.download_button("Markdown", review_markdown(found, baseline, candidate), "regressions.md", "text/markdown")
+    st.download_button("CSV", review_csv(found), "regressions.csv", "text/csv")
+    if not found.empty:
+        _triage_form(found, query)
+
+
+guarded(_render)

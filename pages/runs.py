@@ -1,0 +1,94 @@
+"""Runs: filter runs; one run's page (run_id in the URL) shows provenance, warnings and results with units."""
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from db import browse
+from pages.render import guarded, load, query_choice, stop_if_empty
+
+_FILTERS = [("chip", "chip"), ("machine", "machine_name"), ("build", "build"), ("channel", "channel"),
+            ("device", "device_type")]
+
+
+def body() -> None:
+    st.title("Runs")
+    runs = load(browse.runs)
+    stop_if_empty(runs)
+    shown = _filtered(runs)
+    st.dataframe(shown[["run_id", "started_at", "machine_name", "chip", "build", "channel", "device_type",
+                        "complete", "n_results"]], hide_index=True)
+    run_id = query_choice("Run", "run_id", list(shown["run_id"]))
+    if run_id:
+        _run_page(run_id)
+
+
+def _filtered(runs):
+    columns = st.columns(len(_FILTERS) + 3)
+    selection = {}
+    for slot, (key, column) in zip(columns, _FILTERS):
+        with slot:
+            selection[column] = query_choice(key, key, list(runs[column]))
+    tags = sorted({f"{k}={v}" for t in runs["tags"] for k, v in t.items()})
+    with columns[-3]:
+        selection["tag"] = query_choice("tag", "tag", tags)
+    shown = browse.filter_runs(runs, selection)
+    kinds = load(browse.results)
+    for slot, key in zip(columns[-2:], ("dtype", "compile")):
+        with slot:
+            wanted = query_choice(key, key, list(kinds[key]))
+        if wanted:
+            shown = shown[shown["run_id"].isin(set(kinds.loc[kinds[key] == wanted, "run_id"]))]
+    return shown
+
+
+def _run_page(run_id: str) -> None:
+    detail = load(browse.run_detail, run_id)
+    if detail is None:
+        st.error("No run with this run_id is stored.")
+        return
+    st.header("Run provenance")
+    st.code(run_id, language=None)
+    _provenance(detail)
+    _run_warnings(run_id)
+    st.subheader("Results")
+    found = load(browse.results, [run_id])
+    st.dataframe(found[["workload", "case_key", "dtype", "compile", "metric", "unit", "median", "iqr", "n",
+                        "status", "passed", "tolerance", "message"]], hide_index=True,
+                 column_config={"median": st.column_config.NumberColumn("median (unit)"),
+                                "iqr": st.column_config.NumberColumn("IQR (unit)")})
+
+
+def _provenance(detail: dict) -> None:
+    machine = {k: detail[k] for k in ("machine_name", "chip", "hw_model", "gpu_name", "gpu_cores", "cpu_model",
+                                      "memory_bytes", "os", "os_version", "arch", "power_source", "low_power_mode",
+                                      "thermal_state")}
+    build = {k: detail[k] for k in ("build", "torch_version", "git_hash", "channel", "nightly_date",
+                                    "local_variant", "debug", "python_version", "collector_version")}
+    left, right = st.columns(2)
+    left.caption("Machine")
+    left.code(json.dumps(machine, indent=1, default=str, ensure_ascii=False), language="json")
+    right.caption("Build")
+    right.code(json.dumps(build, indent=1, default=str, ensure_ascii=False), language="json")
+    st.caption("Device, timing, command line")
+    st.code(json.dumps({"device": f"{detail['device_type']} {detail['device_name']}",
+                        "started_at": detail["started_at"], "ended_at": detail["ended_at"],
+                        "complete": detail["complete"], "command_line": detail["command_line"]},
+                       indent=1, default=str, ensure_ascii=False), language="json")
+    st.caption("PYTORCH_* environment and tags")
+    st.code(json.dumps({"env": detail["env"], "tags": detail["tags"]}, indent=1, ensure_ascii=False),
+            language="json")
+
+
+def _run_warnings(run_id: str) -> None:
+    warnings = load(browse.open_warnings)
+    mine = warnings[warnings["run_id"] == run_id]
+    st.subheader("Warnings")
+    if mine.empty:
+        st.success("No warnings for this run.")
+    else:
+        st.dataframe(mine[["kind", "text"]], hide_index=True)
+
+
+guarded(body)

@@ -1,0 +1,98 @@
+"""One real-browser test: `streamlit run app.py` on a seeded store, the Compare page in Chromium, and the upload
+API answering in the same process."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from db.store import open_store
+from tests.dashboard_bundles import known_bundle, raw
+from tests.seed import seed_store
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+START_S, PAGE_S = 90.0, 60.0  # bounds for a loaded 2-core machine
+TOKEN = "browser-test-token"
+# UNVERIFIED: selector syntax of pages/compare.py and the seed builds must be checked once db.store exists
+COMPARE_QUERY = "baseline=torch%3D2.14.1&candidate=torch%3D2.15.0rc1"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(base: str, server: subprocess.Popen) -> None:
+    deadline = time.monotonic() + START_S
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise AssertionError(f"streamlit exited early with {server.returncode}")
+        try:
+            if httpx.get(f"{base}/api/v1/health", timeout=2.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"the dashboard did not answer /api/v1/health within {START_S:.0f} s")
+
+
+@pytest.fixture
+def server(tmp_path):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium); the real-browser test needs it")
+    path = tmp_path / "seeded.duckdb"
+    engine = open_store(path)
+    seed_store(engine)
+    engine.dispose()
+    port = _free_port()
+    env = {**os.environ, "MPSBENCH_DB": str(path), "MPSBENCH_TOKENS": TOKEN}
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+           str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+           "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(base, proc)
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # our own process group, started above
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+
+
+def test_compare_page_in_a_browser_and_upload_api(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.goto(f"{server}/compare?{COMPARE_QUERY}", timeout=PAGE_S * 1000)
+            page.wait_for_selector(".vega-embed", timeout=PAGE_S * 1000)
+            page.get_by_text("geomean", exact=False).first.wait_for(timeout=PAGE_S * 1000)
+            assert "Compare" in page.inner_text("body")
+        finally:
+            browser.close()
+    bundle = known_bundle(5, "2.16.0.dev20261201", "nightly", 9.0, 50.0, True)
+    answer = httpx.post(f"{server}/api/v1/runs", content=raw(bundle), timeout=30.0,
+                        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["run_id"] == bundle.run_id
+    again = httpx.post(f"{server}/api/v1/runs", content=raw(bundle), timeout=30.0,
+                       headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+    assert again.status_code == 200, again.text  # already present: idempotent

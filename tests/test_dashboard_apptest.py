@@ -1,0 +1,167 @@
+"""Every dashboard page under Streamlit's AppTest, against a seeded store, a known-answer store and an empty one."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from sqlalchemy import func, select
+from streamlit.testing.v1 import AppTest
+
+from db.store import open_store
+from db.tables import Result, Run
+from db.ingest import ingest_bundle
+from pages.navigation import PAGES
+from tests.dashboard_bundles import GIB, MACHINE_NAME, known_bundle, known_bundles, raw
+from tests.seed import seed_store
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = str(ROOT / "pages" / "navigation.py")
+TIMEOUT_S = 90  # generous: the test machine is shared and loaded
+
+
+def _store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fill) -> Path:
+    path = tmp_path / "store.duckdb"
+    engine = open_store(path)
+    fill(engine)
+    engine.dispose()
+    monkeypatch.setenv("MPSBENCH_DB", str(path))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    return path
+
+
+def _ingest_known(engine) -> None:
+    for bundle in known_bundles():
+        ingest_bundle(engine, raw(bundle))
+
+
+@pytest.fixture
+def known_db(tmp_path, monkeypatch) -> Path:
+    return _store(tmp_path, monkeypatch, _ingest_known)
+
+
+def _page(file: str, query: dict[str, str] | None = None) -> AppTest:
+    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S)
+    at.run()
+    at.switch_page(file)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def _cells(at: AppTest) -> list[str]:
+    return [str(v) for frame in at.dataframe for v in frame.value.astype(str).to_numpy().ravel()]
+
+
+def _texts(at: AppTest) -> str:
+    parts = [e.value for kind in ("title", "header", "subheader", "caption", "info", "error", "success", "code",
+                                  "markdown", "text") for e in getattr(at, kind)]
+    return "\n".join(str(p) for p in parts)
+
+
+@pytest.mark.parametrize("file,title", [(f, t) for f, t, _ in PAGES])
+def test_every_page_renders_a_seeded_store(tmp_path, monkeypatch, file, title):
+    _store(tmp_path, monkeypatch, seed_store)
+    at = _page(file)
+    assert not at.exception, [e.value for e in at.exception]
+    assert title in [t.value for t in at.title]
+
+
+@pytest.mark.parametrize("file,title", [(f, t) for f, t, _ in PAGES])
+def test_every_page_renders_an_empty_store(tmp_path, monkeypatch, file, title):
+    _store(tmp_path, monkeypatch, lambda engine: None)
+    at = _page(file)
+    assert not at.exception, [e.value for e in at.exception]
+    assert title in [t.value for t in at.title]
+
+
+def test_default_page_is_the_overview_with_an_empty_state_hint(tmp_path, monkeypatch):
+    _store(tmp_path, monkeypatch, lambda engine: None)
+    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S).run()
+    assert [t.value for t in at.title] == ["Overview"]
+    assert "No runs yet" in at.info[0].value and "python -m collector run" in at.info[0].value
+
+
+def test_overview_lists_machines_builds_and_counts(known_db):
+    at = _page("overview.py")
+    latest = at.dataframe[0].value
+    assert sorted(latest["build"]) == ["2.14.1 (stable)", "2.15.0rc1 (rc)"]
+    assert set(latest["memory_GiB"]) == {64.0} and set(latest["gpu_cores"]) == {38}
+    assert MACHINE_NAME in set(latest["machine_name"])  # stored and shown verbatim, as text
+    counts = dict(zip(at.dataframe[1].value["status"], at.dataframe[1].value["results"]))
+    assert counts == {"ok": 6, "unavailable": 2}
+
+
+def test_run_page_shows_provenance_and_results_with_units(known_db):
+    run_id = known_bundles()[1].run_id
+    at = _page("runs.py", {"run_id": run_id})
+    assert not at.exception
+    provenance = "\n".join(c.value for c in at.code)
+    for expected in (run_id, f"{1:040x}", "2.15.0rc1", "python -m collector run --profile quick",
+                     "PYTORCH_ENABLE_MPS_FALLBACK", "Apple M2 Max", "0.1.0", "**bold?**"):
+        assert expected in provenance, expected
+    results = at.dataframe[-1].value
+    op = results[results["metric"] == "op_time"].iloc[0]
+    assert (op["unit"], op["median"], op["n"]) == ("µs", 7.0, 5)
+
+
+def test_runs_filter_in_the_url_narrows_the_list(known_db):
+    at = _page("runs.py", {"build": "2.14.1 (stable)"})
+    assert list(at.dataframe[0].value["run_id"]) == [known_bundles()[0].run_id]
+
+
+def test_memory_shows_gib_and_unavailable_never_zero(known_db):
+    at = _page("memory.py")
+    table = at.dataframe[0].value
+    assert set(table["driver total peak"]) == {"2.000 GiB"}
+    assert set(table["allocator reserved peak"]) == {"unavailable: torch.mps has no reserved-peak API in this build"}
+    assert not any(cell.startswith("0") for cell in table["allocator reserved peak"])
+
+
+def test_correctness_flags_faster_but_wrong(known_db):
+    at = _page("correctness.py")
+    assert any("faster but wrong: 1 case" in e.value for e in at.error)
+    wrong = at.dataframe[0].value.iloc[0]
+    assert (wrong["build"], wrong["previous_build"]) == ("2.15.0rc1 (rc)", "2.14.1 (stable)")
+    assert wrong["speedup_vs_previous"] == pytest.approx(10.0 / 7.0)
+    assert wrong["failed_metric"] == "psnr_vs_cpu" and wrong["failed_value"] == 20.0
+
+
+def _counts(path: Path) -> tuple[int, int]:
+    engine = open_store(path)
+    with engine.connect() as conn:
+        found = conn.execute(select(func.count()).select_from(Run)).scalar(), \
+            conn.execute(select(func.count()).select_from(Result)).scalar()
+    engine.dispose()
+    return found
+
+
+def test_upload_reports_new_present_and_refused(tmp_path, monkeypatch):
+    path = _store(tmp_path, monkeypatch, lambda engine: None)
+    good = raw(known_bundle(0, "2.14.1", "stable", 10.0, 60.0, True))
+    bad = json.loads(good)
+    bad["run_id"], bad["results"][0]["unit"] = "f" * 32, "parsecs"
+    at = _page("upload.py")
+    at.file_uploader[0].set_value([("good.json", good, "application/json"),
+                                   ("bad.json", json.dumps(bad).encode(), "application/json")])
+    at.run()
+    outcomes = at.dataframe[0].value.set_index("file")
+    assert outcomes.loc["good.json", "outcome"] == "new" and outcomes.loc["good.json", "results"] == 4
+    assert outcomes.loc["bad.json", "outcome"] == "refused"
+    assert "results[0].unit" in outcomes.loc["bad.json", "detail"]
+    assert any("refused" in e.value for e in at.error)
+    at.switch_page("upload.py")  # a fresh upload of the same good file is recognised
+    at = _page("upload.py")
+    at.file_uploader[0].set_value([("again.json", good, "application/json")])
+    assert at.run().dataframe[0].value.iloc[0]["outcome"] == "already present"
+    assert _counts(path) == (1, 4)  # the refused bundle stored nothing
+
+
+def test_refused_upload_changes_nothing(known_db):
+    before = _counts(known_db)
+    at = _page("upload.py")
+    at.file_uploader[0].set_value([("broken.json", b"{not json", "application/json")])
+    assert at.run().dataframe[0].value.iloc[0]["outcome"] == "refused"
+    assert _counts(known_db) == before
