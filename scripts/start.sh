@@ -14,4 +14,4 @@ if [ "${MPSBENCH_SKIP_COLLECT:-0}" != 1 ]; then
 fi
 echo "dashboard: http://127.0.0.1:$port  (Ctrl-C stops it; database: $MPSBENCH_DB)"
 exec streamlit run app.py --server.headless true --server.address 127.0.0.1 --server.port "$port" \
-  --browser.gatherUsageStats false
+  --browser.gatherUsageStats false --server.fileWatcherType none
