@@ -11,9 +11,10 @@ from datetime import datetime
 from enum import Enum
 from typing import Annotated, Any
 
+from pydantic_core import PydanticCustomError
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from bundle.metrics import check_unit
+from bundle.metrics import check_unit, metric
 from bundle.stats import Summary, summarize
 
 SCHEMA_VERSION = 1
@@ -84,6 +85,11 @@ class DeviceInfo(_Strict):
     name: Name
 
 
+def _field_error(field: str, rule: str) -> PydanticCustomError:
+    """A model-level check that belongs to one field: ctx.field lets the ingest report `results[i].<field>`."""
+    return PydanticCustomError("field_rule", "{rule}", {"field": field, "rule": rule})
+
+
 class Result(_Strict):
     workload: Name
     suite: Name  # "kernels" | "models"
@@ -110,10 +116,17 @@ class Result(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> "Result":
-        object.__setattr__(self, "unit", check_unit(self.metric, self.unit))
+        try:
+            metric(self.metric)
+        except ValueError as exc:
+            raise _field_error("metric", str(exc)) from None
+        try:
+            object.__setattr__(self, "unit", check_unit(self.metric, self.unit))
+        except ValueError as exc:  # name the field: the check needs metric and unit together
+            raise _field_error("unit", str(exc)) from None
         key = case_key(self.params)
         if self.case_key and self.case_key != key:
-            raise ValueError(f"case_key {self.case_key!r} does not match params (expected {key!r})")
+            raise _field_error("case_key", f"case_key {self.case_key!r} does not match params (expected {key!r})")
         object.__setattr__(self, "case_key", key)
         self._check_samples()
         return self

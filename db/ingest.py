@@ -44,11 +44,16 @@ def _field(loc) -> str:
     return out
 
 
+def _loc(error: dict) -> tuple:
+    named = (error.get("ctx") or {}).get("field")  # bundle.schema._field_error: a model check owned by one field
+    return (*error["loc"], named) if named else error["loc"]
+
+
 def validate(doc: dict) -> Bundle:
     try:
         return Bundle.model_validate(doc)
     except ValidationError as exc:
-        problems = [Problem(_field(e["loc"]) or "bundle", e["msg"].removeprefix("Value error, "))
+        problems = [Problem(_field(_loc(e)) or "bundle", e["msg"].removeprefix("Value error, "))
                     for e in exc.errors()]
         raise StoreError(422, "invalid bundle", problems) from None
 
