@@ -1,85 +1,212 @@
-"""Dashboard benchmark: a DuckDB with N result rows (default 10,000,000; generated in DuckDB SQL), the Compare
-query's median time over several runs, and (when app.py and /usr/bin/chromium exist) the time until the Compare
-page shows its chart in headless Chromium. Prints figures; `--json` for machine-readable output."""
+"""Dashboard benchmark: a DuckDB store with N result rows (default 10,000,000; generated inside DuckDB), the
+Compare query's median time, and the time the Compare page takes to show its chart in headless Chromium.
+
+The store: 50 machines (4 chips), builds 2.10.0, 2.11.0, … with 100 runs each (2 repeats per machine), 1,000
+results per run (6 workloads × 3 dtypes × 56 shapes; op_time µs with 5 samples, every 10th achieved_bandwidth
+GB/s, every 100th unavailable). Run ids are random hex, as real ones are, so no zone map can pick a build's rows.
+
+"Compare query" = db.compare.compare for baseline torch=2.10.0 → candidate torch=2.11.0 on machine scope:
+selector checks, the DuckDB pivot over the 10M-row table, pooled samples to numpy, medians/IQR, Mann–Whitney U
+and a 400-draw bootstrap CI per case, per-family geomeans with 1000-draw CIs, wording, the unmatched list.
+`cold` clears the per-data-version cache before every call (the full work); `warm` is a cache hit (what a
+page reload or the API's second identical request costs until the next ingest).
+
+Browser: `streamlit run app.py` on the generated store, Chromium (/usr/bin/chromium, headless) opens
+/compare?baseline=…&candidate=…; time from navigation to the ratio chart drawn (a Vega canvas/svg) and to the
+whole page drawn (its 3 charts and 3 tables, the case table holding every case), on the first load (cold
+compare inside the server) and on reloads in new tabs (cached comparison).
+Usage: python benchmarks/dashboard.py [--rows N] [--db PATH] [--repeats K] [--no-browser] [--json]
+"""
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
+import signal
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from sqlalchemy import create_engine  # noqa: E402
-from sqlmodel import SQLModel  # noqa: E402
+from db.compare import CompareQuery, clear_cache, compare  # noqa: E402
+from db.store import open_store  # noqa: E402
 
-import db.tables  # noqa: E402,F401  (registers the tables)
-from db.compare import CompareQuery, compare  # noqa: E402
-
-MACHINES, REPEATS, SAMPLES = 50, 2, 5
+MACHINES, CHIPS, REPEATS, PER_RUN, SAMPLES = 50, 4, 2, 1000, 5
 WORKLOADS = ["softmax", "linear", "constant_pad", "grouped_mm", "fp8", "sdpa"]
 DTYPES = ["float32", "float16", "bfloat16"]
+CHROMIUM = "/usr/bin/chromium"
+BASE = {"baseline": "torch=2.10.0", "candidate": "torch=2.11.0"}
+FILTERED = {**BASE, "workload": "softmax", "dtype": "float16"}
+
+
+def _runs_sql(n_runs: int) -> str:
+    per_build = MACHINES * REPEATS
+    return f"""INSERT INTO runs (run_id, schema_version, bundle_sha256, ingested_at, started_at, complete,
+        machine_name, chip, gpu_cores, memory_bytes, os, torch_version, channel, python_version, collector_version,
+        command_line, device_type, device_name, env_json, tags_json, warnings_json, n_results)
+      SELECT md5('run' || i), 1, md5('sha' || i), now(), TIMESTAMP '2026-01-01' + INTERVAL (i) MINUTE, true,
+        'mac-' || (i % {MACHINES}), 'Apple M' || (i % {MACHINES} % {CHIPS} + 1) || ' Max', 40, 68719476736, 'macOS',
+        '2.' || (10 + i // {per_build}) || '.0', 'stable', '3.11', '0.1', 'python -m collector run', 'mps',
+        'Apple M' || (i % {MACHINES} % {CHIPS} + 1) || ' Max', '{{}}', '{{}}', '[]', {PER_RUN}
+      FROM range({n_runs}) t(i)"""
+
+
+def _results_sql(n_runs: int) -> str:
+    """One row per (run r, case j); a run's rows are contiguous, as ingest writes them. A build is 1 % faster
+    than the one before it (every third build resets), with ±0.5 % uniform noise per sample."""
+    per_build = MACHINES * REPEATS
+    case = f"'{{\"n\":' || (j // {6 * 3}) || '}}'"
+    metric = "CASE WHEN j % 10 = 9 THEN 'achieved_bandwidth' ELSE 'op_time' END"
+    unavailable = "j % 100 = 42"
+    value = f"(10 + j % 97) * (1 - 0.01 * (r // {per_build} % 3))"
+    return f"""INSERT INTO results (result_id, run_id, workload, suite, case_key, params_json, dtype, compile,
+        metric, unit, status, message, warnings_json, samples, n)
+      SELECT md5('run' || r) || ':' || j, md5('run' || r), {WORKLOADS!r}[1 + j % 6], 'kernels', {case}, {case},
+        {DTYPES!r}[1 + (j // 6) % 3], 'eager', {metric}, CASE WHEN j % 10 = 9 THEN 'GB/s' ELSE 'µs' END,
+        CASE WHEN {unavailable} THEN 'unavailable' ELSE 'ok' END,
+        CASE WHEN {unavailable} THEN 'figure not available on this build' END, '[]',
+        CASE WHEN {unavailable} THEN []::DOUBLE[] ELSE list_transform(range({SAMPLES}),
+          lambda k: CASE WHEN j % 10 = 9 THEN 1000.0 / ({value}) ELSE {value} END * (1 + 0.01 * (random() - 0.5))) END,
+        CASE WHEN {unavailable} THEN 0 ELSE {SAMPLES} END
+      FROM range({n_runs}) a(r), range({PER_RUN}) b(j)"""
 
 
 def generate(path: Path, rows: int) -> dict:
-    per_run = 1000
-    runs = max(2 * MACHINES * REPEATS, rows // per_run)
-    builds = max(2, runs // (MACHINES * REPEATS))
-    engine = create_engine(f"duckdb:///{path}")
-    SQLModel.metadata.create_all(engine)
-    with engine.connect() as conn:
+    n_runs = max(2 * MACHINES * REPEATS, rows // PER_RUN)
+    engine = open_store(str(path))  # the real store: tables, widened numbers, meta (data_version)
+    with engine.begin() as conn:
         duck = conn.connection.driver_connection
-        duck.execute(f"""INSERT INTO runs (run_id, schema_version, bundle_sha256, ingested_at, started_at, complete,
-            machine_name, chip, os, torch_version, channel, python_version, collector_version, command_line,
-            device_type, device_name, env_json, tags_json, warnings_json, n_results)
-          SELECT printf('%032x', i), 1, 'x', now(), TIMESTAMP '2026-01-01' + INTERVAL (i) MINUTE, true,
-            'mac-' || (i % {MACHINES}), 'Apple M' || (i % 4 + 1), 'macOS', '2.' || (10 + (i // {MACHINES * REPEATS})) || '.0',
-            'stable', '3.11', '0.1', '', 'mps', 'mps', '{{}}', '{{}}', '[]', {per_run}
-          FROM range({builds * MACHINES * REPEATS}) t(i)""")
-        duck.execute(f"""INSERT INTO results (result_id, run_id, workload, suite, case_key, params_json, dtype, compile,
-            metric, unit, status, warnings_json, samples, n)
-          SELECT printf('%032x', r) || ':' || j, printf('%032x', r), {WORKLOADS!r}[1 + j % 6], 'kernels',
-            '{{"n":' || (j // 6 // 3) || '}}', '{{"n":' || (j // 6 // 3) || '}}', {DTYPES!r}[1 + (j // 6) % 3], 'eager',
-            'op_time', 'µs', 'ok', '[]',
-            list_transform(range({SAMPLES}), lambda k: (10 + j % 97) * (1 - 0.01 * (r // {MACHINES * REPEATS} % 3)) * (1 + 0.01 * random())),
-            {SAMPLES}
-          FROM range({builds * MACHINES * REPEATS}) a(r), range({per_run}) b(j) ORDER BY r""")
+        duck.execute(_runs_sql(n_runs))
+        duck.execute(_results_sql(n_runs))
         n = duck.execute("SELECT count(*) FROM results").fetchone()[0]
-        conn.commit()
     engine.dispose()
-    return {"rows": n, "runs": builds * MACHINES * REPEATS, "builds": builds}
+    return {"rows": n, "runs": n_runs, "builds": n_runs // (MACHINES * REPEATS), "machines": MACHINES}
+
+
+def _ms(times: list[float]) -> dict:
+    return {"median_ms": round(1000 * statistics.median(times), 1), "min_ms": round(1000 * min(times), 1),
+            "max_ms": round(1000 * max(times), 1), "repeats": len(times)}
 
 
 def time_compare(path: Path, params: dict, repeats: int) -> dict:
-    engine = create_engine(f"duckdb:///{path}")
+    engine = open_store(str(path))
     query = CompareQuery.from_params(params)
-    times, cases = [], 0
+    cold, warm, result = [], [], None
     for _ in range(repeats):
+        clear_cache()
         start = time.perf_counter()
-        cases = len(compare(engine, query).cases)
-        times.append(time.perf_counter() - start)
+        result = compare(engine, query)
+        cold.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        compare(engine, query)
+        warm.append(time.perf_counter() - start)
     engine.dispose()
-    return {"median_ms": 1000 * statistics.median(times), "min_ms": 1000 * min(times), "cases": cases}
+    return {"cold": _ms(cold), "warm": _ms(warm), "cases": len(result.cases), "families": len(result.families),
+            "unmatched": len(result.unmatched)}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve(path: Path) -> tuple[subprocess.Popen, str]:
+    port = _free_port()
+    env = {**os.environ, "MPSBENCH_DB": str(path)}
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+           str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+           "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def _wait_healthy(base: str, proc: subprocess.Popen, limit_s: float = 120.0) -> float:
+    import httpx
+
+    start = time.perf_counter()
+    while time.perf_counter() - start < limit_s:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}")
+        try:
+            if httpx.get(f"{base}/api/v1/health", timeout=2.0).status_code == 200:
+                return time.perf_counter() - start
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"the dashboard did not answer within {limit_s:.0f} s")
+
+
+_DRAWN = "[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg"
+_COMPLETE = (f'() => document.querySelectorAll("{_DRAWN}").length >= 3'
+             ' && document.querySelectorAll("[data-testid=stDataFrame]").length >= 3')
+
+
+def _page_times(page, url: str, limit_s: float) -> tuple[float, float]:
+    """Seconds from navigation until the ratio chart is drawn, and until the whole page is (3 charts, 3 tables)."""
+    start = time.perf_counter()
+    page.goto(url, timeout=limit_s * 1000)
+    page.wait_for_selector(_DRAWN, timeout=limit_s * 1000)
+    chart = time.perf_counter() - start
+    page.wait_for_function(_COMPLETE, timeout=limit_s * 1000)
+    return chart, time.perf_counter() - start
+
+
+def time_browser(path: Path, reloads: int = 3, limit_s: float = 300.0) -> dict:
+    if not Path(CHROMIUM).exists():
+        return {"skipped": f"{CHROMIUM} is missing (apt-get install chromium)"}
+    from playwright.sync_api import sync_playwright
+
+    proc, base = _serve(path)
+    try:
+        startup = _wait_healthy(base, proc)
+        url = f"{base}/compare?baseline=torch%3D2.10.0&candidate=torch%3D2.11.0"
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+            try:
+                first = _page_times(browser.new_page(), url, limit_s)
+                again = [_page_times(browser.new_page(), url, limit_s) for _ in range(reloads)]
+            finally:
+                browser.close()
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # the process group started above
+        proc.wait(timeout=30)
+    return {"server_start_s": round(startup, 2), "first_load": {"chart_s": round(first[0], 2),
+                                                                 "whole_page_s": round(first[1], 2)},
+            "reload": {"chart_s_median": round(statistics.median(t[0] for t in again), 2),
+                       "whole_page_s_median": round(statistics.median(t[1] for t in again), 2),
+                       "chart_s_all": [round(t[0], 2) for t in again]}}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--db", type=Path, default=None, help="reuse/generate this file")
+    parser.add_argument("--db", type=Path, default=None, help="use this store file (generated if absent)")
+    parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    path = args.db or Path(tempfile.mkdtemp()) / "bench.duckdb"
-    start = time.perf_counter()
-    shape = generate(path, args.rows) if not path.exists() else {"rows": "reused"}
-    figures = {"store": {**shape, "generate_s": time.perf_counter() - start, "path": str(path)}}
-    base = {"baseline": "torch=2.10.0", "candidate": "torch=2.11.0"}
-    figures["compare_all"] = time_compare(path, base, args.repeats)
-    figures["compare_filtered"] = time_compare(path, {**base, "workload": "softmax", "dtype": "float16"}, args.repeats)
-    figures["browser"] = "pending: not measured by this version of the script"
+    workdir = None if args.db else Path(tempfile.mkdtemp(prefix="mpsbench-bench-"))
+    path = args.db or workdir / "bench.duckdb"
+    try:
+        start = time.perf_counter()
+        shape = generate(path, args.rows) if not path.exists() else {"rows": "reused existing file"}
+        figures = {"store": {**shape, "generate_s": round(time.perf_counter() - start, 1),
+                             "size_MiB": round(path.stat().st_size / 2**20)},
+                   "compare_all": time_compare(path, BASE, args.repeats),
+                   "compare_filtered": time_compare(path, FILTERED, args.repeats),
+                   "browser": {"skipped": "--no-browser"} if args.no_browser else time_browser(path)}
+    finally:
+        if workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
     print(json.dumps(figures, indent=2) if args.json else "\n".join(f"{k}: {v}" for k, v in figures.items()))
 
 

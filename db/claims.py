@@ -39,7 +39,7 @@ def _claimed(claim: dict) -> float:
 
 def _matching(cases: pd.DataFrame, claim: dict) -> pd.DataFrame:
     match = claim.get("match", {})
-    keep = [all(json.loads(p).get(k) == v for k, v in match.items()) for p in cases.params_json]
+    keep = [all(json.loads(p).get(k) == v for k, v in match.items()) for p in cases.case_key]
     found = cases[keep]
     return found[found.scope.str.contains(claim["chip"], regex=False)] if claim.get("chip") else found
 

@@ -1,8 +1,11 @@
-"""The Compare query's SQL: both sides aggregated and paired inside DuckDB, one row per case key.
+"""The Compare query's SQL: both sides selected, grouped and paired inside DuckDB in one pass, one row per case key.
 
 A case key is (scope, device, workload, case_key, dtype, compile, metric); scope is the machine name, or the
 chip when the user chose chip scope (then machines of one chip pool, explicitly). Only status "ok" samples
-feed a side's figures; repeats (several runs of one side on one scope) pool their samples.
+feed a side's figures; repeats (several runs of one side on one scope) pool their samples. The pairing is a
+pivot (one GROUP BY over both sides, each side's aggregates FILTERed by side) rather than a join of two
+grouped sides: one hash table instead of three. Medians, quantiles and significance are computed afterwards
+from the pooled samples, in numpy, per group of equal sample counts (db.significance).
 """
 from __future__ import annotations
 
@@ -14,30 +17,32 @@ FILTERS = ("workload", "dtype", "compile", "metric")
 _RUNS = "SELECT '{side}' AS side, run_id FROM ({runs})"
 
 _SIDES = """
-  SELECT s.side, {scope} AS scope, ru.device_type AS device, r.workload, r.case_key, r.dtype, r.compile,
-         r.metric, r.suite, r.params_json, r.unit, r.status, r.samples, r.passed, r.message, r.run_id, ru.machine_name
-  FROM results r JOIN side_runs s ON s.run_id = r.run_id JOIN runs ru ON ru.run_id = r.run_id
-  WHERE r.run_id IN (SELECT run_id FROM side_runs){filters}"""
+  SELECT s.side, {scope} AS scope, ru.device_type AS device, ru.machine_name, r.run_id, r.workload, r.case_key,
+         r.dtype, r.compile, r.metric, r.status, r.samples, r.passed, r.message
+  FROM side_runs s JOIN runs ru ON ru.run_id = s.run_id JOIN results r ON r.run_id = s.run_id
+  WHERE true{filters}"""
 
-_AGG = """
-  SELECT side, scope, device, workload, case_key, dtype, compile, metric,
-         any_value(suite) AS suite, any_value(params_json) AS params_json, any_value(unit) AS unit,
-         flatten(list(samples) FILTER (WHERE status = 'ok')) AS samples,
-         count(DISTINCT run_id) FILTER (WHERE status = 'ok') AS runs,
-         count(DISTINCT machine_name) FILTER (WHERE status = 'ok') AS machines,
-         string_agg(DISTINCT status, ',' ORDER BY status) AS statuses,
-         bool_and(passed) FILTER (WHERE status = 'ok') AS passed,
-         median(list_median(samples)) FILTER (WHERE status = 'fallback') AS fallback_median,
-         any_value(message) FILTER (WHERE status <> 'ok') AS message
-  FROM sides GROUP BY side, scope, device, workload, case_key, dtype, compile, metric"""
+# per side; {s} is the side name, {p} its column prefix. Only cheap aggregates over every row: a run id
+# count(DISTINCT …) alone would cost more than all the others, so `pooled` counts ok results (one per run
+# unless a run repeated a case)
+_SIDE_OK = """
+  flatten(list(samples) FILTER (WHERE side = '{s}' AND status = 'ok')) AS {p}samples,
+  count(*) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}pooled,
+  {machines} AS {p}machines,
+  bool_and(passed) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}passed,
+  count(*) FILTER (WHERE side = '{s}') AS {p}results"""
 
-_STATS = """
-  SELECT *, len(samples) AS n, list_median(samples) AS median,
-         list_aggregate(samples, 'quantile_cont', 0.25) AS p25, list_aggregate(samples, 'quantile_cont', 0.75) AS p75
-  FROM agg WHERE side = '{side}'"""
+# machine scope: one machine per scope by construction, so the distinct count is not computed
+_MACHINES = {"machine": "least(1, count(*) FILTER (WHERE side = '{s}' AND status = 'ok'))",
+             "chip": "count(DISTINCT machine_name) FILTER (WHERE side = '{s}' AND status = 'ok')"}
 
-_PAIR_COLS = ["suite", "params_json", "unit", "samples", "runs", "machines", "statuses", "passed", "fallback_median",
-              "message", "n", "median", "p25", "p75"]
+# the non-ok results (few): which statuses, a message, a fallback's median (shown flagged, never compared)
+_SIDE_OTHER = """
+  string_agg(DISTINCT status, ',' ORDER BY status) FILTER (WHERE side = '{s}') AS {p}other,
+  any_value(message) FILTER (WHERE side = '{s}') AS {p}message,
+  median(list_median(samples)) FILTER (WHERE side = '{s}' AND status = 'fallback') AS {p}fallback_median"""
+
+_SIDES_BP = (("baseline", "b_"), ("candidate", "c_"))
 
 
 def _filters(values: dict[str, list[str]]) -> tuple[str, list[str]]:
@@ -52,7 +57,12 @@ def _filters(values: dict[str, list[str]]) -> tuple[str, list[str]]:
 
 def compare_sql(baseline: Selector, candidate: Selector, scope: str,
                 filters: dict[str, list[str]]) -> tuple[str, list[str]]:
-    """SQL and parameters of the paired table: key columns, then b_* and c_* columns for each side."""
+    """SQL and parameters of the paired table: key columns, then b_* and c_* columns for each side.
+
+    b_/c_ columns: samples (pooled ok samples, unsorted), pooled (ok results pooled), machines, passed,
+    results (rows of any status on that side), other (its non-ok statuses, or null), message (of a non-ok
+    result), fallback_median.
+    """
     scope_col = "coalesce(ru.chip, 'unknown chip: ' || ru.machine_name)" if scope == "chip" else "ru.machine_name"
     filter_sql, filter_params = _filters(filters)
     params: list[str] = []
@@ -63,9 +73,11 @@ def compare_sql(baseline: Selector, candidate: Selector, scope: str,
         params += runs_params
     params += filter_params
     sides = _SIDES.format(scope=scope_col, filters=filter_sql)
-    cols = ", ".join(f"b.{c} AS b_{c}, c.{c} AS c_{c}" for c in _PAIR_COLS)
-    sql = (f"WITH side_runs AS ({' UNION ALL '.join(runs)}), sides AS ({sides}), agg AS ({_AGG}),"
-           f" b AS ({_STATS.format(side='baseline')}), c AS ({_STATS.format(side='candidate')})"
-           f" SELECT {', '.join(KEY)}, {cols} FROM b FULL OUTER JOIN c USING ({', '.join(KEY)})"
-           f" ORDER BY {', '.join(KEY)}")
+    ok = ",".join(_SIDE_OK.format(s=s, p=p, machines=_MACHINES[scope].format(s=s)) for s, p in _SIDES_BP)
+    other = ",".join(_SIDE_OTHER.format(s=s, p=p) for s, p in _SIDES_BP)
+    keys = ", ".join(KEY)
+    sql = (f"WITH side_runs AS ({' UNION ALL '.join(runs)}), sides AS ({sides}),"
+           f" ok AS (SELECT {keys}, {ok} FROM sides GROUP BY {keys}),"
+           f" other AS (SELECT {keys}, {other} FROM sides WHERE status <> 'ok' GROUP BY {keys})"
+           f" SELECT * FROM ok LEFT JOIN other USING ({keys}) ORDER BY {keys}")
     return sql, params

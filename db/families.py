@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from db.significance import BOOTSTRAP_DRAWS, SEED, SIGNIFICANT
+from db.significance import SIGNIFICANT, bootstrap_means, row_percentiles
 from db.wording import ratio_words
 
 GROUP = ["scope", "device", "workload", "metric", "dtype", "compile"]
@@ -38,14 +38,13 @@ def family_frame(cases: pd.DataFrame, query) -> pd.DataFrame:
 def _cis(usable: pd.DataFrame, fam: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Bootstrap CIs of each family's geomean, families of one size at a time (one draw matrix per size)."""
     low, high = np.full(len(fam), np.nan), np.full(len(fam), np.nan)
-    logs = usable.sort_values(GROUP).groupby(GROUP, sort=True)["log"].apply(np.asarray).reset_index(drop=True)
+    ordered = usable.sort_values(GROUP, kind="stable")  # the same order as fam's rows (groupby sort=True)
+    logs, starts = ordered["log"].to_numpy(), np.concatenate([[0], np.cumsum(fam.n_cases.to_numpy())[:-1]])
     sizes = fam.n_cases.to_numpy()
     for k in np.unique(sizes[sizes >= 2]):
         rows = np.flatnonzero(sizes == k)
-        matrix = np.stack(logs.iloc[rows].to_list())
-        draws = np.random.default_rng([SEED, int(k)]).integers(0, k, size=(BOOTSTRAP_DRAWS, k))
-        means = matrix[:, draws].mean(axis=2)
-        low[rows], high[rows] = np.exp(np.percentile(means, [2.5, 97.5], axis=1))
+        matrix = logs[starts[rows][:, None] + np.arange(k)]
+        low[rows], high[rows] = np.exp(row_percentiles(bootstrap_means(matrix), (2.5, 97.5)))
     return low, high
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from bundle.metrics import METRICS
 from db.compare_sql import KEY
 
 COLUMNS = KEY + ["unit", "baseline_status", "candidate_status", "baseline_median", "candidate_median",
@@ -15,12 +16,20 @@ _WHY = {"fallback": "CPU fallback: not a device figure", "unsupported": "unsuppo
         "unavailable": "figure unavailable on this device/build", "error": "the case errored"}
 
 
-def _side_reason(side: str, statuses: str | None, n: float) -> str | None:
-    if statuses is None or (isinstance(statuses, float) and np.isnan(statuses)):
+def _status(results: int, n: int, other) -> str:
+    """All statuses a side's results had for the case: "absent", "ok", "error", "ok,error", …"""
+    if results == 0:
+        return "absent"
+    found = (["ok"] if n > 0 else []) + (other.split(",") if isinstance(other, str) else [])
+    return ",".join(sorted(found))
+
+
+def _side_reason(side: str, results: int, n: int, other) -> str | None:
+    if results == 0:
         return f"no {side} result"
-    if n and n > 0:
+    if n > 0:
         return None
-    return f"{side} " + ", ".join(f"{s} ({_WHY.get(s, s)})" for s in statuses.split(","))
+    return f"{side} " + ", ".join(f"{s} ({_WHY.get(s, s)})" for s in str(other).split(","))
 
 
 def _figure(median: float, fallback: float) -> tuple[float, str]:
@@ -31,18 +40,27 @@ def _figure(median: float, fallback: float) -> tuple[float, str]:
     return np.nan, ""
 
 
+def _side(rest: pd.DataFrame, side: str, p: str) -> dict[str, list]:
+    cols = zip(rest[p + "results"].tolist(), rest[p + "n"].tolist(), rest[p + "other"].tolist(),
+               rest[p + "median"].tolist(), rest[p + "fallback_median"].tolist())
+    out: dict[str, list] = {"status": [], "reason": [], "median": [], "figure": []}
+    for results, n, other, median, fallback in cols:
+        value, kind = _figure(median, fallback)
+        out["status"].append(_status(results, n, other))
+        out["reason"].append(_side_reason(side, results, n, other))
+        out["median"].append(value)
+        out["figure"].append(kind)
+    return out
+
+
 def unmatched_frame(rest: pd.DataFrame) -> pd.DataFrame:
     if rest.empty:
         return pd.DataFrame(columns=COLUMNS)
-    rows = []
-    for r in rest.to_dict("records"):
-        reasons = [x for x in (_side_reason("baseline", r["b_statuses"], r["b_n"]),
-                               _side_reason("candidate", r["c_statuses"], r["c_n"])) if x]
-        b_val, b_kind = _figure(r["b_median"], r["b_fallback_median"])
-        c_val, c_kind = _figure(r["c_median"], r["c_fallback_median"])
-        rows.append({**{k: r[k] for k in KEY}, "unit": r["b_unit"] if pd.notna(r["b_unit"]) else r["c_unit"],
-                     "baseline_status": r["b_statuses"] or "absent", "candidate_status": r["c_statuses"] or "absent",
-                     "baseline_median": b_val, "candidate_median": c_val, "baseline_figure": b_kind,
-                     "candidate_figure": c_kind, "reason": "; ".join(reasons),
-                     "message": r["b_message"] if pd.notna(r["b_message"]) else r["c_message"]})
-    return pd.DataFrame(rows, columns=COLUMNS)
+    out = rest[KEY].copy()
+    out["unit"] = rest.metric.map({name: m.unit for name, m in METRICS.items()})
+    b, c = _side(rest, "baseline", "b_"), _side(rest, "candidate", "c_")
+    for side, got in (("baseline", b), ("candidate", c)):
+        out[f"{side}_status"], out[f"{side}_median"], out[f"{side}_figure"] = got["status"], got["median"], got["figure"]
+    out["reason"] = ["; ".join(r for r in pair if r) for pair in zip(b["reason"], c["reason"])]
+    out["message"] = rest.b_message.where(rest.b_message.notna(), rest.c_message)
+    return out[COLUMNS]

@@ -17,15 +17,7 @@ _BINARY = [("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)]
 
 def ratio_words(metric_name: str, oriented: float) -> str:
     """An oriented ratio (> 1 = candidate better) in words for the metric."""
-    if not math.isfinite(oriented) or oriented <= 0:
-        return "ratio undefined"
-    m = metric(metric_name)
-    if m.better is Better.neutral:
-        return f"{oriented:.2f}× the baseline"
-    better, worse = _WORDS.get(m.quantity, ("better", "worse"))
-    if round(oriented, 2) == 1.0:
-        return f"1.00× (no change in {m.unit})"
-    return f"{oriented:.2f}× {better}" if oriented > 1 else f"{1 / oriented:.2f}× {worse}"
+    return ratio_words_many(metric_name, [float(oriented)])[0]
 
 
 def format_value(value: float | None, unit: str) -> str:
@@ -50,3 +42,22 @@ def difference_words(metric_name: str, diff: float) -> str:
         return text
     good = diff > 0 if m.better is Better.higher else diff < 0
     return f"{text} ({'better' if good else 'worse'})"
+
+
+def ratio_words_many(metric_name: str, oriented: list[float]) -> list[str]:
+    """ratio_words for many values of one metric (the Compare table's 10⁴–10⁵ rows), the metric looked up once.
+
+    "No change" is said exactly when the factor shown would read 1.00×, so the words never say "1.00× slower"."""
+    m = metric(metric_name)
+    if m.better is Better.neutral:
+        return [f"{o:.2f}× the baseline" if 0 < o < math.inf else "ratio undefined" for o in oriented]
+    better, worse = _WORDS.get(m.quantity, ("better", "worse"))
+    same = f"1.00× (no change in {m.unit})"
+    out = []
+    for o in oriented:
+        if not 0 < o < math.inf:  # NaN fails every comparison
+            out.append("ratio undefined")
+            continue
+        shown = f"{o:.2f}" if o >= 1 else f"{1 / o:.2f}"
+        out.append(same if shown == "1.00" else f"{shown}× {better}" if o > 1 else f"{shown}× {worse}")
+    return out

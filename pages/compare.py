@@ -8,16 +8,19 @@ if str(Path(__file__).resolve().parent.parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import streamlit as st
 
-from db.compare import CompareQuery, compare
+from db.compare import CompareQuery, ComparisonResult, compare
 from db.selectors import available_selectors
-from pages.render import guarded, load
+from pages.render import engine, guarded, load
 
 CASE_VIEW = ["scope", "device", "workload", "case_key", "dtype", "compile", "metric", "unit", "baseline_median",
              "baseline_iqr", "baseline_n", "candidate_median", "candidate_iqr", "candidate_n", "change", "ratio",
              "oriented_ratio", "difference", "change_unit", "ci_low", "ci_high", "p_value", "significance", "caveats"]
+SUMMARIES = 12  # family summaries printed as text; the table below lists every family
+CHART_DEFAULT, CHART_MAX = 60, 500  # cases drawn: the largest changes (a 50k-point chart helps no one)
 
 
 def _pick(label: str, key: str, options: list[str], default: str) -> str:
@@ -58,45 +61,92 @@ def _controls() -> dict[str, str]:
     return {"baseline": baseline, "candidate": candidate, "scope": scope, **filters}
 
 
-def _ratio_chart(cases: pd.DataFrame) -> alt.Chart:
-    data = cases[cases.comparison == "ratio"].dropna(subset=["oriented_ratio"]).copy()
-    data["case"] = data.workload + " " + data.case_key + " " + data.dtype + " " + data["compile"]
-    base = alt.Chart(data).mark_point(filled=True).encode(
-        x=alt.X("oriented_ratio:Q", scale=alt.Scale(type="log"), title="candidate vs baseline (× better, log)"),
-        y=alt.Y("case:N", title=None), color=alt.Color("significance:N"), shape="scope:N",
-        tooltip=["scope", "workload", "case_key", "dtype", "compile", "metric", "unit", "baseline_median",
-                 "candidate_median", "change", "ci_low", "ci_high", "p_value", "significance"])
+def _labels(cases: pd.DataFrame) -> pd.Series:
+    return cases.scope + " · " + cases.workload + " " + cases.case_key + " " + cases.dtype + " " + cases["compile"]
+
+
+def charted(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
+    """The ratio cases with the largest changes (|log oriented ratio|), at most `limit`, keeping their row ids."""
+    ratios = cases[cases.comparison == "ratio"].dropna(subset=["oriented_ratio"])
+    ratios = ratios[np.isfinite(ratios.oriented_ratio.astype(float)) & (ratios.oriented_ratio > 0)]
+    size = np.abs(np.log(ratios.oriented_ratio.astype(float)))
+    chosen = ratios.loc[size.sort_values(ascending=False, kind="stable").index[:limit]].copy()
+    chosen["row"], chosen["case"] = chosen.index, _labels(chosen) + " " + chosen.metric
+    return chosen
+
+
+def _ratio_chart(data: pd.DataFrame) -> alt.Chart:
+    base = alt.Chart(data).mark_point(filled=True, size=60).encode(
+        x=alt.X("oriented_ratio:Q", scale=alt.Scale(type="log"), title="candidate vs baseline (× better, log axis)"),
+        y=alt.Y("case:N", title=None, sort=alt.EncodingSortField("oriented_ratio", order="ascending")),
+        color=alt.Color("significance:N"), shape="metric:N",
+        tooltip=["scope", "workload", "case_key", "dtype", "compile", "metric", "unit",
+                 alt.Tooltip("baseline_median:Q", title="baseline median (unit)"),
+                 alt.Tooltip("candidate_median:Q", title="candidate median (unit)"), "change",
+                 alt.Tooltip("ci_low:Q", title="95 % CI low (×)"), alt.Tooltip("ci_high:Q", title="95 % CI high (×)"),
+                 "p_value", "significance"])
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
     return base + rule
 
 
-def _absolute_chart(cases: pd.DataFrame) -> alt.Chart:
-    long = cases.melt(id_vars=["scope", "workload", "case_key", "metric", "unit"],
-                      value_vars=["baseline_median", "candidate_median"], var_name="side", value_name="median")
-    long["case"] = long.workload + " " + long.case_key
+def _absolute_chart(data: pd.DataFrame, unit: str) -> alt.Chart:
+    long = data.melt(id_vars=["case", "scope", "workload", "case_key", "metric", "unit"],
+                     value_vars=["baseline_median", "candidate_median"], var_name="side", value_name="median")
     return alt.Chart(long).mark_bar().encode(
-        x=alt.X("median:Q", title="median (in the metric's unit)"), y=alt.Y("case:N", title=None),
-        color="side:N", yOffset="side:N", row=alt.Row("metric:N"),
-        tooltip=["scope", "workload", "case_key", "metric", "side", "median", "unit"]).resolve_scale(x="independent")
+        x=alt.X("median:Q", title=f"median ({unit})"), y=alt.Y("case:N", title=None), color="side:N",
+        yOffset="side:N", tooltip=["scope", "workload", "case_key", "metric", "side",
+                                   alt.Tooltip("median:Q", title=f"median ({unit})"), "unit"])
+
+
+def _samples_chart(samples: pd.DataFrame, unit: str) -> alt.Chart:
+    points = alt.Chart(samples).mark_tick(thickness=2, size=24).encode(
+        x=alt.X("sample:Q", title=f"sample ({unit})", scale=alt.Scale(zero=False)), y=alt.Y("side:N", title=None),
+        color="side:N", tooltip=["side", alt.Tooltip("sample:Q", title=f"sample ({unit})"), "unit"])
+    box = alt.Chart(samples).mark_boxplot(opacity=0.3, size=30).encode(
+        x=alt.X("sample:Q", scale=alt.Scale(zero=False)), y="side:N", color="side:N")
+    return box + points
+
+
+def _ratio_section(result: ComparisonResult) -> pd.DataFrame:
+    limit = st.slider("Cases in the charts (largest changes first)", 5, CHART_MAX,
+                      int(st.query_params.get("chart_cases", CHART_DEFAULT)), key="cmp_chart_cases")
+    st.query_params["chart_cases"] = str(limit)
+    data = charted(result.cases, limit)
+    if not data.empty:
+        st.text(f"Per-case ratio: the {len(data)} largest changes of {len(result.cases)} compared cases "
+                f"(ratio metrics); the table below lists every case.")
+        st.altair_chart(_ratio_chart(data), use_container_width=True)
+    return data
+
+
+def _detail_charts(result: ComparisonResult, data: pd.DataFrame) -> None:
+    if data.empty:
+        return
+    metric = st.selectbox("Absolute values for metric", sorted(data.metric.unique()), key="cmp_abs")
+    shown = data[data.metric == metric]
+    st.altair_chart(_absolute_chart(shown, shown.unit.iloc[0]), use_container_width=True)
+    pick = st.selectbox("Sample distribution of case", shown.row.tolist(), key="cmp_dist",
+                        format_func=lambda r: str(shown.case[r]))
+    st.altair_chart(_samples_chart(result.case_samples(int(pick)), shown.unit[pick]), use_container_width=True)
 
 
 def _render() -> None:
     st.title("Compare")
-    params = _controls()
-    query = CompareQuery.from_params(params)
-    result = load(compare, query)
+    query = CompareQuery.from_params(_controls())
+    result = compare(engine(), query)  # cached per data version inside db.compare (no copy per rerun)
     for note in result.notes:
-        st.caption(note)
+        st.text(note)  # notes carry selector text, which can carry tag values from bundles: text, not Markdown
     st.subheader("Per family geomean")
-    for summary in result.families.summary:
+    for summary in result.families.summary[:SUMMARIES]:
         st.text(summary)
+    if len(result.families) > SUMMARIES:
+        st.text(f"… {len(result.families) - SUMMARIES} more families in the table below")
+    # the summary and the ratio chart come first: they answer "is it a win?" before 10⁴ table rows arrive
+    data = _ratio_section(result) if not result.cases.empty else pd.DataFrame()
     st.dataframe(result.families, hide_index=True)
     st.subheader("Per case")
     st.dataframe(result.cases[CASE_VIEW], hide_index=True)
-    if not result.cases.empty:
-        st.altair_chart(_ratio_chart(result.cases), use_container_width=True)
-        metric = st.selectbox("Absolute values for metric", sorted(result.cases.metric.unique()), key="cmp_abs")
-        st.altair_chart(_absolute_chart(result.cases[result.cases.metric == metric]), use_container_width=True)
+    _detail_charts(result, data)
     st.subheader("Not compared (one side only, or no ok figure on a side)")
     st.dataframe(result.unmatched, hide_index=True)
 

@@ -51,7 +51,9 @@ def _render() -> None:
     threshold = st.slider("Threshold (% worse)", 1, 50, int(st.query_params.get("threshold", "5")), key="reg_thr")
     st.query_params["threshold"] = str(threshold)
     query = CompareQuery.from_params({"baseline": baseline, "candidate": candidate, "scope": scope})
-    found = load(regressions, query, threshold / 100.0)
+    # not cached here: the comparison under it is (db.compare, per data version), and triage notes must show
+    # as soon as they are saved (saving a note does not change the data version)
+    found = regressions(engine(), query, threshold / 100.0)
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
             f"(threshold {threshold} %, significant only; correctness passed → failed always)")
     st.dataframe(found, hide_index=True)
