@@ -14,7 +14,7 @@ from bundle.schema import Result, Status
 from bundle.units import convert
 from collector.adapters.base import Adapter, Figure
 from collector.correctness import compare
-from collector.timing import TimingPolicy, time_op, time_region
+from collector.timing import TimingPolicy, block_ns, time_op, time_region
 from collector.workload import Bench, Case, Workload
 
 
@@ -94,6 +94,13 @@ class CaseBench(Bench):
         self._add(metric, Status.ok, samples=[convert(s, "s", unit) for s in t.samples], warnings=t.warnings,
                   message=f"{len(t.samples)} synchronised calls after one warm-up call of {t.first_call_s:.4g} s")
         return list(t.samples)
+
+    def time_once(self, fn: Callable[[], Any], *, metric: str = "first_call_time", note: str | None = None) -> float:
+        seconds = block_ns(self.adapter, fn, 1) / 1e9
+        what = "one call timed on its own, synchronised before both clock reads"
+        self._add(metric, Status.ok, samples=[convert(seconds, "s", metric_info(metric).unit)],
+                  message=f"{note}; {what}" if note else what)
+        return seconds
 
     # --- memory pass ---------------------------------------------------------------------------------------
     def memory(self, fn: Callable[[], Any]) -> None:

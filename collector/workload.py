@@ -8,7 +8,7 @@ A workload never times anything itself and never writes a Result by hand except 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping
 
 from bundle.schema import ParamValue, case_key
@@ -60,6 +60,12 @@ class Bench(ABC):
         """Timing pass of a long region (one call per sample, sync around each). Records `metric` in its unit
         (time metrics) and returns the raw samples in seconds, for workloads that derive rates from them."""
 
+    def time_once(self, fn: Callable[[], Any], *, metric: str = "first_call_time", note: str | None = None) -> float:
+        """One synchronised call of fn, timed on its own (a torch.compile or first-call warm-up that happens
+        once per case). Records `metric` in its unit (with `note` saying what the call covered) and returns
+        the seconds. Not abstract, so existing benches stay valid; one that cannot time a call says so."""
+        raise NotImplementedError(f"{type(self).__name__} cannot time a single call ({metric})")
+
     @abstractmethod
     def memory(self, fn: Callable[[], Any]) -> None:
         """Memory pass: run fn once with peaks reset and the driver sampler on. Records memory_driver_peak,
@@ -103,13 +109,3 @@ class Workload(ABC):
         """Build seeded inputs on bench.device and ask bench for the passes. Raise Unsupported when the
         device/build cannot run the case; any other exception is recorded as status 'error'."""
 
-
-@dataclass
-class Registry:
-    workloads: dict[str, Workload] = field(default_factory=dict)
-
-    def add(self, workload: Workload) -> Workload:
-        if workload.name in self.workloads:
-            raise ValueError(f"workload {workload.name!r} registered twice")
-        self.workloads[workload.name] = workload
-        return workload
