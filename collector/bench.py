@@ -13,6 +13,7 @@ from bundle.metrics import metric as metric_info
 from bundle.schema import Result, Status
 from bundle.units import convert
 from collector.adapters.base import Adapter, Figure
+from collector.chips import peak_bandwidth_gbs
 from collector.correctness import compare
 from collector.timing import TimingPolicy, block_ns, time_op, time_region
 from collector.workload import Bench, Case, Workload
@@ -20,10 +21,6 @@ from collector.workload import Bench, Case, Workload
 
 def chip_peak_bandwidth(chip: str | None, gpu_cores: int | None) -> float | None:
     """The chip's specified memory bandwidth (GB/s) from collector.chips, or None where unknown."""
-    try:
-        from collector.chips import peak_bandwidth_gbs
-    except ImportError:
-        return None
     return peak_bandwidth_gbs(chip, gpu_cores)
 
 

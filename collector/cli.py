@@ -33,7 +33,19 @@ def csv_list(text: str | None) -> tuple[str, ...] | None:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m collector", description="mpsbench collector")
     sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run workloads and write a bundle")
+    _run_options(sub.add_parser("run", help="run workloads and write a bundle"))
+    sub.add_parser("list", help="workloads, case counts per profile, metrics with units")
+    s = sub.add_parser("show", help="a bundle as a table")
+    s.add_argument("file", type=Path)
+    u = sub.add_parser("push", help="POST bundles to the dashboard (base URL or its /api/v1/runs); undelivered "
+                                    "ones wait in the outbox")
+    u.add_argument("files", nargs="*", type=Path)
+    u.add_argument("--url", required=True, help="e.g. http://127.0.0.1:8501 (token from MPSBENCH_TOKEN)")
+    u.add_argument("--outbox", action="store_true", help="only send what waits in the outbox")
+    return p
+
+
+def _run_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--workload", action="append", default=[], help="workload name (repeatable)")
     r.add_argument("--suite", action="append", default=[], choices=["kernels", "models"])
     r.add_argument("--device", default="auto", choices=["auto", "mps", "cuda", "cpu"])
@@ -47,14 +59,6 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--case-time-limit", type=float, metavar="SECONDS")
     r.add_argument("--resume", nargs="?", const="", metavar="JOURNAL",
                    help="continue an interrupted run (default: the newest unfinished journal in --out)")
-    sub.add_parser("list", help="workloads, case counts per profile, metrics with units")
-    s = sub.add_parser("show", help="a bundle as a table")
-    s.add_argument("file", type=Path)
-    u = sub.add_parser("push", help="POST bundles to <URL>/api/v1/runs; undelivered ones wait in the outbox")
-    u.add_argument("files", nargs="*", type=Path)
-    u.add_argument("--url", required=True)
-    u.add_argument("--outbox", action="store_true", help="only send what waits in the outbox")
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,11 +16,11 @@ from bundle.schema import Bundle, Result
 from collector import session as run_session
 from collector.catalog import load_catalog
 from collector.cli import csv_list, kv_pairs
-from collector.display import progress_bar, results_table
+from collector.display import progress_bar, results_table, run_summary
 from collector.errors import CollectorError
 from collector.plan import Plan, PlannedCase
-from collector.push import Pusher
-from collector.workload import PROFILES
+from collector.push import Pusher, token as push_token
+from collector.workload import PROFILES, Workload
 
 
 def _interrupt_on_sigterm() -> object:
@@ -72,7 +72,19 @@ def _run_with_progress(session: run_session.Session, console: Console, finished:
         return run_session.run(session, on_progress)
 
 
+def _pusher(url: str | None, console: Console) -> Pusher | None:
+    """Checked before the run starts: a bad URL should not surface only after an hour of measuring."""
+    if not url:
+        return None
+    pusher = Pusher(url)
+    if push_token() is None:
+        console.print("[bold yellow]WARNING:[/] MPSBENCH_TOKEN is not set: the push carries no token (only a server "
+                      "without upload tokens, on this machine, accepts that)")
+    return pusher
+
+
 def _run(args: argparse.Namespace, console: Console) -> int:
+    pusher = _pusher(args.push, console)
     session = _open_session(args)
     _announce(session, console)
     finished: list[Result] = []
@@ -82,11 +94,18 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         console.print(escape(f"interrupted: incomplete bundle {session.bundle_path} (continue with: "
                              f"python -m collector run --resume {session.journal.path})"))
         return 130
-    console.print(results_table(finished, f"run {session.run_id}"))
-    console.print(escape(f"bundle: {path}"))
-    if args.push:
-        return _report_push(Pusher(args.push).push([path]), console)
+    console.print(run_summary(finished, f"run {session.run_id}"))
+    console.print(escape(f"bundle: {path}  (every record with its unit: python -m collector show {path})"))
+    if pusher is not None:
+        return _report_push(pusher.push([path]), console)
     return 0
+
+
+def _case_count(workload: Workload, profile: str) -> str:
+    try:
+        return str(len(workload.cases(profile)))
+    except Exception as exc:  # noqa: BLE001 - shown in the listing, not fatal
+        return f"error: {exc}"
 
 
 def cmd_list(args: argparse.Namespace, console: Console) -> int:
@@ -95,12 +114,7 @@ def cmd_list(args: argparse.Namespace, console: Console) -> int:
     for col in ("workload", "suite", *(f"cases ({p})" for p in PROFILES), "metrics (unit)"):
         table.add_column(col, overflow="fold")
     for w in catalog.workloads.values():
-        counts = []
-        for profile in PROFILES:
-            try:
-                counts.append(str(len(w.cases(profile))))
-            except Exception as exc:  # noqa: BLE001 - shown, not fatal
-                counts.append(f"error: {exc}")
+        counts = [_case_count(w, profile) for profile in PROFILES]
         metrics = ", ".join(f"{m} ({metric_info(m).unit})" for m in w.metrics)
         table.add_row(w.name, w.suite, *counts, metrics)
     console.print(table)

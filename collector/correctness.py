@@ -80,16 +80,22 @@ def psnr_db(diff: torch.Tensor, ref: torch.Tensor) -> tuple[float, list[str]]:
     return 10 * math.log10(peak * peak / mse), warnings
 
 
+def _non_finite(out: torch.Tensor, ref: torch.Tensor) -> str | None:
+    """Why no finite figure exists (NaN/inf in the output where the reference is finite, or in the reference)."""
+    bad = int((~torch.isfinite(out) & torch.isfinite(ref)).sum())
+    if bad:
+        return f"device output has {bad} non-finite values (NaN/inf) where the reference is finite"
+    return None if bool(torch.isfinite(ref).all()) else "the CPU reference itself has non-finite values"
+
+
 def compare(output: torch.Tensor, reference: torch.Tensor, dtype: str) -> Comparison:
     tol = tolerance_for(dtype)
     out, ref = _as_reference_precision(output), _as_reference_precision(reference)
     if out.shape != ref.shape:
         return Comparison(None, None, None, False, tol,
                           error=f"output shape {tuple(out.shape)} differs from reference shape {tuple(ref.shape)}")
-    bad = int((~torch.isfinite(out) & torch.isfinite(ref)).sum())
-    if bad or not bool(torch.isfinite(ref).all()):
-        what = f"device output has {bad} non-finite values (NaN/inf) where the reference is finite" if bad \
-            else "the CPU reference itself has non-finite values"
+    what = _non_finite(out, ref)
+    if what:
         return Comparison(None, None, None, False, tol, error=what)
     diff = (out - ref).abs()
     scale = float(ref.abs().max()) if ref.numel() else 0.0

@@ -93,22 +93,32 @@ def resume(journal_path: Path, catalog: Catalog) -> Session:
     return Session(journal_path.parent, journal, state, expand(plan, catalog), plan)
 
 
-def run(session: Session, on_progress: Progress | None = None) -> Path:
-    """Run every pending case, journaling each at once. Ctrl-C: the bundle is written incomplete, re-raised."""
-    notify = on_progress or (lambda *a: None)
+def _context(session: Session) -> RunContext:
+    """Adapter and policy from the journal header, so a resumed run measures like the original."""
     header = session.state.header
     adapter = get_adapter(header.get("device_choice", header["device"]["type"]), chip=header["machine"].get("chip"))
-    ctx = RunContext(adapter, TimingPolicy.for_profile(session.plan.profile), session.plan.case_time_limit_s,
-                     header["machine"].get("chip"), header["machine"].get("gpu_cores"))
+    return RunContext(adapter, TimingPolicy.for_profile(session.plan.profile), session.plan.case_time_limit_s,
+                      header["machine"].get("chip"), header["machine"].get("gpu_cores"))
+
+
+def _run_pending(session: Session, ctx: RunContext, notify: Progress) -> None:
+    for planned in session.pending():
+        notify("start", planned, None)
+        results = run_case(planned.workload, planned.case, ctx)
+        dumped = [r.model_dump(mode="json") for r in results]
+        session.journal.finish_case(planned.id, dumped)
+        session.state.cases[planned.id] = dumped
+        notify("done", planned, results)
+
+
+def run(session: Session, on_progress: Progress | None = None) -> Path:
+    """Run every pending case, journaling each at once. Ctrl-C: the bundle is written incomplete, re-raised."""
     try:
-        for planned in session.pending():
-            notify("start", planned, None)
-            results = run_case(planned.workload, planned.case, ctx)
-            dumped = [r.model_dump(mode="json") for r in results]
-            session.journal.finish_case(planned.id, dumped)
-            session.state.cases[planned.id] = dumped
-            notify("done", planned, results)
+        _run_pending(session, _context(session), on_progress or (lambda *a: None))
     except KeyboardInterrupt:
+        # The journal on disk is the record: a case journaled just before the interrupt (say, during the
+        # fsync) but not yet in memory belongs in the incomplete bundle too.
+        session.state = session.journal.load()
         write_bundle(session)
         raise
     return write_bundle(session)

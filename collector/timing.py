@@ -144,23 +144,25 @@ def time_region(adapter: Adapter, fn: Callable[[], Any], policy: TimingPolicy, r
     """One call per sample, synchronize around each; a fixed repeat count or adaptive like time_op."""
     first_s = block_ns(adapter, fn, 1) / 1e9  # warm-up call, kept apart from the steady-state samples
     end = _end(policy.region_budget_s, deadline)
-    samples: list[float] = []
-    while True:
+    samples = [block_ns(adapter, fn, 1) / 1e9]
+    while not _region_done(samples, policy, repeats, deadline, end):
         samples.append(block_ns(adapter, fn, 1) / 1e9)
-        if repeats is not None:
-            if len(samples) >= repeats or _past(deadline):
-                break
-            continue
-        if len(samples) >= policy.max_region_samples:
-            break
-        if _past(deadline) or len(samples) >= policy.min_region_samples and (
-                _ci_rel(samples) <= policy.target_rel_ci or time.perf_counter() >= end):
-            break
     t = Timing(samples, first_s, 1, 0.0, _ci_rel(samples))
     t.warnings = _quality_warnings(t, policy, what, check_ci=repeats is None)
     if repeats is not None and len(samples) < repeats:
         t.warnings.append(f"{what}: stopped after {len(samples)} of {repeats} repeats (case time limit reached)")
     return t
+
+
+def _region_done(samples: list[float], policy: TimingPolicy, repeats: int | None, deadline: float | None,
+                 end: float) -> bool:
+    """A fixed repeat count (or the deadline) ends a region pass; else the CI target, budget or sample cap."""
+    if repeats is not None:
+        return len(samples) >= repeats or _past(deadline)
+    if len(samples) >= policy.max_region_samples or _past(deadline):
+        return True
+    return len(samples) >= policy.min_region_samples and (
+        _ci_rel(samples) <= policy.target_rel_ci or time.perf_counter() >= end)
 
 
 def _end(budget_s: float, deadline: float | None) -> float:

@@ -58,23 +58,30 @@ class GroupedMm(KernelFamily):
     def run(self, case: Case, bench: Bench) -> None:
         import torch
         import torch.nn.functional as F
-        p = case.params
         grouped = first_available([(F, "grouped_mm", "torch.nn.functional.grouped_mm"),
                                    (torch, "_grouped_mm", "torch._grouped_mm")])
-        dtype = torch_dtype(case.dtype)
-        experts, top_k, k, n, tokens = (int(p[x]) for x in ("experts", "top_k", "K", "N", "tokens"))
-        gen = generator(case, ignore=("variant",))
-        x_cpu = randn((tokens, k), dtype, gen)
-        logits_cpu = randn((tokens, experts), torch.float32, gen)  # fp32 router logits: no top-k ties
-        w_cpu = randn((experts, n, k), dtype, gen, k ** -0.5)
+        top_k, experts = int(case.params["top_k"]), int(case.params["experts"])
+        x_cpu, logits_cpu, w_cpu = moe_inputs(case)
         x, logits, w = (t.to(bench.device) for t in (x_cpu, logits_cpu, w_cpu))
         route = lambda: routed_rows(x, logits, top_k, experts)  # noqa: E731
-        if p["variant"] == "grouped_mm":
+        if case.params["variant"] == "grouped_mm":
             call = lambda: experts_grouped(grouped, *route(), w)  # noqa: E731
         else:
             call = lambda: experts_loop_cpu_offsets(*route(), w)  # noqa: E731
         bench.time_op(call)
         bench.correctness(call(), expert_loop_reference(x_cpu, logits_cpu, w_cpu, top_k))
+
+
+def moe_inputs(case: Case):
+    """Seeded CPU tokens (tokens, K), router logits (tokens, experts) and expert weights (experts, N, K); both
+    variants of a shape get the same ones."""
+    import torch
+    dtype = torch_dtype(case.dtype)
+    experts, k, n, tokens = (int(case.params[x]) for x in ("experts", "K", "N", "tokens"))
+    gen = generator(case, ignore=("variant",))
+    x = randn((tokens, k), dtype, gen)
+    logits = randn((tokens, experts), torch.float32, gen)  # fp32 router logits: no top-k ties
+    return x, logits, randn((experts, n, k), dtype, gen, k ** -0.5)
 
 
 def routed_rows(x, logits, top_k: int, experts: int):

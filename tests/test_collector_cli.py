@@ -77,7 +77,8 @@ def test_list_shows_cases_per_profile_and_units(capsys):
 
 def test_expected_errors_print_one_line_and_exit_1(tmp_path, capsys):
     for args in (["run", "--workload", "nope"], ["run", "--tag", "novalue"], ["show", str(tmp_path / "x.json")],
-                 ["run", "--compile", "jit"], ["run", "--case-time-limit", "-1"], ["run", "--resume"]):
+                 ["run", "--compile", "jit"], ["run", "--case-time-limit", "-1"], ["run", "--resume"],
+                 ["run", "--push", "localhost:8501"]):
         code, out = main(capsys, *args, "--out", str(tmp_path)) if args[0] == "run" else main(capsys, *args)
         assert code == 1, args
         assert out.startswith("ERROR: ") and out.count("ERROR") == 1 and "Traceback" not in out, out
@@ -91,7 +92,18 @@ def test_unavailable_catalog_source_is_listed_not_fatal(capsys, monkeypatch):
     assert code == 0 and "unavailable" in out and "no_such_module_xyz" in out
 
 
-def test_sigkill_then_resume_gives_every_case_exactly_once(tmp_path, capsys, monkeypatch):
+def journaled_samples(journal: Path) -> dict[int, list[float]]:
+    """Case index -> decode_time samples of every case the journal holds as finished."""
+    out = {}
+    for line in journal.read_text().splitlines():
+        record = json.loads(line) if line.startswith('{"type":"case"') and line.endswith("}") else None
+        if record:
+            [result] = record["results"]
+            out[result["params"]["i"]] = result["samples"]
+    return out
+
+
+def test_sigkill_then_resume_keeps_finished_cases_and_runs_the_rest_once(tmp_path, capsys, monkeypatch):
     slow = {"MPSBENCH_FAKE_SLEEP_S": "0.15", "MPSBENCH_FAKE_CASES": "6"}
     proc = subprocess.Popen([sys.executable, "-m", "collector", "run", "--out", str(tmp_path), "--workload",
                              "fake_sleep"], cwd=ROOT, env=env(**slow), stdout=subprocess.DEVNULL,
@@ -100,37 +112,45 @@ def test_sigkill_then_resume_gives_every_case_exactly_once(tmp_path, capsys, mon
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
     assert not list(tmp_path.glob("*.json"))  # killed: no bundle yet, only the journal
+    kept = journaled_samples(journal)
+    assert 2 <= len(kept) < 6 and all(min(s) >= 0.15 for s in kept.values())
     with journal.open("a") as f:
         f.write('{"type":"case","case":"torn')  # a write the kill cut in half
-    monkeypatch.setenv("MPSBENCH_FAKE_SLEEP_S", "0.01")
+    monkeypatch.setenv("MPSBENCH_FAKE_SLEEP_S", "0.01")  # cases run after the resume are told apart by this
     monkeypatch.setenv("MPSBENCH_FAKE_CASES", "6")
     code, out = main(capsys, "run", "--out", str(tmp_path), "--resume")
     assert code == 0, out
     [b] = bundles(tmp_path)
     assert b.run_id == journal.name.split(".")[0] and b.complete
-    ids = [r.params["i"] for r in b.results]
-    assert sorted(ids) == list(range(6))
+    samples = {r.params["i"]: r.samples for r in b.results}
+    assert sorted(samples) == list(range(6)) and len(b.results) == 6
+    assert {i: samples[i] for i in kept} == kept  # finished before the kill: kept as measured, not re-run
+    assert all(max(samples[i]) < 0.15 for i in set(samples) - set(kept))
     assert any("resumed 1 time" in w for w in b.warnings)
 
 
-def test_ctrl_c_writes_a_valid_incomplete_bundle(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_writes_a_valid_incomplete_bundle_and_resume_completes_it(tmp_path, capsys, monkeypatch, sig):
     slow = {"MPSBENCH_FAKE_SLEEP_S": "0.15", "MPSBENCH_FAKE_CASES": "8"}
     proc = subprocess.Popen([sys.executable, "-m", "collector", "run", "--out", str(tmp_path), "--workload",
                              "fake_sleep"], cwd=ROOT, env=env(**slow), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     wait_for_cases(tmp_path, 1)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, out + err
     [b] = bundles(tmp_path)
     assert b.complete is False and b.ended_at is not None
-    assert 1 <= len({r.params["i"] for r in b.results}) < 8
+    done = {r.params["i"]: r.samples for r in b.results}
+    assert 1 <= len(done) < 8
     assert any(w.startswith("incomplete:") for w in b.warnings)
     assert "--resume" in out
     monkeypatch.setenv("MPSBENCH_FAKE_CASES", "8")
     assert main(capsys, "run", "--out", str(tmp_path), "--resume")[0] == 0
     [b2] = bundles(tmp_path)
-    assert b2.complete and sorted(r.params["i"] for r in b2.results) == list(range(8))
+    assert b2.run_id == b.run_id and b2.complete and not any(w.startswith("incomplete:") for w in b2.warnings)
+    assert sorted(r.params["i"] for r in b2.results) == list(range(8))
+    assert {r.params["i"]: r.samples for r in b2.results if r.params["i"] in done} == done
 
 
 def test_resume_without_a_journal_is_an_error(tmp_path, capsys):
@@ -143,3 +163,27 @@ def test_journal_lines_are_valid_json_per_case(tmp_path, capsys):
     [journal] = tmp_path.glob("*.journal.jsonl")
     records = [json.loads(line) for line in journal.read_text().splitlines()]
     assert records[0]["type"] == "run" and [r["type"] for r in records[1:]] == ["case"] * 4
+
+
+def test_a_case_journaled_just_before_ctrl_c_is_in_the_incomplete_bundle(tmp_path, capsys, monkeypatch):
+    from collector.journal import Journal
+    write = Journal.finish_case
+
+    def journal_then_interrupt(self, cid, results):  # Ctrl-C lands after the fsync, before memory is updated
+        write(self, cid, results)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(Journal, "finish_case", journal_then_interrupt)
+    code, _ = main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep")
+    [b] = bundles(tmp_path)
+    assert code == 130 and b.complete is False and [r.params["i"] for r in b.results] == [0]
+
+
+def test_battery_and_low_power_mode_are_warnings_on_screen_and_in_the_bundle(tmp_path, capsys, monkeypatch):
+    from bundle.schema import Machine
+    from collector import session
+    on_battery = Machine(name="laptop", os="macOS", chip="Apple M3 Max", power_source="battery", low_power_mode=True)
+    monkeypatch.setattr(session, "current_machine", lambda name, device: on_battery)
+    code, out = main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep")
+    [b] = bundles(tmp_path)
+    assert code == 0 and sum("battery" in w for w in b.warnings) == 1 and sum("Low Power" in w for w in b.warnings) == 1
+    assert "WARNING: running on battery" in out and "WARNING: Low Power Mode is on" in out

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from collector.errors import CollectorError
-from collector.push import Pusher
+from collector.push import Pusher, endpoint
 
 
 class Server:
@@ -110,10 +110,37 @@ def test_exhausted_retries_on_5xx_queue_the_bundle(tmp_path, outbox):
     assert o.state == "queued" and "HTTP 500" in o.detail and len(server.requests) == 3
 
 
-def test_missing_token_is_a_collector_error(tmp_path, outbox, monkeypatch):
+def test_without_a_token_no_header_is_sent_and_a_401_waits_in_the_outbox(tmp_path, outbox, monkeypatch):
     monkeypatch.delenv("MPSBENCH_TOKEN")
-    with pytest.raises(CollectorError, match="MPSBENCH_TOKEN"):
-        Pusher("http://127.0.0.1:9").push([bundle_file(tmp_path)])
+    server = Server([(401, {"error": {"message": "missing or wrong upload token"}})])
+    try:
+        [o] = Pusher(server.url, backoff_s=0.01).push([bundle_file(tmp_path)])
+    finally:
+        server.close()
+    assert server.requests[0][1] is None and len(server.requests) == 1  # no Authorization, not retried
+    assert o.state == "queued" and "HTTP 401" in o.detail and "MPSBENCH_TOKEN is not set" in o.detail
+    assert (outbox / f"{'a' * 32}.json").exists() and not (outbox / "rejected").exists()
+
+
+@pytest.mark.parametrize("url", ["{base}", "{base}/", "{base}/api/v1/runs", "{base}/api/v1/runs/", "{base}/api/v1"])
+def test_base_url_and_full_endpoint_reach_the_same_endpoint(tmp_path, outbox, url):
+    server = Server([])
+    try:
+        [o] = Pusher(url.format(base=server.url), backoff_s=0.01).push([bundle_file(tmp_path)])
+    finally:
+        server.close()
+    assert o.state == "sent" and [r[0] for r in server.requests] == ["/api/v1/runs"]
+
+
+def test_a_prefix_behind_a_proxy_is_kept():
+    assert endpoint("https://lab.example/mpsbench/") == "https://lab.example/mpsbench/api/v1/runs"
+    assert endpoint("http://h:8501/mpsbench/api/v1/runs") == "http://h:8501/mpsbench/api/v1/runs"
+
+
+@pytest.mark.parametrize("url", ["127.0.0.1:8501", "ftp://h/x", "http://", ""])
+def test_a_bad_url_is_refused_naming_the_rule(url):
+    with pytest.raises(CollectorError, match=r"push URL must be http\(s\)://HOST"):
+        Pusher(url)
 
 
 def test_push_command_prints_the_servers_rule_and_exits_1(tmp_path, outbox, capsys, monkeypatch):

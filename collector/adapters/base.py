@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -82,24 +83,18 @@ class Adapter(ABC):
         if reset is not None:
             reset()
         sampler = PeakSampler(probe, self.sample_interval_s) if probe is not None else None
-        with sampler or _nothing():
+        with sampler or nullcontext():
             fn()
             self.synchronize()
-        report = MemoryReport(
-            driver_peak=Figure(sampler.peak) if sampler else Figure.missing(probe_reason or "no driver probe"),
-            reserved_peak=Figure.missing(peak_reason or "no allocator peak API"),
-            allocated_peak=Figure.missing(peak_reason or "no allocator peak API"),
-            warnings=[probe_warning] if probe_warning else [],
-        )
-        if read is not None:
-            reserved, allocated = read()
-            report.reserved_peak, report.allocated_peak = Figure(int(reserved)), Figure(int(allocated))
-        return report
+        driver = Figure(sampler.peak) if sampler else Figure.missing(probe_reason or "no driver probe")
+        reserved, allocated = _allocator_figures(read, peak_reason)
+        return MemoryReport(driver, reserved, allocated, warnings=[probe_warning] if probe_warning else [])
 
 
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
+def _allocator_figures(read: Callable[[], tuple[int, int]] | None, reason: str | None) -> tuple[Figure, Figure]:
+    """(reserved peak, live-tensor peak), read after the measured region; each missing with the same reason."""
+    if read is None:
+        missing = Figure.missing(reason or "no allocator peak API")
+        return missing, missing
+    reserved, allocated = read()
+    return Figure(int(reserved)), Figure(int(allocated))

@@ -71,16 +71,17 @@ def parse_low_power_mode(text: str) -> bool | None:
 
 
 def parse_thermal_state(text: str) -> str | None:
-    """`pmset -g therm`: "nominal" when no warning level is recorded, else the reported levels/limits."""
+    """`pmset -g therm`: the reported warning levels / CPU limits, "nominal" when they show no throttling.
+
+    On Apple silicon pmset records nothing ("No CPU power status has been recorded", see exelban/stats#749)
+    even under thermal pressure, so three "No … recorded" notes are unknown (None), not "nominal"."""
     levels = re.findall(r"(?:Thermal|Performance) warning level set to (\d+)", text)
     limits = dict(re.findall(r"(CPU_Speed_Limit|CPU_Scheduler_Limit)\s*=\s*(\d+)", text))
     if any(level != "0" for level in levels):
         return "warning level " + "/".join(levels)
     if limits.get("CPU_Speed_Limit", "100") != "100" or limits.get("CPU_Scheduler_Limit", "100") != "100":
         return "cpu limited " + ", ".join(f"{k}={v}" for k, v in limits.items())
-    if levels or limits or "No thermal warning level has been recorded" in text:
-        return "nominal"
-    return None
+    return "nominal" if levels or limits else None
 
 
 def parse_machine(outputs: dict[str, str]) -> dict[str, object]:
