@@ -50,7 +50,8 @@ def _run_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--suite", action="append", default=[], choices=["kernels", "models"])
     r.add_argument("--device", default="auto", choices=["auto", "mps", "cuda", "cpu"])
     r.add_argument("--dtype", help="comma list, e.g. float32,bfloat16 (default: each workload's own)")
-    r.add_argument("--compile", default="eager", help="comma list of eager,inductor")
+    r.add_argument("--compile", default="eager,inductor",
+                   help="comma list of eager,inductor (default both: each workload measures the modes it offers; kernels are eager only)")
     r.add_argument("--tag", action="append", default=[], help="KEY=VALUE (repeatable)")
     r.add_argument("--machine-name")
     r.add_argument("--profile", default="quick", choices=["quick", "full"])
