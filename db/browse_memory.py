@@ -8,7 +8,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from bundle.units import convert
-from db.browse import MEMORY_METRICS, results
+from db.browse import MEMORY_METRICS, results, split_builds
 
 FIGURE_NAMES = {
     "memory_driver_peak": "driver total peak",
@@ -19,9 +19,9 @@ FIGURE_NAMES = {
 _CASE = ["machine_name", "chip", "build", "workload", "case_key", "dtype", "compile"]
 
 
-def memory_long(engine: Engine) -> pd.DataFrame:
+def memory_long(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
     """One row per memory record: figure name, median in GiB (None when unavailable), status and reason."""
-    frame = results(engine, metrics=MEMORY_METRICS)
+    frame = split_builds(results(engine, metrics=MEMORY_METRICS), split_tag)
     frame["figure"] = frame["metric"].map(FIGURE_NAMES)
     frame["GiB"] = [_gib(v, u, s) for v, u, s in frame[["median", "unit", "status"]].itertuples(index=False)]
     frame["reason"] = [m if s not in ("ok", "fallback") else "" for s, m in frame[["status", "message"]].itertuples(index=False)]

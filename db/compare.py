@@ -17,11 +17,11 @@ from sqlalchemy import Engine
 from bundle.metrics import METRICS, Better, Comparison
 from db.compare_sql import FILTERS, KEY, compare_sql
 from db.errors import Problem, StoreError
-from db.frames import read_arrow
+from db.frames import read_arrow, read_data_version
 from db.selectors import Selector, parse_selector, require_runs
 from db.families import family_frame
 from db.significance import SampleLists, significance, summarize_lists
-from db.store import data_version
+
 from db.unmatched import unmatched_frame
 from db.wording import difference_words, ratio_words_many
 
@@ -84,7 +84,7 @@ class ComparisonResult:
 def compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     """The comparison, cached per store data version (a new ingest changes it), so every page, API call and
     claim asking the same question of the same data shares one computation. Treat the result as read-only."""
-    key = (id(engine), data_version(engine), query)
+    key = (id(engine), read_data_version(engine), query)
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
         if hit is not None:
@@ -130,7 +130,8 @@ def _notes(query: CompareQuery, cases: pd.DataFrame) -> list[str]:
     if query.scope == "chip":
         notes.append("Chip scope: results of different machines with the same chip are pooled, explicitly.")
     if not cases.empty and ((cases.baseline_pooled > 1) | (cases.candidate_pooled > 1)).any():
-        notes.append("Repeats: where a side has several results of a case on one scope (repeated runs), their samples are pooled.")
+        notes.append("Repeats: where a side has several results of a case on one scope (repeated runs), "
+                     "their samples are pooled.")
     return notes
 
 

@@ -48,7 +48,17 @@ def _cis(usable: pd.DataFrame, fam: pd.DataFrame) -> tuple[np.ndarray, np.ndarra
     return low, high
 
 
+def _ci_words(low: float, high: float, centre: float) -> str:
+    """The CI in the headline's direction: "1.05–1.31×" beside "1.20× faster", "1.02–1.44×" beside
+    "1.10× slower"."""
+    if centre >= 1 or not (low > 0 and high > 0):
+        return f"{low:.2f}–{high:.2f}×"
+    return f"{1 / high:.2f}–{1 / low:.2f}×"
+
+
 def _summary(r, baseline: str) -> str:
-    ci = f" (95 % CI {r.ci_low:.2f}–{r.ci_high:.2f})" if np.isfinite(r.ci_low) else " (one case: no CI)"
+    ci = f" (95 % CI {_ci_words(r.ci_low, r.ci_high, r.geomean)})" if np.isfinite(r.ci_low) else " (one case: no CI)"
     plural = "s" if r.n_cases != 1 else ""
-    return f"geomean {ratio_words(r.metric, r.geomean)}{ci} over {r.n_cases} case{plural}, baseline {baseline}"
+    family = f"{r.scope} · {r.workload} {r.metric} {r.dtype} {r.compile}"
+    return (f"{family}: geomean {ratio_words(r.metric, r.geomean)}{ci} over {r.n_cases} case{plural}, "
+            f"baseline {baseline}")

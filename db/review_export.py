@@ -10,7 +10,7 @@ from db.wording import format_value
 
 def md_escape(text: object) -> str:
     """Table-cell-safe text: HTML escaped, pipes/backticks/Markdown punctuation neutralised, one line."""
-    out = html.escape(str(text), quote=True).replace("\r", " ").replace("\n", " ")
+    out = html.escape(str(text), quote=False).replace("\r", " ").replace("\n", " ")
     for ch in "\\`*_[]|#<>~":
         out = out.replace(ch, "\\" + ch) if ch not in "<>" else out
     return out

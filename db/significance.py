@@ -65,7 +65,8 @@ class Summary:
 
 
 def summarize_lists(lists: SampleLists) -> Summary:
-    """Median and quartiles (linear interpolation, as numpy's and DuckDB's quantile_cont) of every list; NaN if empty."""
+    """Median and quartiles (linear interpolation, as numpy's and DuckDB's quantile_cont) of every list; NaN if
+    empty."""
     m = len(lists.offsets) - 1
     out = Summary(*(np.full(m, np.nan) for _ in range(3)))
     counts = lists.counts

@@ -40,7 +40,9 @@ def save_note(engine: Engine, baseline: str, candidate: str, key: dict, state: s
                       author=author.strip(), comment=comment, link=link.strip(),
                       created_at=datetime.now(timezone.utc), **{k: str(key[k]) for k in NOTE_KEY})
     note_id = note.note_id
-    with Session(engine) as session:
+    from db.store import WRITE_LOCK  # the store's one shared connection: writers take turns (as ingest does)
+
+    with WRITE_LOCK, Session(engine) as session:
         session.add(note)
         session.commit()
     return note_id

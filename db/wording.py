@@ -52,7 +52,7 @@ def ratio_words_many(metric_name: str, oriented: list[float]) -> list[str]:
     if m.better is Better.neutral:
         return [f"{o:.2f}× the baseline" if 0 < o < math.inf else "ratio undefined" for o in oriented]
     better, worse = _WORDS.get(m.quantity, ("better", "worse"))
-    same = f"1.00× (no change in {m.unit})"
+    same = "1.00× (no change)"
     out = []
     for o in oriented:
         if not 0 < o < math.inf:  # NaN fails every comparison

@@ -31,7 +31,17 @@ def _render() -> None:
     claims = load(evaluate_claims, baseline or None, candidate or None)
     for status in ("reproduced", "not reproduced", "no data"):
         st.text(f"{status}: {int((claims.status == status).sum())}")
-    st.dataframe(claims, hide_index=True, column_config={"source": st.column_config.TextColumn("source")})
+    for claim_id, rows in claims.groupby("claim", sort=False):
+        first = rows.iloc[0]
+        st.subheader(claim_id)
+        st.text(first.title)
+        st.text(f"baseline {first.baseline}: {first.baseline_is}\ncandidate {first.candidate}: {first.candidate_is}"
+                f"\nsource: {first.source}")
+        st.dataframe(rows[FIGURE_VIEW], hide_index=True)
+
+
+FIGURE_VIEW = ["id", "chip", "dtype", "compile", "status", "claimed", "measured", "unit", "tolerance", "n_cases",
+               "claimed_cases", "detail"]
 
 
 guarded(_render)

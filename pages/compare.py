@@ -21,6 +21,7 @@ CASE_VIEW = ["scope", "device", "workload", "case_key", "dtype", "compile", "met
              "oriented_ratio", "difference", "change_unit", "ci_low", "ci_high", "p_value", "significance", "caveats"]
 SUMMARIES = 12  # family summaries printed as text; the table below lists every family
 CHART_DEFAULT, CHART_MAX = 60, 500  # cases drawn: the largest changes (a 50k-point chart helps no one)
+TABLE_ROWS = 2000  # case rows sent by default; 50k rows are ~18 MB for the browser to parse (all on request)
 
 
 def _pick(label: str, key: str, options: list[str], default: str) -> str:
@@ -115,7 +116,7 @@ def _ratio_section(result: ComparisonResult) -> pd.DataFrame:
     if not data.empty:
         st.text(f"Per-case ratio: the {len(data)} largest changes of {len(result.cases)} compared cases "
                 f"(ratio metrics); the table below lists every case.")
-        st.altair_chart(_ratio_chart(data), use_container_width=True)
+        st.altair_chart(_ratio_chart(data), width="stretch")
     return data
 
 
@@ -124,10 +125,29 @@ def _detail_charts(result: ComparisonResult, data: pd.DataFrame) -> None:
         return
     metric = st.selectbox("Absolute values for metric", sorted(data.metric.unique()), key="cmp_abs")
     shown = data[data.metric == metric]
-    st.altair_chart(_absolute_chart(shown, shown.unit.iloc[0]), use_container_width=True)
+    st.altair_chart(_absolute_chart(shown, shown.unit.iloc[0]), width="stretch")
     pick = st.selectbox("Sample distribution of case", shown.row.tolist(), key="cmp_dist",
                         format_func=lambda r: str(shown.case[r]))
-    st.altair_chart(_samples_chart(result.case_samples(int(pick)), shown.unit[pick]), use_container_width=True)
+    st.altair_chart(_samples_chart(result.case_samples(int(pick)), shown.unit[pick]), width="stretch")
+
+
+def _case_table(cases: pd.DataFrame) -> None:
+    every = len(cases) <= TABLE_ROWS or st.toggle(f"Show all {len(cases)} cases (slow in the browser)",
+                                                 value=st.query_params.get("all_cases") == "1", key="cmp_all")
+    if len(cases) > TABLE_ROWS:
+        st.query_params["all_cases"] = "1" if every else "0"
+    shown = cases if every else charted_rows(cases, TABLE_ROWS)
+    if not every:
+        st.text(f"The {len(shown)} largest changes of {len(cases)} cases, largest first (difference metrics "
+                "after); GET /api/v1/compare with the same parameters returns every case.")
+    st.dataframe(shown[CASE_VIEW], hide_index=True)
+
+
+def charted_rows(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
+    """At most `limit` cases: ratio cases by |log oriented ratio|, largest first, then the others."""
+    size = np.abs(np.log(cases.oriented_ratio.astype(float).where(cases.oriented_ratio > 0)))
+    order = size.fillna(-1.0).sort_values(ascending=False, kind="stable").index[:limit]
+    return cases.loc[order]
 
 
 def _render() -> None:
@@ -145,7 +165,7 @@ def _render() -> None:
     data = _ratio_section(result) if not result.cases.empty else pd.DataFrame()
     st.dataframe(result.families, hide_index=True)
     st.subheader("Per case")
-    st.dataframe(result.cases[CASE_VIEW], hide_index=True)
+    _case_table(result.cases)
     _detail_charts(result, data)
     st.subheader("Not compared (one side only, or no ok figure on a side)")
     st.dataframe(result.unmatched, hide_index=True)

@@ -4,15 +4,16 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from db import browse_correctness
+from db import browse, browse_correctness
 from pages.render import guarded, load, query_choice, stop_if_empty
 
 
 def body() -> None:
     st.title("Correctness")
-    records = load(browse_correctness.correctness)
+    split = query_choice("Split builds by tag (A/B runs of one build)", "split_tag", load(browse.tag_keys))
+    records = load(browse_correctness.correctness, split or None)
     stop_if_empty(records, "correctness records")
-    wrong = load(browse_correctness.faster_but_wrong)
+    wrong = load(browse_correctness.faster_but_wrong, split or None)
     if not wrong.empty:
         st.error(f"faster but wrong: {len(wrong)} case(s) got faster than the previous build while failing "
                  "their correctness tolerance")
@@ -25,7 +26,8 @@ def body() -> None:
         return
     unit = measured["unit"].iloc[0]
     chart = alt.Chart(measured).mark_point(filled=True, size=80).encode(
-        x=alt.X("build:N"), y=alt.Y("median:Q", title=f"{metric} ({unit})"),
+        x=alt.X("build:N", axis=alt.Axis(labelLimit=400, labelAngle=-20)),
+        y=alt.Y("median:Q", title=f"{metric} ({unit})"),
         color=alt.Color("verdict:N"), shape="dtype:N",
         tooltip=["machine_name", "workload", "case_key", "dtype", "compile", "build", "verdict",
                  alt.Tooltip("median:Q", title=f"{metric} ({unit})"),

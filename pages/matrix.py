@@ -50,7 +50,7 @@ def _render() -> None:
         color=alt.Color("geomean:Q", scale=alt.Scale(type="log", scheme="redblue", domainMid=1.0),
                         title="geomean (× better)"),
         tooltip=["row", "build", "geomean", "ci_low", "ci_high", "n_cases", "unit", "baseline"]),
-        use_container_width=True)
+        width="stretch")
     st.dataframe(cells, hide_index=True)
 
 

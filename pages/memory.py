@@ -4,7 +4,7 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from db import browse_memory
+from db import browse, browse_memory
 from pages.render import guarded, load, query_choice, stop_if_empty
 
 
@@ -12,7 +12,8 @@ def body() -> None:
     st.title("Memory")
     st.caption("Peaks in GiB. A figure the device or build cannot give is shown as unavailable with its reason, "
                "never as 0.")
-    long = load(browse_memory.memory_long)
+    split = query_choice("Split builds by tag (A/B runs of one build)", "split_tag", load(browse.tag_keys))
+    long = load(browse_memory.memory_long, split or None)
     stop_if_empty(long, "memory records")
     workload = query_choice("workload", "workload", list(long["workload"]))
     if workload:

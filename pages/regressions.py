@@ -27,7 +27,9 @@ def _param(label: str, key: str, options: list[str], default: str) -> str:
 
 def _triage_form(found, query: CompareQuery) -> None:
     labels = [f"{r.scope} · {r.workload} {r.case_key} {r.dtype} {r.compile} {r.metric}" for r in found.itertuples()]
-    with st.form("triage"):
+    if st.session_state.pop("reg_saved", None):
+        st.success("Triage saved: the table above shows it, for everyone.")
+    with st.form("triage", clear_on_submit=True):
         pick = st.selectbox("Regression", range(len(labels)), format_func=lambda i: labels[i])
         state = st.selectbox("State", STATES)
         comment, author, link = st.text_area("Comment"), st.text_input("Author"), st.text_input("Link (http(s)://…)")
@@ -35,7 +37,7 @@ def _triage_form(found, query: CompareQuery) -> None:
             row = found.iloc[pick]
             save_note(engine(), query.baseline, query.candidate, {k: row[k] for k in NOTE_KEY}, state, author,
                       comment, link)
-            st.success("Saved.")
+            st.session_state["reg_saved"] = True  # shown after the rerun that re-reads the notes
             st.rerun()
 
 

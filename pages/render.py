@@ -13,6 +13,7 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from db.errors import StoreError
+from db.frames import read_data_version
 
 EMPTY_HINT = ("No runs yet: run `python -m collector run …` on a machine (it pushes its bundle here), "
               "or upload a bundle on the Upload page.")
@@ -31,9 +32,7 @@ def engine() -> Engine:
 
 
 def data_version() -> Any:
-    from db.store import data_version as version
-
-    return version(engine())
+    return read_data_version(engine())
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

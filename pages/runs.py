@@ -34,7 +34,7 @@ def _filtered(runs):
     with columns[-3]:
         selection["tag"] = query_choice("tag", "tag", tags)
     shown = browse.filter_runs(runs, selection)
-    kinds = load(browse.results)
+    kinds = load(browse.result_kinds)
     for slot, key in zip(columns[-2:], ("dtype", "compile")):
         with slot:
             wanted = query_choice(key, key, list(kinds[key]))

@@ -36,7 +36,7 @@ def _render() -> None:
         color="chip:N", tooltip=["chip", "torch_version", "nightly_date", "median", "unit", "p25", "p75", "n", "runs",
                                  "machines", "change_point"])
     steps = alt.Chart(points[points.change_point]).mark_rule(strokeDash=[3, 3]).encode(x=alt.X("torch_version:N", sort=order))
-    st.altair_chart(line + steps, use_container_width=True)
+    st.altair_chart(line + steps, width="stretch")
     st.dataframe(points, hide_index=True)
 
 

@@ -1,7 +1,9 @@
-"""One real-browser test: `streamlit run app.py` on a seeded store, the Compare page in Chromium, and the upload
-API answering in the same process."""
+"""One real-browser test: `streamlit run app.py` on a seeded store, the Compare page in Chromium (its ratio chart
+drawn, the family geomean shown), the upload API of the same process (token from MPSBENCH_UPLOAD_TOKENS), and a
+bundle's HTML-looking machine name shown as text on its run's page."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -14,7 +16,7 @@ import httpx
 import pytest
 
 from db.store import open_store
-from tests.dashboard_bundles import known_bundle, raw
+from tests.dashboard_bundles import MACHINE_NAME, known_bundle, raw
 from tests.seed import seed_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,8 +25,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run"]
 START_S, PAGE_S = 90.0, 60.0  # bounds for a loaded 2-core machine
 TOKEN = "browser-test-token"
-# UNVERIFIED: selector syntax of pages/compare.py and the seed builds must be checked once db.store exists
-COMPARE_QUERY = "baseline=torch%3D2.14.1&candidate=torch%3D2.15.0rc1"
+COMPARE_QUERY = "baseline=torch%3D2.14.1&candidate=torch%3D2.15.0rc1"  # the seed's builds (tests/seed.py)
+DRAWN = "[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg"
+GEOMEAN = "studio-1 · softmax op_time float32 eager: geomean 1.2"  # both softmax shapes 0.8× the time
 
 
 def _free_port() -> int:
@@ -56,7 +59,7 @@ def server(tmp_path):
     seed_store(engine)
     engine.dispose()
     port = _free_port()
-    env = {**os.environ, "MPSBENCH_DB": str(path), "MPSBENCH_TOKENS": TOKEN}
+    env = {**os.environ, "MPSBENCH_DB": str(path), "MPSBENCH_UPLOAD_TOKENS": TOKEN}
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
            str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]
@@ -75,24 +78,34 @@ def server(tmp_path):
             proc.wait(timeout=15)
 
 
+def _upload(server: str, bundle, token: str) -> httpx.Response:
+    return httpx.post(f"{server}/api/v1/runs", content=raw(bundle), timeout=30.0,
+                      headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+
+
 def test_compare_page_in_a_browser_and_upload_api(server):
     from playwright.sync_api import sync_playwright
 
+    bundle = known_bundle(5, "2.16.0.dev20261201", "nightly", 9.0, 50.0, True)
+    assert _upload(server, bundle, "wrong-token").status_code == 401  # the server really reads our token
+    answer = _upload(server, bundle, TOKEN)
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["run_id"] == bundle.run_id
+    assert _upload(server, bundle, TOKEN).status_code == 200  # already present: idempotent
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page()
             page.goto(f"{server}/compare?{COMPARE_QUERY}", timeout=PAGE_S * 1000)
-            page.wait_for_selector(".vega-embed", timeout=PAGE_S * 1000)
-            page.get_by_text("geomean", exact=False).first.wait_for(timeout=PAGE_S * 1000)
-            assert "Compare" in page.inner_text("body")
+            page.wait_for_selector(DRAWN, timeout=PAGE_S * 1000)  # the ratio chart, drawn by Vega
+            page.get_by_text(GEOMEAN, exact=False).first.wait_for(timeout=PAGE_S * 1000)
+            body = page.inner_text("body")
+            assert "Per family geomean" in body and "faster (95 % CI" in body and "baseline torch=2.14.1" in body
+            page.goto(f"{server}/runs?run_id={bundle.run_id}", timeout=PAGE_S * 1000)
+            page.get_by_text("Run provenance").wait_for(timeout=PAGE_S * 1000)
+            in_code = ("() => [...document.querySelectorAll('[data-testid=stCode]')]"
+                       f".some(e => e.innerText.includes({json.dumps(MACHINE_NAME)}))")
+            page.wait_for_function(in_code, timeout=PAGE_S * 1000)  # the provenance shows "mac <b>studio</b>"
+            assert page.locator("b", has_text="studio").count() == 0  # and never turned into markup
         finally:
             browser.close()
-    bundle = known_bundle(5, "2.16.0.dev20261201", "nightly", 9.0, 50.0, True)
-    answer = httpx.post(f"{server}/api/v1/runs", content=raw(bundle), timeout=30.0,
-                        headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
-    assert answer.status_code == 201, answer.text
-    assert answer.json()["run_id"] == bundle.run_id
-    again = httpx.post(f"{server}/api/v1/runs", content=raw(bundle), timeout=30.0,
-                       headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
-    assert again.status_code == 200, again.text  # already present: idempotent

@@ -10,9 +10,10 @@ import pytest
 store = pytest.importorskip("db.store", reason="db/store.py (helper A) is not in the tree yet")
 pytest.importorskip("db.ingest", reason="db/ingest.py (helper A) is not in the tree yet")
 
-from db.compare import CompareQuery, compare  # noqa: E402
+from db.compare import CompareQuery, compare, compute_compare  # noqa: E402
 from db.errors import StoreError  # noqa: E402
-from tests.seed import SOFTMAX, seed_store  # noqa: E402
+from bundle.schema import case_key  # noqa: E402
+from tests.seed import LINEAR_NOISE, LINEAR_SLOW, SOFTMAX, seed_store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,9 +57,9 @@ def test_ratios_medians_and_significance_match_known_answers(seeded):
     assert soft.oriented_ratio == pytest.approx(ans["softmax_speedup"], rel=0.02)
     assert soft.significance == "significant" and soft.change.endswith("faster")
     assert soft.ci_low <= soft.oriented_ratio <= soft.ci_high
-    slow = cases[(cases.workload == "linear") & (cases.case_key == '{"k":768,"m":1,"n":2048}')]
+    slow = cases[(cases.workload == "linear") & (cases.case_key == case_key(LINEAR_SLOW))]
     assert (slow.significance == "significant").all() and slow.change.str.endswith("slower").all()
-    noise = cases[(cases.workload == "linear") & (cases.case_key == '{"k":4096,"m":1,"n":1024}')]
+    noise = cases[(cases.workload == "linear") & (cases.case_key == case_key(LINEAR_NOISE))]
     assert (noise.significance == "not significant").all()
     pad = cases[cases.workload == "constant_pad"]  # n=2 per run: alone insufficient; studio-1's 2 repeats pool to 4
     assert (pad[pad.scope != "studio-1"].significance == "insufficient samples").all()
@@ -140,7 +141,9 @@ def test_compare_page_renders_the_geomean_and_tables(seeded, monkeypatch):
     at.run()
     assert not at.exception and not at.error
     texts = [t.value for t in at.text]
-    assert any(t.startswith("geomean 1.2") and "faster" in t and "baseline torch=2.14.1" in t for t in texts)
+    family = [t for t in texts if t.startswith("studio-1 · softmax op_time float32 eager: geomean ")]
+    assert len(family) == 1 and "× faster (95 % CI " in family[0] and family[0].endswith("baseline torch=2.14.1")
+    assert float(family[0].split("geomean ")[1].split("×")[0]) == pytest.approx(1.25, abs=0.02)  # both shapes 0.8×
     assert len(at.dataframe) >= 3
 
 
@@ -172,17 +175,39 @@ def test_regression_and_trend_pages_render(seeded, monkeypatch, page):
 
 
 def test_claims_reproduced_not_reproduced_and_no_data(seeded):
-    from db.claims import evaluate_claims
+    from db.claims import evaluate_claims, load_claims
 
     engine, _, _ = seeded
     claims = evaluate_claims(engine).set_index(["id", "chip"])
-    assert claims.loc[("qwen3-decode-512", "Apple M3 Ultra"), "status"] == "reproduced"  # 1.33 vs 1.336
+    assert len(load_claims()) == 5 and all(c["baseline"] and c["baseline_is"] and c["source"] for c in load_claims())
+    decode = claims.loc[("qwen3-decode-512", "Apple M3 Ultra")]
+    assert decode.status == "reproduced" and decode.measured == pytest.approx(51.7 / 38.7, rel=0.02)
+    assert (decode["dtype"], decode["compile"]) == ("bfloat16", "inductor")  # dtype: any, but reported per dtype
     assert claims.loc[("wan-vae-driver-peak", "Apple M3 Ultra"), "status"] == "reproduced"
+    assert claims.loc[("wan-vae-live-peak", "Apple M3 Ultra"), "measured"] == pytest.approx(4.422 / 4.095)
+    assert claims.loc[("wan-vae-pad-calls", "Apple M3 Ultra"), "status"] == "reproduced"  # 8764 on both: +0
     assert claims.loc[("qwen-image-vae-psnr", "Apple M3 Ultra"), "measured"] == pytest.approx(19.89)
-    assert claims.loc[("softmax-1x128256", "Apple M3 Ultra"), "status"] == "not reproduced"  # seeded 1.25×, not 8.04×
-    assert claims.loc[("linear-decode-geomean", "Apple M2"), "status"] == "not reproduced"
+    soft = claims.loc[("softmax-1x128256", "Apple M3 Ultra")]
+    assert soft.status == "not reproduced" and soft.claimed == pytest.approx(57.37 / 7.14)  # seeded 1.25×
+    linear = claims.loc[("linear-decode-geomean", "Apple M2")]  # the three M = 1 shapes: 0.8×, 1.1×, 1.0× time
+    assert linear.status == "not reproduced" and linear.n_cases == 3
+    assert linear.measured == pytest.approx((1.25 * (1 / 1.1) * 1.0) ** (1 / 3), rel=0.02)
     by_id = claims.reset_index().groupby("id").status.first()
     assert by_id["qwen3-decode-2048"] == "no data" and by_id["wan-vae-reserved-peak"] == "no data"
+
+
+def test_claim_matching_uses_params_subset_and_model_hint():
+    import pandas as pd
+
+    from db.claims import load_claims, matching
+
+    claim = next(c for c in load_claims() if c["id"] == "qwen3-moe-decode")
+    keys = [{"model": "Qwen3.6-35B-A3B", "context": 512}, {"model": "Llama-3.1-8B", "context": 512},
+            {"architecture": "Qwen3MoeForCausalLM", "context": 512, "layers": 2}, {"model": "qwen3-tiny", "context": 2048}]
+    cases = pd.DataFrame({"metric": "decode_throughput", "compile": "inductor", "dtype": ["bfloat16", "bfloat16",
+                          "float16", "bfloat16"], "case_key": [json.dumps(k) for k in keys], "scope": "Apple M3 Ultra"})
+    found = matching(cases, claim, claim["figures"][0])  # context 512, any dtype, a qwen3 model by any param name
+    assert [json.loads(k)["context"] for k in found.case_key] == [512, 512] and "Llama" not in "".join(found.case_key)
 
 
 def test_matrix_cells_are_per_chip_geomeans_against_the_baseline(seeded):
@@ -193,3 +218,81 @@ def test_matrix_cells_are_per_chip_geomeans_against_the_baseline(seeded):
     assert cells.loc[("Apple M2", "2.15.0rc1"), "geomean"] == pytest.approx(ans["softmax_speedup"], rel=0.02)
     assert cells.loc[("Apple M3 Ultra", "2.15.0rc1"), "n_cases"] == 2  # two softmax shapes; machines pooled
     assert ("Apple M2", "2.15.0") not in cells.index  # 2.15.0 ran only on studio-1
+
+
+def test_page_tables_equal_the_json_twin(seeded, monkeypatch):
+    """The Compare page's per-case and per-family tables hold the same figures GET /api/v1/compare returns."""
+    import streamlit as st
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+    from streamlit.testing.v1 import AppTest
+
+    import api.query as query_api
+
+    engine, _, path = seeded
+    monkeypatch.setattr(query_api, "_engine", lambda: engine)
+    params = {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1", "scope": "chip"}
+    body = TestClient(Starlette(routes=query_api.ROUTES)).get("/api/v1/compare", params=params).json()
+    monkeypatch.setenv("MPSBENCH_DB", str(path))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = AppTest.from_file(str(ROOT / "pages" / "compare.py"), default_timeout=90)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    families, cases = at.dataframe[0].value, at.dataframe[1].value
+    api_cases = {(c["scope"], c["workload"], c["case_key"], c["dtype"], c["metric"]): c for c in body["cases"]}
+    assert len(cases) == len(api_cases) and len(families) == len(body["families"])
+    for row in cases.to_dict("records"):
+        twin = api_cases[(row["scope"], row["workload"], row["case_key"], row["dtype"], row["metric"])]
+        for col in ("baseline_median", "candidate_median", "oriented_ratio", "difference", "ci_low", "ci_high",
+                    "p_value"):
+            assert (row[col] != row[col] and twin[col] is None) or row[col] == pytest.approx(twin[col]), col
+        assert (row["change"], row["significance"], row["unit"]) == (twin["change"], twin["significance"], twin["unit"])
+    assert sorted(families.summary) == sorted(f["summary"] for f in body["families"])
+
+
+def test_cache_follows_the_data_version_and_reads_run_from_many_threads(tmp_path):
+    """Compare is cached until an ingest; page sessions read concurrently with each other and with an upload."""
+    import threading
+
+    from tests.dashboard_bundles import MACHINE_NAME, known_bundle, raw
+
+    engine = store.open_store(tmp_path / "c.duckdb")  # StaticPool: one shared DuckDB connection, as served
+    seed_store(engine)
+    query = CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"})
+    first = compare(engine, query)
+    assert compare(engine, query) is first  # cached
+    errors, done = [], []
+
+    def read():
+        try:
+            for _ in range(5):
+                done.append(len(compute_compare(engine, query).cases))
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=read) for _ in range(3)]
+    [t.start() for t in threads]
+    from db.ingest import ingest_bundle
+    ingest_bundle(engine, raw(known_bundle(9, "2.15.0rc1", "rc", 7.0, 60.0, True)))  # a new run of the candidate
+    [t.join() for t in threads]
+    assert not errors and len(done) == 15
+    after = compare(engine, query)
+    new_machine = after.unmatched[after.unmatched.scope == MACHINE_NAME]  # candidate-only: listed, not paired
+    assert after is not first and len(new_machine) == 4 and new_machine.reason.str.startswith("no baseline result").all()
+    engine.dispose()
+
+
+def test_claim_within_tolerance_but_noise_is_not_reproduced():
+    import pandas as pd
+
+    from db.claims import _figure_rows, load_claims
+
+    claim = next(c for c in load_claims() if c["id"] == "linear-decode")
+    key = json.dumps({"M": 1, "K": 1024, "N": 1024})
+    cases = pd.DataFrame({"scope": "Apple M4", "dtype": "bfloat16", "compile": "eager", "metric": "op_time",
+                          "case_key": key, "oriented_ratio": [2.0, 0.76, 1.0], "difference": float("nan"),
+                          "significance": "not significant", "change": "x"})
+    row = _figure_rows(claim, claim["figures"][0], cases)[0]  # geomean 1.15 (within 10 % of 1.23? no: 1.149)
+    assert row["n_cases"] == 3 and row["status"] == "not reproduced" and "includes 1.00×" in row["detail"]

@@ -77,3 +77,68 @@ def test_change_point_finds_a_known_step_and_not_noise():
     assert change_points(step) == [7]
     assert change_points(flat) == []
     assert change_points(flat[:6] + [flat[6] * 2] + flat[7:]) == []  # one outlier build is not a step
+
+
+def test_vectorised_statistics_equal_plain_per_case_answers():
+    from db.significance import bootstrap_means, row_percentiles, summarize_lists
+
+    rng = np.random.default_rng(11)
+    rows = [list(rng.normal(50, 5, n)) for n in (3, 5, 5, 10, 1, 0, 7)]
+    stats = summarize_lists(_lists(rows))
+    for i, r in enumerate(rows):
+        if r:
+            assert stats.median[i] == pytest.approx(np.median(r))
+            assert (stats.p25[i], stats.p75[i]) == pytest.approx(tuple(np.quantile(r, [0.25, 0.75])))
+        else:
+            assert np.isnan(stats.median[i])
+    x = rng.normal(size=(40, 400))
+    assert np.allclose(row_percentiles(x.copy(), (2.5, 97.5)), np.percentile(x, [2.5, 97.5], axis=1))
+    logs = rng.normal(size=(3, 12))  # the bootstrap as a matrix product equals drawing cases and averaging
+    draws = np.random.default_rng([20261202, 12]).integers(0, 12, size=(1000, 12))
+    assert np.allclose(bootstrap_means(logs), logs[:, draws].mean(axis=2))
+
+
+def test_significance_p_values_equal_scipy_case_by_case_over_mixed_sizes():
+    rng = np.random.default_rng(5)
+    sizes = [(10, 10), (5, 8), (10, 10), (3, 3), (20, 6), (2, 9)]
+    base = [list(rng.normal(100, 1, nb)) for nb, _ in sizes]
+    cand = [list(rng.normal(100 * (1 + 0.05 * (i % 2)), 1, nc)) for i, (_, nc) in enumerate(sizes)]
+    sig = significance(_lists(base), _lists(cand), np.ones(len(sizes), dtype=bool))
+    for i, (b, c) in enumerate(zip(base, cand)):
+        if min(len(b), len(c)) < 3:
+            assert sig.verdict[i] == INSUFFICIENT and np.isnan(sig.p_value[i])
+            continue
+        assert sig.p_value[i] == pytest.approx(mannwhitneyu(c, b, alternative="two-sided").pvalue)
+        assert sig.ci_low[i] <= np.median(c) / np.median(b) <= sig.ci_high[i]
+
+
+def test_sample_lists_take_and_caveats():
+    import pandas as pd
+
+    from db.compare import caveats
+
+    lists = _lists([[1.0, 2.0], [3.0], [4.0, 5.0, 6.0]]).take(np.array([True, False, True]))
+    assert lists.values.tolist() == [1.0, 2.0, 4.0, 5.0, 6.0] and lists.offsets.tolist() == [0, 2, 5]
+    frame = pd.DataFrame({"b_pooled": [1, 2, 1], "c_pooled": [1, 3, 1], "b_machines": [1, 2, 1],
+                          "c_machines": [1, 1, 1], "b_other": [None, "error", None], "c_other": [None, None, "fallback"]})
+    assert caveats(frame, True).tolist() == [
+        "", "baseline: 2 results pooled; candidate: 3 results pooled; baseline: 2 machines pooled; "
+            "baseline: error results excluded", "candidate: fallback results excluded"]
+    assert caveats(frame, False).tolist()[1] == ("baseline: 2 results pooled; candidate: 3 results pooled; "
+                                                 "baseline: error results excluded")
+
+
+def test_geomean_summary_names_its_family_and_orients_the_ci():
+    import pandas as pd
+
+    from db.compare import CompareQuery
+    from db.families import family_frame
+
+    cases = pd.DataFrame({"scope": "m1", "device": "mps", "workload": "linear", "metric": "op_time", "dtype": "bfloat16",
+                          "compile": "eager", "comparison": "ratio", "oriented_ratio": [0.8, 0.9, 0.85],
+                          "significance": "significant"})
+    fam = family_frame(cases, CompareQuery("torch=2.14.1", "torch=2.15.0rc1")).iloc[0]
+    assert fam.geomean == pytest.approx((0.8 * 0.9 * 0.85) ** (1 / 3)) and fam.n_worse == 3
+    low, high = 1 / fam.ci_high, 1 / fam.ci_low  # the CI in "× slower" terms, as the words say it
+    assert fam.summary == (f"m1 · linear op_time bfloat16 eager: geomean {1 / fam.geomean:.2f}× slower "
+                           f"(95 % CI {low:.2f}–{high:.2f}×) over 3 cases, baseline torch=2.14.1")
