@@ -20,6 +20,7 @@ import torch
 from bundle.schema import Result, Status
 from collector.adapters.base import Adapter
 from collector.bench import CaseBench
+from collector import contention
 from collector.capture import CaseWarnings
 from collector.failures import describe, fallback_ops, is_unsupported, other_warnings
 from collector.timing import TimingPolicy
@@ -47,7 +48,7 @@ def _warn_always() -> Iterator[None]:
 
 
 def run_case(workload: Workload, case: Case, ctx: RunContext) -> list[Result]:
-    start = time.perf_counter()
+    start, cpu_before = time.perf_counter(), contention.snapshot()
     deadline = start + ctx.case_time_limit_s if ctx.case_time_limit_s else None
     bench = CaseBench(case, workload, ctx.adapter, ctx.policy, deadline=deadline, chip=ctx.chip,
                       gpu_cores=ctx.gpu_cores)
@@ -58,11 +59,13 @@ def run_case(workload: Workload, case: Case, ctx: RunContext) -> list[Result]:
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status; the suite goes on
             failure = (Status.unsupported if is_unsupported(exc) else Status.error, describe(exc))
     elapsed = time.perf_counter() - start
-    return finalize(bench, caught.messages, failure, elapsed, ctx.case_time_limit_s)
+    share = contention.other_share(cpu_before, contention.snapshot(), contention.cores())
+    return finalize(bench, caught.messages, failure, elapsed, ctx.case_time_limit_s,
+                    contention.contention_warning(share, contention.cores()))
 
 
 def finalize(bench: CaseBench, caught: list[warnings.WarningMessage], failure: tuple[Status, str] | None,
-             elapsed_s: float, limit_s: float | None) -> list[Result]:
+             elapsed_s: float, limit_s: float | None, contention_note: str | None = None) -> list[Result]:
     if failure is None and not bench.results:
         failure = (Status.error, "the workload ran but recorded no figure")
     if failure is not None:
@@ -70,6 +73,8 @@ def finalize(bench: CaseBench, caught: list[warnings.WarningMessage], failure: t
     case_warnings = list(bench.case_warnings) + other_warnings(caught)
     if limit_s and elapsed_s > limit_s:
         case_warnings.append(f"case took {elapsed_s:.1f} s, over its {limit_s:g} s time limit")
+    if contention_note:
+        case_warnings.append(contention_note)
     ops = fallback_ops(caught)
     if ops:
         case_warnings.insert(0, f"CPU fallback of {', '.join(ops)}: figures are not the device's alone")
