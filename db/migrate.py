@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
+from db.errors import StoreError
 from db.tables import STORE_VERSION
 
 
@@ -28,6 +29,9 @@ MIGRATIONS = {0: _v0_to_v1}
 
 def migrate(conn) -> None:
     version = current_version(conn)
+    if version is not None and version > STORE_VERSION:
+        # an older mpsbench must not write into (or half-understand) a store laid out by a newer one
+        raise StoreError(409, f"store version {version} is newer than this mpsbench ({STORE_VERSION}); upgrade")
     while version is not None and version < STORE_VERSION:
         MIGRATIONS[version](conn)
         version += 1

@@ -6,8 +6,9 @@ import threading
 import uuid
 from pathlib import Path
 
-from sqlalchemy import BigInteger, Double, Engine, Float, Integer, create_engine, text
-from sqlalchemy.pool import StaticPool
+from duckdb_engine import ConnectionWrapper
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.pool import NullPool
 from sqlmodel import SQLModel
 
 import db.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
@@ -24,15 +25,49 @@ def store_path(path: str | None = None) -> str:
 
 
 def open_store(path: str | None = None) -> Engine:
-    target = store_path(path)
-    if target == ":memory:":
-        # one connection shared by all: every new in-memory connection would be another empty database
-        engine = create_engine("duckdb:///:memory:", poolclass=StaticPool)
-    else:
+    target = str(store_path(path))
+    if target != ":memory:":
         Path(target).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(f"duckdb:///{target}", poolclass=StaticPool)
-    _prepare(engine)
+    engine = create_engine(f"duckdb:///{target}", poolclass=DuplicatePool)
+    event.listen(engine, "do_connect", _duplicate_of_root(engine))
+    try:
+        _prepare(engine)
+    except BaseException:
+        engine.dispose()  # a refused store (e.g. newer version) must not stay open, locked, in this process
+        raise
     return engine
+
+
+class DuplicatePool(NullPool):
+    """Every checkout is its own DuckDB connection, a duplicate of one root connection per engine.
+
+    Why not one shared connection (StaticPool): a DuckDB connection runs one transaction at a time, so a read
+    from another thread during an ingest failed ("cannot start a transaction within a transaction"), and that
+    reader's rollback on return undid the writer's open transaction (its later statements then autocommitted).
+    Duplicates share the one database (also for :memory:) but each has its own transaction. DuckDB still
+    allows one writer per file, and WRITE_LOCK still makes writers take turns. dispose() closes the root,
+    releasing the file for other processes; the next checkout opens a new root.
+    """
+
+    root: ConnectionWrapper | None = None
+
+    def dispose(self) -> None:
+        root, self.root = self.root, None
+        if root is not None:
+            root.close()
+
+
+def _duplicate_of_root(engine: Engine):
+    lock = threading.Lock()
+
+    def connect(dialect, _record, cargs, cparams) -> ConnectionWrapper:
+        pool = engine.pool
+        with lock:
+            if pool.root is None:  # the first checkout (or the first after dispose) opens the database
+                pool.root = dialect.connect(*cargs, **cparams)
+            return ConnectionWrapper(pool.root.duplicate())
+
+    return connect
 
 
 def _prepare(engine: Engine) -> None:
@@ -44,20 +79,6 @@ def _prepare(engine: Engine) -> None:
         conn.execute(text("INSERT OR REPLACE INTO meta VALUES ('store_version', :v)"), {"v": str(STORE_VERSION)})
         if conn.execute(text("SELECT 1 FROM meta WHERE key='data_version'")).first() is None:
             conn.execute(text("INSERT INTO meta VALUES ('data_version', :v)"), {"v": uuid.uuid4().hex})
-
-
-def _widen_numbers() -> None:
-    """db.tables' `float` becomes 32-bit FLOAT and `int` 32-bit INTEGER in DuckDB: summaries need 64-bit
-    precision and memory_bytes (192 GiB) does not fit 32 bits. Widen the column types before tables exist."""
-    for table in SQLModel.metadata.tables.values():
-        for column in table.columns:
-            if type(column.type) is Float:
-                column.type = Double()
-            elif type(column.type) is Integer and column.name.endswith("bytes"):
-                column.type = BigInteger()
-
-
-_widen_numbers()
 
 
 def shared_store() -> Engine:

@@ -2,12 +2,14 @@
 
 Values are stored in each metric's canonical unit (bundle.metrics); `unit` is kept on every row anyway so a
 row read alone still says what its number means. JSON-valued columns hold JSON text, stored verbatim.
+Numeric types are declared 64-bit (sa_type): a plain `float` becomes 32-bit FLOAT and `int` 32-bit INTEGER in
+DuckDB, too coarse for summaries and too small for memory_bytes (192 GiB).
 """
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ARRAY, Column, Double
+from sqlalchemy import ARRAY, BigInteger, Column, Double
 from sqlmodel import Field, SQLModel
 
 STORE_VERSION = 1  # bump with a migration in db/migrate.py
@@ -34,7 +36,7 @@ class Run(SQLModel, table=True):
     gpu_name: str | None = None
     gpu_cores: int | None = None
     cpu_model: str | None = None
-    memory_bytes: int | None = None
+    memory_bytes: int | None = Field(default=None, sa_type=BigInteger)
     os: str
     os_version: str | None = None
     arch: str | None = None
@@ -82,15 +84,15 @@ class Result(SQLModel, table=True):
     warnings_json: str = "[]"
     samples: list[float] = Field(default_factory=list, sa_column=Column(ARRAY(Double)))
     n: int = 0
-    median: float | None = None
-    mean: float | None = None
-    min: float | None = None
-    max: float | None = None
-    p25: float | None = None
-    p75: float | None = None
-    stdev: float | None = None
+    median: float | None = Field(default=None, sa_type=Double)
+    mean: float | None = Field(default=None, sa_type=Double)
+    min: float | None = Field(default=None, sa_type=Double)
+    max: float | None = Field(default=None, sa_type=Double)
+    p25: float | None = Field(default=None, sa_type=Double)
+    p75: float | None = Field(default=None, sa_type=Double)
+    stdev: float | None = Field(default=None, sa_type=Double)
     passed: bool | None = None
-    tolerance: float | None = None
+    tolerance: float | None = Field(default=None, sa_type=Double)
 
 
 class ReviewNote(SQLModel, table=True):
