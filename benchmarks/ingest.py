@@ -1,0 +1,165 @@
+"""Ingest throughput: the project's ingest of one big bundle beside a raw DuckDB bulk insert of the same rows.
+
+`python benchmarks/ingest.py [--rows N] [--json]` (default 1,000,000 result rows).
+
+The bundle is collector-like (as collector/ writes it: every key, a case_key, a summary where there are
+samples): a params grid × 3 dtypes × 2 compile modes × 8 metrics — op_time (µs, one row in four with a noise
+warning), achieved_bandwidth (GB/s), bandwidth_fraction (%) with 8 samples; memory_driver_peak and
+memory_allocated_peak in MiB (converted to B on ingest), psnr_vs_cpu (dB), max_abs_error (1) with 1 sample;
+memory_reserved_peak "unavailable" with none and a message.
+
+Both sides start from the same bundle bytes in memory and end with committed rows in a fresh DuckDB file made
+by db.store.open_store (same `results` table, primary key and index), timed from one run of this script:
+  project  db.ingest.ingest_bundle (validation, unit conversion, derived summaries, idempotency hash).
+  raw      the results array cut out of the same bytes, written to a temp file where the project writes its
+           own, DuckDB read_json with the column types given, INSERT … SELECT into `results` in one
+           transaction: values as given, summaries copied, no validation, no conversion.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bundle.schema import case_key  # noqa: E402
+from db.ingest import ingest_bundle  # noqa: E402
+from db.ingest_fast import SCRATCH, split  # noqa: E402
+from db.store import open_store  # noqa: E402
+
+DTYPES, COMPILES = ("float32", "float16", "bfloat16"), ("eager", "inductor")
+METRICS = [("op_time", "µs", 8, 7.0), ("achieved_bandwidth", "GB/s", 8, 300.0), ("bandwidth_fraction", "%", 8, 37.5),
+           ("memory_driver_peak", "MiB", 1, 512.0), ("memory_allocated_peak", "MiB", 1, 256.0),
+           ("psnr_vs_cpu", "dB", 1, 61.0), ("max_abs_error", "1", 1, 1e-3), ("memory_reserved_peak", "B", 0, 0.0)]
+SUMMARY = ("n", "median", "mean", "min", "max", "p25", "p75", "stdev")
+
+
+def _summaries(block: np.ndarray) -> list:
+    if block.shape[1] == 0:
+        return [None] * len(block)
+    q = np.percentile(block, [50, 25, 75], axis=1)
+    sd = block.std(axis=1, ddof=1).tolist() if block.shape[1] > 1 else [None] * len(block)
+    cols = [[block.shape[1]] * len(block), q[0].tolist(), block.mean(axis=1).tolist(), block.min(axis=1).tolist(),
+            block.max(axis=1).tolist(), q[1].tolist(), q[2].tolist(), sd]
+    return [dict(zip(SUMMARY, row)) for row in zip(*cols)]
+
+
+def _result(case: dict, dtype: str, comp: str, m: tuple, samples: list, summary, noise: float) -> dict:
+    name, unit, count, _ = m
+    correctness = name in ("psnr_vs_cpu", "max_abs_error")
+    message = (f"{int(noise * 100)} blocks of k=14 calls per synchronize" if name == "op_time"
+               else None if count else "torch.mps has no reserved-peak API in this build")
+    warnings = [f"noisy op_time: IQR is {10 + noise:.1f} % of the median (> 10 %)"] \
+        if name == "op_time" and noise > 2.0 else []
+    return {"workload": case["workload"], "suite": "kernels", "params": case["params"], "case_key": case["key"],
+            "dtype": dtype, "compile": comp, "metric": name, "unit": unit, "status": "ok" if count else "unavailable",
+            "message": message, "warnings": warnings, "samples": samples, "summary": summary,
+            "passed": True if correctness else None,
+            "tolerance": (40.0 if name == "psnr_vs_cpu" else 1e-2) if correctness else None}
+
+
+def build_bundle_bytes(rows: int, seed: int = 0) -> bytes:
+    """A valid bundle of exactly `rows` results, as JSON bytes (results last, as the collector writes it)."""
+    rng = np.random.default_rng(seed)
+    slots = -(-rows // len(METRICS))
+    blocks = {m[0]: m[3] * (1 + rng.uniform(-0.05, 0.05, (slots, m[2]))) for m in METRICS}
+    sums = {m[0]: _summaries(blocks[m[0]]) for m in METRICS}
+    noise = rng.uniform(0.5, 2.5, slots)
+    out, slot, i = [], 0, 0
+    while slot < slots:
+        params = {"rows": 1 + i % 64, "cols": 256 * (1 + i // 64 % 512), "batch": i // 32768}
+        case = {"workload": ("softmax", "linear", "sdpa", "grouped_mm")[i % 4], "params": params,
+                "key": case_key(params)}
+        for dtype in DTYPES:
+            for comp in COMPILES:
+                for m in METRICS if slot < slots else ():
+                    out.append(json.dumps(_result(case, dtype, comp, m, blocks[m[0]][slot].tolist(),
+                                                  sums[m[0]][slot], float(noise[slot])), ensure_ascii=False))
+                slot += 1
+        i += 1
+    head = {"schema_version": 1, "run_id": f"{seed + 1:032x}", "started_at": "2026-12-02T10:00:00Z",
+            "ended_at": "2026-12-02T11:00:00Z", "complete": True,
+            "machine": {"name": "bench", "os": "macOS", "chip": "Apple M3 Ultra", "memory_bytes": 192 * 1024**3},
+            "build": {"torch_version": "2.15.0rc1", "channel": "rc", "python_version": "3.11.7",
+                      "collector_version": "0.1.0"},
+            "device": {"type": "mps", "name": "Apple M3 Ultra"}, "tags": {"role": "candidate"}, "warnings": []}
+    return (json.dumps(head, ensure_ascii=False)[:-1] + ', "results": [' + ", ".join(out[:rows]) + "]}").encode()
+
+
+_RAW_COLUMNS = {"workload": "VARCHAR", "suite": "VARCHAR", "params": "JSON", "case_key": "VARCHAR",
+                "dtype": "VARCHAR", "compile": "VARCHAR", "metric": "VARCHAR", "unit": "VARCHAR",
+                "status": "VARCHAR", "message": "VARCHAR", "warnings": "JSON", "samples": "DOUBLE[]",
+                "summary": "STRUCT(" + ", ".join(f"{k} DOUBLE" for k in SUMMARY) + ")", "passed": "BOOLEAN",
+                "tolerance": "DOUBLE"}
+
+
+def raw_insert(engine, data: bytes) -> int:
+    """The raw baseline: read the same results array with DuckDB and insert it as is."""
+    array = split(data)[1]
+    cols = "{" + ", ".join(f"'{k}': '{v}'" for k, v in _RAW_COLUMNS.items()) + "}"
+    stats = ", ".join(f"summary.{k}" for k in SUMMARY[1:])
+    with tempfile.NamedTemporaryFile(suffix=".json", dir=SCRATCH) as f:
+        f.write(array)
+        f.flush()
+        with engine.begin() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO results (result_id, run_id, workload, suite, case_key, params_json, dtype, compile, "
+                "metric, unit, status, message, warnings_json, samples, n, median, mean, min, max, p25, p75, "
+                f"stdev, passed, tolerance) SELECT 'raw:' || CAST(row_number() OVER () AS VARCHAR), 'raw', "
+                "workload, suite, case_key, params, dtype, compile, metric, unit, status, message, warnings, "
+                f"samples, len(samples), {stats}, passed, tolerance FROM read_json('{f.name}', format='array', "
+                f"columns={cols}, maximum_object_size=1073741824)")
+            return conn.exec_driver_sql("SELECT count(*) FROM results").scalar()
+
+
+def _project(engine, data: bytes) -> int:
+    ingest_bundle(engine, data)
+    with engine.connect() as conn:
+        return conn.exec_driver_sql("SELECT count(*) FROM results").scalar()
+
+
+def _timed(fn, data: bytes) -> tuple[float, int, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        engine = open_store(str(Path(tmp) / "bench.duckdb"))
+        start = time.perf_counter()
+        count = fn(engine, data)
+        seconds = time.perf_counter() - start
+        engine.dispose()
+    return seconds, count, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    data = build_bundle_bytes(args.rows)
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    r, r_count, rss_raw = _timed(raw_insert, data)
+    p, p_count, rss_proj = _timed(_project, data)
+    assert r_count == p_count == args.rows, f"stored {r_count} (raw) / {p_count} (project), not {args.rows}"
+    out = {"rows": args.rows, "bundle_mb": round(len(data) / 1e6, 1), "project_s": round(p, 3),
+           "project_rows_per_s": round(args.rows / p), "raw_duckdb_s": round(r, 3),
+           "raw_duckdb_rows_per_s": round(args.rows / r), "ratio_project_over_raw": round(p / r, 3),
+           "peak_rss_mib_after_build": round(rss0), "peak_rss_mib_after_raw": round(rss_raw),
+           "peak_rss_mib_after_project": round(rss_proj)}
+    if args.json:
+        print(json.dumps(out))
+        return
+    print(f"bundle: {args.rows:,} result rows, {out['bundle_mb']} MB JSON")
+    print(f"project ingest : {p:8.3f} s  {out['project_rows_per_s']:>12,} rows/s")
+    print(f"raw DuckDB     : {r:8.3f} s  {out['raw_duckdb_rows_per_s']:>12,} rows/s")
+    print(f"ratio          : {p / r:8.3f} × (project time / raw time, same run)")
+    print(f"peak RSS       : {rss0:.0f} MiB after building the bundle, {rss_raw:.0f} after raw, "
+          f"{rss_proj:.0f} after project")
+
+
+if __name__ == "__main__":
+    main()
