@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from db.significance import SIGNIFICANT, bootstrap_means, row_percentiles
-from db.wording import ratio_words
+from db.wording import ratio_words_many
 
 GROUP = ["scope", "device", "workload", "metric", "dtype", "compile"]
 COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better", "n_worse", "n_unchanged",
@@ -18,29 +18,42 @@ COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better"
 
 
 def family_frame(cases: pd.DataFrame, query) -> pd.DataFrame:
-    usable = cases[(cases.comparison == "ratio") & np.isfinite(cases.oriented_ratio.astype(float))
-                   & (cases.oriented_ratio.astype(float) > 0)].copy()
-    if usable.empty:
+    ratio = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan) if len(cases) else np.array([])
+    with np.errstate(invalid="ignore"):
+        keep = (cases.comparison == "ratio").to_numpy(dtype=bool) & np.isfinite(ratio) & (ratio > 0)
+    if not keep.any():
         return pd.DataFrame(columns=COLUMNS)
-    usable["log"] = np.log(usable.oriented_ratio.astype(float))
-    sig = usable.significance == SIGNIFICANT
-    usable["better"], usable["worse"] = sig & (usable.oriented_ratio > 1), sig & (usable.oriented_ratio < 1)
-    fam = usable.groupby(GROUP, sort=True).agg(n_cases=("log", "size"), mean_log=("log", "mean"),
-                                               n_better=("better", "sum"), n_worse=("worse", "sum")).reset_index()
-    fam["geomean"] = np.exp(fam.mean_log)
-    fam["ci_low"], fam["ci_high"] = _cis(usable, fam)
+    order, starts = _family_order(cases.loc[keep, GROUP])
+    logs, ratio = np.log(ratio[keep])[order], ratio[keep][order]
+    sig = (cases.significance == SIGNIFICANT).to_numpy(dtype=bool)[keep][order]
+    fam = cases.loc[keep, GROUP].iloc[order[starts]].reset_index(drop=True)
+    sizes = np.diff(np.append(starts, len(order)))
+    fam["n_cases"] = sizes
+    fam["geomean"] = np.exp(np.add.reduceat(logs, starts) / sizes)
+    fam["ci_low"], fam["ci_high"] = _cis(logs, starts, sizes)
+    fam["n_better"] = np.add.reduceat(sig & (ratio > 1), starts)
+    fam["n_worse"] = np.add.reduceat(sig & (ratio < 1), starts)
     fam["n_unchanged"] = fam.n_cases - fam.n_better - fam.n_worse
     fam["unit"], fam["baseline"], fam["candidate"] = "×", query.baseline, query.candidate
-    fam["summary"] = [_summary(r, query.baseline) for r in fam.itertuples()]
+    fam["summary"] = _summaries(fam, query.baseline)
     return fam[COLUMNS]
 
 
-def _cis(usable: pd.DataFrame, fam: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+def _family_order(keys: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The order that sorts cases by family (GROUP, lexicographic: pandas' groupby order) and where each family
+    starts in it. One integer code per case from each column's sorted factorization, then one stable sort."""
+    code = np.zeros(len(keys), dtype=np.int64)
+    for name in GROUP:
+        codes, uniques = pd.factorize(keys[name], sort=True)
+        code = code * len(uniques) + codes  # < 10⁶ families: far from overflow
+    order = np.argsort(code, kind="stable")
+    ordered = code[order]
+    return order, np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+
+
+def _cis(logs: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Bootstrap CIs of each family's geomean, families of one size at a time (one draw matrix per size)."""
-    low, high = np.full(len(fam), np.nan), np.full(len(fam), np.nan)
-    ordered = usable.sort_values(GROUP, kind="stable")  # the same order as fam's rows (groupby sort=True)
-    logs, starts = ordered["log"].to_numpy(), np.concatenate([[0], np.cumsum(fam.n_cases.to_numpy())[:-1]])
-    sizes = fam.n_cases.to_numpy()
+    low, high = np.full(len(sizes), np.nan), np.full(len(sizes), np.nan)
     for k in np.unique(sizes[sizes >= 2]):
         rows = np.flatnonzero(sizes == k)
         matrix = logs[starts[rows][:, None] + np.arange(k)]
@@ -56,9 +69,19 @@ def _ci_words(low: float, high: float, centre: float) -> str:
     return f"{1 / high:.2f}–{1 / low:.2f}×"
 
 
-def _summary(r, baseline: str) -> str:
-    ci = f" (95 % CI {_ci_words(r.ci_low, r.ci_high, r.geomean)})" if np.isfinite(r.ci_low) else " (one case: no CI)"
-    plural = "s" if r.n_cases != 1 else ""
-    family = f"{r.scope} · {r.workload} {r.metric} {r.dtype} {r.compile}"
-    return (f"{family}: geomean {ratio_words(r.metric, r.geomean)}{ci} over {r.n_cases} case{plural}, "
+def _summaries(fam: pd.DataFrame, baseline: str) -> list[str]:
+    """Each family's one-line summary; plain lists (pandas' row iteration costs more than the formatting)."""
+    cols = [fam[c].tolist() for c in ("scope", "workload", "metric", "dtype", "compile", "geomean", "ci_low",
+                                      "ci_high", "n_cases")]
+    words = np.empty(len(fam), dtype=object)
+    for name in pd.unique(fam.metric):  # the words are the metric's: looked up once per metric
+        rows = np.flatnonzero((fam.metric == name).to_numpy())
+        words[rows] = ratio_words_many(name, fam.geomean.to_numpy()[rows].tolist())
+    return [_summary(*row, said, baseline) for *row, said in zip(*cols, words)]
+
+
+def _summary(scope, workload, metric, dtype, compile_, geomean, low, high, n_cases, said, baseline: str) -> str:
+    ci = f" (95 % CI {_ci_words(low, high, geomean)})" if np.isfinite(low) else " (one case: no CI)"
+    plural = "s" if n_cases != 1 else ""
+    return (f"{scope} · {workload} {metric} {dtype} {compile_}: geomean {said}{ci} over {n_cases} case{plural}, "
             f"baseline {baseline}")

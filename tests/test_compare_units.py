@@ -142,3 +142,33 @@ def test_geomean_summary_names_its_family_and_orients_the_ci():
     low, high = 1 / fam.ci_high, 1 / fam.ci_low  # the CI in "× slower" terms, as the words say it
     assert fam.summary == (f"m1 · linear op_time bfloat16 eager: geomean {1 / fam.geomean:.2f}× slower "
                            f"(95 % CI {low:.2f}–{high:.2f}×) over 3 cases, baseline torch=2.14.1")
+
+
+def test_rank_test_equals_scipy_per_case_with_ties_and_small_sides():
+    from db.ranktest import mwu_p_values
+
+    rng = np.random.default_rng(13)
+    for nb, nc in ((10, 10), (4, 12), (6, 6), (30, 9)):
+        base = np.sort(np.round(rng.normal(100, 1, (40, nb)), 0), axis=1)  # rounded: many tied values
+        cand = np.sort(np.round(rng.normal(100.5, 1, (40, nc)), 0), axis=1)
+        base[:20] += rng.uniform(0, 1e-3, (20, nb))  # half the cases without ties: scipy's exact path if small
+        base.sort(axis=1)
+        p = mwu_p_values(base, cand)
+        for i in range(40):
+            assert p[i] == pytest.approx(mannwhitneyu(cand[i], base[i], alternative="two-sided").pvalue, rel=1e-12)
+
+
+def test_vectorised_ratio_words_equal_per_value_formatting():
+    from db.wording import ratio_words_array
+
+    values = np.array([1.005, 0.995, 1 / 1.005, 1.125, 1 / 1.125, 2.675, 1.0, 0.999, 1e20, 0.0, -1.0, np.nan, np.inf])
+    def plain(o: float) -> str:  # the rule, one value at a time with Python's own formatting
+        if not 0 < o < float("inf"):
+            return "ratio undefined"
+        shown = f"{o:.2f}" if o >= 1 else f"{1 / o:.2f}"
+        return "1.00× (no change)" if shown == "1.00" else f"{shown}× {'faster' if o > 1 else 'slower'}"
+
+    words = ratio_words_array("op_time", values).tolist()
+    assert words == [plain(v) for v in values.tolist()]
+    assert words[:3] == ["1.00× (no change)", "1.01× slower", "1.00× (no change)"]
+    assert words[-4:] == ["ratio undefined"] * 4
