@@ -1,10 +1,7 @@
 """Read-only SQL on the store, to pandas / Arrow (DuckDB's own fast paths), safe from many threads at once.
 
-The store's engine shares one DuckDB connection (db.store: StaticPool, DuckDB allows one writer per file).
-A DuckDB connection runs one transaction at a time, so two dashboard sessions reading through it together fail
-("cannot start a transaction within a transaction"), and returning a SQLAlchemy connection to the pool rolls
-the shared one back under a writer. Reads here therefore never check a connection out: each query runs on its
-own duplicate of the shared connection (same database, own transaction; ~0.3 ms to open), closed afterwards.
+Each read checks a connection out of the engine: db.store gives every checkout its own DuckDB connection (a
+duplicate of one root: same database, own transaction), so dashboard sessions and an upload read and write at once.
 """
 from __future__ import annotations
 
@@ -14,20 +11,12 @@ from typing import Any, Iterator, Sequence
 import pandas as pd
 import pyarrow as pa
 from sqlalchemy import Engine
-from sqlalchemy.pool import StaticPool
 
 
 @contextmanager
 def reader(engine: Engine) -> Iterator[Any]:
-    """A DuckDB connection for reads (a duplicate of the engine's shared one, or a checked-out one otherwise)."""
-    if isinstance(engine.pool, StaticPool):
-        duplicate = engine.pool.connection.dbapi_connection.duplicate()  # the pool's one record; no checkout
-        try:
-            yield duplicate
-        finally:
-            duplicate.close()
-        return
-    with engine.connect() as conn:  # an ordinary pool (benchmarks, ad-hoc engines): one connection per checkout
+    """The DuckDB connection of one checkout, for reads (db.store: one connection per checkout)."""
+    with engine.connect() as conn:
         yield conn.connection.driver_connection
 
 

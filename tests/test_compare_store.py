@@ -258,7 +258,7 @@ def test_cache_follows_the_data_version_and_reads_run_from_many_threads(tmp_path
 
     from tests.dashboard_bundles import MACHINE_NAME, known_bundle, raw
 
-    engine = store.open_store(tmp_path / "c.duckdb")  # StaticPool: one shared DuckDB connection, as served
+    engine = store.open_store(tmp_path / "c.duckdb")  # as served: one DuckDB connection per checkout
     seed_store(engine)
     query = CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"})
     first = compare(engine, query)

@@ -10,18 +10,12 @@ from collector.models.decode_loop import DecodeLoop
 from collector.runner import RunContext, run_case
 from collector.timing import TimingPolicy
 from collector.workload import Case
+from tests.torch_threads import one_thread  # noqa: F401  (autouse fixture)
 
 FAST = TimingPolicy(region_budget_s=0.3, min_region_samples=3, max_region_samples=5)
 MEMORY = ("memory_driver_peak", "memory_reserved_peak", "memory_allocated_peak", "memory_outside_allocator")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """The shared 2-core box: an oversubscribed OpenMP pool makes small models 10× slower, not wrong."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _run(case: Case) -> dict:

@@ -13,17 +13,11 @@ from collector.models.vae_roundtrip import CPU_IS_REFERENCE, VaeRoundtrip, round
 from collector.models.vae_tiled_decode import TINY_TILING, VAE_VARIABLE, VaeTiledDecode, tile_grid
 from collector.runner import RunContext, run_case
 from collector.timing import TimingPolicy
+from tests.torch_threads import one_thread  # noqa: F401  (autouse fixture)
 
 FAST = TimingPolicy(region_budget_s=0.3, min_region_samples=3, max_region_samples=3)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """The shared 2-core box: an oversubscribed OpenMP pool makes small models 10× slower, not wrong."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 def _run(workload, case) -> dict:
