@@ -3,7 +3,11 @@ Compare query's median time, and the time the Compare page takes to show its cha
 
 The store: 50 machines (4 chips), builds 2.10.0, 2.11.0, … with 100 runs each (2 repeats per machine), 1,000
 results per run (6 workloads × 3 dtypes × 56 shapes; op_time µs with 5 samples, every 10th achieved_bandwidth
-GB/s, every 100th unavailable). Run ids are random hex, as real ones are, so no zone map can pick a build's rows.
+GB/s, every 100th unavailable). Run ids are random hex, as real ones are. run_seq is filled as ingest fills it
+(1, 2, … per run in insertion order, each run's 1,000 rows contiguous), so DuckDB's zone maps can skip the rows
+of unselected runs. By default a build's 100 runs are consecutive (all machines run build k, then build k+1):
+the best case for that pruning. A real store need not be laid out so; --interleave gives every run the next
+build in turn (run i is build i mod builds), so each row group holds runs of ~every build and nothing prunes.
 
 "Compare query" = db.compare.compare for baseline torch=2.10.0 → candidate torch=2.11.0 on machine scope:
 selector checks, the DuckDB pivot over the 10M-row table, pooled samples to numpy, medians/IQR, Mann–Whitney U
@@ -16,7 +20,7 @@ Browser: `streamlit run app.py` on the generated store, Chromium (/usr/bin/chrom
 whole page drawn (its 3 charts and 3 tables), on the first load (cold
 compare inside the server) and on reloads in new tabs (cached comparison); the page's case table holds the
 2,000 largest changes unless all_cases=1 (also timed: every case in the table).
-Usage: python benchmarks/dashboard.py [--rows N] [--db PATH] [--repeats K] [--no-browser] [--json]
+Usage: python benchmarks/dashboard.py [--rows N] [--db PATH] [--repeats K] [--interleave] [--no-browser] [--json]
 """
 from __future__ import annotations
 
@@ -47,48 +51,62 @@ BASE = {"baseline": "torch=2.10.0", "candidate": "torch=2.11.0"}
 FILTERED = {**BASE, "workload": "softmax", "dtype": "float16"}
 
 
-def _runs_sql(n_runs: int) -> str:
-    per_build = MACHINES * REPEATS
-    return f"""INSERT INTO runs (run_id, schema_version, bundle_sha256, ingested_at, started_at, complete,
+def _build(i: str, n_runs: int, interleave: bool) -> str:
+    """SQL: the build index of run `i`."""
+    builds = n_runs // (MACHINES * REPEATS)
+    return f"({i} % {builds})" if interleave else f"({i} // {MACHINES * REPEATS})"
+
+
+def _machine(i: str, n_runs: int, interleave: bool) -> str:
+    """SQL: the machine index of run `i` (either way each build has every machine REPEATS times)."""
+    builds = n_runs // (MACHINES * REPEATS)
+    return f"({i} // {builds} % {MACHINES})" if interleave else f"({i} % {MACHINES})"
+
+
+def _runs_sql(n_runs: int, interleave: bool) -> str:
+    m = _machine("i", n_runs, interleave)
+    return f"""INSERT INTO runs (run_seq, run_id, schema_version, bundle_sha256, ingested_at, started_at, complete,
         machine_name, chip, gpu_cores, memory_bytes, os, torch_version, channel, python_version, collector_version,
         command_line, device_type, device_name, env_json, tags_json, warnings_json, n_results)
-      SELECT md5('run' || i), 1, md5('sha' || i), now(), TIMESTAMP '2026-01-01' + INTERVAL (i) MINUTE, true,
-        'mac-' || (i % {MACHINES}), 'Apple M' || (i % {MACHINES} % {CHIPS} + 1) || ' Max', 40, 68719476736, 'macOS',
-        '2.' || (10 + i // {per_build}) || '.0', 'stable', '3.11', '0.1', 'python -m collector run', 'mps',
-        'Apple M' || (i % {MACHINES} % {CHIPS} + 1) || ' Max', '{{}}', '{{}}', '[]', {PER_RUN}
+      SELECT i + 1, md5('run' || i), 1, md5('sha' || i), now(), TIMESTAMP '2026-01-01' + INTERVAL (i) MINUTE, true,
+        'mac-' || {m}, 'Apple M' || ({m} % {CHIPS} + 1) || ' Max', 40, 68719476736, 'macOS',
+        '2.' || (10 + {_build('i', n_runs, interleave)}) || '.0', 'stable', '3.11', '0.1', 'python -m collector run',
+        'mps',
+        'Apple M' || ({m} % {CHIPS} + 1) || ' Max', '{{}}', '{{}}', '[]', {PER_RUN}
       FROM range({n_runs}) t(i)"""
 
 
-def _results_sql(n_runs: int) -> str:
-    """One row per (run r, case j); a run's rows are contiguous, as ingest writes them. A build is 1 % faster
+def _results_sql(n_runs: int, interleave: bool) -> str:
+    """One row per (run r, case j); a run's rows are contiguous, as ingest writes them (one range, in order: a
+    cross join of two ranges would spread each run's rows over 17 row groups). A build is 1 % faster
     than the one before it (every third build resets), with ±0.5 % uniform noise per sample."""
-    per_build = MACHINES * REPEATS
     case = f"'{{\"n\":' || (j // {6 * 3}) || '}}'"
     metric = "CASE WHEN j % 10 = 9 THEN 'achieved_bandwidth' ELSE 'op_time' END"
     unavailable = "j % 100 = 42"
-    value = f"(10 + j % 97) * (1 - 0.01 * (r // {per_build} % 3))"
-    return f"""INSERT INTO results (result_id, run_id, workload, suite, case_key, params_json, dtype, compile,
+    value = f"(10 + j % 97) * (1 - 0.01 * ({_build('r', n_runs, interleave)} % 3))"
+    return f"""INSERT INTO results (run_seq, result_id, run_id, workload, suite, case_key, params_json, dtype, compile,
         metric, unit, status, message, warnings_json, samples, n)
-      SELECT md5('run' || r) || ':' || j, md5('run' || r), {WORKLOADS!r}[1 + j % 6], 'kernels', {case}, {case},
+      SELECT r + 1, md5('run' || r) || ':' || j, md5('run' || r), {WORKLOADS!r}[1 + j % 6], 'kernels', {case}, {case},
         {DTYPES!r}[1 + (j // 6) % 3], 'eager', {metric}, CASE WHEN j % 10 = 9 THEN 'GB/s' ELSE 'µs' END,
         CASE WHEN {unavailable} THEN 'unavailable' ELSE 'ok' END,
         CASE WHEN {unavailable} THEN 'figure not available on this build' END, '[]',
         CASE WHEN {unavailable} THEN []::DOUBLE[] ELSE list_transform(range({SAMPLES}),
           lambda k: CASE WHEN j % 10 = 9 THEN 1000.0 / ({value}) ELSE {value} END * (1 + 0.01 * (random() - 0.5))) END,
         CASE WHEN {unavailable} THEN 0 ELSE {SAMPLES} END
-      FROM range({n_runs}) a(r), range({PER_RUN}) b(j)"""
+      FROM (SELECT k // {PER_RUN} AS r, k % {PER_RUN} AS j FROM range({n_runs * PER_RUN}) t(k))"""
 
 
-def generate(path: Path, rows: int) -> dict:
+def generate(path: Path, rows: int, interleave: bool = False) -> dict:
     n_runs = max(2 * MACHINES * REPEATS, rows // PER_RUN)
     engine = open_store(str(path))  # the real store: tables, widened numbers, meta (data_version)
     with engine.begin() as conn:
         duck = conn.connection.driver_connection
-        duck.execute(_runs_sql(n_runs))
-        duck.execute(_results_sql(n_runs))
+        duck.execute(_runs_sql(n_runs, interleave))
+        duck.execute(_results_sql(n_runs, interleave))
         n = duck.execute("SELECT count(*) FROM results").fetchone()[0]
     engine.dispose()
-    return {"rows": n, "runs": n_runs, "builds": n_runs // (MACHINES * REPEATS), "machines": MACHINES}
+    return {"rows": n, "runs": n_runs, "builds": n_runs // (MACHINES * REPEATS), "machines": MACHINES,
+            "builds_interleaved": interleave}
 
 
 def _ms(times: list[float]) -> dict:
@@ -194,6 +212,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--db", type=Path, default=None, help="use this store file (generated if absent)")
+    parser.add_argument("--interleave", action="store_true", help="runs of different builds alternate in the file")
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -201,7 +220,7 @@ def main() -> None:
     path = args.db or workdir / "bench.duckdb"
     try:
         start = time.perf_counter()
-        shape = generate(path, args.rows) if not path.exists() else {"rows": "reused existing file"}
+        shape = generate(path, args.rows, args.interleave) if not path.exists() else {"rows": "reused existing file"}
         figures = {"store": {**shape, "generate_s": round(time.perf_counter() - start, 1),
                              "size_MiB": round(path.stat().st_size / 2**20)},
                    "compare_all": time_compare(path, BASE, args.repeats),

@@ -1,6 +1,6 @@
 """Ingest throughput: the project's ingest of one big bundle beside a raw DuckDB bulk insert of the same rows.
 
-`python benchmarks/ingest.py [--rows N] [--json]` (default 1,000,000 result rows).
+`python benchmarks/ingest.py [--rows N] [--repeats K] [--json]` (default 1,000,000 result rows, 3 repeats).
 
 The bundle is collector-like (as collector/ writes it: every key, a case_key, a summary where there are
 samples): a params grid × 3 dtypes × 2 compile modes × 8 metrics — op_time (µs, one row in four with a noise
@@ -9,7 +9,8 @@ memory_allocated_peak in MiB (converted to B on ingest), psnr_vs_cpu (dB), max_a
 memory_reserved_peak "unavailable" with none and a message.
 
 Both sides start from the same bundle bytes in memory and end with committed rows in a fresh DuckDB file made
-by db.store.open_store (same `results` table, primary key and index), timed from one run of this script:
+by db.store.open_store (same `results` table, primary key and index), timed in one run of this script,
+alternating (raw, project) K times; the medians and their ratio are printed:
   project  db.ingest.ingest_bundle (validation, unit conversion, derived summaries, idempotency hash).
   raw      the results array cut out of the same bytes, written to a temp file where the project writes its
            own, DuckDB read_json with the column types given, INSERT … SELECT into `results` in one
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import sys
 import tempfile
 import time
@@ -31,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bundle.schema import case_key  # noqa: E402
 from db.ingest import ingest_bundle  # noqa: E402
-from db.ingest_fast import SCRATCH, split  # noqa: E402
+from db.results_text import SCRATCH, split  # noqa: E402
 from db.store import open_store  # noqa: E402
 
 DTYPES, COMPILES = ("float32", "float16", "bfloat16"), ("eager", "inductor")
@@ -138,27 +140,32 @@ def _timed(fn, data: bytes) -> tuple[float, int, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--repeats", type=int, default=3, help="raw and project alternate this many times (medians)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     data = build_bundle_bytes(args.rows)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    r, r_count, rss_raw = _timed(raw_insert, data)
-    p, p_count, rss_proj = _timed(_project, data)
-    assert r_count == p_count == args.rows, f"stored {r_count} (raw) / {p_count} (project), not {args.rows}"
-    out = {"rows": args.rows, "bundle_mb": round(len(data) / 1e6, 1), "project_s": round(p, 3),
-           "project_rows_per_s": round(args.rows / p), "raw_duckdb_s": round(r, 3),
+    raw, project = [], []
+    for _ in range(args.repeats):  # alternated, so a change in the box's load hits both sides alike
+        for fn, times in ((raw_insert, raw), (_project, project)):
+            seconds, count, rss = _timed(fn, data)
+            assert count == args.rows, f"{fn.__name__} stored {count} rows, not {args.rows}"
+            times.append(seconds)
+    p, r = statistics.median(project), statistics.median(raw)
+    out = {"rows": args.rows, "bundle_mb": round(len(data) / 1e6, 1), "repeats": args.repeats,
+           "project_s": round(p, 3), "project_rows_per_s": round(args.rows / p), "raw_duckdb_s": round(r, 3),
            "raw_duckdb_rows_per_s": round(args.rows / r), "ratio_project_over_raw": round(p / r, 3),
-           "peak_rss_mib_after_build": round(rss0), "peak_rss_mib_after_raw": round(rss_raw),
-           "peak_rss_mib_after_project": round(rss_proj)}
+           "ratio_per_repeat": [round(a / b, 3) for a, b in zip(project, raw)],
+           "project_s_each": [round(t, 3) for t in project], "raw_duckdb_s_each": [round(t, 3) for t in raw],
+           "peak_rss_mib_after_build": round(rss0), "peak_rss_mib": round(rss)}
     if args.json:
         print(json.dumps(out))
         return
-    print(f"bundle: {args.rows:,} result rows, {out['bundle_mb']} MB JSON")
-    print(f"project ingest : {p:8.3f} s  {out['project_rows_per_s']:>12,} rows/s")
-    print(f"raw DuckDB     : {r:8.3f} s  {out['raw_duckdb_rows_per_s']:>12,} rows/s")
-    print(f"ratio          : {p / r:8.3f} × (project time / raw time, same run)")
-    print(f"peak RSS       : {rss0:.0f} MiB after building the bundle, {rss_raw:.0f} after raw, "
-          f"{rss_proj:.0f} after project")
+    print(f"bundle: {args.rows:,} result rows, {out['bundle_mb']} MB JSON; medians of {args.repeats} alternated runs")
+    print(f"project ingest : {p:8.3f} s  {out['project_rows_per_s']:>12,} rows/s  (each: {out['project_s_each']})")
+    print(f"raw DuckDB     : {r:8.3f} s  {out['raw_duckdb_rows_per_s']:>12,} rows/s  (each: {out['raw_duckdb_s_each']})")
+    print(f"ratio          : {p / r:8.3f} × (median project time / median raw time; per run: {out['ratio_per_repeat']})")
+    print(f"peak RSS       : {rss0:.0f} MiB after building the bundle, {rss:.0f} at the end")
 
 
 if __name__ == "__main__":

@@ -166,7 +166,8 @@ def _add_change(out: dict, use_ratio: np.ndarray, lower: np.ndarray, sig, metric
         low = np.where(lower, 1.0 / sig.ci_high, sig.ci_low)
         high = np.where(lower, 1.0 / sig.ci_low, sig.ci_high)
     diff = c_median - b_median
-    out["comparison"] = np.where(use_ratio, "ratio", "difference")
+    # object, not numpy unicode, for pandas' str column (db.significance._VERDICTS)
+    out["comparison"] = np.array(["difference", "ratio"], dtype=object)[use_ratio.astype(np.intp)]
     out["ratio"] = np.where(use_ratio, ratio, np.nan)  # candidate / baseline of medians
     out["oriented_ratio"] = np.where(use_ratio, oriented, np.nan)  # > 1: candidate better
     out["difference"] = np.where(use_ratio, np.nan, diff)  # candidate - baseline, in `unit`

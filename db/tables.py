@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import ARRAY, BigInteger, Column, Double
 from sqlmodel import Field, SQLModel
 
-STORE_VERSION = 1  # bump with a migration in db/migrate.py
+STORE_VERSION = 2  # bump with a migration in db/migrate.py
 
 
 class Meta(SQLModel, table=True):
@@ -58,6 +58,9 @@ class Run(SQLModel, table=True):
     tags_json: str = "{}"
     warnings_json: str = "[]"
     n_results: int
+    # 1, 2, 3, … in ingest order, also on each of the run's results (written together, so contiguous): DuckDB's
+    # zone maps then skip the row groups of unselected runs, which random run ids cannot do (db.compare_sql)
+    run_seq: int | None = Field(default=None, sa_type=BigInteger)
 
 
 class RunTag(SQLModel, table=True):
@@ -93,6 +96,7 @@ class Result(SQLModel, table=True):
     stdev: float | None = Field(default=None, sa_type=Double)
     passed: bool | None = None
     tolerance: float | None = Field(default=None, sa_type=Double)
+    run_seq: int | None = Field(default=None, sa_type=BigInteger)  # = its run's run_seq
 
 
 class ReviewNote(SQLModel, table=True):

@@ -76,6 +76,22 @@ def charted(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
     return chosen
 
 
+class _Layer(alt.LayerChart):
+    """A layer chart whose spec is not checked against the Vega-Lite JSON schema when Streamlit converts it:
+    Altair's check costs ~150 ms a chart here, spent before the chart is sent. The specs are fixed by this
+    module; tests/test_compare_page_charts.py checks each against the schema (the unchecked spec is the same)."""
+
+    def to_dict(self, *args, validate: bool = False, **kwargs) -> dict:
+        return super().to_dict(*args, validate=validate, **kwargs)
+
+
+class _Chart(alt.Chart):
+    """alt.Chart, its spec unchecked when Streamlit converts it (see _Layer)."""
+
+    def to_dict(self, *args, validate: bool = False, **kwargs) -> dict:
+        return super().to_dict(*args, validate=validate, **kwargs)
+
+
 def _ratio_chart(data: pd.DataFrame) -> alt.Chart:
     base = alt.Chart(data).mark_point(filled=True, size=60).encode(
         x=alt.X("oriented_ratio:Q", scale=alt.Scale(type="log"), title="candidate vs baseline (× better, log axis)"),
@@ -87,13 +103,13 @@ def _ratio_chart(data: pd.DataFrame) -> alt.Chart:
                  alt.Tooltip("ci_low:Q", title="95 % CI low (×)"), alt.Tooltip("ci_high:Q", title="95 % CI high (×)"),
                  "p_value", "significance"])
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
-    return base + rule
+    return _Layer(layer=[base, rule])
 
 
 def _absolute_chart(data: pd.DataFrame, unit: str) -> alt.Chart:
     long = data.melt(id_vars=["case", "scope", "workload", "case_key", "metric", "unit"],
                      value_vars=["baseline_median", "candidate_median"], var_name="side", value_name="median")
-    return alt.Chart(long).mark_bar().encode(
+    return _Chart(long).mark_bar().encode(
         x=alt.X("median:Q", title=f"median ({unit})"), y=alt.Y("case:N", title=None), color="side:N",
         yOffset="side:N", tooltip=["scope", "workload", "case_key", "metric", "side",
                                    alt.Tooltip("median:Q", title=f"median ({unit})"), "unit"])
@@ -105,7 +121,7 @@ def _samples_chart(samples: pd.DataFrame, unit: str) -> alt.Chart:
         color="side:N", tooltip=["side", alt.Tooltip("sample:Q", title=f"sample ({unit})"), "unit"])
     box = alt.Chart(samples).mark_boxplot(opacity=0.3, size=30).encode(
         x=alt.X("sample:Q", scale=alt.Scale(zero=False)), y="side:N", color="side:N")
-    return box + points
+    return _Layer(layer=[box, points])
 
 
 def _ratio_section(result: ComparisonResult) -> pd.DataFrame:

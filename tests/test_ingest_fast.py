@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 import db.ingest as ingest
 from bundle.stats import summarize
-from db import ingest_fast
+from db import ingest_fast, results_text
 from db.errors import StoreError
 from db.ingest import ingest_bundle
 from db.store import open_store
@@ -64,6 +64,7 @@ PARITY = {
     "make_bundle": lambda: make_bundle(),
     "example": _example,
     "benchmark": lambda: _bench_bundle(160),
+    "benchmark_6000": lambda: _bench_bundle(6000),  # rows in several of DuckDB's 2048-row vectors
     "units": lambda: make_bundle(results=[
         make_result(unit="ms", samples=[0.005, 0.001, 0.004]), make_result(unit="us"), make_result(unit="ns"),
         make_result(unit="usec", samples=[3.0]), make_result(metric="memory_driver_peak", unit="GiB", samples=[1.5]),
@@ -84,6 +85,10 @@ PARITY = {
     "hostile_strings": lambda: make_bundle(tags={"note": "<script>'; DROP TABLE runs; --"}, results=[
         make_result(status="error", samples=[], message="'; DROP TABLE results; -- \u2028 \t \x01")]),
     "empty": lambda: make_bundle(results=[]),
+    "lax_summary": lambda: make_bundle(results=[  # a stated summary is read as pydantic's lax mode reads it
+        make_result(samples=[7.0], summary=summarize([7.0]).model_dump() | {"n": "1", "mean": "7.0", "stdev": None})]),
+    "big_numbers": lambda: make_bundle(results=[  # beyond 64 bits, the case_key keeps every digit
+        make_result(params={"n": 2**64 + 1, "neg": -(2**63) - 1, "huge": 10**30, "f": 1e308, "tiny": 5e-324})]),
 }
 
 
@@ -103,14 +108,48 @@ def test_fast_and_reference_store_identical_rows(monkeypatch, name):
     assert ingest_bundle(fast, bundle).created is False and ingest_bundle(ref, json.dumps(bundle)).created is False
 
 
+@pytest.mark.parametrize("name", ["benchmark_6000", "summaries_and_keys", "hostile_strings"])
+def test_an_array_parsed_in_two_pieces_stores_the_same_rows(monkeypatch, name):
+    """Forced to cut every array in two (as it does past SPLIT_BYTES), the fast path stores the reference's rows."""
+    bundle = PARITY[name]()
+    ref = open_store(":memory:")
+    ingest_bundle(ref, bundle)
+    fast = open_store(":memory:")
+    monkeypatch.setattr(results_text, "SPLIT_BYTES", 1)
+    monkeypatch.setattr(ingest, "_stage_reference", _no_reference)
+    ingest_bundle(fast, json.dumps(bundle, ensure_ascii=False).encode())
+    _assert_same(_stored(fast)[0], _stored(ref)[0])
+    assert _stored(fast)[1] == _stored(ref)[1]
+
+
+def test_a_cut_inside_a_string_is_declined(monkeypatch):
+    """The first "}, {" past the middle is inside a message: no piece is an array, so the reference runs."""
+    trap = "x" * 400 + "}, {" + "y" * 400
+    bundle = make_bundle(results=[make_result(), make_result(status="error", samples=[], message=trap)])
+    raw = _raw(bundle)
+    assert raw.index(b"}, {", len(raw) // 2) > raw.index(trap.encode())  # the cut lands in the message
+    monkeypatch.setattr(results_text, "SPLIT_BYTES", 1)
+    assert _declines(raw)
+    assert ingest_bundle(open_store(":memory:"), raw).created
+    monkeypatch.setattr(results_text, "SPLIT_BYTES", len(raw))  # one piece: the fast path takes it
+    assert not _declines(raw)
+
+
+def test_an_unknown_key_in_the_second_piece_is_declined(monkeypatch):
+    bundle = make_bundle(results=[make_result() for _ in range(8)] + [make_result(colour="red")])
+    monkeypatch.setattr(results_text, "SPLIT_BYTES", 1)
+    assert _declines(_raw(bundle))
+
+
 def _declines(raw: bytes) -> bool:
     engine = open_store(":memory:")
     with engine.connect() as conn:
         duck = conn.connection.driver_connection
         try:
-            return ingest_fast.stage(duck, raw) is None
+            staged = ingest_fast.stage(duck, raw)
         except duckdb.Error:
             return True
+        return staged is None or isinstance(staged, ingest_fast.Suspects)
 
 
 def _raw(bundle: dict) -> bytes:
@@ -119,6 +158,14 @@ def _raw(bundle: dict) -> bytes:
 
 def _dup_key(bundle: dict) -> bytes:
     return _raw(bundle).replace(b'"suite": "kernels"', b'"suite": "kernels", "suite": "models"', 1)
+
+
+def _spaced_null(bundle: dict) -> bytes:
+    return _raw(bundle).replace(b'"compile": "eager"', b'"compile" \n\t:  null', 1)
+
+
+def _escaped_key(bundle: dict, value: bytes) -> bytes:
+    return _raw(bundle).replace(b'"compile": "eager"', b'"\\u0063ompile": ' + value, 1)
 
 
 def _results_first(bundle: dict) -> bytes:
@@ -143,6 +190,10 @@ HOSTILE = [
     (_raw(make_bundle(results=[R(dtype="x" * 201)])), "results[0].dtype"),
     (_raw(make_bundle(results=[R(compile=None)])), "results[0].compile"),
     (_raw(make_bundle(results=[R(samples=None)])), "results[0].samples"),
+    (_raw(make_bundle(results=[R(case_key=None)])), "results[0].case_key"),
+    (_raw(make_bundle(results=[R(warnings=None)])), "results[0].warnings"),
+    (_raw(make_bundle(results=[R(), R(), R(colour=None)])), "results[2].colour"),  # an unknown key, null valued
+    (_raw(make_bundle(results=[R(), 7])), "results[1]"),
     (_raw(make_bundle(results=[R(passed=2)])), "results[0].passed"),
     (_raw(make_bundle(results=[R(params={"shape": [1, 2]})])), "results[0].params.shape.str"),
     (_raw(make_bundle(results=[R(message="m" * 20_001)])), "results[0].message"),
@@ -159,6 +210,9 @@ HOSTILE = [
     (_raw(make_bundle(results=[R(tolerance="0.1")])), None),
     (_raw(make_bundle(results=[R(workload="é" * 150)])), None),  # 150 characters, 300 bytes
     (_dup_key(make_bundle()), None),  # json.loads keeps the last of a duplicated key
+    (_spaced_null(make_bundle()), "results[0].compile"),
+    (_escaped_key(make_bundle(), b"null"), "results[0].compile"),  # the null hides behind an escaped key
+    (_escaped_key(make_bundle(), b'"eager"'), None),
     (_results_first(make_bundle()), None),  # results not last: not cut out, read by the reference
 ]
 
@@ -179,6 +233,32 @@ def test_fast_path_declines_what_it_cannot_prove_and_reference_decides(raw, fiel
         assert c.execute(text("SELECT count(*) FROM runs")).scalar() == 0
 
 
+def _problems(engine, raw) -> list[tuple[str, str]]:
+    with pytest.raises(StoreError) as info:
+        ingest_bundle(engine, raw)
+    return [(p.field, p.rule) for p in info.value.problems]
+
+
+@pytest.mark.parametrize(("raw", "field"), [h for h in HOSTILE if h[1]], ids=[h[1] for h in HOSTILE if h[1]])
+def test_every_refusal_names_what_the_reference_names(raw, field):
+    """Bytes (fast path, suspects checked one by one) and the same bundle as a dict (reference path only) are
+    refused with the same problems, in the same order."""
+    assert _problems(open_store(":memory:"), raw) == _problems(open_store(":memory:"), json.loads(raw))
+
+
+def test_a_big_refusal_checks_only_the_suspects(monkeypatch):
+    """A big bundle with bad rows is refused from the suspects alone (the reference path is never run), and
+    says when it stopped looking."""
+    bundle = _bench_bundle(6000)
+    for i in (3, 4100, 5999):  # in three of DuckDB's 2048-row vectors: the indices must survive the scan
+        bundle["results"][i]["unit"] = "furlongs"
+    monkeypatch.setattr(ingest, "_stage_reference", _no_reference)
+    monkeypatch.setattr(ingest_fast, "SUSPECTS", 2)
+    problems = _problems(open_store(":memory:"), _raw(bundle))
+    assert [p[0] for p in problems] == ["results[3].unit", "results[4100].unit", "results"]
+    assert "first 2 results" in problems[-1][1]
+
+
 def test_same_content_in_another_spelling_is_already_present():
     mem = dict(metric="memory_driver_peak", unit="MiB", samples=[512.0])
     bundle = make_bundle(results=[R(**mem)])
@@ -197,7 +277,7 @@ def test_split_cuts_out_the_last_results_array_only():
     """split cuts from the results value to the last "]"; DuckDB's reader refuses a cut that is more than one
     array (results not last), so the fast path declines it (HOSTILE's _results_first case)."""
     bundle = make_bundle()
-    header, array = ingest_fast.split(json.dumps(bundle, indent=2).encode() + b"\n")
+    header, array = results_text.split(json.dumps(bundle, indent=2).encode() + b"\n")
     assert header == bundle | {"results": []} and json.loads(bytes(array)) == bundle["results"]
-    assert ingest_fast.split(b'{"results": [1]} trailing') is None
-    assert ingest_fast.split(b"[1, 2]") is None
+    assert results_text.split(b'{"results": [1]} trailing') is None
+    assert results_text.split(b"[1, 2]") is None
