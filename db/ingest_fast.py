@@ -3,8 +3,9 @@
 Only the header (everything but `results`) goes through pydantic. Every result arrives typed, with whether its
 JSON types fit (view _typed); then the row rules, the distinct params and warnings (judged once each in
 Python), the derived summaries and the stated summaries' agreement run as set-based SQL.
-Any doubt — the array not last, DuckDB refusing the text, any rule broken — returns None and the caller runs
-the reference path, which gives the exact refusal or accepts what only pydantic's lax mode allows.
+Rows that break a rule come back as Suspects: db.ingest asks pydantic about just those rows, for the exact
+refusal. Any other doubt (the array not last, DuckDB refusing the text, a null that may hide) returns None and
+the caller runs the reference path, which refuses exactly or accepts what only pydantic's lax mode allows.
 """
 from __future__ import annotations
 
@@ -14,6 +15,16 @@ import pyarrow as pa
 
 from bundle.schema import Bundle
 from db import result_rules as rules, results_text
+
+
+@dataclass(frozen=True)
+class Suspects:
+    """Results that broke a rule: the first SUSPECTS of them by index (db.ingest asks pydantic about these)."""
+    indices: list[int]
+    more: bool  # others broke a rule too
+
+
+SUSPECTS = 100
 
 
 def stage(raw_conn, data: bytes) -> tuple[Bundle, int] | Suspects | None:
@@ -28,16 +39,6 @@ def stage(raw_conn, data: bytes) -> tuple[Bundle, int] | Suspects | None:
     except ValueError:
         return None
     return _checked(raw_conn, bundle) if results_text.parse(raw_conn, array) else None
-
-
-@dataclass(frozen=True)
-class Suspects:
-    """Results that broke a rule: the first SUSPECTS of them by index (db.ingest asks pydantic about these)."""
-    indices: list[int]
-    more: bool  # others broke a rule too
-
-
-SUSPECTS = 100
 
 
 def _checked(raw_conn, bundle: Bundle) -> tuple[Bundle, int] | Suspects:

@@ -1,11 +1,12 @@
 """bundle.schema.Result's rules as set-based SQL over a results array DuckDB has read (the fast ingest path).
 
-The rules here are a conservative copy of Result's: every check is at least as strict as pydantic's (JSON
-types are checked exactly, where pydantic's lax mode would coerce "1.5" or 1 for a bool; a stated summary
-must agree a little more closely than Summary.agrees asks; a repeated key, which json.loads resolves to its
-last value, is refused by DuckDB's reader). A row that breaks any of them does not get a
-message here: the whole bundle goes to the reference path (pydantic), which refuses it with the exact field
-and wording, or accepts the lax spelling. So this module may refuse more than the reference, never less.
+The rules here are a conservative copy of Result's: every check is at least as strict as pydantic's. JSON types
+are checked, since DuckDB's casts would take what pydantic refuses (a number for a string field, a null inside
+samples); the check also refuses some spellings pydantic's lax mode takes ("7.5" in samples, 1 for true), which
+then go to pydantic. A stated summary is read as pydantic reads it and must agree a little more closely than
+Summary.agrees asks. A repeated key, which json.loads resolves to its last value, is refused by DuckDB's reader.
+A row that breaks any rule gets no message here: pydantic judges it (db.ingest), refusing it with the exact
+field and wording, or accepting a lax spelling. So this module may refuse more than the reference, never less.
 """
 from __future__ import annotations
 
