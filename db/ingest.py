@@ -1,13 +1,14 @@
 """Validated, idempotent, all-or-nothing ingest of one bundle (values in canonical units).
 
-Two ways to the same staged rows (temp table _rows: one row per result, samples in canonical units):
-the fast path (db.ingest_fast: DuckDB reads and checks the results set-wise) and the reference path
-(pydantic's bundle.schema, exact field-named refusals), which runs whenever the fast path has any doubt.
-From _rows on, one SQL derives the summaries and one transaction stores the run, so both paths store the
-same rows. bundle_sha256 = sha256 of the header's canonical JSON (bundle.schema's dump without results) and a
-digest of what the staged rows say (XOR of DuckDB's 64-bit hash() per row, result index included; md5 per row
-cost ~2 s per million rows): the same content gives the same hash whatever its spelling, units or path.
-(A DuckDB upgrade that changed hash() would make a re-post of an already stored bundle answer 409.)
+Two ways to the same staged rows (temp table _final: one row per result, samples in canonical units, summaries
+derived by one SQL): the fast path (db.ingest_fast: DuckDB parses and checks the results set-wise; the rows that
+break a rule are then judged one by one by pydantic, for the exact refusal) and the reference path (pydantic's
+bundle.schema over the whole bundle), which runs whenever the fast path cannot decide. One transaction then
+stores the run, so both paths store the same rows. bundle_sha256 = sha256 of the header's canonical JSON
+(bundle.schema's dump without results) and a digest of what the staged rows say (XOR of DuckDB's 64-bit hash()
+per row, result index included; md5 per row cost ~2 s per million rows): the same content gives the same hash
+whatever its spelling, units or path. (A DuckDB upgrade that changed hash() would make a re-post of an already
+stored bundle answer 409.)
 """
 from __future__ import annotations
 

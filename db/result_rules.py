@@ -109,6 +109,8 @@ def _text(name: str) -> str:
 
 
 _SUMMARY_TYPE = "STRUCT(" + ", ".join(f"{k} DOUBLE" for k in _SUMMARY_KEYS) + ")"
+
+
 def _typed_select(source: str) -> str:
     """The values of `source` (one JSON text column per field), typed, with whether every JSON type fits
     (types_ok): DuckDB's casts are lax, so a row is judged by types_ok, never by its cast values."""
@@ -178,7 +180,7 @@ WHERE p.ok AND w.ok AND (t.case_key IS NULL OR t.case_key = '' OR t.case_key = p
 
 # The stated summary (stated unit) against the one derived from the canonical samples: Summary.agrees's
 # tolerances scaled by the unit factor, tightened by 0.1 % so rounding in the scaling never accepts a
-# summary the reference would refuse. A summary on a row without samples never agrees: the reference judges it.
+# summary the reference would refuse. A summary on a row without samples never agrees: pydantic judges that row.
 _CLOSE = ('abs(summary.{k} * factor - "{k}") <= 0.999 * greatest(1e-6 * greatest(abs(summary.{k} * factor), '
           'abs("{k}")), 1e-12 * factor)')
 _STATS_CLOSE = " AND ".join(_CLOSE.format(k=k) for k in _SUMMARY_KEYS[1:-1])
