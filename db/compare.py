@@ -3,8 +3,10 @@ metric calls for, significance from the raw samples, per-family geometric means,
 be compared listed with why. The Compare page and GET /api/v1/compare both call `compare`."""
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -15,21 +17,24 @@ import pyarrow.compute as pc
 from sqlalchemy import Engine
 
 from bundle.metrics import METRICS, Better, Comparison
+from db.compare_read import read_pairs
 from db.compare_sql import FILTERS, KEY, compare_sql
 from db.errors import Problem, StoreError
-from db.frames import read_arrow, read_data_version
+from db.frames import read_data_version
 from db.selectors import Selector, parse_selector, require_runs
+from db.codes import combine
 from db.families import family_frame
-from db.significance import SampleLists, significance, summarize_lists
+from db.significance import SIGNIFICANT, VERDICTS, SampleLists, Significance, start_significance, summarize_lists
 
 from db.unmatched import unmatched_frame
-from db.wording import difference_words, ratio_words_array
+from db.wording import difference_words, ratio_words_arrow
 
 SCOPES = ("machine", "chip")
 _SIDES = (("baseline", "b_"), ("candidate", "c_"))
 CACHE_ENTRIES = 16  # recent comparisons kept per process (a 50k-case result is tens of MB)
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_LOCK = threading.Lock()
+WORKERS = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="compare")
 
 
 @dataclass(frozen=True)
@@ -105,25 +110,37 @@ def clear_cache() -> None:
 
 
 def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
-    """The comparison itself, uncached: selectors checked, DuckDB pivot, numpy statistics, geomeans, unmatched."""
+    """The comparison itself, uncached: selectors checked, DuckDB pivot, numpy statistics, geomeans, unmatched.
+
+    The per-case significance (rank test and bootstrap: whole-array numpy, which releases the GIL) runs on a
+    worker thread while this one builds the case table, the family geomeans with their CIs and the unmatched
+    list; the two meet only for the significance columns and the families' better/worse counts."""
     base, cand = query.selectors()
-    require_runs(engine, base, "baseline")
-    require_runs(engine, cand, "candidate")
-    sql, params = compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters})
-    table = read_arrow(engine, sql, params)
-    # sorted once here: quartiles, the rank test and the bootstrap all read sorted samples
-    b_lists, c_lists = (SampleLists.from_arrow(table[c]).sorted() for c in ("b_samples", "c_samples"))
+    checks = [WORKERS.submit(require_runs, engine, sel, side) for sel, side in ((base, "baseline"), (cand, "candidate"))]
+    table = read_pairs(engine, *compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters}), WORKERS)
+    for check in checks:
+        check.result()  # a selector without runs is a 404 naming it
+    # sorted once here (the two sides at once): quartiles, the rank test and the bootstrap all read sorted samples
+    c_sorting = WORKERS.submit(_sorted_lists, table["c_samples"])
+    b_lists, c_lists = _sorted_lists(table["b_samples"]), c_sorting.result()
+    paired = (b_lists.counts > 0) & (c_lists.counts > 0)
+    b_paired, c_paired = b_lists.take(paired), c_lists.take(paired)
+    facts = MetricFacts.of(table["metric"], paired)
+    pending = start_significance(b_paired, c_paired, facts.use_ratio, WORKERS)
     frame = table.drop_columns(["b_samples", "c_samples"]).to_pandas()
     for prefix, lists in (("b_", b_lists), ("c_", c_lists)):
         stats = summarize_lists(lists)
         frame[prefix + "n"] = lists.counts
         frame[prefix + "median"], frame[prefix + "p25"], frame[prefix + "p75"] = stats.median, stats.p25, stats.p75
-    paired = (b_lists.counts > 0) & (c_lists.counts > 0)
-    b_paired, c_paired = b_lists.take(paired), c_lists.take(paired)
-    cases = case_frame(frame[paired].reset_index(drop=True), b_paired, c_paired, query)
-    rest = frame[~paired].reset_index(drop=True)
-    return ComparisonResult(query, cases, family_frame(cases, query), unmatched_frame(rest), _notes(query, cases),
-                            (b_paired, c_paired))
+    cases = case_frame(frame[paired].reset_index(drop=True), facts, query)
+    unmatched = unmatched_frame(frame[~paired].reset_index(drop=True))
+    families = family_frame(cases, query, lambda: pending.result().verdict == SIGNIFICANT)
+    add_significance(cases, pending.result(), facts)
+    return ComparisonResult(query, cases, families, unmatched, _notes(query, cases), (b_paired, c_paired))
+
+
+def _sorted_lists(column) -> SampleLists:
+    return SampleLists.from_arrow(column).sorted()
 
 
 def _notes(query: CompareQuery, cases: pd.DataFrame) -> list[str]:
@@ -136,16 +153,36 @@ def _notes(query: CompareQuery, cases: pd.DataFrame) -> list[str]:
     return notes
 
 
-def case_frame(frame: pd.DataFrame, base: SampleLists, cand: SampleLists, query: CompareQuery) -> pd.DataFrame:
+@dataclass(frozen=True)
+class MetricFacts:
+    """Per case, what its metric says: the comparison (ratio or difference) and its direction. Looked up once
+    per metric (the metric column factorized), not once per case."""
+    codes: np.ndarray
+    names: pd.Index
+    use_ratio: np.ndarray
+    lower: np.ndarray  # lower is better
+
+    @classmethod
+    def of(cls, metric: pa.ChunkedArray, rows: np.ndarray) -> "MetricFacts":
+        """For the cases where `rows` (a mask) is true."""
+        encoded = pc.dictionary_encode(metric).combine_chunks()
+        codes, names = encoded.indices.to_numpy()[rows], pd.Index(encoded.dictionary.to_pylist())
+        known = [METRICS[n] for n in names]
+        use_ratio = np.array([m.comparison is Comparison.ratio for m in known], dtype=bool)[codes]
+        lower = np.array([m.better is Better.lower for m in known], dtype=bool)[codes]
+        return cls(codes, names, use_ratio, lower)
+
+    def units(self) -> pa.Array:
+        """Each case's canonical unit."""
+        return pa.array([METRICS[n].unit for n in self.names], pa.string()).take(pa.array(self.codes))
+
+
+def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery) -> pd.DataFrame:
+    """The case table without its significance columns (NaN until add_significance fills them)."""
     if frame.empty:
         return _empty_cases()
-    codes, names = pd.factorize(frame.metric)  # per-metric facts looked up once per metric, not per case
-    known = [METRICS[n] for n in names]
-    use_ratio = np.array([m.comparison is Comparison.ratio for m in known], dtype=bool)[codes]
-    lower = np.array([m.better is Better.lower for m in known], dtype=bool)[codes]
-    sig = significance(base, cand, use_ratio)
     out = {k: frame[k] for k in KEY}
-    out["unit"] = pd.array(np.array([m.unit for m in known], dtype=object)[codes], dtype="str")  # canonical units
+    out["unit"] = text(facts.units())
     for side, p in _SIDES:
         out[f"{side}_median"] = frame[p + "median"]
         out[f"{side}_iqr"] = frame[p + "p75"] - frame[p + "p25"]
@@ -153,60 +190,73 @@ def case_frame(frame: pd.DataFrame, base: SampleLists, cand: SampleLists, query:
         out[f"{side}_pooled"] = frame[p + "pooled"].astype(int)
         out[f"{side}_machines"] = frame[p + "machines"].astype(int)
         out[f"{side}_passed"] = frame[p + "passed"]
-    _add_change(out, use_ratio, lower, sig, (codes, names))
+    _add_change(out, facts)
     out["caveats"] = caveats(frame, query.scope == "chip")
     return pd.DataFrame(out)  # one frame built from its columns: ~30 column inserts cost more
 
 
-def _add_change(out: dict, use_ratio: np.ndarray, lower: np.ndarray, sig, metrics) -> None:
+def _add_change(out: dict, facts: MetricFacts) -> None:
+    use_ratio, lower = facts.use_ratio, facts.lower
     b_median, c_median = out["baseline_median"].to_numpy(dtype=float), out["candidate_median"].to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = c_median / b_median
         oriented = np.where(lower, 1.0 / ratio, ratio)
-        low = np.where(lower, 1.0 / sig.ci_high, sig.ci_low)
-        high = np.where(lower, 1.0 / sig.ci_low, sig.ci_high)
     diff = c_median - b_median
-    # object, not numpy unicode, for pandas' str column (db.significance._VERDICTS)
-    out["comparison"] = np.array(["difference", "ratio"], dtype=object)[use_ratio.astype(np.intp)]
+    out["comparison"] = _pick(["difference", "ratio"], use_ratio.astype(np.int64))
     out["ratio"] = np.where(use_ratio, ratio, np.nan)  # candidate / baseline of medians
     out["oriented_ratio"] = np.where(use_ratio, oriented, np.nan)  # > 1: candidate better
     out["difference"] = np.where(use_ratio, np.nan, diff)  # candidate - baseline, in `unit`
-    out["change_unit"] = np.where(use_ratio, "×", out["unit"])
-    out["ci_low"], out["ci_high"] = np.where(use_ratio, low, sig.ci_low), np.where(use_ratio, high, sig.ci_high)
-    out["p_value"], out["significance"] = sig.p_value, sig.verdict
-    out["change"] = change_words(metrics, oriented, diff, use_ratio)
+    out["change_unit"] = text(pc.if_else(pa.array(use_ratio), "×", facts.units()))
+    for name in ("ci_low", "ci_high", "p_value", "significance"):  # in place, in column order, until known
+        out[name] = np.full(len(use_ratio), np.nan)
+    out["change"] = change_words((facts.codes, facts.names), oriented, diff, use_ratio)
+
+
+def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts) -> None:
+    """The CI (oriented like the ratio: > 1 is better), the p-value and the verdict, into the case table."""
+    if cases.empty:
+        return
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low = np.where(facts.lower, 1.0 / sig.ci_high, sig.ci_low)
+        high = np.where(facts.lower, 1.0 / sig.ci_low, sig.ci_high)
+    cases["ci_low"] = np.where(facts.use_ratio, low, sig.ci_low)
+    cases["ci_high"] = np.where(facts.use_ratio, high, sig.ci_high)
+    cases["p_value"], cases["significance"] = sig.p_value, _pick(list(VERDICTS), sig.codes)
 
 
 def change_words(metrics: tuple[np.ndarray, pd.Index], oriented: np.ndarray, diff: np.ndarray,
-                 use_ratio: np.ndarray) -> np.ndarray:
+                 use_ratio: np.ndarray) -> pd.api.extensions.ExtensionArray:
     """The change in words per case; `metrics` is the metric column factorized (codes, names)."""
     codes, names = metrics
-    words = np.empty(len(codes), dtype=object)
+    rows, words = [], []
     for code, name in enumerate(names):
-        rows = np.flatnonzero(codes == code)
-        if use_ratio[rows[0]]:  # the comparison is the metric's: one kind per metric
-            words[rows] = ratio_words_array(name, oriented[rows])
+        found = np.flatnonzero(codes == code)
+        if not len(found):
+            continue
+        rows.append(found)
+        if use_ratio[found[0]]:  # the comparison is the metric's: one kind per metric
+            words.append(ratio_words_arrow(name, oriented[found]))
         else:
-            words[rows] = [difference_words(name, d) for d in diff[rows].tolist()]
-    return words
+            words.append(pa.array([difference_words(name, d) for d in diff[found].tolist()], pa.string()))
+    where = np.empty(len(codes), dtype=np.int64)
+    where[np.concatenate(rows)] = np.arange(len(codes))  # each case's place among the metrics' words
+    return text(pa.concat_arrays(words).take(pa.array(where)))
 
 
-def caveats(frame: pd.DataFrame, chip_scope: bool) -> np.ndarray:
+def caveats(frame: pd.DataFrame, chip_scope: bool) -> pd.api.extensions.ExtensionArray:
     """Per case, what was pooled or left out, e.g. "baseline: 2 results pooled; candidate: error results excluded".
     Cases share few distinct (pooled, machines, other) combinations: each is worded once, with Arrow's
     vectorised string kernels, and spread to its cases."""
     if frame.empty:
-        return np.array([], dtype=object)
-    cols = [p + "pooled" for _, p in _SIDES] + ([p + "machines" for _, p in _SIDES] if chip_scope else [])
-    code = np.zeros(len(frame), dtype=np.int64)
-    for name in cols + [p + "other" for _, p in _SIDES]:
-        values, uniques = pd.factorize(frame[name], use_na_sentinel=False)
-        code = np.unique(code * len(uniques) + values, return_inverse=True)[1].ravel()  # kept compact
-    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    return _caveat_words(frame.iloc[first], chip_scope)[inverse.ravel()]
+        return text(pa.array([], pa.string()))
+    counts = [p + "pooled" for _, p in _SIDES] + ([p + "machines" for _, p in _SIDES] if chip_scope else [])
+    coded = [(v, int(v.max()) + 1) for v in (frame[name].to_numpy(dtype=np.int64) for name in counts)]
+    coded += [(v, len(u) + 1) for v, u in (pd.factorize(frame[p + "other"], use_na_sentinel=False) for _, p in _SIDES)]
+    _, first, inverse = np.unique(combine(coded, len(frame)), return_index=True, return_inverse=True)
+    return text(_caveat_words(frame.iloc[first], chip_scope).take(pa.array(inverse.ravel())))
 
 
-def _caveat_words(frame: pd.DataFrame, chip_scope: bool) -> np.ndarray:
+def _caveat_words(frame: pd.DataFrame, chip_scope: bool) -> pa.Array:
     parts = [_part(frame[p + "pooled"], frame[p + "pooled"] > 1, f"{side}: ", " results pooled") for side, p in _SIDES]
     if chip_scope:
         parts += [_part(frame[p + "machines"], frame[p + "machines"] > 1, f"{side}: ", " machines pooled")
@@ -215,8 +265,7 @@ def _caveat_words(frame: pd.DataFrame, chip_scope: bool) -> np.ndarray:
               for side, p in _SIDES]
     # each part is "; "-prefixed or "", joined with no separator, then the first "; " cut (pyarrow 26's
     # null_handling="skip" drops rows whose inputs are all null, so nulls are not used)
-    joined = pc.binary_join_element_wise(*parts, "")
-    return pc.replace_substring_regex(joined, "^; ", "").to_numpy(zero_copy_only=False).astype(object)
+    return pc.replace_substring_regex(pc.binary_join_element_wise(*parts, ""), "^; ", "")
 
 
 def _part(values: pd.Series, shown: pd.Series, before: str, after: str) -> pa.Array:
@@ -224,6 +273,16 @@ def _part(values: pd.Series, shown: pd.Series, before: str, after: str) -> pa.Ar
     text = pc.cast(pa.array(values.to_numpy(), from_pandas=True), pa.string())
     made = pc.binary_join_element_wise("; " + before, pc.fill_null(text, ""), after, "")
     return pc.if_else(pa.array(shown.to_numpy(dtype=bool)), made, "")
+
+
+def text(values: pa.Array) -> pd.api.extensions.ExtensionArray:
+    """Arrow strings as a pandas str column, without a copy (from an object array: ~5 ms per 50k rows)."""
+    return pd.array(values, dtype="str")
+
+
+def _pick(choices: list[str], index: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """choices[index[i]] for each i, as a str column."""
+    return text(pa.array(choices, pa.string()).take(pa.array(index)))
 
 
 CASE_COLUMNS = KEY + ["unit", "baseline_median", "baseline_iqr", "baseline_n", "baseline_pooled",

@@ -1,11 +1,13 @@
-"""The Compare query's SQL: both sides selected, grouped and paired inside DuckDB in one pass, one row per case key.
+"""The Compare query's SQL: both sides selected, grouped and paired inside DuckDB, one row per case key.
 
 A case key is (scope, device, workload, case_key, dtype, compile, metric); scope is the machine name, or the
 chip when the user chose chip scope (then machines of one chip pool, explicitly). Only status "ok" samples
 feed a side's figures; repeats (several runs of one side on one scope) pool their samples. The pairing is a
 pivot (one GROUP BY over both sides, each side's aggregates FILTERed by side) rather than a join of two
-grouped sides: one hash table instead of three. Medians, quantiles and significance are computed afterwards
-from the pooled samples, in numpy, per group of equal sample counts (db.significance).
+grouped sides: one hash table instead of three. The few non-ok results are grouped by a second statement
+(`detail`), read in the same snapshot and attached by position (db.compare_read): joining them to the pivot
+inside DuckDB, and sorting the pivot there with its sample lists as payload, cost more than the grouping
+itself. Medians, quantiles and significance are computed afterwards from the pooled samples, in numpy.
 """
 from __future__ import annotations
 
@@ -62,12 +64,13 @@ def _filters(values: dict[str, list[str]]) -> tuple[str, list[str]]:
 
 
 def compare_sql(baseline: Selector, candidate: Selector, scope: str,
-                filters: dict[str, list[str]]) -> tuple[str, list[str]]:
-    """SQL and parameters of the paired table: key columns, then b_* and c_* columns for each side.
+                filters: dict[str, list[str]]) -> tuple[str, str, list[str]]:
+    """The pivot's SQL, the detail's SQL and their (shared) parameters; neither is ordered.
 
-    b_/c_ columns: samples (pooled ok samples, unsorted), pooled (ok results pooled), machines, passed,
-    results (rows of any status on that side), other (its non-ok statuses, or null), message (of a non-ok
-    result), fallback_median.
+    pivot: key columns, then per side (b_, c_) samples (pooled ok samples, unsorted), pooled (ok results
+    pooled), machines, passed, results (rows of any status on that side).
+    detail: key columns of the cases with a non-ok result, then per side other (its non-ok statuses, or
+    null), message (of a non-ok result), fallback_median.
     """
     scope_col = "coalesce(ru.chip, 'unknown chip: ' || ru.machine_name)" if scope == "chip" else "ru.machine_name"
     filter_sql, filter_params = _filters(filters)
@@ -78,12 +81,11 @@ def compare_sql(baseline: Selector, candidate: Selector, scope: str,
         runs.append(_RUNS.format(side=side, runs=runs_sql))
         params += runs_params
     params += filter_params
-    sides = _SIDES.format(scope=scope_col, filters=filter_sql)
+    keys = ", ".join(KEY)
     ok = ",".join(_SIDE_OK.format(s=s, p=p, machines=_MACHINES[scope].format(s=s)) for s, p in _SIDES_BP)
     other = ",".join(_SIDE_OTHER.format(s=s, p=p) for s, p in _SIDES_BP)
-    keys = ", ".join(KEY)
-    sql = (f"WITH side_runs AS ({' UNION ALL '.join(runs)}), sides AS ({sides}),"
-           f" ok AS (SELECT {keys}, {ok} FROM sides GROUP BY {keys}),"
-           f" other AS (SELECT {keys}, {other} FROM sides WHERE status <> 'ok' GROUP BY {keys})"
-           f" SELECT * FROM ok LEFT JOIN other USING ({keys}) ORDER BY {keys}")
-    return sql, params
+    sides = _SIDES.format(scope=scope_col, filters=filter_sql)
+    with_sides = f"WITH side_runs AS ({' UNION ALL '.join(runs)}), sides AS ({sides})"
+    pivot = f"{with_sides} SELECT {keys}, {ok} FROM sides GROUP BY {keys}"
+    detail = f"{with_sides} SELECT {keys}, {other} FROM sides WHERE status <> 'ok' GROUP BY {keys}"
+    return pivot, detail, params

@@ -6,6 +6,8 @@ signed bytes) have no geomean.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -17,7 +19,10 @@ COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better"
                    "baseline", "candidate", "summary"]
 
 
-def family_frame(cases: pd.DataFrame, query) -> pd.DataFrame:
+def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarray] | None = None) -> pd.DataFrame:
+    """The families of `cases`. `significant()` gives each case's verdict (is it significant?), asked for only
+    after the geomeans and their CIs are done (db.compare computes the verdicts meanwhile); by default it is
+    read from cases.significance."""
     ratio = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan) if len(cases) else np.array([])
     with np.errstate(invalid="ignore"):
         keep = (cases.comparison == "ratio").to_numpy(dtype=bool) & np.isfinite(ratio) & (ratio > 0)
@@ -25,12 +30,12 @@ def family_frame(cases: pd.DataFrame, query) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
     order, starts = _family_order(cases.loc[keep, GROUP])
     logs, ratio = np.log(ratio[keep])[order], ratio[keep][order]
-    sig = (cases.significance == SIGNIFICANT).to_numpy(dtype=bool)[keep][order]
     fam = cases.loc[keep, GROUP].iloc[order[starts]].reset_index(drop=True)
     sizes = np.diff(np.append(starts, len(order)))
     fam["n_cases"] = sizes
     fam["geomean"] = np.exp(np.add.reduceat(logs, starts) / sizes)
     fam["ci_low"], fam["ci_high"] = _cis(logs, starts, sizes)
+    sig = np.asarray(significant() if significant else cases.significance == SIGNIFICANT, dtype=bool)[keep][order]
     fam["n_better"] = np.add.reduceat(sig & (ratio > 1), starts)
     fam["n_worse"] = np.add.reduceat(sig & (ratio < 1), starts)
     fam["n_unchanged"] = fam.n_cases - fam.n_better - fam.n_worse

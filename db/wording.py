@@ -54,7 +54,13 @@ def ratio_words_many(metric_name: str, oriented: list[float]) -> list[str]:
 
 
 def ratio_words_array(metric_name: str, oriented: np.ndarray) -> np.ndarray:
-    """ratio_words for an array of one metric's values (the Compare table's 10⁴–10⁵ rows), as whole-array work.
+    """ratio_words for an array of one metric's values, as an object array."""
+    return ratio_words_arrow(metric_name, oriented).to_numpy(zero_copy_only=False).astype(object)
+
+
+def ratio_words_arrow(metric_name: str, oriented: np.ndarray) -> pa.Array:
+    """ratio_words for an array of one metric's values (the Compare table's 10⁴–10⁵ rows), as whole-array work
+    that stays in Arrow (a pandas str column wraps it without a copy).
 
     "No change" is said exactly when the factor shown would read 1.00×, so the words never say "1.00× slower"."""
     m = metric(metric_name)
@@ -68,9 +74,7 @@ def ratio_words_array(metric_name: str, oriented: np.ndarray) -> np.ndarray:
         better, worse = _WORDS.get(m.quantity, ("better", "worse"))
         said = pc.binary_join_element_wise(shown, pc.if_else(pa.array(oriented > 1), f"× {better}", f"× {worse}"), "")
         words = pc.if_else(pc.equal(shown, "1.00"), "1.00× (no change)", said)
-    words = words.to_numpy(zero_copy_only=False).astype(object)
-    words[~fine] = "ratio undefined"
-    return words
+    return pc.if_else(pa.array(fine), words, "ratio undefined")
 
 
 def _two_decimals(values: np.ndarray) -> pa.Array:

@@ -1,0 +1,22 @@
+"""One int64 code per row for a combination of columns, each already coded as small non-negative integers:
+rows with equal codes agree on every column, and the codes sort as the columns do, lexicographically (first
+column first). Used to sort and group by several columns without a multi-key sort."""
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+_LIMIT = 1 << 62  # combined codes stay below this (int64)
+
+
+def combine(columns: Iterable[tuple[np.ndarray, int]], rows: int) -> np.ndarray:
+    """`columns`: (codes, how many distinct codes) per column, in sort order."""
+    code, span = np.zeros(rows, dtype=np.int64), 1
+    for values, size in columns:
+        size = max(int(size), 1)
+        if span * size >= _LIMIT:  # renumber what is combined so far, keeping its order
+            code = np.unique(code, return_inverse=True)[1].ravel().astype(np.int64)
+            span = int(code.max()) + 1 if rows else 1
+        code, span = code * size + values, span * size
+    return code
