@@ -22,12 +22,11 @@ from db.compare_sql import FILTERS, KEY, compare_sql
 from db.errors import Problem, StoreError
 from db.frames import read_data_version
 from db.selectors import Selector, parse_selector, require_runs
-from db.codes import combine
+from db.case_text import caveats, change_words, pick, text
 from db.families import family_frame
 from db.significance import SIGNIFICANT, VERDICTS, SampleLists, Significance, start_significance, summarize_lists
 
 from db.unmatched import unmatched_frame
-from db.wording import difference_words, ratio_words_arrow
 
 SCOPES = ("machine", "chip")
 _SIDES = (("baseline", "b_"), ("candidate", "c_"))
@@ -202,7 +201,7 @@ def _add_change(out: dict, facts: MetricFacts) -> None:
         ratio = c_median / b_median
         oriented = np.where(lower, 1.0 / ratio, ratio)
     diff = c_median - b_median
-    out["comparison"] = _pick(["difference", "ratio"], use_ratio.astype(np.int64))
+    out["comparison"] = pick(["difference", "ratio"], use_ratio.astype(np.int64))
     out["ratio"] = np.where(use_ratio, ratio, np.nan)  # candidate / baseline of medians
     out["oriented_ratio"] = np.where(use_ratio, oriented, np.nan)  # > 1: candidate better
     out["difference"] = np.where(use_ratio, np.nan, diff)  # candidate - baseline, in `unit`
@@ -221,68 +220,7 @@ def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts)
         high = np.where(facts.lower, 1.0 / sig.ci_low, sig.ci_high)
     cases["ci_low"] = np.where(facts.use_ratio, low, sig.ci_low)
     cases["ci_high"] = np.where(facts.use_ratio, high, sig.ci_high)
-    cases["p_value"], cases["significance"] = sig.p_value, _pick(list(VERDICTS), sig.codes)
-
-
-def change_words(metrics: tuple[np.ndarray, pd.Index], oriented: np.ndarray, diff: np.ndarray,
-                 use_ratio: np.ndarray) -> pd.api.extensions.ExtensionArray:
-    """The change in words per case; `metrics` is the metric column factorized (codes, names)."""
-    codes, names = metrics
-    rows, words = [], []
-    for code, name in enumerate(names):
-        found = np.flatnonzero(codes == code)
-        if not len(found):
-            continue
-        rows.append(found)
-        if use_ratio[found[0]]:  # the comparison is the metric's: one kind per metric
-            words.append(ratio_words_arrow(name, oriented[found]))
-        else:
-            words.append(pa.array([difference_words(name, d) for d in diff[found].tolist()], pa.string()))
-    where = np.empty(len(codes), dtype=np.int64)
-    where[np.concatenate(rows)] = np.arange(len(codes))  # each case's place among the metrics' words
-    return text(pa.concat_arrays(words).take(pa.array(where)))
-
-
-def caveats(frame: pd.DataFrame, chip_scope: bool) -> pd.api.extensions.ExtensionArray:
-    """Per case, what was pooled or left out, e.g. "baseline: 2 results pooled; candidate: error results excluded".
-    Cases share few distinct (pooled, machines, other) combinations: each is worded once, with Arrow's
-    vectorised string kernels, and spread to its cases."""
-    if frame.empty:
-        return text(pa.array([], pa.string()))
-    counts = [p + "pooled" for _, p in _SIDES] + ([p + "machines" for _, p in _SIDES] if chip_scope else [])
-    coded = [(v, int(v.max()) + 1) for v in (frame[name].to_numpy(dtype=np.int64) for name in counts)]
-    coded += [(v, len(u) + 1) for v, u in (pd.factorize(frame[p + "other"], use_na_sentinel=False) for _, p in _SIDES)]
-    _, first, inverse = np.unique(combine(coded, len(frame)), return_index=True, return_inverse=True)
-    return text(_caveat_words(frame.iloc[first], chip_scope).take(pa.array(inverse.ravel())))
-
-
-def _caveat_words(frame: pd.DataFrame, chip_scope: bool) -> pa.Array:
-    parts = [_part(frame[p + "pooled"], frame[p + "pooled"] > 1, f"{side}: ", " results pooled") for side, p in _SIDES]
-    if chip_scope:
-        parts += [_part(frame[p + "machines"], frame[p + "machines"] > 1, f"{side}: ", " machines pooled")
-                  for side, p in _SIDES]
-    parts += [_part(frame[p + "other"], frame[p + "other"].notna(), f"{side}: ", " results excluded")
-              for side, p in _SIDES]
-    # each part is "; "-prefixed or "", joined with no separator, then the first "; " cut (pyarrow 26's
-    # null_handling="skip" drops rows whose inputs are all null, so nulls are not used)
-    return pc.replace_substring_regex(pc.binary_join_element_wise(*parts, ""), "^; ", "")
-
-
-def _part(values: pd.Series, shown: pd.Series, before: str, after: str) -> pa.Array:
-    """"; " + before + value + after where `shown`, else ""."""
-    text = pc.cast(pa.array(values.to_numpy(), from_pandas=True), pa.string())
-    made = pc.binary_join_element_wise("; " + before, pc.fill_null(text, ""), after, "")
-    return pc.if_else(pa.array(shown.to_numpy(dtype=bool)), made, "")
-
-
-def text(values: pa.Array) -> pd.api.extensions.ExtensionArray:
-    """Arrow strings as a pandas str column, without a copy (from an object array: ~5 ms per 50k rows)."""
-    return pd.array(values, dtype="str")
-
-
-def _pick(choices: list[str], index: np.ndarray) -> pd.api.extensions.ExtensionArray:
-    """choices[index[i]] for each i, as a str column."""
-    return text(pa.array(choices, pa.string()).take(pa.array(index)))
+    cases["p_value"], cases["significance"] = sig.p_value, pick(list(VERDICTS), sig.codes)
 
 
 CASE_COLUMNS = KEY + ["unit", "baseline_median", "baseline_iqr", "baseline_n", "baseline_pooled",

@@ -34,8 +34,10 @@ def read_pairs(engine: Engine, pivot_sql: str, detail_sql: str, params: Sequence
             pivot = duck.sql(pivot_sql, params=list(params)).to_arrow_table()
             read = lambda: duck.sql(detail_sql, params=list(params)).to_arrow_table()  # noqa: E731
             pending = pool.submit(read) if pool else None
-            pivot = pivot.take(key_order(pivot))
-            detail = pending.result() if pending else read()
+            try:
+                pivot = pivot.take(key_order(pivot))
+            finally:  # the worker is done with the connection before it is rolled back
+                detail = pending.result() if pending else read()
         finally:
             duck.rollback()  # read only
     return attach_detail(pivot, detail.take(key_order(detail)))

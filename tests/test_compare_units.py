@@ -115,7 +115,7 @@ def test_significance_p_values_equal_scipy_case_by_case_over_mixed_sizes():
 def test_sample_lists_take_and_caveats():
     import pandas as pd
 
-    from db.compare import caveats
+    from db.case_text import caveats
 
     lists = _lists([[1.0, 2.0], [3.0], [4.0, 5.0, 6.0]]).take(np.array([True, False, True]))
     assert lists.values.tolist() == [1.0, 2.0, 4.0, 5.0, 6.0] and lists.offsets.tolist() == [0, 2, 5]
