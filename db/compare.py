@@ -115,7 +115,8 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     worker thread while this one builds the case table, the family geomeans with their CIs and the unmatched
     list; the two meet only for the significance columns and the families' better/worse counts."""
     base, cand = query.selectors()
-    checks = [WORKERS.submit(require_runs, engine, sel, side) for sel, side in ((base, "baseline"), (cand, "candidate"))]
+    sides = ((base, "baseline"), (cand, "candidate"))
+    checks = [WORKERS.submit(require_runs, engine, selector, side) for selector, side in sides]  # beside the read
     table = read_pairs(engine, *compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters}), WORKERS)
     for check in checks:
         check.result()  # a selector without runs is a 404 naming it

@@ -14,7 +14,7 @@ import streamlit as st
 
 from db.compare import CompareQuery, ComparisonResult, compare
 from db.selectors import available_selectors
-from pages.render import engine, guarded, load
+from pages.render import engine, guarded, load, tooltips
 
 CASE_VIEW = ["scope", "device", "workload", "case_key", "dtype", "compile", "metric", "unit", "baseline_median",
              "baseline_iqr", "baseline_n", "candidate_median", "candidate_iqr", "candidate_n", "change", "ratio",
@@ -92,18 +92,12 @@ class _Chart(alt.Chart):
         return super().to_dict(*args, validate=validate, **kwargs)
 
 
-def _tips(*fields: str) -> list[alt.Tooltip]:
-    """Text tooltips as channel objects: Altair turns a bare field name into one through its schema lookup,
-    ~8 ms a field (the page's 25 cost ~0.2 s a run)."""
-    return [alt.Tooltip(f"{name}:N") for name in fields]
-
-
 def _ratio_chart(data: pd.DataFrame) -> alt.Chart:
     base = alt.Chart(data).mark_point(filled=True, size=60).encode(
         x=alt.X("oriented_ratio:Q", scale=alt.Scale(type="log"), title="candidate vs baseline (× better, log axis)"),
         y=alt.Y("case:N", title=None, sort=alt.EncodingSortField("oriented_ratio", order="ascending")),
         color=alt.Color("significance:N"), shape=alt.Shape("metric:N"),
-        tooltip=_tips("scope", "workload", "case_key", "dtype", "compile", "metric", "unit") + [
+        tooltip=tooltips(data, "scope", "workload", "case_key", "dtype", "compile", "metric", "unit") + [
             alt.Tooltip("baseline_median:Q", title="baseline median (unit)"),
             alt.Tooltip("candidate_median:Q", title="candidate median (unit)"), alt.Tooltip("change:N"),
             alt.Tooltip("ci_low:Q", title="95 % CI low (×)"), alt.Tooltip("ci_high:Q", title="95 % CI high (×)"),
@@ -117,7 +111,7 @@ def _absolute_chart(data: pd.DataFrame, unit: str) -> alt.Chart:
                      value_vars=["baseline_median", "candidate_median"], var_name="side", value_name="median")
     return _Chart(long).mark_bar().encode(
         x=alt.X("median:Q", title=f"median ({unit})"), y=alt.Y("case:N", title=None), color=alt.Color("side:N"),
-        yOffset=alt.YOffset("side:N"), tooltip=_tips("scope", "workload", "case_key", "metric", "side") + [
+        yOffset=alt.YOffset("side:N"), tooltip=tooltips(long, "scope", "workload", "case_key", "metric", "side") + [
             alt.Tooltip("median:Q", title=f"median ({unit})"), alt.Tooltip("unit:N")])
 
 

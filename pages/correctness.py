@@ -5,7 +5,7 @@ import altair as alt
 import streamlit as st
 
 from db import browse, browse_correctness
-from pages.render import guarded, load, query_choice, stop_if_empty
+from pages.render import guarded, load, query_choice, stop_if_empty, tooltips
 
 
 def body() -> None:
@@ -28,10 +28,10 @@ def body() -> None:
     chart = alt.Chart(measured).mark_point(filled=True, size=80).encode(
         x=alt.X("build:N", axis=alt.Axis(labelLimit=400, labelAngle=-20)),
         y=alt.Y("median:Q", title=f"{metric} ({unit})"),
-        color=alt.Color("verdict:N"), shape="dtype:N",
-        tooltip=["machine_name", "workload", "case_key", "dtype", "compile", "build", "verdict",
-                 alt.Tooltip("median:Q", title=f"{metric} ({unit})"),
-                 alt.Tooltip("tolerance:Q", title=f"tolerance ({unit})")])
+        color=alt.Color("verdict:N"), shape=alt.Shape("dtype:N"),
+        tooltip=tooltips(measured, "machine_name", "workload", "case_key", "dtype", "compile", "build", "verdict") + [
+            alt.Tooltip("median:Q", title=f"{metric} ({unit})"),
+            alt.Tooltip("tolerance:Q", title=f"tolerance ({unit})")])
     st.altair_chart(chart)
 
 

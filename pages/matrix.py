@@ -12,7 +12,7 @@ import streamlit as st
 
 from bundle.metrics import METRICS
 from db.matrix import _builds, matrix
-from pages.render import engine, guarded, load
+from pages.render import engine, guarded, load, tooltips
 
 
 def _choice(label: str, key: str, options: list[str], default: str) -> str:
@@ -46,10 +46,10 @@ def _render() -> None:
         st.info("No paired cases for this selection.")
         return
     st.altair_chart(alt.Chart(cells).mark_rect().encode(
-        x=alt.X("build:N", sort=builds), y="row:N",
+        x=alt.X("build:N", sort=builds), y=alt.Y("row:N"),
         color=alt.Color("geomean:Q", scale=alt.Scale(type="log", scheme="redblue", domainMid=1.0),
                         title="geomean (× better)"),
-        tooltip=["row", "build", "geomean", "ci_low", "ci_high", "n_cases", "unit", "baseline"]),
+        tooltip=tooltips(cells, "row", "build", "geomean", "ci_low", "ci_high", "n_cases", "unit", "baseline")),
         width="stretch")
     st.dataframe(cells, hide_index=True)
 

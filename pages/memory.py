@@ -5,7 +5,7 @@ import altair as alt
 import streamlit as st
 
 from db import browse, browse_memory
-from pages.render import guarded, load, query_choice, stop_if_empty
+from pages.render import guarded, load, query_choice, stop_if_empty, tooltips
 
 
 def body() -> None:
@@ -23,10 +23,10 @@ def body() -> None:
     if measured.empty:
         return
     chart = alt.Chart(measured).mark_bar().encode(
-        x=alt.X("figure:N", title=None), xOffset="build:N", y=alt.Y("GiB:Q", title="peak (GiB)"),
+        x=alt.X("figure:N", title=None), xOffset=alt.XOffset("build:N"), y=alt.Y("GiB:Q", title="peak (GiB)"),
         color=alt.Color("build:N"), column=alt.Column("workload:N"),
-        tooltip=["machine_name", "build", "workload", "case_key", "dtype", "figure",
-                 alt.Tooltip("GiB:Q", format=".3f", title="peak (GiB)")])
+        tooltip=tooltips(measured, "machine_name", "build", "workload", "case_key", "dtype", "figure") + [
+            alt.Tooltip("GiB:Q", format=".3f", title="peak (GiB)")])
     st.altair_chart(chart)
 
 

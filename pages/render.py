@@ -8,8 +8,10 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
+import altair as alt
 import pandas as pd
 import streamlit as st
+from altair.utils.core import infer_vegalite_type_for_pandas
 from sqlalchemy import Engine
 
 from db.errors import StoreError
@@ -71,3 +73,9 @@ def query_choice(label: str, key: str, options: list[str]) -> str:
     elif key in st.query_params:
         del st.query_params[key]
     return chosen
+
+
+def tooltips(data: pd.DataFrame, *fields: str) -> list[alt.Tooltip]:
+    """Tooltips for plain fields, typed as Altair would infer them from `data`, as channel objects: given bare
+    names, Altair rebuilds its schema lookup for each (~8 ms a field, ~0.2 s for the Compare page's charts)."""
+    return [alt.Tooltip(name, type=infer_vegalite_type_for_pandas(data[name])) for name in fields]

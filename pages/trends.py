@@ -11,7 +11,7 @@ import altair as alt
 import streamlit as st
 
 from db.trends import trend
-from pages.render import guarded, load
+from pages.render import guarded, load, tooltips
 
 FIELDS = [("workload", "softmax"), ("case_key", '{"rows":1,"vocab":128256}'), ("dtype", "float32"),
           ("compile", "eager"), ("metric", "op_time")]
@@ -33,8 +33,9 @@ def _render() -> None:
     order = points.sort_values(["chip", "position"]).torch_version.drop_duplicates().tolist()
     line = alt.Chart(points).mark_line(point=True).encode(
         x=alt.X("torch_version:N", sort=order, title="build"), y=alt.Y("median:Q", title=f"median ({points.unit.iloc[0]})"),
-        color="chip:N", tooltip=["chip", "torch_version", "nightly_date", "median", "unit", "p25", "p75", "n", "runs",
-                                 "machines", "change_point"])
+        color=alt.Color("chip:N"),
+        tooltip=tooltips(points, "chip", "torch_version", "nightly_date", "median", "unit", "p25", "p75", "n", "runs",
+                         "machines", "change_point"))
     steps = alt.Chart(points[points.change_point]).mark_rule(strokeDash=[3, 3]).encode(x=alt.X("torch_version:N", sort=order))
     st.altair_chart(line + steps, width="stretch")
     st.dataframe(points, hide_index=True)
