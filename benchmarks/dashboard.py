@@ -11,7 +11,8 @@ build in turn (run i is build i mod builds), so each row group holds runs of ~ev
 
 "Compare query" = db.compare.compare for baseline torch=2.10.0 → candidate torch=2.11.0 on machine scope:
 selector checks, the DuckDB pivot over the 10M-row table, pooled samples to numpy, medians/IQR, Mann–Whitney U
-and a 400-draw bootstrap CI per case, per-family geomeans with 1000-draw CIs, wording, the unmatched list.
+and a 400-draw bootstrap CI per case (on worker threads, beside the rest), per-family geomeans with
+1000-draw CIs, wording, the unmatched list.
 `cold` clears the per-data-version cache before every call (the full work); `warm` is a cache hit (what a
 page reload or the API's second identical request costs until the next ingest).
 
