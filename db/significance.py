@@ -1,9 +1,9 @@
 """Per-case statistics from the raw samples, vectorised over many cases.
 
 Medians and quartiles, Mann–Whitney U (two-sided, scipy's method choice and formulas) on the two sides'
-samples, and a bootstrap 95 % CI of the candidate/baseline median ratio (or median difference). Each case's
-samples are sorted once (SampleLists.sorted); cases with the same sample counts are then handled together as
-2-D arrays, in cache-sized chunks.
+samples, and a bootstrap 95 % CI of the candidate/baseline median ratio (or median difference). Cases with the
+same sample counts are handled together as 2-D arrays of sorted rows (SampleLists.matrix sorts unless the lists
+are sorted already), in blocks that may run on worker threads and in cache-sized chunks within them.
 The bootstrap resamples sorted samples: a resample's median only depends on which order statistics were drawn,
 so one seeded set of draws per sample size serves every case of that size (each case still gets an ordinary
 bootstrap). n < 3 on either side is "insufficient samples" and never significant.
@@ -187,7 +187,6 @@ def start_significance(base: SampleLists, cand: SampleLists, use_ratio: np.ndarr
                        pool: Executor | None = None) -> "PendingSignificance":
     """The significance of every case, started: blocks of BLOCK cases run on `pool` (inline without one);
     the blocks write disjoint rows of the result arrays. Collect it with .result()."""
-    base, cand = base.sorted(), cand.sorted()
     out = PendingSignificance(len(base.offsets) - 1, base.counts, cand.counts, use_ratio)
     rngs = {}
     for sb, sc, ratio, rows in _groups(base.counts, cand.counts, use_ratio, out.enough):
