@@ -33,6 +33,7 @@ _SIDES = (("baseline", "b_"), ("candidate", "c_"))
 CACHE_ENTRIES = 16  # recent comparisons kept per process (a 50k-case result is tens of MB)
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_LOCK = threading.Lock()
+# the significance blocks, the detail read and the selector checks of every comparison in this process
 WORKERS = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="compare")
 
 

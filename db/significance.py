@@ -2,8 +2,8 @@
 
 Medians and quartiles, Mann–Whitney U (two-sided, scipy's method choice and formulas) on the two sides'
 samples, and a bootstrap 95 % CI of the candidate/baseline median ratio (or median difference). Cases with the
-same sample counts are handled together as 2-D arrays of sorted rows (SampleLists.matrix sorts unless the lists
-are sorted already), in blocks that may run on worker threads and in cache-sized chunks within them.
+same sample counts are handled together as 2-D arrays of sorted rows (SampleLists.matrix), in blocks that may
+run on worker threads, and in cache-sized chunks within a block.
 The bootstrap resamples sorted samples: a resample's median only depends on which order statistics were drawn,
 so one seeded set of draws per sample size serves every case of that size (each case still gets an ordinary
 bootstrap). n < 3 on either side is "insufficient samples" and never significant.
@@ -34,9 +34,8 @@ _VERDICTS = np.array(VERDICTS, dtype=object)
 @dataclass
 class SampleLists:
     """Variable-length sample lists in Arrow layout: case i's samples are values[offsets[i]:offsets[i+1]]."""
-    values: np.ndarray
+    values: np.ndarray  # each list in the order it was read
     offsets: np.ndarray
-    is_sorted: bool = False  # each list ascending (then matrix() need not sort)
 
     @classmethod
     def from_arrow(cls, column: pa.ChunkedArray | pa.Array) -> "SampleLists":
@@ -57,22 +56,11 @@ class SampleLists:
         counts = self.counts[rows]
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         index = np.arange(offsets[-1]) - np.repeat(offsets[:-1] - self.offsets[rows], counts)
-        return SampleLists(self.values[index], offsets, self.is_sorted)
+        return SampleLists(self.values[index], offsets)
 
     def matrix(self, rows: np.ndarray, n: int) -> np.ndarray:
-        """Rows (all of length n) as a sorted (len(rows), n) array."""
-        block = self.values[self.offsets[rows][:, None] + np.arange(n)]
-        return block if self.is_sorted else np.sort(block, axis=1)
-
-    def sorted(self) -> "SampleLists":
-        """The same lists, each sorted ascending (NaN last): sorted once, then every statistic reads them."""
-        if self.is_sorted:
-            return self
-        values, counts = self.values.copy(), self.counts
-        for n in np.unique(counts[counts > 1]):
-            index = self.offsets[np.flatnonzero(counts == n)][:, None] + np.arange(n)
-            values[index] = np.sort(values[index], axis=1)
-        return SampleLists(values, self.offsets, is_sorted=True)
+        """Rows (all of length n) as a sorted (len(rows), n) array (NaN last)."""
+        return np.sort(self.values[self.offsets[rows][:, None] + np.arange(n)], axis=1)
 
 
 @dataclass
@@ -201,6 +189,8 @@ def start_significance(base: SampleLists, cand: SampleLists, use_ratio: np.ndarr
 
 
 class PendingSignificance:
+    """Significance being computed: result arrays the blocks fill, and the blocks' futures."""
+
     def __init__(self, m: int, nb: np.ndarray, nc: np.ndarray, use_ratio: np.ndarray):
         self.p, self.low, self.high = (np.full(m, np.nan) for _ in range(3))
         self.enough = (nb >= MIN_SAMPLES) & (nc >= MIN_SAMPLES)
