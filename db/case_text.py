@@ -8,9 +8,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from db.codes import combine
+from db.compare_sql import SIDES as _SIDES
 from db.wording import difference_words, ratio_words_arrow
-
-_SIDES = (("baseline", "b_"), ("candidate", "c_"))
 
 
 def change_words(metrics: tuple[np.ndarray, pd.Index], oriented: np.ndarray, diff: np.ndarray,

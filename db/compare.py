@@ -18,7 +18,7 @@ from sqlalchemy import Engine
 
 from bundle.metrics import METRICS, Better, Comparison
 from db.compare_read import read_pairs
-from db.compare_sql import FILTERS, KEY, compare_sql
+from db.compare_sql import FILTERS, KEY, SIDES as _SIDES, compare_sql
 from db.errors import Problem, StoreError
 from db.frames import read_data_version
 from db.selectors import Selector, parse_selector, require_runs
@@ -29,7 +29,6 @@ from db.significance import SIGNIFICANT, VERDICTS, SampleLists, Significance, st
 from db.unmatched import unmatched_frame
 
 SCOPES = ("machine", "chip")
-_SIDES = (("baseline", "b_"), ("candidate", "c_"))
 CACHE_ENTRIES = 16  # recent comparisons kept per process (a 50k-case result is tens of MB)
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_LOCK = threading.Lock()

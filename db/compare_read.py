@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from sqlalchemy import Engine
 
 from db import codes
-from db.compare_sql import KEY
+from db.compare_sql import KEY, SIDES
 from db.frames import reader
 
 DETAIL = ["b_other", "b_message", "b_fallback_median", "c_other", "c_message", "c_fallback_median"]
@@ -60,7 +60,7 @@ def _ranks(column: pa.ChunkedArray) -> tuple[np.ndarray, int]:
 def attach_detail(pivot: pa.Table, detail: pa.Table) -> pa.Table:
     """The pivot with DETAIL columns: a case's detail where it has a non-ok result, else null."""
     has = np.zeros(pivot.num_rows, dtype=bool)
-    for p in ("b_", "c_"):
+    for _, p in SIDES:
         has |= pc.greater(pivot[p + "results"], pivot[p + "pooled"]).to_numpy()
     rows = np.flatnonzero(has)
     if len(rows) != detail.num_rows or not pivot.select(KEY).take(rows).equals(detail.select(KEY)):

@@ -50,7 +50,7 @@ _SIDE_OTHER = """
   any_value(message) FILTER (WHERE side = '{s}') AS {p}message,
   median(list_median(samples)) FILTER (WHERE side = '{s}' AND status = 'fallback') AS {p}fallback_median"""
 
-_SIDES_BP = (("baseline", "b_"), ("candidate", "c_"))
+SIDES = (("baseline", "b_"), ("candidate", "c_"))  # each side and the prefix of its columns
 
 
 def _filters(values: dict[str, list[str]]) -> tuple[str, list[str]]:
@@ -82,8 +82,8 @@ def compare_sql(baseline: Selector, candidate: Selector, scope: str,
         params += runs_params
     params += filter_params
     keys = ", ".join(KEY)
-    ok = ",".join(_SIDE_OK.format(s=s, p=p, machines=_MACHINES[scope].format(s=s)) for s, p in _SIDES_BP)
-    other = ",".join(_SIDE_OTHER.format(s=s, p=p) for s, p in _SIDES_BP)
+    ok = ",".join(_SIDE_OK.format(s=s, p=p, machines=_MACHINES[scope].format(s=s)) for s, p in SIDES)
+    other = ",".join(_SIDE_OTHER.format(s=s, p=p) for s, p in SIDES)
     sides = _SIDES.format(scope=scope_col, filters=filter_sql)
     with_sides = f"WITH side_runs AS ({' UNION ALL '.join(runs)}), sides AS ({sides})"
     pivot = f"{with_sides} SELECT {keys}, {ok} FROM sides GROUP BY {keys}"

@@ -11,6 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from db import codes
 from db.significance import SIGNIFICANT, bootstrap_means, row_percentiles
 from db.wording import ratio_words_many
 
@@ -47,10 +48,8 @@ def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarra
 def _family_order(keys: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """The order that sorts cases by family (GROUP, lexicographic: pandas' groupby order) and where each family
     starts in it. One integer code per case from each column's sorted factorization, then one stable sort."""
-    code = np.zeros(len(keys), dtype=np.int64)
-    for name in GROUP:
-        codes, uniques = pd.factorize(keys[name], sort=True)
-        code = code * len(uniques) + codes  # < 10⁶ families: far from overflow
+    factorized = (pd.factorize(keys[name], sort=True) for name in GROUP)
+    code = codes.combine(((found, len(uniques)) for found, uniques in factorized), len(keys))
     order = np.argsort(code, kind="stable")
     ordered = code[order]
     return order, np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])

@@ -196,8 +196,14 @@ class PendingSignificance:
         self.enough = (nb >= MIN_SAMPLES) & (nc >= MIN_SAMPLES)
         self.use_ratio = use_ratio
         self.futures: list[Future] = []
+        self._done: Significance | None = None
 
     def result(self) -> Significance:
+        if self._done is None:
+            self._done = self._collect()
+        return self._done
+
+    def _collect(self) -> Significance:
         for future in self.futures:
             future.result()  # a block's exception is raised here
         no_change = np.where(self.use_ratio, 1.0, 0.0)
