@@ -1,4 +1,4 @@
-"""Workload discovery: kernels.WORKLOADS and collector.models.WORKLOADS (lists of Workload instances).
+"""Workload discovery: collector.kernels.WORKLOADS and collector.models.WORKLOADS (lists of Workload instances).
 
 A source that fails to import (a missing optional dependency) is listed as unavailable with the reason
 instead of crashing the collector. MPSBENCH_CATALOG="module[:ATTR],…" replaces the sources (used by tests).
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from collector.errors import CollectorError
 from collector.workload import Workload
 
-DEFAULT_SOURCES = ("kernels:WORKLOADS", "collector.models:WORKLOADS")
+DEFAULT_SOURCES = ("collector.kernels:WORKLOADS", "collector.models:WORKLOADS")
 SUITES = ("kernels", "models")
 
 

@@ -1,4 +1,4 @@
-"""The contract between workloads (kernels/, collector/models/) and the collector's engine.
+"""The contract between workloads (collector/kernels/, collector/models/) and the collector's engine.
 
 A workload declares cases (frozen identities) and, for one case, builds seeded inputs and asks the bench for
 measurements. The bench (collector.bench.Bench) owns the honest parts: synchronising, warm-up, adaptive
@@ -91,7 +91,7 @@ class Bench(ABC):
 
 
 class Workload(ABC):
-    """One op family (kernels/) or model workload (collector/models/)."""
+    """One op family (collector/kernels/) or model workload (collector/models/)."""
 
     name: ClassVar[str]
     suite: ClassVar[str]  # "kernels" | "models"

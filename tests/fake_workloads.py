@@ -1,4 +1,4 @@
-"""Stand-in workloads for the collector's tests: known behaviour, no dependency on kernels/ or models/."""
+"""Stand-in workloads for the collector's tests: known behaviour, no dependency on collector/kernels/ or models/."""
 from __future__ import annotations
 
 import os

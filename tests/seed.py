@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 
 from bundle.schema import Build, Bundle, DeviceInfo, Machine, Result, Status
-from kernels.linear import Linear
-from kernels.softmax import Softmax
+from collector.kernels.linear import Linear
+from collector.kernels.softmax import Softmax
 
 GIB = 1024**3
 BASELINE, CANDIDATE = "torch=2.14.1", "torch=2.15.0rc1"
 MACHINES = {"studio-1": ("Apple M3 Ultra", 80, 192), "studio-2": ("Apple M3 Ultra", 80, 96), "air-1": ("Apple M2", 10, 16)}
-# case params in the forms the real workloads write: kernels/softmax.py and kernels/linear.py's own specs;
+# case params in the forms the real workloads write: collector/kernels/softmax.py and collector/kernels/linear.py's own specs;
 # the model workloads (collector/models/, issue 5) in the form their issue describes (model identity + size)
 SOFTMAX = Softmax().specs("quick")[0]  # {"rows": 1, "vocab": 128256}
 SOFTMAX_4 = {"rows": 4, "vocab": 128256}

@@ -1,11 +1,11 @@
 """Case generation of every kernel family: counts, unique keys, scalar params, dtype/compile selection."""
 import pytest
 
-from kernels import WORKLOADS
-from kernels.fp8 import Fp8
-from kernels.grouped_mm import GroupedMm
-from kernels.linear import Linear
-from kernels.softmax import Softmax
+from collector.kernels import WORKLOADS
+from collector.kernels.fp8 import Fp8
+from collector.kernels.grouped_mm import GroupedMm
+from collector.kernels.linear import Linear
+from collector.kernels.softmax import Softmax
 
 BY_NAME = {w.name: w for w in WORKLOADS}
 

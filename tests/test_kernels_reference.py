@@ -4,8 +4,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from kernels import WORKLOADS, constant_pad, grouped_mm
-from kernels.fp8 import matmul_bytes
+from collector.kernels import WORKLOADS, constant_pad, grouped_mm
+from collector.kernels.fp8 import matmul_bytes
 from tests.fake_bench import run_case
 
 # Independent of collector.correctness: what each output dtype's rounding allows here (outputs are O(1)).

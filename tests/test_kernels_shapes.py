@@ -1,5 +1,5 @@
 """Projection and attention shapes derived from config numbers equal the hand-computed ones."""
-from kernels.model_shapes import MODELS, attention_shapes, linear_shapes, model, projection_shapes
+from collector.kernels.model_shapes import MODELS, attention_shapes, linear_shapes, model, projection_shapes
 
 
 def test_llama_3_1_8b_projections_by_hand():

@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from collector.workload import Unsupported
-from kernels import WORKLOADS, fp8, sdpa
+from collector.kernels import WORKLOADS, fp8, sdpa
 from tests.fake_bench import FakeBench, run_case
 
 BY_NAME = {w.name: w for w in WORKLOADS}

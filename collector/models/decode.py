@@ -18,7 +18,7 @@ from collector.models.decode_loop import DecodeLoop, compiled_step
 from collector.models.locate import LocalModel, local_models, require_named
 from collector.models.model_workload import MEMORY_METRICS, ModelWorkload
 from collector.workload import Bench, Case
-from kernels.family import generator, torch_dtype
+from collector.kernels.family import generator, torch_dtype
 
 MODEL_VARIABLE = "MPSBENCH_DECODE_MODEL"
 PROFILE_MODELS = {"quick": ("qwen3-moe-tiny", "llama-tiny"), "full": ("qwen3-moe-1.3b", "llama-1b")}

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import Any, ClassVar, Iterator, Mapping
 
 from collector.workload import PROFILES, Case, Workload
-from kernels.family import FLOAT_DTYPES, seed_for
+from collector.kernels.family import FLOAT_DTYPES, seed_for
 
 
 MEMORY_METRICS = ("memory_driver_peak", "memory_reserved_peak", "memory_allocated_peak", "memory_outside_allocator")

@@ -20,7 +20,7 @@ from collector.models import vae_models
 from collector.models.locate import local_models, require_named
 from collector.models.model_workload import ModelWorkload
 from collector.workload import Bench, Case
-from kernels.family import generator, torch_dtype
+from collector.kernels.family import generator, torch_dtype
 
 VAE_VARIABLE = "MPSBENCH_ROUNDTRIP_VAE"
 SUBFOLDERS = ("", "vae")

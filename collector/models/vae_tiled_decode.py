@@ -20,7 +20,7 @@ from collector.models.locate import local_models, require_named
 from collector.models.model_workload import MEMORY_METRICS, ModelWorkload
 from collector.models.pad_counter import count_pads
 from collector.workload import Bench, Case
-from kernels.family import generator, torch_dtype
+from collector.kernels.family import generator, torch_dtype
 
 VAE_VARIABLE = "MPSBENCH_WAN_VAE"
 SUBFOLDERS = ("", "vae")

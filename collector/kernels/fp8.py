@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from collector.workload import Bench, Case, Unsupported
-from kernels.family import KernelFamily, first_available, generator, randn, torch_dtype
+from collector.kernels.family import KernelFamily, first_available, generator, randn, torch_dtype
 
 FP8 = "float8_e4m3fn"
 E4M3_MAX = 448.0

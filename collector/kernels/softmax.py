@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from collector.workload import Bench, Case
-from kernels.family import KernelFamily, generator, randn, require_op, torch_dtype
+from collector.kernels.family import KernelFamily, generator, randn, require_op, torch_dtype
 
 VOCABS = (128256, 129280, 151936, 154880, 201088)
 ROWS = (1, 4, 8)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from collector.workload import Bench, Case
-from kernels.family import KernelFamily, first_available, generator, randn, torch_dtype
+from collector.kernels.family import KernelFamily, first_available, generator, randn, torch_dtype
 
 TOKENS = (1, 8, 64, 512)
 VARIANTS = ("grouped_mm", "loop_cpu_offsets")

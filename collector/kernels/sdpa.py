@@ -1,4 +1,4 @@
-"""F.scaled_dot_product_attention at the GQA shapes of the models in kernels.model_shapes.
+"""F.scaled_dot_product_attention at the GQA shapes of the models in collector.kernels.model_shapes.
 
 Decode: q_len 1 against kv lengths 512 / 2048 / 8192 (not causal: one query sees the whole cache). Prefill:
 q_len = kv_len ∈ {512, 2048}, causal. Grouped-query attention uses enable_gqa=True (present since torch 2.5;
@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from collector.workload import Bench, Case, Unsupported
-from kernels.family import KernelFamily, generator, randn, require_op, torch_dtype
-from kernels.model_shapes import AttentionShape, attention_shapes
+from collector.kernels.family import KernelFamily, generator, randn, require_op, torch_dtype
+from collector.kernels.model_shapes import AttentionShape, attention_shapes
 
 DECODE_KV = (512, 2048, 8192)
 PREFILL_LEN = (512, 2048)

@@ -1,6 +1,6 @@
 """Decode-time F.linear (GEMV-like, M = 1 / 4 / 8) over the projection shapes of real models (PRs #186927, #189628).
 
-Shapes come from kernels.model_shapes (derived from config numbers), de-duplicated across models; the case
+Shapes come from collector.kernels.model_shapes (derived from config numbers), de-duplicated across models; the case
 names the first model/projection using a shape and `used_by` lists all of them. Bytes per call = weight +
 input + output (+ bias), each touched once: at M ≤ 8 the weight read dominates, so achieved bandwidth is the
 figure that says how close to the memory roofline the kernel runs.
@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from collector.workload import Bench, Case
-from kernels.family import KernelFamily, generator, randn, require_op, torch_dtype
-from kernels.model_shapes import LinearShape, linear_shapes, model, projection_shapes
+from collector.kernels.family import KernelFamily, generator, randn, require_op, torch_dtype
+from collector.kernels.model_shapes import LinearShape, linear_shapes, model, projection_shapes
 
 FULL_M = (1, 4, 8)
 QUICK_MODEL = "Qwen3-0.6B"  # the smallest model: its shapes run fast on a 2-core CPU

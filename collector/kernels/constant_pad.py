@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from collector.workload import Bench, Case
-from kernels.family import KernelFamily, generator, randn, require_op, torch_dtype
+from collector.kernels.family import KernelFamily, generator, randn, require_op, torch_dtype
 
 CAUSAL_PAD = (1, 1, 1, 1, 2, 0)
 CHANNELS = (96, 192, 384)
