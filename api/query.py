@@ -82,17 +82,18 @@ async def runs_route(request: Request) -> JSONResponse:
 
 
 async def regressions_route(request: Request) -> JSONResponse:
-    from db.regressions import DEFAULT_THRESHOLD, regressions
+    from db.regressions import DEFAULT_THRESHOLD, regressions, review_notes
 
     params = dict(request.query_params)
     try:
         query = CompareQuery.from_params(params)
         threshold = _threshold(params.get("threshold"), DEFAULT_THRESHOLD)
         frame = await run_in_threadpool(regressions, _engine(), query, threshold)
+        notes = await run_in_threadpool(review_notes, _engine(), query)
     except StoreError as exc:
         return _error(exc)
     return JSONResponse({"ok": True, "baseline": query.baseline, "candidate": query.candidate, "threshold": threshold,
-                         "threshold_unit": "fraction worse", "regressions": records(frame)})
+                         "threshold_unit": "fraction worse", "notes": notes, "regressions": records(frame)})
 
 
 def _threshold(text: str | None, default: float) -> float:

@@ -76,6 +76,9 @@ class Build(_Strict):
     debug: bool | None = None
     python_version: Name
     env: dict[Name, Text] = Field(default_factory=dict)  # the PYTORCH_* variables
+    # versions of the packages the workloads run through besides torch (transformers, diffusers, triton, …):
+    # a decode speed-up can come from a transformers upgrade, so they are part of the build's identity
+    libraries: dict[Name, Name] = Field(default_factory=dict)
     collector_version: Name
     command_line: Text = ""
 

@@ -70,7 +70,7 @@ def run_detail(engine: Engine, run_id: str) -> dict | None:
     if found.empty:
         return None
     detail = {k: (None if _missing(v) else v) for k, v in found.iloc[0].to_dict().items()}
-    for name in ("env", "tags", "warnings"):
+    for name in ("env", "libraries", "tags", "warnings"):
         detail[name] = json.loads(detail.pop(f"{name}_json") or ("[]" if name == "warnings" else "{}"))
     detail["build"] = build_label(detail["torch_version"], detail["channel"], detail["nightly_date"])
     return detail

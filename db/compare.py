@@ -24,6 +24,7 @@ from db.frames import read_data_version
 from db.selectors import Selector, parse_selector, require_runs
 from db.case_text import caveats, change_words, pick, text
 from db.families import family_frame
+from db.library_versions import differing_note, side_libraries
 from db.significance import SIGNIFICANT, VERDICTS, SampleLists, Significance, start_significance, summarize_lists
 
 from db.unmatched import unmatched_frame
@@ -117,6 +118,7 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     base, cand = query.selectors()
     sides = ((base, "baseline"), (cand, "candidate"))
     checks = [WORKERS.submit(require_runs, engine, selector, side) for selector, side in sides]  # beside the read
+    libraries = [WORKERS.submit(side_libraries, engine, selector) for selector, _ in sides]
     table = read_pairs(engine, *compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters}), WORKERS)
     for check in checks:
         check.result()  # a selector without runs is a 404 naming it
@@ -136,16 +138,19 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     unmatched = unmatched_frame(frame[~paired].reset_index(drop=True))
     families = family_frame(cases, query, lambda: pending.result().verdict == SIGNIFICANT)
     add_significance(cases, pending.result(), facts)
-    return ComparisonResult(query, cases, families, unmatched, _notes(query, cases), (b_paired, c_paired))
+    notes = _notes(query, cases, differing_note(*(side.result() for side in libraries)))
+    return ComparisonResult(query, cases, families, unmatched, notes, (b_paired, c_paired))
 
 
-def _notes(query: CompareQuery, cases: pd.DataFrame) -> list[str]:
+def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> list[str]:
     notes = [f"Ratios are candidate {query.candidate} against baseline {query.baseline}; only status-ok results count."]
     if query.scope == "chip":
         notes.append("Chip scope: results of different machines with the same chip are pooled, explicitly.")
     if not cases.empty and ((cases.baseline_pooled > 1) | (cases.candidate_pooled > 1)).any():
         notes.append("Repeats: where a side has several results of a case on one scope (repeated runs), "
                      "their samples are pooled.")
+    if libraries:
+        notes.append(libraries)
     return notes
 
 

@@ -142,6 +142,7 @@ def _run_row(b: Bundle, sha: str, n: int) -> dict:
                 local_variant=bd.local_variant, debug=bd.debug, python_version=bd.python_version,
                 collector_version=bd.collector_version, command_line=bd.command_line, device_type=d.type,
                 device_name=d.name, env_json=json.dumps(bd.env, ensure_ascii=False),
+                libraries_json=json.dumps(bd.libraries, ensure_ascii=False),
                 tags_json=json.dumps(b.tags, ensure_ascii=False),
                 warnings_json=json.dumps(b.warnings, ensure_ascii=False), n_results=n)
 

@@ -1,5 +1,5 @@
 """Ordered store migrations keyed by store_version. v0: a file from before the meta table existed; v1: before
-run_seq."""
+run_seq; v2: before the build's library versions."""
 from __future__ import annotations
 
 from sqlalchemy import text
@@ -53,7 +53,12 @@ def _v1_to_v2(conn) -> None:
         conn.execute(text(sql))
 
 
-MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2}
+def _v2_to_v3(conn) -> None:
+    """v3 keeps the build's library versions (bundle build.libraries); runs from before it recorded none."""
+    conn.execute(text("ALTER TABLE runs ADD COLUMN libraries_json VARCHAR DEFAULT '{}'"))
+
+
+MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3}
 
 
 def migrate(conn) -> None:

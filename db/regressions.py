@@ -37,3 +37,8 @@ def regressions(engine: Engine, query: CompareQuery, threshold: float = DEFAULT_
     for col in ("comment", "author", "link"):
         merged[col] = merged[col].fillna("")
     return merged.sort_values("worse_by", ascending=False)[COLUMNS].reset_index(drop=True)
+
+
+def review_notes(engine: Engine, query: CompareQuery) -> list[str]:
+    """The comparison's notes (baseline named, pooling, differing library versions) that go with its review."""
+    return list(compare(engine, query).notes)

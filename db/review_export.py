@@ -16,8 +16,9 @@ def md_escape(text: object) -> str:
     return out
 
 
-def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str) -> str:
+def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: list[str] = ()) -> str:
     lines = [f"Regressions of {md_escape(candidate)} against baseline {md_escape(baseline)}", "",
+             *(f"- {md_escape(note)}" for note in notes), *([""] if notes else []),
              "| scope | workload | case | dtype | compile | metric | baseline | candidate | change (baseline "
              f"{md_escape(baseline)}) | significance | state | comment |",
              "|" + "---|" * 12]

@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import ARRAY, BigInteger, Column, Double
 from sqlmodel import Field, SQLModel
 
-STORE_VERSION = 2  # bump with a migration in db/migrate.py
+STORE_VERSION = 3  # bump with a migration in db/migrate.py
 
 
 class Meta(SQLModel, table=True):
@@ -55,6 +55,7 @@ class Run(SQLModel, table=True):
     device_type: str
     device_name: str
     env_json: str = "{}"
+    libraries_json: str = "{}"  # build.libraries: {"transformers": "5.25.0", …}
     tags_json: str = "{}"
     warnings_json: str = "[]"
     n_results: int

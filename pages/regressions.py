@@ -10,7 +10,7 @@ if str(Path(__file__).resolve().parent.parent) not in sys.path:
 import streamlit as st
 
 from db.compare import CompareQuery
-from db.regressions import regressions
+from db.regressions import regressions, review_notes
 from db.review_export import review_csv, review_markdown
 from db.selectors import available_selectors
 from db.triage import NOTE_KEY, STATES, save_note
@@ -58,8 +58,12 @@ def _render() -> None:
     found = regressions(engine(), query, threshold / 100.0)
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
             f"(threshold {threshold} %, significant only; correctness passed → failed always)")
+    notes = review_notes(engine(), query)
+    for note in notes:
+        st.text(note)  # notes carry selector text (tag values from bundles): text, not Markdown
     st.dataframe(found, hide_index=True)
-    st.download_button("Markdown", review_markdown(found, baseline, candidate), "regressions.md", "text/markdown")
+    st.download_button("Markdown", review_markdown(found, baseline, candidate, notes), "regressions.md",
+                       "text/markdown")
     st.download_button("CSV", review_csv(found), "regressions.csv", "text/csv")
     if not found.empty:
         _triage_form(found, query)

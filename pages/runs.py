@@ -65,7 +65,7 @@ def _provenance(detail: dict) -> None:
                                       "memory_bytes", "os", "os_version", "arch", "power_source", "low_power_mode",
                                       "thermal_state")}
     build = {k: detail[k] for k in ("build", "torch_version", "git_hash", "channel", "nightly_date",
-                                    "local_variant", "debug", "python_version", "collector_version")}
+                                    "local_variant", "debug", "python_version", "libraries", "collector_version")}
     left, right = st.columns(2)
     left.caption("Machine")
     left.code(json.dumps(machine, indent=1, default=str, ensure_ascii=False), language="json")

@@ -33,7 +33,8 @@ def known_bundle(index: int, torch_version: str, channel: str, op_us: float, psn
         machine=Machine(name=MACHINE_NAME, chip="Apple M2 Max", gpu_cores=38, memory_bytes=64 * GIB, os="macOS",
                         os_version="15.1", arch="arm64", power_source="ac"),
         build=Build(torch_version=torch_version, git_hash=f"{index:040x}", channel=channel, python_version="3.11.7",
-                    env={"PYTORCH_ENABLE_MPS_FALLBACK": "1"}, collector_version="0.1.0",
+                    env={"PYTORCH_ENABLE_MPS_FALLBACK": "1"}, libraries={"transformers": f"5.2{4 + index}.0"},
+                    collector_version="0.1.0",
                     command_line="python -m collector run --profile quick"),
         device=DeviceInfo(type="mps", name="Apple M2 Max"), tags={"role": "**bold?**"},
         results=_results(op_us, psnr_db, passed))

@@ -7,7 +7,7 @@ import pytest
 
 from bundle.schema import Channel, Machine
 from collector.fingerprint import linux, macos, run_warnings
-from collector.fingerprint.build import current_build, parse_version, pytorch_env
+from collector.fingerprint.build import current_build, library_versions, parse_version, pytorch_env
 
 MAC = Path(__file__).parent / "fixtures" / "macos"
 LINUX = Path(__file__).parent / "fixtures" / "linux"
@@ -121,3 +121,14 @@ def test_current_build_records_this_torch(monkeypatch):
     assert b.torch_version == torch.__version__ and b.git_hash == torch.version.git_version
     assert b.env["PYTORCH_ENABLE_MPS_FALLBACK"] == "1" and b.python_version.count(".") == 2
     assert pytorch_env({"PATH": "/bin", "PYTORCH_X": "y"}) == {"PYTORCH_X": "y"}
+
+
+def test_build_records_the_installed_library_versions():
+    import importlib.metadata
+
+    import transformers
+    assert library_versions(("transformers", "no-such-distribution-mpsbench")) == {
+        "transformers": transformers.__version__}
+    recorded = current_build("0.1.0").libraries
+    assert recorded["transformers"] == transformers.__version__
+    assert recorded["diffusers"] == importlib.metadata.version("diffusers")

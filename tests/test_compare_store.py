@@ -119,6 +119,7 @@ def test_json_twin_returns_the_functions_figures(seeded, monkeypatch):
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "baseline"
     reg = client.get("/api/v1/regressions", params={"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"})
     assert reg.status_code == 200 and len(reg.json()["regressions"]) >= 3
+    assert reg.json()["notes"] == expected["notes"]  # the review carries the comparison's notes
     assert client.get("/api/v1/regressions", params={"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1",
                                                       "threshold": "x"}).json()["errors"][0]["field"] == "threshold"
     claims = client.get("/api/v1/claims").json()["claims"]

@@ -100,11 +100,18 @@ def test_run_page_shows_provenance_and_results_with_units(known_db):
     assert not at.exception
     provenance = "\n".join(c.value for c in at.code)
     for expected in (run_id, f"{1:040x}", "2.15.0rc1", "python -m collector run --profile quick",
-                     "PYTORCH_ENABLE_MPS_FALLBACK", "Apple M2 Max", "0.1.0", "**bold?**"):
+                     "PYTORCH_ENABLE_MPS_FALLBACK", "Apple M2 Max", "0.1.0", "**bold?**", "\"transformers\": \"5.25.0\""):
         assert expected in provenance, expected
     results = at.dataframe[-1].value
     op = results[results["metric"] == "op_time"].iloc[0]
     assert (op["unit"], op["median"], op["n"]) == ("µs", 7.0, 5)
+
+
+def test_compare_page_says_the_sides_ran_different_library_versions(known_db):
+    at = _page("compare.py", {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"})
+    assert not at.exception, [e.value for e in at.exception]
+    notes = [t.value for t in at.text if t.value.startswith("Library versions differ")]
+    assert len(notes) == 1 and "transformers 5.24.0 → 5.25.0" in notes[0]
 
 
 def test_runs_filter_in_the_url_narrows_the_list(known_db):

@@ -37,7 +37,7 @@ def test_ingest_new_then_already_present_then_info_counts(cli, tmp_path):
     assert (first.returncode, first.stdout) == (0, f"{good}: {'a' * 32} new, 6 results\n")
     assert (again.returncode, again.stdout) == (0, f"{good}: {'a' * 32} already present, 6 results\n")
     assert info.returncode == 0 and info.stderr == ""
-    assert info.stdout.splitlines()[1:] == ["store version: 2", "runs: 1", "run_tags: 1", "results: 6",
+    assert info.stdout.splitlines()[1:] == ["store version: 3", "runs: 1", "run_tags: 1", "results: 6",
                                             "review_notes: 0"]
 
 

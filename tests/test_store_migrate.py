@@ -75,7 +75,8 @@ def test_v0_file_is_migrated_in_place_and_keeps_its_data(v0_file):
 
 def test_migrated_file_takes_a_new_bundle_and_reopens_at_the_current_version(v0_file):
     engine = open_store(v0_file)
-    out = ingest_bundle(engine, make_bundle())
+    build = make_bundle()["build"] | {"libraries": {"transformers": "5.25.0"}}
+    out = ingest_bundle(engine, make_bundle(build=build))
     engine.dispose()
     engine = open_store(v0_file)  # second open: already current, nothing migrated twice
     with engine.connect() as conn:
@@ -83,8 +84,11 @@ def test_migrated_file_takes_a_new_bundle_and_reopens_at_the_current_version(v0_
         psnr = conn.execute(text("SELECT passed, tolerance FROM results WHERE run_id=:r AND metric='psnr_vs_cpu'"),
                             {"r": out.run_id}).one()
         versions = conn.execute(text("SELECT count(*) FROM meta WHERE key='store_version'")).scalar()
+        libraries = dict(conn.execute(text("SELECT run_id, libraries_json FROM runs")).fetchall())
     engine.dispose()
     assert (out.created, out.n_results, runs, tuple(psnr), versions) == (True, 6, 2, (True, 40.0), 1)
+    # the v0 run recorded no library versions; the new one keeps its own
+    assert libraries == {"0123456789abcdef0123456789abcdef": "{}", out.run_id: '{"transformers": "5.25.0"}'}
 
 
 def test_store_from_a_newer_mpsbench_is_refused_and_left_alone(tmp_path):

@@ -56,7 +56,7 @@ def test_v1_file_is_numbered_in_file_order_and_rewritten_run_by_run(v1_file):
     engine.dispose()
     assert runs == [(NEW, 1), (OLD, 2)]
     assert results == [(f"{NEW}:0", 1), (f"{NEW}:1", 1), (f"{OLD}:0", 2)]  # contiguous per run now
-    assert indexes == {"ix_results_run_id"} and samples == [7.0, 8.0, 9.0] and version == "2"
+    assert indexes == {"ix_results_run_id"} and samples == [7.0, 8.0, 9.0] and version == "3"
 
 
 def test_migrated_v1_file_compares_as_before(v1_file):

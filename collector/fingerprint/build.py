@@ -1,6 +1,7 @@
 """The torch build: version string -> channel / nightly date / local variant (pure), plus the live facts."""
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import platform
 import re
@@ -45,6 +46,22 @@ def pytorch_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in sorted(env.items()) if k.startswith("PYTORCH_")}
 
 
+# the distributions a workload's figures can depend on besides torch; triton is inductor's code generator on CUDA
+# (pytorch-triton on nightlies), kernels is Hugging Face's hub-kernel layer swapping
+LIBRARIES = ("transformers", "diffusers", "kernels", "triton", "pytorch-triton")
+
+
+def library_versions(names: tuple[str, ...] = LIBRARIES) -> dict[str, str]:
+    """Installed versions of `names`; a package that is not installed is left out."""
+    found = {}
+    for name in names:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return found
+
+
 def current_build(collector_version: str, command_line: str = "") -> Build:
     import torch
     info = parse_version(torch.__version__)
@@ -52,5 +69,5 @@ def current_build(collector_version: str, command_line: str = "") -> Build:
     return Build(torch_version=torch.__version__, git_hash=git_hash if git_hash != "Unknown" else info.git_hash,
                  channel=info.channel, nightly_date=info.nightly_date, local_variant=info.local_variant,
                  debug=bool(getattr(torch.version, "debug", False)), python_version=platform.python_version(),
-                 env=pytorch_env(), collector_version=collector_version, command_line=command_line or
-                 " ".join(sys.argv))
+                 env=pytorch_env(), libraries=library_versions(), collector_version=collector_version,
+                 command_line=command_line or " ".join(sys.argv))
