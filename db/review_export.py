@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+from typing import Sequence
 
 import pandas as pd
 
@@ -16,7 +17,7 @@ def md_escape(text: object) -> str:
     return out
 
 
-def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: list[str] = ()) -> str:
+def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: Sequence[str] = ()) -> str:
     lines = [f"Regressions of {md_escape(candidate)} against baseline {md_escape(baseline)}", "",
              *(f"- {md_escape(note)}" for note in notes), *([""] if notes else []),
              "| scope | workload | case | dtype | compile | metric | baseline | candidate | change (baseline "

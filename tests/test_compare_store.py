@@ -126,6 +126,7 @@ def test_json_twin_returns_the_functions_figures(seeded, monkeypatch):
     assert {c["status"] for c in claims} == {"reproduced", "not reproduced", "no data"} and all("unit" in c for c in claims)
     runs = client.get("/api/v1/runs", params={"chip": "Apple M2"}).json()["runs"]
     assert {r["machine_name"] for r in runs} == {"air-1"}
+    assert {r["libraries_json"] for r in runs} == {"{}"}  # the seed's bundles record no library versions
 
 
 def test_compare_page_renders_the_geomean_and_tables(seeded, monkeypatch):
