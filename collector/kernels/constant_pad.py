@@ -12,7 +12,8 @@ import math
 from typing import Any
 
 from collector.workload import Bench, Case
-from collector.kernels.family import KernelFamily, generator, randn, require_op, torch_dtype
+from collector.kernels.family import (BANDWIDTH_METRICS, CORRECTNESS_METRICS, TIMING_METRICS, KernelFamily,
+                                      generator, randn, require_op, torch_dtype)
 
 CAUSAL_PAD = (1, 1, 1, 1, 2, 0)
 CHANNELS = (96, 192, 384)
@@ -41,8 +42,7 @@ def _params(c: int, t: int, h: int, w: int) -> dict[str, Any]:
 class ConstantPad(KernelFamily):
     name = "constant_pad"
     description = "F.pad(x[B,C,T,H,W], causal (1,1,1,1,2,0), constant) at Wan-VAE decoder shapes"
-    metrics = ("op_time", "first_call_time", "achieved_bandwidth", "bandwidth_fraction",
-               "psnr_vs_cpu", "max_abs_error", "max_rel_error",
+    metrics = (*TIMING_METRICS, *BANDWIDTH_METRICS, *CORRECTNESS_METRICS,
                "memory_driver_peak", "memory_reserved_peak", "memory_allocated_peak", "memory_outside_allocator")
     default_dtypes = ("float32", "bfloat16")
     quick_dtypes = ("float32",)

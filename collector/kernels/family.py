@@ -13,6 +13,10 @@ from collector.workload import PROFILES, Case, Unsupported, Workload
 
 FLOAT_DTYPES = ("float32", "bfloat16", "float16")
 RANDN_CHUNK = 1 << 24
+# the metric groups the bench records (collector.workload.Bench: time, bandwidth, correctness), named once
+TIMING_METRICS = ("op_time", "first_call_time")
+BANDWIDTH_METRICS = ("achieved_bandwidth", "bandwidth_fraction")
+CORRECTNESS_METRICS = ("psnr_vs_cpu", "max_abs_error", "max_rel_error")
 
 
 class KernelFamily(Workload):

@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from collector.workload import Bench, Case, Unsupported
-from collector.kernels.family import KernelFamily, first_available, generator, randn, torch_dtype
+from collector.kernels.family import (BANDWIDTH_METRICS, CORRECTNESS_METRICS, TIMING_METRICS, KernelFamily,
+                                      first_available, generator, randn, torch_dtype)
 
 FP8 = "float8_e4m3fn"
 E4M3_MAX = 448.0
@@ -40,8 +41,7 @@ def matmul_bytes(variant: str, m: int, k: int, n: int) -> int:
 class Fp8(KernelFamily):
     name = "fp8"
     description = "float8_e4m3fn weight storage and scaled matmul (tensor-/row-wise) beside a bf16 matmul"
-    metrics = ("op_time", "first_call_time", "achieved_bandwidth", "bandwidth_fraction",
-               "psnr_vs_cpu", "max_abs_error", "max_rel_error", "storage_bytes", "psnr_vs_input")
+    metrics = (*TIMING_METRICS, *BANDWIDTH_METRICS, *CORRECTNESS_METRICS, "storage_bytes", "psnr_vs_input")
     default_dtypes = (FP8, "bfloat16")
     supported_dtypes = (FP8, "bfloat16")
 

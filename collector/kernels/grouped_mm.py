@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from collector.workload import Bench, Case
-from collector.kernels.family import KernelFamily, first_available, generator, randn, torch_dtype
+from collector.kernels.family import (CORRECTNESS_METRICS, TIMING_METRICS, KernelFamily, first_available, generator,
+                                      randn, torch_dtype)
 
 TOKENS = (1, 8, 64, 512)
 VARIANTS = ("grouped_mm", "loop_cpu_offsets")
@@ -46,7 +47,7 @@ def _params(cfg: MoeConfig, projection: str, tokens: int, variant: str) -> dict[
 class GroupedMm(KernelFamily):
     name = "grouped_mm"
     description = "MoE expert projection: device-side routing offsets + grouped_mm vs a CPU-offsets expert loop"
-    metrics = ("op_time", "first_call_time", "psnr_vs_cpu", "max_abs_error", "max_rel_error")
+    metrics = TIMING_METRICS + CORRECTNESS_METRICS
     default_dtypes = ("bfloat16",)
 
     def specs(self, profile: str) -> list[dict[str, Any]]:

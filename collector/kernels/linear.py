@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from collector.workload import Bench, Case
-from collector.kernels.family import KernelFamily, generator, randn, require_op, torch_dtype
+from collector.kernels.family import (BANDWIDTH_METRICS, CORRECTNESS_METRICS, TIMING_METRICS, KernelFamily,
+                                      generator, randn, require_op, torch_dtype)
 from collector.kernels.model_shapes import LinearShape, linear_shapes, model, projection_shapes
 
 FULL_M = (1, 4, 8)
@@ -39,8 +40,7 @@ def quick_shapes() -> list[tuple[int, LinearShape, bool]]:
 class Linear(KernelFamily):
     name = "linear"
     description = "F.linear(x[M,K], W[N,K], bias?) at decode batch sizes over real models' projection shapes"
-    metrics = ("op_time", "first_call_time", "achieved_bandwidth", "bandwidth_fraction",
-               "psnr_vs_cpu", "max_abs_error", "max_rel_error")
+    metrics = TIMING_METRICS + BANDWIDTH_METRICS + CORRECTNESS_METRICS
     default_dtypes = ("bfloat16",)
 
     def specs(self, profile: str) -> list[dict[str, Any]]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from collector.workload import Bench, Case, Unsupported
-from collector.kernels.family import KernelFamily, generator, randn, require_op, torch_dtype
+from collector.kernels.family import (BANDWIDTH_METRICS, CORRECTNESS_METRICS, TIMING_METRICS, KernelFamily,
+                                      generator, randn, require_op, torch_dtype)
 from collector.kernels.model_shapes import AttentionShape, attention_shapes
 
 DECODE_KV = (512, 2048, 8192)
@@ -30,8 +31,7 @@ def attention_bytes(heads: int, kv_heads: int, head_dim: int, q_len: int, kv_len
 class Sdpa(KernelFamily):
     name = "sdpa"
     description = "F.scaled_dot_product_attention (enable_gqa) for decode and causal prefill at real GQA shapes"
-    metrics = ("op_time", "first_call_time", "achieved_bandwidth", "bandwidth_fraction",
-               "psnr_vs_cpu", "max_abs_error", "max_rel_error")
+    metrics = TIMING_METRICS + BANDWIDTH_METRICS + CORRECTNESS_METRICS
     default_dtypes = ("bfloat16",)
 
     def specs(self, profile: str) -> list[dict[str, Any]]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from collector.workload import Bench, Case
-from collector.kernels.family import KernelFamily, generator, randn, require_op, torch_dtype
+from collector.kernels.family import (BANDWIDTH_METRICS, CORRECTNESS_METRICS, TIMING_METRICS, KernelFamily,
+                                      generator, randn, require_op, torch_dtype)
 
 VOCABS = (128256, 129280, 151936, 154880, 201088)
 ROWS = (1, 4, 8)
@@ -23,8 +24,7 @@ def softmax_bytes(rows: int, vocab: int, itemsize: int) -> int:
 class Softmax(KernelFamily):
     name = "softmax"
     description = "F.softmax(logits, dim=-1) over vocab-sized rows (LLM sampling path)"
-    metrics = ("op_time", "first_call_time", "achieved_bandwidth", "bandwidth_fraction",
-               "psnr_vs_cpu", "max_abs_error", "max_rel_error")
+    metrics = TIMING_METRICS + BANDWIDTH_METRICS + CORRECTNESS_METRICS
     default_dtypes = ("float32", "bfloat16", "float16")
     quick_dtypes = ("float32", "bfloat16")
 

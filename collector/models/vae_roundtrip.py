@@ -20,7 +20,7 @@ from collector.models import vae_models
 from collector.models.locate import local_models, require_named
 from collector.models.model_workload import ModelWorkload
 from collector.workload import Bench, Case
-from collector.kernels.family import generator, torch_dtype
+from collector.kernels.family import CORRECTNESS_METRICS, generator, torch_dtype
 
 VAE_VARIABLE = "MPSBENCH_ROUNDTRIP_VAE"
 SUBFOLDERS = ("", "vae")
@@ -28,7 +28,6 @@ RANDOM_SPECS = {"quick": [("kl-tiny", 64), ("qwenimage-tiny", 64)],
                 "full": [("kl-sd", 512), ("kl-flux", 1024), ("qwenimage", 512), ("qwenimage", 1024)]}
 LOCAL_SIZES = {"quick": (256,), "full": (512, 1024)}
 VIDEO_CLASSES = ("AutoencoderKLQwenImage",)  # take (B, C, T, H, W): the image is one frame
-COMPARISON = ("psnr_vs_cpu", "max_abs_error", "max_rel_error")
 CPU_IS_REFERENCE = ("the device is the CPU and the case is float32: its output is the CPU float32 reference "
                     "itself, so there is no device-vs-CPU difference to measure")
 
@@ -50,7 +49,7 @@ def roundtrip(model: Any, image: Any):
 class VaeRoundtrip(ModelWorkload):
     name = "vae_roundtrip"
     description = "VAE encode→decode on the device vs CPU float32: PSNR vs CPU and vs the input (dB)"
-    metrics = ("psnr_vs_input", *COMPARISON)
+    metrics = ("psnr_vs_input", *CORRECTNESS_METRICS)
     default_dtypes = ("float32",)
 
     def specs(self, profile: str) -> list[dict[str, Any]]:
@@ -69,7 +68,7 @@ class VaeRoundtrip(ModelWorkload):
         with torch.inference_mode():
             output = roundtrip(device_model, image.to(bench.device, torch_dtype(case.dtype)))
             if bench.device_type == "cpu" and case.dtype == "float32":
-                for metric in COMPARISON:
+                for metric in CORRECTNESS_METRICS:
                     bench.unavailable(metric, CPU_IS_REFERENCE)
             else:
                 bench.correctness(output, roundtrip(reference_model, image), psnr_metric="psnr_vs_cpu")
