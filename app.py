@@ -1,4 +1,4 @@
-"""mpsbench dashboard: `streamlit run app.py`.
+"""mpsbench dashboard: `mpsbench serve` (which runs `streamlit run app.py`).
 
 `streamlit run` finds the st.App below and serves pages/navigation.py (the Streamlit script) together with the
 HTTP API routes, so uploads are written by the dashboard's own process (DuckDB allows one writer).
@@ -6,26 +6,20 @@ HTTP API routes, so uploads are written by the dashboard's own process (DuckDB a
 from __future__ import annotations
 
 import asyncio
-import importlib
 import sys
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import streamlit as st
 
-SCRIPT = "pages/navigation.py"
+SCRIPT = str(Path(__file__).resolve().with_name("pages") / "navigation.py")  # from any working directory
 
 
 def api_routes() -> list:
     """The upload API and the JSON twins of the pages, mounted beside Streamlit."""
-    routes: list = []
-    for module in ("api.upload", "api.query"):
-        try:
-            routes += importlib.import_module(module).ROUTES
-        except ModuleNotFoundError as exc:  # only while a part is not yet written; anything else is a real error
-            if exc.name not in (module, "api"):
-                raise
-            print(f"mpsbench: {module} is missing; its routes are not mounted", file=sys.stderr)
-    return routes
+    from api import query, upload
+
+    return upload.ROUTES + query.ROUTES
 
 
 def preload() -> None:
@@ -34,7 +28,7 @@ def preload() -> None:
     opened is left for the pages and the API to report, as they do for every request."""
     import altair  # noqa: F401
 
-    from db.store import shared_store
+    from db.store.engine import shared_store
     try:
         shared_store()
     except Exception as exc:  # noqa: BLE001 - reported by each page and API call that needs the store

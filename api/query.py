@@ -11,25 +11,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from db.compare import CompareQuery, compare
+from db.views.compare import CompareQuery, compare
+from api.errors import error_response
 from db.errors import Problem, StoreError
-from db.runs_query import RUN_FILTERS, list_runs
-from db.selectors import parse_selector
+from db.query.runs import RUN_FILTERS, list_runs
+from db.query.selectors import parse_selector
 
 
 def _engine():
-    from db.store import shared_store
+    from db.store.engine import shared_store
 
     return shared_store()
-
-
-def _error(exc: StoreError) -> JSONResponse:
-    try:
-        from api.errors import error_response
-    except ImportError:  # helper A's module not there yet: the same shape, written here
-        return JSONResponse({"ok": False, "status": exc.status, "error": exc.message,
-                             "errors": [{"field": p.field, "rule": p.rule} for p in exc.problems]}, status_code=exc.status)
-    return error_response(exc)
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -65,7 +57,7 @@ async def compare_route(request: Request) -> JSONResponse:
         query = CompareQuery.from_params(dict(request.query_params))
         result = await run_in_threadpool(compare, _engine(), query)
     except StoreError as exc:
-        return _error(exc)
+        return error_response(exc)
     return JSONResponse(comparison_json(result))
 
 
@@ -77,12 +69,12 @@ async def runs_route(request: Request) -> JSONResponse:
             raise StoreError(400, f"{unknown[0]}: unknown filter", [Problem(unknown[0], f"allowed: {', '.join(RUN_FILTERS)}, limit")])
         frame = await run_in_threadpool(list_runs, _engine(), params)
     except StoreError as exc:
-        return _error(exc)
+        return error_response(exc)
     return JSONResponse({"ok": True, "runs": records(frame)})
 
 
 async def regressions_route(request: Request) -> JSONResponse:
-    from db.regressions import DEFAULT_THRESHOLD, regressions, review_notes
+    from db.views.regressions import DEFAULT_THRESHOLD, regressions, review_notes
 
     params = dict(request.query_params)
     try:
@@ -91,7 +83,7 @@ async def regressions_route(request: Request) -> JSONResponse:
         frame = await run_in_threadpool(regressions, _engine(), query, threshold)
         notes = await run_in_threadpool(review_notes, _engine(), query)
     except StoreError as exc:
-        return _error(exc)
+        return error_response(exc)
     return JSONResponse({"ok": True, "baseline": query.baseline, "candidate": query.candidate, "threshold": threshold,
                          "threshold_unit": "fraction worse", "notes": notes, "regressions": records(frame)})
 
@@ -108,7 +100,7 @@ def _threshold(text: str | None, default: float) -> float:
 
 
 async def claims_route(request: Request) -> JSONResponse:
-    from db.claims import evaluate_claims
+    from db.views.claims import evaluate_claims
 
     params = dict(request.query_params)
     try:
@@ -117,7 +109,7 @@ async def claims_route(request: Request) -> JSONResponse:
                 parse_selector(params[field], field)
         frame = await run_in_threadpool(evaluate_claims, _engine(), params.get("baseline"), params.get("candidate"))
     except StoreError as exc:
-        return _error(exc)
+        return error_response(exc)
     return JSONResponse({"ok": True, "claims": records(frame)})
 
 

@@ -19,9 +19,9 @@ from starlette.routing import Route
 from api.errors import error_response, json_ok
 from bundle.schema import SCHEMA_VERSION
 from db.errors import StoreError
-from db.ingest import ingest_bundle
-from db.store import shared_store
-from db.tables import STORE_VERSION
+from db.ingest.core import ingest_bundle
+from db.store.engine import shared_store
+from db.store.tables import STORE_VERSION
 
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 

@@ -9,7 +9,7 @@ of unselected runs. By default a build's 100 runs are consecutive (all machines 
 the best case for that pruning. A real store need not be laid out so; --interleave gives every run the next
 build in turn (run i is build i mod builds), so each row group holds runs of ~every build and nothing prunes.
 
-"Compare query" = db.compare.compare for baseline torch=2.10.0 → candidate torch=2.11.0 on machine scope:
+"Compare query" = db.views.compare.compare for baseline torch=2.10.0 → candidate torch=2.11.0 on machine scope:
 selector checks, the DuckDB pivot over the 10M-row table, pooled samples to numpy, medians/IQR, Mann–Whitney U
 and a 400-draw bootstrap CI per case (on worker threads, beside the rest), per-family geomeans with
 1000-draw CIs, wording, the unmatched list.
@@ -39,10 +39,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from db.compare import CompareQuery, clear_cache, compare  # noqa: E402
-from db.store import open_store  # noqa: E402
+from db.views.compare import CompareQuery, clear_cache, compare
+from db.store.engine import open_store
 
 MACHINES, CHIPS, REPEATS, PER_RUN, SAMPLES = 50, 4, 2, 1000, 5
 WORKLOADS = ["softmax", "linear", "constant_pad", "grouped_mm", "fp8", "sdpa"]

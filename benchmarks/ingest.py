@@ -9,9 +9,9 @@ memory_allocated_peak in MiB (converted to B on ingest), psnr_vs_cpu (dB), max_a
 memory_reserved_peak "unavailable" with none and a message.
 
 Both sides start from the same bundle bytes in memory and end with committed rows in a fresh DuckDB file made
-by db.store.open_store (same `results` table, primary key and index), timed in one run of this script,
+by db.store.engine.open_store (same `results` table, primary key and index), timed in one run of this script,
 alternating (raw, project) K times; the medians and their ratio are printed:
-  project  db.ingest.ingest_bundle (validation, unit conversion, derived summaries, idempotency hash).
+  project  db.ingest.core.ingest_bundle (validation, unit conversion, derived summaries, idempotency hash).
   raw      the results array cut out of the same bytes, written to a temp file where the project writes its
            own, DuckDB read_json with the column types given, INSERT … SELECT into `results` in one
            transaction: values as given, summaries copied, no validation, no conversion.
@@ -29,12 +29,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bundle.schema import case_key  # noqa: E402
-from db.ingest import ingest_bundle  # noqa: E402
-from db.results_text import SCRATCH, split  # noqa: E402
-from db.store import open_store  # noqa: E402
+from bundle.schema import case_key
+from db.ingest.core import ingest_bundle
+from db.ingest.results_text import SCRATCH, split
+from db.store.engine import open_store
 
 DTYPES, COMPILES = ("float32", "float16", "bfloat16"), ("eager", "inductor")
 METRICS = [("op_time", "µs", 8, 7.0), ("achieved_bandwidth", "GB/s", 8, 300.0), ("bandwidth_fraction", "%", 8, 37.5),

@@ -30,11 +30,10 @@ from typing import Any, Callable
 import torch
 import torch.utils.benchmark as tb
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bundle.stats import summarize  # noqa: E402
-from collector.adapters.cpu import CpuAdapter  # noqa: E402
-from collector.median_ci import median_ci  # noqa: E402
-from collector.timing import TimingPolicy, time_op  # noqa: E402
+from bundle.stats import summarize
+from collector.adapters.cpu import CpuAdapter
+from collector.median_ci import median_ci
+from collector.timing import TimingPolicy, time_op
 
 TARGET = 0.02
 AGREE = 0.05

@@ -1,15 +1,9 @@
 """Claims: each published claim beside the measured comparison that matches it (reproduced / not / no data)."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-if str(Path(__file__).resolve().parent.parent) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import streamlit as st
 
-from db.claims import evaluate_claims
+from db.views.claims import evaluate_claims
 from pages.render import guarded, load
 
 

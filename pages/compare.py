@@ -1,19 +1,13 @@
 """Compare: baseline → candidate, case by case, with per-family geomeans and the cases that could not be paired."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-if str(Path(__file__).resolve().parent.parent) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import altair as alt
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from db.compare import CompareQuery, ComparisonResult, compare
-from db.selectors import available_selectors
+from db.views.compare import CompareQuery, ComparisonResult, compare
+from db.query.selectors import available_selectors
 from pages.render import engine, guarded, load, tooltips
 
 CASE_VIEW = ["scope", "device", "workload", "case_key", "dtype", "compile", "metric", "unit", "baseline_median",
@@ -170,7 +164,7 @@ def charted_rows(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
 def _render() -> None:
     st.title("Compare")
     query = CompareQuery.from_params(_controls())
-    result = compare(engine(), query)  # cached per data version inside db.compare (no copy per rerun)
+    result = compare(engine(), query)  # cached per data version inside db.views.compare (no copy per rerun)
     for note in result.notes:
         st.text(note)  # notes carry selector text, which can carry tag values from bundles: text, not Markdown
     st.subheader("Per family geomean")

@@ -1,17 +1,11 @@
 """Matrix: chip × build (or dtype × build) heatmap of one metric's geomean ratio against a chosen baseline build."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-if str(Path(__file__).resolve().parent.parent) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import altair as alt
 import streamlit as st
 
 from bundle.metrics import METRICS
-from db.matrix import _builds, matrix
+from db.views.matrix import _builds, matrix
 from pages.render import engine, guarded, load, tooltips
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from db import browse, browse_memory
+from db.query import browse
+from db.views import memory as browse_memory
 from pages.render import guarded, load, query_choice, stop_if_empty, tooltips
 
 

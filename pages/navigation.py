@@ -5,14 +5,11 @@ It lives inside pages/ on purpose: Streamlit treats a `pages/` folder beside the
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import streamlit as st
 
 HERE = Path(__file__).resolve().parent
-if str(HERE.parent) not in sys.path:  # the repo root, for `import db`, `import bundle` under any launcher
-    sys.path.insert(0, str(HERE.parent))
 
 PAGES = [  # (file, title, url path); Overview is the default
     ("overview.py", "Overview", "overview"),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from db import browse
+from db.query import browse
 from pages.render import guarded, load, stop_if_empty
 
 

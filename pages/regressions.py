@@ -1,19 +1,13 @@
 """Regressions: every significant slowdown beyond a threshold (and every passed → failed), worst first, with triage."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-if str(Path(__file__).resolve().parent.parent) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import streamlit as st
 
-from db.compare import CompareQuery
-from db.regressions import regressions, review_notes
-from db.review_export import review_csv, review_markdown
-from db.selectors import available_selectors
-from db.triage import NOTE_KEY, STATES, save_note
+from db.views.compare import CompareQuery
+from db.views.regressions import regressions, review_notes
+from db.views.review_export import review_csv, review_markdown
+from db.query.selectors import available_selectors
+from db.store.triage import NOTE_KEY, STATES, save_note
 from pages.render import engine, guarded, load
 
 
@@ -53,7 +47,7 @@ def _render() -> None:
     threshold = st.slider("Threshold (% worse)", 1, 50, int(st.query_params.get("threshold", "5")), key="reg_thr")
     st.query_params["threshold"] = str(threshold)
     query = CompareQuery.from_params({"baseline": baseline, "candidate": candidate, "scope": scope})
-    # not cached here: the comparison under it is (db.compare, per data version), and triage notes must show
+    # not cached here: the comparison under it is (db.views.compare, per data version), and triage notes must show
     # as soon as they are saved (saving a note does not change the data version)
     found = regressions(engine(), query, threshold / 100.0)
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "

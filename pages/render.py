@@ -15,7 +15,7 @@ from altair.utils.core import infer_vegalite_type_for_pandas
 from sqlalchemy import Engine
 
 from db.errors import StoreError
-from db.frames import read_data_version
+from db.store.read import read_data_version
 
 EMPTY_HINT = ("No runs yet: run `python -m collector run …` on a machine (it pushes its bundle here), "
               "or upload a bundle on the Upload page.")
@@ -23,7 +23,7 @@ EMPTY_HINT = ("No runs yet: run `python -m collector run …` on a machine (it p
 
 @st.cache_resource(show_spinner=False)
 def _engine(db_path: str) -> Engine:
-    from db.store import shared_store  # helper A's store: one engine per process (DuckDB has one writer)
+    from db.store.engine import shared_store  # one engine per process (DuckDB has one writer)
 
     return shared_store()
 

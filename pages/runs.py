@@ -5,7 +5,7 @@ import json
 
 import streamlit as st
 
-from db import browse
+from db.query import browse
 from pages.render import guarded, load, query_choice, stop_if_empty
 
 _FILTERS = [("chip", "chip"), ("machine", "machine_name"), ("build", "build"), ("channel", "channel"),

@@ -1,16 +1,10 @@
 """Trends: one metric of one case over builds (version order, nightlies by date) per chip, with change points."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-if str(Path(__file__).resolve().parent.parent) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import altair as alt
 import streamlit as st
 
-from db.trends import trend
+from db.views.trends import trend
 from pages.render import guarded, load, tooltips
 
 FIELDS = [("workload", "softmax"), ("case_key", '{"rows":1,"vocab":128256}'), ("dtype", "float32"),

@@ -10,7 +10,7 @@ from pages.render import engine
 
 def outcome_of(name: str, raw: bytes) -> dict:
     """Ingest one file and describe what happened to it: new, already present, or refused with its problems."""
-    from db.ingest import ingest_bundle
+    from db.ingest.core import ingest_bundle
 
     try:
         done = ingest_bundle(engine(), raw)

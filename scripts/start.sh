@@ -4,14 +4,13 @@
 # MPSBENCH_DEVICE (auto), MPSBENCH_PROFILE (quick), MPSBENCH_SKIP_COLLECT=1 to only serve.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh requirements.txt
+scripts/setup.sh
 . .venv/bin/activate
 export MPSBENCH_DB=${MPSBENCH_DB:-data/mpsbench.duckdb}
 port=${PORT:-8501}
 if [ "${MPSBENCH_SKIP_COLLECT:-0}" != 1 ]; then
-  python -m collector run --profile "${MPSBENCH_PROFILE:-quick}" --device "${MPSBENCH_DEVICE:-auto}" --out runs
-  python -m db ingest "$(ls -t runs/*.json | head -n 1)"
+  mpsbench run --profile "${MPSBENCH_PROFILE:-quick}" --device "${MPSBENCH_DEVICE:-auto}" --out runs
+  mpsbench ingest "$(ls -t runs/*.json | head -n 1)"
 fi
 echo "dashboard: http://127.0.0.1:$port  (Ctrl-C stops it; database: $MPSBENCH_DB)"
-exec streamlit run app.py --server.headless true --server.address 127.0.0.1 --server.port "$port" \
-  --browser.gatherUsageStats false --server.fileWatcherType none
+exec mpsbench serve --port "$port"

@@ -135,7 +135,7 @@ def expected() -> dict[str, Any]:
 
 
 def seed_store(engine) -> dict[str, Any]:
-    from db.ingest import ingest_bundle
+    from db.ingest.core import ingest_bundle
 
     bundles = seed_bundles()
     for bundle in bundles:

@@ -10,7 +10,7 @@ from starlette.testclient import TestClient
 
 import api.query
 import api.upload
-import db.store
+import db.store.engine
 from tests.bundles import make_bundle, make_result
 
 TABLES = ("meta", "runs", "run_tags", "results", "review_notes")
@@ -24,8 +24,8 @@ def store(tmp_path, monkeypatch):
     monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "api.duckdb"))
     for name in ("MPSBENCH_UPLOAD_TOKENS", "MPSBENCH_MAX_UPLOAD_MB"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(db.store, "_shared", {})  # shared_store() opens this test's file, not a cached one
-    engine = db.store.shared_store()
+    monkeypatch.setattr(db.store.engine, "_shared", {})  # shared_store() opens this test's file, not a cached one
+    engine = db.store.engine.shared_store()
     yield engine
     engine.dispose()
 

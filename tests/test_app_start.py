@@ -5,8 +5,8 @@ import pandas as pd
 from sqlalchemy import text
 
 import app
-from db import store
-from db.tables import STORE_VERSION
+from db.store import engine as store
+from db.store.tables import STORE_VERSION
 from pages.render import tooltips
 
 

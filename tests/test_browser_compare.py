@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from db.store import open_store
+from db.store.engine import open_store
 from tests.dashboard_bundles import MACHINE_NAME, known_bundle, raw
 from tests.seed import seed_store
 

@@ -3,9 +3,9 @@ each spec is checked here instead, and the unchecked conversion gives exactly th
 import altair as alt
 import pytest
 
-from db.compare import CompareQuery, compute_compare
-from db.ingest import ingest_bundle
-from db.store import open_store
+from db.views.compare import CompareQuery, compute_compare
+from db.ingest.core import ingest_bundle
+from db.store.engine import open_store
 from tests.bundles import make_bundle
 
 

@@ -8,9 +8,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from db import codes
-from db.compare_read import attach_detail, key_order
-from db.significance import SampleLists, significance
+from db.stats import codes
+from db.query.compare_read import attach_detail, key_order
+from db.stats.significance import SampleLists, significance
 
 
 def test_key_order_is_byte_order_column_by_column():

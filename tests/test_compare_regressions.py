@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-store = pytest.importorskip("db.store", reason="db/store.py (helper A) is not in the tree yet")
-pytest.importorskip("db.ingest", reason="db/ingest.py (helper A) is not in the tree yet")
+import db.store.engine as store
 
-from db.compare import CompareQuery  # noqa: E402
-from db.errors import StoreError  # noqa: E402
-from db.regressions import regressions  # noqa: E402
-from db.review_export import md_escape, review_csv, review_markdown  # noqa: E402
-from db.triage import NOTE_KEY, save_note  # noqa: E402
-from tests.seed import seed_store  # noqa: E402
+from db.views.compare import CompareQuery
+from db.errors import StoreError
+from db.views.regressions import regressions
+from db.views.review_export import md_escape, review_csv, review_markdown
+from db.store.triage import NOTE_KEY, save_note
+from tests.seed import seed_store
 
 QUERY = CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"})
 

@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
-store = pytest.importorskip("db.store", reason="db/store.py (helper A) is not in the tree yet")
-pytest.importorskip("db.ingest", reason="db/ingest.py (helper A) is not in the tree yet")
+import db.store.engine as store
 
-from db.compare import CompareQuery, compare, compute_compare  # noqa: E402
-from db.errors import StoreError  # noqa: E402
-from bundle.schema import case_key  # noqa: E402
-from tests.seed import LINEAR_NOISE, LINEAR_SLOW, SOFTMAX, seed_store  # noqa: E402
+from db.views.compare import CompareQuery, compare, compute_compare
+from db.errors import StoreError
+from bundle.schema import case_key
+from tests.seed import LINEAR_NOISE, LINEAR_SLOW, SOFTMAX, seed_store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -150,7 +149,7 @@ def test_compare_page_renders_the_geomean_and_tables(seeded, monkeypatch):
 
 
 def test_trend_orders_builds_and_finds_the_seeded_step(seeded):
-    from db.trends import trend
+    from db.views.trends import trend
 
     engine, ans, _ = seeded
     points = trend(engine, "softmax", json.dumps(SOFTMAX, separators=(",", ":")), "float32", "eager", "op_time")
@@ -177,7 +176,7 @@ def test_regression_and_trend_pages_render(seeded, monkeypatch, page):
 
 
 def test_claims_reproduced_not_reproduced_and_no_data(seeded):
-    from db.claims import evaluate_claims, load_claims
+    from db.views.claims import evaluate_claims, load_claims
 
     engine, _, _ = seeded
     claims = evaluate_claims(engine).set_index(["id", "chip"])
@@ -201,7 +200,7 @@ def test_claims_reproduced_not_reproduced_and_no_data(seeded):
 def test_claim_matching_uses_params_subset_and_model_hint():
     import pandas as pd
 
-    from db.claims import load_claims, matching
+    from db.views.claims import load_claims, matching
 
     claim = next(c for c in load_claims() if c["id"] == "qwen3-moe-decode")
     keys = [{"model": "Qwen3.6-35B-A3B", "context": 512}, {"model": "Llama-3.1-8B", "context": 512},
@@ -213,7 +212,7 @@ def test_claim_matching_uses_params_subset_and_model_hint():
 
 
 def test_matrix_cells_are_per_chip_geomeans_against_the_baseline(seeded):
-    from db.matrix import matrix
+    from db.views.matrix import matrix
 
     engine, ans, _ = seeded
     cells = matrix(engine, "op_time", "2.14.1", "chip", "float32", "eager", "softmax").set_index(["row", "build"])
@@ -276,7 +275,7 @@ def test_cache_follows_the_data_version_and_reads_run_from_many_threads(tmp_path
 
     threads = [threading.Thread(target=read) for _ in range(3)]
     [t.start() for t in threads]
-    from db.ingest import ingest_bundle
+    from db.ingest.core import ingest_bundle
     ingest_bundle(engine, raw(known_bundle(9, "2.15.0rc1", "rc", 7.0, 60.0, True)))  # a new run of the candidate
     [t.join() for t in threads]
     assert not errors and len(done) == 15
@@ -289,7 +288,7 @@ def test_cache_follows_the_data_version_and_reads_run_from_many_threads(tmp_path
 def test_claim_within_tolerance_but_noise_is_not_reproduced():
     import pandas as pd
 
-    from db.claims import _figure_rows, load_claims
+    from db.views.claims import _figure_rows, load_claims
 
     claim = next(c for c in load_claims() if c["id"] == "linear-decode")
     key = json.dumps({"M": 1, "K": 1024, "N": 1024})

@@ -6,10 +6,10 @@ import pytest
 from scipy.stats import mannwhitneyu
 
 from db.errors import StoreError
-from db.selectors import parse_selector
-from db.significance import INSUFFICIENT, NOT_SIGNIFICANT, SIGNIFICANT, SampleLists, geomean_ci, significance
-from db.versions import build_sort_key
-from db.wording import difference_words, ratio_words
+from db.query.selectors import parse_selector
+from db.stats.significance import INSUFFICIENT, NOT_SIGNIFICANT, SIGNIFICANT, SampleLists, geomean_ci, significance
+from bundle.builds import build_sort_key
+from db.views.wording import difference_words, ratio_words
 
 
 @pytest.mark.parametrize("text,kind,canonical", [
@@ -69,7 +69,7 @@ def test_geomean_and_its_ci_contain_the_true_value():
 
 
 def test_change_point_finds_a_known_step_and_not_noise():
-    from db.changepoints import change_points
+    from db.stats.changepoints import change_points
 
     rng = np.random.default_rng(3)
     flat = list(10 * (1 + rng.uniform(-0.01, 0.01, 12)))
@@ -80,7 +80,7 @@ def test_change_point_finds_a_known_step_and_not_noise():
 
 
 def test_vectorised_statistics_equal_plain_per_case_answers():
-    from db.significance import bootstrap_means, row_percentiles, summarize_lists
+    from db.stats.significance import bootstrap_means, row_percentiles, summarize_lists
 
     rng = np.random.default_rng(11)
     rows = [list(rng.normal(50, 5, n)) for n in (3, 5, 5, 10, 1, 0, 7)]
@@ -115,7 +115,7 @@ def test_significance_p_values_equal_scipy_case_by_case_over_mixed_sizes():
 def test_sample_lists_take_and_caveats():
     import pandas as pd
 
-    from db.case_text import caveats
+    from db.views.case_text import caveats
 
     lists = _lists([[1.0, 2.0], [3.0], [4.0, 5.0, 6.0]]).take(np.array([True, False, True]))
     assert lists.values.tolist() == [1.0, 2.0, 4.0, 5.0, 6.0] and lists.offsets.tolist() == [0, 2, 5]
@@ -131,8 +131,8 @@ def test_sample_lists_take_and_caveats():
 def test_geomean_summary_names_its_family_and_orients_the_ci():
     import pandas as pd
 
-    from db.compare import CompareQuery
-    from db.families import family_frame
+    from db.views.compare import CompareQuery
+    from db.views.families import family_frame
 
     cases = pd.DataFrame({"scope": "m1", "device": "mps", "workload": "linear", "metric": "op_time", "dtype": "bfloat16",
                           "compile": "eager", "comparison": "ratio", "oriented_ratio": [0.8, 0.9, 0.85],
@@ -145,7 +145,7 @@ def test_geomean_summary_names_its_family_and_orients_the_ci():
 
 
 def test_rank_test_equals_scipy_per_case_with_ties_and_small_sides():
-    from db.ranktest import mwu_p_values
+    from db.stats.ranktest import mwu_p_values
 
     rng = np.random.default_rng(13)
     for nb, nc in ((10, 10), (4, 12), (6, 6), (30, 9)):
@@ -159,7 +159,7 @@ def test_rank_test_equals_scipy_per_case_with_ties_and_small_sides():
 
 
 def test_vectorised_ratio_words_equal_per_value_formatting():
-    from db.wording import ratio_words_array
+    from db.views.wording import ratio_words_array
 
     values = np.array([1.005, 0.995, 1 / 1.005, 1.125, 1 / 1.125, 2.675, 1.0, 0.999, 1e20, 0.0, -1.0, np.nan, np.inf])
     def plain(o: float) -> str:  # the rule, one value at a time with Python's own formatting

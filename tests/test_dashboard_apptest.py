@@ -9,9 +9,9 @@ import streamlit as st
 from sqlalchemy import func, select
 from streamlit.testing.v1 import AppTest
 
-from db.store import open_store
-from db.tables import Result, Run
-from db.ingest import ingest_bundle
+from db.store.engine import open_store
+from db.store.tables import Result, Run
+from db.ingest.core import ingest_bundle
 from pages.navigation import PAGES
 from tests.dashboard_bundles import GIB, MACHINE_NAME, known_bundle, known_bundles, raw
 from tests.seed import seed_store

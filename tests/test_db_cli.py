@@ -69,7 +69,7 @@ def test_unreadable_input_is_an_error_line_not_a_traceback(cli, tmp_path, kind):
 def test_wrong_arguments_print_usage_and_fail(cli, args):
     out = cli(*args)
     assert out.returncode != 0 and out.stdout == ""
-    assert out.stderr.strip() == "usage: python -m db ingest FILE... | python -m db info"
+    assert out.stderr.strip() == "usage: mpsbench ingest FILE... | mpsbench info"
 
 
 def test_store_path_that_cannot_be_a_store_is_an_error_line(tmp_path):

@@ -4,8 +4,8 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from db.ingest import ingest_bundle
-from db.store import open_store
+from db.ingest.core import ingest_bundle
+from db.store.engine import open_store
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "cpu-quick.json"
 

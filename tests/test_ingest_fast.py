@@ -1,4 +1,4 @@
-"""The fast ingest path (db.ingest_fast) against the reference path (pydantic): same rows stored, and it never
+"""The fast ingest path (db.ingest.fast) against the reference path (pydantic): same rows stored, and it never
 accepts what the reference refuses (it declines, and the reference gives the exact refusal)."""
 import importlib.util
 import json
@@ -9,12 +9,13 @@ import duckdb
 import pytest
 from sqlalchemy import text
 
-import db.ingest as ingest
+import db.ingest.core as ingest
 from bundle.stats import summarize
-from db import ingest_fast, results_text
+from db.ingest import fast as ingest_fast
+from db.ingest import results_text
 from db.errors import StoreError
-from db.ingest import ingest_bundle
-from db.store import open_store
+from db.ingest.core import ingest_bundle
+from db.store.engine import open_store
 from tests.bundles import make_bundle, make_result
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,11 +1,11 @@
-"""A comparison whose sides ran with different library versions says so (db.library_versions)."""
+"""A comparison whose sides ran with different library versions says so (db.query.libraries)."""
 from __future__ import annotations
 
-from db.compare import CompareQuery, compute_compare
-from db.ingest import ingest_bundle
-from db.library_versions import differing_note, side_libraries
-from db.selectors import parse_selector
-from db.store import open_store
+from db.views.compare import CompareQuery, compute_compare
+from db.ingest.core import ingest_bundle
+from db.query.libraries import differing_note, side_libraries
+from db.query.selectors import parse_selector
+from db.store.engine import open_store
 from tests.bundles import make_bundle
 
 

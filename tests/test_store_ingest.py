@@ -6,8 +6,8 @@ import pytest
 from sqlalchemy import text
 
 from db.errors import StoreError
-from db.ingest import ingest_bundle
-from db.store import data_version, open_store
+from db.ingest.core import ingest_bundle
+from db.store.engine import data_version, open_store
 from tests.bundles import make_bundle, make_result
 
 TABLES = ("meta", "runs", "run_tags", "results")

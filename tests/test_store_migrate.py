@@ -5,9 +5,9 @@ import pytest
 from sqlalchemy import text
 
 from db.errors import StoreError
-from db.ingest import ingest_bundle
-from db.store import open_store
-from db.tables import STORE_VERSION
+from db.ingest.core import ingest_bundle
+from db.store.engine import open_store
+from db.store.tables import STORE_VERSION
 from tests.bundles import make_bundle
 
 V0_DDL = """

@@ -5,9 +5,9 @@ import duckdb
 import pytest
 from sqlalchemy import text
 
-from db.compare import CompareQuery, compute_compare
-from db.ingest import ingest_bundle
-from db.store import open_store
+from db.views.compare import CompareQuery, compute_compare
+from db.ingest.core import ingest_bundle
+from db.store.engine import open_store
 from tests.bundles import make_bundle
 from tests.test_store_migrate import V0_DDL
 

@@ -4,7 +4,7 @@ import threading
 import pytest
 from sqlalchemy import text
 
-from db.store import WRITE_LOCK, open_store
+from db.store.engine import WRITE_LOCK, open_store
 
 
 @pytest.mark.parametrize("where", [":memory:", "file"])

@@ -2,7 +2,7 @@
 import pytest
 from sqlalchemy import text
 
-from db.store import open_store
+from db.store.engine import open_store
 from tests.bundles import make_bundle
 
 FLOATS = ("median", "mean", "min", "max", "p25", "p75", "stdev", "tolerance")
@@ -29,7 +29,7 @@ def test_byte_counts_are_bigint_and_small_counts_stay_integer(types):
 
 
 def test_192_gib_and_a_17_digit_median_round_trip_exactly(tmp_path):
-    from db.ingest import ingest_bundle
+    from db.ingest.core import ingest_bundle
     from tests.bundles import make_result
 
     engine = open_store(tmp_path / "t.duckdb")

@@ -1,0 +1,1 @@
+"""Validated, idempotent ingest of one bundle into the store (imports db.store)."""

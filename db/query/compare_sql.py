@@ -1,0 +1,91 @@
+"""The Compare query's SQL: both sides selected, grouped and paired inside DuckDB, one row per case key.
+
+A case key is (scope, device, workload, case_key, dtype, compile, metric); scope is the machine name, or the
+chip when the user chose chip scope (then machines of one chip pool, explicitly). Only status "ok" samples
+feed a side's figures; repeats (several runs of one side on one scope) pool their samples. The pairing is a
+pivot (one GROUP BY over both sides, each side's aggregates FILTERed by side) rather than a join of two
+grouped sides: one hash table instead of three. The few non-ok results are grouped by a second statement
+(`detail`), read in the same snapshot and attached by position (db.query.compare_read): joining them to the pivot
+inside DuckDB, and sorting the pivot there with its sample lists as payload, cost more than the grouping
+itself. Medians, quantiles and significance are computed afterwards from the pooled samples, in numpy.
+"""
+from __future__ import annotations
+
+from db.query.selectors import Selector
+
+KEY = ["scope", "device", "workload", "case_key", "dtype", "compile", "metric"]
+FILTERS = ("workload", "dtype", "compile", "metric")
+
+_RUNS = "SELECT '{side}' AS side, run_id FROM ({runs})"
+
+# Joined on run_seq (db.store.tables), not run_id: a run's results are contiguous and numbered in ingest order, so
+# DuckDB's join filter on run_seq skips the row groups holding none of the selected runs (10⁷ rows, two builds
+# of 100 runs each, consecutive: 2 of 82 row groups read). Where runs of many builds interleave nothing is
+# skipped, yet the filter still applies in the scan: measured no slower than the earlier run_id join with a
+# rowid semi-join (which re-fetched the joined rows by rowid to avoid decoding every row's samples).
+_SIDES = """
+  SELECT s.side, {scope} AS scope, ru.device_type AS device, ru.machine_name, r.run_id, r.workload, r.case_key,
+         r.dtype, r.compile, r.metric, r.status, r.samples, r.passed, r.message
+  FROM side_runs s JOIN runs ru ON ru.run_id = s.run_id
+    JOIN results r ON r.run_seq = ru.run_seq
+  WHERE true{filters}"""
+
+# per side; {s} is the side name, {p} its column prefix. Only cheap aggregates over every row: a run id
+# count(DISTINCT …) alone would cost more than all the others, so `pooled` counts ok results (one per run
+# unless a run repeated a case)
+_SIDE_OK = """
+  flatten(list(samples) FILTER (WHERE side = '{s}' AND status = 'ok')) AS {p}samples,
+  count(*) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}pooled,
+  {machines} AS {p}machines,
+  bool_and(passed) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}passed,
+  count(*) FILTER (WHERE side = '{s}') AS {p}results"""
+
+# machine scope: one machine per scope by construction, so the distinct count is not computed
+_MACHINES = {"machine": "least(1, count(*) FILTER (WHERE side = '{s}' AND status = 'ok'))",
+             "chip": "count(DISTINCT machine_name) FILTER (WHERE side = '{s}' AND status = 'ok')"}
+
+# the non-ok results (few): which statuses, a message, a fallback's median (shown flagged, never compared)
+_SIDE_OTHER = """
+  string_agg(DISTINCT status, ',' ORDER BY status) FILTER (WHERE side = '{s}') AS {p}other,
+  any_value(message) FILTER (WHERE side = '{s}') AS {p}message,
+  median(list_median(samples)) FILTER (WHERE side = '{s}' AND status = 'fallback') AS {p}fallback_median"""
+
+SIDES = (("baseline", "b_"), ("candidate", "c_"))  # each side and the prefix of its columns
+
+
+def _filters(values: dict[str, list[str]]) -> tuple[str, list[str]]:
+    sql, params = "", []
+    for name in FILTERS:
+        chosen = values.get(name) or []
+        if chosen:
+            sql += f" AND r.{name} IN ({', '.join('?' * len(chosen))})"
+            params += chosen
+    return sql, params
+
+
+def compare_sql(baseline: Selector, candidate: Selector, scope: str,
+                filters: dict[str, list[str]]) -> tuple[str, str, list[str]]:
+    """The pivot's SQL, the detail's SQL and their (shared) parameters; neither is ordered.
+
+    pivot: key columns, then per side (b_, c_) samples (pooled ok samples, unsorted), pooled (ok results
+    pooled), machines, passed, results (rows of any status on that side).
+    detail: key columns of the cases with a non-ok result, then per side other (its non-ok statuses, or
+    null), message (of a non-ok result), fallback_median.
+    """
+    scope_col = "coalesce(ru.chip, 'unknown chip: ' || ru.machine_name)" if scope == "chip" else "ru.machine_name"
+    filter_sql, filter_params = _filters(filters)
+    params: list[str] = []
+    runs = []
+    for side, sel in (("baseline", baseline), ("candidate", candidate)):
+        runs_sql, runs_params = sel.run_ids_sql()
+        runs.append(_RUNS.format(side=side, runs=runs_sql))
+        params += runs_params
+    params += filter_params
+    keys = ", ".join(KEY)
+    ok = ",".join(_SIDE_OK.format(s=s, p=p, machines=_MACHINES[scope].format(s=s)) for s, p in SIDES)
+    other = ",".join(_SIDE_OTHER.format(s=s, p=p) for s, p in SIDES)
+    sides = _SIDES.format(scope=scope_col, filters=filter_sql)
+    with_sides = f"WITH side_runs AS ({' UNION ALL '.join(runs)}), sides AS ({sides})"
+    pivot = f"{with_sides} SELECT {keys}, {ok} FROM sides GROUP BY {keys}"
+    detail = f"{with_sides} SELECT {keys}, {other} FROM sides WHERE status <> 'ok' GROUP BY {keys}"
+    return pivot, detail, params

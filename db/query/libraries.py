@@ -1,0 +1,37 @@
+"""The library versions (build.libraries: transformers, diffusers, triton, …) each side of a comparison ran with,
+and the note a comparison carries when they differ: a model workload's change may then come from the library,
+not from torch."""
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import Engine
+
+from db.store.read import read_frame
+from db.query.selectors import Selector
+
+NOT_RECORDED = "not recorded"
+
+
+def side_libraries(engine: Engine, selector: Selector) -> dict[str, frozenset[str]]:
+    """Every version of each library across the selector's runs; a run that did not record one (a bundle from
+    before build.libraries, or the package not installed) counts as NOT_RECORDED for it."""
+    sql, params = selector.run_ids_sql()
+    found = read_frame(engine, f"SELECT DISTINCT libraries_json FROM runs WHERE run_id IN ({sql})", params)
+    recorded = [json.loads(t or "{}") for t in found["libraries_json"]]
+    names = {name for libraries in recorded for name in libraries}
+    return {name: frozenset(libraries.get(name, NOT_RECORDED) for libraries in recorded) for name in sorted(names)}
+
+
+def _versions(found: frozenset[str] | None) -> str:
+    return " / ".join(sorted(found)) if found else NOT_RECORDED
+
+
+def differing_note(baseline: dict[str, frozenset[str]], candidate: dict[str, frozenset[str]]) -> str | None:
+    """'Library versions differ …' naming each library whose versions are not the same on both sides."""
+    changes = [f"{name} {_versions(baseline.get(name))} → {_versions(candidate.get(name))}"
+               for name in sorted(set(baseline) | set(candidate)) if baseline.get(name) != candidate.get(name)]
+    if not changes:
+        return None
+    return ("Library versions differ between the sides (baseline → candidate: " + "; ".join(changes) + "): a change "
+            "in a workload that runs through them may come from the library, not from torch.")

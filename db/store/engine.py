@@ -1,0 +1,100 @@
+"""Open the DuckDB store: create tables, record and migrate store_version, one shared engine per process."""
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from pathlib import Path
+
+from duckdb_engine import ConnectionWrapper
+from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.pool import NullPool
+from sqlmodel import SQLModel
+
+import db.store.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
+from db.store.tables import STORE_VERSION
+
+DEFAULT_PATH = "data/mpsbench.duckdb"
+WRITE_LOCK = threading.Lock()  # the dashboard process is the one writer; uploads from threads take turns
+_shared: dict[str, Engine] = {}
+_shared_lock = threading.Lock()
+
+
+def store_path(path: str | None = None) -> str:
+    return path or os.environ.get("MPSBENCH_DB") or DEFAULT_PATH
+
+
+def open_store(path: str | None = None) -> Engine:
+    target = str(store_path(path))
+    if target != ":memory:":
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(f"duckdb:///{target}", poolclass=DuplicatePool)
+    event.listen(engine, "do_connect", _duplicate_of_root(engine))
+    try:
+        _prepare(engine)
+    except BaseException:
+        engine.dispose()  # a refused store (e.g. newer version) must not stay open, locked, in this process
+        raise
+    return engine
+
+
+class DuplicatePool(NullPool):
+    """Every checkout is its own DuckDB connection, a duplicate of one root connection per engine.
+
+    Why not one shared connection (StaticPool): a DuckDB connection runs one transaction at a time, so a read
+    from another thread during an ingest failed ("cannot start a transaction within a transaction"), and that
+    reader's rollback on return undid the writer's open transaction (its later statements then autocommitted).
+    Duplicates share the one database (also for :memory:) but each has its own transaction. DuckDB still
+    allows one writer per file, and WRITE_LOCK still makes writers take turns. dispose() closes the root,
+    releasing the file for other processes; the next checkout opens a new root.
+    """
+
+    root: ConnectionWrapper | None = None
+
+    def dispose(self) -> None:
+        root, self.root = self.root, None
+        if root is not None:
+            root.close()
+
+
+def _duplicate_of_root(engine: Engine):
+    lock = threading.Lock()
+
+    def connect(dialect, _record, cargs, cparams) -> ConnectionWrapper:
+        pool = engine.pool
+        with lock:
+            if pool.root is None:  # the first checkout (or the first after dispose) opens the database
+                pool.root = dialect.connect(*cargs, **cparams)
+            return ConnectionWrapper(pool.root.duplicate())
+
+    return connect
+
+
+def _prepare(engine: Engine) -> None:
+    from db.store.migrate import migrate
+    with WRITE_LOCK, engine.begin() as conn:
+        migrate(conn)
+    SQLModel.metadata.create_all(engine)
+    with WRITE_LOCK, engine.begin() as conn:
+        conn.execute(text("INSERT OR REPLACE INTO meta VALUES ('store_version', :v)"), {"v": str(STORE_VERSION)})
+        if conn.execute(text("SELECT 1 FROM meta WHERE key='data_version'")).first() is None:
+            conn.execute(text("INSERT INTO meta VALUES ('data_version', :v)"), {"v": uuid.uuid4().hex})
+
+
+def shared_store() -> Engine:
+    key = store_path()
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = open_store(key)
+        return _shared[key]
+
+
+def data_version(engine: Engine) -> str:
+    with engine.connect() as conn:
+        row = conn.execute(text("SELECT value FROM meta WHERE key='data_version'")).first()
+    return row[0] if row else ""
+
+
+def bump_data_version(conn) -> None:
+    """Call inside the ingest transaction, so the version changes exactly when data commits."""
+    conn.execute(text("INSERT OR REPLACE INTO meta VALUES ('data_version', :v)"), {"v": uuid.uuid4().hex})

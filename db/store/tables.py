@@ -1,0 +1,120 @@
+"""SQLModel tables over DuckDB. String keys only (duckdb-engine cannot create autoincrement keys).
+
+Values are stored in each metric's canonical unit (bundle.metrics); `unit` is kept on every row anyway so a
+row read alone still says what its number means. JSON-valued columns hold JSON text, stored verbatim.
+Numeric types are declared 64-bit (sa_type): a plain `float` becomes 32-bit FLOAT and `int` 32-bit INTEGER in
+DuckDB, too coarse for summaries and too small for memory_bytes (192 GiB).
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ARRAY, BigInteger, Column, Double
+from sqlmodel import Field, SQLModel
+
+STORE_VERSION = 3  # bump with a migration in db/migrate.py
+
+
+class Meta(SQLModel, table=True):
+    __tablename__ = "meta"
+    key: str = Field(primary_key=True)
+    value: str
+
+
+class Run(SQLModel, table=True):
+    __tablename__ = "runs"
+    run_id: str = Field(primary_key=True)
+    schema_version: int
+    bundle_sha256: str  # of the canonical bundle JSON: same run_id + same hash = already present
+    ingested_at: datetime
+    started_at: datetime
+    ended_at: datetime | None = None
+    complete: bool
+    machine_name: str
+    chip: str | None = None
+    hw_model: str | None = None
+    gpu_name: str | None = None
+    gpu_cores: int | None = None
+    cpu_model: str | None = None
+    memory_bytes: int | None = Field(default=None, sa_type=BigInteger)
+    os: str
+    os_version: str | None = None
+    arch: str | None = None
+    power_source: str | None = None
+    low_power_mode: bool | None = None
+    thermal_state: str | None = None
+    torch_version: str
+    git_hash: str | None = None
+    channel: str
+    nightly_date: str | None = None
+    local_variant: str | None = None
+    debug: bool | None = None
+    python_version: str
+    collector_version: str
+    command_line: str = ""
+    device_type: str
+    device_name: str
+    env_json: str = "{}"
+    libraries_json: str = "{}"  # build.libraries: {"transformers": "5.25.0", …}
+    tags_json: str = "{}"
+    warnings_json: str = "[]"
+    n_results: int
+    # 1, 2, 3, … in ingest order, also on each of the run's results (written together, so contiguous): DuckDB's
+    # zone maps then skip the row groups of unselected runs, which random run ids cannot do (db.query.compare_sql)
+    run_seq: int | None = Field(default=None, sa_type=BigInteger)
+
+
+class RunTag(SQLModel, table=True):
+    __tablename__ = "run_tags"
+    run_id: str = Field(primary_key=True)
+    key: str = Field(primary_key=True)
+    value: str
+
+
+class Result(SQLModel, table=True):
+    __tablename__ = "results"
+    result_id: str = Field(primary_key=True)  # f"{run_id}:{index in bundle}"
+    run_id: str = Field(index=True)
+    workload: str
+    suite: str
+    case_key: str  # canonical JSON of params
+    params_json: str
+    dtype: str
+    compile: str
+    metric: str
+    unit: str
+    status: str
+    message: str | None = None
+    warnings_json: str = "[]"
+    samples: list[float] = Field(default_factory=list, sa_column=Column(ARRAY(Double)))
+    n: int = 0
+    median: float | None = Field(default=None, sa_type=Double)
+    mean: float | None = Field(default=None, sa_type=Double)
+    min: float | None = Field(default=None, sa_type=Double)
+    max: float | None = Field(default=None, sa_type=Double)
+    p25: float | None = Field(default=None, sa_type=Double)
+    p75: float | None = Field(default=None, sa_type=Double)
+    stdev: float | None = Field(default=None, sa_type=Double)
+    passed: bool | None = None
+    tolerance: float | None = Field(default=None, sa_type=Double)
+    run_seq: int | None = Field(default=None, sa_type=BigInteger)  # = its run's run_seq
+
+
+class ReviewNote(SQLModel, table=True):
+    """A triage of one regression in a release review (baseline → candidate), seen by the whole team."""
+
+    __tablename__ = "review_notes"
+    note_id: str = Field(primary_key=True)  # uuid4 hex
+    baseline: str  # selector text, e.g. "torch=2.14.1" or "tag:role=baseline"
+    candidate: str
+    workload: str
+    case_key: str
+    dtype: str
+    compile: str
+    metric: str
+    scope: str  # machine name or chip the regression was seen on
+    state: str  # new | confirmed | expected | fixed | noise
+    comment: str = ""
+    author: str
+    link: str = ""
+    created_at: datetime

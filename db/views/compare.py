@@ -1,0 +1,236 @@
+"""Compare two sides (baseline → candidate) case by case: medians in their units, spread, the comparison the
+metric calls for, significance from the raw samples, per-family geometric means, and every case that could not
+be compared listed with why. The Compare page and GET /api/v1/compare both call `compare`."""
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlalchemy import Engine
+
+from bundle.metrics import METRICS, Better, Comparison
+from db.query.compare_read import read_pairs
+from db.query.compare_sql import FILTERS, KEY, SIDES as _SIDES, compare_sql
+from db.errors import Problem, StoreError
+from db.store.read import read_data_version
+from db.query.selectors import Selector, parse_selector, require_runs
+from db.views.case_text import caveats, change_words, pick, text
+from db.views.families import family_frame
+from db.query.libraries import differing_note, side_libraries
+from db.stats.significance import SIGNIFICANT, VERDICTS, SampleLists, Significance, start_significance, summarize_lists
+
+from db.query.unmatched import unmatched_frame
+
+SCOPES = ("machine", "chip")
+CACHE_ENTRIES = 16  # recent comparisons kept per process (a 50k-case result is tens of MB)
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+# the significance blocks, the detail read and the selector checks of every comparison in this process
+WORKERS = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="compare")
+
+
+@dataclass(frozen=True)
+class CompareQuery:
+    baseline: str
+    candidate: str
+    scope: str = "machine"
+    filters: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ((name, values), …) hashable for caches
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, str | None]) -> "CompareQuery":
+        """From query parameters; bad input is a 400 naming the parameter."""
+        base, cand = parse_selector(params.get("baseline"), "baseline"), parse_selector(params.get("candidate"), "candidate")
+        scope = (params.get("scope") or "machine").strip()
+        if scope not in SCOPES:
+            raise StoreError(400, f"scope: must be machine or chip (got {scope[:40]!r})",
+                             [Problem("scope", "must be one of machine, chip")])
+        chosen = tuple((n, _values(params.get(n))) for n in FILTERS if _values(params.get(n)))
+        unknown = [m for m in dict(chosen).get("metric", ()) if m not in METRICS]
+        if unknown:
+            raise StoreError(400, f"metric: unknown metric {unknown[0][:60]!r}",
+                             [Problem("metric", f"must be one of {', '.join(METRICS)}")])
+        return cls(base.text, cand.text, scope, chosen)
+
+    def selectors(self) -> tuple[Selector, Selector]:
+        return parse_selector(self.baseline, "baseline"), parse_selector(self.candidate, "candidate")
+
+
+def _values(text: str | None) -> tuple[str, ...]:
+    return tuple(v.strip() for v in (text or "").split(",") if v.strip())
+
+
+@dataclass
+class ComparisonResult:
+    query: CompareQuery
+    cases: pd.DataFrame  # one row per compared case
+    families: pd.DataFrame  # geomean per (scope, device, workload, metric, dtype, compile)
+    unmatched: pd.DataFrame  # cases on one side only or without ok figures on a side, with the reason
+    notes: list[str] = field(default_factory=list)
+    samples: tuple[SampleLists, SampleLists] | None = None  # pooled ok samples of each case row, both sides
+
+    def case_samples(self, row: int) -> pd.DataFrame:
+        """The raw samples of cases row `row`, both sides, for the sample-distribution chart."""
+        case = self.cases.iloc[row]
+        parts = []
+        for side, lists in zip(("baseline", "candidate"), self.samples or ()):
+            values = np.sort(lists.values[lists.offsets[row]:lists.offsets[row + 1]])  # pooled order varies
+            parts.append(pd.DataFrame({"side": side, "sample": values, "unit": case.unit}))
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["side", "sample", "unit"])
+
+
+def compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
+    """The comparison, cached per store data version (a new ingest changes it), so every page, API call and
+    claim asking the same question of the same data shares one computation. Treat the result as read-only."""
+    key = (id(engine), read_data_version(engine), query)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+    result = compute_compare(engine, query)
+    with _CACHE_LOCK:
+        _CACHE[key] = result
+        while len(_CACHE) > CACHE_ENTRIES:
+            _CACHE.popitem(last=False)
+    return result
+
+
+def clear_cache() -> None:
+    """Forget every cached comparison (benchmarks measure the uncached work with it)."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
+    """The comparison itself, uncached: selectors checked, DuckDB pivot, numpy statistics, geomeans, unmatched.
+
+    The per-case significance (rank test and bootstrap: whole-array numpy, which releases the GIL) runs on a
+    worker thread while this one builds the case table, the family geomeans with their CIs and the unmatched
+    list; the two meet only for the significance columns and the families' better/worse counts."""
+    base, cand = query.selectors()
+    sides = ((base, "baseline"), (cand, "candidate"))
+    checks = [WORKERS.submit(require_runs, engine, selector, side) for selector, side in sides]  # beside the read
+    libraries = [WORKERS.submit(side_libraries, engine, selector) for selector, _ in sides]
+    table = read_pairs(engine, *compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters}), WORKERS)
+    for check in checks:
+        check.result()  # a selector without runs is a 404 naming it
+    # unsorted: the quartiles and each significance block sort their own rows (a sort of every list up front,
+    # before the significance can start, cost more than sorting twice)
+    b_lists, c_lists = (SampleLists.from_arrow(table[c]) for c in ("b_samples", "c_samples"))
+    paired = (b_lists.counts > 0) & (c_lists.counts > 0)
+    b_paired, c_paired = b_lists.take(paired), c_lists.take(paired)
+    facts = MetricFacts.of(table["metric"], paired)
+    pending = start_significance(b_paired, c_paired, facts.use_ratio, WORKERS)
+    frame = table.drop_columns(["b_samples", "c_samples"]).to_pandas()
+    for prefix, lists in (("b_", b_lists), ("c_", c_lists)):
+        stats = summarize_lists(lists)
+        frame[prefix + "n"] = lists.counts
+        frame[prefix + "median"], frame[prefix + "p25"], frame[prefix + "p75"] = stats.median, stats.p25, stats.p75
+    cases = case_frame(frame[paired].reset_index(drop=True), facts, query)
+    unmatched = unmatched_frame(frame[~paired].reset_index(drop=True))
+    families = family_frame(cases, query, lambda: pending.result().verdict == SIGNIFICANT)
+    add_significance(cases, pending.result(), facts)
+    notes = _notes(query, cases, differing_note(*(side.result() for side in libraries)))
+    return ComparisonResult(query, cases, families, unmatched, notes, (b_paired, c_paired))
+
+
+def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> list[str]:
+    notes = [f"Ratios are candidate {query.candidate} against baseline {query.baseline}; only status-ok results count."]
+    if query.scope == "chip":
+        notes.append("Chip scope: results of different machines with the same chip are pooled, explicitly.")
+    if not cases.empty and ((cases.baseline_pooled > 1) | (cases.candidate_pooled > 1)).any():
+        notes.append("Repeats: where a side has several results of a case on one scope (repeated runs), "
+                     "their samples are pooled.")
+    if libraries:
+        notes.append(libraries)
+    return notes
+
+
+@dataclass(frozen=True)
+class MetricFacts:
+    """Per case, what its metric says: the comparison (ratio or difference) and its direction. Looked up once
+    per metric (the metric column factorized), not once per case."""
+    codes: np.ndarray
+    names: pd.Index
+    use_ratio: np.ndarray
+    lower: np.ndarray  # lower is better
+
+    @classmethod
+    def of(cls, metric: pa.ChunkedArray, rows: np.ndarray) -> "MetricFacts":
+        """For the cases where `rows` (a mask) is true."""
+        encoded = pc.dictionary_encode(metric).combine_chunks()
+        codes, names = encoded.indices.to_numpy()[rows], pd.Index(encoded.dictionary.to_pylist())
+        known = [METRICS[n] for n in names]
+        use_ratio = np.array([m.comparison is Comparison.ratio for m in known], dtype=bool)[codes]
+        lower = np.array([m.better is Better.lower for m in known], dtype=bool)[codes]
+        return cls(codes, names, use_ratio, lower)
+
+    def units(self) -> pa.Array:
+        """Each case's canonical unit."""
+        return pa.array([METRICS[n].unit for n in self.names], pa.string()).take(pa.array(self.codes))
+
+
+def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery) -> pd.DataFrame:
+    """The case table without its significance columns (NaN until add_significance fills them)."""
+    if frame.empty:
+        return _empty_cases()
+    out = {k: frame[k] for k in KEY}
+    out["unit"] = text(facts.units())
+    for side, p in _SIDES:
+        out[f"{side}_median"] = frame[p + "median"]
+        out[f"{side}_iqr"] = frame[p + "p75"] - frame[p + "p25"]
+        out[f"{side}_n"] = frame[p + "n"].astype(int)
+        out[f"{side}_pooled"] = frame[p + "pooled"].astype(int)
+        out[f"{side}_machines"] = frame[p + "machines"].astype(int)
+        out[f"{side}_passed"] = frame[p + "passed"]
+    _add_change(out, facts)
+    out["caveats"] = caveats(frame, query.scope == "chip")
+    return pd.DataFrame(out)  # one frame built from its columns: ~30 column inserts cost more
+
+
+def _add_change(out: dict, facts: MetricFacts) -> None:
+    use_ratio, lower = facts.use_ratio, facts.lower
+    b_median, c_median = out["baseline_median"].to_numpy(dtype=float), out["candidate_median"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = c_median / b_median
+        oriented = np.where(lower, 1.0 / ratio, ratio)
+    diff = c_median - b_median
+    out["comparison"] = pick(["difference", "ratio"], use_ratio.astype(np.int64))
+    out["ratio"] = np.where(use_ratio, ratio, np.nan)  # candidate / baseline of medians
+    out["oriented_ratio"] = np.where(use_ratio, oriented, np.nan)  # > 1: candidate better
+    out["difference"] = np.where(use_ratio, np.nan, diff)  # candidate - baseline, in `unit`
+    out["change_unit"] = text(pc.if_else(pa.array(use_ratio), "×", facts.units()))
+    for name in ("ci_low", "ci_high", "p_value", "significance"):  # in place, in column order, until known
+        out[name] = np.full(len(use_ratio), np.nan)
+    out["change"] = change_words((facts.codes, facts.names), oriented, diff, use_ratio)
+
+
+def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts) -> None:
+    """The CI (oriented like the ratio: > 1 is better), the p-value and the verdict, into the case table."""
+    if cases.empty:
+        return
+    with np.errstate(divide="ignore", invalid="ignore"):
+        low = np.where(facts.lower, 1.0 / sig.ci_high, sig.ci_low)
+        high = np.where(facts.lower, 1.0 / sig.ci_low, sig.ci_high)
+    cases["ci_low"] = np.where(facts.use_ratio, low, sig.ci_low)
+    cases["ci_high"] = np.where(facts.use_ratio, high, sig.ci_high)
+    cases["p_value"], cases["significance"] = sig.p_value, pick(list(VERDICTS), sig.codes)
+
+
+CASE_COLUMNS = KEY + ["unit", "baseline_median", "baseline_iqr", "baseline_n", "baseline_pooled",
+                      "baseline_machines", "baseline_passed", "candidate_median", "candidate_iqr", "candidate_n",
+                      "candidate_pooled", "candidate_machines", "candidate_passed", "comparison", "ratio",
+                      "oriented_ratio", "difference", "change_unit", "ci_low", "ci_high", "p_value", "significance",
+                      "change", "caveats"]
+
+
+def _empty_cases() -> pd.DataFrame:
+    return pd.DataFrame(columns=CASE_COLUMNS)

@@ -1,0 +1,91 @@
+"""Per workload family: the geometric mean of the oriented per-case ratios with a bootstrap 95 % CI over cases.
+
+A family is (scope, device, workload, metric, dtype, compile): one baseline, one unit, one configuration;
+a geomean never spans machines, dtypes, compile modes or different baselines. Difference metrics (dB, counts,
+signed bytes) have no geomean.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from db.stats import codes
+from db.stats.significance import SIGNIFICANT, bootstrap_means, row_percentiles
+from db.views.wording import ratio_words_many
+
+GROUP = ["scope", "device", "workload", "metric", "dtype", "compile"]
+COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better", "n_worse", "n_unchanged",
+                   "baseline", "candidate", "summary"]
+
+
+def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarray] | None = None) -> pd.DataFrame:
+    """The families of `cases`. `significant()` gives each case's verdict (is it significant?), asked for only
+    after the geomeans and their CIs are done (db.views.compare computes the verdicts meanwhile); by default it is
+    read from cases.significance."""
+    ratio = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan) if len(cases) else np.array([])
+    with np.errstate(invalid="ignore"):
+        keep = (cases.comparison == "ratio").to_numpy(dtype=bool) & np.isfinite(ratio) & (ratio > 0)
+    if not keep.any():
+        return pd.DataFrame(columns=COLUMNS)
+    order, starts = _family_order(cases.loc[keep, GROUP])
+    logs, ratio = np.log(ratio[keep])[order], ratio[keep][order]
+    fam = cases.loc[keep, GROUP].iloc[order[starts]].reset_index(drop=True)
+    sizes = np.diff(np.append(starts, len(order)))
+    fam["n_cases"] = sizes
+    fam["geomean"] = np.exp(np.add.reduceat(logs, starts) / sizes)
+    fam["ci_low"], fam["ci_high"] = _cis(logs, starts, sizes)
+    sig = np.asarray(significant() if significant else cases.significance == SIGNIFICANT, dtype=bool)[keep][order]
+    fam["n_better"] = np.add.reduceat(sig & (ratio > 1), starts)
+    fam["n_worse"] = np.add.reduceat(sig & (ratio < 1), starts)
+    fam["n_unchanged"] = fam.n_cases - fam.n_better - fam.n_worse
+    fam["unit"], fam["baseline"], fam["candidate"] = "×", query.baseline, query.candidate
+    fam["summary"] = _summaries(fam, query.baseline)
+    return fam[COLUMNS]
+
+
+def _family_order(keys: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The order that sorts cases by family (GROUP, lexicographic: pandas' groupby order) and where each family
+    starts in it. One integer code per case from each column's sorted factorization, then one stable sort."""
+    factorized = (pd.factorize(keys[name], sort=True) for name in GROUP)
+    code = codes.combine(((found, len(uniques)) for found, uniques in factorized), len(keys))
+    order = np.argsort(code, kind="stable")
+    ordered = code[order]
+    return order, np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+
+
+def _cis(logs: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap CIs of each family's geomean, families of one size at a time (one draw matrix per size)."""
+    low, high = np.full(len(sizes), np.nan), np.full(len(sizes), np.nan)
+    for k in np.unique(sizes[sizes >= 2]):
+        rows = np.flatnonzero(sizes == k)
+        matrix = logs[starts[rows][:, None] + np.arange(k)]
+        low[rows], high[rows] = np.exp(row_percentiles(bootstrap_means(matrix), (2.5, 97.5)))
+    return low, high
+
+
+def _ci_words(low: float, high: float, centre: float) -> str:
+    """The CI in the headline's direction: "1.05–1.31×" beside "1.20× faster", "1.02–1.44×" beside
+    "1.10× slower"."""
+    if centre >= 1 or not (low > 0 and high > 0):
+        return f"{low:.2f}–{high:.2f}×"
+    return f"{1 / high:.2f}–{1 / low:.2f}×"
+
+
+def _summaries(fam: pd.DataFrame, baseline: str) -> list[str]:
+    """Each family's one-line summary; plain lists (pandas' row iteration costs more than the formatting)."""
+    cols = [fam[c].tolist() for c in ("scope", "workload", "metric", "dtype", "compile", "geomean", "ci_low",
+                                      "ci_high", "n_cases")]
+    words = np.empty(len(fam), dtype=object)
+    for name in pd.unique(fam.metric):  # the words are the metric's: looked up once per metric
+        rows = np.flatnonzero((fam.metric == name).to_numpy())
+        words[rows] = ratio_words_many(name, fam.geomean.to_numpy()[rows].tolist())
+    return [_summary(*row, said, baseline) for *row, said in zip(*cols, words)]
+
+
+def _summary(scope, workload, metric, dtype, compile_, geomean, low, high, n_cases, said, baseline: str) -> str:
+    ci = f" (95 % CI {_ci_words(low, high, geomean)})" if np.isfinite(low) else " (one case: no CI)"
+    plural = "s" if n_cases != 1 else ""
+    return (f"{scope} · {workload} {metric} {dtype} {compile_}: geomean {said}{ci} over {n_cases} case{plural}, "
+            f"baseline {baseline}")

@@ -1,0 +1,38 @@
+"""Chip × build (or dtype × build) heatmap data: one metric's geometric-mean oriented ratio against one baseline
+build. Each cell pairs cases of one chip (machines pooled, explicitly) and one dtype and compile mode, so a cell
+never mixes configurations; its cases may span workloads of that metric (n_cases says how many)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Engine
+
+from db.views.compare import CompareQuery, compare
+from db.store.read import read_frame
+from db.stats.significance import geomean_ci
+from bundle.builds import build_sort_key
+
+COLUMNS = ["row", "build", "geomean", "ci_low", "ci_high", "n_cases", "unit", "baseline"]
+
+
+def _builds(engine: Engine) -> list[str]:
+    found = read_frame(engine, "SELECT torch_version, min(nightly_date) AS d FROM runs GROUP BY torch_version")
+    return [v for v, _ in sorted(zip(found.torch_version, found.d), key=lambda b: build_sort_key(*b))]
+
+
+def matrix(engine: Engine, metric_name: str, baseline_build: str, rows: str = "chip", dtype: str = "",
+           compile_mode: str = "eager", workload: str = "") -> pd.DataFrame:
+    """rows="chip": one dtype (required) per matrix; rows="dtype": all dtypes, chips pooled per dtype never —
+    each (dtype, chip) is its own row label."""
+    cells = []
+    for build in [b for b in _builds(engine) if b != baseline_build]:
+        params = {"baseline": f"torch={baseline_build}", "candidate": f"torch={build}", "scope": "chip",
+                  "metric": metric_name, "compile": compile_mode, "dtype": dtype, "workload": workload}
+        cases = compare(engine, CompareQuery.from_params(params)).cases
+        cases = cases[np.isfinite(cases.oriented_ratio.astype(float))]
+        label = cases.scope if rows == "chip" else cases.dtype + " · " + cases.scope
+        for row, group in cases.groupby(label):
+            centre, low, high = geomean_ci(np.log(group.oriented_ratio.to_numpy(dtype=float)))
+            cells.append({"row": row, "build": build, "geomean": centre, "ci_low": low, "ci_high": high,
+                          "n_cases": len(group), "unit": "×", "baseline": f"torch={baseline_build}"})
+    return pd.DataFrame(cells, columns=COLUMNS)

@@ -1,0 +1,36 @@
+"""A regression review as Markdown (for an issue / PR) and CSV. Strings from bundles and notes are escaped."""
+from __future__ import annotations
+
+import html
+from typing import Sequence
+
+import pandas as pd
+
+from db.views.wording import format_value
+
+
+def md_escape(text: object) -> str:
+    """Table-cell-safe text: HTML escaped, pipes/backticks/Markdown punctuation neutralised, one line."""
+    out = html.escape(str(text), quote=False).replace("\r", " ").replace("\n", " ")
+    for ch in "\\`*_[]|#<>~":
+        out = out.replace(ch, "\\" + ch) if ch not in "<>" else out
+    return out
+
+
+def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: Sequence[str] = ()) -> str:
+    lines = [f"Regressions of {md_escape(candidate)} against baseline {md_escape(baseline)}", "",
+             *(f"- {md_escape(note)}" for note in notes), *([""] if notes else []),
+             "| scope | workload | case | dtype | compile | metric | baseline | candidate | change (baseline "
+             f"{md_escape(baseline)}) | significance | state | comment |",
+             "|" + "---|" * 12]
+    for r in frame.itertuples():
+        cells = [r.scope, r.workload, r.case_key, r.dtype, r.compile, r.metric,
+                 format_value(r.baseline_median, r.unit), format_value(r.candidate_median, r.unit),
+                 f"{r.change} ({r.why})", f"{r.significance} (p={r.p_value:.2g})" if r.p_value == r.p_value
+                 else r.significance, r.state, r.comment]
+        lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def review_csv(frame: pd.DataFrame) -> str:
+    return frame.to_csv(index=False)

@@ -1,0 +1,5 @@
+import sys
+
+from mpsbench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,50 @@
+"""`mpsbench COMMAND …`: dispatches to the layer that owns the command, importing only that layer (a Mac that
+only collects never imports the store or the web)."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+COLLECTOR = {"run": "run workloads and write a bundle", "list": "workloads, cases and metrics with units",
+             "show": "a bundle as a table", "push": "send bundles to a team server (or its outbox)"}
+STORE = {"ingest": "store bundles in the local DuckDB file", "info": "the store's path, version and row counts"}
+WEB = {"serve": "the dashboard and its HTTP API (127.0.0.1, PORT or --port, default 8501)"}
+
+
+def usage() -> str:
+    rows = [f"  {name:<8} {text}" for group in (COLLECTOR, STORE, WEB) for name, text in group.items()]
+    return "usage: mpsbench COMMAND [options]   (mpsbench COMMAND --help for each)\n\ncommands:\n" + "\n".join(rows)
+
+
+def serve(args: list[str]) -> int:
+    """`streamlit run app.py` with the settings a shared server wants (no file watcher, no usage stats)."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="mpsbench serve", description=WEB["serve"])
+    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8501")))
+    p.add_argument("--address", default="127.0.0.1", help="bind address (put a TLS reverse proxy in front)")
+    opts = p.parse_args(args)
+    import app  # the st.App: its path is what streamlit runs
+
+    from streamlit.web import cli as stcli
+
+    sys.argv = ["streamlit", "run", str(Path(app.__file__).resolve()), "--server.headless", "true",
+                "--server.address", opts.address, "--server.port", str(opts.port),
+                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    return stcli.main()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = args[0] if args else ""
+    if command in COLLECTOR:
+        from collector.cli import main as collector_main
+        return collector_main(args)
+    if command in STORE:
+        from db.cli import main as store_main
+        return store_main(args)
+    if command in WEB:
+        return serve(args[1:])
+    print(usage(), file=sys.stderr if command not in ("-h", "--help") else sys.stdout)
+    return 0 if command in ("-h", "--help") else 2
