@@ -1,1 +1,1 @@
-"""The dashboard's pages: thin scripts over db.views; charts in pages.charts, widgets in pages.render."""
+"""The dashboard's pages: thin scripts over db.views; charts in pages.charts, widgets in pages.widgets."""

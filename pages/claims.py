@@ -4,24 +4,15 @@ from __future__ import annotations
 import streamlit as st
 
 from db.views.claims import evaluate_claims
-from pages.render import guarded, load
-
-
-def _override(label: str, key: str) -> str:
-    value = st.text_input(label, st.query_params.get(key, ""), key=f"cl_{key}")
-    if value:
-        st.query_params[key] = value
-    elif key in st.query_params:
-        del st.query_params[key]
-    return value
+from pages.widgets import guarded, load, text_param
 
 
 def _render() -> None:
     st.title("Claims")
     st.caption("Each claim compares its own baseline (before) and candidate (after) build; leave empty to use them, "
                "or replace both for every claim. Ratios are oriented (> 1 = after is better).")
-    baseline = _override("Baseline selector for every claim (optional)", "baseline")
-    candidate = _override("Candidate selector for every claim (optional)", "candidate")
+    baseline = text_param("Baseline selector for every claim (optional)", "baseline", page="cl")
+    candidate = text_param("Candidate selector for every claim (optional)", "candidate", page="cl")
     claims = load(evaluate_claims, baseline or None, candidate or None)
     for status in ("reproduced", "not reproduced", "no data"):
         st.text(f"{status}: {int((claims.status == status).sum())}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db.query import browse
-from pages.render import guarded, load, stop_if_empty
+from pages.widgets import guarded, load, stop_if_empty
 
 
 def body() -> None:

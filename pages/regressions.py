@@ -8,15 +8,7 @@ from db.views.regressions import regressions, review_notes
 from db.views.review_export import review_csv, review_markdown
 from db.query.selectors import available_selectors
 from db.store.triage import NOTE_KEY, STATES, save_note
-from pages.render import engine, guarded, load
-
-
-def _param(label: str, key: str, options: list[str], default: str) -> str:
-    current = st.query_params.get(key, default)
-    choices = options if current in options else [current] + options
-    chosen = st.selectbox(label, choices, index=choices.index(current), key=f"reg_{key}")
-    st.query_params[key] = chosen
-    return chosen
+from pages.widgets import engine, guarded, load, picker
 
 
 def _triage_form(found, query: CompareQuery) -> None:
@@ -41,9 +33,9 @@ def _render() -> None:
     if not options:
         st.info("No runs stored yet.")
         st.stop()
-    baseline = _param("Baseline", "baseline", options, options[0])
-    candidate = _param("Candidate", "candidate", options, options[-1])
-    scope = _param("Scope", "scope", ["machine", "chip"], "machine")
+    baseline = picker("Baseline", "baseline", options, options[0], page="reg")
+    candidate = picker("Candidate", "candidate", options, options[-1], page="reg")
+    scope = picker("Scope", "scope", ["machine", "chip"], "machine", page="reg")
     threshold = st.slider("Threshold (% worse)", 1, 50, int(st.query_params.get("threshold", "5")), key="reg_thr")
     st.query_params["threshold"] = str(threshold)
     query = CompareQuery.from_params({"baseline": baseline, "candidate": candidate, "scope": scope})

@@ -6,7 +6,7 @@ import json
 import streamlit as st
 
 from db.query import browse
-from pages.render import guarded, load, query_choice, stop_if_empty
+from pages.widgets import guarded, load, picker, stop_if_empty
 
 _FILTERS = [("chip", "chip"), ("machine", "machine_name"), ("build", "build"), ("channel", "channel"),
             ("device", "device_type")]
@@ -19,7 +19,7 @@ def body() -> None:
     shown = _filtered(runs)
     st.dataframe(shown[["run_id", "started_at", "machine_name", "chip", "build", "channel", "device_type",
                         "complete", "n_results"]], hide_index=True)
-    run_id = query_choice("Run", "run_id", list(shown["run_id"]))
+    run_id = picker("Run", "run_id", list(shown["run_id"]))
     if run_id:
         _run_page(run_id)
 
@@ -29,15 +29,15 @@ def _filtered(runs):
     selection = {}
     for slot, (key, column) in zip(columns, _FILTERS):
         with slot:
-            selection[column] = query_choice(key, key, list(runs[column]))
+            selection[column] = picker(key, key, list(runs[column]))
     tags = sorted({f"{k}={v}" for t in runs["tags"] for k, v in t.items()})
     with columns[-3]:
-        selection["tag"] = query_choice("tag", "tag", tags)
+        selection["tag"] = picker("tag", "tag", tags)
     shown = browse.filter_runs(runs, selection)
     kinds = load(browse.result_kinds)
     for slot, key in zip(columns[-2:], ("dtype", "compile")):
         with slot:
-            wanted = query_choice(key, key, list(kinds[key]))
+            wanted = picker(key, key, list(kinds[key]))
         if wanted:
             shown = shown[shown["run_id"].isin(set(kinds.loc[kinds[key] == wanted, "run_id"]))]
     return shown

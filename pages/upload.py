@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from db.errors import StoreError
-from pages.render import engine
+from pages.widgets import engine
 
 
 def outcome_of(name: str, raw: bytes) -> dict:
@@ -24,7 +24,7 @@ def outcome_of(name: str, raw: bytes) -> dict:
 
 def body() -> None:
     st.title("Upload")
-    st.caption("Result bundles (JSON) written by `python -m collector run`. A refused file changes nothing stored.")
+    st.caption("Result bundles (JSON) written by `mpsbench run`. A refused file changes nothing stored.")
     files = st.file_uploader("Bundle files", type=["json"], accept_multiple_files=True)
     if not files:
         return

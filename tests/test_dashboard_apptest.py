@@ -81,7 +81,7 @@ def test_default_page_is_the_overview_with_an_empty_state_hint(tmp_path, monkeyp
     _store(tmp_path, monkeypatch, lambda engine: None)
     at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S).run()
     assert [t.value for t in at.title] == ["Overview"]
-    assert "No runs yet" in at.info[0].value and "python -m collector run" in at.info[0].value
+    assert "No runs yet" in at.info[0].value and "mpsbench run" in at.info[0].value
 
 
 def test_overview_lists_machines_builds_and_counts(known_db):

@@ -15,7 +15,7 @@ from bundle.builds import build_sort_key
 COLUMNS = ["row", "build", "geomean", "ci_low", "ci_high", "n_cases", "unit", "baseline"]
 
 
-def _builds(engine: Engine) -> list[str]:
+def matrix_builds(engine: Engine) -> list[str]:
     found = read_frame(engine, "SELECT torch_version, min(nightly_date) AS d FROM runs GROUP BY torch_version")
     return [v for v, _ in sorted(zip(found.torch_version, found.d), key=lambda b: build_sort_key(*b))]
 
@@ -25,7 +25,7 @@ def matrix(engine: Engine, metric_name: str, baseline_build: str, rows: str = "c
     """rows="chip": one dtype (required) per matrix; rows="dtype": all dtypes, chips pooled per dtype never —
     each (dtype, chip) is its own row label."""
     cells = []
-    for build in [b for b in _builds(engine) if b != baseline_build]:
+    for build in [b for b in matrix_builds(engine) if b != baseline_build]:
         params = {"baseline": f"torch={baseline_build}", "candidate": f"torch={build}", "scope": "chip",
                   "metric": metric_name, "compile": compile_mode, "dtype": dtype, "workload": workload}
         cases = compare(engine, CompareQuery.from_params(params)).cases

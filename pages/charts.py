@@ -1,0 +1,134 @@
+"""Every Altair chart of the dashboard: each builder takes the frame its page's view function returned and gives
+a chart; the pages only place them. Numbers are drawn with their unit in the axis title and tooltips."""
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+from altair.utils.core import infer_vegalite_type_for_pandas
+
+
+def tooltips(data: pd.DataFrame, *fields: str) -> list[alt.Tooltip]:
+    """Tooltips for plain fields, typed as Altair would infer them from `data`, as channel objects: given bare
+    names, Altair rebuilds its schema lookup for each (~8 ms a field, ~0.2 s for the Compare page's charts)."""
+    return [alt.Tooltip(name, type=infer_vegalite_type_for_pandas(data[name])) for name in fields]
+
+
+class _Layer(alt.LayerChart):
+    """A layer chart whose spec is not checked against the Vega-Lite JSON schema when Streamlit converts it:
+    Altair's check costs ~150 ms a chart here, spent before the chart is sent. The specs are fixed by this
+    module; tests/test_charts.py checks each against the schema (the unchecked spec is the same)."""
+
+    def to_dict(self, *args, validate: bool = False, **kwargs) -> dict:
+        return super().to_dict(*args, validate=validate, **kwargs)
+
+
+class _Chart(alt.Chart):
+    """alt.Chart, its spec unchecked when Streamlit converts it (see _Layer)."""
+
+    def to_dict(self, *args, validate: bool = False, **kwargs) -> dict:
+        return super().to_dict(*args, validate=validate, **kwargs)
+
+
+# --- Compare -----------------------------------------------------------------------------------------------------
+
+def _labels(cases: pd.DataFrame) -> pd.Series:
+    return cases.scope + " · " + cases.workload + " " + cases.case_key + " " + cases.dtype + " " + cases["compile"]
+
+
+def charted(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
+    """The ratio cases with the largest changes (|log oriented ratio|), at most `limit`, keeping their row ids."""
+    ratios = cases[cases.comparison == "ratio"].dropna(subset=["oriented_ratio"])
+    ratios = ratios[np.isfinite(ratios.oriented_ratio.astype(float)) & (ratios.oriented_ratio > 0)]
+    size = np.abs(np.log(ratios.oriented_ratio.astype(float)))
+    chosen = ratios.loc[size.sort_values(ascending=False, kind="stable").index[:limit]].copy()
+    chosen["row"], chosen["case"] = chosen.index, _labels(chosen) + " " + chosen.metric
+    return chosen
+
+
+def largest_first(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
+    """At most `limit` cases for the table: ratio cases by |log oriented ratio|, largest first, then the others."""
+    size = np.abs(np.log(cases.oriented_ratio.astype(float).where(cases.oriented_ratio > 0)))
+    order = size.fillna(-1.0).sort_values(ascending=False, kind="stable").index[:limit]
+    return cases.loc[order]
+
+
+def ratio_chart(data: pd.DataFrame) -> alt.LayerChart:
+    """Per case, candidate vs baseline as an oriented ratio (× better) on a log axis, a rule at 1×."""
+    base = alt.Chart(data).mark_point(filled=True, size=60).encode(
+        x=alt.X("oriented_ratio:Q", scale=alt.Scale(type="log"), title="candidate vs baseline (× better, log axis)"),
+        y=alt.Y("case:N", title=None, sort=alt.EncodingSortField("oriented_ratio", order="ascending")),
+        color=alt.Color("significance:N"), shape=alt.Shape("metric:N"),
+        tooltip=tooltips(data, "scope", "workload", "case_key", "dtype", "compile", "metric", "unit") + [
+            alt.Tooltip("baseline_median:Q", title="baseline median (unit)"),
+            alt.Tooltip("candidate_median:Q", title="candidate median (unit)"), alt.Tooltip("change:N"),
+            alt.Tooltip("ci_low:Q", title="95 % CI low (×)"), alt.Tooltip("ci_high:Q", title="95 % CI high (×)"),
+            alt.Tooltip("p_value:Q"), alt.Tooltip("significance:N")])
+    rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x=alt.X("x:Q"))
+    return _Layer(layer=[base, rule])
+
+
+def absolute_chart(data: pd.DataFrame, unit: str) -> alt.Chart:
+    """Baseline and candidate medians side by side, in `unit`."""
+    long = data.melt(id_vars=["case", "scope", "workload", "case_key", "metric", "unit"],
+                     value_vars=["baseline_median", "candidate_median"], var_name="side", value_name="median")
+    return _Chart(long).mark_bar().encode(
+        x=alt.X("median:Q", title=f"median ({unit})"), y=alt.Y("case:N", title=None), color=alt.Color("side:N"),
+        yOffset=alt.YOffset("side:N"), tooltip=tooltips(long, "scope", "workload", "case_key", "metric", "side") + [
+            alt.Tooltip("median:Q", title=f"median ({unit})"), alt.Tooltip("unit:N")])
+
+
+def samples_chart(samples: pd.DataFrame, unit: str) -> alt.LayerChart:
+    """One case's raw samples of both sides: ticks over a box plot, in `unit`."""
+    points = alt.Chart(samples).mark_tick(thickness=2, size=24).encode(
+        x=alt.X("sample:Q", title=f"sample ({unit})", scale=alt.Scale(zero=False)), y=alt.Y("side:N", title=None),
+        color=alt.Color("side:N"), tooltip=[alt.Tooltip("side:N"), alt.Tooltip("sample:Q", title=f"sample ({unit})"),
+                                            alt.Tooltip("unit:N")])
+    box = alt.Chart(samples).mark_boxplot(opacity=0.3, size=30).encode(
+        x=alt.X("sample:Q", scale=alt.Scale(zero=False)), y=alt.Y("side:N"), color=alt.Color("side:N"))
+    return _Layer(layer=[box, points])
+
+
+# --- Trends, Matrix, Memory, Correctness -------------------------------------------------------------------------
+
+def trend_chart(points: pd.DataFrame) -> alt.LayerChart:
+    """Median per build (version order, nightlies by date) per chip, dashed rules at change points."""
+    order = points.sort_values(["chip", "position"]).torch_version.drop_duplicates().tolist()
+    line = alt.Chart(points).mark_line(point=True).encode(
+        x=alt.X("torch_version:N", sort=order, title="build"),
+        y=alt.Y("median:Q", title=f"median ({points.unit.iloc[0]})"), color=alt.Color("chip:N"),
+        tooltip=tooltips(points, "chip", "torch_version", "nightly_date", "median", "unit", "p25", "p75", "n", "runs",
+                         "machines", "change_point"))
+    steps = alt.Chart(points[points.change_point]).mark_rule(strokeDash=[3, 3]).encode(
+        x=alt.X("torch_version:N", sort=order))
+    return line + steps
+
+
+def matrix_chart(cells: pd.DataFrame, builds: list[str]) -> alt.Chart:
+    """Row × build heatmap of the geomean oriented ratio (×, log colour scale centred on 1)."""
+    return alt.Chart(cells).mark_rect().encode(
+        x=alt.X("build:N", sort=builds), y=alt.Y("row:N"),
+        color=alt.Color("geomean:Q", scale=alt.Scale(type="log", scheme="redblue", domainMid=1.0),
+                        title="geomean (× better)"),
+        tooltip=tooltips(cells, "row", "build", "geomean", "ci_low", "ci_high", "n_cases", "unit", "baseline"))
+
+
+def memory_chart(measured: pd.DataFrame) -> alt.Chart:
+    """Memory peaks in GiB, one bar group per figure, a column per workload."""
+    return alt.Chart(measured).mark_bar().encode(
+        x=alt.X("figure:N", title=None), xOffset=alt.XOffset("build:N"), y=alt.Y("GiB:Q", title="peak (GiB)"),
+        color=alt.Color("build:N"), column=alt.Column("workload:N"),
+        tooltip=tooltips(measured, "machine_name", "build", "workload", "case_key", "dtype", "figure") + [
+            alt.Tooltip("GiB:Q", format=".3f", title="peak (GiB)")])
+
+
+def correctness_chart(measured: pd.DataFrame, metric: str) -> alt.Chart:
+    """One correctness metric's median per build and case, coloured by verdict, in its unit."""
+    unit = measured["unit"].iloc[0]
+    return alt.Chart(measured).mark_point(filled=True, size=80).encode(
+        x=alt.X("build:N", axis=alt.Axis(labelLimit=400, labelAngle=-20)),
+        y=alt.Y("median:Q", title=f"{metric} ({unit})"),
+        color=alt.Color("verdict:N"), shape=alt.Shape("dtype:N"),
+        tooltip=tooltips(measured, "machine_name", "workload", "case_key", "dtype", "compile", "build", "verdict") + [
+            alt.Tooltip("median:Q", title=f"{metric} ({unit})"),
+            alt.Tooltip("tolerance:Q", title=f"tolerance ({unit})")])

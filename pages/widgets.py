@@ -1,0 +1,95 @@
+"""Page plumbing: the one cached engine, data-version-keyed result caching, safe errors, empty state, and the
+URL-bound picker and text field (a pasted link reproduces the view).
+
+Strings from bundles (tags, messages, names) are rendered through st.dataframe / st.text / st.code only:
+they are data, never Markdown or HTML.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable
+
+import pandas as pd
+import streamlit as st
+from sqlalchemy import Engine
+
+from db.errors import StoreError
+from db.store.read import read_data_version
+
+EMPTY_HINT = ("No runs yet: run `mpsbench run …` on a machine (it pushes its bundle here), "
+              "or upload a bundle on the Upload page.")
+
+
+@st.cache_resource(show_spinner=False)
+def _engine(db_path: str) -> Engine:
+    from db.store.engine import shared_store  # one engine per process (DuckDB has one writer)
+
+    return shared_store()
+
+
+def engine() -> Engine:
+    """The process's store engine, keyed on MPSBENCH_DB so a test with another file gets its own."""
+    return _engine(os.environ.get("MPSBENCH_DB", ""))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _cached(name: str, version: Any, args: tuple, _query: Callable) -> Any:
+    return _query(engine(), *args)
+
+
+def load(query: Callable, *args: Any) -> Any:
+    """query(engine, *args), cached until the store's data version changes (a new run was ingested)."""
+    name = f"{query.__module__}.{query.__qualname__}:{os.environ.get('MPSBENCH_DB', '')}"
+    return _cached(name, read_data_version(engine()), args, query)
+
+
+def guarded(render: Callable[[], None]) -> None:
+    """Run a page body; a store error is shown once as st.error, not as a traceback."""
+    try:
+        render()
+    except StoreError as exc:
+        st.error(str(exc))
+
+
+def stop_if_empty(frame: pd.DataFrame, what: str = "runs") -> None:
+    if frame.empty:
+        st.info(EMPTY_HINT if what == "runs" else f"No {what} stored yet.")
+        st.stop()
+
+
+def picker(label: str, key: str, options: Iterable[Any], default: str | None = None, *, page: str = "qp",
+           clean: Callable[[str], str] | None = None) -> str:
+    """A selectbox whose choice lives in st.query_params[key].
+
+    default None: an optional filter — "(any)" first, then the distinct options sorted; choosing "(any)" removes
+    the parameter. default a string: a required choice — the URL's value (else `default`) is chosen, kept even
+    when it is not among `options` (a link made on another store), and always written to the URL. `clean` maps
+    a value read from the URL (e.g. a Compare link's "torch=2.15.0" to the Matrix's "2.15.0"). The widget key is
+    `page`_`key`, so pages sharing a parameter name (baseline, metric) keep their own widget state."""
+    current = st.query_params.get(key, default or "")
+    current = clean(current) if clean else current
+    if default is None:
+        choices = [""] + sorted({str(o) for o in options if o is not None and not pd.isna(o)})
+        index = choices.index(current) if current in choices else 0
+        chosen = st.selectbox(label, choices, index=index, key=f"{page}_{key}", format_func=lambda v: v or "(any)")
+    else:
+        options = list(options)
+        choices = options if current in options else [current] + options
+        chosen = st.selectbox(label, choices, index=choices.index(current), key=f"{page}_{key}")
+    _bind(key, chosen, keep=default is not None)
+    return chosen
+
+
+def text_param(label: str, key: str, default: str = "", *, page: str = "qp") -> str:
+    """A text field whose value lives in st.query_params[key]; an empty value removes the parameter unless the
+    field has a default (then the URL keeps what was typed, empty included)."""
+    value = st.text_input(label, st.query_params.get(key, default), key=f"{page}_{key}")
+    _bind(key, value, keep=bool(default))
+    return value
+
+
+def _bind(key: str, value: str, keep: bool) -> None:
+    if value or keep:
+        st.query_params[key] = value
+    elif key in st.query_params:
+        del st.query_params[key]
