@@ -1,9 +1,11 @@
-"""JSON twins of the comparison pages: GET /api/v1/compare and GET /api/v1/runs. Same functions as the pages;
-every number goes out beside its unit field; errors in the one JSON error shape (api/errors.py)."""
+"""JSON twins of the pages: GET /api/v1/<page> calls the page's own view function (db/views) with the URL's
+parameters, so a page and its twin answer the same question the same way. Every number goes out beside its unit
+field (or a column named with its unit); errors in the one JSON error shape (api/errors.py)."""
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 from starlette.concurrency import run_in_threadpool
@@ -16,6 +18,11 @@ from api.errors import error_response
 from db.errors import Problem, StoreError
 from db.query.runs import RUN_FILTERS, list_runs
 from db.query.selectors import parse_selector
+from db.views.correctness import correctness_view
+from db.views.matrix import matrix_view
+from db.views.memory import memory_view
+from db.views.overview import overview
+from db.views.trends import trend_view
 
 
 def _engine():
@@ -42,6 +49,26 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     return value
+
+
+def answer_json(answer: Any) -> dict[str, Any]:
+    """A view's answer (a dataclass) as JSON: its frames as lists of records, its other fields as they are."""
+    out = {}
+    for f in dataclasses.fields(answer):
+        value = getattr(answer, f.name)
+        out[f.name] = records(value) if isinstance(value, pd.DataFrame) else value
+    return out
+
+
+def twin(view: Callable) -> Callable:
+    """GET route of a page's JSON twin: view(engine, query parameters) → {"ok": true, …the answer's fields}."""
+    async def route(request: Request) -> JSONResponse:
+        try:
+            answer = await run_in_threadpool(view, _engine(), dict(request.query_params))
+        except StoreError as exc:
+            return error_response(exc)
+        return JSONResponse({"ok": True, **answer_json(answer)})
+    return route
 
 
 def comparison_json(result) -> dict[str, Any]:
@@ -114,6 +141,11 @@ async def claims_route(request: Request) -> JSONResponse:
 
 
 ROUTES = [Route("/api/v1/claims", claims_route, methods=["GET"]),
+          Route("/api/v1/overview", twin(overview), methods=["GET"]),
+          Route("/api/v1/trends", twin(trend_view), methods=["GET"]),
+          Route("/api/v1/matrix", twin(matrix_view), methods=["GET"]),
+          Route("/api/v1/memory", twin(memory_view), methods=["GET"]),
+          Route("/api/v1/correctness", twin(correctness_view), methods=["GET"]),
           Route("/api/v1/regressions", regressions_route, methods=["GET"]),
           Route("/api/v1/compare", compare_route, methods=["GET"]),
           Route("/api/v1/runs", runs_route, methods=["GET"])]

@@ -4,7 +4,8 @@ from __future__ import annotations
 import streamlit as st
 
 from db.query import browse
-from db.views import correctness as browse_correctness
+from db.query.browse import CORRECTNESS_METRICS
+from db.views.correctness import correctness_view
 from pages.charts import correctness_chart
 from pages.widgets import guarded, load, picker, stop_if_empty
 
@@ -12,20 +13,19 @@ from pages.widgets import guarded, load, picker, stop_if_empty
 def body() -> None:
     st.title("Correctness")
     split = picker("Split builds by tag (A/B runs of one build)", "split_tag", load(browse.tag_keys))
-    records = load(browse_correctness.correctness, split or None)
-    stop_if_empty(records, "correctness records")
-    wrong = load(browse_correctness.faster_but_wrong, split or None)
+    metric = picker("metric", "metric", CORRECTNESS_METRICS)  # (any) = psnr_vs_cpu, as in the JSON twin
+    view = load(correctness_view, {"split_tag": split, "metric": metric})
+    wrong = view.faster_but_wrong
+    if not view.stored:
+        stop_if_empty(view.records, "correctness records")
     if not wrong.empty:
         st.error(f"faster but wrong: {len(wrong)} case(s) got faster than the previous build while failing "
                  "their correctness tolerance")
         st.dataframe(wrong, hide_index=True)
-    metric = picker("metric", "metric", list(records["metric"])) or "psnr_vs_cpu"
-    shown = records[records["metric"] == metric]
-    st.dataframe(shown.drop(columns=["started_at"]), hide_index=True)
-    measured = shown.dropna(subset=["median"])
-    if measured.empty:
-        return
-    st.altair_chart(correctness_chart(measured, metric))
+    st.dataframe(view.records, hide_index=True)
+    measured = view.records.dropna(subset=["median"])
+    if not measured.empty:
+        st.altair_chart(correctness_chart(measured, view.metric))
 
 
 guarded(body)

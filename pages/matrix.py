@@ -4,9 +4,9 @@ from __future__ import annotations
 import streamlit as st
 
 from bundle.metrics import METRICS
-from db.views.matrix import matrix, matrix_builds
+from db.views.matrix import ROWS, matrix_builds, matrix_view
 from pages.charts import matrix_chart
-from pages.widgets import engine, guarded, load, picker, text_param
+from pages.widgets import guarded, load, picker, text_param
 
 
 def _choice(label: str, key: str, options: list[str], default: str) -> str:
@@ -15,7 +15,7 @@ def _choice(label: str, key: str, options: list[str], default: str) -> str:
 
 def _render() -> None:
     st.title("Matrix")
-    builds = matrix_builds(engine())
+    builds = load(matrix_builds)
     if not builds:
         st.info("No runs stored yet.")
         st.stop()
@@ -25,17 +25,18 @@ def _render() -> None:
     with cols[1]:
         baseline = _choice("Baseline build", "baseline", builds, builds[0])
     with cols[2]:
-        rows = _choice("Rows", "rows", ["chip", "dtype"], "chip")
+        rows = _choice("Rows", "rows", list(ROWS), "chip")
     with cols[3]:
         dtype = text_param("dtype (required for chip rows)", "dtype", "float32", page="mx")
     with cols[4]:
         compile_mode = _choice("Compile", "compile", ["eager", "inductor"], "eager")
-    cells = load(matrix, metric, baseline, rows, dtype if rows == "chip" else "", compile_mode, "")
-    if cells.empty:
+    view = load(matrix_view, {"metric": metric, "baseline": baseline, "rows": rows, "dtype": dtype,
+                              "compile": compile_mode})
+    if view.cells.empty:
         st.info("No paired cases for this selection.")
         return
-    st.altair_chart(matrix_chart(cells, builds), width="stretch")
-    st.dataframe(cells, hide_index=True)
+    st.altair_chart(matrix_chart(view.cells, view.builds), width="stretch")
+    st.dataframe(view.cells, hide_index=True)
 
 
 guarded(_render)

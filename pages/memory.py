@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db.query import browse
-from db.views import memory as browse_memory
+from db.views.memory import memory_view
 from pages.charts import memory_chart
 from pages.widgets import guarded, load, picker, stop_if_empty
 
@@ -14,16 +14,15 @@ def body() -> None:
     st.caption("Peaks in GiB. A figure the device or build cannot give is shown as unavailable with its reason, "
                "never as 0.")
     split = picker("Split builds by tag (A/B runs of one build)", "split_tag", load(browse.tag_keys))
-    long = load(browse_memory.memory_long, split or None)
-    stop_if_empty(long, "memory records")
-    workload = picker("workload", "workload", list(long["workload"]))
+    view = load(memory_view, {"split_tag": split})
+    stop_if_empty(view.records, "memory records")
+    workload = picker("workload", "workload", view.workloads)
     if workload:
-        long = long[long["workload"] == workload]
-    st.dataframe(browse_memory.memory_table(long), hide_index=True)
-    measured = long.dropna(subset=["GiB"])
-    if measured.empty:
-        return
-    st.altair_chart(memory_chart(measured))
+        view = load(memory_view, {"split_tag": split, "workload": workload})
+    st.dataframe(view.table, hide_index=True)
+    measured = view.records.dropna(subset=["GiB"])
+    if not measured.empty:
+        st.altair_chart(memory_chart(measured))
 
 
 guarded(body)

@@ -3,44 +3,31 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import streamlit as st
 
 from db.query import browse
+from db.query.runs import RUN_FILTERS, list_runs, run_filter_options
 from pages.widgets import guarded, load, picker, stop_if_empty
 
-_FILTERS = [("chip", "chip"), ("machine", "machine_name"), ("build", "build"), ("channel", "channel"),
-            ("device", "device_type")]
+RUN_VIEW = ["run_id", "started_at", "machine_name", "chip", "torch_version", "channel", "nightly_date", "device_type",
+            "complete", "n_results"]
 
 
 def body() -> None:
     st.title("Runs")
-    runs = load(browse.runs)
-    stop_if_empty(runs)
-    shown = _filtered(runs)
-    st.dataframe(shown[["run_id", "started_at", "machine_name", "chip", "build", "channel", "device_type",
-                        "complete", "n_results"]], hide_index=True)
+    options = load(run_filter_options)
+    if not options["machine"]:
+        stop_if_empty(pd.DataFrame())
+    filters = {}
+    for slot, name in zip(st.columns(len(RUN_FILTERS)), RUN_FILTERS):
+        with slot:
+            filters[name] = picker(name + (" (torch version)" if name == "build" else ""), name, options[name])
+    shown = load(list_runs, filters)  # the same function and filters as GET /api/v1/runs
+    st.dataframe(shown[RUN_VIEW], hide_index=True)
     run_id = picker("Run", "run_id", list(shown["run_id"]))
     if run_id:
         _run_page(run_id)
-
-
-def _filtered(runs):
-    columns = st.columns(len(_FILTERS) + 3)
-    selection = {}
-    for slot, (key, column) in zip(columns, _FILTERS):
-        with slot:
-            selection[column] = picker(key, key, list(runs[column]))
-    tags = sorted({f"{k}={v}" for t in runs["tags"] for k, v in t.items()})
-    with columns[-3]:
-        selection["tag"] = picker("tag", "tag", tags)
-    shown = browse.filter_runs(runs, selection)
-    kinds = load(browse.result_kinds)
-    for slot, key in zip(columns[-2:], ("dtype", "compile")):
-        with slot:
-            wanted = picker(key, key, list(kinds[key]))
-        if wanted:
-            shown = shown[shown["run_id"].isin(set(kinds.loc[kinds[key] == wanted, "run_id"]))]
-    return shown
 
 
 def _run_page(run_id: str) -> None:

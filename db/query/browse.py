@@ -46,24 +46,6 @@ def _builds(frame: pd.DataFrame) -> list[str]:
             for v, c, d in frame[["torch_version", "channel", "nightly_date"]].itertuples(index=False)]
 
 
-def filter_runs(frame: pd.DataFrame, selection: dict[str, str]) -> pd.DataFrame:
-    """Keep runs matching every chosen value; `tag` is "key=value"."""
-    for column, wanted in selection.items():
-        if not wanted:
-            continue
-        if column == "tag":
-            key, _, value = wanted.partition("=")
-            frame = frame[[tags.get(key) == value for tags in frame["tags"]]]
-        elif column in frame.columns:
-            frame = frame[frame[column].astype(str) == wanted]
-    return frame
-
-
-def result_kinds(engine: Engine) -> pd.DataFrame:
-    """Each run's distinct (dtype, compile) pairs: what the Runs page's dtype and compile filters pick from."""
-    return read_frame(engine, "SELECT DISTINCT run_id, dtype, compile FROM results")
-
-
 def run_detail(engine: Engine, run_id: str) -> dict | None:
     """Everything stored about one run (its provenance), JSON columns decoded; None if unknown."""
     found = read_frame(engine, "SELECT * FROM runs WHERE run_id = ?", [run_id])

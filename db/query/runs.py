@@ -1,4 +1,5 @@
-"""Runs listed with filters (chip, machine, build, channel, device, dtype, compile, tag) for GET /api/v1/runs."""
+"""Runs listed with filters (chip, machine, build = torch version, channel, device, dtype, compile, tag=key=value): the
+Runs page and GET /api/v1/runs both call list_runs, so a filter means the same in both."""
 from __future__ import annotations
 
 from typing import Mapping
@@ -42,3 +43,13 @@ def list_runs(engine: Engine, filters: Mapping[str, str]) -> pd.DataFrame:
                               " torch_version, channel, nightly_date, libraries_json, complete, n_results, tags_json"
                               " FROM runs"
                               f" WHERE {' AND '.join(where)} ORDER BY started_at DESC LIMIT ?", params + [limit])
+
+
+def run_filter_options(engine: Engine) -> dict[str, list[str]]:
+    """Every value each filter of list_runs can match in this store (what the Runs page's pickers offer)."""
+    options = {name: read_frame(engine, f"SELECT DISTINCT {column} AS v FROM runs WHERE {column} IS NOT NULL")["v"]
+               for name, column in _COLUMN.items()}
+    for name in ("dtype", "compile"):
+        options[name] = read_frame(engine, f"SELECT DISTINCT {name} AS v FROM results")["v"]
+    options["tag"] = read_frame(engine, "SELECT DISTINCT key || '=' || value AS v FROM run_tags")["v"]
+    return {name: sorted(map(str, values)) for name, values in options.items()}

@@ -5,10 +5,13 @@ while the correctness record of the same run failed its tolerance.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 from sqlalchemy import Engine
 
 from db.query.browse import CORRECTNESS_METRICS, results, split_builds
+from db.views.params import Params, one_of, only
 
 _CASE = ["machine_name", "workload", "case_key", "dtype", "compile"]
 
@@ -45,3 +48,22 @@ def _verdict(passed: bool | None, status: str) -> str:
     if passed is None or pd.isna(passed):
         return "no tolerance"
     return "passed" if bool(passed) else "failed"
+
+
+@dataclass(frozen=True)
+class Correctness:
+    split_tag: str  # "" when builds are not split by a tag
+    metric: str  # the correctness metric shown (psnr_vs_cpu when none is asked for)
+    stored: list[str]  # the correctness metrics with records in the store
+    records: pd.DataFrame  # that metric's records per case and build: median in `unit`, tolerance, verdict
+    faster_but_wrong: pd.DataFrame  # op_time improved vs the previous build while correctness failed (any metric)
+
+
+def correctness_view(engine: Engine, params: Params) -> Correctness:
+    """The Correctness page and GET /api/v1/correctness."""
+    p = only(params, ("split_tag", "metric"))
+    metric = one_of("metric", p["metric"] or "psnr_vs_cpu", CORRECTNESS_METRICS)
+    split = p["split_tag"] or None
+    records = correctness(engine, split)
+    shown = records[records["metric"] == metric].drop(columns=["started_at"])
+    return Correctness(p["split_tag"], metric, sorted(set(records["metric"])), shown, faster_but_wrong(engine, split))

@@ -3,9 +3,14 @@ build. Each cell pairs cases of one chip (machines pooled, explicitly) and one d
 never mixes configurations; its cases may span workloads of that metric (n_cases says how many)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
+
+from bundle.metrics import METRICS
+from db.views.params import Params, one_of, only
 
 from db.views.compare import CompareQuery, compare
 from db.store.read import read_frame
@@ -36,3 +41,34 @@ def matrix(engine: Engine, metric_name: str, baseline_build: str, rows: str = "c
             cells.append({"row": row, "build": build, "geomean": centre, "ci_low": low, "ci_high": high,
                           "n_cases": len(group), "unit": "×", "baseline": f"torch={baseline_build}"})
     return pd.DataFrame(cells, columns=COLUMNS)
+
+
+ROWS = ("chip", "dtype")
+PARAMS = ("metric", "baseline", "rows", "dtype", "compile", "workload")
+
+
+@dataclass(frozen=True)
+class Matrix:
+    metric: str
+    baseline: str  # a torch version ("torch=" of a Compare link's selector dropped); "" when nothing is stored
+    rows: str  # chip or dtype
+    dtype: str  # the one dtype of a chip-rows matrix; "" for dtype rows
+    compile: str
+    workload: str  # "" for every workload of the metric
+    builds: list[str]  # every stored build, version order (the columns)
+    cells: pd.DataFrame  # COLUMNS: geomean oriented ratio (×) per row and build, with its 95 % CI
+
+
+def matrix_view(engine: Engine, params: Params) -> Matrix:
+    """The Matrix page and GET /api/v1/matrix. Empty parameters take: metric op_time, the oldest build as
+    baseline, chip rows, dtype float32 (chip rows only), compile eager, every workload."""
+    p = only(params, PARAMS)
+    metric_name = one_of("metric", p["metric"] or "op_time", METRICS)
+    rows = one_of("rows", p["rows"] or "chip", ROWS)
+    builds = matrix_builds(engine)
+    baseline = p["baseline"].removeprefix("torch=") or (builds[0] if builds else "")
+    dtype = (p["dtype"] or "float32") if rows == "chip" else ""
+    compile_mode = p["compile"] or "eager"
+    cells = (matrix(engine, metric_name, baseline, rows, dtype, compile_mode, p["workload"]) if builds
+             else pd.DataFrame(columns=COLUMNS))
+    return Matrix(metric_name, baseline, rows, dtype, compile_mode, p["workload"], builds, cells)

@@ -4,8 +4,12 @@ A figure a device cannot give stays "unavailable" with its reason; it is never s
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 from sqlalchemy import Engine
+
+from db.views.params import Params, only
 
 from bundle.units import convert
 from db.query.browse import MEMORY_METRICS, results, split_builds
@@ -52,3 +56,22 @@ def _cell(gib: float | None, status: str, reason: str) -> str:
         return f"{status}: {reason}" if reason else status
     flag = " (cpu fallback)" if status == "fallback" else ""
     return f"{gib:.3f} GiB{flag}"
+
+
+@dataclass(frozen=True)
+class Memory:
+    split_tag: str  # "" when builds are not split by a tag
+    workload: str  # "" for every workload
+    workloads: list[str]  # every workload with memory records (what the page's workload picker offers)
+    records: pd.DataFrame  # memory_long: one row per record, GiB null when unavailable (with its reason)
+    table: pd.DataFrame  # memory_table: one row per case and build, one text cell per figure
+
+
+def memory_view(engine: Engine, params: Params) -> Memory:
+    """The Memory page and GET /api/v1/memory."""
+    p = only(params, ("split_tag", "workload"))
+    long = memory_long(engine, p["split_tag"] or None)
+    workloads = sorted(set(long["workload"]))
+    if p["workload"]:
+        long = long[long["workload"] == p["workload"]]
+    return Memory(p["split_tag"], p["workload"], workloads, long, memory_table(long))

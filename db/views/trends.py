@@ -5,12 +5,20 @@ machines of one chip, explicitly: `machines` says how many). Change points: db/c
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 from sqlalchemy import Engine
 
+from bundle.builds import build_sort_key
+from bundle.metrics import METRICS
 from db.stats.changepoints import change_points
 from db.store.read import read_frame
-from bundle.builds import build_sort_key
+from db.views.params import Params, one_of, only
+
+# the case shown when the URL names none: the seeded/quick softmax op time
+DEFAULTS = {"workload": "softmax", "case_key": '{"rows":1,"vocab":128256}', "dtype": "float32", "compile": "eager",
+            "metric": "op_time"}
 
 _SQL = """
 SELECT coalesce(ru.chip, 'unknown chip: ' || ru.machine_name) AS chip, ru.device_type AS device, ru.torch_version,
@@ -33,3 +41,16 @@ def trend(engine: Engine, workload: str, case_key: str, dtype: str, compile_mode
         cuts = set(change_points(series["median"].tolist()))
         frames.append(series.assign(position=range(len(series)), change_point=[i in cuts for i in range(len(series))]))
     return pd.concat(frames, ignore_index=True).drop(columns=["order"])
+
+
+@dataclass(frozen=True)
+class Trend:
+    case: dict[str, str]  # workload, case_key, dtype, compile, metric
+    points: pd.DataFrame  # one row per (chip, build): median, p25, p75 in `unit`, n, runs, machines, change_point
+
+
+def trend_view(engine: Engine, params: Params) -> Trend:
+    """The Trends page and GET /api/v1/trends: a parameter left empty takes its DEFAULTS value."""
+    case = {k: v or DEFAULTS[k] for k, v in only(params, DEFAULTS).items()}
+    one_of("metric", case["metric"], METRICS)
+    return Trend(case, trend(engine, case["workload"], case["case_key"], case["dtype"], case["compile"], case["metric"]))

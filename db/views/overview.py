@@ -1,0 +1,32 @@
+"""Overview: machines × builds with their latest run, result counts by status, open warnings."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+from sqlalchemy import Engine
+
+from db.query import browse
+from db.views.params import Params, only
+
+LATEST = ["machine_name", "chip", "memory_GiB", "gpu_cores", "device_type", "build", "git_hash", "runs", "run_id",
+          "started_at", "complete", "n_results"]
+
+
+@dataclass(frozen=True)
+class Overview:
+    runs: int  # runs stored
+    latest: pd.DataFrame  # one row per (machine, build): its latest run and how many runs it has
+    status: pd.DataFrame  # results per status
+    warnings: pd.DataFrame  # open warnings: run and result warnings, fallbacks, battery, incomplete runs
+
+
+def overview(engine: Engine, params: Params | None = None) -> Overview:
+    only(params or {}, ())
+    runs = browse.runs(engine)
+    if runs.empty:
+        latest = pd.DataFrame(columns=LATEST)
+    else:
+        latest = runs.sort_values("started_at").groupby(["machine_name", "build"], as_index=False).last()
+        latest = latest.assign(runs=runs.groupby(["machine_name", "build"]).size().values)[LATEST]
+    return Overview(len(runs), latest, browse.status_counts(engine), browse.open_warnings(engine))
