@@ -21,7 +21,9 @@ Browser: `streamlit run app.py` on the generated store, Chromium (/usr/bin/chrom
 whole page drawn (its 3 charts and 3 tables), on the first load (cold
 compare inside the server) and on reloads in new tabs (cached comparison); the page's case table holds the
 2,000 largest changes unless all_cases=1 (also timed: every case in the table).
-Usage: python benchmarks/dashboard.py [--rows N] [--db PATH] [--repeats K] [--interleave] [--no-browser] [--json]
+--tiny: 8,000 rows on 2 machines, 1 repeat, 1 reload (seconds; what the tests run so the script cannot rot).
+Usage: python benchmarks/dashboard.py [--rows N] [--machines M] [--db PATH] [--repeats K] [--interleave]
+                                      [--no-browser] [--tiny] [--json]
 """
 from __future__ import annotations
 
@@ -50,39 +52,39 @@ BASE = {"baseline": "torch=2.10.0", "candidate": "torch=2.11.0"}
 FILTERED = {**BASE, "workload": "softmax", "dtype": "float16"}
 
 
-def _build(i: str, n_runs: int, interleave: bool) -> str:
+def _build(i: str, n_runs: int, interleave: bool, machines: int) -> str:
     """SQL: the build index of run `i`."""
-    builds = n_runs // (MACHINES * REPEATS)
-    return f"({i} % {builds})" if interleave else f"({i} // {MACHINES * REPEATS})"
+    builds = n_runs // (machines * REPEATS)
+    return f"({i} % {builds})" if interleave else f"({i} // {machines * REPEATS})"
 
 
-def _machine(i: str, n_runs: int, interleave: bool) -> str:
+def _machine(i: str, n_runs: int, interleave: bool, machines: int) -> str:
     """SQL: the machine index of run `i` (either way each build has every machine REPEATS times)."""
-    builds = n_runs // (MACHINES * REPEATS)
-    return f"({i} // {builds} % {MACHINES})" if interleave else f"({i} % {MACHINES})"
+    builds = n_runs // (machines * REPEATS)
+    return f"({i} // {builds} % {machines})" if interleave else f"({i} % {machines})"
 
 
-def _runs_sql(n_runs: int, interleave: bool) -> str:
-    m = _machine("i", n_runs, interleave)
+def _runs_sql(n_runs: int, interleave: bool, machines: int) -> str:
+    m = _machine("i", n_runs, interleave, machines)
     return f"""INSERT INTO runs (run_seq, run_id, schema_version, bundle_sha256, ingested_at, started_at, complete,
         machine_name, chip, gpu_cores, memory_bytes, os, torch_version, channel, python_version, collector_version,
-        command_line, device_type, device_name, env_json, tags_json, warnings_json, n_results)
+        command_line, device_type, device_name, env_json, libraries_json, tags_json, warnings_json, n_results)
       SELECT i + 1, md5('run' || i), 1, md5('sha' || i), now(), TIMESTAMP '2026-01-01' + INTERVAL (i) MINUTE, true,
         'mac-' || {m}, 'Apple M' || ({m} % {CHIPS} + 1) || ' Max', 40, 68719476736, 'macOS',
-        '2.' || (10 + {_build('i', n_runs, interleave)}) || '.0', 'stable', '3.11', '0.1', 'python -m collector run',
+        '2.' || (10 + {_build('i', n_runs, interleave, machines)}) || '.0', 'stable', '3.11', '0.1', 'mpsbench run',
         'mps',
-        'Apple M' || ({m} % {CHIPS} + 1) || ' Max', '{{}}', '{{}}', '[]', {PER_RUN}
+        'Apple M' || ({m} % {CHIPS} + 1) || ' Max', '{{}}', '{{}}', '{{}}', '[]', {PER_RUN}
       FROM range({n_runs}) t(i)"""
 
 
-def _results_sql(n_runs: int, interleave: bool) -> str:
+def _results_sql(n_runs: int, interleave: bool, machines: int) -> str:
     """One row per (run r, case j); a run's rows are contiguous, as ingest writes them (one range, in order: a
     cross join of two ranges would spread each run's rows over 17 row groups). A build is 1 % faster
     than the one before it (every third build resets), with ±0.5 % uniform noise per sample."""
     case = f"'{{\"n\":' || (j // {6 * 3}) || '}}'"
     metric = "CASE WHEN j % 10 = 9 THEN 'achieved_bandwidth' ELSE 'op_time' END"
     unavailable = "j % 100 = 42"
-    value = f"(10 + j % 97) * (1 - 0.01 * ({_build('r', n_runs, interleave)} % 3))"
+    value = f"(10 + j % 97) * (1 - 0.01 * ({_build('r', n_runs, interleave, machines)} % 3))"
     return f"""INSERT INTO results (run_seq, result_id, run_id, workload, suite, case_key, params_json, dtype, compile,
         metric, unit, status, message, warnings_json, samples, n)
       SELECT r + 1, md5('run' || r) || ':' || j, md5('run' || r), {WORKLOADS!r}[1 + j % 6], 'kernels', {case}, {case},
@@ -95,16 +97,16 @@ def _results_sql(n_runs: int, interleave: bool) -> str:
       FROM (SELECT k // {PER_RUN} AS r, k % {PER_RUN} AS j FROM range({n_runs * PER_RUN}) t(k))"""
 
 
-def generate(path: Path, rows: int, interleave: bool = False) -> dict:
-    n_runs = max(2 * MACHINES * REPEATS, rows // PER_RUN)
+def generate(path: Path, rows: int, interleave: bool = False, machines: int = MACHINES) -> dict:
+    n_runs = max(2 * machines * REPEATS, rows // PER_RUN)
     engine = open_store(str(path))  # the real store: tables, widened numbers, meta (data_version)
     with engine.begin() as conn:
         duck = conn.connection.driver_connection
-        duck.execute(_runs_sql(n_runs, interleave))
-        duck.execute(_results_sql(n_runs, interleave))
+        duck.execute(_runs_sql(n_runs, interleave, machines))
+        duck.execute(_results_sql(n_runs, interleave, machines))
         n = duck.execute("SELECT count(*) FROM results").fetchone()[0]
     engine.dispose()
-    return {"rows": n, "runs": n_runs, "builds": n_runs // (MACHINES * REPEATS), "machines": MACHINES,
+    return {"rows": n, "runs": n_runs, "builds": n_runs // (machines * REPEATS), "machines": machines,
             "builds_interleaved": interleave}
 
 
@@ -213,18 +215,24 @@ def main() -> None:
     parser.add_argument("--db", type=Path, default=None, help="use this store file (generated if absent)")
     parser.add_argument("--interleave", action="store_true", help="runs of different builds alternate in the file")
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--machines", type=int, default=MACHINES)
+    parser.add_argument("--reloads", type=int, default=3, help="page reloads timed in the browser")
+    parser.add_argument("--tiny", action="store_true", help="8,000 rows, 2 machines, 1 repeat, 1 reload (seconds)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.tiny:
+        args.rows, args.machines, args.repeats, args.reloads = 8_000, 2, 1, 1
     workdir = None if args.db else Path(tempfile.mkdtemp(prefix="mpsbench-bench-"))
     path = args.db or workdir / "bench.duckdb"
     try:
         start = time.perf_counter()
-        shape = generate(path, args.rows, args.interleave) if not path.exists() else {"rows": "reused existing file"}
+        shape = (generate(path, args.rows, args.interleave, args.machines) if not path.exists()
+                 else {"rows": "reused existing file"})
         figures = {"store": {**shape, "generate_s": round(time.perf_counter() - start, 1),
                              "size_MiB": round(path.stat().st_size / 2**20)},
                    "compare_all": time_compare(path, BASE, args.repeats),
                    "compare_filtered": time_compare(path, FILTERED, args.repeats),
-                   "browser": {"skipped": "--no-browser"} if args.no_browser else time_browser(path)}
+                   "browser": {"skipped": "--no-browser"} if args.no_browser else time_browser(path, args.reloads)}
     finally:
         if workdir:
             shutil.rmtree(workdir, ignore_errors=True)

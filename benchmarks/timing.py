@@ -13,7 +13,8 @@ Every run also counts involuntary context switches (getrusage ru_nivcsw) per blo
 block of 20 ms is preempted far more often than one of 1 ms, and that stolen time is in its figure.
 A harness's figure is the median over rounds of its per-round medians; the wall time is the median over
 rounds of the time it needed to reach the CI target ("not reached" if any round ran out of budget).
-Usage: python benchmarks/timing.py [--json] [--rounds N] [--budget SECONDS]
+--tiny: 1 round, 0.3 s budget (seconds; what the tests run so the script cannot rot; figures are then rough).
+Usage: python benchmarks/timing.py [--json] [--rounds N] [--budget SECONDS] [--tiny]
 """
 from __future__ import annotations
 
@@ -155,7 +156,10 @@ def main() -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--rounds", type=int, default=4, help="rounds per op (order alternates)")
     p.add_argument("--budget", type=float, default=10.0, help="max seconds per op per harness per round")
+    p.add_argument("--tiny", action="store_true", help="1 round, 0.3 s budget")
     args = p.parse_args()
+    if args.tiny:
+        args.rounds, args.budget = 1, 0.3
     torch.set_num_threads(1)
     load_start = os.getloadavg()[0]
     rows = [compare_op(name, stmt, env, args.rounds, args.budget) for name, (stmt, env) in ops().items()]

@@ -1,0 +1,54 @@
+"""Each benchmark runs at a tiny size (seconds) and prints its figures as JSON, so the scripts cannot rot.
+The figures' values at this size mean nothing; what is checked is that each is there, with a sane value."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def _run(script: str, *args: str, limit_s: float = 240) -> dict:
+    done = subprocess.run([sys.executable, f"benchmarks/{script}", *args, "--json"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=limit_s)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_dashboard_benchmark_tiny():
+    args = ("--tiny",) if CHROMIUM.exists() else ("--tiny", "--no-browser")
+    out = _run("dashboard.py", *args)
+    assert out["store"]["rows"] == 8_000 and out["store"]["machines"] == 2 and out["store"]["builds"] == 2
+    for name in ("compare_all", "compare_filtered"):
+        figures = out[name]
+        assert figures["cold"]["median_ms"] > 0 and figures["warm"]["median_ms"] > 0 and figures["cold"]["repeats"] == 1
+    # 2 machines × 1,000 cases, every 100th unavailable on both sides: 1,980 compared and 20 unmatched
+    assert (out["compare_all"]["cases"], out["compare_all"]["unmatched"]) == (1980, 20)
+    # softmax × float16: 1,000 / 18 case keys of one (workload, dtype) per machine, the unavailable ones left out
+    assert out["compare_filtered"]["cases"] + out["compare_filtered"]["unmatched"] == 2 * 56
+    if CHROMIUM.exists():
+        browser = out["browser"]
+        assert 0 < browser["first_load"]["chart_s"] <= browser["first_load"]["whole_page_s"]
+        assert len(browser["reload"]["chart_s_all"]) == 1 and browser["reload_all_cases_table"]["whole_page_s"] > 0
+
+
+def test_timing_benchmark_tiny():
+    out = _run("timing.py", "--tiny")
+    assert out["rounds"] == 1 and len(out["rows"]) == 3
+    for row in out["rows"]:
+        for harness in ("mpsbench", "torch_benchmark", "torch_timer_at_mpsbench_k"):
+            assert row[harness]["median_us"] > 0 and row[harness]["wall_s"] > 0
+        assert row["ratio_mpsbench_over_torch"] == pytest.approx(
+            row["mpsbench"]["median_us"] / row["torch_benchmark"]["median_us"])
+
+
+def test_ingest_benchmark_tiny():
+    out = _run("ingest.py", "--rows", "2000", "--repeats", "1")
+    assert out["rows"] == 2000 and out["repeats"] == 1
+    assert out["project_s"] > 0 and out["raw_duckdb_s"] > 0
+    assert out["ratio_project_over_raw"] == pytest.approx(out["project_s"] / out["raw_duckdb_s"], rel=0.05)  # both rounded to ms
