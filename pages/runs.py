@@ -6,6 +6,7 @@ import json
 import pandas as pd
 import streamlit as st
 
+from bundle.case_names import case_names
 from db.query import browse
 from db.query.runs import RUN_FILTERS, list_runs, run_filter_options
 from pages.widgets import guarded, load, picker, stop_if_empty
@@ -41,8 +42,9 @@ def _run_page(run_id: str) -> None:
     _run_warnings(run_id)
     st.subheader("Results")
     found = load(browse.results, [run_id])
-    st.dataframe(found[["workload", "case_key", "dtype", "compile", "metric", "unit", "median", "iqr", "n",
-                        "status", "passed", "tolerance", "message"]], hide_index=True,
+    found = found.assign(case=case_names(found))  # the name first, the identifying keys pinned at the end
+    st.dataframe(found[["case", "metric", "median", "iqr", "unit", "n", "status", "passed", "tolerance", "message",
+                        "workload", "dtype", "compile", "case_key"]], hide_index=True,
                  column_config={"median": st.column_config.NumberColumn("median (unit)"),
                                 "iqr": st.column_config.NumberColumn("IQR (unit)")})
 

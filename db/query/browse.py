@@ -10,6 +10,7 @@ import json
 import pandas as pd
 from sqlalchemy import Engine
 
+from bundle.case_names import case_name
 from bundle.units import convert
 from db.store.read import read_frame
 
@@ -107,7 +108,7 @@ def open_warnings(engine: Engine) -> pd.DataFrame:
         rows += _run_warning_rows(run)
     flagged = results(engine, where="(r.status = 'fallback' OR r.warnings_json NOT IN ('[]', ''))")
     for res in flagged.itertuples(index=False):
-        where = f"{res.workload} {res.case_key} {res.dtype} {res.compile} {res.metric}"
+        where = f"{case_name(res.workload, res.case_key, res.dtype, res.compile)} · {res.metric}"
         if res.status == "fallback":
             rows.append(_warning(res, "cpu fallback", f"{where}: {res.message or 'an op fell back to the CPU'}"))
         for text in json.loads(res.warnings_json or "[]"):

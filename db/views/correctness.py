@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 from sqlalchemy import Engine
 
+from bundle.case_names import case_names
 from db.query.browse import CORRECTNESS_METRICS, results, split_builds
 from db.views.params import Params, one_of, only
 
@@ -20,8 +21,10 @@ def correctness(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
     """PSNR (dB) and max error (1) records with their tolerance and verdict, per case and build."""
     frame = split_builds(results(engine, metrics=CORRECTNESS_METRICS), split_tag)
     frame["verdict"] = [_verdict(p, s) for p, s in frame[["passed", "status"]].itertuples(index=False)]
-    return frame[_CASE + ["chip", "build", "started_at", "run_id", "metric", "unit", "median", "tolerance",
-                          "status", "verdict", "message"]]
+    frame["case"] = case_names(frame)
+    # the case's name and its figures with units first; the identifying keys pinned at the end
+    return frame[["case", "machine_name", "build", "metric", "median", "unit", "tolerance", "verdict", "status",
+                  "message", "chip", "started_at", "run_id", "workload", "dtype", "compile", "case_key"]]
 
 
 def faster_but_wrong(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
