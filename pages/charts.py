@@ -7,6 +7,8 @@ import numpy as np
 import pandas as pd
 from altair.utils.core import infer_vegalite_type_for_pandas
 
+from bundle.case_names import case_names
+
 
 def tooltips(data: pd.DataFrame, *fields: str) -> list[alt.Tooltip]:
     """Tooltips for plain fields, typed as Altair would infer them from `data`, as channel objects: given bare
@@ -23,6 +25,13 @@ class _Layer(alt.LayerChart):
         return super().to_dict(*args, validate=validate, **kwargs)
 
 
+class _Facet(alt.FacetChart):
+    """alt.FacetChart, its spec unchecked when Streamlit converts it (see _Layer)."""
+
+    def to_dict(self, *args, validate: bool = False, **kwargs) -> dict:
+        return super().to_dict(*args, validate=validate, **kwargs)
+
+
 class _Chart(alt.Chart):
     """alt.Chart, its spec unchecked when Streamlit converts it (see _Layer)."""
 
@@ -33,7 +42,7 @@ class _Chart(alt.Chart):
 # --- Compare -----------------------------------------------------------------------------------------------------
 
 def _labels(cases: pd.DataFrame) -> pd.Series:
-    return cases.scope + " · " + cases.workload + " " + cases.case_key + " " + cases.dtype + " " + cases["compile"]
+    return cases.scope + " · " + case_names(cases)
 
 
 def charted(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
@@ -42,7 +51,7 @@ def charted(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
     ratios = ratios[np.isfinite(ratios.oriented_ratio.astype(float)) & (ratios.oriented_ratio > 0)]
     size = np.abs(np.log(ratios.oriented_ratio.astype(float)))
     chosen = ratios.loc[size.sort_values(ascending=False, kind="stable").index[:limit]].copy()
-    chosen["row"], chosen["case"] = chosen.index, _labels(chosen) + " " + chosen.metric
+    chosen["row"], chosen["case"] = chosen.index, _labels(chosen) + " · " + chosen.metric
     return chosen
 
 
@@ -59,7 +68,7 @@ def ratio_chart(data: pd.DataFrame) -> alt.LayerChart:
         x=alt.X("oriented_ratio:Q", scale=alt.Scale(type="log"), title="candidate vs baseline (× better, log axis)"),
         y=alt.Y("case:N", title=None, sort=alt.EncodingSortField("oriented_ratio", order="ascending")),
         color=alt.Color("significance:N"), shape=alt.Shape("metric:N"),
-        tooltip=tooltips(data, "scope", "workload", "case_key", "dtype", "compile", "metric", "unit") + [
+        tooltip=tooltips(data, "case", "scope", "metric", "unit") + [
             alt.Tooltip("baseline_median:Q", title="baseline median (unit)"),
             alt.Tooltip("candidate_median:Q", title="candidate median (unit)"), alt.Tooltip("change:N"),
             alt.Tooltip("ci_low:Q", title="95 % CI low (×)"), alt.Tooltip("ci_high:Q", title="95 % CI high (×)"),
@@ -74,7 +83,7 @@ def absolute_chart(data: pd.DataFrame, unit: str) -> alt.Chart:
                      value_vars=["baseline_median", "candidate_median"], var_name="side", value_name="median")
     return _Chart(long).mark_bar().encode(
         x=alt.X("median:Q", title=f"median ({unit})"), y=alt.Y("case:N", title=None), color=alt.Color("side:N"),
-        yOffset=alt.YOffset("side:N"), tooltip=tooltips(long, "scope", "workload", "case_key", "metric", "side") + [
+        yOffset=alt.YOffset("side:N"), tooltip=tooltips(long, "case", "scope", "metric", "side") + [
             alt.Tooltip("median:Q", title=f"median ({unit})"), alt.Tooltip("unit:N")])
 
 
@@ -104,22 +113,45 @@ def trend_chart(points: pd.DataFrame) -> alt.LayerChart:
     return line + steps
 
 
-def matrix_chart(cells: pd.DataFrame, builds: list[str]) -> alt.Chart:
-    """Row × build heatmap of the geomean oriented ratio (×, log colour scale centred on 1)."""
-    return alt.Chart(cells).mark_rect().encode(
-        x=alt.X("build:N", sort=builds), y=alt.Y("row:N"),
-        color=alt.Color("geomean:Q", scale=alt.Scale(type="log", scheme="redblue", domainMid=1.0),
-                        title="geomean (× better)"),
-        tooltip=tooltips(cells, "row", "build", "geomean", "ci_low", "ci_high", "n_cases", "unit", "baseline"))
+def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float) -> alt.LayerChart:
+    """Row × build heatmap of the geomean oriented ratio (× better), the number in each cell. The colour scale is
+    logarithmic and symmetric around 1× (1/span … span, db.views.matrix.matrix_grid): red worse, blue better,
+    white unchanged; a cell without data is grey and says so."""
+    base = alt.Chart(grid).encode(x=alt.X("build:N", sort=builds, title="candidate build",
+                                          axis=alt.Axis(labelAngle=-20, labelLimit=300)),
+                                  y=alt.Y("row:N", title=None, axis=alt.Axis(labelLimit=400)))
+    cells = base.transform_filter("datum.has_data").mark_rect().encode(
+        color=alt.Color("geomean:Q", title="geomean (× better)",
+                        scale=alt.Scale(type="log", scheme="redblue", domain=[1.0 / span, span], domainMid=1.0,
+                                        clamp=True),
+                        legend=alt.Legend(format=".2f")),
+        tooltip=tooltips(grid, "row", "build", "label", "ci_low", "ci_high", "n_cases", "baseline"))
+    empty = base.transform_filter("!datum.has_data").mark_rect(color="#eeeeee")
+    text = base.mark_text(fontSize=12).encode(
+        text=alt.Text("label:N"),
+        color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
+    return _Layer(layer=[cells, empty, text])
 
 
-def memory_chart(measured: pd.DataFrame) -> alt.Chart:
-    """Memory peaks in GiB, one bar group per figure, a column per workload."""
-    return alt.Chart(measured).mark_bar().encode(
-        x=alt.X("figure:N", title=None), xOffset=alt.XOffset("build:N"), y=alt.Y("GiB:Q", title="peak (GiB)"),
-        color=alt.Color("build:N"), column=alt.Column("workload:N"),
-        tooltip=tooltips(measured, "machine_name", "build", "workload", "case_key", "dtype", "figure") + [
-            alt.Tooltip("GiB:Q", format=".3f", title="peak (GiB)")])
+SIDE_COLORS = alt.Scale(domain=["baseline", "candidate"], range=["#9e9e9e", "#1f77b4"])
+
+
+def memory_chart(rows: pd.DataFrame, figures: list[str]) -> alt.FacetChart:
+    """One machine's nested peaks (driver ⊇ reserved ⊇ live), a column per figure, a bar per case and side in GiB
+    with its value written beside it; a side without a figure (OOM, unavailable) gets its state written instead
+    of a bar. Every bar is one figure of one case: nothing is stacked or summed."""
+    rows = rows.assign(at=rows["GiB"].fillna(0.0))
+    base = alt.Chart().encode(
+        y=alt.Y("case:N", title=None, axis=alt.Axis(labelLimit=420)),
+        yOffset=alt.YOffset("side:N", sort=["baseline", "candidate"]),
+        tooltip=[alt.Tooltip("case:N"), alt.Tooltip("figure:N"), alt.Tooltip("side:N"),
+                 alt.Tooltip("GiB:Q", format=".3f", title="peak (GiB)"), alt.Tooltip("state:N"),
+                 alt.Tooltip("change:N")])
+    bars = base.mark_bar().encode(x=alt.X("GiB:Q", title="peak (GiB)"),
+                                  color=alt.Color("side:N", scale=SIDE_COLORS, title=None))
+    labels = base.mark_text(align="left", dx=3, fontSize=10).encode(x=alt.X("at:Q"), text=alt.Text("label:N"))
+    return _Facet(data=rows, spec=alt.LayerChart(layer=[bars, labels]),
+                  facet=alt.Facet("figure:N", sort=figures, title=None), columns=len(figures))
 
 
 def correctness_chart(measured: pd.DataFrame, metric: str) -> alt.Chart:

@@ -35,7 +35,9 @@ def _render() -> None:
     if view.cells.empty:
         st.info("No paired cases for this selection.")
         return
-    st.altair_chart(matrix_chart(view.cells, view.builds), width="stretch")
+    st.caption(f"Geometric mean of each cell's cases, oriented so > 1× is better, against {view.baseline}. Colour: "
+               f"log scale symmetric around 1× (red {1 / view.span:.2f}× … white 1× … blue {view.span:.2f}×).")
+    st.altair_chart(matrix_chart(view.grid, view.builds, view.span), width="stretch")
     st.dataframe(view.cells, hide_index=True)
 
 

@@ -66,8 +66,8 @@ def _data(chart) -> list[dict]:
 
 def test_trend_matrix_memory_and_correctness_charts_draw_their_views_figures(seeded):
     from db.views.correctness import correctness
-    from db.views.matrix import matrix, matrix_builds
-    from db.views.memory import memory_long
+    from db.views.matrix import matrix, matrix_builds, matrix_grid
+    from db.views.memory import NESTED, chart_rows, memory_builds, memory_compare, memory_long, memory_panels
     from db.views.trends import trend
     from pages.charts import correctness_chart, matrix_chart, memory_chart, trend_chart
 
@@ -77,12 +77,17 @@ def test_trend_matrix_memory_and_correctness_charts_draw_their_views_figures(see
     assert trend_chart(points).to_dict()["layer"][0]["encoding"]["y"]["title"] == "median (µs)"
 
     cells = matrix(seeded, "op_time", "2.14.1", "chip", "float32", "eager", "")
-    drawn = _data(matrix_chart(cells, matrix_builds(seeded)))
-    assert sorted(r["geomean"] for r in drawn) == sorted(cells.geomean)
+    grid, span = matrix_grid(cells, matrix_builds(seeded), "2.14.1")
+    drawn = _data(matrix_chart(grid, matrix_builds(seeded), span))
+    assert sorted(r["geomean"] for r in drawn if r["has_data"]) == sorted(cells.geomean)
 
-    measured = memory_long(seeded).dropna(subset=["GiB"])
-    drawn = _data(memory_chart(measured))
-    assert sorted(r["GiB"] for r in drawn) == sorted(measured.GiB) and len(drawn) == 8  # 2 runs of 2 builds × 2 peaks
+    long = memory_long(seeded)
+    builds, _ = memory_builds(long)
+    for _, panel in memory_panels(memory_compare(long, builds[0], builds[-1])):
+        rows = chart_rows(panel)
+        drawn = _data(memory_chart(rows, NESTED))
+        assert sorted(r["GiB"] for r in drawn if r["GiB"] is not None) == sorted(rows.GiB.dropna())
+        assert len({(r["case"], r["figure"], r["side"]) for r in drawn}) == len(drawn)  # one bar each, never summed
 
     records = correctness(seeded)
     psnr = records[records.metric == "psnr_vs_cpu"].dropna(subset=["median"])

@@ -121,10 +121,14 @@ def test_runs_filter_in_the_url_narrows_the_list(known_db):
 
 def test_memory_shows_gib_and_unavailable_never_zero(known_db):
     at = _page("memory.py")
-    table = at.dataframe[0].value
-    assert set(table["driver total peak"]) == {"2.000 GiB"}
-    assert set(table["allocator reserved peak"]) == {"unavailable: torch.mps has no reserved-peak API in this build"}
-    assert not any(cell.startswith("0") for cell in table["allocator reserved peak"])
+    assert not at.exception, [e.value for e in at.exception]
+    assert [s.value for s in at.subheader] == [f"{MACHINE_NAME} · Apple M2 Max"]  # one panel per machine
+    table = at.dataframe[0].value.set_index("figure")
+    assert list(table.columns[:1]) == ["case"] and table["case"].iloc[0] == "softmax · n=1024 · fp16"
+    assert (table.loc["driver total peak", "baseline"], table.loc["driver total peak", "candidate"]) == \
+        ("2.000 GiB", "2.000 GiB")  # defaults: the stable build vs the rc
+    reserved = table.loc["allocator reserved peak"]
+    assert reserved["baseline"] == reserved["candidate"] == "unavailable: torch.mps has no reserved-peak API in this build"
 
 
 def test_correctness_flags_faster_but_wrong(known_db):
@@ -172,3 +176,14 @@ def test_refused_upload_changes_nothing(known_db):
     at.file_uploader[0].set_value([("broken.json", b"{not json", "application/json")])
     assert at.run().dataframe[0].value.iloc[0]["outcome"] == "refused"
     assert _counts(known_db) == before
+
+
+def test_tables_lead_with_the_case_name_and_pin_the_raw_key_last(known_db):
+    compare = _page("compare.py", {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"})
+    cases = next(d.value for d in compare.dataframe if "case_key" in d.value.columns and "change" in d.value.columns)
+    assert list(cases.columns)[0] == "case" and list(cases.columns)[-1] == "case_key"
+    assert set(cases["case"]) == {"softmax · n=1024 · fp16"}
+    run = _page("runs.py", {"run_id": known_bundles()[1].run_id}).dataframe[-1].value
+    assert list(run.columns)[0] == "case" and list(run.columns)[-1] == "case_key"
+    correctness = _page("correctness.py", {"metric": "psnr_vs_cpu"}).dataframe[-1].value
+    assert list(correctness.columns)[0] == "case" and list(correctness.columns)[-1] == "case_key"

@@ -33,7 +33,7 @@ CASES = {
     "trends.py": (TREND, "trends", [(0, "points")]),
     "matrix.py": ({"metric": "op_time", "baseline": "2.14.1", "rows": "dtype", "compile": "eager"}, "matrix",
                   [(0, "cells")]),
-    "memory.py": ({"split_tag": "role", "workload": "vae_tiled_decode"}, "memory", [(0, "table")]),
+    "memory.py": ({"split_tag": "role", "workload": "vae_tiled_decode"}, "memory", [(None, "table")]),  # a panel per machine
     "correctness.py": ({"metric": "psnr_vs_cpu"}, "correctness", [(0, "faster_but_wrong"), (1, "records")]),
     "claims.py": (SIDES, "claims", [(None, "claims")]),  # one table per claim, together the twin's list
 }

@@ -57,6 +57,8 @@ class Matrix:
     workload: str  # "" for every workload of the metric
     builds: list[str]  # every stored build, version order (the columns)
     cells: pd.DataFrame  # COLUMNS: geomean oriented ratio (×) per row and build, with its 95 % CI
+    grid: pd.DataFrame  # every (row, build) of the heatmap with its label, "no data" where a cell is missing
+    span: float  # the colour scale runs from 1/span to span (×), symmetric in log space around 1×
 
 
 def matrix_view(engine: Engine, params: Params) -> Matrix:
@@ -71,4 +73,22 @@ def matrix_view(engine: Engine, params: Params) -> Matrix:
     compile_mode = p["compile"] or "eager"
     cells = (matrix(engine, metric_name, baseline, rows, dtype, compile_mode, p["workload"]) if builds
              else pd.DataFrame(columns=COLUMNS))
-    return Matrix(metric_name, baseline, rows, dtype, compile_mode, p["workload"], builds, cells)
+    grid, span = matrix_grid(cells, builds, baseline)
+    return Matrix(metric_name, baseline, rows, dtype, compile_mode, p["workload"], builds, cells, grid, span)
+
+
+def matrix_grid(cells: pd.DataFrame, builds: list[str], baseline_build: str) -> tuple[pd.DataFrame, float]:
+    """Every (row, build) of the heatmap, a missing one marked "no data", each with its number as text, and the
+    colour scale's half-width `span` (×): the scale runs from 1/span to span, symmetric in log space around 1×,
+    so equal wins and losses get equal colour and 1× is always the neutral midpoint."""
+    columns = [b for b in builds if b != baseline_build]
+    rows = sorted(cells["row"].unique()) if not cells.empty else []
+    full = pd.MultiIndex.from_product([rows, columns], names=["row", "build"]).to_frame(index=False)
+    grid = full.merge(cells, on=["row", "build"], how="left")
+    logs = np.log(grid["geomean"].astype(float))
+    span = float(np.exp(np.nanmax(np.abs(logs)))) if logs.notna().any() else 2.0
+    span = max(span, 1.1)  # a flat matrix still gets a readable scale
+    grid["label"] = [f"{g:.2f}×" if pd.notna(g) else "no data" for g in grid["geomean"]]
+    grid["dark"] = (np.abs(logs) > 0.6 * np.log(span)).fillna(False).astype(bool)  # white text on deep colour
+    grid["has_data"] = grid["geomean"].notna()
+    return grid, span

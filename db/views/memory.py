@@ -1,48 +1,144 @@
-"""Memory figures per case and build: the three peaks and the driver memory outside the allocator, in GiB.
+"""Memory figures per machine, case and build: driver total ⊇ allocator reserved ⊇ live tensors peaks, in GiB.
 
-A figure a device cannot give stays "unavailable" with its reason; it is never shown as 0.
+Every figure belongs to one machine and one case: a machine's panel compares the baseline build's figure with the
+candidate's for the same case, and nothing is ever added across machines or cases. Several runs of one build on
+one machine give the median of their medians (`runs` says how many). A figure a device cannot give stays
+"unavailable" with its reason; an out-of-memory error is marked OOM; neither is ever shown as 0.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.views.params import Params, only
-
+from bundle.builds import build_sort_key
+from bundle.case_names import case_names
 from bundle.units import convert
 from db.query.browse import MEMORY_METRICS, results, split_builds
+from db.views.defaults import default_pair
+from db.views.params import Params, one_of, only
 
-FIGURE_NAMES = {
+FIGURE_NAMES = {  # nested: the driver's total holds the allocator's reserved pool, which holds the live tensors
     "memory_driver_peak": "driver total peak",
     "memory_reserved_peak": "allocator reserved peak",
     "memory_allocated_peak": "live tensors peak",
     "memory_outside_allocator": "driver outside allocator",
 }
-_CASE = ["machine_name", "chip", "build", "workload", "case_key", "dtype", "compile"]
+NESTED = list(FIGURE_NAMES.values())[:3]
+NO_CHIP = "no chip recorded"
+OOM = re.compile(r"out of memory|\boom\b", re.IGNORECASE)
+_KEYS = ["workload", "dtype", "compile", "case_key"]
+COMPARE_COLUMNS = ["machine", "chip", "case", "figure", "baseline_GiB", "candidate_GiB", "change", "baseline",
+                   "candidate", "baseline_runs", "candidate_runs"] + _KEYS
 
 
 def memory_long(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
-    """One row per memory record: figure name, median in GiB (None when unavailable), status and reason."""
+    """One row per memory record: machine, chip (never dropped when missing), case name, build, figure, median
+    in GiB (None unless ok) and its state ("ok", "OOM: …", "unavailable: …")."""
     frame = split_builds(results(engine, metrics=MEMORY_METRICS), split_tag)
+    frame["machine"] = frame["machine_name"]
+    frame["chip"] = frame["chip"].where(frame["chip"].notna() & (frame["chip"] != ""), NO_CHIP)
+    frame["case"] = case_names(frame)
     frame["figure"] = frame["metric"].map(FIGURE_NAMES)
     frame["GiB"] = [_gib(v, u, s) for v, u, s in frame[["median", "unit", "status"]].itertuples(index=False)]
-    frame["reason"] = [m if s not in ("ok", "fallback") else "" for s, m in frame[["status", "message"]].itertuples(index=False)]
-    return frame[_CASE + ["figure", "GiB", "status", "reason"]]
+    frame["state"] = [_state(s, m) for s, m in frame[["status", "message"]].itertuples(index=False)]
+    return frame[["machine", "chip", "case", "build", "channel", "torch_version", "nightly_date", "figure", "GiB",
+                  "state", "run_id"] + _KEYS]
 
 
-def memory_table(long: pd.DataFrame) -> pd.DataFrame:
-    """Side by side: one row per case and build, one text column per figure ("1.234 GiB" or "unavailable: …")."""
-    if long.empty:
-        return pd.DataFrame(columns=_CASE + list(FIGURE_NAMES.values()))
-    cells = long.assign(cell=[_cell(g, s, r) for g, s, r in long[["GiB", "status", "reason"]].itertuples(index=False)])
-    wide = cells.pivot_table(index=_CASE, columns="figure", values="cell", aggfunc="first").reset_index()
-    wide.columns.name = None
-    for name in FIGURE_NAMES.values():
-        if name not in wide.columns:
-            wide[name] = "not recorded"
-    return wide[_CASE + list(FIGURE_NAMES.values())].fillna("not recorded")
+def memory_builds(long: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """The builds with memory records, oldest version first (bundle.builds order, nightlies by date), and their
+    channels."""
+    firsts = long.drop_duplicates("build")
+    keys = [build_sort_key(v, None if pd.isna(d) else d)
+            for v, d in firsts[["torch_version", "nightly_date"]].itertuples(index=False)]
+    ordered = [firsts.iloc[i] for i in sorted(range(len(keys)), key=lambda i: (keys[i], firsts["build"].iloc[i]))]
+    return [r["build"] for r in ordered], [r["channel"] for r in ordered]
+
+
+def memory_compare(long: pd.DataFrame, baseline: str, candidate: str) -> pd.DataFrame:
+    """Per machine, case and figure: the baseline build's figure beside the candidate's, with the change.
+
+    A side's figure is the median over that build's runs on that machine (never a sum); a side with no ok figure
+    shows its state (OOM, unavailable, error) instead of a number."""
+    sides = [_side(long[long["build"] == build], name) for build, name in ((baseline, "baseline"),
+                                                                            (candidate, "candidate"))]
+    joined = sides[0].merge(sides[1], on=["machine", "chip", "case", "figure"] + _KEYS, how="outer")
+    if joined.empty:
+        return pd.DataFrame(columns=COMPARE_COLUMNS)
+    for name in ("baseline", "candidate"):
+        joined[name] = joined[name].fillna("no record")
+        joined[f"{name}_runs"] = joined[f"{name}_runs"].fillna(0).astype(int)
+    joined["change"] = [_change(b, c) for b, c in joined[["baseline_GiB", "candidate_GiB"]].itertuples(index=False)]
+    order = {name: i for i, name in enumerate(FIGURE_NAMES.values())}
+    joined = joined.assign(_f=joined["figure"].map(order)).sort_values(["machine", "case", "_f"], kind="stable")
+    return joined[COMPARE_COLUMNS].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Memory:
+    split_tag: str  # "" when builds are not split by a tag
+    workload: str  # "" for every workload
+    workloads: list[str]  # every workload with memory records (what the page's workload picker offers)
+    builds: list[str]  # every build with memory records, version order
+    baseline: str  # the builds compared: by default the latest stable against the newest rc or nightly after it
+    candidate: str
+    records: pd.DataFrame  # memory_long: one row per record, GiB null unless ok (its state says why)
+    table: pd.DataFrame  # memory_compare: per machine, case and figure, baseline beside candidate
+
+
+def memory_view(engine: Engine, params: Params) -> Memory:
+    """The Memory page and GET /api/v1/memory: baseline and candidate are build labels (empty: the default pair)."""
+    p = only(params, ("split_tag", "workload", "baseline", "candidate"))
+    long = memory_long(engine, p["split_tag"] or None)
+    workloads = sorted(set(long["workload"]))
+    builds, channels = memory_builds(long)
+    first, last = default_pair(builds, channels)
+    baseline = one_of("baseline", p["baseline"], builds) if p["baseline"] else first
+    candidate = one_of("candidate", p["candidate"], builds) if p["candidate"] else last
+    if p["workload"]:
+        long = long[long["workload"] == p["workload"]]
+    return Memory(p["split_tag"], p["workload"], workloads, builds, baseline, candidate, long,
+                  memory_compare(long, baseline, candidate))
+
+
+def memory_panels(compared: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """One (title, rows) panel per machine: "machine · chip"; machines without a chip keep their panel."""
+    return [(f"{machine} · {chip}", rows.reset_index(drop=True))
+            for (machine, chip), rows in compared.groupby(["machine", "chip"], sort=True, dropna=False)]
+
+
+def chart_rows(panel: pd.DataFrame) -> pd.DataFrame:
+    """The nested peaks of a panel in long form for its chart: one bar per (case, figure, side), never summed;
+    a side without a figure is kept with GiB empty and its state as the label (drawn as a mark, not a bar)."""
+    nested = panel[panel["figure"].isin(NESTED)]
+    long = pd.concat([nested.assign(side=side, GiB=nested[f"{side}_GiB"], state=nested[side])
+                      for side in ("baseline", "candidate")], ignore_index=True)
+    long["label"] = [f"{g:.2f}" if pd.notna(g) else s.split(":")[0]
+                     for g, s in long[["GiB", "state"]].itertuples(index=False)]
+    return long[["case", "figure", "side", "GiB", "state", "label", "change"]]
+
+
+def _side(rows: pd.DataFrame, name: str) -> pd.DataFrame:
+    group = ["machine", "chip", "case", "figure"] + _KEYS
+    if rows.empty:
+        return pd.DataFrame(columns=group + [f"{name}_GiB", name, f"{name}_runs"])
+    out = rows.groupby(group, sort=False, dropna=False).agg(
+        GiB=("GiB", lambda v: float(np.median(v.dropna())) if v.notna().any() else np.nan),
+        runs=("run_id", "nunique"), states=("state", lambda v: sorted(set(v) - {"ok"}))).reset_index()
+    out[name] = [f"{g:.3f} GiB" if pd.notna(g) else "; ".join(s) for g, s in out[["GiB", "states"]].itertuples(index=False)]
+    return out.rename(columns={"GiB": f"{name}_GiB", "runs": f"{name}_runs"}).drop(columns=["states"])
+
+
+def _change(base: float, cand: float) -> str:
+    if pd.isna(base) or pd.isna(cand):
+        return ""
+    diff = cand - base
+    ratio = f", {cand / base:.2f}×" if base > 0 else ""
+    return f"{base:.3f} → {cand:.3f} GiB ({diff:+.3f} GiB{ratio})"
 
 
 def _gib(value: float | None, unit: str, status: str) -> float | None:
@@ -51,27 +147,12 @@ def _gib(value: float | None, unit: str, status: str) -> float | None:
     return convert(float(value), unit, "GiB")
 
 
-def _cell(gib: float | None, status: str, reason: str) -> str:
-    if gib is None or pd.isna(gib):
-        return f"{status}: {reason}" if reason else status
-    flag = " (cpu fallback)" if status == "fallback" else ""
-    return f"{gib:.3f} GiB{flag}"
-
-
-@dataclass(frozen=True)
-class Memory:
-    split_tag: str  # "" when builds are not split by a tag
-    workload: str  # "" for every workload
-    workloads: list[str]  # every workload with memory records (what the page's workload picker offers)
-    records: pd.DataFrame  # memory_long: one row per record, GiB null when unavailable (with its reason)
-    table: pd.DataFrame  # memory_table: one row per case and build, one text cell per figure
-
-
-def memory_view(engine: Engine, params: Params) -> Memory:
-    """The Memory page and GET /api/v1/memory."""
-    p = only(params, ("split_tag", "workload"))
-    long = memory_long(engine, p["split_tag"] or None)
-    workloads = sorted(set(long["workload"]))
-    if p["workload"]:
-        long = long[long["workload"] == p["workload"]]
-    return Memory(p["split_tag"], p["workload"], workloads, long, memory_table(long))
+def _state(status: str, message: str | None) -> str:
+    message = "" if message is None or pd.isna(message) else str(message)
+    if status == "ok":
+        return "ok"
+    if status == "fallback":
+        return "ok (cpu fallback)"
+    if status == "error" and OOM.search(message):
+        return f"OOM: {message}"
+    return f"{status}: {message}" if message else status

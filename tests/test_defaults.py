@@ -1,0 +1,19 @@
+"""The default comparison: latest stable vs the newest rc or nightly after it."""
+from db.views.defaults import default_pair
+
+
+def test_latest_stable_against_the_newest_preview_after_it():
+    builds = ["2.13.0", "2.14.1", "2.15.0rc1", "2.15.0", "2.16.0.dev20261101", "2.16.0.dev20261120"]
+    channels = ["stable", "stable", "rc", "stable", "nightly", "nightly"]
+    assert default_pair(builds, channels) == ("2.15.0", "2.16.0.dev20261120")
+
+
+def test_no_preview_after_the_stable_takes_the_newest_later_build_or_the_newest_other():
+    assert default_pair(["a", "b", "c"], ["stable", "local", "unknown"]) == ("a", "c")
+    assert default_pair(["a", "b"], ["rc", "stable"]) == ("b", "a")  # nothing after the stable: the other one
+    assert default_pair(["a", "b"], ["nightly", "nightly"]) == ("a", "b")  # no stable: oldest vs newest
+
+
+def test_one_build_or_none():
+    assert default_pair(["a"], ["stable"]) == ("a", "a")
+    assert default_pair([], []) == ("", "")
