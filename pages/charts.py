@@ -101,16 +101,22 @@ def samples_chart(samples: pd.DataFrame, unit: str) -> alt.LayerChart:
 # --- Trends, Matrix, Memory, Correctness -------------------------------------------------------------------------
 
 def trend_chart(points: pd.DataFrame) -> alt.LayerChart:
-    """Median per build (version order, nightlies by date) per chip, dashed rules at change points."""
-    order = points.sort_values(["chip", "position"]).torch_version.drop_duplicates().tolist()
-    line = alt.Chart(points).mark_line(point=True).encode(
-        x=alt.X("torch_version:N", sort=order, title="build"),
-        y=alt.Y("median:Q", title=f"median ({points.unit.iloc[0]})"), color=alt.Color("chip:N"),
-        tooltip=tooltips(points, "chip", "torch_version", "nightly_date", "median", "unit", "p25", "p75", "n", "runs",
-                         "machines", "change_point"))
-    steps = alt.Chart(points[points.change_point]).mark_rule(strokeDash=[3, 3]).encode(
-        x=alt.X("torch_version:N", sort=order))
-    return line + steps
+    """Median per build per chip with its interquartile band, builds in one version order (nightlies by date),
+    change points as red diamonds."""
+    order = points.sort_values("build_rank").torch_version.drop_duplicates().tolist()
+    x = alt.X("torch_version:N", sort=order, title="build (version order)",
+              axis=alt.Axis(labelAngle=-20, labelLimit=300))
+    unit = points.unit.iloc[0] if not points.empty else ""
+    y = alt.Y("median:Q", title=f"median ({unit})", scale=alt.Scale(zero=False))
+    tips = tooltips(points, "chip", "torch_version", "nightly_date", "median", "p25", "p75", "unit", "n", "runs",
+                    "machines", "change_point")
+    band = alt.Chart(points).mark_area(opacity=0.2).encode(
+        x=x, y=alt.Y("p25:Q", title=f"median ({unit})", scale=alt.Scale(zero=False)), y2=alt.Y2("p75:Q"),
+        color=alt.Color("chip:N"))
+    line = alt.Chart(points).mark_line(point=True).encode(x=x, y=y, color=alt.Color("chip:N"), tooltip=tips)
+    steps = alt.Chart(points[points.change_point]).mark_point(shape="diamond", size=180, filled=True,
+                                                              color="#d62728").encode(x=x, y=y, tooltip=tips)
+    return _Layer(layer=[band, line, steps])
 
 
 def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float) -> alt.LayerChart:

@@ -5,16 +5,17 @@ import pandas as pd
 import streamlit as st
 
 from bundle.case_names import case_names
+from db.views.trends import FIELDS as TREND_FIELDS, trend_url
 from db.views.compare import CompareQuery, ComparisonResult, compare
 from db.query.selectors import available_selectors
 from pages.charts import absolute_chart, charted, largest_first, ratio_chart, samples_chart
 from pages.widgets import engine, guarded, load, picker, text_param
 
 # the case's name and the numbers with their units first; the identifying keys pinned at the end
-CASE_VIEW = ["case", "scope", "metric", "change", "baseline_median", "candidate_median", "unit", "change_unit", "ci_low",
-             "ci_high", "significance", "p_value", "baseline_iqr", "baseline_n", "candidate_iqr", "candidate_n", "ratio",
-             "oriented_ratio", "difference", "caveats", "device", "workload", "dtype", "compile",
-             "case_key"]
+CASE_VIEW = ["case", "trend", "scope", "metric", "change", "baseline_median", "candidate_median", "unit",
+             "change_unit", "ci_low", "ci_high", "significance", "p_value", "baseline_iqr", "baseline_n",
+             "candidate_iqr", "candidate_n", "ratio", "oriented_ratio", "difference", "caveats", "device", "workload",
+             "dtype", "compile", "case_key"]
 SUMMARIES = 12  # family summaries printed as text; the table below lists every family
 CHART_DEFAULT, CHART_MAX = 60, 500  # cases drawn: the largest changes (a 50k-point chart helps no one)
 TABLE_ROWS = 2000  # case rows sent by default; 50k rows are ~18 MB for the browser to parse (all on request)
@@ -73,8 +74,10 @@ def _case_table(cases: pd.DataFrame) -> None:
     if not every:
         st.text(f"The {len(shown)} largest changes of {len(cases)} cases, largest first (difference metrics "
                 "after); GET /api/v1/compare with the same parameters returns every case.")
-    st.dataframe(shown.assign(case=case_names(shown))[CASE_VIEW], hide_index=True,
-                 column_config={"ci_low": st.column_config.NumberColumn("95 % CI low (change unit)"),
+    links = [trend_url(*row) for row in shown[list(TREND_FIELDS)].itertuples(index=False)]
+    st.dataframe(shown.assign(case=case_names(shown), trend=links)[CASE_VIEW], hide_index=True,
+                 column_config={"trend": st.column_config.LinkColumn("trend", display_text="trend ↗"),
+                                "ci_low": st.column_config.NumberColumn("95 % CI low (change unit)"),
                                 "ci_high": st.column_config.NumberColumn("95 % CI high (change unit)")})
 
 

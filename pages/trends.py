@@ -1,27 +1,47 @@
-"""Trends: one metric of one case over builds (version order, nightlies by date) per chip, with change points."""
+"""Trends: one metric of one case over builds (version order) per chip, with its IQR band and change points.
+The case is picked from menus (workload → case → dtype → compile → metric); every menu lives in the URL, so the
+Compare page's rows link here."""
 from __future__ import annotations
 
 import streamlit as st
 
-from db.views.trends import DEFAULTS, trend_view
+from db.views.trends import FIELDS, resolve_case, trend, trend_choices
 from pages.charts import trend_chart
-from pages.widgets import guarded, load, text_param
+from pages.widgets import guarded, load, picker, stop_if_empty
+
+MENUS = {"workload": ("Workload", 2), "case_key": ("Case", 6), "dtype": ("dtype", 1), "compile": ("Compile", 1),
+         "metric": ("Metric", 2)}
+
+
+def _menus() -> dict[str, str]:
+    """The URL's choice per menu (a bad link is named by resolve_case); a menu the user has touched this session
+    may have been left stale by a change before it: it falls back to its default instead."""
+    choices = load(trend_choices)
+    stop_if_empty(choices)
+    asked = {k: st.session_state.get(f"tr_{k}", st.query_params.get(k, "")) for k in FIELDS}
+    lenient = [k for k in FIELDS if f"tr_{k}" in st.session_state]
+    case, menus = resolve_case(choices, asked, lenient)
+    names = dict(zip(choices.case_key, choices.case))
+    chosen = {}
+    for column, key in zip(st.columns([w for _, w in MENUS.values()]), FIELDS):
+        if st.session_state.get(f"tr_{key}", case[key]) != case[key]:
+            del st.session_state[f"tr_{key}"]  # stale after an earlier menu changed: show the default
+        st.query_params[key] = case[key]  # the URL says what is shown
+        with column:
+            chosen[key] = picker(MENUS[key][0], key, menus[key], case[key], page="tr",
+                                 format_func=(lambda k: names.get(k, k)) if key == "case_key" else None)
+    return chosen
 
 
 def _render() -> None:
     st.title("Trends")
-    params = {}
-    for col, (name, default) in zip(st.columns(len(DEFAULTS)), DEFAULTS.items()):
-        with col:
-            params[name] = text_param(name, name, default, page="tr")
-    points = load(trend_view, params).points
-    if points.empty:
-        st.info("No ok results for this case.")
-        return
-    st.caption("Change points: L1 Potts model on log medians, penalty 4·ln(n)·σ (σ from first differences), "
-               "segments ≥ 2 builds, steps ≥ 5 % (db/stats/changepoints.py).")
+    chosen = _menus()
+    points = load(trend, *(chosen[k] for k in FIELDS))
+    st.caption("Median per build and chip with its interquartile band; builds in version order (nightlies by "
+               "date). Change points (red): L1 Potts model on log medians, penalty 4·ln(n)·σ, segments ≥ 2 builds, "
+               "steps ≥ 5 % (db/stats/changepoints.py).")
     st.altair_chart(trend_chart(points), width="stretch")
-    st.dataframe(points, hide_index=True)
+    st.dataframe(points.drop(columns=["build_rank", "position"]), hide_index=True)
 
 
 guarded(_render)

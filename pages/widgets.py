@@ -58,24 +58,28 @@ def stop_if_empty(frame: pd.DataFrame, what: str = "runs") -> None:
 
 
 def picker(label: str, key: str, options: Iterable[Any], default: str | None = None, *, page: str = "qp",
-           clean: Callable[[str], str] | None = None) -> str:
+           clean: Callable[[str], str] | None = None, format_func: Callable[[str], str] | None = None) -> str:
     """A selectbox whose choice lives in st.query_params[key].
 
     default None: an optional filter — "(any)" first, then the distinct options sorted; choosing "(any)" removes
     the parameter. default a string: a required choice — the URL's value (else `default`) is chosen, kept even
     when it is not among `options` (a link made on another store), and always written to the URL. `clean` maps
     a value read from the URL (e.g. a Compare link's "torch=2.15.0" to the Matrix's "2.15.0"). The widget key is
-    `page`_`key`, so pages sharing a parameter name (baseline, metric) keep their own widget state."""
+    `page`_`key`, so pages sharing a parameter name (baseline, metric) keep their own widget state.
+    `format_func` shows a value in the menu (e.g. a case's name for its JSON key); the URL keeps the value."""
     current = st.query_params.get(key, default or "")
     current = clean(current) if clean else current
     if default is None:
         choices = [""] + sorted({str(o) for o in options if o is not None and not pd.isna(o)})
         index = choices.index(current) if current in choices else 0
-        chosen = st.selectbox(label, choices, index=index, key=f"{page}_{key}", format_func=lambda v: v or "(any)")
+        shown = format_func or str
+        chosen = st.selectbox(label, choices, index=index, key=f"{page}_{key}",
+                              format_func=lambda v: shown(v) if v else "(any)")
     else:
         options = list(options)
         choices = options if current in options else [current] + options
-        chosen = st.selectbox(label, choices, index=choices.index(current), key=f"{page}_{key}")
+        chosen = st.selectbox(label, choices, index=choices.index(current), key=f"{page}_{key}",
+                              format_func=format_func or str)
     _bind(key, chosen, keep=default is not None)
     return chosen
 

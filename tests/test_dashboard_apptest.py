@@ -187,3 +187,40 @@ def test_tables_lead_with_the_case_name_and_pin_the_raw_key_last(known_db):
     assert list(run.columns)[0] == "case" and list(run.columns)[-1] == "case_key"
     correctness = _page("correctness.py", {"metric": "psnr_vs_cpu"}).dataframe[-1].value
     assert list(correctness.columns)[0] == "case" and list(correctness.columns)[-1] == "case_key"
+
+
+def test_trends_defaults_to_a_stored_case_from_menus(tmp_path, monkeypatch):
+    _store(tmp_path, monkeypatch, seed_store)
+    at = _page("trends.py")
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
+    menus = {s.label: s.value for s in at.selectbox}
+    assert menus["Metric"] == "op_time" and menus["Workload"] == "constant_pad"  # the first stored workload
+    assert not at.text_input  # nothing typed: every choice comes from a menu
+    assert len(at.dataframe[0].value) > 0
+
+
+def test_trends_link_from_compare_opens_that_case(tmp_path, monkeypatch):
+    _store(tmp_path, monkeypatch, seed_store)
+    at = _page("trends.py", {"workload": "softmax", "case_key": '{"rows":1,"vocab":128256}', "dtype": "float32",
+                             "compile": "eager", "metric": "op_time"})
+    assert not at.exception and not at.error
+    points = at.dataframe[0].value
+    assert "2.16.0.dev20261201" in set(points.torch_version)
+    assert {s.label: s.value for s in at.selectbox}["Case"] == '{"rows":1,"vocab":128256}'
+
+
+def test_trends_names_a_url_value_without_results(tmp_path, monkeypatch):
+    _store(tmp_path, monkeypatch, seed_store)
+    at = _page("trends.py", {"workload": "nope"})
+    assert not at.exception
+    assert any(e.value.startswith("workload: no stored ok results for 'nope'") for e in at.error)
+
+
+def test_trends_changing_the_workload_menu_resets_the_menus_after_it(tmp_path, monkeypatch):
+    _store(tmp_path, monkeypatch, seed_store)
+    at = _page("trends.py", {"workload": "softmax", "case_key": '{"rows":1,"vocab":128256}'})
+    next(s for s in at.selectbox if s.label == "Workload").set_value("linear").run()
+    assert not at.exception and not at.error, [e.value for e in at.exception] + [e.value for e in at.error]
+    case = next(s for s in at.selectbox if s.label == "Case")
+    assert case.value.startswith("{") and "vocab" not in case.value  # a linear case now, not the softmax one
+    assert at.query_params["workload"] == ["linear"] or at.query_params["workload"] == "linear"

@@ -1,24 +1,27 @@
 """One metric of one case over builds, per chip, ordered by version then nightly date, with change points.
 
 A point is a (chip, build): the median of every ok sample of that case on machines of that chip (pooled across
-machines of one chip, explicitly: `machines` says how many). Change points: db/changepoints.py.
+machines of one chip, explicitly: `machines` says how many), with its quartiles (the IQR band). Builds are placed
+in one version order shared by every chip (bundle.builds). Change points: db/stats/changepoints.py.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
+from urllib.parse import urlencode
 
 import pandas as pd
 from sqlalchemy import Engine
 
 from bundle.builds import build_sort_key
+from bundle.case_names import case_name
 from bundle.metrics import METRICS
+from db.errors import Problem, StoreError
 from db.stats.changepoints import change_points
 from db.store.read import read_frame
 from db.views.params import Params, one_of, only
 
-# the case shown when the URL names none: the seeded/quick softmax op time
-DEFAULTS = {"workload": "softmax", "case_key": '{"rows":1,"vocab":128256}', "dtype": "float32", "compile": "eager",
-            "metric": "op_time"}
+FIELDS = ("workload", "case_key", "dtype", "compile", "metric")  # the URL parameters of a trend, in menu order
 
 _SQL = """
 SELECT coalesce(ru.chip, 'unknown chip: ' || ru.machine_name) AS chip, ru.device_type AS device, ru.torch_version,
@@ -28,29 +31,76 @@ SELECT coalesce(ru.chip, 'unknown chip: ' || ru.machine_name) AS chip, ru.device
 FROM results r JOIN runs ru ON ru.run_id = r.run_id, unnest(r.samples) AS u(s)
 WHERE r.status = 'ok' AND r.workload = ? AND r.case_key = ? AND r.dtype = ? AND r.compile = ? AND r.metric = ?
 GROUP BY ALL"""
+_CHOICES = "SELECT DISTINCT workload, case_key, dtype, compile, metric FROM results WHERE status = 'ok'"
 
 
 def trend(engine: Engine, workload: str, case_key: str, dtype: str, compile_mode: str, metric: str) -> pd.DataFrame:
     points = read_frame(engine, _SQL, [workload, case_key, dtype, compile_mode, metric])
     if points.empty:
-        return points.assign(order=[], change_point=[])
-    points["order"] = [build_sort_key(v, d) for v, d in zip(points.torch_version, points.nightly_date)]
+        return points.assign(build_rank=[], position=[], change_point=[])
+    keys = [build_sort_key(v, d) for v, d in zip(points.torch_version, points.nightly_date)]
+    ranks = {key: i for i, key in enumerate(sorted(set(keys)))}
+    points["build_rank"] = [ranks[k] for k in keys]  # one version order for every chip
     frames = []
-    for _, series in points.sort_values("order").groupby(["chip", "device"], sort=True):
+    for _, series in points.sort_values("build_rank").groupby(["chip", "device"], sort=True):
         series = series.reset_index(drop=True)
         cuts = set(change_points(series["median"].tolist()))
         frames.append(series.assign(position=range(len(series)), change_point=[i in cuts for i in range(len(series))]))
-    return pd.concat(frames, ignore_index=True).drop(columns=["order"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def trend_choices(engine: Engine) -> pd.DataFrame:
+    """Every (workload, case, dtype, compile, metric) with an ok result, for the Trends menus; `case` is the
+    case's name without dtype and compile (those have their own menus)."""
+    found = read_frame(engine, _CHOICES + " ORDER BY workload, case_key, dtype, compile, metric")
+    pairs = found[["workload", "case_key"]].drop_duplicates()
+    names = {(w, k): case_name(w, k, "", "eager") for w, k in pairs.itertuples(index=False)}
+    found["case"] = [names[(w, k)] for w, k in found[["workload", "case_key"]].itertuples(index=False)]
+    return found
+
+
+def trend_url(workload: str, case_key: str, dtype: str, compile_mode: str, metric: str) -> str:
+    """The Trends page's link for one case and metric (relative: a sibling of the page that links to it)."""
+    return "trends?" + urlencode(dict(zip(FIELDS, (workload, case_key, dtype, compile_mode, metric))))
 
 
 @dataclass(frozen=True)
 class Trend:
-    case: dict[str, str]  # workload, case_key, dtype, compile, metric
+    case: dict[str, str]  # workload, case_key, dtype, compile, metric ({} when nothing is stored)
+    name: str  # the case's name (bundle.case_names)
+    menus: dict[str, list[str]]  # per parameter, the stored options the choices before it leave
     points: pd.DataFrame  # one row per (chip, build): median, p25, p75 in `unit`, n, runs, machines, change_point
 
 
+def resolve_case(choices: pd.DataFrame, params: Params, lenient: Iterable[str] = ()) -> tuple[dict, dict]:
+    """Each parameter in menu order: empty takes the first stored option the earlier choices leave (op_time for
+    the metric where it has results); a value with no stored ok results is a 400 naming it, or, for a parameter in
+    `lenient` (a page menu whose earlier menu just changed), the default. Returns (case, menus)."""
+    case, menus, rows, lenient = {}, {}, choices, set(lenient)
+    for key in FIELDS:
+        options = list(dict.fromkeys(rows[key]))
+        menus[key] = options
+        if not options:
+            return {}, menus
+        default = "op_time" if key == "metric" and "op_time" in options else options[0]
+        value = params.get(key) or default
+        if key == "metric" and value not in options and key not in lenient:
+            one_of("metric", value, METRICS)  # an unknown metric is named with the registry's list
+        if value not in options:
+            if key not in lenient:
+                raise StoreError(400, f"{key}: no stored ok results for {value[:120]!r} with the choices before it; "
+                                      f"pick one of the {len(options)} in its menu",
+                                 [Problem(key, "must be a stored value; see the Trends page's menus")])
+            value = default
+        case[key] = value
+        rows = rows[rows[key] == value]
+    return case, menus
+
+
 def trend_view(engine: Engine, params: Params) -> Trend:
-    """The Trends page and GET /api/v1/trends: a parameter left empty takes its DEFAULTS value."""
-    case = {k: v or DEFAULTS[k] for k, v in only(params, DEFAULTS).items()}
-    one_of("metric", case["metric"], METRICS)
-    return Trend(case, trend(engine, case["workload"], case["case_key"], case["dtype"], case["compile"], case["metric"]))
+    """The Trends page and GET /api/v1/trends: parameters resolved in menu order (resolve_case)."""
+    case, menus = resolve_case(trend_choices(engine), only(params, FIELDS))
+    if not case:
+        return Trend({}, "", menus, trend(engine, "", "", "", "", ""))
+    name = case_name(case["workload"], case["case_key"], case["dtype"], case["compile"])
+    return Trend(case, name, menus, trend(engine, *(case[k] for k in FIELDS)))
