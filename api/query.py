@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from db.views.compare import CompareQuery, compare
+from db.views.compare import CompareQuery, compare, named_cases
 from api.errors import error_response
 from db.errors import Problem, StoreError
 from db.query.runs import RUN_FILTERS, list_runs
@@ -23,6 +23,7 @@ from db.views.matrix import matrix_view
 from db.views.memory import memory_view
 from db.views.overview import overview
 from db.views.trends import trend_view
+from db.views.params import threshold_percent
 
 
 def _engine():
@@ -75,7 +76,7 @@ def comparison_json(result) -> dict[str, Any]:
     q = result.query
     return {"ok": True, "baseline": q.baseline, "candidate": q.candidate, "scope": q.scope,
             "filters": {k: list(v) for k, v in q.filters}, "notes": result.notes,
-            "cases": records(result.cases), "families": records(result.families),
+            "cases": records(named_cases(result.cases)), "families": records(result.families),
             "unmatched": records(result.unmatched)}
 
 
@@ -106,24 +107,13 @@ async def regressions_route(request: Request) -> JSONResponse:
     params = dict(request.query_params)
     try:
         query = CompareQuery.from_params(params)
-        threshold = _threshold(params.get("threshold"), DEFAULT_THRESHOLD)
-        frame = await run_in_threadpool(regressions, _engine(), query, threshold)
+        threshold = threshold_percent(params.get("threshold"), DEFAULT_THRESHOLD * 100.0)
+        frame = await run_in_threadpool(regressions, _engine(), query, threshold / 100.0)
         notes = await run_in_threadpool(review_notes, _engine(), query)
     except StoreError as exc:
         return error_response(exc)
     return JSONResponse({"ok": True, "baseline": query.baseline, "candidate": query.candidate, "threshold": threshold,
-                         "threshold_unit": "fraction worse", "notes": notes, "regressions": records(frame)})
-
-
-def _threshold(text: str | None, default: float) -> float:
-    try:
-        value = float(text) if text else default
-    except ValueError:
-        value = -1.0
-    if not 0.0 <= value <= 10.0:
-        raise StoreError(400, "threshold: must be a number 0..10 (fraction, 0.05 = 5 %)",
-                         [Problem("threshold", "must be a number between 0 and 10 (a fraction)")])
-    return value
+                         "threshold_unit": "% worse", "notes": notes, "regressions": records(frame)})
 
 
 async def claims_route(request: Request) -> JSONResponse:

@@ -31,7 +31,8 @@ def serve(args: list[str]) -> int:
 
     sys.argv = ["streamlit", "run", str(Path(app.__file__).resolve()), "--server.headless", "true",
                 "--server.address", opts.address, "--server.port", str(opts.port),
-                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+                "--client.toolbarMode", "viewer"]  # no Deploy button or developer menu for users
     return stcli.main()
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from bundle.case_names import case_names
-from db.views.trends import FIELDS as TREND_FIELDS, trend_url
-from db.views.compare import CompareQuery, ComparisonResult, compare
+from db.views.compare import CompareQuery, ComparisonResult, compare, named_cases
 from db.query.selectors import available_selectors
 from pages.charts import absolute_chart, charted, largest_first, ratio_chart, samples_chart
+from db.views.params import int_param, one_of
 from pages.widgets import engine, guarded, load, picker, text_param
 
 # the case's name and the numbers with their units first; the identifying keys pinned at the end
@@ -43,8 +42,8 @@ def _controls() -> dict[str, str]:
 
 
 def _ratio_section(result: ComparisonResult) -> pd.DataFrame:
-    limit = st.slider("Cases in the charts (largest changes first)", 5, CHART_MAX,
-                      int(st.query_params.get("chart_cases", CHART_DEFAULT)), key="cmp_chart_cases")
+    start = int_param("chart_cases", st.query_params.get("chart_cases"), CHART_DEFAULT, 5, CHART_MAX)
+    limit = st.slider("Cases in the charts (largest changes first)", 5, CHART_MAX, start, key="cmp_chart_cases")
     st.query_params["chart_cases"] = str(limit)
     data = charted(result.cases, limit)
     if not data.empty:
@@ -66,19 +65,23 @@ def _detail_charts(result: ComparisonResult, data: pd.DataFrame) -> None:
 
 
 def _case_table(cases: pd.DataFrame) -> None:
+    asked = _all_cases() == "1"  # checked even when every case fits: a bad link is named
     every = len(cases) <= TABLE_ROWS or st.toggle(f"Show all {len(cases)} cases (slow in the browser)",
-                                                 value=st.query_params.get("all_cases") == "1", key="cmp_all")
+                                                 value=asked, key="cmp_all")
     if len(cases) > TABLE_ROWS:
         st.query_params["all_cases"] = "1" if every else "0"
     shown = cases if every else largest_first(cases, TABLE_ROWS)
     if not every:
         st.text(f"The {len(shown)} largest changes of {len(cases)} cases, largest first (difference metrics "
                 "after); GET /api/v1/compare with the same parameters returns every case.")
-    links = [trend_url(*row) for row in shown[list(TREND_FIELDS)].itertuples(index=False)]
-    st.dataframe(shown.assign(case=case_names(shown), trend=links)[CASE_VIEW], hide_index=True,
+    st.dataframe(named_cases(shown)[CASE_VIEW], hide_index=True,
                  column_config={"trend": st.column_config.LinkColumn("trend", display_text="trend ↗"),
                                 "ci_low": st.column_config.NumberColumn("95 % CI low (change unit)"),
                                 "ci_high": st.column_config.NumberColumn("95 % CI high (change unit)")})
+
+
+def _all_cases() -> str:
+    return one_of("all_cases", st.query_params.get("all_cases") or "0", ("0", "1"))
 
 
 def _render() -> None:

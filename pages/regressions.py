@@ -8,6 +8,7 @@ from db.views.regressions import regressions, review_notes
 from db.views.review_export import review_csv, review_markdown
 from db.query.selectors import available_selectors
 from db.store.triage import NOTE_KEY, STATES, save_note
+from db.views.params import threshold_percent
 from pages.widgets import engine, guarded, load, picker
 
 
@@ -36,7 +37,8 @@ def _render() -> None:
     baseline = picker("Baseline", "baseline", options, options[0], page="reg")
     candidate = picker("Candidate", "candidate", options, options[-1], page="reg")
     scope = picker("Scope", "scope", ["machine", "chip"], "machine", page="reg")
-    threshold = st.slider("Threshold (% worse)", 1, 50, int(st.query_params.get("threshold", "5")), key="reg_thr")
+    start = threshold_percent(st.query_params.get("threshold"))  # percent, read as GET /api/v1/regressions does
+    threshold = st.slider("Threshold (% worse)", 1, 100, int(round(start)), key="reg_thr")
     st.query_params["threshold"] = str(threshold)
     query = CompareQuery.from_params({"baseline": baseline, "candidate": candidate, "scope": scope})
     # not cached here: the comparison under it is (db.views.compare, per data version), and triage notes must show

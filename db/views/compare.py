@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import Engine
 
+from bundle.case_names import case_names
 from bundle.metrics import METRICS, Better, Comparison
 from db.query.compare_read import read_pairs
 from db.query.compare_sql import FILTERS, KEY, SIDES as _SIDES, compare_sql
@@ -24,6 +25,7 @@ from db.store.read import read_data_version
 from db.query.selectors import Selector, parse_selector, require_runs
 from db.views.case_text import caveats, change_words, pick, text
 from db.views.families import family_frame
+from db.views.trends import FIELDS as TREND_FIELDS, trend_url
 from db.query.libraries import differing_note, side_libraries
 from db.stats.significance import SIGNIFICANT, VERDICTS, SampleLists, Significance, start_significance, summarize_lists
 
@@ -61,6 +63,14 @@ class CompareQuery:
 
     def selectors(self) -> tuple[Selector, Selector]:
         return parse_selector(self.baseline, "baseline"), parse_selector(self.candidate, "candidate")
+
+
+def named_cases(cases: pd.DataFrame) -> pd.DataFrame:
+    """Case rows with their name (bundle.case_names) and their Trends link (relative to the dashboard's root)
+    added: what the page's table and the JSON twin lead with. Named on request, not in the cached comparison:
+    a page names only the rows it shows."""
+    links = [trend_url(*row) for row in cases[list(TREND_FIELDS)].itertuples(index=False)]
+    return cases.assign(case=case_names(cases), trend=links)
 
 
 def _values(text: str | None) -> tuple[str, ...]:

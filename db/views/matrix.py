@@ -69,6 +69,8 @@ def matrix_view(engine: Engine, params: Params) -> Matrix:
     rows = one_of("rows", p["rows"] or "chip", ROWS)
     builds = matrix_builds(engine)
     baseline = p["baseline"].removeprefix("torch=") or (builds[0] if builds else "")
+    if p["baseline"] and builds:
+        one_of("baseline", baseline, builds)  # a build the store does not hold is named, not compared
     dtype = (p["dtype"] or "float32") if rows == "chip" else ""
     compile_mode = p["compile"] or "eager"
     cells = (matrix(engine, metric_name, baseline, rows, dtype, compile_mode, p["workload"]) if builds

@@ -2,6 +2,7 @@
 unknown names and values outside a fixed set are a 400 naming the parameter and the rule."""
 from __future__ import annotations
 
+import math
 from typing import Iterable, Mapping
 
 from db.errors import Problem, StoreError
@@ -24,4 +25,41 @@ def one_of(name: str, value: str, allowed: Iterable[str]) -> str:
     if value not in allowed:
         raise StoreError(400, f"{name}: must be one of {', '.join(allowed)} (got {value[:40]!r})",
                          [Problem(name, f"must be one of {', '.join(allowed)}")])
+    return value
+
+
+THRESHOLD_PERCENT = (1.0, 100.0)  # a regression threshold, in percent worse
+
+
+def bad(name: str, rule: str, got: str | None) -> StoreError:
+    return StoreError(400, f"{name}: {rule} (got {str(got)[:60]!r})", [Problem(name, rule)])
+
+
+def threshold_percent(text: str | None, default: float = 5.0) -> float:
+    """`threshold` in percent worse, the same on the Regressions page and in its API: 5 means 5 %. A value
+    below 1 is refused rather than guessed (0.05 could be a fraction meant as 5 %: read as 0.05 % it would flag
+    noise, read as 5 % it would change a script's meaning without a word)."""
+    low, high = THRESHOLD_PERCENT
+    rule = f"a percentage from {low:g} to {high:g} (5 = 5 % worse; fractions such as 0.05 are not accepted)"
+    if text is None or str(text).strip() == "":
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise bad("threshold", rule, text) from None
+    if not math.isfinite(value) or not low <= value <= high:
+        raise bad("threshold", rule, text)
+    return value
+
+
+def int_param(name: str, text: str | None, default: int, low: int, high: int) -> int:
+    """A whole number from `low` to `high`; absent or empty gives `default`."""
+    if text is None or str(text).strip() == "":
+        return default
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise bad(name, f"a whole number from {low} to {high}", text) from None
+    if not low <= value <= high:
+        raise bad(name, f"a whole number from {low} to {high}", text)
     return value
