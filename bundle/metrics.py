@@ -21,6 +21,17 @@ class Better(str, Enum):
     neutral = "neutral"  # a count to watch, not to optimise (e.g. pad calls)
 
 
+class Sign(str, Enum):
+    """Which samples a metric allows, judged on the smallest: a time, rate or size of 0 or less is a broken
+    measurement (Compare would print a ratio of -1), an error or a count may be 0, a difference or dB any sign."""
+    positive = "positive"
+    nonnegative = "nonnegative"
+    any = "any"
+
+    def allows(self, smallest: float) -> bool:
+        return self is Sign.any or smallest > 0 or (self is Sign.nonnegative and smallest == 0)
+
+
 class Comparison(str, Enum):
     ratio = "ratio"  # candidate / baseline, oriented by Better
     difference = "difference"  # candidate - baseline, in the metric's unit (dB, signed bytes, counts)
@@ -33,6 +44,7 @@ class Metric:
     unit: str  # canonical unit symbol
     better: Better
     comparison: Comparison
+    sign: Sign
     description: str
 
     @property
@@ -42,26 +54,27 @@ class Metric:
 
 _L, _H, _N = Better.lower, Better.higher, Better.neutral
 _R, _D = Comparison.ratio, Comparison.difference
+_P, _Z, _A = Sign.positive, Sign.nonnegative, Sign.any
 _METRICS = [
-    Metric("op_time", "latency", "µs", _L, _R, "steady-state time per op call"),
-    Metric("first_call_time", "latency", "s", _L, _R, "first call after input construction (warm-up, lazy init)"),
-    Metric("compile_time", "latency", "s", _L, _R, "torch.compile / warm-up time before steady state"),
-    Metric("achieved_bandwidth", "bandwidth", "GB/s", _H, _R, "bytes read and written per call / time per call"),
-    Metric("bandwidth_fraction", "bandwidth", "%", _H, _R, "achieved bandwidth as a share of the chip's specified peak"),
-    Metric("decode_throughput", "throughput", "tokens/s", _H, _R, "new tokens per second during decode"),
-    Metric("prefill_throughput", "throughput", "tokens/s", _H, _R, "prompt tokens per second during prefill"),
-    Metric("time_to_first_token", "latency", "ms", _L, _R, "prefill of the prompt up to the first new token"),
-    Metric("decode_time", "latency", "s", _L, _R, "wall time of one whole decode (e.g. a tiled VAE decode)"),
-    Metric("psnr_vs_cpu", "correctness", "dB", _H, _D, "PSNR of the device output against the CPU reference"),
-    Metric("psnr_vs_input", "correctness", "dB", _H, _D, "PSNR of a round trip's output against its input"),
-    Metric("max_abs_error", "correctness", "1", _L, _R, "max |device - reference|"),
-    Metric("max_rel_error", "correctness", "1", _L, _R, "max |device - reference| / max(|reference|, eps)"),
-    Metric("memory_driver_peak", "memory", "B", _L, _R, "peak of all device memory the driver holds for the process"),
-    Metric("memory_reserved_peak", "memory", "B", _L, _R, "peak memory reserved by the caching allocator"),
-    Metric("memory_allocated_peak", "memory", "B", _L, _R, "peak memory of live tensors"),
-    Metric("memory_outside_allocator", "memory", "B", _L, _D, "driver peak minus allocator reserved peak"),
-    Metric("storage_bytes", "memory", "B", _L, _R, "bytes of a tensor's storage (e.g. FP8 weight vs its bf16 source)"),
-    Metric("pad_calls", "count", "calls", _N, _D, "F.pad calls during one decode"),
+    Metric("op_time", "latency", "µs", _L, _R, _P, "steady-state time per op call"),
+    Metric("first_call_time", "latency", "s", _L, _R, _P, "first call after input construction (warm-up, lazy init)"),
+    Metric("compile_time", "latency", "s", _L, _R, _P, "torch.compile / warm-up time before steady state"),
+    Metric("achieved_bandwidth", "bandwidth", "GB/s", _H, _R, _P, "bytes read and written per call / time per call"),
+    Metric("bandwidth_fraction", "bandwidth", "%", _H, _R, _P, "achieved bandwidth as a share of the chip's specified peak"),
+    Metric("decode_throughput", "throughput", "tokens/s", _H, _R, _P, "new tokens per second during decode"),
+    Metric("prefill_throughput", "throughput", "tokens/s", _H, _R, _P, "prompt tokens per second during prefill"),
+    Metric("time_to_first_token", "latency", "ms", _L, _R, _P, "prefill of the prompt up to the first new token"),
+    Metric("decode_time", "latency", "s", _L, _R, _P, "wall time of one whole decode (e.g. a tiled VAE decode)"),
+    Metric("psnr_vs_cpu", "correctness", "dB", _H, _D, _A, "PSNR of the device output against the CPU reference"),
+    Metric("psnr_vs_input", "correctness", "dB", _H, _D, _A, "PSNR of a round trip's output against its input"),
+    Metric("max_abs_error", "correctness", "1", _L, _R, _Z, "max |device - reference|"),
+    Metric("max_rel_error", "correctness", "1", _L, _R, _Z, "max |device - reference| / max(|reference|, eps)"),
+    Metric("memory_driver_peak", "memory", "B", _L, _R, _P, "peak of all device memory the driver holds for the process"),
+    Metric("memory_reserved_peak", "memory", "B", _L, _R, _P, "peak memory reserved by the caching allocator"),
+    Metric("memory_allocated_peak", "memory", "B", _L, _R, _P, "peak memory of live tensors"),
+    Metric("memory_outside_allocator", "memory", "B", _L, _D, _A, "driver peak minus allocator reserved peak"),
+    Metric("storage_bytes", "memory", "B", _L, _R, _P, "bytes of a tensor's storage (e.g. FP8 weight vs its bf16 source)"),
+    Metric("pad_calls", "count", "calls", _N, _D, _Z, "F.pad calls during one decode"),
 ]
 METRICS: dict[str, Metric] = {m.name: m for m in _METRICS}
 

@@ -1,27 +1,34 @@
 """The result bundle: one JSON document per collector run. The single source of truth for its format.
 
-The collector builds these models, the ingest validates with them, and docs/bundle.schema.json is exported
-from them (`python -m bundle.schema`).
+The collector builds these models, the ingest validates with them (strict JSON mode: a JSON value's type must be
+the field's own), and docs/bundle.schema.json is exported from them (`python -m bundle.schema`). Every rule is
+stated once here: as a field's annotation (type, bounds, finiteness, lengths) or as one of the *_rule functions
+Result's model check calls. db.ingest.derive turns them into set-based checks for large bundles: annotations
+mechanically, the *_rule functions by calling them on each distinct input they get (their inputs are small).
 """
 from __future__ import annotations
 
 import json
-import math
-from datetime import datetime
+from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any
 
 from pydantic_core import PydanticCustomError
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, field_validator, model_validator
 
 from bundle.metrics import check_unit, metric
-from bundle.stats import Summary, summarize
+from bundle.stats import FiniteFloat, Summary, summarize
 
 SCHEMA_VERSION = 1
+MAX_TAGS = 1000  # a run's tags are labels (role, machine group), not data
+YEARS = (2000, 2100)  # a timestamp outside these is a broken clock or a probe, not a run
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Text = Annotated[str, StringConstraints(max_length=20_000)]
-ParamValue = str | int | float | bool | None
+# params are stored as JSON text and compared as case keys: an integer outside int64 would change on the way
+ParamValue = str | Annotated[int, Field(ge=-2**63, lt=2**63)] | FiniteFloat | bool | None
+Int32 = Annotated[int, Field(ge=0, lt=2**31)]  # DuckDB INTEGER columns
+Int64 = Annotated[int, Field(ge=0, lt=2**63)]  # DuckDB BIGINT columns
 
 
 class _Strict(BaseModel):
@@ -54,11 +61,11 @@ class Machine(_Strict):
     chip: Name | None = None
     hw_model: str | None = None
     gpu_name: str | None = None
-    gpu_cores: int | None = Field(default=None, ge=0)
+    gpu_cores: Int32 | None = None
     cpu_model: str | None = None
-    cpu_p_cores: int | None = Field(default=None, ge=0)
-    cpu_e_cores: int | None = Field(default=None, ge=0)
-    memory_bytes: int | None = Field(default=None, ge=0)
+    cpu_p_cores: Int32 | None = None
+    cpu_e_cores: Int32 | None = None
+    memory_bytes: Int64 | None = None
     os: Name
     os_version: str | None = None
     arch: str | None = None
@@ -93,6 +100,43 @@ def _field_error(field: str, rule: str) -> PydanticCustomError:
     return PydanticCustomError("field_rule", "{rule}", {"field": field, "rule": rule})
 
 
+def unit_rule(metric_name: str, unit: str) -> str:
+    """The unit's canonical symbol, if the metric is known and the unit measures its dimension."""
+    try:
+        metric(metric_name)
+    except ValueError as exc:
+        raise _field_error("metric", str(exc)) from None
+    try:
+        return check_unit(metric_name, unit)
+    except ValueError as exc:  # name the field: the check needs metric and unit together
+        raise _field_error("unit", str(exc)) from None
+
+
+def case_key_rule(params: dict[str, Any], stated: str) -> str:
+    key = case_key(params)
+    if stated and stated != key:
+        raise _field_error("case_key", f"case_key {stated!r} does not match params (expected {key!r})")
+    return key
+
+
+def status_rule(status: Status, has_samples: bool, has_message: bool) -> None:
+    has_value = status in (Status.ok, Status.fallback)
+    if has_value and not has_samples:
+        raise ValueError(f"status {status.value!r} needs at least one sample")
+    if not has_value and has_samples:
+        raise ValueError(f"status {status.value!r} must carry no samples (its figure does not exist)")
+    if not has_value and not has_message:
+        raise ValueError(f"status {status.value!r} needs a message saying why")
+
+
+def sign_rule(metric_name: str, smallest: float) -> None:
+    """The metric registry says which samples a metric allows (bundle.metrics.Sign), judged on the smallest."""
+    sign = metric(metric_name).sign
+    if not sign.allows(smallest):
+        raise _field_error("samples", f"samples of {metric_name} must be {'> 0' if sign.value == 'positive' else '>= 0'}"
+                                      f" (got {smallest!r}); record status 'error' with a message instead")
+
+
 class Result(_Strict):
     workload: Name
     suite: Name  # "kernels" | "models"
@@ -105,59 +149,38 @@ class Result(_Strict):
     status: Status
     message: Text | None = None
     warnings: list[Text] = Field(default_factory=list)
-    samples: list[float] = Field(default_factory=list, max_length=1_000_000)
+    samples: list[FiniteFloat] = Field(default_factory=list, max_length=1_000_000)
     summary: Summary | None = None
     passed: bool | None = None  # correctness records: within the dtype's tolerance?
-    tolerance: float | None = None
-
-    @field_validator("samples")
-    @classmethod
-    def _finite(cls, v: list[float]) -> list[float]:
-        if any(not math.isfinite(x) for x in v):
-            raise ValueError("samples must be finite numbers (no NaN/inf); record status 'error' instead")
-        return v
+    tolerance: FiniteFloat | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "Result":
+        object.__setattr__(self, "unit", unit_rule(self.metric, self.unit))
+        object.__setattr__(self, "case_key", case_key_rule(self.params, self.case_key))
+        status_rule(self.status, bool(self.samples), bool(self.message))
+        if self.samples:
+            sign_rule(self.metric, min(self.samples))
         try:
-            metric(self.metric)
-        except ValueError as exc:
-            raise _field_error("metric", str(exc)) from None
-        try:
-            object.__setattr__(self, "unit", check_unit(self.metric, self.unit))
-        except ValueError as exc:  # name the field: the check needs metric and unit together
-            raise _field_error("unit", str(exc)) from None
-        key = case_key(self.params)
-        if self.case_key and self.case_key != key:
-            raise _field_error("case_key", f"case_key {self.case_key!r} does not match params (expected {key!r})")
-        object.__setattr__(self, "case_key", key)
-        self._check_samples()
-        return self
-
-    def _check_samples(self) -> None:
-        has_value = self.status in (Status.ok, Status.fallback)
-        if has_value and not self.samples:
-            raise ValueError(f"status {self.status.value!r} needs at least one sample")
-        if not has_value and self.samples:
-            raise ValueError(f"status {self.status.value!r} must carry no samples (its figure does not exist)")
-        if not has_value and not self.message:
-            raise ValueError(f"status {self.status.value!r} needs a message saying why")
-        derived = summarize(self.samples) if self.samples else None
+            derived = summarize(self.samples) if self.samples else None
+        except ValueError as exc:  # a sum or spread that overflows a double
+            raise _field_error("samples", str(exc).splitlines()[-1].strip()) from None
         if self.summary is not None and derived is not None and not self.summary.agrees(derived):
-            raise ValueError("summary does not match the samples (summaries are derived from samples)")
+            raise _field_error("summary", "summary does not match the samples (summaries are derived from samples)")
         object.__setattr__(self, "summary", derived)
+        return self
 
 
 class Bundle(_Strict):
-    schema_version: int = SCHEMA_VERSION
+    schema_version: StrictInt  # required: a reader must know which format it reads
     run_id: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]  # uuid4().hex, made by the collector
-    started_at: datetime
+    started_at: datetime  # strict JSON (the ingest): an ISO 8601 string, never an integer epoch
     ended_at: datetime | None = None
     complete: bool
     machine: Machine
     build: Build
     device: DeviceInfo
-    tags: dict[Name, Text] = Field(default_factory=dict)
+    tags: dict[Name, Text] = Field(default_factory=dict, max_length=MAX_TAGS)
     warnings: list[Text] = Field(default_factory=list)  # run-level quality problems (battery, low power, …)
     results: list[Result] = Field(default_factory=list)
 
@@ -171,9 +194,20 @@ class Bundle(_Strict):
     @field_validator("started_at", "ended_at")
     @classmethod
     def _utc(cls, v: datetime | None) -> datetime | None:
-        if v is not None and v.utcoffset() is None:
+        if v is None:
+            return v
+        if v.utcoffset() is None:
             raise ValueError("timestamps must carry a UTC offset (e.g. 2026-12-02T10:00:00Z)")
+        # compared as naive local time first: converting year 9999 with a negative offset to UTC overflows
+        if not YEARS[0] <= v.year <= YEARS[1] or not YEARS[0] <= v.astimezone(timezone.utc).year <= YEARS[1]:
+            raise ValueError(f"timestamps must fall within the years {YEARS[0]}..{YEARS[1]} (got {v.isoformat()})")
         return v
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Bundle":
+        if self.ended_at is not None and self.ended_at < self.started_at:
+            raise _field_error("ended_at", "ended_at must not be before started_at")
+        return self
 
 
 def json_schema() -> dict[str, Any]:

@@ -3,34 +3,48 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import Annotated, Mapping
 
-from pydantic import BaseModel, ConfigDict
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+REL_TOL, ABS_TOL = 1e-6, 1e-12  # how closely a stated summary must match the derived one
 
 
 class Summary(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     n: int
-    median: float
-    mean: float
-    min: float
-    max: float
-    p25: float
-    p75: float
-    stdev: float | None  # None for n == 1: one sample has no spread
+    median: FiniteFloat
+    mean: FiniteFloat
+    min: FiniteFloat
+    max: FiniteFloat
+    p25: FiniteFloat
+    p75: FiniteFloat
+    stdev: FiniteFloat | None  # None for n == 1: one sample has no spread
 
     @property
     def iqr(self) -> float:
         return self.p75 - self.p25
 
-    def agrees(self, other: "Summary", rel: float = 1e-6) -> bool:
+    def agrees(self, other: "Summary") -> bool:
         mine, theirs = self.model_dump(), other.model_dump()
-        return all(_close(mine[k], theirs[k], rel) for k in mine)
+        col = lambda d: {k: np.array([np.nan if d[k] is None else d[k]], dtype=float) for k in d}  # noqa: E731
+        return bool(agree(col(mine), col(theirs))[0])
 
 
-def _close(a: float | None, b: float | None, rel: float) -> bool:
-    if a is None or b is None:
-        return a is b
-    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-12)
+def agree(stated: Mapping[str, np.ndarray], derived: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Per row: does the stated summary match the derived one? Columns by Summary field, NaN for None; the
+    ingest calls this on whole columns. math.isclose's test: |a - b| <= max(rel * max(|a|, |b|), abs)."""
+    ok = np.asarray(stated["n"]) == np.asarray(derived["n"])
+    for k in Summary.model_fields:
+        if k == "n":
+            continue
+        a, b = np.asarray(stated[k], dtype=float), np.asarray(derived[k], dtype=float)
+        with np.errstate(invalid="ignore"):
+            close = np.abs(a - b) <= np.maximum(REL_TOL * np.maximum(np.abs(a), np.abs(b)), ABS_TOL)
+        ok &= close | (np.isnan(a) & np.isnan(b))
+    return ok
 
 
 def _quantile(ordered: list[float], q: float) -> float:
@@ -42,16 +56,20 @@ def _quantile(ordered: list[float], q: float) -> float:
 
 
 def summarize(samples: list[float]) -> Summary:
+    """Raises ValueError where a figure is not a finite double (the sum or spread of huge samples overflows)."""
     if not samples:
         raise ValueError("cannot summarize zero samples")
     ordered = sorted(samples)
-    return Summary(
-        n=len(ordered),
-        median=_quantile(ordered, 0.5),
-        mean=statistics.fmean(ordered),
-        min=ordered[0],
-        max=ordered[-1],
-        p25=_quantile(ordered, 0.25),
-        p75=_quantile(ordered, 0.75),
-        stdev=statistics.stdev(ordered) if len(ordered) > 1 else None,
-    )
+    try:
+        return Summary(
+            n=len(ordered),
+            median=_quantile(ordered, 0.5),
+            mean=statistics.fmean(ordered),
+            min=ordered[0],
+            max=ordered[-1],
+            p25=_quantile(ordered, 0.25),
+            p75=_quantile(ordered, 0.75),
+            stdev=statistics.stdev(ordered) if len(ordered) > 1 else None,
+        )
+    except (OverflowError, ValueError):
+        raise ValueError("the samples' mean or spread is not a finite number (they overflow a double)") from None

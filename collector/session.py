@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from bundle.schema import Build, Bundle, DeviceInfo, Machine, Result
+from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result
 from collector.adapters import get_adapter, resolve
 from collector.catalog import Catalog
 from collector.errors import CollectorError
@@ -136,7 +136,7 @@ def build_bundle(session: Session) -> Bundle:
     if not complete:
         warnings.append(f"incomplete: {len(done)} of {len(planned)} cases finished")
     results = [Result.model_validate(r) for cid in done for r in session.state.cases[cid]]
-    return Bundle(run_id=h["run_id"], started_at=h["started_at"], ended_at=_now(), complete=complete,
+    return Bundle(schema_version=SCHEMA_VERSION, run_id=h["run_id"], started_at=h["started_at"], ended_at=_now(), complete=complete,
                   machine=Machine.model_validate(h["machine"]), build=Build.model_validate(h["build"]),
                   device=DeviceInfo.model_validate(h["device"]), tags=h.get("tags", {}), warnings=warnings,
                   results=results)

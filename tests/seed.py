@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from bundle.schema import Build, Bundle, DeviceInfo, Machine, Result, Status
+from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result, Status
 from collector.kernels.linear import Linear
 from collector.kernels.softmax import Softmax
 
@@ -96,7 +96,7 @@ def _bundle(index: int, machine: str, torch_version: str, channel: str, role: st
     chip, cores, ram = MACHINES[machine]
     start = datetime(2026, 11, 1, 9, tzinfo=timezone.utc) + timedelta(hours=index)
     return Bundle(
-        run_id=f"5eed{index:028x}", started_at=start, ended_at=start + timedelta(minutes=20), complete=True,
+        schema_version=SCHEMA_VERSION, run_id=f"5eed{index:028x}", started_at=start, ended_at=start + timedelta(minutes=20), complete=True,
         machine=Machine(name=machine, chip=chip, gpu_cores=cores, memory_bytes=ram * GIB, os="macOS",
                         os_version="26.1", arch="arm64", power_source="ac", low_power_mode=False),
         build=Build(torch_version=torch_version, channel=channel, nightly_date=nightly_date, python_version="3.11.7",

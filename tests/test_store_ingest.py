@@ -48,7 +48,7 @@ def test_same_bundle_twice_is_one_copy(engine):
     (b"{not json", 400, None), (b"[1, 2]", 400, None),
     (make_bundle(results=[make_result(metric="speed")]), 422, "results[0].metric"),
     (make_bundle(results=[make_result(unit="GiB")]), 422, "results[0].unit"),
-    (make_bundle(results=[make_result(samples=[1.0, float("nan")])]), 422, "results[0].samples"),
+    (make_bundle(results=[make_result(samples=[1.0, float("nan")])]), 422, "results[0].samples[1]"),
     (make_bundle(results=[make_result(samples=[])]), 422, "results[0]"),
     (make_bundle(results=[make_result(status="unsupported", message="no fp8")]), 422, "results[0]"),
     (make_bundle(results=[make_result(case_key='{"rows":2}')]), 422, "results[0].case_key"),

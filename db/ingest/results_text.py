@@ -1,12 +1,13 @@
 """The bundle's results array as text: cut out of the body, written to scratch files, parsed by DuckDB.
 
 The array is cut out without parsing it in Python (it must be the document's last key, as the collector
-writes it). A long one is cut in two between elements, and each piece is parsed on its own core (DuckDB reads
-one JSON array file on one thread), every field as JSON text. Each file starts with rules.TEMPLATE, from which
-the reader takes its columns, so it refuses any unknown or repeated key after it. Meanwhile a regular
-expression over the same files looks for what the reader cannot see: a null where Result allows absence only.
-Each piece's values are typed in its read's pipeline (db.ingest.rules) and land in an in-memory database
-attached for the ingest, where any connection to the store can write.
+writes it; db.ingest.core puts it there otherwise). A long one is cut in two between elements, and each piece
+is parsed on its own core (DuckDB reads one JSON array file on one thread), every field as JSON text and typed
+in the read's pipeline (db.ingest.derive.typed_select). Each file starts with TEMPLATE, from which the reader
+takes its columns, so it refuses any unknown or repeated key after it. Meanwhile regular expressions over the
+same files look for what DuckDB's lenient reader would let through: a trailing comma or a NaN/Infinity literal
+(strict JSON has neither), and a null where Result allows absence only. A match, even inside a string, only
+asks for a stricter look (db.ingest.core): it may cost time, never accept what the schema refuses.
 """
 from __future__ import annotations
 
@@ -18,17 +19,24 @@ from concurrent.futures import ThreadPoolExecutor
 
 import duckdb
 
-from db.ingest import rules
+from db.ingest import derive
 
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None  # memory-backed temp files where there are
 SPLIT_BYTES = 32 << 20  # an array this long is parsed as two pieces
 PARTS = "_ingest_parts"  # the attached in-memory database
 _WS = b" \t\r\n"
 _BETWEEN = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")
+_OBJECT_SIZE = 1 << 30
+# The first element of every file: every field with a non-null value (the reader infers its columns from it)
+TEMPLATE = json.dumps(dict.fromkeys(derive.FIELDS, 0)).encode()
+LENIENT_RES = (r",[ \t\r\n]*[\]}]",)
+LENIENT_WORDS = ("NaN", "Infinity")  # searched as plain text: much faster than an alternation
+NULL_RES = (r'"(' + "|".join(derive.NEVER_NULL) + r')"[ \t\r\n]*:[ \t\r\n]*null',
+            r"\\u00([46][1-9a-fA-F]|[57][0-9aA]|5[fF])")  # a key's letter spelled as a \u escape
 
 
-def split(data: bytes) -> tuple[dict, memoryview] | None:
-    """(header dict with results=[], the bytes from the results value to the last "]"), or None.
+def split(data: bytes) -> tuple[bytes, memoryview] | None:
+    """(the header's JSON with results=[], the bytes from the results value to the last "]"), or None.
 
     Where results is not the last key, the cut holds more than one JSON value: DuckDB's reader refuses it."""
     dec, head_len = json.JSONDecoder(), 1 << 16
@@ -44,11 +52,7 @@ def split(data: bytes) -> tuple[dict, memoryview] | None:
     end = _before(data, end, b"]") if end > prefix else -1
     if end <= prefix:
         return None
-    try:
-        header = json.loads(data[:prefix] + b"[]}")
-    except ValueError:
-        return None
-    return header, memoryview(data)[prefix:end + 1]
+    return data[:prefix] + b"[]}", memoryview(data)[prefix:end + 1]
 
 
 def _before(data: bytes, end: int, char: bytes) -> int:
@@ -79,6 +83,8 @@ def _results_offset(dec: json.JSONDecoder, text: str) -> int | None:
                 return -1
             i = _skip(text, i + 1)
         return -1
+    except RecursionError:  # nesting deeper than Python's parser goes: the schema's parser refuses it
+        return -1
     except (IndexError, ValueError):
         return None
 
@@ -89,66 +95,91 @@ def _skip(text: str, i: int) -> int:
     return i
 
 
-def _pieces(array: memoryview) -> list[memoryview]:
+def _pieces(array: memoryview, whole: bool) -> list[memoryview]:
     """The array's elements text (no brackets), whole or in two, cut after the first "}, {" past the middle.
     A cut inside a string or a nested object leaves a piece DuckDB cannot read as an array, so it raises and
-    the reference path runs: a cut that reads is between elements."""
+    the caller reads it again whole: a cut that reads is between elements."""
     body = array[1:-1]
-    cut = _BETWEEN.search(body, len(body) // 2) if len(body) >= SPLIT_BYTES else None
+    cut = _BETWEEN.search(body, len(body) // 2) if len(body) >= SPLIT_BYTES and not whole else None
     return [body] if cut is None else [body[:cut.start() + 1], body[cut.end() - 1:]]
 
 
 def _write(path: str, body: memoryview) -> str:
     empty = len(body) < 4096 and not bytes(body).strip(_WS)
     with open(path, "wb") as f:
-        f.write(b"[" + rules.TEMPLATE + (b"]" if empty else b","))
+        f.write(b"[" + TEMPLATE + (b"]" if empty else b","))
         if not empty:
             f.write(body)
             f.write(b"]")
     return path
 
 
-def _forbidden_null(paths: list[str]) -> bool:
+def _files(paths: list[str]) -> str:
+    return "[" + ", ".join(f"'{p}'" for p in paths) + "]"  # scratch files this process named
+
+
+def _scan(paths: list[str]) -> tuple[bool, bool]:
+    """(lenient syntax may hide, a forbidden null may hide) in the files' text."""
+    any_of = lambda res: " OR ".join(f"regexp_matches(content, '{r}')" for r in res)  # noqa: E731
     con = duckdb.connect()  # its own database: this scan runs beside the reads
     try:
-        return con.sql(rules.forbidden_null_sql(paths)).fetchall()[0][0]
+        words = "".join(f" OR contains(content, '{w}')" for w in LENIENT_WORDS)
+        return con.sql(f"SELECT coalesce(bool_or({any_of(LENIENT_RES)}{words}), false), "
+                       f"coalesce(bool_or({any_of(NULL_RES)}), false) FROM read_text({_files(paths)})").fetchall()[0]
     finally:
         con.close()
 
 
 def _parse(con, n: int, path: str) -> int:
     """Piece n into table part{n} of PARTS; its element count (TEMPLATE not counted)."""
+    source = (f"read_json('{path}', format='array', records=true, sample_size=1, maximum_depth=1, "
+              f"maximum_object_size={_OBJECT_SIZE})")
     try:
-        con.execute(rules.read_sql(f"{PARTS}.part{n}", path))
+        con.execute(f"CREATE OR REPLACE TABLE {PARTS}.part{n} AS {derive.typed_select(source)}")
         return con.execute(f"SELECT count(*) - 1 FROM {PARTS}.part{n}").fetchall()[0][0]
     finally:
         con.close()
 
 
-def parse(raw_conn, array: memoryview) -> bool:
-    """Parse the array into temp view _typed (db.ingest.rules.typed_view_sql); False where a forbidden null
-    may hide. DuckDB's errors propagate (the reference path says what is wrong)."""
+def parse(raw_conn, array: memoryview, whole: bool = False) -> tuple[bool, bool]:
+    """Parse the array into temp view _typed (i: the result's index, then typed_select's columns); returns
+    _scan's flags. DuckDB's errors propagate (the caller asks the schema what is wrong)."""
     raw_conn.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {PARTS}")
     with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp, ThreadPoolExecutor(3) as pool:
-        paths = [_write(os.path.join(tmp, f"part{n}.json"), body) for n, body in enumerate(_pieces(array))]
-        scan = pool.submit(_forbidden_null, paths)
+        paths = [_write(os.path.join(tmp, f"part{n}.json"), body) for n, body in enumerate(_pieces(array, whole))]
+        scan = pool.submit(_scan, paths)
         parsed = [pool.submit(_parse, raw_conn.duplicate(), n, path) for n, path in enumerate(paths)]
         counts = [p.result() for p in parsed]
-        forbidden = scan.result()
-    raw_conn.execute(rules.typed_view_sql(PARTS, counts))
-    return not forbidden
+        flags = scan.result()
+    starts = [sum(counts[:n]) for n in range(len(counts))]
+    raw_conn.execute("CREATE TEMP VIEW _typed AS " + " UNION ALL ".join(
+        f"SELECT {start} + rowid - 1 AS i, * FROM {PARTS}.part{n} WHERE rowid > 0" for n, start in enumerate(starts)))
+    return flags
 
 
-def objects(array: memoryview, indices: list[int]) -> dict[int, str]:
-    """The JSON text of the results at these indices (one more read of the array, on its own connection)."""
+def _objects(array: memoryview, where: str, params: list, limit: int | None = None) -> list[tuple]:
     with tempfile.NamedTemporaryFile(suffix=".json", dir=SCRATCH) as f:
         f.write(array)
         f.flush()
         con = duckdb.connect()
         try:
-            return dict(con.execute(rules.objects_sql(f.name), [indices]).fetchall())
+            return con.execute(f"SELECT i, json FROM (SELECT row_number() OVER () - 1 AS i, json FROM "
+                               f"read_json_objects('{f.name}', format='array', maximum_object_size={_OBJECT_SIZE}))"
+                               f" WHERE {where} ORDER BY i" + (f" LIMIT {int(limit)}" if limit else ""),
+                               params).fetchall()
         finally:
             con.close()
+
+
+def objects(array: memoryview, indices: list[int]) -> dict[int, str]:
+    """The JSON text of the results at these indices (one more read of the array, on its own connection)."""
+    return dict(_objects(array, "list_contains(?, i)", [indices]))
+
+
+def explicit_nulls(array: memoryview, limit: int) -> list[int]:
+    """The first results holding a null where Result allows absence only (derive.NEVER_NULL)."""
+    where = " OR ".join(f"json_type(json, '$.{k}') = 'NULL'" for k in derive.NEVER_NULL)
+    return [i for i, _ in _objects(array, where, [], limit)]
 
 
 def drop(raw_conn) -> None:

@@ -1,0 +1,112 @@
+"""Judge a parsed results array (temp view _typed, db.ingest.results_text) by db.ingest.derive's checks and
+stage its rows as temp table _final: one row per result, samples in canonical units, summaries derived by
+one SQL. Rows that break a rule come back as suspects, for pydantic to word the refusal (db.ingest.core)."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from bundle.stats import agree
+from db.ingest import derive
+
+SUSPECTS = 100  # results judged one by one for the refusal's wording
+
+# one scan lists every distinct input of every judged field and rule (GROUPING SETS: one group per set)
+_FACT_SQL = {"metric": "coalesce(metric, '')", "unit": "coalesce(unit, '')", "status": "coalesce(status, '')",
+             "has_samples": "len(samples) > 0", "has_message": "coalesce(length(message_value), 0) > 0",
+             "sign": "CASE WHEN len(samples) > 0 THEN sign(list_min(samples)) ELSE 0 END"}  # the rules' inputs
+_FACTS = ", ".join(f"{sql} AS {name}" for name, sql in _FACT_SQL.items())
+_COMBO_KEYS = tuple(_FACT_SQL)
+_SETS = [_COMBO_KEYS, ("params", "case_key"), ("warnings",)] + [(f,) for f in derive.SIMPLE]
+_OWN_COLUMNS = sorted({c for s in _SETS for c in s} - set(_COMBO_KEYS))
+_DISTINCT = (f"SELECT grouping({', '.join(_COMBO_KEYS + tuple(_OWN_COLUMNS))}) AS g, * FROM (SELECT {_FACTS}, "
+             + ", ".join(f"coalesce(\"{c}\", '') AS \"{c}\"" for c in _OWN_COLUMNS) + " FROM _typed) "
+             + "GROUP BY GROUPING SETS (" + ", ".join("(" + ", ".join(f'"{c}"' for c in s) + ")" for s in _SETS) + ")")
+
+_TABLES = {  # name: (key columns, judged columns, Python judge)
+    "_combo": (_COMBO_KEYS, ("ok", "metric_value", "canon", "factor", "status_value"), derive.combo_row),
+    "_params": (("params", "case_key"), ("ok", "key", "params_json"), derive.params_row),
+    "_warnings": (("warnings",), ("ok", "warnings_json"), derive.warnings_row),
+}
+
+
+def _register(raw_conn, name: str, columns: tuple, rows: list[tuple]) -> None:
+    raw_conn.register(f"{name}_arrow", pa.table({c: [r[k] for r in rows] for k, c in enumerate(columns)}))
+    raw_conn.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_arrow")
+    raw_conn.unregister(f"{name}_arrow")
+
+
+def _judged(raw_conn) -> list[str]:
+    """Judge each distinct input in Python; register the tables _FINAL joins; the SQL tests of the simple
+    fields' bad values (none, for a valid bundle)."""
+    table = raw_conn.sql(_DISTINCT).to_arrow_table()
+    columns = _COMBO_KEYS + tuple(_OWN_COLUMNS)
+    g, data = table.column("g").to_pylist(), {c: table.column(c).to_pylist() for c in columns}
+    groups: dict[frozenset, list[int]] = {}
+    for row, mask in enumerate(g):  # grouping(): bit set = column not in this row's set (last column = bit 0)
+        groups.setdefault(frozenset(c for n, c in enumerate(columns) if not mask >> (len(columns) - 1 - n) & 1),
+                          []).append(row)
+    for name, (keys, judged, fn) in _TABLES.items():
+        rows = [fn(*(data[k][r] for k in keys)) for r in groups.get(frozenset(keys), [])]
+        _register(raw_conn, name, keys + judged, rows or [(None,) * (len(keys) + len(judged))])
+    tests = []
+    for f in derive.SIMPLE:
+        bad = [data[f][r] for r in groups.get(frozenset((f,)), []) if not derive.simple_ok(f, data[f][r])]
+        if bad:
+            _register(raw_conn, f"_bad_{f}", ("text",), [(b,) for b in bad])
+            tests.append(f"coalesce(t.\"{f}\", '') NOT IN (SELECT text FROM _bad_{f})")
+    return tests
+
+
+def _stored(f: str) -> str:
+    default = derive.DEFAULTS.get(f)
+    return f"t.{f}_value AS {f}" if default is None else f"coalesce(t.{f}_value, '{default}') AS {f}"
+
+
+_STORED = ", ".join(map(_stored, ("workload", "suite", "dtype", "compile", "message")))
+_FINAL = """CREATE TEMP TABLE _final AS SELECT * EXCLUDE (judged, samples_typed, summary_typed),
+  coalesce(judged AND {row_ok}, false) AS ok
+FROM (SELECT *, len(samples) AS n, q[2] AS median, list_avg(samples) AS mean, list_min(samples) AS min,
+  list_max(samples) AS max, q[1] AS p25, q[3] AS p75,
+  CASE WHEN len(samples) > 1 THEN list_stddev_samp(samples) END AS stdev
+FROM (SELECT *, CASE WHEN len(samples) > 0 THEN list_aggregate(samples, 'quantile_cont', [0.25, 0.5, 0.75])
+  END AS q FROM (SELECT t.i, '{run}:' || t.i AS result_id, '{run}' AS run_id, {stored}, p.key AS case_key,
+  p.params_json, c.metric_value AS metric, c.canon AS unit, c.status_value AS status, w.warnings_json,
+  list_transform(t.samples, lambda v: v * c.factor) AS samples, t.passed_value AS passed,
+  t.tolerance_value AS tolerance, t.summary, c.factor, t.samples_typed, t.summary_typed,
+  (c.ok AND p.ok AND w.ok {simple}) AS judged
+FROM (SELECT *, {facts} FROM _typed) t
+LEFT JOIN _combo c ON {on}
+LEFT JOIN _params p ON p.params = coalesce(t.params, '') AND p.case_key = coalesce(t.case_key, '')
+LEFT JOIN _warnings w ON w.warnings = coalesce(t.warnings, ''))))"""
+
+
+def stage(raw_conn, run_id: str) -> tuple[int, list[int], bool]:
+    """Stage _final; (rows, the first suspects by index, more suspects than listed)."""
+    tests = _judged(raw_conn)
+    on = " AND ".join(f"c.{k} = t.f_{k}" for k in _COMBO_KEYS)
+    raw_conn.execute(_FINAL.format(run=run_id, stored=_STORED, simple="".join(" AND " + t for t in tests),
+                                   facts=", ".join(f"{sql} AS f_{k}" for k, sql in _FACT_SQL.items()), on=on, row_ok=derive.ROW_OK))
+    count, broken = raw_conn.execute("SELECT count(*), count(*) FILTER (NOT ok) FROM _final").fetchall()[0]
+    found = [i for (i,) in raw_conn.execute(
+        "SELECT i FROM _final WHERE NOT ok ORDER BY i LIMIT ?", [SUSPECTS + 1]).fetchall()] if broken else []
+    found = sorted(set(found) | set(_disagreeing(raw_conn, SUSPECTS + 1)))
+    return count, found[:SUSPECTS], len(found) > SUSPECTS
+
+
+def _disagreeing(raw_conn, limit: int) -> list[int]:
+    """Rows whose stated summary (stated unit) does not agree with the derived one (bundle.stats.agree)."""
+    keys = derive.SUMMARY_KEYS
+    t = raw_conn.sql(f"SELECT i, {', '.join(f'summary.{k} AS s_{k}' for k in keys)}, "
+                         + ", ".join(f"{k}{'' if k == 'n' else ' / factor'} AS d_{k}" for k in keys)
+                         + " FROM _final WHERE ok AND summary IS NOT NULL").to_arrow_table()
+    if t.num_rows == 0:
+        return []
+    col = lambda name: t.column(name).to_numpy(zero_copy_only=False).astype(float)  # noqa: E731 (NULL: NaN)
+    ok = agree({k: col(f"s_{k}") for k in keys}, {k: col(f"d_{k}") for k in keys})
+    return t.column("i").to_numpy()[~ok][:limit].tolist()
+
+
+def drop(raw_conn) -> None:
+    for name in (*_TABLES, "_final", *(f"_bad_{f}" for f in derive.SIMPLE)):
+        raw_conn.execute(f"DROP TABLE IF EXISTS {name}")
