@@ -3,13 +3,16 @@
 Auth: `Authorization: Bearer <token>`, tokens from env MPSBENCH_UPLOAD_TOKENS (comma separated, compared in
 constant time). Safe default when no token is configured: uploads are accepted only from loopback clients
 (127.0.0.1 / ::1); others get 401 telling the operator to set MPSBENCH_UPLOAD_TOKENS.
-Body limit: env MPSBENCH_MAX_UPLOAD_MB (default 64) -> 413. Statuses: 201 new, 200 already present,
-400 not JSON, 401 token, 409 conflicting run_id, 413 too large, 415 not application/json, 422 invalid bundle.
+Body limit: env MPSBENCH_MAX_UPLOAD_MB (default 64) -> 413, on the body as sent and, for a gzip body
+(Content-Encoding: gzip), on the decompressed bundle too (read in bounded steps: a small bomb never expands in
+memory). Statuses: 201 new, 200 already present, 400 not UTF-8 JSON, 401 token, 409 conflicting run_id,
+413 too large, 415 not application/json or an encoding other than gzip, 422 invalid bundle.
 """
 from __future__ import annotations
 
 import hmac
 import os
+import zlib
 
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
@@ -64,13 +67,31 @@ async def _read_body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
+def _decoded(request: Request, body: bytes, limit: int) -> bytes:
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding in ("", "identity"):
+        return body
+    if encoding != "gzip":
+        raise StoreError(415, f"Content-Encoding {encoding!r} is not supported; send the bundle as is or gzip")
+    inflate = zlib.decompressobj(wbits=31)  # 31: gzip framing
+    try:
+        out = inflate.decompress(body, limit + 1)
+    except zlib.error as exc:
+        raise StoreError(400, f"body is not valid gzip: {exc}") from None
+    if len(out) > limit:
+        raise StoreError(413, f"the decompressed bundle is larger than the limit of {limit} bytes (MPSBENCH_MAX_UPLOAD_MB)")
+    if not inflate.eof:
+        raise StoreError(400, "body is not valid gzip: the stream is truncated")
+    return out
+
+
 async def upload_run(request: Request):
     try:
         _authorise(request)
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json":
             raise StoreError(415, f"Content-Type must be application/json, not {kind or 'missing'!r}")
-        body = await _read_body(request)
+        body = _decoded(request, await _read_body(request), _limit())
         outcome = await run_in_threadpool(ingest_bundle, shared_store(), body)
     except StoreError as err:
         return error_response(err)
