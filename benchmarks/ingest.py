@@ -1,6 +1,7 @@
 """Ingest throughput: the project's ingest of one big bundle beside a raw DuckDB bulk insert of the same rows.
 
-`python benchmarks/ingest.py [--rows N] [--repeats K] [--json]` (default 1,000,000 result rows, 3 repeats).
+`python benchmarks/ingest.py [--rows N] [--upload-rows M] [--repeats K] [--json]` (default 1,000,000 result rows,
+30,000 for the upload, 3 repeats).
 
 The bundle is collector-like (as collector/ writes it: every key, a case_key, a summary where there are
 samples): a params grid × 3 dtypes × 2 compile modes × 8 metrics — op_time (µs, one row in four with a noise
@@ -15,11 +16,14 @@ alternating (raw, project) K times; the medians and their ratio are printed:
   raw      the results array cut out of the same bytes, written to a temp file where the project writes its
            own, DuckDB read_json with the column types given, INSERT … SELECT into `results` in one
            transaction: values as given, summaries copied, no validation, no conversion.
+Then an M-result bundle through POST /api/v1/runs (api.upload's route in a Starlette app, in-process client,
+loopback, a fresh store file each time): the time from the request to the 201, median of K.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import sys
@@ -28,6 +32,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+import api.upload
+import db.store.engine
 
 from bundle.schema import case_key
 from db.ingest.core import ingest_bundle
@@ -135,9 +144,32 @@ def _timed(fn, data: bytes) -> tuple[float, int, float]:
     return seconds, count, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def upload_seconds(data: bytes) -> float:
+    """One POST /api/v1/runs of `data` into a fresh store: seconds from the request to its 201."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"MPSBENCH_DB": str(Path(tmp) / "upload.duckdb")}
+        saved = {k: os.environ.get(k) for k in (*env, "MPSBENCH_UPLOAD_TOKENS", "MPSBENCH_MAX_UPLOAD_MB")}
+        os.environ.update(env)
+        os.environ.pop("MPSBENCH_UPLOAD_TOKENS", None)
+        os.environ["MPSBENCH_MAX_UPLOAD_MB"] = str(len(data) // 2**20 + 1)
+        try:
+            db.store.engine.shared_store()  # opened (and migrated) before the clock starts, as a running server's is
+            client = TestClient(Starlette(routes=api.upload.ROUTES), client=("127.0.0.1", 50000))
+            start = time.perf_counter()
+            response = client.post("/api/v1/runs", content=data, headers={"content-type": "application/json"})
+            seconds = time.perf_counter() - start
+            assert response.status_code == 201, response.text
+        finally:
+            db.store.engine._shared.pop(env["MPSBENCH_DB"]).dispose()
+            for k, v in saved.items():
+                os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+    return seconds
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
+    ap.add_argument("--upload-rows", type=int, default=30_000, help="results in the bundle POSTed to /api/v1/runs")
     ap.add_argument("--repeats", type=int, default=3, help="raw and project alternate this many times (medians)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -149,12 +181,16 @@ def main() -> None:
             seconds, count, rss = _timed(fn, data)
             assert count == args.rows, f"{fn.__name__} stored {count} rows, not {args.rows}"
             times.append(seconds)
-    p, r = statistics.median(project), statistics.median(raw)
+    upload_data = build_bundle_bytes(args.upload_rows, seed=1)
+    upload = [upload_seconds(upload_data) for _ in range(args.repeats)]
+    p, r, u = statistics.median(project), statistics.median(raw), statistics.median(upload)
     out = {"rows": args.rows, "bundle_mb": round(len(data) / 1e6, 1), "repeats": args.repeats,
            "project_s": round(p, 3), "project_rows_per_s": round(args.rows / p), "raw_duckdb_s": round(r, 3),
            "raw_duckdb_rows_per_s": round(args.rows / r), "ratio_project_over_raw": round(p / r, 3),
            "ratio_per_repeat": [round(a / b, 3) for a, b in zip(project, raw)],
            "project_s_each": [round(t, 3) for t in project], "raw_duckdb_s_each": [round(t, 3) for t in raw],
+           "upload_rows": args.upload_rows, "upload_mb": round(len(upload_data) / 1e6, 1), "upload_s": round(u, 3),
+           "upload_s_each": [round(t, 3) for t in upload],
            "peak_rss_mib_after_build": round(rss0), "peak_rss_mib": round(rss)}
     if args.json:
         print(json.dumps(out))
@@ -163,6 +199,8 @@ def main() -> None:
     print(f"project ingest : {p:8.3f} s  {out['project_rows_per_s']:>12,} rows/s  (each: {out['project_s_each']})")
     print(f"raw DuckDB     : {r:8.3f} s  {out['raw_duckdb_rows_per_s']:>12,} rows/s  (each: {out['raw_duckdb_s_each']})")
     print(f"ratio          : {p / r:8.3f} × (median project time / median raw time; per run: {out['ratio_per_repeat']})")
+    print(f"upload         : {u:8.3f} s  POST /api/v1/runs of {args.upload_rows:,} results ({out['upload_mb']} MB) to its "
+          f"201 (each: {out['upload_s_each']})")
     print(f"peak RSS       : {rss0:.0f} MiB after building the bundle, {rss:.0f} at the end")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from bundle.schema import Build, Bundle, DeviceInfo, Machine, Result, Status
+from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result, Status
 
 GIB = 1024**3
 PARAMS = {"n": 1024}
@@ -29,7 +29,8 @@ def _results(op_us: float, psnr_db: float, passed: bool) -> list[Result]:
 def known_bundle(index: int, torch_version: str, channel: str, op_us: float, psnr_db: float, passed: bool) -> Bundle:
     start = datetime(2026, 11, 1, 10, tzinfo=timezone.utc) + timedelta(days=index)
     return Bundle(
-        run_id=f"{index + 1:032x}", started_at=start, ended_at=start + timedelta(minutes=5), complete=True,
+        schema_version=SCHEMA_VERSION, run_id=f"{index + 1:032x}", started_at=start,
+        ended_at=start + timedelta(minutes=5), complete=True,
         machine=Machine(name=MACHINE_NAME, chip="Apple M2 Max", gpu_cores=38, memory_bytes=64 * GIB, os="macOS",
                         os_version="15.1", arch="arm64", power_source="ac"),
         build=Build(torch_version=torch_version, git_hash=f"{index:040x}", channel=channel, python_version="3.11.7",

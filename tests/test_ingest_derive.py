@@ -65,7 +65,8 @@ VALID = {
         R(status="unsupported", samples=[], message="no fp8 on this chip"),
         R(status="fallback", samples=[1.0], message="aten::foo fell back to CPU", warnings=["cpu fallback"]),
         R(status="error", samples=[], message="RuntimeError: ünïcode \"quoted\" \\ back\nslash 🚀 NaN, ]"),
-        R(metric="memory_reserved_peak", unit="B", status="unavailable", samples=[], message="no API")])),
+        R(metric="memory_reserved_peak", unit="B", status="unavailable", samples=[], message="no API"),
+        R(status="error", samples=[], message="x", summary=summarize([1.0]).model_dump())])),  # summary dropped
     "summaries_and_keys": lambda: _raw(make_bundle(results=[
         _with_summary(), _with_summary(unit="ms", samples=[0.5, 0.25, 1.0, 2.0]), _with_summary(samples=[7.0]),
         R(params={"vocab": 128256, "rows": 1}, case_key='{"rows":1,"vocab":128256}'),

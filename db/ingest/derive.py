@@ -81,6 +81,8 @@ def _spelling(schema: dict) -> str:
 _ELEMENT_SCHEMA = TypeAdapter(_ELEMENT).json_schema()
 # samples: a JSON array of numbers (only numbers re-write to these bytes)
 SAMPLES_RE = r"\[(?:" + _spelling(_ELEMENT_SCHEMA) + "(?:," + _spelling(_ELEMENT_SCHEMA) + r")*)?\]"
+
+
 def _finite(ta: TypeAdapter) -> bool:
     try:
         ta.validate_python(float("inf"))

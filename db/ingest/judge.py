@@ -60,10 +60,14 @@ def _judged(raw_conn) -> list[str]:
 
 def _stored(f: str) -> str:
     default = derive.DEFAULTS.get(f)
-    return f"t.{f}_value AS {f}" if default is None else f"coalesce(t.{f}_value, '{default}') AS {f}"
+    if default is None:
+        return f"t.{f}_value AS {f}"
+    return f"coalesce(t.{f}_value, '{str(default).replace(chr(39), chr(39) * 2)}') AS {f}"
 
 
 _STORED = ", ".join(map(_stored, ("workload", "suite", "dtype", "compile", "message")))
+_FACT_COLUMNS = ", ".join(f"{sql} AS f_{k}" for k, sql in _FACT_SQL.items())
+_ON = " AND ".join(f"c.{k} = t.f_{k}" for k in _COMBO_KEYS)
 _FINAL = """CREATE TEMP TABLE _final AS SELECT * EXCLUDE (judged, samples_typed, summary_typed),
   coalesce(judged AND {row_ok}, false) AS ok
 FROM (SELECT *, len(samples) AS n, q[2] AS median, list_avg(samples) AS mean, list_min(samples) AS min,
@@ -83,10 +87,9 @@ LEFT JOIN _warnings w ON w.warnings = coalesce(t.warnings, ''))))"""
 
 def stage(raw_conn, run_id: str) -> tuple[int, list[int], bool]:
     """Stage _final; (rows, the first suspects by index, more suspects than listed)."""
-    tests = _judged(raw_conn)
-    on = " AND ".join(f"c.{k} = t.f_{k}" for k in _COMBO_KEYS)
-    raw_conn.execute(_FINAL.format(run=run_id, stored=_STORED, simple="".join(" AND " + t for t in tests),
-                                   facts=", ".join(f"{sql} AS f_{k}" for k, sql in _FACT_SQL.items()), on=on, row_ok=derive.ROW_OK))
+    simple = "".join(" AND " + t for t in _judged(raw_conn))
+    raw_conn.execute(_FINAL.format(run=run_id, stored=_STORED, simple=simple, facts=_FACT_COLUMNS, on=_ON,
+                                   row_ok=derive.ROW_OK))
     count, broken = raw_conn.execute("SELECT count(*), count(*) FILTER (NOT ok) FROM _final").fetchall()[0]
     found = [i for (i,) in raw_conn.execute(
         "SELECT i FROM _final WHERE NOT ok ORDER BY i LIMIT ?", [SUSPECTS + 1]).fetchall()] if broken else []
@@ -95,11 +98,12 @@ def stage(raw_conn, run_id: str) -> tuple[int, list[int], bool]:
 
 
 def _disagreeing(raw_conn, limit: int) -> list[int]:
-    """Rows whose stated summary (stated unit) does not agree with the derived one (bundle.stats.agree)."""
+    """Rows whose stated summary (stated unit) does not agree with the derived one (bundle.stats.agree); a row
+    without samples has none to agree with (Result drops it)."""
     keys = derive.SUMMARY_KEYS
     t = raw_conn.sql(f"SELECT i, {', '.join(f'summary.{k} AS s_{k}' for k in keys)}, "
-                         + ", ".join(f"{k}{'' if k == 'n' else ' / factor'} AS d_{k}" for k in keys)
-                         + " FROM _final WHERE ok AND summary IS NOT NULL").to_arrow_table()
+                     + ", ".join(f"{k}{'' if k == 'n' else ' / factor'} AS d_{k}" for k in keys)
+                     + " FROM _final WHERE ok AND summary IS NOT NULL AND n > 0").to_arrow_table()
     if t.num_rows == 0:
         return []
     col = lambda name: t.column(name).to_numpy(zero_copy_only=False).astype(float)  # noqa: E731 (NULL: NaN)
