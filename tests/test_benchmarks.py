@@ -48,7 +48,7 @@ def test_timing_benchmark_tiny():
 
 
 def test_ingest_benchmark_tiny():
-    out = _run("ingest.py", "--rows", "2000", "--repeats", "1")
-    assert out["rows"] == 2000 and out["repeats"] == 1
-    assert out["project_s"] > 0 and out["raw_duckdb_s"] > 0
+    out = _run("ingest.py", "--rows", "2000", "--upload-rows", "40", "--repeats", "1")
+    assert out["rows"] == 2000 and out["repeats"] == 1 and out["upload_rows"] == 40
+    assert out["project_s"] > 0 and out["raw_duckdb_s"] > 0 and out["upload_s"] > 0
     assert out["ratio_project_over_raw"] == pytest.approx(out["project_s"] / out["raw_duckdb_s"], rel=0.05)  # both rounded to ms
