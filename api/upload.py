@@ -79,7 +79,8 @@ def _decoded(request: Request, body: bytes, limit: int) -> bytes:
     except zlib.error as exc:
         raise StoreError(400, f"body is not valid gzip: {exc}") from None
     if len(out) > limit:
-        raise StoreError(413, f"the decompressed bundle is larger than the limit of {limit} bytes (MPSBENCH_MAX_UPLOAD_MB)")
+        raise StoreError(413, f"the decompressed bundle is larger than the limit of {limit} bytes "
+                              "(MPSBENCH_MAX_UPLOAD_MB)")
     if not inflate.eof:
         raise StoreError(400, "body is not valid gzip: the stream is truncated")
     return out

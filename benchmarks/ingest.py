@@ -11,7 +11,8 @@ memory_reserved_peak "unavailable" with none and a message.
 
 Both sides start from the same bundle bytes in memory and end with committed rows in a fresh DuckDB file made
 by db.store.engine.open_store (same `results` table, primary key and index), timed in one run of this script,
-alternating (raw, project) K times; the medians and their ratio are printed:
+alternating (raw, project) K times; the medians and their ratio are printed, wall time and CPU time (all of the
+process's threads: on a shared box the CPU ratio says what the work costs, the wall ratio what the load allowed):
   project  db.ingest.core.ingest_bundle (validation, unit conversion, derived summaries, idempotency hash).
   raw      the results array cut out of the same bytes, written to a temp file where the project writes its
            own, DuckDB read_json with the column types given, INSERT … SELECT into `results` in one
@@ -134,14 +135,20 @@ def _project(engine, data: bytes) -> int:
         return conn.exec_driver_sql("SELECT count(*) FROM results").scalar()
 
 
-def _timed(fn, data: bytes) -> tuple[float, int, float]:
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process, DuckDB's included
+    return r.ru_utime + r.ru_stime
+
+
+def _timed(fn, data: bytes) -> tuple[float, float, int, float]:
+    """(wall s, CPU s, rows stored, peak RSS MiB): CPU time says what the work costs whatever the box's load."""
     with tempfile.TemporaryDirectory() as tmp:
         engine = open_store(str(Path(tmp) / "bench.duckdb"))
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu()
         count = fn(engine, data)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, _cpu() - cpu
         engine.dispose()
-    return seconds, count, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return seconds, cpu, count, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def upload_seconds(data: bytes) -> float:
@@ -175,20 +182,25 @@ def main() -> None:
     args = ap.parse_args()
     data = build_bundle_bytes(args.rows)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    raw, project = [], []
+    raw, project, cpu = [], [], {"raw": [], "project": []}
     for _ in range(args.repeats):  # alternated, so a change in the box's load hits both sides alike
-        for fn, times in ((raw_insert, raw), (_project, project)):
-            seconds, count, rss = _timed(fn, data)
+        for fn, times, side in ((raw_insert, raw, "raw"), (_project, project, "project")):
+            seconds, used, count, rss = _timed(fn, data)
             assert count == args.rows, f"{fn.__name__} stored {count} rows, not {args.rows}"
             times.append(seconds)
+            cpu[side].append(used)
     upload_data = build_bundle_bytes(args.upload_rows, seed=1)
     upload = [upload_seconds(upload_data) for _ in range(args.repeats)]
     p, r, u = statistics.median(project), statistics.median(raw), statistics.median(upload)
+    pc, rc = statistics.median(cpu["project"]), statistics.median(cpu["raw"])
     out = {"rows": args.rows, "bundle_mb": round(len(data) / 1e6, 1), "repeats": args.repeats,
            "project_s": round(p, 3), "project_rows_per_s": round(args.rows / p), "raw_duckdb_s": round(r, 3),
            "raw_duckdb_rows_per_s": round(args.rows / r), "ratio_project_over_raw": round(p / r, 3),
            "ratio_per_repeat": [round(a / b, 3) for a, b in zip(project, raw)],
            "project_s_each": [round(t, 3) for t in project], "raw_duckdb_s_each": [round(t, 3) for t in raw],
+           "project_cpu_s": round(pc, 3), "raw_duckdb_cpu_s": round(rc, 3),
+           "cpu_ratio_project_over_raw": round(pc / rc, 3),
+           "load_average_1min": round(os.getloadavg()[0], 1), "cpus": os.cpu_count(),
            "upload_rows": args.upload_rows, "upload_mb": round(len(upload_data) / 1e6, 1), "upload_s": round(u, 3),
            "upload_s_each": [round(t, 3) for t in upload],
            "peak_rss_mib_after_build": round(rss0), "peak_rss_mib": round(rss)}
@@ -199,6 +211,8 @@ def main() -> None:
     print(f"project ingest : {p:8.3f} s  {out['project_rows_per_s']:>12,} rows/s  (each: {out['project_s_each']})")
     print(f"raw DuckDB     : {r:8.3f} s  {out['raw_duckdb_rows_per_s']:>12,} rows/s  (each: {out['raw_duckdb_s_each']})")
     print(f"ratio          : {p / r:8.3f} × (median project time / median raw time; per run: {out['ratio_per_repeat']})")
+    print(f"CPU time       : project {pc:.3f} s, raw {rc:.3f} s: {pc / rc:.3f} × (all threads; load average "
+          f"{out['load_average_1min']} on {out['cpus']} CPUs while it ran)")
     print(f"upload         : {u:8.3f} s  POST /api/v1/runs of {args.upload_rows:,} results ({out['upload_mb']} MB) to its "
           f"201 (each: {out['upload_s_each']})")
     print(f"peak RSS       : {rss0:.0f} MiB after building the bundle, {rss:.0f} at the end")

@@ -133,8 +133,9 @@ def sign_rule(metric_name: str, smallest: float) -> None:
     """The metric registry says which samples a metric allows (bundle.metrics.Sign), judged on the smallest."""
     sign = metric(metric_name).sign
     if not sign.allows(smallest):
-        raise _field_error("samples", f"samples of {metric_name} must be {'> 0' if sign.value == 'positive' else '>= 0'}"
-                                      f" (got {smallest!r}); record status 'error' with a message instead")
+        bound = "> 0" if sign.value == "positive" else ">= 0"
+        raise _field_error("samples", f"samples of {metric_name} must be {bound} (got {smallest!r}); "
+                                      "record status 'error' with a message instead")
 
 
 class Result(_Strict):

@@ -18,7 +18,8 @@ def _result(**kw):
 
 
 def _bundle(**kw):
-    base = dict(schema_version=1, run_id=uuid.uuid4().hex, started_at=datetime(2026, 12, 2, tzinfo=timezone.utc), complete=True,
+    base = dict(schema_version=1, run_id=uuid.uuid4().hex, started_at=datetime(2026, 12, 2, tzinfo=timezone.utc),
+                complete=True,
                 machine={"name": "m3u", "os": "macOS", "chip": "Apple M3 Ultra"},
                 build={"torch_version": "2.15.0rc1", "channel": "rc", "python_version": "3.11.7",
                        "collector_version": "0.1.0"},

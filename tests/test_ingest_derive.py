@@ -57,9 +57,11 @@ VALID = {
     "indented": lambda: _raw(make_bundle(), indent=1),
     "units": lambda: _raw(make_bundle(results=[
         R(unit="ms", samples=[0.005, 0.001, 0.004]), R(unit="us"), R(unit="ns"), R(unit="usec", samples=[3.0]),
-        R(metric="memory_driver_peak", unit="GiB", samples=[1.5]), R(metric="storage_bytes", unit="bytes", samples=[4096]),
+        R(metric="memory_driver_peak", unit="GiB", samples=[1.5]),
+        R(metric="storage_bytes", unit="bytes", samples=[4096]),
         R(metric="decode_throughput", unit="tok/s", samples=[40, 41]), R(metric="max_abs_error", unit="1", samples=[0]),
-        R(metric="psnr_vs_cpu", unit="dB", samples=[-3.0]), R(metric="memory_outside_allocator", unit="B", samples=[-5]),
+        R(metric="psnr_vs_cpu", unit="dB", samples=[-3.0]),
+        R(metric="memory_outside_allocator", unit="B", samples=[-5]),
         R(metric="achieved_bandwidth", unit="B/s", samples=[3e11])])),
     "statuses": lambda: _raw(make_bundle(results=[
         R(status="unsupported", samples=[], message="no fp8 on this chip"),
@@ -108,7 +110,8 @@ INVALID = {
     "summary_disagrees": _raw(make_bundle(results=[R(samples=[1.0, 2.0], summary=summarize([1.0, 3.0]).model_dump())])),
     "summary_partial": _raw(make_bundle(results=[R(summary={"n": 4})])),
     "summary_string": _raw(make_bundle(results=[R(samples=[7.0], summary=summarize([7.0]).model_dump() | {"n": "1"})])),
-    "summary_float_n": _raw(make_bundle(results=[R(samples=[7.0], summary=summarize([7.0]).model_dump() | {"n": 1.0})])),
+    "summary_float_n": _raw(make_bundle(results=[R(samples=[7.0],
+                                                   summary=summarize([7.0]).model_dump() | {"n": 1.0})])),
     "second_row": _raw(make_bundle(results=[R(), R(metric="speed")])),
     "samples_strings": _raw(make_bundle(results=[R(samples=["7.5", 8])])),
     "tolerance_string": _raw(make_bundle(results=[R(tolerance="0.1")])),
@@ -136,7 +139,8 @@ def _schema_problems(raw: bytes) -> list[tuple[str, str]] | None:
 
 def _stored(engine) -> list[dict]:
     with engine.connect() as c:
-        return [dict(r._mapping) for r in c.execute(text("SELECT * FROM results ORDER BY CAST(split_part(result_id, ':', 2) AS INTEGER)"))]
+        rows = c.execute(text("SELECT * FROM results ORDER BY CAST(split_part(result_id, ':', 2) AS INTEGER)"))
+        return [dict(r._mapping) for r in rows]
 
 
 def _expected(raw: bytes) -> list[dict]:
@@ -148,7 +152,8 @@ def _expected(raw: bytes) -> list[dict]:
         out.append(dict(result_id=f"{b.run_id}:{i}", workload=r.workload, suite=r.suite, case_key=r.case_key,
                         params_json=json.dumps(r.params, ensure_ascii=False), dtype=r.dtype, compile=r.compile,
                         metric=r.metric, unit=METRICS[r.metric].unit, status=r.status.value, message=r.message,
-                        warnings_json=json.dumps(r.warnings, ensure_ascii=False), samples=[x * factor for x in r.samples],
+                        warnings_json=json.dumps(r.warnings, ensure_ascii=False),
+                        samples=[x * factor for x in r.samples],
                         passed=r.passed, tolerance=r.tolerance))
     return out
 

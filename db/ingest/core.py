@@ -101,11 +101,6 @@ def _validate(data: bytes, model=Bundle, prefix: tuple = ()):
         raise error from None
 
 
-def validate(doc: dict) -> Bundle:
-    """A bundle as the ingest reads it (strict JSON), from an already parsed document."""
-    return _validate(_body(doc))
-
-
 def _body(raw) -> bytes:
     """The body as UTF-8 bytes (a dict is written as JSON: non-ASCII escaped, so a lone surrogate stays visible)."""
     if isinstance(raw, dict):
@@ -117,8 +112,8 @@ def _body(raw) -> bytes:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise StoreError(400, "body is not UTF-8", [Problem("body", f"bundles are UTF-8 JSON (UTF-16/32 are "
-                                                                        f"refused): {exc.reason} at byte {exc.start}")]) from None
+            why = f"bundles are UTF-8 JSON (UTF-16/32 are refused): {exc.reason} at byte {exc.start}"
+            raise StoreError(400, "body is not UTF-8", [Problem("body", why)]) from None
     return data
 
 
@@ -131,7 +126,8 @@ def _results_last(data: bytes) -> bytes:
     if not isinstance(doc, dict):
         raise StoreError(400, "body is not a JSON object (a bundle is one object)")
     results = doc.pop("results", [])
-    return json.dumps(doc)[:-1].encode() + (b", " if doc else b"") + b'"results": ' + json.dumps(results).encode() + b"}"
+    head = json.dumps(doc)[:-1].encode() + (b", " if doc else b"")
+    return head + b'"results": ' + json.dumps(results).encode() + b"}"
 
 
 def _suspects(array, indices: list[int], more: bool) -> None:
