@@ -44,11 +44,14 @@ class Status(str, Enum):
 
 
 class Channel(str, Enum):
-    stable = "stable"
+    """Inferred by bundle.builds.infer_channel. A plain release string (RCs carry the final's) is "release": the
+    git hash tells an RC's binaries from the final's. "stable" is what older bundles said; it still reads."""
+    release = "release"
     rc = "rc"
     nightly = "nightly"
     local = "local"  # built from source / unknown suffix
     unknown = "unknown"
+    stable = "stable"
 
 
 def case_key(params: dict[str, Any]) -> str:
@@ -88,6 +91,7 @@ class Build(_Strict):
     libraries: dict[Name, Name] = Field(default_factory=dict)
     collector_version: Name
     command_line: Text = ""
+    install_source: Text | None = None  # the index a sweep installed torch from, or "python=<path>"
 
 
 class DeviceInfo(_Strict):

@@ -50,9 +50,10 @@ class Session:
 
 
 def start(out_dir: Path, plan: Plan, catalog: Catalog, device: str, machine_name: str | None,
-          tags: dict[str, str], command_line: str = "") -> Session:
+          tags: dict[str, str], command_line: str = "", channel: str | None = None,
+          install_source: str | None = None) -> Session:
     machine = current_machine(machine_name, resolve(device))
-    build = current_build(COLLECTOR_VERSION, command_line)
+    build = current_build(COLLECTOR_VERSION, command_line, channel, install_source)
     adapter = get_adapter(device, chip=machine.chip)
     cases = expand(plan, catalog)
     run_id = uuid.uuid4().hex

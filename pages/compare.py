@@ -38,7 +38,8 @@ def _controls() -> dict[str, str]:
     for col, name in zip(cols, ("workload", "dtype", "compile", "metric")):
         with col:
             filters[name] = text_param(name.capitalize() + " (comma list)", name, page="cmp")
-    return {"baseline": baseline, "candidate": candidate, "scope": scope, **filters}
+    pool = st.query_params.get("pool", "")  # pool=1 in the link: sides may span builds (the notes name them)
+    return {"baseline": baseline, "candidate": candidate, "scope": scope, "pool": pool, **filters}
 
 
 def _ratio_section(result: ComparisonResult) -> pd.DataFrame:

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from bundle.schema import Channel, Machine
+from bundle.schema import Machine
 from collector.fingerprint import linux, macos, run_warnings
-from collector.fingerprint.build import current_build, library_versions, parse_version, pytorch_env
+from collector.fingerprint.build import current_build, library_versions, pytorch_env
 
 MAC = Path(__file__).parent / "fixtures" / "macos"
 LINUX = Path(__file__).parent / "fixtures" / "linux"
@@ -96,22 +96,6 @@ def test_linux_parsers():
     assert linux.parse_os_release((LINUX / "os_release_debian12.txt").read_text()).startswith("Debian")
     assert linux.parse_nvidia_smi((LINUX / "nvidia_smi_h100nvl.csv").read_text()) == "NVIDIA H100 NVL"
     assert linux.parse_nvidia_smi("") is None
-
-
-@pytest.mark.parametrize("version,channel,date,variant,git", [
-    ("2.15.0rc1", Channel.rc, None, None, None),
-    ("2.16.0.dev20261020", Channel.nightly, "2026-10-20", None, None),
-    ("2.16.0.dev20261020+cpu", Channel.nightly, "2026-10-20", "+cpu", None),
-    ("2.14.1", Channel.stable, None, None, None),
-    ("2.13.0+cpu", Channel.stable, None, "+cpu", None),
-    ("2.13.0+cu128", Channel.stable, None, "+cu128", None),
-    ("2.15.0rc1+cu128", Channel.rc, None, "+cu128", None),
-    ("2.16.0a0+git1a2b3c4", Channel.local, None, "+git1a2b3c4", "1a2b3c4"),
-    ("not-a-version", Channel.unknown, None, None, None),
-])
-def test_channel_table(version, channel, date, variant, git):
-    info = parse_version(version)
-    assert (info.channel, info.nightly_date, info.local_variant, info.git_hash) == (channel, date, variant, git)
 
 
 def test_current_build_records_this_torch(monkeypatch):

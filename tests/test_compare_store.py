@@ -90,7 +90,7 @@ def test_machine_scope_never_pools_machines_chip_scope_does_explicitly(seeded):
     machine = _run(engine).cases
     assert _row(machine, scope="studio-2", **key).baseline_n == 10
     chip = _run(engine, scope="chip").cases
-    pooled = _row(chip, scope="Apple M3 Ultra", **key)
+    pooled = _row(chip, scope="Apple M3 Ultra (80-core GPU)", **key)
     assert pooled.baseline_n == 30 and "machines pooled" in pooled.caveats
 
 
@@ -181,16 +181,16 @@ def test_claims_reproduced_not_reproduced_and_no_data(seeded):
     engine, _, _ = seeded
     claims = evaluate_claims(engine).set_index(["id", "chip"])
     assert len(load_claims()) == 5 and all(c["baseline"] and c["baseline_is"] and c["source"] for c in load_claims())
-    decode = claims.loc[("qwen3-decode-512", "Apple M3 Ultra")]
+    decode = claims.loc[("qwen3-decode-512", "Apple M3 Ultra (80-core GPU)")]
     assert decode.status == "reproduced" and decode.measured == pytest.approx(51.7 / 38.7, rel=0.02)
     assert (decode["dtype"], decode["compile"]) == ("bfloat16", "inductor")  # dtype: any, but reported per dtype
-    assert claims.loc[("wan-vae-driver-peak", "Apple M3 Ultra"), "status"] == "reproduced"
-    assert claims.loc[("wan-vae-live-peak", "Apple M3 Ultra"), "measured"] == pytest.approx(4.422 / 4.095)
-    assert claims.loc[("wan-vae-pad-calls", "Apple M3 Ultra"), "status"] == "reproduced"  # 8764 on both: +0
-    assert claims.loc[("qwen-image-vae-psnr", "Apple M3 Ultra"), "measured"] == pytest.approx(19.89)
-    soft = claims.loc[("softmax-1x128256", "Apple M3 Ultra")]
+    assert claims.loc[("wan-vae-driver-peak", "Apple M3 Ultra (80-core GPU)"), "status"] == "reproduced"
+    assert claims.loc[("wan-vae-live-peak", "Apple M3 Ultra (80-core GPU)"), "measured"] == pytest.approx(4.422 / 4.095)
+    assert claims.loc[("wan-vae-pad-calls", "Apple M3 Ultra (80-core GPU)"), "status"] == "reproduced"  # 8764 on both: +0
+    assert claims.loc[("qwen-image-vae-psnr", "Apple M3 Ultra (80-core GPU)"), "measured"] == pytest.approx(19.89)
+    soft = claims.loc[("softmax-1x128256", "Apple M3 Ultra (80-core GPU)")]
     assert soft.status == "not reproduced" and soft.claimed == pytest.approx(57.37 / 7.14)  # seeded 1.25×
-    linear = claims.loc[("linear-decode-geomean", "Apple M2")]  # the three M = 1 shapes: 0.8×, 1.1×, 1.0× time
+    linear = claims.loc[("linear-decode-geomean", "Apple M2 (10-core GPU)")]  # the three M = 1 shapes: 0.8×, 1.1×, 1.0× time
     assert linear.status == "not reproduced" and linear.n_cases == 3
     assert linear.measured == pytest.approx((1.25 * (1 / 1.1) * 1.0) ** (1 / 3), rel=0.02)
     by_id = claims.reset_index().groupby("id").status.first()
@@ -216,9 +216,9 @@ def test_matrix_cells_are_per_chip_geomeans_against_the_baseline(seeded):
 
     engine, ans, _ = seeded
     cells = matrix(engine, "op_time", "2.14.1", "chip", "float32", "eager", "softmax").set_index(["row", "build"])
-    assert cells.loc[("Apple M2", "2.15.0rc1"), "geomean"] == pytest.approx(ans["softmax_speedup"], rel=0.02)
-    assert cells.loc[("Apple M3 Ultra", "2.15.0rc1"), "n_cases"] == 2  # two softmax shapes; machines pooled
-    assert ("Apple M2", "2.15.0") not in cells.index  # 2.15.0 ran only on studio-1
+    assert cells.loc[("Apple M2 (10-core GPU)", "2.15.0rc1"), "geomean"] == pytest.approx(ans["softmax_speedup"], rel=0.02)
+    assert cells.loc[("Apple M3 Ultra (80-core GPU)", "2.15.0rc1"), "n_cases"] == 2  # two softmax shapes; machines pooled
+    assert ("Apple M2 (10-core GPU)", "2.15.0") not in cells.index  # 2.15.0 ran only on studio-1
 
 
 def test_page_tables_equal_the_json_twin(seeded, monkeypatch):
@@ -276,7 +276,9 @@ def test_cache_follows_the_data_version_and_reads_run_from_many_threads(tmp_path
     threads = [threading.Thread(target=read) for _ in range(3)]
     [t.start() for t in threads]
     from db.ingest.core import ingest_bundle
-    ingest_bundle(engine, raw(known_bundle(9, "2.15.0rc1", "rc", 7.0, 60.0, True)))  # a new run of the candidate
+    new = known_bundle(9, "2.15.0rc1", "rc", 7.0, 60.0, True)
+    new = new.model_copy(update={"build": new.build.model_copy(update={"git_hash": None})})  # the seeded build's
+    ingest_bundle(engine, raw(new))  # a new run of the candidate
     [t.join() for t in threads]
     assert not errors and len(done) == 15
     after = compare(engine, query)

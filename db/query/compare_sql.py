@@ -1,7 +1,7 @@
 """The Compare query's SQL: both sides selected, grouped and paired inside DuckDB, one row per case key.
 
 A case key is (scope, device, workload, case_key, dtype, compile, metric); scope is the machine name, or the
-chip when the user chose chip scope (then machines of one chip pool, explicitly). Only status "ok" samples
+chip and its GPU core count when the user chose chip scope (then machines of one chip pool, explicitly). Only status "ok" samples
 feed a side's figures; repeats (several runs of one side on one scope) pool their samples. The pairing is a
 pivot (one GROUP BY over both sides, each side's aggregates FILTERed by side) rather than a join of two
 grouped sides: one hash table instead of three. The few non-ok results are grouped by a second statement
@@ -50,7 +50,11 @@ _SIDE_OTHER = """
   any_value(message) FILTER (WHERE side = '{s}') AS {p}message,
   median(list_median(samples)) FILTER (WHERE side = '{s}' AND status = 'fallback') AS {p}fallback_median"""
 
-SIDES = (("baseline", "b_"), ("candidate", "c_"))  # each side and the prefix of its columns
+SIDES = (("baseline", "b_"), ("candidate", "c_"))
+
+# a chip with its GPU core count: a 30-core and a 40-core M3 Max differ (300 vs 400 GB/s), so they never pool
+_CHIP_SCOPE = ("coalesce(ru.chip || coalesce(' (' || ru.gpu_cores || '-core GPU)', ''), "
+               "'unknown chip: ' || ru.machine_name)")  # each side and the prefix of its columns
 
 
 def _filters(values: dict[str, list[str]]) -> tuple[str, list[str]]:
@@ -72,7 +76,7 @@ def compare_sql(baseline: Selector, candidate: Selector, scope: str,
     detail: key columns of the cases with a non-ok result, then per side other (its non-ok statuses, or
     null), message (of a non-ok result), fallback_median.
     """
-    scope_col = "coalesce(ru.chip, 'unknown chip: ' || ru.machine_name)" if scope == "chip" else "ru.machine_name"
+    scope_col = _CHIP_SCOPE if scope == "chip" else "ru.machine_name"
     filter_sql, filter_params = _filters(filters)
     params: list[str] = []
     runs = []

@@ -1,5 +1,9 @@
-"""Selectors: what one side of a comparison is. A build (`torch=2.15.0rc1`), a tag value (`tag:role=candidate`)
-or an explicit set of runs (`runs:<id>,<id>`). Parsed from text (a query parameter), so a link reproduces a view."""
+"""Selectors: what one side of a comparison is. A torch version (`torch=2.15.0rc1`), an exact build
+(`build=2.15.0@1a2b3c4`: version + git hash prefix), a tag value (`tag:role=candidate`) or an explicit set of runs
+(`runs:<id>,<id>`). Parsed from text (a query parameter), so a link reproduces a view.
+
+Every selector resolves to builds (version + git hash, bundle.builds): a side spanning several builds (an RC and
+the final share a version string) is refused unless the user asks to pool them."""
 from __future__ import annotations
 
 import re
@@ -10,26 +14,31 @@ from sqlalchemy import Engine
 
 from db.errors import Problem, StoreError
 from db.store.read import read_frame
-from bundle.builds import build_sort_key
+from bundle.builds import build_label, build_selector, build_sort_key
 
-SYNTAX = "torch=<version>, tag:<key>=<value> or runs:<run_id>,<run_id>"
+SYNTAX = "torch=<version>, build=<version>@<git hash>, tag:<key>=<value> or runs:<run_id>,<run_id>"
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,99}$")
 _RUN_ID = re.compile(r"^[0-9a-f]{32}$")
+_HASH = re.compile(r"^[0-9a-f]{7,40}$")
 
 
 @dataclass(frozen=True)
 class Selector:
     kind: str  # "build" | "tag" | "runs"
     key: str  # torch version, tag key, or "" for runs
-    value: str  # "" for builds, the tag value, or the comma-joined run ids
+    value: str  # a build's git hash prefix ("" for any), the tag value, or the comma-joined run ids
     text: str  # canonical text: what a link carries and a ratio names as its baseline
 
     def run_ids_sql(self) -> tuple[str, list[str]]:
         """SQL selecting the run_ids this selector means, with its parameters."""
+        if self.kind == "build" and self.value:
+            return "SELECT run_id FROM runs WHERE torch_version = ? AND starts_with(git_hash, ?)", [self.key, self.value]
         if self.kind == "build":
             return "SELECT run_id FROM runs WHERE torch_version = ?", [self.key]
         if self.kind == "tag":
             return "SELECT run_id FROM run_tags WHERE key = ? AND value = ?", [self.key, self.value]
+        if self.kind == "runs-all":  # every stored run (the pickers' build list)
+            return "SELECT run_id FROM runs", []
         ids = self.value.split(",")
         return f"SELECT run_id FROM runs WHERE run_id IN ({', '.join('?' * len(ids))})", ids
 
@@ -45,6 +54,8 @@ def parse_selector(text: str | None, field: str) -> Selector:
         raise _bad(field, f"a selector is required: {SYNTAX}", raw)
     if raw.startswith("torch="):
         return _build(raw[len("torch="):].strip(), field)
+    if raw.startswith("build="):
+        return _exact_build(raw[len("build="):].strip(), field)
     if raw.startswith("tag:"):
         return _tag(raw[len("tag:"):], field)
     if raw.startswith("runs:"):
@@ -56,6 +67,25 @@ def _build(version: str, field: str) -> Selector:
     if not _VERSION.match(version):
         raise _bad(field, "torch=<version> needs a version like 2.15.0rc1 (letters, digits, . + _ -)", version)
     return Selector("build", version, "", f"torch={version}")
+
+
+def parse_pool(text: str | None) -> bool:
+    """The `pool` parameter: 1/true/yes pools a side's builds on purpose; absent/0/false does not."""
+    raw = (text or "").strip().lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise _bad("pool", "must be 1 (pool the builds a side spans) or 0", raw)
+
+
+def _exact_build(body: str, field: str) -> Selector:
+    version, sep, git_hash = body.partition("@")
+    version, git_hash = version.strip(), git_hash.strip().lower()
+    if not _VERSION.match(version) or (sep and not _HASH.match(git_hash)):
+        raise _bad(field, "build=<version>@<git hash> needs a version like 2.15.0 and 7-40 hex digits of the "
+                          "git hash (torch.version.git_version), e.g. build=2.15.0@1a2b3c4", body)
+    return Selector("build", version, git_hash, f"build={version}@{git_hash}" if git_hash else f"build={version}")
 
 
 def _tag(body: str, field: str) -> Selector:
@@ -75,25 +105,61 @@ def _runs(body: str, field: str) -> Selector:
     return Selector("runs", "", ",".join(unique), "runs:" + ",".join(unique))
 
 
-def require_runs(engine: Engine, selector: Selector, field: str) -> int:
-    """How many stored runs the selector means; none is a 404 naming the parameter."""
+_BUILDS = ("SELECT torch_version, git_hash, coalesce(debug, false) AS debug, any_value(channel) AS channel,"
+           " min(nightly_date) AS nightly_date, count(*) AS n_runs FROM runs WHERE run_id IN ({runs})"
+           " GROUP BY torch_version, git_hash, coalesce(debug, false)")
+
+
+def side_builds(engine: Engine, selector: Selector) -> pd.DataFrame:
+    """The builds the selector's runs come from, in build order: torch_version, git_hash, debug, channel, label,
+    selector (the text picking that build alone), n_runs."""
     sql, params = selector.run_ids_sql()
-    count = int(read_frame(engine, f"SELECT count(DISTINCT run_id) AS n FROM ({sql})", params)["n"].iloc[0])
-    if count == 0:
+    found = read_frame(engine, _BUILDS.format(runs=sql), params)
+    found["label"] = [build_label(v, c, h, d) for v, c, h, d in
+                      zip(found.torch_version, found.channel, found.git_hash, found.debug)]
+    found["selector"] = [build_selector(v, h) for v, h in zip(found.torch_version, found.git_hash)]
+    order = [build_sort_key(v, d, c, h) for v, d, c, h in
+             zip(found.torch_version, found.nightly_date, found.channel, found.git_hash)]
+    found = found.iloc[sorted(range(len(found)), key=order.__getitem__)].reset_index(drop=True)
+    return found[["torch_version", "git_hash", "debug", "channel", "label", "selector", "n_runs"]]
+
+
+def builds_text(builds: pd.DataFrame) -> str:
+    """`2.14.0 (release, 1a2b3c4): 3 runs; 2.14.1 (release, 9f8e7d6): 2 runs`."""
+    return "; ".join(f"{r.label}: {int(r.n_runs)} run{'s' if r.n_runs != 1 else ''}" for r in builds.itertuples())
+
+
+def check_side(engine: Engine, selector: Selector, field: str, pool: bool = False) -> pd.DataFrame:
+    """The side's builds (side_builds). No stored run is a 404 naming the parameter; runs of more than one build
+    are a 400 naming the builds and how to pick one, unless `pool` (the caller then says what was pooled)."""
+    builds = side_builds(engine, selector)
+    if builds.empty:
         raise StoreError(404, f"{field}: no stored run matches {selector.text}",
                          [Problem(field, "must select at least one stored run")])
-    return count
+    if len(builds) > 1 and not pool:
+        rule = "must select runs of one build (torch version + git hash), or pool=1 to pool builds"
+        raise StoreError(400, f"{field}: {selector.text} matches {len(builds)} builds: {builds_text(builds)}. Pick "
+                              f"one ({field}={builds.selector.iloc[0]}) or pool them on purpose with pool=1",
+                         [Problem(field, rule)])
+    return builds
+
+
+def pooled_note(field: str, selector: Selector, builds: pd.DataFrame) -> str | None:
+    """The note a pooled side carries: which builds, with run counts (None when the side is one build)."""
+    if len(builds) < 2:
+        return None
+    return f"The {field} ({selector.text}) pools {len(builds)} builds, as asked (pool=1): {builds_text(builds)}."
 
 
 def available_selectors(engine: Engine) -> pd.DataFrame:
-    """Selectors for the pickers: builds (version order) then tag values, with how many runs each selects."""
-    builds = read_frame(engine, "SELECT torch_version, any_value(channel) AS channel, min(nightly_date) AS nightly_date,"
-                                " count(*) AS n_runs FROM runs GROUP BY torch_version")
+    """Selectors for the pickers: builds (build order) then tag values, with how many runs each selects. A
+    version with one build is picked by `torch=<version>`; one with several (an RC and the final) by each build."""
+    builds = side_builds(engine, Selector("runs-all", "", "", ""))
+    per_version = builds.groupby("torch_version").torch_version.transform("size") if len(builds) else []
+    rows = [{"selector": f"torch={r.torch_version}" if n == 1 else r.selector, "kind": "build",
+             "label": f"torch {r.label}", "n_runs": int(r.n_runs)} for r, n in zip(builds.itertuples(), per_version)]
     tags = read_frame(engine, "SELECT key, value, count(DISTINCT run_id) AS n_runs FROM run_tags GROUP BY key, value"
                               " ORDER BY key, value")
-    builds = builds.assign(order=[build_sort_key(v, d) for v, d in zip(builds.torch_version, builds.nightly_date)])
-    rows = [{"selector": f"torch={r.torch_version}", "kind": "build", "label": f"torch {r.torch_version} ({r.channel})",
-             "n_runs": int(r.n_runs)} for r in builds.sort_values("order").itertuples()]
     rows += [{"selector": f"tag:{r.key}={r.value}", "kind": "tag", "label": f"tag {r.key} = {r.value}",
               "n_runs": int(r.n_runs)} for r in tags.itertuples()]
     return pd.DataFrame(rows, columns=["selector", "kind", "label", "n_runs"])

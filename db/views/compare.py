@@ -22,7 +22,7 @@ from db.query.compare_read import read_pairs
 from db.query.compare_sql import FILTERS, KEY, SIDES as _SIDES, compare_sql
 from db.errors import Problem, StoreError
 from db.store.read import read_data_version
-from db.query.selectors import Selector, parse_selector, require_runs
+from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note
 from db.views.case_text import caveats, change_words, pick, text
 from db.views.families import family_frame
 from db.views.trends import FIELDS as TREND_FIELDS, trend_url
@@ -45,6 +45,7 @@ class CompareQuery:
     candidate: str
     scope: str = "machine"
     filters: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ((name, values), …) hashable for caches
+    pool: bool = False  # a side may span several builds (version + git hash); the notes then name them
 
     @classmethod
     def from_params(cls, params: Mapping[str, str | None]) -> "CompareQuery":
@@ -59,7 +60,7 @@ class CompareQuery:
         if unknown:
             raise StoreError(400, f"metric: unknown metric {unknown[0][:60]!r}",
                              [Problem("metric", f"must be one of {', '.join(METRICS)}")])
-        return cls(base.text, cand.text, scope, chosen)
+        return cls(base.text, cand.text, scope, chosen, parse_pool(params.get("pool")))
 
     def selectors(self) -> tuple[Selector, Selector]:
         return parse_selector(self.baseline, "baseline"), parse_selector(self.candidate, "candidate")
@@ -127,11 +128,11 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     list; the two meet only for the significance columns and the families' better/worse counts."""
     base, cand = query.selectors()
     sides = ((base, "baseline"), (cand, "candidate"))
-    checks = [WORKERS.submit(require_runs, engine, selector, side) for selector, side in sides]  # beside the read
+    checks = [WORKERS.submit(check_side, engine, selector, side, query.pool) for selector, side in sides]  # beside the read
     libraries = [WORKERS.submit(side_libraries, engine, selector) for selector, _ in sides]
     table = read_pairs(engine, *compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters}), WORKERS)
-    for check in checks:
-        check.result()  # a selector without runs is a 404 naming it
+    # a selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose
+    pooled = [pooled_note(side, selector, check.result()) for (selector, side), check in zip(sides, checks)]
     # unsorted: the quartiles and each significance block sort their own rows (a sort of every list up front,
     # before the significance can start, cost more than sorting twice)
     b_lists, c_lists = (SampleLists.from_arrow(table[c]) for c in ("b_samples", "c_samples"))
@@ -148,14 +149,15 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     unmatched = unmatched_frame(frame[~paired].reset_index(drop=True))
     families = family_frame(cases, query, lambda: pending.result().verdict == SIGNIFICANT)
     add_significance(cases, pending.result(), facts)
-    notes = _notes(query, cases, differing_note(*(side.result() for side in libraries)))
+    notes = _notes(query, cases, differing_note(*(side.result() for side in libraries))) + [n for n in pooled if n]
     return ComparisonResult(query, cases, families, unmatched, notes, (b_paired, c_paired))
 
 
 def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> list[str]:
     notes = [f"Ratios are candidate {query.candidate} against baseline {query.baseline}; only status-ok results count."]
     if query.scope == "chip":
-        notes.append("Chip scope: results of different machines with the same chip are pooled, explicitly.")
+        notes.append("Chip scope: results of different machines with the same chip and GPU core count are pooled, "
+                     "explicitly.")
     if not cases.empty and ((cases.baseline_pooled > 1) | (cases.candidate_pooled > 1)).any():
         notes.append("Repeats: where a side has several results of a case on one scope (repeated runs), "
                      "their samples are pooled.")
