@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from bundle.builds import DECLARABLE
 from collector.errors import CollectorError
 
 # Piped into a log (scripts/start.sh), rich would wrap tables at 80 columns; a log reads better wide.
@@ -34,6 +35,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m collector", description="mpsbench collector")
     sub = p.add_subparsers(dest="command", required=True)
     _run_options(sub.add_parser("run", help="run workloads and write a bundle"))
+    _sweep_options(sub.add_parser("sweep", help="run the plan under several torch builds, each in its own "
+                                                "environment, interleaved in rounds (one bundle per build and round)"))
     sub.add_parser("list", help="workloads, case counts per profile, metrics with units")
     s = sub.add_parser("show", help="a bundle as a table")
     s.add_argument("file", type=Path)
@@ -45,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _run_options(r: argparse.ArgumentParser) -> None:
+def _plan_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--workload", action="append", default=[], help="workload name (repeatable)")
     r.add_argument("--suite", action="append", default=[], choices=["kernels", "models"])
     r.add_argument("--device", default="auto", choices=["auto", "mps", "cuda", "cpu"])
@@ -58,8 +61,28 @@ def _run_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--out", default="runs", type=Path)
     r.add_argument("--push", metavar="URL", help="push the bundle afterwards (token from MPSBENCH_TOKEN)")
     r.add_argument("--case-time-limit", type=float, metavar="SECONDS")
+
+
+def _run_options(r: argparse.ArgumentParser) -> None:
+    _plan_options(r)
+    r.add_argument("--channel", choices=DECLARABLE,
+                   help="the build's channel where its version string does not say (RCs carry the final's version)")
+    r.add_argument("--install-source", metavar="URL", help="the index torch was installed from (a sweep sets it)")
     r.add_argument("--resume", nargs="?", const="", metavar="JOURNAL",
                    help="continue an interrupted run (default: the newest unfinished journal in --out)")
+
+
+def _sweep_options(r: argparse.ArgumentParser) -> None:
+    _plan_options(r)
+    r.add_argument("--build", action="append", default=[], metavar="SPEC",
+                   help="a torch build (repeat, baseline first): 'torch==2.14.1', '--pre torch==2.15.0 --index-url "
+                        "URL', or python=/path/to/env/bin/python (an environment you have; add --channel rc|…)")
+    r.add_argument("--rounds", type=int, default=3, help="rounds; in each every build runs the plan once")
+    r.add_argument("--aa", action="store_true", help="run the baseline build twice per round (A/A pairs: the noise)")
+    r.add_argument("--envs", type=Path, help="where build environments live (default ~/.cache/mpsbench/envs or "
+                                             "MPSBENCH_ENVS)")
+    r.add_argument("--resume", nargs="?", const="", metavar="SWEEP_JOURNAL",
+                   help="continue an interrupted sweep (default: the newest sweep journal in --out)")
 
 
 def main(argv: list[str] | None = None) -> int:

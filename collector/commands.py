@@ -39,7 +39,7 @@ def _open_session(args: argparse.Namespace) -> run_session.Session:
                 compile_modes=csv_list(args.compile) or ("eager",), profile=args.profile,
                 case_time_limit_s=args.case_time_limit)
     return run_session.start(args.out, plan, catalog, args.device, args.machine_name, kv_pairs(args.tag),
-                             " ".join(shlex.quote(a) for a in sys.argv))
+                             " ".join(shlex.quote(a) for a in sys.argv), args.channel, args.install_source)
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
@@ -99,6 +99,11 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     if pusher is not None:
         return _report_push(pusher.push([path]), console)
     return 0
+
+
+def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
+    from collector.sweep.command import cmd_sweep as sweep
+    return sweep(args, console)
 
 
 def _case_count(workload: Workload, profile: str) -> str:

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 COLLECTOR = {"run": "run workloads and write a bundle", "list": "workloads, cases and metrics with units",
-             "show": "a bundle as a table", "push": "send bundles to a team server (or its outbox)"}
+             "show": "a bundle as a table",
+             "sweep": "run the plan under several torch builds, interleaved in rounds",
+             "push": "send bundles to a team server (or its outbox)"}
 STORE = {"ingest": "store bundles in the local DuckDB file", "info": "the store's path, version and row counts"}
 WEB = {"serve": "the dashboard and its HTTP API (127.0.0.1, PORT or --port, default 8501)"}
 

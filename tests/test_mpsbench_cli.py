@@ -23,7 +23,7 @@ def test_the_console_script_is_installed():
 def test_help_lists_every_command():
     out = mpsbench("--help")
     assert out.returncode == 0
-    assert set(re.findall(r"^  (\w+) ", out.stdout, re.M)) == {"run", "list", "show", "push", "ingest", "info",
+    assert set(re.findall(r"^  (\w+) ", out.stdout, re.M)) == {"run", "list", "show", "sweep", "push", "ingest", "info",
                                                               "serve"}
 
 

@@ -1,0 +1,77 @@
+"""The sweep journal: one JSON line per event, appended and fsynced at once (like the run journal), so Ctrl-C,
+SIGKILL or a crash loses nothing that finished; `sweep --resume` reads it back and continues."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from collector.errors import CollectorError
+
+SUFFIX = ".sweep.jsonl"
+
+
+@dataclass
+class SweepState:
+    header: dict[str, Any]
+    builds: dict[int, dict[str, Any]] = field(default_factory=dict)  # index -> ready or failed record
+    order: list[dict[str, Any]] | None = None  # the schedule, fixed once the builds are known
+    started: dict[str, dict[str, Any]] = field(default_factory=dict)  # slot key -> its start record
+    done: dict[str, dict[str, Any]] = field(default_factory=dict)  # slot key -> its end record (ok or failed)
+
+
+class SweepJournal:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @staticmethod
+    def path_for(out_dir: Path, sweep_id: str) -> Path:
+        return out_dir / f"sweep-{sweep_id}{SUFFIX}"
+
+    def append(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        with self.path.open("a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+    def start(self, header: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.append({"type": "sweep", **header})
+
+    def read(self) -> SweepState:
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise CollectorError(f"--resume: cannot read {self.path}: {exc.strerror}") from None
+        records = []
+        for i, line in enumerate(lines):
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                if i == len(lines) - 1:  # torn by a kill mid-write: that event never finished
+                    break
+                raise CollectorError(f"--resume: {self.path} line {i + 1} is not JSON") from None
+        if not records or records[0].get("type") != "sweep":
+            raise CollectorError(f"--resume: {self.path} is not a sweep journal")
+        state = SweepState(records[0])
+        for r in records[1:]:
+            kind = r.get("type")
+            if kind == "build":
+                state.builds[r["index"]] = r
+            elif kind == "schedule":
+                state.order = r["slots"]
+            elif kind == "slot_start":
+                state.started[r["key"]] = r
+            elif kind == "slot_end":
+                state.done[r["key"]] = r
+        return state
+
+
+def latest(out_dir: Path) -> Path:
+    found = sorted(out_dir.glob(f"sweep-*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True)
+    if not found:
+        raise CollectorError(f"--resume: no sweep journal (sweep-*{SUFFIX}) in {out_dir}")
+    return found[0]
