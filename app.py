@@ -17,9 +17,9 @@ SCRIPT = str(Path(__file__).resolve().with_name("pages") / "navigation.py")  # f
 
 def api_routes() -> list:
     """The upload API and the JSON twins of the pages, mounted beside Streamlit."""
-    from api import query, upload
+    from api import query, sweeps, upload
 
-    return upload.ROUTES + query.ROUTES
+    return upload.ROUTES + query.ROUTES + sweeps.ROUTES
 
 
 def preload() -> None:

@@ -74,7 +74,7 @@ def twin(view: Callable) -> Callable:
 
 def comparison_json(result) -> dict[str, Any]:
     q = result.query
-    return {"ok": True, "baseline": q.baseline, "candidate": q.candidate, "scope": q.scope,
+    return {"ok": True, "baseline": q.baseline, "candidate": q.candidate, "scope": q.scope, "pool": q.pool,
             "filters": {k: list(v) for k, v in q.filters}, "notes": result.notes,
             "cases": records(named_cases(result.cases)), "families": records(result.families),
             "unmatched": records(result.unmatched)}

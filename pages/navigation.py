@@ -15,6 +15,7 @@ PAGES = [  # (file, title, url path); Overview is the default
     ("overview.py", "Overview", "overview"),
     ("runs.py", "Runs", "runs"),
     ("compare.py", "Compare", "compare"),
+    ("sweeps.py", "Sweeps", "sweeps"),
     ("regressions.py", "Regressions", "regressions"),
     ("trends.py", "Trends", "trends"),
     ("matrix.py", "Matrix", "matrix"),

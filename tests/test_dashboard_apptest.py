@@ -87,7 +87,7 @@ def test_default_page_is_the_overview_with_an_empty_state_hint(tmp_path, monkeyp
 def test_overview_lists_machines_builds_and_counts(known_db):
     at = _page("overview.py")
     latest = at.dataframe[0].value
-    assert sorted(latest["build"]) == ["2.14.1 (stable)", "2.15.0rc1 (rc)"]
+    assert sorted(latest["build"]) == ["2.14.1 (stable, 0000000)", "2.15.0rc1 (rc, 0000000)"]
     assert set(latest["memory_GiB"]) == {64.0} and set(latest["gpu_cores"]) == {38}
     assert MACHINE_NAME in set(latest["machine_name"])  # stored and shown verbatim, as text
     counts = dict(zip(at.dataframe[1].value["status"], at.dataframe[1].value["results"]))
@@ -135,7 +135,7 @@ def test_correctness_flags_faster_but_wrong(known_db):
     at = _page("correctness.py")
     assert any("faster but wrong: 1 case" in e.value for e in at.error)
     wrong = at.dataframe[0].value.iloc[0]
-    assert (wrong["build"], wrong["previous_build"]) == ("2.15.0rc1 (rc)", "2.14.1 (stable)")
+    assert (wrong["build"], wrong["previous_build"]) == ("2.15.0rc1 (rc, 0000000)", "2.14.1 (stable, 0000000)")
     assert wrong["speedup_vs_previous"] == pytest.approx(10.0 / 7.0)
     assert wrong["failed_metric"] == "psnr_vs_cpu" and wrong["failed_value"] == 20.0
 

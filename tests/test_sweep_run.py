@@ -100,6 +100,25 @@ def test_sweep_rounds_aa_failed_build_kill_and_resume(tmp_path):
     assert all(len(bd.results) == 2 for bd in found)  # both cases of the tiny plan in every run
     assert killed_run in {bd.run_id for bd in found}  # the killed slot's run was continued, not started over
     assert sum(e["type"] == "slot_end" for e in events(journal)) == 6
+    _dashboard_shows_one_sweep(tmp_path, found, sweep_id)
+
+
+def _dashboard_shows_one_sweep(tmp_path: Path, found: list[Bundle], sweep_id: str) -> None:
+    from db.ingest.core import ingest_bundle
+    from db.store.engine import open_store
+    from db.views.compare import CompareQuery, compute_compare
+    from db.views.sweeps import sweep_detail, sweeps
+
+    engine = open_store(tmp_path / "store.duckdb")
+    for bundle in found:
+        ingest_bundle(engine, bundle.model_dump_json().encode())
+    listed = sweeps(engine)
+    assert listed.sweep.tolist() == [sweep_id] and int(listed.n_runs[0]) == 6 and int(listed.aa_pairs[0]) == 2
+    detail = sweep_detail(engine, sweep_id)
+    ab = detail.comparisons.iloc[0]
+    result = compute_compare(engine, CompareQuery.from_params({"baseline": ab.baseline, "candidate": ab.candidate}))
+    assert len(result.cases) == 2 and set(result.cases.baseline_pooled) == {2}  # two rounds, two runs a side
+    engine.dispose()
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from bundle.case_names import case_name
+from bundle.builds import build_label
 from bundle.units import convert
 from db.store.read import read_frame
 
@@ -19,16 +20,10 @@ _RUN_COLUMNS = ("run_id, started_at, complete, machine_name, chip, gpu_cores, me
                 "warnings_json, n_results")
 _RESULT_COLUMNS = ("r.result_id, r.run_id, r.workload, r.suite, r.case_key, r.dtype, r.compile, r.metric, r.unit, "
                    "r.status, r.message, r.warnings_json, r.n, r.median, r.p25, r.p75, r.passed, r.tolerance, "
-                   "ru.machine_name, ru.chip, ru.torch_version, ru.channel, ru.nightly_date, ru.started_at, "
+                   "ru.machine_name, ru.chip, ru.torch_version, ru.git_hash, ru.channel, ru.nightly_date, ru.started_at, "
                    "ru.tags_json")
 MEMORY_METRICS = ["memory_driver_peak", "memory_reserved_peak", "memory_allocated_peak", "memory_outside_allocator"]
 CORRECTNESS_METRICS = ["psnr_vs_cpu", "max_abs_error"]
-
-
-def build_label(torch_version: str, channel: str, nightly_date: str | None) -> str:
-    """A build's human name: release channels matter more than git ancestry."""
-    dated = f" {nightly_date}" if nightly_date else ""
-    return f"{torch_version} ({channel}{dated})"
 
 
 def runs(engine: Engine) -> pd.DataFrame:
@@ -43,8 +38,8 @@ def runs(engine: Engine) -> pd.DataFrame:
 
 
 def _builds(frame: pd.DataFrame) -> list[str]:
-    return [build_label(v, c, None if pd.isna(d) else d)
-            for v, c, d in frame[["torch_version", "channel", "nightly_date"]].itertuples(index=False)]
+    return [build_label(v, c, None if pd.isna(h) else h)
+            for v, c, h in frame[["torch_version", "channel", "git_hash"]].itertuples(index=False)]
 
 
 def run_detail(engine: Engine, run_id: str) -> dict | None:
@@ -55,7 +50,7 @@ def run_detail(engine: Engine, run_id: str) -> dict | None:
     detail = {k: (None if _missing(v) else v) for k, v in found.iloc[0].to_dict().items()}
     for name in ("env", "libraries", "tags", "warnings"):
         detail[name] = json.loads(detail.pop(f"{name}_json") or ("[]" if name == "warnings" else "{}"))
-    detail["build"] = build_label(detail["torch_version"], detail["channel"], detail["nightly_date"])
+    detail["build"] = build_label(detail["torch_version"], detail["channel"], detail["git_hash"], detail["debug"])
     return detail
 
 
@@ -126,5 +121,5 @@ def _run_warning_rows(run) -> list[dict]:
 
 
 def _warning(row, kind: str, text: str) -> dict:
-    label = getattr(row, "build", None) or build_label(row.torch_version, row.channel, row.nightly_date)
+    label = getattr(row, "build", None) or build_label(row.torch_version, row.channel, getattr(row, "git_hash", None))
     return {"run_id": row.run_id, "machine": row.machine_name, "build": label, "kind": kind, "text": text}

@@ -1,0 +1,32 @@
+"""Sweeps: pick one, see its builds, its runs in the order they ran, its A/A pairs, and open the comparison of
+any of its builds against the baseline (the rounds are the replicates)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from db.views.sweeps import sweep_detail, sweeps
+from pages.widgets import guarded, load, picker
+
+LINK = st.column_config.LinkColumn("compare", display_text="open in Compare")
+
+
+def body() -> None:
+    st.title("Sweeps")
+    found = load(sweeps)
+    if found.empty:
+        st.info("No sweeps stored yet: `mpsbench sweep --build … --build … --push URL` makes one.")
+        st.stop()
+    st.dataframe(found, hide_index=True)
+    chosen = picker("Sweep", "sweep", found.sweep.tolist(), found.sweep.iloc[0], page="swp")
+    detail = load(sweep_detail, chosen)
+    st.subheader("Builds")
+    st.dataframe(detail.builds, hide_index=True)
+    st.subheader("Comparisons")
+    st.dataframe(detail.comparisons, hide_index=True, column_config={"link": LINK})
+    st.subheader("A/A pairs (the baseline twice in a round)")
+    st.dataframe(detail.aa_pairs, hide_index=True)
+    st.subheader("Runs, in the order they ran")
+    st.dataframe(detail.runs, hide_index=True)
+
+
+guarded(body)
