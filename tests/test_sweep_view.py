@@ -119,3 +119,16 @@ def test_sweeps_page(tmp_path, monkeypatch):
     cells = {str(v) for frame in at.dataframe for v in frame.value.astype(str).to_numpy().ravel()}
     assert SWEEP in cells and "2.15.0 (rc, 1a2b3c4)" in cells
     assert any(c.startswith("/compare?baseline=runs%3A") for c in cells)
+    # the page shows its JSON twin's figures (both call db.views.sweeps)
+    from app import api_routes
+    from tests.test_page_twins import _same
+
+    import db.store.engine
+    monkeypatch.setattr(db.store.engine, "_shared", {})
+    client = TestClient(Starlette(routes=api_routes()))
+    listed, one = client.get("/api/v1/sweeps").json(), client.get(f"/api/v1/sweeps/{SWEEP}").json()
+    for index, body, key in [(0, listed, "sweeps"), (1, one, "builds"), (2, one, "comparisons"),
+                             (3, one, "aa_pairs"), (4, one, "runs")]:
+        _same(at.dataframe[index].value, body[key], f"sweeps.py table {index} vs {key}")
+    for opened in db.store.engine._shared.values():
+        opened.dispose()
