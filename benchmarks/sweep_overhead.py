@@ -62,7 +62,7 @@ def measure(rounds: int) -> dict:
     n_builds = len(pythons)
     hand_med, slot_med = statistics.median(by_hand), statistics.median(slots)
     fixed = statistics.median(s - sum(slots[i * n_builds:(i + 1) * n_builds]) for i, s in enumerate(sweeps))
-    return {"rounds": rounds, "builds": n_builds,
+    return {"rounds": rounds, "builds": n_builds, "n_slots": len(slots),
             "import_collector_s": statistics.median(imports),
             "by_hand_run_s": hand_med, "sweep_slot_s": slot_med,
             "overhead_per_build_round_s": slot_med - hand_med,

@@ -69,7 +69,8 @@ def infer_channel(version: str, index_url: str | None = None, declared: str | No
 
 
 def short_hash(git_hash: str | None) -> str | None:
-    return git_hash[:SHORT_HASH] if git_hash and git_hash != "Unknown" else None
+    """The first 7 hex digits; None for no hash (also a store's NULL read as NaN, or torch's "Unknown")."""
+    return git_hash[:SHORT_HASH] if isinstance(git_hash, str) and git_hash and git_hash != "Unknown" else None
 
 
 def build_label(torch_version: str, channel: str | None, git_hash: str | None, debug: bool | None = None) -> str:
@@ -95,5 +96,6 @@ def build_sort_key(torch_version: str, nightly_date: str | None = None, channel:
         version: Version | None = Version(base)
     except InvalidVersion:
         version = None
-    rest = (nightly_date or "", _CHANNEL_ORDER.get(channel or "", 2), torch_version, git_hash or "")
+    rest = (nightly_date if isinstance(nightly_date, str) else "", _CHANNEL_ORDER.get(channel or "", 2), torch_version,
+            short_hash(git_hash) or "")
     return (0, version, *rest) if version is not None else (1, Version("0"), *rest)

@@ -36,6 +36,7 @@ def engine(tmp_path):
         _ingest(engine, "2.15.0", FINAL, "candidate", 6.0)  # the final release
     for _ in range(2):
         _ingest(engine, "2.14.1", OLD, "baseline", 10.0)
+    _ingest(engine, "2.13.0", None, "older", 11.0)  # an old bundle without a git hash (NULL beside hashes)
     yield engine
     engine.dispose()
 
@@ -83,8 +84,9 @@ def test_build_selector_picks_one_build(engine):
 def test_pickers_list_each_build_of_a_shared_version(engine):
     picks = available_selectors(engine)
     builds = picks[picks.kind == "build"]
-    assert builds.selector.tolist() == ["torch=2.14.1", "build=2.15.0@1a2b3c4", "build=2.15.0@9f8e7d6"]
-    assert builds.n_runs.tolist() == [2, 3, 2]
+    assert builds.selector.tolist() == ["torch=2.13.0", "torch=2.14.1", "build=2.15.0@1a2b3c4", "build=2.15.0@9f8e7d6"]
+    assert builds.n_runs.tolist() == [1, 2, 3, 2]
+    assert builds.label.tolist()[0] == "torch 2.13.0 (release)"
 
 
 def test_api_refusal_and_pool_note(engine, monkeypatch):

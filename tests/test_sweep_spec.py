@@ -23,6 +23,8 @@ def test_spec_forms():
     assert parse_spec(f"torch==2.15.0 -i {TEST_CPU}").index_url == TEST_CPU
     own = parse_spec(f"python={sys.executable} --channel rc")
     assert own.python == sys.executable and own.channel == "rc" and own.install_source == f"python={sys.executable}"
+    local = parse_spec("torch==2.13.0+cpu --find-links /opt/wheels")
+    assert local.install_index is None and local.install_source == "--find-links /opt/wheels"
     assert rc.key() == parse_spec(f"--pre torch==2.15.0 --index-url {TEST_CPU}").key() != plain.key()
 
 

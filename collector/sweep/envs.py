@@ -72,8 +72,7 @@ def probe(python: str, spec: BuildSpec, index: int, created: bool = False) -> Re
         why = (done.stderr.strip().splitlines() or lines[-1:] or ["no output"])[-1][:300]
         raise CollectorError(f"--build {spec.text!r}: {python} is not a Python with torch and the collector's "
                              f"requirements ({why})")
-    index_url = None if spec.python else spec.index_url or "https://pypi.org/simple"
-    channel = infer_channel(facts["torch_version"], index_url, spec.channel)
+    channel = infer_channel(facts["torch_version"], spec.install_index, spec.channel)
     git_hash = facts["git_hash"] if facts["git_hash"] not in (None, "Unknown") else None
     return ReadyBuild(index, spec.text, python, facts["torch_version"], git_hash, facts["debug"], channel,
                       build_label(facts["torch_version"], channel, git_hash, facts["debug"]), spec.install_source,

@@ -24,6 +24,7 @@ from collector.errors import CollectorError
 _OPTIONS = {"--index-url": True, "-i": True, "--extra-index-url": True, "--find-links": True, "-f": True,
             "--pre": False, "--no-index": False}
 _ALIASES = {"-i": "--index-url", "-f": "--find-links"}
+PYPI = "https://pypi.org/simple"
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,19 @@ class BuildSpec:
         return next((opts[i + 1] for i, o in enumerate(opts) if o == "--index-url"), None)
 
     @property
+    def install_index(self) -> str | None:
+        """The index torch was resolved from, when one is known: --index-url, else PyPI when no option moved
+        pip elsewhere (--find-links / --no-index: no index says anything about the channel)."""
+        if self.python:
+            return None
+        return self.index_url or (None if set(self.pip_options) & {"--find-links", "--no-index"} else PYPI)
+
+    @property
     def install_source(self) -> str:
         """What the bundle records as where torch came from."""
         if self.python:
             return f"python={self.python}"
-        return self.index_url or "https://pypi.org/simple"
+        return self.install_index or " ".join(self.pip_options)
 
     @property
     def prerelease(self) -> bool:

@@ -115,6 +115,8 @@ def side_builds(engine: Engine, selector: Selector) -> pd.DataFrame:
     selector (the text picking that build alone), n_runs."""
     sql, params = selector.run_ids_sql()
     found = read_frame(engine, _BUILDS.format(runs=sql), params)
+    for column in ("git_hash", "nightly_date"):  # NULL reads as NaN beside strings: None, like a bundle's null
+        found[column] = found[column].astype(object).where(found[column].notna(), None)
     found["label"] = [build_label(v, c, h, d) for v, c, h, d in
                       zip(found.torch_version, found.channel, found.git_hash, found.debug)]
     found["selector"] = [build_selector(v, h) for v, h in zip(found.torch_version, found.git_hash)]
