@@ -35,6 +35,7 @@ def _ingest(engine, sweep: str = SWEEP) -> list[str]:
                 "build": label}
         ingest_bundle(engine, make_bundle(run_id=run_id, build=build, tags=tags,
                                           started_at=f"2026-12-03T10:{rnd}{pos}:00+00:00",
+                                          ended_at=f"2026-12-03T11:{rnd}{pos}:00+00:00",
                                           results=[make_result(samples=[us, us * 1.01, us * 0.99])]))
         ids.append(run_id)
     return ids
