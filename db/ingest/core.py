@@ -155,7 +155,7 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
         parts = results_text.split(data)
     header, array = parts
     try:  # before the header: a cut that is not the last key's array does not read
-        lenient, nulls = results_text.parse(duck, array, whole)
+        lenient = results_text.parse(duck, array, whole)
     except duckdb.Error as exc:
         if whole:
             raise StoreError(422, f"the results could not be read: {str(exc).splitlines()[0]}") from None
@@ -163,10 +163,10 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
         results_text.drop(duck)
         return _stage(duck, _results_last(data), whole=True)
     bundle = _validate(header)
-    if lenient:  # DuckDB's reader takes trailing commas and NaN: the schema judges the document itself
+    if lenient:  # DuckDB's reader takes trailing commas: the schema judges the document itself
         _validate(data)
     count, suspects, more = judge.stage(duck, bundle.run_id)
-    if nulls:
+    if results_text.may_hide_null(duck):
         suspects = sorted(set(suspects) | set(results_text.explicit_nulls(array, judge.SUSPECTS + 1)))
         more, suspects = more or len(suspects) > judge.SUSPECTS, suspects[:judge.SUSPECTS]
     if suspects:

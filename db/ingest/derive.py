@@ -58,7 +58,7 @@ def _admits_null(name: str) -> bool:
         return False
 
 
-# Fields that may be absent but never null: the reader gives NULL for both, so results_text scans the text
+# Fields that may be absent but never null: the reader gives NULL for both (results_text.explicit_nulls)
 NEVER_NULL = tuple(f for f in FIELDS if not FIELDS[f].is_required() and not _admits_null(f))
 DEFAULTS = {f: FIELDS[f].get_default(call_default_factory=True) for f in FIELDS if not FIELDS[f].is_required()}
 
@@ -112,6 +112,7 @@ def typed_select(source: str) -> str:
     """Every field of `source` (one JSON column per field, read at depth 1): the JSON text of each judged
     field, the string values to store, and the bulk fields cast, with whether their JSON types fit."""
     texts = [f'j."{f}"::VARCHAR AS "{f}"' for f in FIELDS if f not in BULK]
+    texts += [f'j."{f}" IS NULL AS "{f}_absent"' for f in NEVER_NULL if f in BULK]  # or null: see NEVER_NULL
     values = [f'j."{f}"->>\'$\' AS "{f}_value"' for f in ("workload", "suite", "dtype", "compile", "message")]
     return f"""SELECT {', '.join(texts + values)},
   j.samples IS NULL OR regexp_full_match(j.samples::VARCHAR, '{SAMPLES_RE}') AS samples_typed,

@@ -4,10 +4,11 @@ The array is cut out without parsing it in Python (it must be the document's las
 writes it; db.ingest.core puts it there otherwise). A long one is cut in two between elements, and each piece
 is parsed on its own core (DuckDB reads one JSON array file on one thread), every field as JSON text and typed
 in the read's pipeline (db.ingest.derive.typed_select). Each file starts with TEMPLATE, from which the reader
-takes its columns, so it refuses any unknown or repeated key after it. Meanwhile regular expressions over the
-same files look for what DuckDB's lenient reader would let through: a trailing comma or a NaN/Infinity literal
-(strict JSON has neither), and a null where Result allows absence only. A match, even inside a string, only
-asks for a stricter look (db.ingest.core): it may cost time, never accept what the schema refuses.
+takes its columns, so it refuses any unknown or repeated key after it. Meanwhile a regular expression over the
+same files looks for what DuckDB's lenient reader lets through and no parsed value shows: a trailing comma
+(NaN and Infinity it re-writes as such, and the field checks refuse them). A match, even inside a string, only
+asks for a stricter look (db.ingest.core): it may cost time, never accept what the schema refuses. The reader
+gives NULL for a null and for an absent key alike: explicit_nulls tells them apart where it matters.
 """
 from __future__ import annotations
 
@@ -29,10 +30,7 @@ _BETWEEN = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")
 _OBJECT_SIZE = 1 << 30
 # The first element of every file: every field with a non-null value (the reader infers its columns from it)
 TEMPLATE = json.dumps(dict.fromkeys(derive.FIELDS, 0)).encode()
-LENIENT_RES = (r",[ \t\r\n]*[\]}]",)
-LENIENT_WORDS = ("NaN", "Infinity")  # searched as plain text: much faster than an alternation
-NULL_RES = (r'"(' + "|".join(derive.NEVER_NULL) + r')"[ \t\r\n]*:[ \t\r\n]*null',
-            r"\\u00([46][1-9a-fA-F]|[57][0-9aA]|5[fF])")  # a key's letter spelled as a \u escape
+TRAILING_COMMA = r",[ \t\r\n]*[\]}]"
 
 
 def split(data: bytes) -> tuple[bytes, memoryview] | None:
@@ -118,14 +116,12 @@ def _files(paths: list[str]) -> str:
     return "[" + ", ".join(f"'{p}'" for p in paths) + "]"  # scratch files this process named
 
 
-def _scan(paths: list[str]) -> tuple[bool, bool]:
-    """(lenient syntax may hide, a forbidden null may hide) in the files' text."""
-    any_of = lambda res: " OR ".join(f"regexp_matches(content, '{r}')" for r in res)  # noqa: E731
+def _scan(paths: list[str]) -> bool:
+    """Whether a trailing comma may hide in the files' text."""
     con = duckdb.connect()  # its own database: this scan runs beside the reads
     try:
-        words = "".join(f" OR contains(content, '{w}')" for w in LENIENT_WORDS)
-        return con.sql(f"SELECT coalesce(bool_or({any_of(LENIENT_RES)}{words}), false), "
-                       f"coalesce(bool_or({any_of(NULL_RES)}), false) FROM read_text({_files(paths)})").fetchall()[0]
+        return con.sql(f"SELECT coalesce(bool_or(regexp_matches(content, '{TRAILING_COMMA}')), false) "
+                       f"FROM read_text({_files(paths)})").fetchall()[0][0]
     finally:
         con.close()
 
@@ -141,20 +137,20 @@ def _parse(con, n: int, path: str) -> int:
         con.close()
 
 
-def parse(raw_conn, array: memoryview, whole: bool = False) -> tuple[bool, bool]:
+def parse(raw_conn, array: memoryview, whole: bool = False) -> bool:
     """Parse the array into temp view _typed (i: the result's index, then typed_select's columns); returns
-    _scan's flags. DuckDB's errors propagate (the caller asks the schema what is wrong)."""
+    whether a trailing comma may hide. DuckDB's errors propagate (the caller asks the schema what is wrong)."""
     raw_conn.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {PARTS}")
     with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp, ThreadPoolExecutor(3) as pool:
         paths = [_write(os.path.join(tmp, f"part{n}.json"), body) for n, body in enumerate(_pieces(array, whole))]
         scan = pool.submit(_scan, paths)
         parsed = [pool.submit(_parse, raw_conn.duplicate(), n, path) for n, path in enumerate(paths)]
         counts = [p.result() for p in parsed]
-        flags = scan.result()
+        lenient = scan.result()
     starts = [sum(counts[:n]) for n in range(len(counts))]
     raw_conn.execute("CREATE TEMP VIEW _typed AS " + " UNION ALL ".join(
         f"SELECT {start} + rowid - 1 AS i, * FROM {PARTS}.part{n} WHERE rowid > 0" for n, start in enumerate(starts)))
-    return flags
+    return lenient
 
 
 def _objects(array: memoryview, where: str, params: list, limit: int | None = None) -> list[tuple]:
@@ -174,6 +170,13 @@ def _objects(array: memoryview, where: str, params: list, limit: int | None = No
 def objects(array: memoryview, indices: list[int]) -> dict[int, str]:
     """The JSON text of the results at these indices (one more read of the array, on its own connection)."""
     return dict(_objects(array, "list_contains(?, i)", [indices]))
+
+
+def may_hide_null(raw_conn) -> bool:
+    """Whether a field that may be absent but never null reads as NULL in some row (a collector's bundle states
+    every field, so this is rare: explicit_nulls then reads the text again)."""
+    test = " OR ".join(f'"{k}" IS NULL' if k not in derive.BULK else f'"{k}_absent"' for k in derive.NEVER_NULL)
+    return raw_conn.execute(f"SELECT count(*) FROM _typed WHERE {test}").fetchall()[0][0] > 0
 
 
 def explicit_nulls(array: memoryview, limit: int) -> list[int]:
