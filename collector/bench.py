@@ -14,7 +14,7 @@ from bundle.schema import Result, Status
 from bundle.units import convert
 from collector.adapters.base import Adapter, Figure
 from collector.chips import peak_bandwidth_gbs
-from collector.correctness import compare
+from collector.correctness import check_against_reference
 from collector.timing import TimingPolicy, block_ns, time_op, time_region
 from collector.workload import Bench, Case, Workload
 
@@ -118,7 +118,7 @@ class CaseBench(Bench):
     # --- correctness pass ----------------------------------------------------------------------------------
     def correctness(self, output: torch.Tensor, reference: torch.Tensor, *,
                     psnr_metric: str = "psnr_vs_cpu") -> None:
-        c = compare(output, reference, self.case.dtype)
+        c = check_against_reference(output, reference, self.case.dtype)
         figures = {psnr_metric: (c.psnr_db, None), "max_abs_error": (c.max_abs_error, c.tolerance.atol),
                    "max_rel_error": (c.max_rel_error, c.tolerance.rtol)}
         for name, (value, tol) in figures.items():

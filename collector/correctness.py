@@ -42,7 +42,7 @@ def tolerance_for(dtype: str) -> Tolerance:
 
 
 @dataclass
-class Comparison:
+class ReferenceCheck:
     psnr_db: float | None
     max_abs_error: float | None
     max_rel_error: float | None
@@ -88,15 +88,15 @@ def _non_finite(out: torch.Tensor, ref: torch.Tensor) -> str | None:
     return None if bool(torch.isfinite(ref).all()) else "the CPU reference itself has non-finite values"
 
 
-def compare(output: torch.Tensor, reference: torch.Tensor, dtype: str) -> Comparison:
+def check_against_reference(output: torch.Tensor, reference: torch.Tensor, dtype: str) -> ReferenceCheck:
     tol = tolerance_for(dtype)
     out, ref = _as_reference_precision(output), _as_reference_precision(reference)
     if out.shape != ref.shape:
-        return Comparison(None, None, None, False, tol,
+        return ReferenceCheck(None, None, None, False, tol,
                           error=f"output shape {tuple(out.shape)} differs from reference shape {tuple(ref.shape)}")
     what = _non_finite(out, ref)
     if what:
-        return Comparison(None, None, None, False, tol, error=what)
+        return ReferenceCheck(None, None, None, False, tol, error=what)
     diff = (out - ref).abs()
     scale = float(ref.abs().max()) if ref.numel() else 0.0
     denominator = ref.abs().clamp_min(max(REL_EPS_FRACTION * scale, torch.finfo(torch.float64).tiny))
@@ -104,4 +104,4 @@ def compare(output: torch.Tensor, reference: torch.Tensor, dtype: str) -> Compar
     passed = bool((diff <= tol.atol + tol.rtol * ref.abs()).all())
     max_abs = float(diff.max()) if diff.numel() else 0.0
     max_rel = float((diff / denominator).max()) if diff.numel() else 0.0
-    return Comparison(psnr, max_abs, max_rel, passed, tol, warnings)
+    return ReferenceCheck(psnr, max_abs, max_rel, passed, tol, warnings)

@@ -11,7 +11,7 @@ from bundle.schema import Status
 from collector.adapters.cpu import CpuAdapter
 from collector.adapters.mps import MpsAdapter
 from collector.bench import CaseBench
-from collector.correctness import compare, tolerance_for
+from collector.correctness import check_against_reference, tolerance_for
 from collector.runner import RunContext, run_case
 from collector.timing import TimingPolicy
 from collector.workload import Case, Unsupported, Workload
@@ -46,7 +46,7 @@ def run_body(body, adapter=None):
 # --- correctness -----------------------------------------------------------------------------------------
 def test_psnr_known_answer():
     ref = torch.tensor([0.0, 1.0, 2.0, 3.0], dtype=torch.float64)
-    c = compare(ref + 0.1, ref, "float32")
+    c = check_against_reference(ref + 0.1, ref, "float32")
     assert c.psnr_db == pytest.approx(10 * math.log10(9 / 0.01))  # peak = range 3, MSE = 0.01
     assert c.max_abs_error == pytest.approx(0.1)
     assert c.max_rel_error == pytest.approx(0.1 / (1e-6 * 3))  # at ref 0 the divisor is 1e-6 · max|ref|
@@ -55,7 +55,7 @@ def test_psnr_known_answer():
 
 def test_identical_outputs_give_a_capped_finite_psnr_with_a_warning():
     ref = torch.linspace(-1, 1, 100, dtype=torch.float64)
-    c = compare(ref.clone(), ref, "float32")
+    c = check_against_reference(ref.clone(), ref, "float32")
     assert math.isfinite(c.psnr_db) and c.psnr_db == pytest.approx(-20 * math.log10(torch.finfo(torch.float64).eps))
     assert any("capped" in w for w in c.warnings) and c.passed
 
@@ -64,8 +64,8 @@ def test_identical_outputs_give_a_capped_finite_psnr_with_a_warning():
                                                   ("float8_e4m3fn", 0.1, 0.9), ("float32", 5e-5, 1e-3)])
 def test_tolerances_per_dtype(dtype, ok_err, bad_err):
     ref = torch.ones(8, dtype=torch.float64)
-    assert compare(ref + ok_err, ref, dtype).passed
-    assert not compare(ref + bad_err, ref, dtype).passed
+    assert check_against_reference(ref + ok_err, ref, dtype).passed
+    assert not check_against_reference(ref + bad_err, ref, dtype).passed
     assert tolerance_for("tf32").rtol < tolerance_for("bfloat16").rtol
 
 

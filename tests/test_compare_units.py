@@ -36,10 +36,10 @@ def test_versions_order_numerically_rc_before_final_nightly_by_date():
 
 
 def test_wording_follows_the_metric():
-    assert ratio_words("op_time", 1.25) == "1.25× faster"
-    assert ratio_words("op_time", 1 / 1.1) == "1.10× slower"
-    assert ratio_words("memory_driver_peak", 1.1) == "1.10× less memory"
-    assert ratio_words("decode_throughput", 0.5) == "2.00× slower"
+    assert ratio_words("op_time", [1.25]).to_pylist() == ["1.25× faster"]
+    assert ratio_words("op_time", [1 / 1.1]).to_pylist() == ["1.10× slower"]
+    assert ratio_words("memory_driver_peak", [1.1]).to_pylist() == ["1.10× less memory"]
+    assert ratio_words("decode_throughput", [0.5]).to_pylist() == ["2.00× slower"]
     assert difference_words("psnr_vs_cpu", 19.89) == "+19.89 dB (better)"
 
 
@@ -159,7 +159,7 @@ def test_rank_test_equals_scipy_per_case_with_ties_and_small_sides():
 
 
 def test_vectorised_ratio_words_equal_per_value_formatting():
-    from db.views.wording import ratio_words_array
+    from db.views.wording import ratio_words
 
     values = np.array([1.005, 0.995, 1 / 1.005, 1.125, 1 / 1.125, 2.675, 1.0, 0.999, 1e20, 0.0, -1.0, np.nan, np.inf])
     def plain(o: float) -> str:  # the rule, one value at a time with Python's own formatting
@@ -168,7 +168,7 @@ def test_vectorised_ratio_words_equal_per_value_formatting():
         shown = f"{o:.2f}" if o >= 1 else f"{1 / o:.2f}"
         return "1.00× (no change)" if shown == "1.00" else f"{shown}× {'faster' if o > 1 else 'slower'}"
 
-    words = ratio_words_array("op_time", values).tolist()
+    words = ratio_words("op_time", values).to_pylist()
     assert words == [plain(v) for v in values.tolist()]
     assert words[:3] == ["1.00× (no change)", "1.01× slower", "1.00× (no change)"]
     assert words[-4:] == ["ratio undefined"] * 4

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from streamlit.testing.v1 import AppTest
 
 from db.store.engine import open_store
-from db.store.tables import Result, Run
+from db.store.tables import ResultRow, Run
 from db.ingest.core import ingest_bundle
 from pages.navigation import PAGES
 from tests.dashboard_bundles import GIB, MACHINE_NAME, known_bundle, known_bundles, raw
@@ -144,7 +144,7 @@ def _counts(path: Path) -> tuple[int, int]:
     engine = open_store(path)
     with engine.connect() as conn:
         found = conn.execute(select(func.count()).select_from(Run)).scalar(), \
-            conn.execute(select(func.count()).select_from(Result)).scalar()
+            conn.execute(select(func.count()).select_from(ResultRow)).scalar()
     engine.dispose()
     return found
 

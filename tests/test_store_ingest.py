@@ -7,7 +7,8 @@ from sqlalchemy import text
 
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
-from db.store.engine import data_version, open_store
+from db.store.engine import open_store
+from db.store.read import read_data_version
 from tests.bundles import make_bundle, make_result
 
 TABLES = ("meta", "runs", "run_tags", "results")
@@ -25,9 +26,9 @@ def engine():
 
 def test_valid_bundle_stored_in_canonical_units_with_numpy_summary(engine):
     b = make_bundle(results=[make_result(unit="ms", samples=[0.005, 0.001, 0.004, 0.002, 0.003, 0.010])])
-    v0 = data_version(engine)
+    v0 = read_data_version(engine)
     out = ingest_bundle(engine, json.dumps(b))
-    assert (out.created, out.n_results) == (True, 1) and data_version(engine) != v0
+    assert (out.created, out.n_results) == (True, 1) and read_data_version(engine) != v0
     with engine.connect() as c:
         row = c.execute(text("SELECT unit, samples, median, p25, p75, stdev, mean FROM results")).one()
     arr = np.array([5.0, 1.0, 4.0, 2.0, 3.0, 10.0])

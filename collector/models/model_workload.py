@@ -48,8 +48,3 @@ def seeded_weights(case: Case) -> Iterator[None]:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed_for(case))
         yield
-
-
-def parameter_count(module: Any) -> int:
-    """Distinct parameters (tied embeddings once), as model cards count them."""
-    return sum(p.numel() for p in module.parameters())

@@ -165,9 +165,3 @@ def available_selectors(engine: Engine) -> pd.DataFrame:
     rows += [{"selector": f"tag:{r.key}={r.value}", "kind": "tag", "label": f"tag {r.key} = {r.value}",
               "n_runs": int(r.n_runs)} for r in tags.itertuples()]
     return pd.DataFrame(rows, columns=["selector", "kind", "label", "n_runs"])
-
-
-def recent_runs(engine: Engine, limit: int = 500) -> pd.DataFrame:
-    """Runs for a run-set picker, newest first."""
-    return read_frame(engine, "SELECT run_id, machine_name, chip, device_type, torch_version, started_at FROM runs"
-                              " ORDER BY started_at DESC LIMIT ?", [limit])

@@ -89,12 +89,7 @@ def shared_store() -> Engine:
         return _shared[key]
 
 
-def data_version(engine: Engine) -> str:
-    with engine.connect() as conn:
-        row = conn.execute(text("SELECT value FROM meta WHERE key='data_version'")).first()
-    return row[0] if row else ""
-
-
 def bump_data_version(conn) -> None:
-    """Call inside the ingest transaction, so the version changes exactly when data commits."""
+    """Call inside the ingest transaction, so the version changes exactly when data commits (read it with
+    db.store.read.read_data_version)."""
     conn.execute(text("INSERT OR REPLACE INTO meta VALUES ('data_version', :v)"), {"v": uuid.uuid4().hex})

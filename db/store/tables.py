@@ -71,7 +71,7 @@ class RunTag(SQLModel, table=True):
     value: str
 
 
-class Result(SQLModel, table=True):
+class ResultRow(SQLModel, table=True):
     __tablename__ = "results"
     result_id: str = Field(primary_key=True)  # f"{run_id}:{index in bundle}"
     run_id: str = Field(index=True)

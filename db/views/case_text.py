@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 
 from db.stats.codes import combine
 from db.query.compare_sql import SIDES as _SIDES
-from db.views.wording import difference_words, ratio_words_arrow
+from db.views.wording import difference_words, ratio_words
 
 
 def change_words(metrics: tuple[np.ndarray, pd.Index], oriented: np.ndarray, diff: np.ndarray,
@@ -23,12 +23,12 @@ def change_words(metrics: tuple[np.ndarray, pd.Index], oriented: np.ndarray, dif
             continue
         rows.append(found)
         if use_ratio[found[0]]:  # the comparison is the metric's: one kind per metric
-            words.append(ratio_words_arrow(name, oriented[found]))
+            words.append(ratio_words(name, oriented[found]))
         else:
             words.append(pa.array([difference_words(name, d) for d in diff[found].tolist()], pa.string()))
     where = np.empty(len(codes), dtype=np.int64)
     where[np.concatenate(rows)] = np.arange(len(codes))  # each case's place among the metrics' words
-    return text(pa.concat_arrays(words).take(pa.array(where)))
+    return str_column(pa.concat_arrays(words).take(pa.array(where)))
 
 
 def caveats(frame: pd.DataFrame, chip_scope: bool) -> pd.api.extensions.ExtensionArray:
@@ -36,12 +36,12 @@ def caveats(frame: pd.DataFrame, chip_scope: bool) -> pd.api.extensions.Extensio
     Cases share few distinct (pooled, machines, other) combinations: each is worded once, with Arrow's
     vectorised string kernels, and spread to its cases."""
     if frame.empty:
-        return text(pa.array([], pa.string()))
+        return str_column(pa.array([], pa.string()))
     counts = [p + "pooled" for _, p in _SIDES] + ([p + "machines" for _, p in _SIDES] if chip_scope else [])
     coded = [(v, int(v.max()) + 1) for v in (frame[name].to_numpy(dtype=np.int64) for name in counts)]
     coded += [(v, len(u) + 1) for v, u in (pd.factorize(frame[p + "other"], use_na_sentinel=False) for _, p in _SIDES)]
     _, first, inverse = np.unique(combine(coded, len(frame)), return_index=True, return_inverse=True)
-    return text(_caveat_words(frame.iloc[first], chip_scope).take(pa.array(inverse.ravel())))
+    return str_column(_caveat_words(frame.iloc[first], chip_scope).take(pa.array(inverse.ravel())))
 
 
 def _caveat_words(frame: pd.DataFrame, chip_scope: bool) -> pa.Array:
@@ -63,11 +63,11 @@ def _part(values: pd.Series, shown: pd.Series, before: str, after: str) -> pa.Ar
     return pc.if_else(pa.array(shown.to_numpy(dtype=bool)), made, "")
 
 
-def text(values: pa.Array) -> pd.api.extensions.ExtensionArray:
+def str_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
     """Arrow strings as a pandas str column, without a copy (from an object array: ~5 ms per 50k rows)."""
     return pd.array(values, dtype="str")
 
 
 def pick(choices: list[str], index: np.ndarray) -> pd.api.extensions.ExtensionArray:
     """choices[index[i]] for each i, as a str column."""
-    return text(pa.array(choices, pa.string()).take(pa.array(index)))
+    return str_column(pa.array(choices, pa.string()).take(pa.array(index)))

@@ -23,7 +23,7 @@ from db.query.compare_sql import FILTERS, KEY, SIDES as _SIDES, compare_sql
 from db.errors import Problem, StoreError
 from db.store.read import read_data_version
 from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note
-from db.views.case_text import caveats, change_words, pick, text
+from db.views.case_text import caveats, change_words, pick, str_column
 from db.views.families import family_frame
 from db.views.trends import FIELDS as TREND_FIELDS, trend_url
 from db.query.libraries import differing_note, side_libraries
@@ -195,7 +195,7 @@ def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery) -> 
     if frame.empty:
         return _empty_cases()
     out = {k: frame[k] for k in KEY}
-    out["unit"] = text(facts.units())
+    out["unit"] = str_column(facts.units())
     for side, p in _SIDES:
         out[f"{side}_median"] = frame[p + "median"]
         out[f"{side}_iqr"] = frame[p + "p75"] - frame[p + "p25"]
@@ -219,7 +219,7 @@ def _add_change(out: dict, facts: MetricFacts) -> None:
     out["ratio"] = np.where(use_ratio, ratio, np.nan)  # candidate / baseline of medians
     out["oriented_ratio"] = np.where(use_ratio, oriented, np.nan)  # > 1: candidate better
     out["difference"] = np.where(use_ratio, np.nan, diff)  # candidate - baseline, in `unit`
-    out["change_unit"] = text(pc.if_else(pa.array(use_ratio), "×", facts.units()))
+    out["change_unit"] = str_column(pc.if_else(pa.array(use_ratio), "×", facts.units()))
     for name in ("ci_low", "ci_high", "p_value", "significance"):  # in place, in column order, until known
         out[name] = np.full(len(use_ratio), np.nan)
     out["change"] = change_words((facts.codes, facts.names), oriented, diff, use_ratio)

@@ -13,7 +13,7 @@ import pandas as pd
 
 from db.stats import codes
 from db.stats.significance import SIGNIFICANT, bootstrap_means, row_percentiles
-from db.views.wording import ratio_words_many
+from db.views.wording import ci_words, ratio_words
 
 GROUP = ["scope", "device", "workload", "metric", "dtype", "compile"]
 COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better", "n_worse", "n_unchanged",
@@ -65,14 +65,6 @@ def _cis(logs: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> tuple[np.nd
     return low, high
 
 
-def _ci_words(low: float, high: float, centre: float) -> str:
-    """The CI in the headline's direction: "1.05–1.31×" beside "1.20× faster", "1.02–1.44×" beside
-    "1.10× slower"."""
-    if centre >= 1 or not (low > 0 and high > 0):
-        return f"{low:.2f}–{high:.2f}×"
-    return f"{1 / high:.2f}–{1 / low:.2f}×"
-
-
 def _summaries(fam: pd.DataFrame, baseline: str) -> list[str]:
     """Each family's one-line summary; plain lists (pandas' row iteration costs more than the formatting)."""
     cols = [fam[c].tolist() for c in ("scope", "workload", "metric", "dtype", "compile", "geomean", "ci_low",
@@ -80,12 +72,12 @@ def _summaries(fam: pd.DataFrame, baseline: str) -> list[str]:
     words = np.empty(len(fam), dtype=object)
     for name in pd.unique(fam.metric):  # the words are the metric's: looked up once per metric
         rows = np.flatnonzero((fam.metric == name).to_numpy())
-        words[rows] = ratio_words_many(name, fam.geomean.to_numpy()[rows].tolist())
+        words[rows] = ratio_words(name, fam.geomean.to_numpy()[rows]).to_pylist()
     return [_summary(*row, said, baseline) for *row, said in zip(*cols, words)]
 
 
 def _summary(scope, workload, metric, dtype, compile_, geomean, low, high, n_cases, said, baseline: str) -> str:
-    ci = f" (95 % CI {_ci_words(low, high, geomean)})" if np.isfinite(low) else " (one case: no CI)"
+    ci = f" (95 % CI {ci_words(low, high, geomean)})" if np.isfinite(low) else " (one case: no CI)"
     plural = "s" if n_cases != 1 else ""
     return (f"{scope} · {workload} {metric} {dtype} {compile_}: geomean {said}{ci} over {n_cases} case{plural}, "
             f"baseline {baseline}")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from typing import Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -19,11 +20,6 @@ _WORDS = {  # quantity -> (better, worse)
 _BINARY = [("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)]
 
 
-def ratio_words(metric_name: str, oriented: float) -> str:
-    """An oriented ratio (> 1 = candidate better) in words for the metric."""
-    return ratio_words_many(metric_name, [float(oriented)])[0]
-
-
 def format_value(value: float | None, unit: str) -> str:
     """A value with its unit; bytes in binary units so 8.108 GiB reads as such."""
     if value is None or not math.isfinite(value):
@@ -38,6 +34,14 @@ def format_value(value: float | None, unit: str) -> str:
     return f"{value:,.4g} {unit}"
 
 
+def ci_words(low: float, high: float, centre: float) -> str:
+    """A 95 % CI of an oriented ratio in the headline's direction: "1.05–1.31×" beside "1.20× faster",
+    "1.02–1.44×" beside "1.10× slower" (a CI below 1 is said as its reciprocal, as the headline is)."""
+    if centre >= 1 or not (low > 0 and high > 0):
+        return f"{low:.2f}–{high:.2f}×"
+    return f"{1 / high:.2f}–{1 / low:.2f}×"
+
+
 def difference_words(metric_name: str, diff: float) -> str:
     m = metric(metric_name)
     text = format_value(diff, m.unit)
@@ -48,22 +52,13 @@ def difference_words(metric_name: str, diff: float) -> str:
     return f"{text} ({'better' if good else 'worse'})"
 
 
-def ratio_words_many(metric_name: str, oriented: list[float]) -> list[str]:
-    """ratio_words for many values of one metric, the metric looked up once."""
-    return ratio_words_array(metric_name, np.asarray(oriented, dtype=float)).tolist()
-
-
-def ratio_words_array(metric_name: str, oriented: np.ndarray) -> np.ndarray:
-    """ratio_words for an array of one metric's values, as an object array."""
-    return ratio_words_arrow(metric_name, oriented).to_numpy(zero_copy_only=False).astype(object)
-
-
-def ratio_words_arrow(metric_name: str, oriented: np.ndarray) -> pa.Array:
-    """ratio_words for an array of one metric's values (the Compare table's 10⁴–10⁵ rows), as whole-array work
-    that stays in Arrow (a pandas str column wraps it without a copy).
+def ratio_words(metric_name: str, oriented: Sequence[float] | np.ndarray) -> pa.Array:
+    """Oriented ratios (> 1 = candidate better) of one metric in words ("1.23× faster"), the metric looked up
+    once: whole-array work for the Compare table's 10⁴–10⁵ rows that stays in Arrow (a pandas str column wraps
+    it without a copy; `.to_pylist()` gives Python strings).
 
     "No change" is said exactly when the factor shown would read 1.00×, so the words never say "1.00× slower"."""
-    m = metric(metric_name)
+    m, oriented = metric(metric_name), np.asarray(oriented, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         fine = (oriented > 0) & (oriented < math.inf)  # NaN fails every comparison
         up = oriented >= 1
