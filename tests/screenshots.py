@@ -1,5 +1,5 @@
 """Look at every page as a user would: `mpsbench serve` on a fresh seeded store (tests/seed.py), bound to
-127.0.0.1, each page opened in headless Chromium and saved as a full-page PNG, with any error or exception text
+127.0.0.1, each page opened in headless Chromium and saved as a PNG (a tall window: the page scrolls inside it), with any error or exception text
 the page shows printed beside its name.
 
     python -m tests.screenshots OUTDIR
@@ -57,11 +57,12 @@ def main(out: Path) -> int:
                 time.sleep(0.5)
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page = browser.new_page(viewport={"width": 1400, "height": 2400})
             for _, title, url_path in PAGES:
-                page.goto(f"{base}/{url_path}{QUERY.get(url_path, '')}")
+                where = "" if url_path == "overview" else url_path  # the default page lives at "/" only
+                page.goto(f"{base}/{where}{QUERY.get(url_path, '')}")
                 page.wait_for_selector("h1", timeout=120_000)
-                page.wait_for_timeout(4000)  # charts and tables draw after the title
+                page.wait_for_timeout(8000)  # widgets, charts and tables draw after the title
                 problems = [e.inner_text()[:300] for e in page.query_selector_all(PROBLEMS)]
                 page.screenshot(path=str(out / f"{url_path}.png"), full_page=True)
                 print(f"{title:12} {'; '.join(problems) or 'ok'}")
