@@ -84,7 +84,12 @@ def summarize_lists(lists: SampleLists) -> Quartiles:
 
 def sorted_quantiles(x: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
     """np.quantile(x, q, axis=1) for rows already sorted: numpy's linear interpolation (its _lerp, so the same
-    floats), without numpy's partition of every row again."""
+    floats), without numpy's partition of every row again.
+
+    The same rule (linear interpolation) is computed in two other places, on purpose: bundle.stats for one
+    result's list (pure Python: the format package needs no numpy) and DuckDB's quantile_cont where the samples
+    are (ingest's derived summaries, Trends' pooled points: no copy of the samples out of SQL). Tests check each
+    against numpy's."""
     d, out, bad = x.shape[1], [], np.isnan(x[:, -1])  # NaN sorts last; numpy's answer is then NaN
     for q in qs:
         pos = q * (d - 1)
