@@ -34,7 +34,7 @@ URLS = [
     "&compile=eager&metric=op_time",
     "/api/v1/matrix?metric=op_time&baseline=2.14.1&rows=chip&dtype=float32&compile=eager",
     "/api/v1/matrix?metric=op_time&baseline=2.14.1&rows=dtype&compile=eager",
-    "/api/v1/memory", "/api/v1/memory?split_tag=role", "/api/v1/memory?workload=vae_tiled_decode",
+    "/api/v1/sweeps", "/api/v1/memory", "/api/v1/memory?split_tag=role", "/api/v1/memory?workload=vae_tiled_decode",
     "/api/v1/correctness", "/api/v1/correctness?metric=psnr_vs_cpu&split_tag=role",
 ]
 
