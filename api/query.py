@@ -23,7 +23,6 @@ from db.views.matrix import matrix_view
 from db.views.memory import memory_view
 from db.views.overview import overview
 from db.views.trends import trend_view
-from db.views.params import threshold_percent
 
 
 def _engine():
@@ -102,18 +101,18 @@ async def runs_route(request: Request) -> JSONResponse:
 
 
 async def regressions_route(request: Request) -> JSONResponse:
-    from db.views.regressions import DEFAULT_THRESHOLD, regressions, review_notes
+    from db.views.regressions import Review, regressions, review_notes
 
-    params = dict(request.query_params)
     try:
-        query = CompareQuery.from_params(params)
-        threshold = threshold_percent(params.get("threshold"), DEFAULT_THRESHOLD * 100.0)
-        frame = await run_in_threadpool(regressions, _engine(), query, threshold / 100.0)
-        notes = await run_in_threadpool(review_notes, _engine(), query)
+        review = Review.from_params(dict(request.query_params))
+        frame = await run_in_threadpool(regressions, _engine(), review)
+        notes = await run_in_threadpool(review_notes, _engine(), review)
     except StoreError as exc:
         return error_response(exc)
-    return JSONResponse({"ok": True, "baseline": query.baseline, "candidate": query.candidate, "threshold": threshold,
-                         "threshold_unit": "% worse", "notes": notes, "regressions": records(frame)})
+    query = review.compare
+    return JSONResponse({"ok": True, "baseline": query.baseline, "candidate": query.candidate,
+                         "threshold": review.threshold, "threshold_unit": "% worse", "rules": review.rules_text,
+                         "notes": notes, "regressions": records(frame)})
 
 
 async def claims_route(request: Request) -> JSONResponse:

@@ -97,3 +97,76 @@ def check_unit(metric_name: str, unit_symbol: str) -> str:
         allowed = ", ".join(s for s, x in UNITS.items() if x.dimension == m.dimension)
         raise MetricError(f"unit {unit_symbol!r} is not a {m.dimension} unit for metric {m.name!r}; allowed: {allowed}")
     return u.symbol
+
+
+# --- What a regression is, per metric (the one place; docs/regressions.md explains each default) -------------
+class RuleKind(str, Enum):
+    significant = "significant"  # replicated figure: a significant change for the worse beyond the case's bound
+    growth = "growth"  # single figure (memory): grows by >= percent AND by >= floor (metric's unit)
+    drop = "drop"  # single figure in dB (PSNR): falls by more than `drop` dB, even while still passing
+    factor = "factor"  # single figure (max error): grows by >= `factor` × (0 → > 0 counts)
+    derived = "derived"  # computed from another metric of the case (bandwidth from op_time): never its own row
+    watch = "watch"  # a count to watch (pad calls): shown, never a regression
+
+
+@dataclass(frozen=True)
+class Rule:
+    kind: RuleKind
+    percent: float | None = None  # significant: overrides the review threshold; growth: relative growth, %
+    floor: float | None = None  # growth: absolute growth in the metric's canonical unit
+    drop: float | None = None  # drop: dB
+    factor: float | None = None  # factor: ×
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The fields a review may override for this kind."""
+        return _FIELDS[self.kind]
+
+
+_FIELDS = {RuleKind.significant: ("percent",), RuleKind.growth: ("percent", "floor"), RuleKind.drop: ("drop",),
+           RuleKind.factor: ("factor",), RuleKind.derived: (), RuleKind.watch: ()}
+_LIMITS = {"percent": (0.0, 1000.0), "floor": (0.0, float("inf")), "drop": (0.0, 1000.0), "factor": (1.0, 1e12)}
+MIB = 2**20
+_GROWTH = Rule(RuleKind.growth, percent=5.0, floor=64 * MIB)
+_SIGNIFICANT = Rule(RuleKind.significant)
+RULES: dict[str, Rule] = {
+    **{name: _SIGNIFICANT for name in ("op_time", "first_call_time", "compile_time", "decode_throughput",
+                                       "prefill_throughput", "time_to_first_token", "decode_time")},
+    "achieved_bandwidth": Rule(RuleKind.derived), "bandwidth_fraction": Rule(RuleKind.derived),
+    "memory_outside_allocator": Rule(RuleKind.derived),  # driver peak minus reserved peak, both judged themselves
+    "psnr_vs_cpu": Rule(RuleKind.drop, drop=3.0), "psnr_vs_input": Rule(RuleKind.drop, drop=3.0),
+    "max_abs_error": Rule(RuleKind.factor, factor=2.0), "max_rel_error": Rule(RuleKind.factor, factor=2.0),
+    "memory_driver_peak": _GROWTH, "memory_reserved_peak": _GROWTH, "memory_allocated_peak": _GROWTH,
+    "storage_bytes": Rule(RuleKind.growth, percent=5.0, floor=0.0), "pad_calls": Rule(RuleKind.watch),
+}
+# a case's correctness figures: judged together, one regression row per case (not one per metric)
+CORRECTNESS = tuple(m.name for m in _METRICS if m.quantity == "correctness")
+assert set(RULES) == set(METRICS), "every metric needs a regression rule"
+
+
+def parse_rules(text: str | None) -> dict[str, Rule]:
+    """The registry's rules with a review's overrides applied: "metric.field=value,…" (e.g.
+    "memory_driver_peak.percent=10,psnr_vs_cpu.drop=1"). Raises MetricError naming the bad part."""
+    rules = dict(RULES)
+    for part in (p.strip() for p in (text or "").split(",")):
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        metric_name, dot, field_name = name.strip().partition(".")
+        if not sep or not dot:
+            raise MetricError(f"rule {part[:60]!r}: write metric.field=value, e.g. memory_driver_peak.percent=10")
+        rule = RULES.get(metric_name)
+        if rule is None:
+            raise MetricError(f"rule {part[:60]!r}: unknown metric {metric_name[:40]!r}; allowed: {', '.join(RULES)}")
+        if field_name not in rule.fields:
+            allowed = ", ".join(rule.fields) or f"none ({rule.kind.value} metrics have no rule to change)"
+            raise MetricError(f"rule {part[:60]!r}: {metric_name} has no field {field_name[:40]!r}; allowed: {allowed}")
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        low, high = _LIMITS[field_name]
+        if not low <= number <= high:  # NaN fails too
+            raise MetricError(f"rule {part[:60]!r}: {field_name} must be a number from {low:g} to {high:g}")
+        rules[metric_name] = Rule(**{**rules[metric_name].__dict__, field_name: number})
+    return rules

@@ -4,12 +4,12 @@ from __future__ import annotations
 import streamlit as st
 
 from db.views.compare import CompareQuery
-from db.views.regressions import regressions, review_notes
+from db.views.regressions import Review, regressions, review_notes
 from db.views.review_export import review_csv, review_markdown
 from db.query.selectors import available_selectors
 from db.store.triage import NOTE_KEY, STATES, save_note
 from db.views.params import threshold_percent
-from pages.widgets import engine, guarded, load, picker
+from pages.widgets import engine, guarded, load, picker, text_param
 
 
 def _triage_form(found, query: CompareQuery) -> None:
@@ -40,13 +40,17 @@ def _render() -> None:
     start = threshold_percent(st.query_params.get("threshold"))  # percent, read as GET /api/v1/regressions does
     threshold = st.slider("Threshold (% worse)", 1, 100, int(round(start)), key="reg_thr")
     st.query_params["threshold"] = str(threshold)
-    query = CompareQuery.from_params({"baseline": baseline, "candidate": candidate, "scope": scope})
+    rules = text_param("Rule overrides (metric.field=value, comma list)", "rules", page="reg")
+    review = Review.from_params({"baseline": baseline, "candidate": candidate, "scope": scope,
+                                 "threshold": str(threshold), "rules": rules})
+    query = review.compare
     # not cached here: the comparison under it is (db.views.compare, per data version), and triage notes must show
     # as soon as they are saved (saving a note does not change the data version)
-    found = regressions(engine(), query, threshold / 100.0)
+    found = regressions(engine(), review)
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
-            f"(threshold {threshold} %, significant only; correctness passed → failed always)")
-    notes = review_notes(engine(), query)
+            f"(threshold {threshold} % for replicated figures; each metric's own rule otherwise; "
+            "docs/regressions.md)")
+    notes = review_notes(engine(), review)
     for note in notes:
         st.text(note)  # notes carry selector text (tag values from bundles): text, not Markdown
     st.dataframe(found, hide_index=True)

@@ -49,6 +49,8 @@ BAD = [  # (page, parameters, the parameter the error must name)
     ("compare.py", {"baseline": B, "candidate": "torch=9.9"}, "candidate"),
     ("regressions.py", {"baseline": B, "candidate": C, "threshold": "abc"}, "threshold"),
     ("regressions.py", {"baseline": B, "candidate": C, "threshold": "0.05"}, "threshold"),
+    ("regressions.py", {"baseline": B, "candidate": C, "rules": "speed.percent=1"}, "rules"),
+    ("regressions.py", {"baseline": B, "candidate": C, "rules": "op_time.percent=abc"}, "rules"),
     ("matrix.py", {"metric": "speed"}, "metric"),
     ("matrix.py", {"rows": "planets"}, "rows"),
     ("matrix.py", {"baseline": "9.9.9"}, "baseline"),

@@ -1,0 +1,85 @@
+"""Each compared case judged by its metric's regression rule (bundle.metrics.RULES, overridable per review).
+
+`case_bounds` is the one place a case's regression bound is computed: max(the review threshold or the metric's
+own percent, the case's noise bound). Every verdict (Regressions, the release summary, the CLI gate) reads it.
+`worse_by` is one scale for every rule, so regressions of different metrics sort together: the fraction the
+candidate is worse by (1/oriented ratio − 1 for a ratio, relative growth for memory and errors, and for a PSNR
+drop of d dB the growth of the mean squared error it means, 10^(d/10) − 1).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from bundle.metrics import CORRECTNESS, METRICS, Rule, RuleKind
+from db.stats.significance import SIGNIFICANT
+
+SLOWDOWN, PASSED_FAILED = "significant slowdown", "passed → failed"
+
+
+def case_bounds(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
+                noise_bound: np.ndarray | None = None) -> np.ndarray:
+    """Per case, the fraction worse a replicated change must exceed to regress: max(the metric's rule percent, or
+    the review threshold (a fraction) where the rule has none; the case's A/A noise bound, a fraction, NaN where
+    no A/A data exists — None until a noise model is wired in, then the threshold alone)."""
+    percent = cases.metric.map({n: r.percent for n, r in rules.items()}).to_numpy(dtype=float, na_value=np.nan)
+    bound = np.where(np.isnan(percent), threshold, percent / 100.0)
+    if noise_bound is not None:
+        bound = np.fmax(bound, np.asarray(noise_bound, dtype=float))  # NaN noise: the threshold stands
+    return bound
+
+
+def _per_case(cases: pd.DataFrame, rules: dict[str, Rule], field: str) -> np.ndarray:
+    return cases.metric.map({n: getattr(r, field) for n, r in rules.items()}).to_numpy(dtype=float, na_value=np.nan)
+
+
+def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
+          noise_bound: np.ndarray | None = None) -> pd.DataFrame:
+    """Per case (same index as `cases`): regressed, why, worse_by, bound (fraction), rule (its kind)."""
+    kind = cases.metric.map({n: r.kind.value for n, r in rules.items()}).to_numpy(dtype=object)
+    b = cases.baseline_median.to_numpy(dtype=float, na_value=np.nan)
+    c = cases.candidate_median.to_numpy(dtype=float, na_value=np.nan)
+    oriented = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)
+    bound = case_bounds(cases, threshold, rules, noise_bound)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        growth = np.where(b > 0, c / b - 1.0, np.where(c > 0, np.inf, 0.0))
+        worse_ratio = 1.0 / oriented - 1.0
+        drop_db = b - c  # PSNR: higher is better
+        worse_by = np.select([kind == RuleKind.significant.value, kind == RuleKind.drop.value],
+                             [worse_ratio, 10.0 ** (drop_db / 10.0) - 1.0], growth)
+        slower = (kind == RuleKind.significant.value) & (cases.significance == SIGNIFICANT).to_numpy() \
+            & (worse_ratio > bound)
+        grew = (kind == RuleKind.growth.value) & (growth * 100.0 >= _per_case(cases, rules, "percent")) \
+            & (c - b >= _per_case(cases, rules, "floor"))
+        dropped = (kind == RuleKind.drop.value) & (drop_db > _per_case(cases, rules, "drop"))
+        multiplied = (kind == RuleKind.factor.value) & (c > 0) & (growth + 1.0 >= _per_case(cases, rules, "factor"))
+    broke = (cases.baseline_passed == True).to_numpy(dtype=bool) & (cases.candidate_passed == False).to_numpy(dtype=bool)  # noqa: E712
+    broke &= kind != RuleKind.derived.value
+    why = np.select([broke, slower, grew, dropped, multiplied],
+                    [PASSED_FAILED, SLOWDOWN, "memory grew beyond its rule", "PSNR dropped beyond its rule",
+                     "error grew beyond its rule"], "")
+    worse_by = np.where(broke, np.inf, worse_by)
+    bound = np.where(kind == RuleKind.significant.value, bound, np.nan)  # the other rules carry their own figures
+    return pd.DataFrame({"regressed": why != "", "why": why, "worse_by": worse_by, "bound": bound, "rule": kind},
+                        index=cases.index)
+
+
+def rule_text(name: str, rule: Rule, threshold: float) -> str:
+    """A metric's rule in words, with its unit (for the page, the export and docs/regressions.md's table)."""
+    unit = METRICS[name].unit
+    if rule.kind is RuleKind.significant:
+        percent = rule.percent if rule.percent is not None else threshold * 100.0
+        return f"significant and worse by more than {percent:g} % (or the case's noise bound, if larger)"
+    if rule.kind is RuleKind.growth:
+        return f"grows by >= {rule.percent:g} % and by >= {rule.floor / 2**20:g} MiB" if unit == "B" else \
+            f"grows by >= {rule.percent:g} % and by >= {rule.floor:g} {unit}"
+    if rule.kind is RuleKind.drop:
+        return f"drops by more than {rule.drop:g} dB (even while passing)"
+    if rule.kind is RuleKind.factor:
+        return f"grows to >= {rule.factor:g}× the baseline (0 → above 0 counts)"
+    return "derived from another metric: never its own regression" if rule.kind is RuleKind.derived \
+        else "a count to watch: never a regression"
+
+
+def is_correctness(metric: pd.Series) -> np.ndarray:
+    return metric.isin(CORRECTNESS).to_numpy(dtype=bool)
