@@ -1,4 +1,4 @@
-"""`mpsbench ingest FILE...` and `mpsbench info` (also `python -m db …`). Every failure is "ERROR: …" and exit 1, no traceback."""
+"""`mpsbench ingest PATH...` (a bundle file, or a folder: every *.json under it, as `mpsbench sweep` writes them) and `mpsbench info` (also `python -m db …`). Every failure is "ERROR: …" and exit 1, no traceback."""
 from __future__ import annotations
 
 import sys
@@ -11,7 +11,7 @@ from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store, store_path
 
-USAGE = "usage: mpsbench ingest FILE... | mpsbench info"
+USAGE = "usage: mpsbench ingest PATH... | mpsbench info"
 
 
 def _ingest_one(engine, name: str) -> int:
@@ -29,9 +29,22 @@ def _ingest_one(engine, name: str) -> int:
     return 0
 
 
-def _ingest(files: list[str]) -> int:
+def _bundles(name: str) -> list[str]:
+    """A folder stands for every bundle under it (a sweep writes one folder per build and round; journals are
+    *.jsonl), in path order; anything else is read as one bundle file."""
+    path = Path(name)
+    return sorted(str(p) for p in path.rglob("*.json") if p.is_file()) if path.is_dir() else [name]
+
+
+def _ingest(paths: list[str]) -> int:
     engine = open_store()
-    failed = [_ingest_one(engine, name) for name in files]
+    failed = []
+    for name in paths:
+        files = _bundles(name)
+        if not files:
+            print(f"{name}: ERROR: no bundle (*.json) in this folder")
+            failed.append(1)
+        failed += [_ingest_one(engine, f) for f in files]
     return 1 if any(failed) else 0
 
 

@@ -61,7 +61,8 @@ def test_unreadable_input_is_an_error_line_not_a_traceback(cli, tmp_path, kind):
     out = cli("ingest", str(path))
     assert out.returncode == 1 and out.stderr == ""
     assert out.stdout.startswith(f"{path}: ERROR: ")
-    expected = {"missing": "No such file or directory", "directory": "Is a directory", "not json": "JSON"}
+    expected = {"missing": "No such file or directory", "directory": "no bundle (*.json) in this folder",
+                "not json": "JSON"}
     assert expected[kind] in out.stdout
 
 
@@ -69,7 +70,7 @@ def test_unreadable_input_is_an_error_line_not_a_traceback(cli, tmp_path, kind):
 def test_wrong_arguments_print_usage_and_fail(cli, args):
     out = cli(*args)
     assert out.returncode != 0 and out.stdout == ""
-    assert out.stderr.strip() == "usage: mpsbench ingest FILE... | mpsbench info"
+    assert out.stderr.strip() == "usage: mpsbench ingest PATH... | mpsbench info"
 
 
 def test_store_path_that_cannot_be_a_store_is_an_error_line(tmp_path):
@@ -78,3 +79,20 @@ def test_store_path_that_cannot_be_a_store_is_an_error_line(tmp_path):
                          timeout=120)
     assert out.returncode == 1 and "Traceback" not in out.stderr
     assert out.stdout.startswith(f"ERROR: cannot open the store {tmp_path}: ")
+
+
+def test_a_folder_ingests_every_bundle_under_it_and_an_empty_one_is_an_error(cli, tmp_path):
+    sweep = tmp_path / "sweep"
+    (sweep / "r1-b0").mkdir(parents=True)
+    (sweep / "r1-b1").mkdir()
+    first, second = make_bundle(results=[make_result()]), make_bundle(results=[make_result()])
+    _write(sweep / "r1-b0", "a.json", first)
+    _write(sweep / "r1-b1", "b.json", second)
+    (sweep / "r1-b0" / "a.journal.jsonl").write_text("{}\n")  # a journal is not a bundle
+    out = cli("ingest", str(sweep))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"{first['run_id']} new" in out.stdout and f"{second['run_id']} new" in out.stdout
+    assert "journal" not in out.stdout
+    (tmp_path / "empty").mkdir()
+    empty = cli("ingest", str(tmp_path / "empty"))
+    assert empty.returncode == 1 and "ERROR: no bundle (*.json) in this folder" in empty.stdout
