@@ -21,6 +21,7 @@ from db.query.selectors import parse_selector
 from db.views.correctness import correctness_view
 from db.views.matrix import matrix_view
 from db.views.memory import memory_view
+from db.views.noise import noise_view
 from db.views.overview import overview
 from db.views.trends import trend_view
 
@@ -135,6 +136,7 @@ ROUTES = [Route("/api/v1/claims", claims_route, methods=["GET"]),
           Route("/api/v1/matrix", twin(matrix_view), methods=["GET"]),
           Route("/api/v1/memory", twin(memory_view), methods=["GET"]),
           Route("/api/v1/correctness", twin(correctness_view), methods=["GET"]),
+          Route("/api/v1/noise", twin(noise_view), methods=["GET"]),
           Route("/api/v1/regressions", regressions_route, methods=["GET"]),
           Route("/api/v1/compare", compare_route, methods=["GET"]),
           Route("/api/v1/runs", runs_route, methods=["GET"])]

@@ -42,7 +42,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 from db.views.compare import CompareQuery, clear_cache, compare
+from db.store.aa_pairs import backfill
 from db.store.engine import open_store
+from db.views.noise import noise_view
 
 MACHINES, CHIPS, REPEATS, PER_RUN, SAMPLES = 50, 4, 2, 1000, 5
 WORKLOADS = ["softmax", "linear", "constant_pad", "grouped_mm", "fp8", "sdpa"]
@@ -80,21 +82,22 @@ def _runs_sql(n_runs: int, interleave: bool, machines: int) -> str:
 def _results_sql(n_runs: int, interleave: bool, machines: int) -> str:
     """One row per (run r, case j); a run's rows are contiguous, as ingest writes them (one range, in order: a
     cross join of two ranges would spread each run's rows over 17 row groups). A build is 1 % faster
-    than the one before it (every third build resets), with ±0.5 % uniform noise per sample."""
+    than the one before it (every third build resets), with ±0.5 % uniform noise per sample; the median is
+    stored as ingest stores it (the A/A pairs are ratios of medians)."""
     case = f"'{{\"n\":' || (j // {6 * 3}) || '}}'"
     metric = "CASE WHEN j % 10 = 9 THEN 'achieved_bandwidth' ELSE 'op_time' END"
     unavailable = "j % 100 = 42"
     value = f"(10 + j % 97) * (1 - 0.01 * ({_build('r', n_runs, interleave, machines)} % 3))"
     return f"""INSERT INTO results (run_seq, result_id, run_id, workload, suite, case_key, params_json, dtype, compile,
-        metric, unit, status, message, warnings_json, samples, n)
-      SELECT r + 1, md5('run' || r) || ':' || j, md5('run' || r), {WORKLOADS!r}[1 + j % 6], 'kernels', {case}, {case},
+        metric, unit, status, message, warnings_json, samples, n, median)
+      SELECT *, list_median(samples) FROM (SELECT r + 1, md5('run' || r) || ':' || j, md5('run' || r), {WORKLOADS!r}[1 + j % 6], 'kernels', {case}, {case},
         {DTYPES!r}[1 + (j // 6) % 3], 'eager', {metric}, CASE WHEN j % 10 = 9 THEN 'GB/s' ELSE 'µs' END,
         CASE WHEN {unavailable} THEN 'unavailable' ELSE 'ok' END,
         CASE WHEN {unavailable} THEN 'figure not available on this build' END, '[]',
         CASE WHEN {unavailable} THEN []::DOUBLE[] ELSE list_transform(range({SAMPLES}),
-          lambda k: CASE WHEN j % 10 = 9 THEN 1000.0 / ({value}) ELSE {value} END * (1 + 0.01 * (random() - 0.5))) END,
+          lambda k: CASE WHEN j % 10 = 9 THEN 1000.0 / ({value}) ELSE {value} END * (1 + 0.01 * (random() - 0.5))) END AS samples,
         CASE WHEN {unavailable} THEN 0 ELSE {SAMPLES} END
-      FROM (SELECT k // {PER_RUN} AS r, k % {PER_RUN} AS j FROM range({n_runs * PER_RUN}) t(k))"""
+      FROM (SELECT k // {PER_RUN} AS r, k % {PER_RUN} AS j FROM range({n_runs * PER_RUN}) t(k)))"""
 
 
 def generate(path: Path, rows: int, interleave: bool = False, machines: int = MACHINES) -> dict:
@@ -104,6 +107,7 @@ def generate(path: Path, rows: int, interleave: bool = False, machines: int = MA
         duck = conn.connection.driver_connection
         duck.execute(_runs_sql(n_runs, interleave, machines))
         duck.execute(_results_sql(n_runs, interleave, machines))
+        backfill(conn)  # the A/A pairs ingest would have stored (each machine ran each build twice)
         n = duck.execute("SELECT count(*) FROM results").fetchone()[0]
     engine.dispose()
     return {"rows": n, "runs": n_runs, "builds": n_runs // (machines * REPEATS), "machines": machines,
@@ -130,6 +134,18 @@ def time_compare(path: Path, params: dict, repeats: int) -> dict:
     engine.dispose()
     return {"cold": _ms(cold), "warm": _ms(warm), "cases": len(result.cases), "families": len(result.families),
             "unmatched": len(result.unmatched)}
+
+
+def time_noise(path: Path, repeats: int) -> dict:
+    """The Noise page's view (GET /api/v1/noise): the model's per-group quantiles in DuckDB, uncached."""
+    engine = open_store(str(path))
+    times, answer = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        answer = noise_view(engine, {})
+        times.append(time.perf_counter() - start)
+    engine.dispose()
+    return {**_ms(times), "groups": len(answer.groups), "aa_pairs": answer.pairs_total}
 
 
 def _free_port() -> int:
@@ -232,6 +248,7 @@ def main() -> None:
                              "size_MiB": round(path.stat().st_size / 2**20)},
                    "compare_all": time_compare(path, BASE, args.repeats),
                    "compare_filtered": time_compare(path, FILTERED, args.repeats),
+                   "noise_view": time_noise(path, args.repeats),
                    "browser": {"skipped": "--no-browser"} if args.no_browser else time_browser(path, args.reloads)}
     finally:
         if workdir:

@@ -16,6 +16,7 @@ PAGES = [  # (file, title, url path); Overview is the default
     ("runs.py", "Runs", "runs"),
     ("compare.py", "Compare", "compare"),
     ("sweeps.py", "Sweeps", "sweeps"),
+    ("noise.py", "Noise", "noise"),
     ("regressions.py", "Regressions", "regressions"),
     ("trends.py", "Trends", "trends"),
     ("matrix.py", "Matrix", "matrix"),

@@ -36,6 +36,7 @@ CASES = {
     "memory.py": ({"split_tag": "role", "workload": "vae_tiled_decode"}, "memory", [(None, "table")]),  # a panel per machine
     "correctness.py": ({"metric": "psnr_vs_cpu"}, "correctness", [(0, "faster_but_wrong"), (1, "records")]),
     "claims.py": (SIDES, "claims", [(None, "claims")]),  # one table per claim, together the twin's list
+    "noise.py": ({"precision": "3", "metric": "op_time"}, "noise", [(0, "groups")]),  # studio-1 ran each build twice
 }
 TWIN_PARAMS: dict[str, dict[str, str]] = {}  # the page and its twin read every parameter alike (threshold in %)
 
@@ -116,7 +117,8 @@ def test_upload_has_no_read_twin_its_twin_is_the_upload_route():
 @pytest.mark.parametrize("url,field", [
     ("/api/v1/trends?metric=speed", "metric"), ("/api/v1/matrix?rows=machine", "rows"),
     ("/api/v1/memory?colour=red", "colour"), ("/api/v1/correctness?metric=op_time", "metric"),
-    ("/api/v1/overview?x=1", "x")])
+    ("/api/v1/overview?x=1", "x"), ("/api/v1/noise?precision=0", "precision"),
+    ("/api/v1/noise?metric=psnr_vs_cpu", "metric")])
 def test_twins_refuse_bad_parameters_naming_them(client, url, field):
     got = client.get(url)
     assert got.status_code == 400

@@ -8,6 +8,7 @@ from sqlalchemy import text
 from db.views.compare import CompareQuery, compute_compare
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
+from db.store.tables import STORE_VERSION
 from tests.bundles import make_bundle
 from tests.test_store_migrate import V0_DDL
 
@@ -56,7 +57,7 @@ def test_v1_file_is_numbered_in_file_order_and_rewritten_run_by_run(v1_file):
     engine.dispose()
     assert runs == [(NEW, 1), (OLD, 2)]
     assert results == [(f"{NEW}:0", 1), (f"{NEW}:1", 1), (f"{OLD}:0", 2)]  # contiguous per run now
-    assert indexes == {"ix_results_run_id"} and samples == [7.0, 8.0, 9.0] and version == "3"
+    assert indexes == {"ix_results_run_id"} and samples == [7.0, 8.0, 9.0] and version == str(STORE_VERSION)
 
 
 def test_migrated_v1_file_compares_as_before(v1_file):

@@ -27,6 +27,7 @@ from sqlalchemy import Engine, text
 from bundle.schema import Bundle, Result
 from db.errors import Problem, StoreError
 from db.ingest import judge, results_text
+from db.store.aa_pairs import store_pairs_of_run
 from db.store.engine import WRITE_LOCK, bump_data_version
 
 
@@ -211,6 +212,7 @@ def _store(conn, bundle: Bundle, n: int, sha: str) -> IngestOutcome:
         _insert_tags(conn, bundle)
         # no ORDER BY i: a run's rows land together whatever their order within it (db.store.tables: run_seq)
         conn.exec_driver_sql(f"INSERT INTO results ({_COLUMNS}, run_seq) SELECT {_COLUMNS}, {int(seq)} FROM _final")
+        store_pairs_of_run(conn, bundle.run_id)  # its A/A pairs (db.store.aa_pairs), in the same transaction
         bump_data_version(conn)
     return IngestOutcome(bundle.run_id, True, n)
 

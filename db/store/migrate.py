@@ -1,5 +1,6 @@
 """Ordered store migrations keyed by store_version. v0: a file from before the meta table existed; v1: before
-run_seq; v2: before the build's library versions."""
+run_seq; v2: before the build's library versions; v3: before the A/A pairs. Each migration runs in the one
+transaction that also stamps the new store_version, so a store is never stamped ahead of its data."""
 from __future__ import annotations
 
 from sqlalchemy import text
@@ -58,7 +59,17 @@ def _v2_to_v3(conn) -> None:
     conn.execute(text("ALTER TABLE runs ADD COLUMN libraries_json VARCHAR DEFAULT '{}'"))
 
 
-MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(conn) -> None:
+    """v4 keeps the A/A pairs (db.store.aa_pairs): the table, filled from the stored runs."""
+    from db.store.aa_pairs import backfill
+    from db.store.tables import AA_PAIRS, AANoise
+
+    AANoise.__table__.create(conn, checkfirst=True)
+    AA_PAIRS.create(conn, checkfirst=True)
+    backfill(conn)
+
+
+MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 
 
 def migrate(conn) -> None:
@@ -66,6 +77,12 @@ def migrate(conn) -> None:
     if version is not None and version > STORE_VERSION:
         # an older mpsbench must not write into (or half-understand) a store laid out by a newer one
         raise StoreError(409, f"store version {version} is newer than this mpsbench ({STORE_VERSION}); upgrade")
+    migrated = False
     while version is not None and version < STORE_VERSION:
         MIGRATIONS[version](conn)
-        version += 1
+        version, migrated = version + 1, True
+    if migrated:  # the stamp in the migrations' own transaction (db.store.engine stamps a new store)
+        from db.store.tables import Meta
+
+        Meta.__table__.create(conn, checkfirst=True)
+        conn.execute(text("INSERT OR REPLACE INTO meta VALUES ('store_version', :v)"), {"v": str(version)})

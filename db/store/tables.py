@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ARRAY, BigInteger, Column, Double
+from sqlalchemy import ARRAY, BigInteger, Column, Double, String, Table
 from sqlmodel import Field, SQLModel
 
-STORE_VERSION = 3  # bump with a migration in db/migrate.py
+STORE_VERSION = 4  # bump with a migration in db/store/migrate.py
 
 
 class Meta(SQLModel, table=True):
@@ -98,6 +98,38 @@ class ResultRow(SQLModel, table=True):
     passed: bool | None = None
     tolerance: float | None = Field(default=None, sa_type=Double)
     run_seq: int | None = Field(default=None, sa_type=BigInteger)  # = its run's run_seq
+
+
+class AANoise(SQLModel, table=True):
+    """One group of the A/A noise model (db.store.aa_pairs): its labels and its figures (db.stats.noise),
+    recomputed whenever its pairs change."""
+
+    __tablename__ = "aa_noise"
+    # 1, 2, … given by db.store.aa_pairs (an integer: the pairs group by it; never autoincremented by DuckDB)
+    group_id: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
+    chip: str | None = None
+    gpu_cores: int | None = None
+    machine_name: str | None = None  # only for a machine without a chip (it is then its own group)
+    device_type: str
+    workload: str
+    metric: str  # ratio metrics only (bundle.metrics: Comparison.ratio)
+    dtype: str
+    compile: str
+    pairs: int = Field(default=0, sa_type=BigInteger)
+    quantile_log: float | None = Field(default=None, sa_type=Double)  # 95th percentile of |ln(b / a)|
+    sigma_log: float | None = Field(default=None, sa_type=Double)  # sqrt(mean(ln(b / a)²) / 2)
+    max_log: float | None = Field(default=None, sa_type=Double)
+
+
+# One case measured by two runs of one build on one machine (db.store.aa_pairs writes them at ingest). No key
+# (a plain table): millions of rows, only ever appended, deleted by run, and aggregated by group.
+AA_PAIRS = Table(
+    "aa_pairs", SQLModel.metadata,
+    Column("group_id", BigInteger, nullable=False),  # aa_noise.group_id
+    Column("seq_a", BigInteger, nullable=False),  # run_seq of the run stored first
+    Column("seq_b", BigInteger, nullable=False),  # and of the later one
+    Column("case_key", String, nullable=False),
+    Column("log_ratio", Double, nullable=False))  # ln(median in run b / median in run a)
 
 
 class ReviewNote(SQLModel, table=True):

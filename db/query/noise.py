@@ -1,0 +1,47 @@
+"""The A/A noise model read from the store: one row per (chip, device, workload, metric, dtype, compile) with the
+pair count and the 95th percentile of |log ratio| that DuckDB computed when the group's pairs last changed
+(db.store.aa_pairs: quantile_cont, numpy's linear rule, the one db.stats.noise.noise_figure defines). Reading it
+is a read of a few hundred rows, whatever the number of pairs. The chip is labelled as Compare's chip scope
+labels it (chip and GPU cores; a machine without a chip stands for itself).
+"""
+from __future__ import annotations
+
+import pandas as pd
+from sqlalchemy import Engine
+
+from db.query.compare_sql import _CHIP_SCOPE  # the one chip label (Compare's chip scope)
+from db.store.read import read_frame
+
+KEY = ["chip", "device", "workload", "metric", "dtype", "compile"]
+FILTERS = ("chip", "workload", "metric", "dtype", "compile")
+
+_MODEL = f"""SELECT {_CHIP_SCOPE} AS chip, ru.device_type AS device, ru.workload, ru.metric, ru.dtype, ru.compile,
+    ru.pairs, ru.quantile_log, ru.sigma_log, ru.max_log
+  FROM aa_noise ru WHERE ru.pairs > 0{{filters}}"""
+
+# a machine's chip label, to find a machine-scope case's group
+_CHIPS = f"SELECT DISTINCT ru.machine_name AS scope, ru.device_type AS device, {_CHIP_SCOPE} AS chip FROM runs ru"
+
+
+def noise_groups(engine: Engine, filters: dict[str, str] | None = None) -> pd.DataFrame:
+    """The model's groups (KEY columns, pairs, quantile_log, sigma_log, max_log), noisiest first.
+    filters: exact values for FILTERS ('' or absent: any)."""
+    sql, params = "", []
+    for name, value in (filters or {}).items():
+        if name not in FILTERS:
+            raise ValueError(f"unknown noise filter {name}")
+        if value:
+            sql += f" AND {_CHIP_SCOPE} = ?" if name == "chip" else f" AND ru.{name} = ?"
+            params.append(value)
+    found = read_frame(engine, _MODEL.format(filters=sql), params)
+    return found.sort_values(["quantile_log", *KEY], ascending=[False, *[True] * len(KEY)],
+                             na_position="last").reset_index(drop=True)
+
+
+def machine_chips(engine: Engine) -> pd.DataFrame:
+    """scope (machine name), device → chip: the label the model is keyed by."""
+    return read_frame(engine, _CHIPS)
+
+
+def aa_pair_count(engine: Engine) -> int:
+    return int(read_frame(engine, "SELECT coalesce(sum(pairs), 0) AS n FROM aa_noise").n.iloc[0])

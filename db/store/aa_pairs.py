@@ -1,0 +1,110 @@
+"""A/A pairs and the noise model's figures, written where the runs are written.
+
+An A/A pair is a case measured by two runs of one build on one machine. "One build" is what Compare's build
+selector means: the same torch version, git hash (both absent counts as the same) and debug flag; "one machine"
+the same machine name, chip, device type and device name. Any two such runs pair (a sweep's `--aa` repeats are
+the usual source; two runs of one build on one Mac a week apart measure the same kind of noise). A pair holds
+ln(median of the later run / median of the earlier) for each case both measured with status ok and positive
+medians, for ratio metrics only (a dB or count difference has no ratio).
+
+Two tables (db.store.tables): aa_pairs (group_id, seq_a, seq_b, case_key, log_ratio: integers where possible,
+no key, so 5 M pairs stay cheap) and aa_noise, one row per group (chip, gpu_cores, device, workload, metric,
+dtype, compile) holding its labels and the model's figures (db.stats.noise's rule: pair count, 95th percentile
+of |log ratio| by quantile_cont, sigma). The figures are recomputed in SQL for the groups a write touches, so a
+read of the model is a read of a few hundred rows: aggregating 5 M pairs per page view took ~0.35 s quiet and
+over 1 s on a loaded box, and Compare reads the model for every case's regression bound.
+
+At ingest only the new run's pairs are computed (store_pairs_of_run), set-based: its partner runs are found in
+`runs` first (few), their results read by run_seq (contiguous, so DuckDB's zone maps skip the other row groups)
+and joined with the new run's. The migration to store v4 fills both tables for stored runs (backfill). A run
+leaving the store (forget_run) takes its pairs with it and its groups are recomputed.
+"""
+from __future__ import annotations
+
+from sqlalchemy import text
+
+from bundle.metrics import METRICS, Comparison
+from db.stats.noise import QUANTILE
+
+RATIO_METRICS = tuple(m.name for m in METRICS.values() if m.comparison is Comparison.ratio)
+_METRICS_SQL = ", ".join(f"'{m}'" for m in RATIO_METRICS)
+LABELS = ("chip", "gpu_cores", "machine_name", "device_type", "workload", "metric", "dtype", "compile")
+
+# two runs of one build on one machine (p: the partner, n: the new run)
+SAME_BUILD_AND_MACHINE = """p.machine_name = n.machine_name AND p.chip IS NOT DISTINCT FROM n.chip
+  AND p.device_type = n.device_type AND p.device_name = n.device_name AND p.torch_version = n.torch_version
+  AND p.git_hash IS NOT DISTINCT FROM n.git_hash AND coalesce(p.debug, false) = coalesce(n.debug, false)"""
+
+_PARTNERS = f"""SELECT p.run_seq FROM runs n JOIN runs p ON {SAME_BUILD_AND_MACHINE}
+  WHERE n.run_id = :run AND p.run_id <> n.run_id AND p.run_seq IS NOT NULL"""
+
+# {pairs}: (seq_a, seq_b) run pairs; {where}: what restricts the scans of results. A machine with a chip groups
+# by chip (machine_name NULL); one without is its own group, as Compare's chip scope labels it.
+_STAGE = f"""CREATE OR REPLACE TEMP TABLE _aa_new AS
+  SELECT ru.chip, ru.gpu_cores, CASE WHEN ru.chip IS NULL THEN ru.machine_name END AS machine_name,
+    ru.device_type, b.workload, b.metric, b.dtype, b.compile, pr.seq_a, pr.seq_b, b.case_key,
+    ln(b.median / a.median) AS log_ratio
+  FROM ({{pairs}}) pr JOIN runs ru ON ru.run_seq = pr.seq_b
+    JOIN results b ON b.run_seq = pr.seq_b
+    JOIN results a ON a.run_seq = pr.seq_a AND a.workload = b.workload AND a.case_key = b.case_key
+      AND a.dtype = b.dtype AND a.compile = b.compile AND a.metric = b.metric
+  WHERE {{where}} a.status = 'ok' AND b.status = 'ok' AND a.median > 0 AND b.median > 0
+    AND isfinite(a.median) AND isfinite(b.median) AND b.metric IN ({_METRICS_SQL})"""
+
+_SAME_LABELS = " AND ".join(f"g.{c} IS NOT DISTINCT FROM s.{c}" for c in LABELS)
+_NEW_GROUPS = f"""INSERT INTO aa_noise (group_id, {', '.join(LABELS)}, pairs)
+  SELECT (SELECT coalesce(max(group_id), 0) FROM aa_noise) + row_number() OVER (ORDER BY {', '.join(LABELS)}), *, 0
+  FROM (SELECT DISTINCT {', '.join(LABELS)} FROM _aa_new s
+        WHERE NOT EXISTS (SELECT 1 FROM aa_noise g WHERE {_SAME_LABELS}))"""
+_INSERT = f"""INSERT INTO aa_pairs (group_id, seq_a, seq_b, case_key, log_ratio)
+  SELECT g.group_id, s.seq_a, s.seq_b, s.case_key, s.log_ratio FROM _aa_new s JOIN aa_noise g ON {_SAME_LABELS}"""
+
+# the model's figures of the touched groups (db.stats.noise.noise_figure's definitions, in SQL)
+_REFRESH = f"""UPDATE aa_noise SET pairs = coalesce(f.pairs, 0), quantile_log = f.quantile_log,
+    sigma_log = f.sigma_log, max_log = f.max_log
+  FROM (SELECT t.group_id, count(p.log_ratio) AS pairs, quantile_cont(abs(p.log_ratio), {QUANTILE}) AS quantile_log,
+          sqrt(avg(p.log_ratio * p.log_ratio) / 2) AS sigma_log, max(abs(p.log_ratio)) AS max_log
+        FROM ({{touched}}) t LEFT JOIN aa_pairs p ON p.group_id = t.group_id GROUP BY t.group_id) f
+  WHERE aa_noise.group_id = f.group_id"""
+
+
+def _store_staged(conn) -> None:
+    conn.execute(text(_NEW_GROUPS))
+    conn.execute(text(_INSERT))
+    touched = "SELECT DISTINCT g.group_id FROM _aa_new s JOIN aa_noise g ON " + _SAME_LABELS
+    conn.execute(text(_REFRESH.format(touched=touched)))
+    conn.execute(text("DROP TABLE _aa_new"))
+
+
+def store_pairs_of_run(conn, run_id: str) -> None:
+    """Inside the ingest transaction, after the run and its results are written: its pairs with every stored
+    run of the same build on the same machine, and its groups' figures recomputed."""
+    partners = [int(r[0]) for r in conn.execute(text(_PARTNERS), {"run": run_id})]
+    if not partners:  # the usual case (a new build or machine): nothing more is read
+        return
+    seq = int(conn.execute(text("SELECT run_seq FROM runs WHERE run_id = :run"), {"run": run_id}).scalar())
+    seqs = ", ".join(str(s) for s in partners)  # integers from the store: safe to inline (and prunes as literals)
+    pairs = f"SELECT unnest([{seqs}]) AS seq_a, {seq} AS seq_b"
+    conn.execute(text(_STAGE.format(pairs=pairs, where=f"b.run_seq = {seq} AND a.run_seq IN ({seqs}) AND")))
+    _store_staged(conn)
+
+
+def backfill(conn) -> None:
+    """Every pair of the stored runs (the migration to store v4): each run pairs with the earlier ones."""
+    pairs = f"SELECT p.run_seq AS seq_a, n.run_seq AS seq_b FROM runs n JOIN runs p ON {SAME_BUILD_AND_MACHINE}" \
+            " AND p.run_seq < n.run_seq"
+    conn.execute(text(_STAGE.format(pairs=pairs, where="")))
+    _store_staged(conn)
+
+
+def forget_run(conn, run_id: str) -> None:
+    """Call before a run leaves the store (deleted or retracted): its pairs go and its groups' figures are
+    recomputed without it, so it no longer feeds the model."""
+    seq = conn.execute(text("SELECT run_seq FROM runs WHERE run_id = :run"), {"run": run_id}).scalar()
+    if seq is None:
+        return
+    mine = f"seq_a = {int(seq)} OR seq_b = {int(seq)}"
+    conn.execute(text(f"CREATE OR REPLACE TEMP TABLE _aa_touched AS SELECT DISTINCT group_id FROM aa_pairs WHERE {mine}"))
+    conn.execute(text(f"DELETE FROM aa_pairs WHERE {mine}"))
+    conn.execute(text(_REFRESH.format(touched="SELECT group_id FROM _aa_touched")))
+    conn.execute(text("DROP TABLE _aa_touched"))

@@ -1,0 +1,89 @@
+"""The Noise page and GET /api/v1/noise: the A/A noise model per (chip, device, workload, metric, dtype,
+compile) — how far two runs of one build on one machine differ (95th percentile, in %), how many A/A pairs back
+each figure, whether that noise exceeds the review threshold (then the noise bound, not the threshold, decides a
+regression), and how many runs per side a comparison needs for a CI of ±precision % (db.stats.planner)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Engine
+
+from db.query.noise import FILTERS, KEY, aa_pair_count, noise_groups
+from db.stats import noise as model
+from db.stats.planner import runs_needed_many
+from db.store.aa_pairs import RATIO_METRICS
+from db.views.params import bad, one_of, only, threshold_percent
+
+PARAMS = (*FILTERS, "precision", "threshold")
+PRECISION = (0.1, 50.0)  # the planner's target CI half-width, in %
+DEFAULT_PRECISION = 2.0
+EMPTY = ("No A/A data yet: the noise model needs two runs of the same build (same torch version and git hash) on "
+         "the same machine. `mpsbench sweep --aa --build … --rounds 5` runs the baseline twice per round (A/A "
+         "pairs); two `mpsbench run`s of one build on one machine count too. Until then every case's regression "
+         "bound is the review threshold.")
+COLUMNS = [*KEY, "status", "pairs", "noise_bound_percent", "spread_percent", "noisy",
+           "regression_bound_percent", "bound_from", "runs_per_side"]
+
+
+@dataclass
+class NoiseAnswer:
+    quantile: float  # the percentile of |log ratio| a bound is (0.95)
+    precision_percent: float  # the planner's target: ± this % on the candidate/baseline ratio, 95 % CI
+    threshold_percent: float  # the review threshold the bounds are compared with
+    pairs_total: int  # A/A pairs in the store
+    message: str  # "" or why the table is empty and how to fill it
+    units: dict  # each figure column's unit
+    groups: pd.DataFrame  # COLUMNS, noisiest first
+
+
+UNITS = {"noise_bound_percent": "% (95th percentile of how far two runs of one build differ)",
+         "spread_percent": "% (run-to-run spread of a run's median, one sigma)",
+         "regression_bound_percent": "% worse (max of the review threshold and the noise bound)",
+         "runs_per_side": "runs (per side, for the precision asked; empty: more than 1000 or no A/A data)",
+         "pairs": "A/A pairs (a case measured by two runs of one build on one machine)"}
+
+
+def _precision(text: str) -> float:
+    low, high = PRECISION
+    rule = f"a CI half-width in percent from {low:g} to {high:g} (2 = ±2 %)"
+    if not text:
+        return DEFAULT_PRECISION
+    try:
+        value = float(text)
+    except ValueError:
+        raise bad("precision", rule, text) from None
+    if not np.isfinite(value) or not low <= value <= high:
+        raise bad("precision", rule, text)
+    return value
+
+
+def noise_view(engine: Engine, params) -> NoiseAnswer:
+    from db.views.regressions import DEFAULT_THRESHOLD  # the review's own default
+
+    p = only(params, PARAMS)
+    if p["metric"]:
+        one_of("metric", p["metric"], RATIO_METRICS)
+    for name in FILTERS:
+        if len(p[name]) > 200:
+            raise bad(name, "at most 200 characters", p[name])
+    precision = _precision(p["precision"])
+    threshold = threshold_percent(p["threshold"], DEFAULT_THRESHOLD * 100.0)
+    found = noise_groups(engine, {k: p[k] for k in FILTERS})
+    total = aa_pair_count(engine)
+    groups = found.copy()
+    groups["status"] = model.status_of(groups.pairs)
+    measured = groups.status == model.MEASURED
+    q = groups.quantile_log.where(measured)  # fewer than 2 pairs: no figure ("insufficient data")
+    sigma = groups.sigma_log.where(measured)
+    groups["noise_bound_percent"] = model.bound_percent(q)
+    groups["spread_percent"] = 100.0 * np.expm1(sigma)
+    bound, source = model.regression_bound(threshold / 100.0, q)
+    groups["regression_bound_percent"] = 100.0 * bound
+    groups["bound_from"] = source
+    groups["noisy"] = source == "noise"
+    groups["runs_per_side"] = pd.array(runs_needed_many(sigma.to_numpy(), precision), dtype="Int64")
+    message = "" if len(groups) else (EMPTY if total == 0 else "No A/A pairs match these filters.")
+    return NoiseAnswer(model.QUANTILE, precision, threshold, total, message, UNITS,
+                       groups[COLUMNS].reset_index(drop=True))

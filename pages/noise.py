@@ -1,0 +1,45 @@
+"""Noise: the A/A noise model — how far two runs of one build on one machine differ, per chip, workload, metric,
+dtype and compile mode; how many A/A pairs back each figure; which groups are noisier than the review threshold
+(their noise bound then decides a regression); and how many runs per side a comparison needs for a precision."""
+from __future__ import annotations
+
+import streamlit as st
+
+from db.store.aa_pairs import RATIO_METRICS
+from db.views.noise import DEFAULT_PRECISION, noise_view
+from pages.widgets import guarded, load, picker, text_param
+
+
+def body() -> None:
+    st.title("Noise")
+    st.caption("A/A pairs: one case measured by two runs of the same build (torch version and git hash) on the same "
+               "machine. noise_bound_percent is the 95th percentile of how far the two runs' medians differ; fewer "
+               "than 2 pairs is insufficient data (no bound). A case's regression bound is the larger of the "
+               "review threshold and its noise bound. runs_per_side: runs each side needs for a 95 % CI of the "
+               "candidate/baseline ratio within ± the precision (Kalibera & Jones's planner).")
+    everything = load(noise_view, {})
+    if everything.message:
+        st.info(everything.message)
+        st.stop()
+    left, mid, right, fourth = st.columns(4)
+    with left:
+        chip = picker("Chip", "chip", everything.groups.chip, page="noise")
+    with mid:
+        metric = picker("Metric", "metric", RATIO_METRICS, page="noise")
+    with right:
+        precision = text_param("Precision (± %, 95 % CI)", "precision", f"{DEFAULT_PRECISION:g}", page="noise")
+    with fourth:
+        threshold = text_param("Review threshold (% worse)", "threshold", f"{everything.threshold_percent:g}",
+                               page="noise")
+    view = load(noise_view, {"chip": chip, "metric": metric, "precision": precision, "threshold": threshold})
+    noisy = int(view.groups.noisy.sum())
+    st.metric("A/A pairs stored", view.pairs_total)
+    st.write(f"{noisy} of {len(view.groups)} groups are noisier than the {view.threshold_percent:g} % threshold; "
+             f"runs per side for ±{view.precision_percent:g} % at 95 % confidence.")
+    if view.message:
+        st.info(view.message)
+        return
+    st.dataframe(view.groups, hide_index=True)
+
+
+guarded(body)

@@ -1,0 +1,218 @@
+"""The A/A noise model with known answers: pairs stored at ingest (only within one build on one machine), the
+model learned from synthetic runs of a known run-to-run spread gives that spread back, fewer than 2 pairs is
+insufficient data, the migration's backfill finds the pairs ingest found, a deleted run stops feeding the model,
+the repetition planner, and the view's parameters."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+from sqlalchemy import text
+
+from db.errors import StoreError
+from db.ingest.core import ingest_bundle
+from db.query.noise import noise_groups
+from db.stats import noise as model
+from db.stats.planner import Components, optimal_samples, runs_needed, variance_components
+from db.store.aa_pairs import forget_run
+from db.store.engine import open_store
+from db.views.noise import EMPTY, noise_view
+from tests.bundles import make_bundle, make_result
+
+Z975 = 1.959963984540054
+
+
+@pytest.fixture
+def engine(tmp_path):
+    e = open_store(tmp_path / "noise.duckdb")
+    yield e
+    e.dispose()
+
+
+def _pairs(engine) -> list[tuple]:
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(text(
+            "SELECT a.run_id, b.run_id, g.workload, p.case_key, g.metric, p.log_ratio FROM aa_pairs p"
+            " JOIN aa_noise g USING (group_id) JOIN runs a ON a.run_seq = p.seq_a JOIN runs b ON b.run_seq = p.seq_b"
+            " ORDER BY ALL"))]
+
+
+# -- pure functions ------------------------------------------------------------------------------------------
+def test_the_model_gives_a_known_spread_back():
+    sigma, n = 0.03, 4000  # run log medians N(0, sigma²): a pair's log ratio is N(0, 2 sigma²)
+    lr = np.random.default_rng(7).normal(0.0, math.sqrt(2) * sigma, n)
+    fig = model.noise_figure(lr)
+    scale = math.sqrt(2) * sigma  # |log ratio| is half-normal with this scale
+    true_q = Z975 * scale
+    density = 2 * norm.pdf(true_q / scale) / scale
+    se_q = math.sqrt(0.95 * 0.05 / n) / density  # the asymptotic standard error of a sample quantile
+    assert fig.status == model.MEASURED and fig.pairs == n
+    assert abs(fig.quantile_log - true_q) < 4 * se_q
+    assert abs(fig.sigma_log - sigma) < 4 * sigma / math.sqrt(2 * n)  # se of a sd from n normal draws
+    assert fig.bound_percent == pytest.approx(100 * (math.exp(fig.quantile_log) - 1))
+
+
+@pytest.mark.parametrize("values", [[], [0.01], [float("nan"), 0.02]])
+def test_fewer_than_two_pairs_is_insufficient_data_never_a_figure(values):
+    fig = model.noise_figure(np.array(values))
+    assert fig.status == model.INSUFFICIENT == "insufficient data"
+    assert fig.quantile_log is None and fig.sigma_log is None and fig.bound_percent is None
+    assert list(model.status_of([0, 1, 2])) == [model.INSUFFICIENT, model.INSUFFICIENT, model.MEASURED]
+
+
+def test_the_regression_bound_is_the_larger_of_threshold_and_noise_and_says_where_it_came_from():
+    q = np.array([math.log(1.02), math.log(1.12), np.nan])  # 2 % noise, 12 % noise, no A/A data
+    bound, source = model.regression_bound(0.05, q)
+    assert bound == pytest.approx([0.05, 0.12, 0.05])
+    assert list(source) == ["threshold", "noise", "no A/A data"]
+
+
+def test_planner_runs_per_side_against_a_t_table_value():
+    # t(0.975, 14) = 2.1448 (printed t tables): 8 runs per side give a half-width of 2.1448 * sigma * sqrt(2/8)
+    sigma = 0.02
+    h8 = 2.144787 * sigma * 0.5
+    assert runs_needed(sigma, 100 * math.expm1(h8) * 1.001) == 8
+    assert runs_needed(sigma, 100 * math.expm1(h8) * 0.999) == 9
+    assert runs_needed(None, 2.0) is None and runs_needed(1.0, 0.1) is None  # no data; more than 1000 runs
+
+
+def test_planner_optimal_samples_per_run_kalibera_jones():
+    # 3 runs of 2 samples: run means 0, 1, 2 (T2² = 1), each sample ±0.5 from its mean (T1² = 0.5)
+    y = np.array([[-0.5, 0.5], [0.5, 1.5], [1.5, 2.5]])
+    c = variance_components(y)
+    assert (c.t1_sq, c.t2_sq, c.s2_sq) == pytest.approx((0.5, 1.0, 0.75))
+    assert optimal_samples(c, cost_sample=1.0, cost_run=100.0) == math.ceil(math.sqrt(100 * 0.5 / 0.75)) == 9
+    assert optimal_samples(Components(0.5, 0.1, -0.15, 2), 1.0, 100.0) is None  # no between-run variance
+
+
+# -- the store -----------------------------------------------------------------------------------------------
+def _run(run_id: str, machine: str = "m1", version: str = "2.15.0", git_hash: str | None = "abc1234",
+         scale: float = 1.0, results: list[dict] | None = None) -> dict:
+    build = {"torch_version": version, "channel": "release", "python_version": "3.11.7", "collector_version": "0.1.0"}
+    if git_hash:
+        build["git_hash"] = git_hash
+    return make_bundle(run_id=run_id, machine={"name": machine, "os": "macOS", "chip": "Apple M3 Ultra"}, build=build,
+                       results=results or [
+                           make_result(samples=[10.0 * scale, 10.0 * scale, 10.0 * scale]),
+                           make_result(params={"rows": 4, "vocab": 128256}, samples=[20.0 * scale] * 3),
+                           make_result(metric="psnr_vs_cpu", unit="dB", samples=[60.0 * scale], passed=True,
+                                       tolerance=40.0),  # a difference metric: no ratio, no pair
+                           make_result(params={"rows": 8, "vocab": 128256}, status="error", samples=[],
+                                       message="boom")])
+
+
+def test_ingest_stores_pairs_only_within_one_build_on_one_machine(engine):
+    same = [("a1", 1.0), ("a2", 1.1), ("a3", 0.9)]
+    for run_id, scale in same:
+        ingest_bundle(engine, _run(f"{run_id:0>32}", scale=scale))
+    ingest_bundle(engine, _run("b1".rjust(32, "0"), version="2.16.0"))  # another build
+    ingest_bundle(engine, _run("c1".rjust(32, "0"), git_hash="def5678"))  # same version, another git hash
+    ingest_bundle(engine, _run("d1".rjust(32, "0"), machine="m2"))  # same build, another machine
+    ingest_bundle(engine, _run("a1".rjust(32, "0"), scale=1.0))  # the same bundle again: stored once, no new pairs
+    got = _pairs(engine)
+    scales = dict(same)
+    expected = sorted((f"{a:0>32}", f"{b:0>32}", "softmax", key, "op_time", math.log(scales[b] / scales[a]))
+                      for a, b in (("a1", "a2"), ("a1", "a3"), ("a2", "a3"))
+                      for key in ('{"rows":1,"vocab":128256}', '{"rows":4,"vocab":128256}'))
+    assert sorted(g[:5] for g in got) == [e[:5] for e in expected]
+    for g, e in zip(sorted(got), expected):
+        assert g[5] == pytest.approx(e[5], abs=1e-12)
+
+
+def test_a_model_learned_from_synthetic_runs_gives_their_spread_back(engine):
+    runs, cases, sigma = 24, 6, 0.04
+    rng = np.random.default_rng(11)
+    effects = rng.normal(0.0, sigma, (runs, cases))  # each run's log median per case: true value + N(0, sigma²)
+    for r in range(runs):
+        results = [make_result(params={"rows": c + 1, "vocab": 1024}, samples=[50.0 * math.exp(effects[r, c])] * 3)
+                   for c in range(cases)]
+        ingest_bundle(engine, _run(f"{r:032x}", results=results))
+    groups = noise_groups(engine)
+    assert len(groups) == 1
+    g = groups.iloc[0]
+    assert g.pairs == cases * runs * (runs - 1) // 2
+    # SQL's figures are the pure function's on the same pairs
+    fig = model.noise_figure(np.array([p[5] for p in _pairs(engine)]))
+    assert g.quantile_log == pytest.approx(fig.quantile_log, rel=1e-12)
+    assert g.sigma_log == pytest.approx(fig.sigma_log, rel=1e-12)
+    # and the spread comes back: pairs share runs, so the tolerance counts only disjoint pairs as independent
+    scale = math.sqrt(2) * sigma
+    independent = cases * runs // 2
+    density = 2 * norm.pdf(Z975) / scale
+    assert abs(g.quantile_log - Z975 * scale) < 4 * math.sqrt(0.95 * 0.05 / independent) / density
+    assert abs(g.sigma_log - sigma) < 4 * sigma / math.sqrt(2 * independent)
+
+
+def test_the_migration_backfills_the_pairs_ingest_found(tmp_path):
+    path = tmp_path / "v3.duckdb"
+    e = open_store(path)
+    for run_id, scale in (("a1", 1.0), ("a2", 1.2), ("a3", 0.8)):
+        ingest_bundle(e, _run(f"{run_id:0>32}", scale=scale))
+    ingest_bundle(e, _run("b1".rjust(32, "0"), machine="m2"))
+    at_ingest = _pairs(e)
+    with e.begin() as conn:  # back to a v3 store: no pairs table
+        conn.execute(text("DROP TABLE aa_pairs"))
+        conn.execute(text("UPDATE meta SET value = '3' WHERE key = 'store_version'"))
+    e.dispose()
+    e = open_store(path)
+    try:
+        assert _pairs(e) == at_ingest and len(at_ingest) == 6
+        with e.connect() as conn:
+            assert conn.execute(text("SELECT value FROM meta WHERE key='store_version'")).scalar() == "4"
+    finally:
+        e.dispose()
+
+
+def test_a_deleted_run_stops_feeding_the_model(engine):
+    for run_id, scale in (("a1", 1.0), ("a2", 1.1), ("a3", 0.9)):
+        ingest_bundle(engine, _run(f"{run_id:0>32}", scale=scale))
+    before = noise_groups(engine).iloc[0]
+    assert before.pairs == 6
+    with engine.begin() as conn:  # a run leaving the store: its pairs go, its groups are recomputed
+        forget_run(conn, "a3".rjust(32, "0"))
+        conn.execute(text("DELETE FROM results WHERE run_id = :r"), {"r": "a3".rjust(32, "0")})
+        conn.execute(text("DELETE FROM runs WHERE run_id = :r"), {"r": "a3".rjust(32, "0")})
+    after = noise_groups(engine).iloc[0]
+    assert after.pairs == 2 and after.quantile_log == pytest.approx(math.log(1.1))  # only a1-a2 is left
+    with engine.begin() as conn:
+        forget_run(conn, "a2".rjust(32, "0"))
+    assert noise_groups(engine).empty
+
+
+# -- the view ------------------------------------------------------------------------------------------------
+def test_the_view_says_how_to_make_aa_data_on_an_empty_store(engine):
+    ingest_bundle(engine, _run("a1".rjust(32, "0")))  # one run: no pair
+    answer = noise_view(engine, {})
+    assert answer.groups.empty and answer.message == EMPTY and "mpsbench sweep --aa" in EMPTY
+    assert answer.pairs_total == 0
+
+
+def test_the_view_marks_insufficient_data_and_noisy_groups_and_plans_runs(engine):
+    for run_id, scale in (("a1", 1.0), ("a2", 1.3)):  # one pair per case: insufficient (2 cases: 2 pairs)
+        ingest_bundle(engine, _run(f"{run_id:0>32}", scale=scale))
+    decode = [make_result(workload="decode", suite="models", params={"model": "tiny"}, metric="decode_throughput",
+                          unit="tokens/s", samples=[40.0])]
+    ingest_bundle(engine, _run("d1".rjust(32, "0"), results=decode))
+    ingest_bundle(engine, _run("d2".rjust(32, "0"), results=decode))  # one pair only
+    answer = noise_view(engine, {"precision": "5", "threshold": "5"})
+    by = {w: row for w, row in zip(answer.groups.workload, answer.groups.to_dict("records"))}
+    soft, dec = by["softmax"], by["decode"]
+    assert soft["status"] == "measured" and soft["pairs"] == 2
+    assert soft["noise_bound_percent"] == pytest.approx(30.0)  # both pairs differ by exactly 30 %
+    assert soft["noisy"] and soft["bound_from"] == "noise" and soft["regression_bound_percent"] == pytest.approx(30.0)
+    assert soft["runs_per_side"] == runs_needed(math.log(1.3) / math.sqrt(2), 5.0)
+    assert dec["status"] == "insufficient data" and dec["pairs"] == 1
+    assert math.isnan(dec["noise_bound_percent"]) and dec["bound_from"] == "no A/A data"
+    assert dec["regression_bound_percent"] == pytest.approx(5.0) and pd.isna(dec["runs_per_side"])
+
+
+@pytest.mark.parametrize("params,field", [({"precision": "abc"}, "precision"), ({"precision": "0"}, "precision"),
+                                          ({"metric": "psnr_vs_cpu"}, "metric"), ({"threshold": "0.05"}, "threshold"),
+                                          ({"colour": "red"}, "colour"), ({"chip": "x" * 300}, "chip")])
+def test_the_view_refuses_bad_parameters_naming_them(engine, params, field):
+    with pytest.raises(StoreError) as err:
+        noise_view(engine, params)
+    assert err.value.status == 400 and err.value.problems[0].field == field
