@@ -16,10 +16,12 @@ SCRIPT = str(Path(__file__).resolve().with_name("pages") / "navigation.py")  # f
 
 
 def api_routes() -> list:
-    """The upload API and the JSON twins of the pages, mounted beside Streamlit."""
-    from api import query, sweeps, upload
+    """The upload API and the JSON twins of the pages, mounted beside Streamlit, each under the one guard (no
+    request ends in a plain-text 500; a store fault is a JSON 503)."""
+    from api import health, query, sweeps, upload
+    from api.errors import guard_routes
 
-    return upload.ROUTES + query.ROUTES + sweeps.ROUTES
+    return guard_routes(upload.ROUTES + health.ROUTES + query.ROUTES + sweeps.ROUTES)
 
 
 def preload() -> None:

@@ -1,18 +1,57 @@
-"""The one JSON error shape of the whole API: {"ok": false, "status", "error", "errors": [{"field", "rule"}]}."""
+"""The one JSON error shape of the whole API: {"ok": false, "status", "error", "errors": [{"field", "rule"}]},
+and the one guard every route runs under (app.api_routes), so no request ends in a plain-text 500 or a traceback."""
 from __future__ import annotations
 
-from typing import Any
+import functools
+import logging
+from typing import Any, Callable
 
-from starlette.responses import JSONResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
 
-from db.errors import StoreError
+from db.errors import Problem, StoreError
+from db.store import faults
+
+log = logging.getLogger("mpsbench.api")
+RETRY_AFTER_S = "5"  # a 503 (store fault) is worth retrying soon: the store is reopened on the next request
 
 
 def error_response(err: StoreError) -> JSONResponse:
     body = {"ok": False, "status": err.status, "error": err.message,
             "errors": [{"field": p.field, "rule": p.rule} for p in err.problems]}
-    return JSONResponse(body, status_code=err.status)
+    headers = {"Retry-After": RETRY_AFTER_S} if err.status == 503 else None
+    return JSONResponse(body, status_code=err.status, headers=headers)
 
 
 def json_ok(payload: dict[str, Any], status: int = 200) -> JSONResponse:
     return JSONResponse({"ok": True} | payload, status_code=status)
+
+
+def guarded(endpoint: Callable) -> Callable:
+    """A route's endpoint under the one guard: StoreError → its JSON error; a store fault (disk full, locked,
+    damaged, invalidated) → JSON 503 naming it (db.store.faults reopens the store); anything else → a JSON 500
+    without details (logged here with its traceback). A write that succeeds clears the last write fault."""
+    @functools.wraps(endpoint)
+    async def route(request: Request) -> Response:
+        try:
+            response = await endpoint(request)
+        except StoreError as err:
+            return error_response(err)
+        except Exception as exc:  # noqa: BLE001 - the boundary: nothing leaves as a traceback
+            fault = faults.as_store_error(exc)
+            if fault is not None:
+                return error_response(fault)
+            log.exception("%s %s failed", request.method, request.url.path)
+            return error_response(StoreError(500, "internal error (logged on the server)",
+                                             [Problem("server", "an unexpected error; nothing was stored")]))
+        if request.method not in ("GET", "HEAD") and response.status_code < 300:
+            faults.write_succeeded()
+        return response
+    return route
+
+
+def guard_routes(routes: list[BaseRoute]) -> list[BaseRoute]:
+    """Every Route with its endpoint guarded (other route kinds as they are)."""
+    return [Route(r.path, guarded(r.endpoint), methods=sorted(r.methods or ()), name=r.name)
+            if isinstance(r, Route) else r for r in routes]

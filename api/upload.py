@@ -1,4 +1,4 @@
-"""Upload API: POST /api/v1/runs (one bundle as JSON) and GET /api/v1/health.
+"""Upload API: POST /api/v1/runs (one bundle as JSON); GET /api/v1/health is api/health.py.
 
 Auth: `Authorization: Bearer <token>`, tokens from env MPSBENCH_UPLOAD_TOKENS (comma separated, compared in
 constant time). Safe default when no token is configured: uploads are accepted only from loopback clients
@@ -14,17 +14,14 @@ import hmac
 import os
 import zlib
 
-from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
 from api.errors import error_response, json_ok
-from bundle.schema import SCHEMA_VERSION
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.store.engine import shared_store
-from db.store.tables import STORE_VERSION
 
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 
@@ -100,14 +97,4 @@ async def upload_run(request: Request):
     return json_ok(payload, 201 if outcome.created else 200)
 
 
-def _count_runs() -> int:
-    with shared_store().connect() as conn:
-        return conn.execute(text("SELECT count(*) FROM runs")).scalar()
-
-
-async def health(request: Request):
-    runs = await run_in_threadpool(_count_runs)
-    return json_ok({"schema_version": SCHEMA_VERSION, "store_version": STORE_VERSION, "runs": runs})
-
-
-ROUTES = [Route("/api/v1/runs", upload_run, methods=["POST"]), Route("/api/v1/health", health, methods=["GET"])]
+ROUTES = [Route("/api/v1/runs", upload_run, methods=["POST"])]

@@ -34,4 +34,6 @@ def pages() -> list:
 
 if __name__ == "__main__":  # the Streamlit script run; importing this module (tests) only reads PAGES
     st.set_page_config(page_title="mpsbench", layout="wide")
-    st.navigation(pages()).run()
+    from pages.widgets import guarded  # every page under the one guard: a short st.error, never a traceback
+
+    guarded(st.navigation(pages()).run)

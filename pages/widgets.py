@@ -6,6 +6,7 @@ they are data, never Markdown or HTML.
 """
 from __future__ import annotations
 
+import logging
 import os
 from typing import Any, Callable, Iterable
 
@@ -14,8 +15,10 @@ import streamlit as st
 from sqlalchemy import Engine
 
 from db.errors import StoreError
+from db.store.faults import as_store_error
 from db.store.read import read_data_version
 
+log = logging.getLogger("mpsbench.pages")
 EMPTY_HINT = ("No runs yet: run `mpsbench run …` on a machine (it pushes its bundle here), "
               "or upload a bundle on the Upload page.")
 
@@ -44,11 +47,21 @@ def load(query: Callable, *args: Any) -> Any:
 
 
 def guarded(render: Callable[[], None]) -> None:
-    """Run a page body; a store error is shown once as st.error, not as a traceback."""
+    """Run a page body (navigation.py runs every page under it too): a store error is shown once as st.error; a
+    store fault (disk full, locked, damaged) names itself and the store is reopened on the next run
+    (db.store.faults); anything else is a short message, its traceback logged on the server, never shown (it
+    names server paths). st.stop/st.rerun pass through (BaseException, not Exception)."""
     try:
         render()
     except StoreError as exc:
         st.error(str(exc))
+    except Exception as exc:  # noqa: BLE001 - the page boundary: no traceback reaches the browser
+        fault = as_store_error(exc)
+        if fault is not None:
+            st.error(str(fault))
+            return
+        log.exception("page failed")
+        st.error("This page failed on the server (the error is logged there). Reload, or try another page.")
 
 
 def stop_if_empty(frame: pd.DataFrame, what: str = "runs") -> None:

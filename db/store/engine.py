@@ -71,14 +71,23 @@ def _duplicate_of_root(engine: Engine):
 
 
 def _prepare(engine: Engine) -> None:
+    """Migrate, create new tables and stamp the version in one transaction: a crash anywhere in between leaves
+    the store at its old version, whole, and the next open migrates again (with the stamp in a later transaction
+    a crash after the migration's commit left a store that never opened again). Writes only what changed, so
+    opening a current store writes nothing (it opens on a full disk)."""
     from db.store.migrate import migrate
     with WRITE_LOCK, engine.begin() as conn:
         migrate(conn)
-    SQLModel.metadata.create_all(engine)
-    with WRITE_LOCK, engine.begin() as conn:
+        SQLModel.metadata.create_all(conn)
+        _stamp(conn)
+
+
+def _stamp(conn) -> None:
+    found = dict(conn.execute(text("SELECT key, value FROM meta WHERE key IN ('store_version', 'data_version')")).all())
+    if found.get("store_version") != str(STORE_VERSION):
         conn.execute(text("INSERT OR REPLACE INTO meta VALUES ('store_version', :v)"), {"v": str(STORE_VERSION)})
-        if conn.execute(text("SELECT 1 FROM meta WHERE key='data_version'")).first() is None:
-            conn.execute(text("INSERT INTO meta VALUES ('data_version', :v)"), {"v": uuid.uuid4().hex})
+    if "data_version" not in found:
+        conn.execute(text("INSERT INTO meta VALUES ('data_version', :v)"), {"v": uuid.uuid4().hex})
 
 
 def shared_store() -> Engine:
@@ -87,6 +96,15 @@ def shared_store() -> Engine:
         if key not in _shared:
             _shared[key] = open_store(key)
         return _shared[key]
+
+
+def dispose_shared() -> None:
+    """Close the shared engine's database (db.store.faults, after a fault); its next checkout reopens the file.
+    The Engine object stays, so pages and routes holding it need nothing new."""
+    with _shared_lock:
+        engine = _shared.get(store_path())
+    if engine is not None:
+        engine.dispose()
 
 
 def bump_data_version(conn) -> None:

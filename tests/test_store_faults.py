@@ -1,0 +1,268 @@
+"""Faults of issue 17: a crash between a migration and its version stamp leaves an openable store; a full disk,
+a locked file and a damaged file are JSON 503s naming the fault (health too), the store is reopened once the
+fault clears, and nothing acknowledged is lost."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pytest
+import sqlalchemy.exc
+from sqlalchemy import text
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+import db.ingest.core
+import db.store.engine
+from app import api_routes
+from db.store import faults
+from db.store.engine import open_store
+from db.store.tables import STORE_VERSION
+from tests.bundles import make_bundle
+from tests.test_store_migrate import V0_DDL
+
+ROOT = Path(__file__).resolve().parent.parent
+JSON = {"content-type": "application/json"}
+V0_RUN = "0123456789abcdef0123456789abcdef"
+
+
+def _version(path: Path) -> str:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        if "meta" not in tables:
+            return "none"
+        return con.execute("SELECT value FROM meta WHERE key='store_version'").fetchall()[0][0]
+    finally:
+        con.close()
+
+
+# a real crash (os._exit: no cleanup, no rollback) at two points inside the open of a v0 file
+CRASH = textwrap.dedent("""
+    import os, sys
+    import db.store.engine as engine, db.store.migrate as migrate
+    point = sys.argv[2]
+    if point == "stamp":
+        engine._stamp = lambda conn: os._exit(9)
+    else:
+        real = migrate.migrate
+        def crash_after(conn):
+            real(conn)
+            os._exit(9)
+        migrate.migrate = crash_after
+    engine.open_store(sys.argv[1])
+""")
+
+
+@pytest.mark.parametrize("point", ["after_migrate", "stamp"])
+def test_a_crash_inside_the_migration_leaves_a_store_that_opens_migrated_with_its_data(tmp_path, point):
+    path = tmp_path / "v0.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute(V0_DDL)
+    con.close()
+    crashed = subprocess.run([sys.executable, "-c", CRASH, str(path), point], cwd=ROOT, capture_output=True,
+                             text=True, timeout=120)
+    assert crashed.returncode == 9, crashed.stderr
+    assert _version(path) == "none"  # the crash rolled everything back: still the v0 file it was
+    engine = open_store(path)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT value FROM meta WHERE key='store_version'")).scalar() == str(STORE_VERSION)
+            assert conn.execute(text("SELECT run_id FROM runs")).scalars().all() == [V0_RUN]
+            assert conn.execute(text("SELECT count(*) FROM results")).scalar() == 2
+        db.ingest.core.ingest_bundle(engine, make_bundle())
+    finally:
+        engine.dispose()
+
+
+def test_a_failed_stamp_rolls_the_migration_back(tmp_path, monkeypatch):
+    path = tmp_path / "v0.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute(V0_DDL)
+    con.close()
+
+    def fail(conn):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(db.store.engine, "_stamp", fail)
+    with pytest.raises(OSError):
+        open_store(path)
+    assert _version(path) == "none"
+    monkeypatch.undo()
+    engine = open_store(path)
+    engine.dispose()
+    assert _version(path) == str(STORE_VERSION)
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """An API client on a store at MPSBENCH_DB (set it before the first request), faults forgotten after."""
+    monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "store.duckdb"))
+    monkeypatch.delenv("MPSBENCH_UPLOAD_TOKENS", raising=False)
+    monkeypatch.setattr(db.store.engine, "_shared", {})
+    faults.write_succeeded()
+    yield TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000))
+    for engine in db.store.engine._shared.values():
+        engine.dispose()
+    faults.write_succeeded()
+
+
+def _upload(client, bundle):
+    return client.post("/api/v1/runs", content=json.dumps(bundle).encode(), headers=JSON)
+
+
+def _assert_503(response, words: str) -> None:
+    body = response.json()
+    assert response.status_code == 503, body
+    assert body["ok"] is False and body["status"] == 503 and words in body["error"], body
+    assert body["errors"][0]["field"] == "store" and response.headers["retry-after"]
+    assert "/" not in body["error"]  # the reason only: no server path
+
+
+def _stored(client) -> set[str]:
+    response = client.get("/api/v1/runs", params={"limit": "10000"})
+    assert response.status_code == 200, response.json()
+    return {r["run_id"] for r in response.json()["runs"]}
+
+
+def test_simulated_disk_full_is_a_503_then_uploads_work_again_and_nothing_acknowledged_is_lost(server, monkeypatch):
+    first = make_bundle()
+    assert _upload(server, first).status_code == 201
+    real = db.ingest.core._store
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(db.ingest.core, "_store", full)
+    refused = make_bundle()
+    _assert_503(_upload(server, refused), "disk holding the store is full")
+    health = server.get("/api/v1/health").json()
+    assert health["store"]["state"] == "degraded" and "full" in health["store"]["last_write_fault"]["reason"]
+    monkeypatch.setattr(db.ingest.core, "_store", real)  # the disk has room again
+    second = make_bundle()
+    assert _upload(server, second).status_code == 201
+    assert server.get("/api/v1/health").json()["store"]["state"] == "ok"
+    assert _stored(server) == {first["run_id"], second["run_id"]}
+    assert _upload(server, refused).status_code == 201  # the collector's retry of the refused one lands
+
+
+def test_an_invalidated_database_is_reopened_by_the_next_request(server, monkeypatch):
+    """DuckDB refuses every statement after a fatal error until the database is reopened (the 500-forever of
+    issue 17); the guard disposes the engine, so the request after the 503 works."""
+    kept = make_bundle()
+    assert _upload(server, kept).status_code == 201
+    engine = db.store.engine.shared_store()
+    real = db.ingest.core._store
+
+    def fatal(*args, **kwargs):
+        raise duckdb.FatalException("FATAL Error: Failed to create checkpoint because of error: "
+                                    "Could not write file \"/srv/x.duckdb\": No space left on device")
+    monkeypatch.setattr(db.ingest.core, "_store", fatal)
+    _assert_503(_upload(server, make_bundle()), "full")
+    assert engine.pool.root is None  # closed: the next checkout opens the file afresh
+    monkeypatch.setattr(db.ingest.core, "_store", real)
+    assert server.get("/api/v1/health").status_code == 200
+    again = make_bundle()
+    assert _upload(server, again).status_code == 201
+    assert _stored(server) == {kept["run_id"], again["run_id"]}
+
+
+def test_a_store_locked_by_another_process_is_a_503_until_it_lets_go(server, tmp_path):
+    path = tmp_path / "store.duckdb"
+    open_store(path).dispose()
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+                               "print('locked', flush=True); sys.stdin.read()", str(path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        _assert_503(server.get("/api/v1/health"), "locked by another process")
+        _assert_503(server.get("/api/v1/runs"), "locked")
+        _assert_503(_upload(server, make_bundle()), "locked")
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    assert server.get("/api/v1/health").status_code == 200
+    assert _upload(server, make_bundle()).status_code == 201
+
+
+def test_a_damaged_store_file_is_a_503_on_every_route_not_a_500(server, tmp_path):
+    (tmp_path / "store.duckdb").write_bytes(b"this is not a duckdb file" * 1000)
+    for response in (server.get("/api/v1/health"), server.get("/api/v1/overview"),
+                     server.get("/api/v1/compare", params={"baseline": "torch=1", "candidate": "torch=2"}),
+                     _upload(server, make_bundle())):
+        _assert_503(response, "damaged or not a DuckDB database")
+
+
+def test_an_unexpected_error_is_a_json_500_without_details(server, monkeypatch):
+    import api.query
+
+    def broken(*args):
+        raise RuntimeError("/srv/secret/path.py line 3")
+    monkeypatch.setattr(api.query, "list_runs", broken)
+    response = server.get("/api/v1/runs")
+    assert response.status_code == 500 and response.json() == {
+        "ok": False, "status": 500, "error": "internal error (logged on the server)",
+        "errors": [{"field": "server", "rule": "an unexpected error; nothing was stored"}]}
+
+
+def _mount_tmpfs(where: Path, size: str) -> str | None:
+    """Mount a small tmpfs (root only); None when mounted, else why not."""
+    where.mkdir()
+    if os.geteuid() != 0:
+        return "mounting a tmpfs needs root"
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+                          capture_output=True, text=True)
+    return None if done.returncode == 0 else f"mount -t tmpfs failed: {done.stderr.strip()}"
+
+
+def _fill(where: Path) -> Path:
+    filler = where / "filler"
+    with open(filler, "wb") as out:
+        try:
+            while True:
+                out.write(b"\0" * 65536)
+                out.flush()
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+    return filler
+
+
+def test_a_real_full_disk_on_a_small_tmpfs(tmp_path, monkeypatch):
+    mnt = tmp_path / "mnt"
+    why = _mount_tmpfs(mnt, "8m")
+    if why:
+        pytest.skip(f"no small tmpfs to fill ({why}); test_simulated_disk_full_… covers the same path")
+    try:
+        monkeypatch.setenv("MPSBENCH_DB", str(mnt / "store.duckdb"))
+        monkeypatch.delenv("MPSBENCH_UPLOAD_TOKENS", raising=False)
+        monkeypatch.setattr(db.store.engine, "_shared", {})
+        faults.write_succeeded()
+        client = TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000))
+        kept = [make_bundle(), make_bundle()]
+        for bundle in kept:
+            assert _upload(client, bundle).status_code == 201
+        filler = _fill(mnt)
+        _assert_503(_upload(client, make_bundle()), "disk holding the store is full")
+        with pytest.raises((duckdb.Error, sqlalchemy.exc.DBAPIError)):  # the checkpoint DuckDB runs when its WAL
+            # grows: fatal on a full disk
+            with db.store.engine.shared_store().connect() as conn:
+                conn.exec_driver_sql("CHECKPOINT")
+        _assert_503(client.get("/api/v1/health"), "full")  # the invalidated database: closed, reopened next time
+        assert _stored(client) == {b["run_id"] for b in kept}  # reopened: reads work on the full disk
+        _assert_503(_upload(client, make_bundle()), "full")  # writes still cannot
+        assert client.get("/api/v1/health").json()["store"]["state"] == "degraded"
+        filler.unlink()  # the operator frees space; no restart
+        assert client.get("/api/v1/health").json()["store"]["state"] in ("ok", "degraded")
+        late = make_bundle()
+        assert _upload(client, late).status_code == 201
+        assert client.get("/api/v1/health").json()["store"]["state"] == "ok"
+        assert _stored(client) == {b["run_id"] for b in kept} | {late["run_id"]}
+    finally:
+        for engine in db.store.engine._shared.values():
+            engine.dispose()
+        faults.write_succeeded()
+        subprocess.run(["umount", str(mnt)], check=False)
