@@ -137,7 +137,7 @@ def test_correctness_flags_faster_but_wrong(known_db):
     wrong = at.dataframe[0].value.iloc[0]
     assert (wrong["build"], wrong["previous_build"]) == ("2.15.0rc1 (rc, 0000000)", "2.14.1 (stable, 0000000)")
     assert wrong["speedup_vs_previous"] == pytest.approx(10.0 / 7.0)
-    assert wrong["failed_metric"] == "psnr_vs_cpu" and wrong["failed_value"] == 20.0
+    assert wrong["failed_metrics"] == "psnr_vs_cpu" and wrong["failed_figures"].startswith("psnr_vs_cpu 20 dB")
 
 
 def _counts(path: Path) -> tuple[int, int]:

@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 
 from bundle.case_names import case_name
 from bundle.builds import build_label
+from bundle.metrics import CORRECTNESS
 from bundle.units import convert
 from db.store.read import read_frame
 
@@ -23,7 +24,7 @@ _RESULT_COLUMNS = ("r.result_id, r.run_id, r.workload, r.suite, r.case_key, r.dt
                    "ru.machine_name, ru.chip, ru.torch_version, ru.git_hash, ru.channel, ru.nightly_date, ru.started_at, "
                    "ru.tags_json")
 MEMORY_METRICS = ["memory_driver_peak", "memory_reserved_peak", "memory_allocated_peak", "memory_outside_allocator"]
-CORRECTNESS_METRICS = ["psnr_vs_cpu", "max_abs_error"]
+CORRECTNESS_METRICS = list(CORRECTNESS)  # every correctness metric: max_rel_error too
 
 
 def runs(engine: Engine) -> pd.DataFrame:

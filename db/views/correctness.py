@@ -13,6 +13,7 @@ from sqlalchemy import Engine
 from bundle.case_names import case_names
 from db.query.browse import CORRECTNESS_METRICS, results, split_builds
 from db.views.params import Params, one_of, only
+from db.views.wording import format_value
 
 _CASE = ["machine_name", "workload", "case_key", "dtype", "compile"]
 
@@ -28,21 +29,28 @@ def correctness(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
 
 
 def faster_but_wrong(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
-    """Cases whose op_time improved vs the previous build (same machine) while that run's correctness failed."""
+    """Cases whose op_time improved vs the previous build (same machine) while that build's correctness failed:
+    one row per (case, build), however many runs repeated it and however many correctness metrics failed (they
+    are listed together in `failed_metrics` / `failed_figures`)."""
     times = split_builds(results(engine, metrics=["op_time"]), split_tag)
-    times = times[times["status"].isin(["ok", "fallback"])].sort_values("started_at")
-    times["previous_µs"] = times.groupby(_CASE)["median"].shift(1)
-    times["previous_build"] = times.groupby(_CASE)["build"].shift(1)
-    improved = times[times["median"] < times["previous_µs"]][_CASE + ["run_id", "build", "previous_build", "median",
-                                                                     "previous_µs"]]
+    times = times[times["status"].isin(["ok", "fallback"])]
+    per_build = (times.groupby(_CASE + ["build"], as_index=False, dropna=False)
+                 .agg(median=("median", "median"), started_at=("started_at", "min"), runs=("run_id", "nunique"))
+                 .sort_values("started_at"))  # a build's repeats are one point: its previous build is another build
+    per_build["previous_µs"] = per_build.groupby(_CASE, dropna=False)["median"].shift(1)
+    per_build["previous_build"] = per_build.groupby(_CASE, dropna=False)["build"].shift(1)
+    improved = per_build[per_build["median"] < per_build["previous_µs"]]
     failed = correctness(engine, split_tag)
-    failed = failed[failed["verdict"] == "failed"][_CASE + ["run_id", "metric", "median", "tolerance"]]
-    failed = failed.rename(columns={"metric": "failed_metric", "median": "failed_value"})
-    joined = improved.merge(failed, on=_CASE + ["run_id"])
+    failed = failed[failed["verdict"] == "failed"].sort_values("metric")
+    failed["figure"] = [f"{m} {format_value(v, u)} (tolerance {format_value(t, u)})" for m, v, u, t in
+                        failed[["metric", "median", "unit", "tolerance"]].itertuples(index=False)]
+    failed = (failed.groupby(_CASE + ["build"], as_index=False, dropna=False)
+              .agg(failed_metrics=("metric", lambda m: ", ".join(dict.fromkeys(m))),
+                   failed_figures=("figure", lambda f: "; ".join(dict.fromkeys(f)))))
+    joined = improved.merge(failed, on=_CASE + ["build"])
     joined["speedup_vs_previous"] = joined["previous_µs"] / joined["median"]
-    return joined[_CASE + ["build", "previous_build", "median", "previous_µs", "speedup_vs_previous",
-                           "failed_metric", "failed_value", "tolerance", "run_id"]].rename(
-        columns={"median": "op_time_µs"})
+    return joined[_CASE + ["build", "previous_build", "median", "previous_µs", "speedup_vs_previous", "runs",
+                           "failed_metrics", "failed_figures"]].rename(columns={"median": "op_time_µs"})
 
 
 def _verdict(passed: bool | None, status: str) -> str:
