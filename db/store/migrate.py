@@ -77,12 +77,7 @@ def migrate(conn) -> None:
     if version is not None and version > STORE_VERSION:
         # an older mpsbench must not write into (or half-understand) a store laid out by a newer one
         raise StoreError(409, f"store version {version} is newer than this mpsbench ({STORE_VERSION}); upgrade")
-    migrated = False
     while version is not None and version < STORE_VERSION:
         MIGRATIONS[version](conn)
-        version, migrated = version + 1, True
-    if migrated:  # the stamp in the migrations' own transaction (db.store.engine stamps a new store)
-        from db.store.tables import Meta
-
-        Meta.__table__.create(conn, checkfirst=True)
-        conn.execute(text("INSERT OR REPLACE INTO meta VALUES ('store_version', :v)"), {"v": str(version)})
+        version += 1
+    # the version stamp: db.store.engine._prepare, in this same transaction (one place stamps old and new stores)
