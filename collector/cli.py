@@ -60,7 +60,8 @@ def _plan_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--profile", default="quick", choices=["quick", "full"])
     r.add_argument("--out", default="runs", type=Path)
     r.add_argument("--push", metavar="URL", help="push the bundle afterwards (token from MPSBENCH_TOKEN)")
-    r.add_argument("--case-time-limit", type=float, metavar="SECONDS")
+    r.add_argument("--case-time-limit", type=float, metavar="SECONDS",
+                   help="per case: passes stop repeating at it; at it + max(2 s, 25 %%) the case is killed (error)")
 
 
 def _run_options(r: argparse.ArgumentParser) -> None:
@@ -70,6 +71,11 @@ def _run_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--install-source", metavar="URL", help="the index torch was installed from (a sweep sets it)")
     r.add_argument("--resume", nargs="?", const="", metavar="JOURNAL",
                    help="continue an interrupted run (default: the newest unfinished journal in --out)")
+    r.add_argument("--retry-crashed", action="store_true",
+                   help="with --resume (implied): run again the cases that crashed or timed out (default: kept as "
+                        "errors, since a case that crashed its worker usually crashes it again)")
+    r.add_argument("--in-process", action="store_true",
+                   help="run cases in this process, not a case worker: no crash isolation, the time limit is soft")
 
 
 def _sweep_options(r: argparse.ArgumentParser) -> None:

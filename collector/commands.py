@@ -32,9 +32,9 @@ def _interrupt_on_sigterm() -> object:
 
 def _open_session(args: argparse.Namespace) -> run_session.Session:
     catalog = load_catalog()
-    if args.resume is not None:
-        path = Path(args.resume) if args.resume else run_session.latest_journal(args.out)
-        return run_session.resume(path, catalog)
+    if args.resume is not None or args.retry_crashed:
+        path = Path(args.resume) if args.resume else run_session.latest_journal(args.out, args.retry_crashed)
+        return run_session.resume(path, catalog, args.retry_crashed)
     plan = Plan(workloads=tuple(args.workload), suites=tuple(args.suite), dtypes=csv_list(args.dtype),
                 compile_modes=csv_list(args.compile) or ("eager",), profile=args.profile,
                 case_time_limit_s=args.case_time_limit)
@@ -59,7 +59,8 @@ def _announce(session: run_session.Session, console: Console) -> None:
                          f"{session.state.header['device']['name']}"))
 
 
-def _run_with_progress(session: run_session.Session, console: Console, finished: list[Result]) -> Path:
+def _run_with_progress(session: run_session.Session, console: Console, finished: list[Result],
+                       in_process: bool = False) -> Path:
     with progress_bar(console) as bar:
         task = bar.add_task("starting", total=len(session.pending()))
 
@@ -69,7 +70,7 @@ def _run_with_progress(session: run_session.Session, console: Console, finished:
             else:
                 finished.extend(results or [])
                 bar.advance(task)
-        return run_session.run(session, on_progress)
+        return run_session.run(session, on_progress, isolate=not in_process)
 
 
 def _pusher(url: str | None, console: Console) -> Pusher | None:
@@ -89,12 +90,16 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     _announce(session, console)
     finished: list[Result] = []
     try:
-        path = _run_with_progress(session, console, finished)
+        path = _run_with_progress(session, console, finished, args.in_process)
     except KeyboardInterrupt:
         console.print(escape(f"interrupted: incomplete bundle {session.bundle_path} (continue with: "
                              f"python -m collector run --resume {session.journal.path})"))
         return 130
     console.print(run_summary(finished, f"run {session.run_id}"))
+    if session.state.crashed:
+        console.print(escape(f"{len(session.state.crashed)} case(s) crashed or timed out (error records); "
+                             f"--resume skips them, `run --resume {session.journal.path} --retry-crashed` runs "
+                             "them again"), soft_wrap=True)
     console.print(escape(f"bundle: {path}  (every record with its unit: python -m collector show {path})"))
     if pusher is not None:
         return _report_push(pusher.push([path]), console)

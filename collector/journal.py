@@ -1,7 +1,9 @@
 """The run journal: one JSON line per finished case, appended and fsynced at once, next to the bundle.
 
 A crash or Ctrl-C keeps every finished case; `run --resume` reads the journal back (a torn last line from a
-SIGKILL mid-write is dropped and cut off) and continues the same run_id.
+SIGKILL mid-write is dropped and cut off) and continues the same run_id. A case whose worker crashed or timed
+out (collector.isolation) is journaled with its `outcome`: finished, so --resume does not run it again (it
+would crash again), unless --retry-crashed; a later line for the same case replaces the earlier one.
 """
 from __future__ import annotations
 
@@ -25,6 +27,14 @@ class JournalState:
     header: dict[str, Any]
     cases: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # case id -> result dicts
     resumes: int = 0
+    crashed: dict[str, str] = field(default_factory=dict)  # case id -> "crashed" | "timed_out"
+
+    def record(self, cid: str, results: list[dict[str, Any]], outcome: str | None = None) -> None:
+        self.cases[cid] = results
+        if outcome:
+            self.crashed[cid] = outcome
+        else:
+            self.crashed.pop(cid, None)
 
 
 class Journal:
@@ -48,14 +58,14 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._append({"type": "run", **header})
 
-    def finish_case(self, cid: str, results: list[dict[str, Any]]) -> None:
-        self._append({"type": "case", "case": cid, "results": results})
+    def finish_case(self, cid: str, results: list[dict[str, Any]], outcome: str | None = None) -> None:
+        self._append({"type": "case", "case": cid, "results": results, **({"outcome": outcome} if outcome else {})})
 
     def mark_resume(self) -> None:
         self._append({"type": "resume"})
 
-    def load(self) -> JournalState:
-        """Read back the journal; a torn trailing line is cut off so appends continue on a clean line."""
+    def load(self, repair: bool = True) -> JournalState:
+        """Read back the journal; a torn trailing line is cut off (repair) so appends continue on a clean line."""
         try:
             raw = self.path.read_bytes()
         except OSError as exc:
@@ -68,7 +78,7 @@ class Journal:
             except json.JSONDecodeError:
                 break  # a torn last write; everything after it is untrusted
             good_bytes += len(line) + 1
-        if good_bytes < len(raw):
+        if repair and good_bytes < len(raw):
             with self.path.open("r+b") as f:
                 f.truncate(min(good_bytes, len(raw)))
         return _state(records, self.path)
@@ -80,7 +90,7 @@ def _state(records: list[dict[str, Any]], path: Path) -> JournalState:
     state = JournalState(header=records[0])
     for r in records[1:]:
         if r.get("type") == "case":
-            state.cases[r["case"]] = r["results"]
+            state.record(r["case"], r["results"], r.get("outcome"))
         elif r.get("type") == "resume":
             state.resumes += 1
     return state

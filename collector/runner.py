@@ -5,7 +5,8 @@
 - a CPU-fallback warning during the case -> every measured record of the case is `fallback`, naming the ops;
 - Unsupported / a not-implemented or unsupported-dtype error -> `unsupported` for each declared metric not
   yet measured; any other exception -> `error` likewise; records already measured are kept;
-- the per-case time limit is soft: passes stop repeating at the deadline; an overrun is a warning.
+- the per-case time limit is soft here: passes stop repeating at the deadline; an overrun is a warning.
+  collector.isolation runs this in a worker process and makes the limit hard (and survives a crash).
 """
 from __future__ import annotations
 

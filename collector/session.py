@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,8 +18,8 @@ from collector.fingerprint import current_machine, run_warnings
 from collector.fingerprint.build import current_build
 from collector.journal import SUFFIX, Journal, JournalState
 from collector.plan import CaseList, PlannedCase, Plan, expand
-from collector.runner import RunContext, run_case
-from collector.timing import TimingPolicy
+from collector.isolation import CaseOutcome, Isolator, WorkerSpec
+from collector.runner import run_case
 
 COLLECTOR_VERSION = "0.1.0"
 Progress = Callable[[str, PlannedCase | None, list[Result] | None], None]  # event, case, its results
@@ -36,6 +37,7 @@ class Session:
     cases: CaseList
     plan: Plan
     results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    retry_crashed: bool = False  # --retry-crashed: cases that crashed or timed out count as pending
 
     @property
     def run_id(self) -> str:
@@ -46,7 +48,8 @@ class Session:
         return self.out_dir / f"{self.run_id}.json"
 
     def pending(self) -> list[PlannedCase]:
-        return [c for c in self.cases.cases if c.id not in self.state.cases]
+        return [c for c in self.cases.cases if c.id not in self.state.cases
+                or (self.retry_crashed and c.id in self.state.crashed)]
 
 
 def start(out_dir: Path, plan: Plan, catalog: Catalog, device: str, machine_name: str | None,
@@ -65,12 +68,15 @@ def start(out_dir: Path, plan: Plan, catalog: Catalog, device: str, machine_name
     return Session(out_dir, journal, JournalState(header), cases, plan)
 
 
-def latest_journal(out_dir: Path) -> Path:
-    """The newest journal in out_dir whose run has no complete bundle yet."""
+def latest_journal(out_dir: Path, retry_crashed: bool = False) -> Path:
+    """The newest journal in out_dir whose run has no complete bundle yet (or, retrying, has crashed cases)."""
     for path in sorted(out_dir.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True):
         if not _bundle_complete(path.with_name(path.name.removesuffix(SUFFIX) + ".json")):
             return path
-    raise CollectorError(f"--resume: no unfinished run journal (*{SUFFIX}) in {out_dir}")
+        if retry_crashed and Journal(path).load(repair=False).crashed:
+            return path
+    what = "unfinished run journal or one with crashed cases" if retry_crashed else "unfinished run journal"
+    raise CollectorError(f"--resume: no {what} (*{SUFFIX}) in {out_dir}")
 
 
 def _bundle_complete(bundle: Path) -> bool:
@@ -80,7 +86,7 @@ def _bundle_complete(bundle: Path) -> bool:
         return False
 
 
-def resume(journal_path: Path, catalog: Catalog) -> Session:
+def resume(journal_path: Path, catalog: Catalog, retry_crashed: bool = False) -> Session:
     journal = Journal(journal_path)
     state = journal.load()
     import torch
@@ -91,31 +97,37 @@ def resume(journal_path: Path, catalog: Catalog) -> Session:
     plan = Plan.from_json(state.header["plan"])
     journal.mark_resume()
     state.resumes += 1
-    return Session(journal_path.parent, journal, state, expand(plan, catalog), plan)
+    return Session(journal_path.parent, journal, state, expand(plan, catalog), plan, retry_crashed=retry_crashed)
 
 
-def _context(session: Session) -> RunContext:
-    """Adapter and policy from the journal header, so a resumed run measures like the original."""
+def worker_spec(session: Session) -> WorkerSpec:
+    """Device, chip and policy from the journal header, so a resumed run measures like the original."""
     header = session.state.header
-    adapter = get_adapter(header.get("device_choice", header["device"]["type"]), chip=header["machine"].get("chip"))
-    return RunContext(adapter, TimingPolicy.for_profile(session.plan.profile), session.plan.case_time_limit_s,
-                      header["machine"].get("chip"), header["machine"].get("gpu_cores"))
+    return WorkerSpec(header.get("device_choice", header["device"]["type"]), session.plan.profile,
+                      session.plan.case_time_limit_s, header["machine"].get("chip"), header["machine"].get("gpu_cores"))
 
 
-def _run_pending(session: Session, ctx: RunContext, notify: Progress) -> None:
-    for planned in session.pending():
-        notify("start", planned, None)
-        results = run_case(planned.workload, planned.case, ctx)
-        dumped = [r.model_dump(mode="json") for r in results]
-        session.journal.finish_case(planned.id, dumped)
-        session.state.cases[planned.id] = dumped
-        notify("done", planned, results)
+def _run_pending(session: Session, notify: Progress, isolate: bool) -> None:
+    spec = worker_spec(session)
+    ctx = spec.context()
+    with Isolator(spec, ctx) if isolate else nullcontext() as isolator:
+        for planned in session.pending():
+            notify("start", planned, None)
+            if isolator is None:
+                outcome = CaseOutcome(run_case(planned.workload, planned.case, ctx))
+            else:
+                outcome = isolator.run(planned.workload, planned.case)
+            dumped = [r.model_dump(mode="json") for r in outcome.results]
+            session.journal.finish_case(planned.id, dumped, outcome.failure)
+            session.state.record(planned.id, dumped, outcome.failure)
+            notify("done", planned, outcome.results)
 
 
-def run(session: Session, on_progress: Progress | None = None) -> Path:
-    """Run every pending case, journaling each at once. Ctrl-C: the bundle is written incomplete, re-raised."""
+def run(session: Session, on_progress: Progress | None = None, isolate: bool = True) -> Path:
+    """Run every pending case (each in the case worker unless isolate is False), journaling each at once.
+    Ctrl-C: the bundle is written incomplete, re-raised."""
     try:
-        _run_pending(session, _context(session), on_progress or (lambda *a: None))
+        _run_pending(session, on_progress or (lambda *a: None), isolate)
     except KeyboardInterrupt:
         # The journal on disk is the record: a case journaled just before the interrupt (say, during the
         # fsync) but not yet in memory belongs in the incomplete bundle too.

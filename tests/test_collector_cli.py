@@ -169,8 +169,8 @@ def test_a_case_journaled_just_before_ctrl_c_is_in_the_incomplete_bundle(tmp_pat
     from collector.journal import Journal
     write = Journal.finish_case
 
-    def journal_then_interrupt(self, cid, results):  # Ctrl-C lands after the fsync, before memory is updated
-        write(self, cid, results)
+    def journal_then_interrupt(self, cid, results, outcome=None):  # Ctrl-C after the fsync, before memory
+        write(self, cid, results, outcome)
         raise KeyboardInterrupt
     monkeypatch.setattr(Journal, "finish_case", journal_then_interrupt)
     code, _ = main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep")

@@ -1,0 +1,179 @@
+"""Run the cases of a run in a long-lived child worker, so a case that crashes or hangs cannot end the run.
+
+- The worker is a `spawn`ed process (fork is unsafe once MPS/CUDA is initialised); it imports torch once and
+  runs case after case (collector.runner.run_case), so a case costs a pipe round trip, not a torch import.
+- Hard deadline per case = the case time limit + max(2 s, 25 %) (the soft limit inside the case stops its
+  passes first; the margin is for the last block, teardown and a loaded machine). Past it the worker is
+  killed and the case becomes `error` "timed out after N s (limit M s)". No limit: no deadline.
+- A worker that dies in a case (segfault, a Metal assertion's abort, os._exit) makes that case `error`
+  "crashed: SIGSEGV (signal 11)" (or its exit status). Either way the next case gets a fresh worker.
+- Ctrl-C belongs to the parent: the worker ignores SIGINT and is killed when the parent stops.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from bundle.schema import Result, Status
+from collector.bench import CaseBench
+from collector.runner import RunContext, finalize, run_case
+from collector.timing import TimingPolicy
+from collector.workload import Case, Workload
+
+MARGIN_MIN_S = 2.0
+MARGIN_FRACTION = 0.25
+START_TIMEOUT_S = 600.0  # importing torch on a busy machine can take a while; a worker never ready is a crash
+CRASHED, TIMED_OUT = "crashed", "timed_out"  # journal outcomes that --resume skips unless --retry-crashed
+
+
+def hard_deadline_s(limit_s: float | None) -> float | None:
+    return None if limit_s is None else limit_s + max(MARGIN_MIN_S, MARGIN_FRACTION * limit_s)
+
+
+def exit_text(exitcode: int | None) -> str:
+    """'SIGSEGV (signal 11)' for a death by signal, else the exit status."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = "unknown signal"
+        return f"{name} (signal {-exitcode})"
+    return f"the worker exited with status {exitcode}"
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """What the worker needs to build the run's RunContext itself (picklable; the adapter is not sent)."""
+
+    device_choice: str
+    profile: str
+    case_time_limit_s: float | None = None
+    chip: str | None = None
+    gpu_cores: int | None = None
+
+    def context(self) -> RunContext:
+        from collector.adapters import get_adapter
+        return RunContext(get_adapter(self.device_choice, chip=self.chip), TimingPolicy.for_profile(self.profile),
+                          self.case_time_limit_s, self.chip, self.gpu_cores)
+
+
+@dataclass
+class CaseOutcome:
+    results: list[Result]
+    failure: str | None = None  # None | CRASHED | TIMED_OUT
+
+
+def _worker_main(conn: Connection, spec: WorkerSpec) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and then ends this worker
+    ctx = spec.context()
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            job = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return
+        if job is None:
+            return
+        workload, case = job
+        conn.send([r.model_dump(mode="json") for r in run_case(workload, case, ctx)])
+
+
+class Worker:
+    """One child process and its pipe."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        mp = multiprocessing.get_context("spawn")
+        self.conn, child = mp.Pipe()
+        # Not daemonic: a daemonic process may not start children (inductor's compile workers, DataLoader).
+        self.process = mp.Process(target=_worker_main, args=(child, spec), name="mpsbench-case-worker")
+        started = time.perf_counter()
+        self.process.start()
+        child.close()
+        self.ready = self.conn.poll(START_TIMEOUT_S) and self._ready_message()
+        self.start_s = time.perf_counter() - started
+
+    def _ready_message(self) -> bool:
+        try:
+            return self.conn.recv()[0] == "ready"
+        except (EOFError, OSError):
+            return False
+
+    def call(self, workload: Workload, case: Case, deadline_s: float | None) -> list[dict[str, Any]] | str:
+        """The case's result dicts, or TIMED_OUT / CRASHED."""
+        try:
+            self.conn.send((workload, case))
+        except (BrokenPipeError, OSError):
+            return CRASHED
+        if not self.conn.poll(deadline_s):
+            return TIMED_OUT
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            return CRASHED
+
+    def close(self, kill: bool = False) -> None:
+        if not kill and self.process.is_alive():
+            try:
+                self.conn.send(None)
+            except OSError:
+                pass
+            self.process.join(5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.conn.close()
+
+
+class Isolator:
+    """Runs cases in a worker, restarting it after a crash or timeout. Use as a context manager."""
+
+    def __init__(self, spec: WorkerSpec, ctx: RunContext) -> None:
+        self.spec, self.ctx = spec, ctx
+        self.worker: Worker | None = None
+        self.deadline_s = hard_deadline_s(spec.case_time_limit_s)
+        self.starts: list[float] = []  # seconds each worker took to be ready (benchmarks/case_isolation.py)
+
+    def __enter__(self) -> "Isolator":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.worker is not None:
+            self.worker.close(kill=exc[0] is not None)
+            self.worker = None
+
+    def run(self, workload: Workload, case: Case) -> CaseOutcome:
+        if self.worker is None:
+            self.worker = Worker(self.spec)
+            self.starts.append(self.worker.start_s)
+            if not self.worker.ready:
+                return self._failed(workload, case, CRASHED, f"crashed: the case worker did not start "
+                                    f"({exit_text(self._drop_worker(wait_s=5))})", 0.0)
+        started = time.monotonic()
+        answer = self.worker.call(workload, case, self.deadline_s)
+        elapsed = time.monotonic() - started
+        if answer == TIMED_OUT:
+            self._drop_worker(wait_s=0)
+            return self._failed(workload, case, TIMED_OUT, f"timed out after {self.deadline_s:g} s (limit "
+                                f"{self.spec.case_time_limit_s:g} s): the case's worker was killed", elapsed)
+        if answer == CRASHED:
+            return self._failed(workload, case, CRASHED, f"crashed: {exit_text(self._drop_worker(wait_s=5))}", elapsed)
+        return CaseOutcome([Result.model_validate(r) for r in answer])
+
+    def _drop_worker(self, wait_s: float) -> int | None:
+        """Reap (a dead worker's status is its signal) or kill the worker; its exit code."""
+        worker, self.worker = self.worker, None
+        if worker is None:
+            return None
+        worker.process.join(wait_s)
+        worker.close(kill=True)
+        return worker.process.exitcode
+
+    def _failed(self, workload: Workload, case: Case, failure: str, message: str, elapsed_s: float) -> CaseOutcome:
+        """Every declared metric of the case as `error` with the message (what the worker measured is lost)."""
+        bench = CaseBench(case, workload, self.ctx.adapter, chip=self.ctx.chip, gpu_cores=self.ctx.gpu_cores)
+        return CaseOutcome(finalize(bench, [], (Status.error, message), elapsed_s, None), failure)
