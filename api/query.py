@@ -14,6 +14,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from db.views.compare import CompareQuery, compare, named_cases
+from db.views.compare_chart import case_rows
+from db.views.empty_reason import empty_reason
+from db.views.status_changes import status_changes
 from api.errors import error_response
 from db.errors import Problem, StoreError
 from db.query.runs import RUN_FILTERS, list_runs
@@ -76,7 +79,9 @@ def comparison_json(result) -> dict[str, Any]:
     q = result.query
     return {"ok": True, "baseline": q.baseline, "candidate": q.candidate, "scope": q.scope, "pool": q.pool,
             "filters": {k: list(v) for k, v in q.filters}, "notes": result.notes,
-            "cases": records(named_cases(result.cases)), "families": records(result.families),
+            "empty_reason": empty_reason(result),  # null when cases were compared; else why none were
+            "cases": records(named_cases(case_rows(result.cases))), "families": records(result.families),
+            "status_changes": records(status_changes(result.cases, result.unmatched)),
             "unmatched": records(result.unmatched)}
 
 

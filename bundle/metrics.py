@@ -46,6 +46,7 @@ class Metric:
     comparison: Comparison
     sign: Sign
     description: str
+    derived_from: str = ""  # the timing this figure is computed from (shown in that timing's row, not as a case)
 
     @property
     def dimension(self) -> str:
@@ -59,8 +60,10 @@ _METRICS = [
     Metric("op_time", "latency", "µs", _L, _R, _P, "steady-state time per op call"),
     Metric("first_call_time", "latency", "s", _L, _R, _P, "first call after input construction (warm-up, lazy init)"),
     Metric("compile_time", "latency", "s", _L, _R, _P, "torch.compile / warm-up time before steady state"),
-    Metric("achieved_bandwidth", "bandwidth", "GB/s", _H, _R, _P, "bytes read and written per call / time per call"),
-    Metric("bandwidth_fraction", "bandwidth", "%", _H, _R, _P, "achieved bandwidth as a share of the chip's specified peak"),
+    Metric("achieved_bandwidth", "bandwidth", "GB/s", _H, _R, _P, "bytes read and written per call / time per call",
+           "op_time"),
+    Metric("bandwidth_fraction", "bandwidth", "%", _H, _R, _P, "achieved bandwidth as a share of the chip's specified peak",
+           "op_time"),
     Metric("decode_throughput", "throughput", "tokens/s", _H, _R, _P, "new tokens per second during decode"),
     Metric("prefill_throughput", "throughput", "tokens/s", _H, _R, _P, "prompt tokens per second during prefill"),
     Metric("time_to_first_token", "latency", "ms", _L, _R, _P, "prefill of the prompt up to the first new token"),
@@ -77,6 +80,7 @@ _METRICS = [
     Metric("pad_calls", "count", "calls", _N, _D, _Z, "F.pad calls during one decode"),
 ]
 METRICS: dict[str, Metric] = {m.name: m for m in _METRICS}
+DERIVED: dict[str, str] = {m.name: m.derived_from for m in _METRICS if m.derived_from}  # figure -> its timing
 
 
 def metric(name: str) -> Metric:

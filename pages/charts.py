@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from altair.utils.core import infer_vegalite_type_for_pandas
 
-from bundle.case_names import case_names
+from db.views.compare_chart import DIRECTIONS
 
 
 def tooltips(data: pd.DataFrame, *fields: str) -> list[alt.Tooltip]:
@@ -41,18 +41,9 @@ class _Chart(alt.Chart):
 
 # --- Compare -----------------------------------------------------------------------------------------------------
 
-def _labels(cases: pd.DataFrame) -> pd.Series:
-    return cases.scope + " · " + case_names(cases)
-
-
-def charted(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
-    """The ratio cases with the largest changes (|log oriented ratio|), at most `limit`, keeping their row ids."""
-    ratios = cases[cases.comparison == "ratio"].dropna(subset=["oriented_ratio"])
-    ratios = ratios[np.isfinite(ratios.oriented_ratio.astype(float)) & (ratios.oriented_ratio > 0)]
-    size = np.abs(np.log(ratios.oriented_ratio.astype(float)))
-    chosen = ratios.loc[size.sort_values(ascending=False, kind="stable").index[:limit]].copy()
-    chosen["row"], chosen["case"] = chosen.index, _labels(chosen) + " · " + chosen.metric
-    return chosen
+# better / worse / not significant: one colour each, the same on every view (the Matrix's red-blue too)
+DIRECTION_COLORS = alt.Scale(domain=list(DIRECTIONS), range=["#2166ac", "#b2182b", "#bdbdbd"])
+ROW_PX = 22  # one chart row per case, tall enough for its label
 
 
 def largest_first(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
@@ -62,29 +53,33 @@ def largest_first(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
     return cases.loc[order]
 
 
-def ratio_chart(data: pd.DataFrame) -> alt.LayerChart:
-    """Per case, candidate vs baseline as an oriented ratio (× better) on a log axis, a rule at 1×."""
-    base = alt.Chart(data).mark_point(filled=True, size=60).encode(
-        x=alt.X("oriented_ratio:Q", scale=alt.Scale(type="log"), title="candidate vs baseline (× better, log axis)"),
-        y=alt.Y("case:N", title=None, sort=alt.EncodingSortField("oriented_ratio", order="ascending")),
-        color=alt.Color("significance:N"), shape=alt.Shape("metric:N"),
-        tooltip=tooltips(data, "case", "scope", "metric", "unit") + [
-            alt.Tooltip("baseline_median:Q", title="baseline median (unit)"),
-            alt.Tooltip("candidate_median:Q", title="candidate median (unit)"), alt.Tooltip("change:N"),
-            alt.Tooltip("ci_low:Q", title="95 % CI low (×)"), alt.Tooltip("ci_high:Q", title="95 % CI high (×)"),
-            alt.Tooltip("p_value:Q"), alt.Tooltip("significance:N")])
-    rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x=alt.X("x:Q"))
-    return _Layer(layer=[base, rule])
-
-
-def absolute_chart(data: pd.DataFrame, unit: str) -> alt.Chart:
-    """Baseline and candidate medians side by side, in `unit`."""
-    long = data.melt(id_vars=["case", "scope", "workload", "case_key", "metric", "unit"],
-                     value_vars=["baseline_median", "candidate_median"], var_name="side", value_name="median")
-    return _Chart(long).mark_bar().encode(
-        x=alt.X("median:Q", title=f"median ({unit})"), y=alt.Y("case:N", title=None), color=alt.Color("side:N"),
-        yOffset=alt.YOffset("side:N"), tooltip=tooltips(long, "case", "scope", "metric", "side") + [
-            alt.Tooltip("median:Q", title=f"median ({unit})"), alt.Tooltip("unit:N")])
+def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
+    """Diverging log-ratio chart (db.views.compare_chart.chart_rows): per case a bar from 1× to the oriented
+    ratio (right: candidate better), its 95 % CI as a whisker, coloured better / worse / not significant;
+    a regression is marked with a ring. Labels are whole (no truncation)."""
+    order = data.label.tolist()
+    y = alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=0, labelFontSize=11))
+    x_scale = alt.Scale(type="log")
+    title = f"candidate vs baseline {baseline} (× better, log axis; right of 1× = candidate better)"
+    tips = tooltips(data, "label", "direction", "regression", "unit", "derived", "rank") + [
+        alt.Tooltip("oriented_ratio:Q", title="× better", format=".3f"),
+        alt.Tooltip("ci_low:Q", title="95 % CI low (×)", format=".3f"),
+        alt.Tooltip("ci_high:Q", title="95 % CI high (×)", format=".3f"),
+        alt.Tooltip("baseline_median:Q", title="baseline median (unit)"),
+        alt.Tooltip("candidate_median:Q", title="candidate median (unit)"), alt.Tooltip("change:N"),
+        alt.Tooltip("p_value:Q")]
+    frame = data.assign(one=1.0)
+    base = alt.Chart(frame).encode(y=y, tooltip=tips)
+    bars = base.mark_bar(height=14).encode(
+        x=alt.X("oriented_ratio:Q", scale=x_scale, title=title), x2=alt.X2("one:Q"),
+        color=alt.Color("direction:N", scale=DIRECTION_COLORS, title=None, legend=alt.Legend(orient="top")))
+    whiskers = base.transform_filter("isValid(datum.ci_low) && datum.ci_low > 0").mark_rule(
+        color="black", strokeWidth=1.5).encode(x=alt.X("ci_low:Q", scale=x_scale), x2=alt.X2("ci_high:Q"))
+    rings = base.transform_filter("datum.regression").mark_point(
+        shape="circle", size=90, color="#b2182b", strokeWidth=2, filled=False).encode(
+        x=alt.X("oriented_ratio:Q", scale=x_scale))
+    rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x=alt.X("x:Q", scale=x_scale))
+    return _Layer(layer=[bars, whiskers, rings, rule], height=max(ROW_PX * len(order), 60))
 
 
 def samples_chart(samples: pd.DataFrame, unit: str) -> alt.LayerChart:
@@ -158,6 +153,32 @@ def memory_chart(rows: pd.DataFrame, figures: list[str]) -> alt.FacetChart:
     labels = base.mark_text(align="left", dx=3, fontSize=10).encode(x=alt.X("at:Q"), text=alt.Text("label:N"))
     return _Facet(data=rows, spec=alt.LayerChart(layer=[bars, labels]),
                   facet=alt.Facet("figure:N", sort=figures, title=None), columns=len(figures))
+
+
+SLOPE_COLORS = alt.Scale(domain=["improved", "worsened", "unchanged"], range=DIRECTION_COLORS.range)
+
+
+def correctness_slope_chart(slopes: pd.DataFrame, baseline: str, candidate: str) -> alt.LayerChart:
+    """Per machine and case a slope from the baseline build's margin over its tolerance to the candidate's (in
+    the metric's unit; the dashed line at 0 is the tolerance: below it fails), coloured improved / worsened /
+    unchanged like Compare's better / worse / not significant."""
+    unit = slopes["unit"].iloc[0]
+    long = slopes.assign(label=slopes["machine_name"] + " · " + slopes["case"]).melt(
+        id_vars=["label", "direction", "metric", "unit", "tolerance", "change"],
+        value_vars=["baseline_margin", "candidate_margin"], var_name="side", value_name="margin")
+    long["side"] = long["side"].map({"baseline_margin": f"baseline {baseline}", "candidate_margin": f"candidate {candidate}"})
+    x = alt.X("side:N", sort=[f"baseline {baseline}", f"candidate {candidate}"], title=None,
+              axis=alt.Axis(labelAngle=0, labelLimit=400))
+    y = alt.Y("margin:Q", title=f"margin over tolerance ({unit}); below 0 fails")
+    lines = alt.Chart(long).mark_line(point=True, strokeWidth=2).encode(
+        x=x, y=y, detail=alt.Detail("label:N"),
+        color=alt.Color("direction:N", scale=SLOPE_COLORS, title=None, legend=alt.Legend(orient="top")),
+        tooltip=tooltips(long, "label", "side", "metric", "direction") + [
+            alt.Tooltip("margin:Q", title=f"margin ({unit})", format=".2f"),
+            alt.Tooltip("tolerance:Q", title=f"tolerance ({unit})"),
+            alt.Tooltip("change:Q", title=f"change ({unit})", format=".2f")])
+    rule = alt.Chart(pd.DataFrame({"y": [0.0]})).mark_rule(strokeDash=[6, 4], color="black").encode(y=alt.Y("y:Q"))
+    return _Layer(layer=[lines, rule], height=320)
 
 
 def correctness_chart(measured: pd.DataFrame, metric: str) -> alt.Chart:

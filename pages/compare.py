@@ -6,17 +6,20 @@ import streamlit as st
 
 from db.views.compare import CompareQuery, ComparisonResult, compare, named_cases
 from db.query.selectors import available_selectors
-from pages.charts import absolute_chart, charted, largest_first, ratio_chart, samples_chart
+from db.views.case_detail import case_provenance, case_trend_url
+from db.views.compare_chart import CHART_DEFAULT, case_rows, chart_rows
+from db.views.empty_reason import empty_reason
+from db.views.status_changes import status_changes
+from pages.charts import largest_first, ratio_chart, samples_chart
 from db.views.params import int_param, one_of
 from pages.widgets import engine, guarded, load, picker, text_param
 
 # the case's name and the numbers with their units first; the identifying keys pinned at the end
-CASE_VIEW = ["case", "trend", "scope", "metric", "change", "baseline_median", "candidate_median", "unit",
-             "change_unit", "ci_low", "ci_high", "significance", "p_value", "baseline_iqr", "baseline_n",
+CASE_VIEW = ["case", "trend", "scope", "metric", "direction", "regression", "change", "baseline_median",
+             "candidate_median", "unit", "change_unit", "ci_low", "ci_high", "derived", "significance", "p_value", "baseline_iqr", "baseline_n",
              "candidate_iqr", "candidate_n", "ratio", "oriented_ratio", "difference", "caveats", "device", "workload",
              "dtype", "compile", "case_key"]
-SUMMARIES = 12  # family summaries printed as text; the table below lists every family
-CHART_DEFAULT, CHART_MAX = 60, 500  # cases drawn: the largest changes (a 50k-point chart helps no one)
+CHART_MAX = 500  # cases drawn: the largest changes and every regression (a 50k-point chart helps no one)
 TABLE_ROWS = 2000  # case rows sent by default; 50k rows are ~18 MB for the browser to parse (all on request)
 
 
@@ -42,30 +45,57 @@ def _controls() -> dict[str, str]:
     return {"baseline": baseline, "candidate": candidate, "scope": scope, "pool": pool, **filters}
 
 
-def _ratio_section(result: ComparisonResult) -> pd.DataFrame:
+def _ratio_section(rows: pd.DataFrame, baseline: str) -> pd.DataFrame:
     start = int_param("chart_cases", st.query_params.get("chart_cases"), CHART_DEFAULT, 5, CHART_MAX)
-    limit = st.slider("Cases in the charts (largest changes first)", 5, CHART_MAX, start, key="cmp_chart_cases")
+    limit = st.slider("Cases in the chart (largest changes first; regressions always)", 5, CHART_MAX, start,
+                      key="cmp_chart_cases")
     st.query_params["chart_cases"] = str(limit)
-    data = charted(result.cases, limit)
+    data = chart_rows(rows, limit)
     if not data.empty:
-        st.text(f"Per-case ratio: the {len(data)} largest changes of {len(result.cases)} compared cases "
-                f"(ratio metrics); the table below lists every case.")
-        st.altair_chart(ratio_chart(data), width="stretch")
+        extra = int((data["rank"] > limit).sum())
+        st.text(f"Per-case ratio: the {min(limit, len(data) - extra)} largest changes of {len(rows)} compared cases"
+                + (f", and {extra} regression(s) ranked lower" if extra else "")
+                + "; bars from 1×, black whiskers the 95 % CI, ringed = regression. The table below lists every case.")
+        st.altair_chart(ratio_chart(data, baseline), width="stretch")
     return data
 
 
-def _detail_charts(result: ComparisonResult, data: pd.DataFrame) -> None:
-    if data.empty:
+def _case_detail(result: ComparisonResult, rows: pd.DataFrame, picked: int | None) -> None:
+    """The case picked in the table (else the worst regression, else the largest change): its samples on both
+    sides, its trend link and both sides' runs with their provenance."""
+    st.subheader("Case detail")
+    order = chart_rows(rows, len(rows)).row.tolist() or rows.row.tolist()
+    names = named_cases(rows.loc[order])
+    labels = dict(zip(order, names.scope + " · " + names.case + " · " + names.metric))
+    first = picked if picked in labels else order[0]
+    row = st.selectbox("Case (or select a row in the table above)", order, index=order.index(first),
+                       key=f"cmp_case_{first}", format_func=lambda r: labels[r])
+    case = rows.loc[row]
+    st.link_button("Trend of this case over builds ↗", case_trend_url(case))
+    left, right = st.columns(2)
+    with left:
+        st.altair_chart(samples_chart(result.case_samples(int(row)), case.unit), width="stretch")
+    with right:
+        st.text(f"{case.change}; baseline median {case.baseline_median:.4g} {case.unit} (n={case.baseline_n}), "
+                f"candidate {case.candidate_median:.4g} {case.unit} (n={case.candidate_n}); {case.significance}")
+        if case.derived:
+            st.text(case.derived)
+    st.dataframe(case_provenance(engine(), result.query, case), hide_index=True)
+
+
+def _status_panel(changes: pd.DataFrame) -> None:
+    st.subheader("Status changes")
+    if changes.empty:
+        st.text("No case changed status (unsupported, error, OOM, unavailable, fallback, passed/failed) between "
+                "the sides.")
         return
-    metric = st.selectbox("Absolute values for metric", sorted(data.metric.unique()), key="cmp_abs")
-    shown = data[data.metric == metric]
-    st.altair_chart(absolute_chart(shown, shown.unit.iloc[0]), width="stretch")
-    pick = st.selectbox("Sample distribution of case", shown.row.tolist(), key="cmp_dist",
-                        format_func=lambda r: str(shown.case[r]))
-    st.altair_chart(samples_chart(result.case_samples(int(pick)), shown.unit[pick]), width="stretch")
+    counts = changes.kind.value_counts()
+    st.text("; ".join(f"{n} {kind}" for kind, n in counts.items()))
+    st.dataframe(changes.drop(columns=["case_key"]), hide_index=True)
 
 
-def _case_table(cases: pd.DataFrame) -> None:
+def _case_table(cases: pd.DataFrame) -> int | None:
+    """The case table; returns the row id of the case selected in it, if any."""
     asked = _all_cases() == "1"  # checked even when every case fits: a bad link is named
     every = len(cases) <= TABLE_ROWS or st.toggle(f"Show all {len(cases)} cases (slow in the browser)",
                                                  value=asked, key="cmp_all")
@@ -75,10 +105,13 @@ def _case_table(cases: pd.DataFrame) -> None:
     if not every:
         st.text(f"The {len(shown)} largest changes of {len(cases)} cases, largest first (difference metrics "
                 "after); GET /api/v1/compare with the same parameters returns every case.")
-    st.dataframe(named_cases(shown)[CASE_VIEW], hide_index=True,
-                 column_config={"trend": st.column_config.LinkColumn("trend", display_text="trend ↗"),
-                                "ci_low": st.column_config.NumberColumn("95 % CI low (change unit)"),
-                                "ci_high": st.column_config.NumberColumn("95 % CI high (change unit)")})
+    event = st.dataframe(named_cases(shown)[CASE_VIEW], hide_index=True, key="cmp_table", on_select="rerun",
+                         selection_mode="single-row",
+                         column_config={"trend": st.column_config.LinkColumn("trend", display_text="trend ↗"),
+                                        "ci_low": st.column_config.NumberColumn("95 % CI low (change unit)"),
+                                        "ci_high": st.column_config.NumberColumn("95 % CI high (change unit)")})
+    chosen = getattr(getattr(event, "selection", None), "rows", None) or []
+    return int(shown.row.iloc[chosen[0]]) if chosen else None
 
 
 def _all_cases() -> str:
@@ -91,17 +124,20 @@ def _render() -> None:
     result = compare(engine(), query)  # cached per data version inside db.views.compare (no copy per rerun)
     for note in result.notes:
         st.text(note)  # notes carry selector text, which can carry tag values from bundles: text, not Markdown
-    st.subheader("Per family geomean")
-    for summary in result.families.summary[:SUMMARIES]:
-        st.text(summary)
-    if len(result.families) > SUMMARIES:
-        st.text(f"… {len(result.families) - SUMMARIES} more families in the table below")
     # the summary and the ratio chart come first: they answer "is it a win?" before 10⁴ table rows arrive
-    data = _ratio_section(result) if not result.cases.empty else pd.DataFrame()
-    st.dataframe(result.families, hide_index=True)
-    st.subheader("Per case")
-    _case_table(result.cases)
-    _detail_charts(result, data)
+    rows = case_rows(result.cases)
+    why = empty_reason(result)
+    if why:
+        st.warning(why)
+    data = _ratio_section(rows, query.baseline) if not rows.empty else pd.DataFrame()
+    _status_panel(status_changes(result.cases, result.unmatched))
+    if len(result.families):
+        st.subheader("Per family geomean")
+        st.dataframe(result.families, hide_index=True)
+    if not rows.empty:
+        st.subheader("Per case")
+        picked = _case_table(rows)
+        _case_detail(result, rows, picked)
     st.subheader("Not compared (one side only, or no ok figure on a side)")
     st.dataframe(result.unmatched, hide_index=True)
 

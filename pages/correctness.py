@@ -1,4 +1,5 @@
-"""Correctness: PSNR (dB) and max error per case across builds against tolerances; "faster but wrong" flags."""
+"""Correctness: PSNR (dB) and max error per case against tolerances: baseline → candidate slopes against the
+tolerance line with improved/worsened counts, every build's records, and "faster but wrong" flags."""
 from __future__ import annotations
 
 import streamlit as st
@@ -6,15 +7,38 @@ import streamlit as st
 from db.query import browse
 from db.query.browse import CORRECTNESS_METRICS
 from db.views.correctness import correctness_view
-from pages.charts import correctness_chart
+from pages.charts import correctness_chart, correctness_slope_chart
 from pages.widgets import guarded, load, picker, stop_if_empty
+
+
+def _slopes(view, split: str, metric: str):
+    left, right = st.columns(2)
+    with left:
+        baseline = picker("Baseline build", "baseline", view.builds, view.baseline, page="cor")
+    with right:
+        candidate = picker("Candidate build", "candidate", view.builds, view.candidate, page="cor")
+    if (baseline, candidate) != (view.baseline, view.candidate):
+        view = load(correctness_view, {"split_tag": split, "metric": metric, "baseline": baseline,
+                                       "candidate": candidate})
+    st.subheader(f"{view.metric}: baseline {view.baseline} → candidate {view.candidate}")
+    c = view.counts
+    if view.slopes.empty:
+        st.info(f"No case has a {view.metric} record on both {view.baseline} and {view.candidate} "
+                "(same machine): nothing to compare.")
+        return view
+    st.text(f"{c['improved']} improved, {c['worsened']} worsened, {c['unchanged']} unchanged of "
+            f"{len(view.slopes)} case(s) (unchanged: within 0.1 dB, or 1 % for an error ratio)")
+    st.altair_chart(correctness_slope_chart(view.slopes, view.baseline, view.candidate), width="stretch")
+    st.dataframe(view.slopes, hide_index=True)
+    return view
 
 
 def body() -> None:
     st.title("Correctness")
     split = picker("Split builds by tag (A/B runs of one build)", "split_tag", load(browse.tag_keys))
     metric = picker("metric", "metric", CORRECTNESS_METRICS)  # (any) = psnr_vs_cpu, as in the JSON twin
-    view = load(correctness_view, {"split_tag": split, "metric": metric})
+    asked = {k: st.query_params.get(k, "") for k in ("baseline", "candidate")}
+    view = load(correctness_view, {"split_tag": split, "metric": metric, **asked})
     wrong = view.faster_but_wrong
     if not view.stored:
         stop_if_empty(view.records, "correctness records")
@@ -22,6 +46,9 @@ def body() -> None:
         st.error(f"faster but wrong: {len(wrong)} case(s) got faster than the previous build while failing "
                  "their correctness tolerance")
         st.dataframe(wrong, hide_index=True)
+    if view.builds:
+        view = _slopes(view, split, metric)
+    st.subheader("Every build's records")
     st.dataframe(view.records, hide_index=True)
     measured = view.records.dropna(subset=["median"])
     if not measured.empty:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from db.views.compare import CompareQuery
+from db.views.compare import CompareQuery, compare
+from db.views.empty_reason import empty_reason
 from db.views.regressions import Review, regressions, review_notes
 from db.views.review_export import review_csv, review_markdown
 from db.query.selectors import available_selectors
@@ -47,6 +48,10 @@ def _render() -> None:
     # not cached here: the comparison under it is (db.views.compare, per data version), and triage notes must show
     # as soon as they are saved (saving a note does not change the data version)
     found = regressions(engine(), review)
+    why = empty_reason(compare(engine(), query))  # never "0 regressions" over nothing compared
+    if why:
+        st.warning(why)
+        st.stop()
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
             f"(threshold {threshold} % for replicated figures; each metric's own rule otherwise; "
             "docs/regressions.md)")

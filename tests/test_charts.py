@@ -7,7 +7,8 @@ import pytest
 from db.views.compare import CompareQuery, compute_compare
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
-from pages.charts import absolute_chart, charted, ratio_chart, samples_chart
+from db.views.compare_chart import case_rows, chart_rows
+from pages.charts import ratio_chart, samples_chart
 from tests.bundles import make_bundle
 
 
@@ -24,11 +25,9 @@ def result(tmp_path_factory):
 
 
 def _charts(result) -> list:
-    data = charted(result.cases, 60)
-    shown = data[data.metric == data.metric.iloc[0]]
-    row = int(shown.row.iloc[0])
-    return [ratio_chart(data), absolute_chart(shown, shown.unit.iloc[0]),
-            samples_chart(result.case_samples(row), shown.unit[row])]
+    data = chart_rows(case_rows(result.cases), 60)
+    row = int(data.row.iloc[0])
+    return [ratio_chart(data, "torch=2.15.0rc1"), samples_chart(result.case_samples(row), data.unit[row])]
 
 
 def test_every_chart_spec_passes_the_vega_lite_schema_and_converts_unchanged(result):

@@ -28,13 +28,15 @@ TREND = {"workload": "softmax", "case_key": '{"rows":1,"vocab":128256}', "dtype"
 CASES = {
     "overview.py": ({}, "overview", [(0, "latest"), (1, "status"), (2, "warnings")]),
     "runs.py": ({"build": "2.14.1", "chip": "Apple M3 Ultra"}, "runs", [(0, "runs")]),
-    "compare.py": ({**SIDES, "scope": "chip"}, "compare", [(0, "families"), (1, "cases"), (-1, "unmatched")]),
+    "compare.py": ({**SIDES, "scope": "chip"}, "compare", [(0, "status_changes"), (1, "families"), (2, "cases"),
+                                                                 (-1, "unmatched")]),
     "regressions.py": ({**SIDES, "threshold": "5"}, "regressions", [(0, "regressions")]),
     "trends.py": (TREND, "trends", [(0, "points")]),
     "matrix.py": ({"metric": "op_time", "baseline": "2.14.1", "rows": "dtype", "compile": "eager"}, "matrix",
                   [(0, "cells")]),
     "memory.py": ({"split_tag": "role", "workload": "vae_tiled_decode"}, "memory", [(None, "table")]),  # a panel per machine
-    "correctness.py": ({"metric": "psnr_vs_cpu"}, "correctness", [(0, "faster_but_wrong"), (1, "records")]),
+    "correctness.py": ({"metric": "psnr_vs_cpu"}, "correctness", [(0, "faster_but_wrong"), (1, "slopes"),
+                                                                                (2, "records")]),
     "claims.py": (SIDES, "claims", [(None, "claims")]),  # one table per claim, together the twin's list
     "noise.py": ({"precision": "3", "metric": "op_time"}, "noise", [(0, "groups")]),  # studio-1 ran each build twice
 }

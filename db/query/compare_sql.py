@@ -57,6 +57,11 @@ _CHIP_SCOPE = ("coalesce(ru.chip || coalesce(' (' || ru.gpu_cores || '-core GPU)
                "'unknown chip: ' || ru.machine_name)")  # each side and the prefix of its columns
 
 
+def scope_sql(scope: str) -> str:
+    """The SQL expression of a result's scope: its machine name, or its chip with the GPU core count."""
+    return _CHIP_SCOPE if scope == "chip" else "ru.machine_name"
+
+
 def _filters(values: dict[str, list[str]]) -> tuple[str, list[str]]:
     sql, params = "", []
     for name in FILTERS:
@@ -76,7 +81,7 @@ def compare_sql(baseline: Selector, candidate: Selector, scope: str,
     detail: key columns of the cases with a non-ok result, then per side other (its non-ok statuses, or
     null), message (of a non-ok result), fallback_median.
     """
-    scope_col = _CHIP_SCOPE if scope == "chip" else "ru.machine_name"
+    scope_col = scope_sql(scope)
     filter_sql, filter_params = _filters(filters)
     params: list[str] = []
     runs = []

@@ -11,7 +11,7 @@ from bundle.metrics import METRICS
 from db.query.compare_sql import KEY
 
 COLUMNS = KEY + ["unit", "baseline_status", "candidate_status", "baseline_median", "candidate_median",
-                 "baseline_figure", "candidate_figure", "reason", "message"]
+                 "baseline_figure", "candidate_figure", "reason", "message", "baseline_message", "candidate_message"]
 _WHY = {"fallback": "CPU fallback: not a device figure", "unsupported": "unsupported on this device/build",
         "unavailable": "figure unavailable on this device/build", "error": "the case errored"}
 
@@ -63,4 +63,5 @@ def unmatched_frame(rest: pd.DataFrame) -> pd.DataFrame:
         out[f"{side}_status"], out[f"{side}_median"], out[f"{side}_figure"] = got["status"], got["median"], got["figure"]
     out["reason"] = ["; ".join(r for r in pair if r) for pair in zip(b["reason"], c["reason"])]
     out["message"] = rest.b_message.where(rest.b_message.notna(), rest.c_message)
+    out["baseline_message"], out["candidate_message"] = rest.b_message, rest.c_message  # status changes show both
     return out[COLUMNS]

@@ -10,8 +10,13 @@ from dataclasses import dataclass
 import pandas as pd
 from sqlalchemy import Engine
 
+import numpy as np
+
 from bundle.case_names import case_names
+from bundle.metrics import METRICS, Better
 from db.query.browse import CORRECTNESS_METRICS, results, split_builds
+from db.views.defaults import default_pair
+from db.views.memory import memory_builds
 from db.views.params import Params, one_of, only
 from db.views.wording import format_value
 
@@ -23,9 +28,54 @@ def correctness(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
     frame = split_builds(results(engine, metrics=CORRECTNESS_METRICS), split_tag)
     frame["verdict"] = [_verdict(p, s) for p, s in frame[["passed", "status"]].itertuples(index=False)]
     frame["case"] = case_names(frame)
+    frame["build_order"] = _order(frame)
     # the case's name and its figures with units first; the identifying keys pinned at the end
     return frame[["case", "machine_name", "build", "metric", "median", "unit", "tolerance", "verdict", "status",
-                  "message", "chip", "started_at", "run_id", "workload", "dtype", "compile", "case_key"]]
+                  "message", "chip", "started_at", "run_id", "workload", "dtype", "compile", "case_key", "channel",
+                  "build_order"]]
+
+
+def _order(frame: pd.DataFrame) -> list[int]:
+    """Each record's build's place in version order (db.views.memory.memory_builds: nightlies by date)."""
+    if frame.empty:
+        return []
+    builds, _ = memory_builds(frame)
+    return [builds.index(b) for b in frame["build"]]
+
+
+UNCHANGED_DB, UNCHANGED_REL = 0.1, 0.01  # a PSNR move under 0.1 dB, an error move under 1 %: unchanged
+
+
+def correctness_slopes(records: pd.DataFrame, baseline: str, candidate: str) -> pd.DataFrame:
+    """Per machine and case: the baseline build's median beside the candidate's, each as its margin over the
+    tolerance (in the metric's unit; > 0 passes, so one tolerance line at 0 serves every case), and whether the
+    case improved, worsened or stayed (within 0.1 dB, or 1 % for an error ratio). Medians over a build's runs."""
+    keys = ["machine_name", "case", "metric", "unit", "workload", "dtype", "compile", "case_key"]
+    ok = records[records["median"].notna()]
+    sides = []
+    for build, side in ((baseline, "baseline"), (candidate, "candidate")):
+        got = ok[ok["build"] == build].groupby(keys, dropna=False).agg(
+            median=("median", "median"), tolerance=("tolerance", "max"), verdict=("verdict", "min")).reset_index()
+        sides.append(got.rename(columns={c: f"{side}_{c}" for c in ("median", "tolerance", "verdict")}))
+    both = sides[0].merge(sides[1], on=keys, how="inner")
+    if both.empty:
+        return pd.DataFrame(columns=SLOPE_COLUMNS)
+    higher = both["metric"].map(lambda m: METRICS[m].better is Better.higher).to_numpy(dtype=bool)
+    sign = np.where(higher, 1.0, -1.0)
+    tolerance = both["candidate_tolerance"].fillna(both["baseline_tolerance"]).astype(float)
+    both["tolerance"] = tolerance
+    for side in ("baseline", "candidate"):
+        both[f"{side}_margin"] = sign * (both[f"{side}_median"].astype(float) - tolerance)
+    moved = sign * (both["candidate_median"] - both["baseline_median"]).astype(float)
+    scale = np.where(both["unit"] == "dB", UNCHANGED_DB, UNCHANGED_REL * both["baseline_median"].abs().astype(float))
+    both["change"] = both["candidate_median"] - both["baseline_median"]
+    both["direction"] = np.where(moved > scale, "improved", np.where(moved < -scale, "worsened", "unchanged"))
+    return both[SLOPE_COLUMNS]
+
+
+SLOPE_COLUMNS = ["case", "machine_name", "metric", "baseline_median", "candidate_median", "change", "unit",
+                 "tolerance", "baseline_margin", "candidate_margin", "direction", "baseline_verdict",
+                 "candidate_verdict", "workload", "dtype", "compile", "case_key"]
 
 
 def faster_but_wrong(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
@@ -68,13 +118,27 @@ class Correctness:
     stored: list[str]  # the correctness metrics with records in the store
     records: pd.DataFrame  # that metric's records per case and build: median in `unit`, tolerance, verdict
     faster_but_wrong: pd.DataFrame  # op_time improved vs the previous build while correctness failed (any metric)
+    builds: list[str]  # builds with records of `metric`, oldest version first
+    baseline: str  # the slope's sides (default: the latest stable build vs the newest rc or nightly after it)
+    candidate: str
+    slopes: pd.DataFrame  # per machine and case, baseline → candidate with margins over the tolerance
+    counts: dict  # improved / worsened / unchanged cases of the slope
 
 
 def correctness_view(engine: Engine, params: Params) -> Correctness:
     """The Correctness page and GET /api/v1/correctness."""
-    p = only(params, ("split_tag", "metric"))
+    p = only(params, ("split_tag", "metric", "baseline", "candidate"))
     metric = one_of("metric", p["metric"] or "psnr_vs_cpu", CORRECTNESS_METRICS)
     split = p["split_tag"] or None
     records = correctness(engine, split)
     shown = records[records["metric"] == metric].drop(columns=["started_at"])
-    return Correctness(p["split_tag"], metric, sorted(set(records["metric"])), shown, faster_but_wrong(engine, split))
+    ordered = shown.sort_values("build_order").drop_duplicates("build")
+    builds, channels = ordered["build"].tolist(), ordered["channel"].tolist()
+    first, last = default_pair(builds, channels)
+    baseline = one_of("baseline", p["baseline"], builds) if p["baseline"] else first
+    candidate = one_of("candidate", p["candidate"], builds) if p["candidate"] else last
+    slopes = correctness_slopes(shown, baseline, candidate)
+    counts = {d: int((slopes["direction"] == d).sum()) for d in ("improved", "worsened", "unchanged")}
+    return Correctness(p["split_tag"], metric, sorted(set(records["metric"])),
+                       shown.drop(columns=["channel", "build_order"]), faster_but_wrong(engine, split), builds,
+                       baseline, candidate, slopes, counts)

@@ -59,6 +59,7 @@ class Matrix:
     cells: pd.DataFrame  # COLUMNS: geomean oriented ratio (×) per row and build, with its 95 % CI
     grid: pd.DataFrame  # every (row, build) of the heatmap with its label, "no data" where a cell is missing
     span: float  # the colour scale runs from 1/span to span (×), symmetric in log space around 1×
+    why_empty: str  # "" when there are cells; else why none (what the store holds for this metric)
 
 
 def matrix_view(engine: Engine, params: Params) -> Matrix:
@@ -76,7 +77,30 @@ def matrix_view(engine: Engine, params: Params) -> Matrix:
     cells = (matrix(engine, metric_name, baseline, rows, dtype, compile_mode, p["workload"]) if builds
              else pd.DataFrame(columns=COLUMNS))
     grid, span = matrix_grid(cells, builds, baseline)
-    return Matrix(metric_name, baseline, rows, dtype, compile_mode, p["workload"], builds, cells, grid, span)
+    why = "" if len(cells) else _why_empty(engine, metric_name, baseline, dtype, compile_mode, p["workload"], builds)
+    return Matrix(metric_name, baseline, rows, dtype, compile_mode, p["workload"], builds, cells, grid, span, why)
+
+
+def _why_empty(engine: Engine, metric: str, baseline: str, dtype: str, compile_mode: str, workload: str,
+               builds: list[str]) -> str:
+    """An empty matrix's reason: the selection named, and what the store holds of this metric to pick instead."""
+    if not builds:
+        return "No runs stored yet."
+    if len(builds) < 2:
+        return f"Only one build is stored ({builds[0]}): a matrix needs a baseline and at least one other build."
+    held = read_frame(engine, "SELECT ru.torch_version, r.dtype, r.compile FROM results r JOIN runs ru ON "
+                              "ru.run_id = r.run_id WHERE r.metric = ? AND r.status = 'ok' AND (? = '' OR r.workload = ?) "
+                              "GROUP BY ALL", [metric, workload, workload])
+    chosen = " · ".join(x for x in (dtype, compile_mode, workload) if x)
+    if held.empty:
+        return f"Nothing compared: no ok {metric} result is stored{' for ' + workload if workload else ''}."
+    on_base = held[held.torch_version == baseline]
+    listed = lambda col: ", ".join(sorted(set(held[col])))  # noqa: E731 - one-line helper
+    if on_base.empty:
+        return (f"Nothing compared: baseline {baseline} has no ok {metric} result. Builds that have: "
+                f"{', '.join(b for b in builds if b in set(held.torch_version))}.")
+    return (f"Nothing compared: no chip has ok {metric} results in {chosen} on both {baseline} and another build. "
+            f"Stored for {metric}: dtypes {listed('dtype')}; compile modes {listed('compile')}.")
 
 
 def matrix_grid(cells: pd.DataFrame, builds: list[str], baseline_build: str) -> tuple[pd.DataFrame, float]:

@@ -1,0 +1,92 @@
+"""What Compare draws and lists: one row per case, its derived figures (achieved bandwidth, share of peak:
+bundle.metrics.DERIVED) folded into their timing's row, each row's direction (better / worse / not significant)
+and whether it is a regression (db.views.rules.judge, as the Regressions page judges it). The chart rows are the largest changes plus
+every regression, whatever its rank: the chart and the table read the same frame, so they cannot disagree."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from bundle.case_names import case_names
+from bundle.metrics import DERIVED, METRICS, RULES
+from db.query.compare_sql import KEY
+from db.stats.significance import SIGNIFICANT
+from db.views.regressions import DEFAULT_THRESHOLD
+from db.views.rules import judge
+
+BETTER, WORSE, UNCLEAR = "better", "worse", "not significant"
+DIRECTIONS = (BETTER, WORSE, UNCLEAR)  # the chart's colour domain, in this order on every view
+CHART_DEFAULT = 60
+_CASE = [k for k in KEY if k != "metric"]
+
+
+def _figure(value: float) -> str:
+    return f"{value:.4g}" if np.isfinite(value) else "unavailable"
+
+
+def fold_derived(cases: pd.DataFrame) -> pd.DataFrame:
+    """`cases` without the derived-figure rows whose timing was compared too; the timing row carries them as
+    text in `derived` ("achieved_bandwidth 80 → 100 GB/s; …"). A derived row without its timing row stays."""
+    cases = cases.assign(derived="")
+    is_derived = cases.metric.isin(list(DERIVED)).to_numpy(dtype=bool)
+    if not is_derived.any():
+        return cases
+    figures = cases[is_derived]
+    text = [f"{m} {_figure(b)} → {_figure(c)} {METRICS[m].unit}"
+            for m, b, c in zip(figures.metric, figures.baseline_median.astype(float),
+                               figures.candidate_median.astype(float))]
+    figures = figures[_CASE].assign(timing=figures.metric.map(DERIVED), text=text, row=figures.index)
+    timings = cases[~is_derived][_CASE + ["metric"]].reset_index().rename(columns={"index": "timing_row"})
+    joined = figures.merge(timings, left_on=_CASE + ["timing"], right_on=_CASE + ["metric"], how="inner")
+    if joined.empty:
+        return cases
+    said = joined.groupby("timing_row").text.agg("; ".join)
+    cases.loc[said.index, "derived"] = said.to_numpy()
+    return cases.drop(index=joined.row.to_numpy())
+
+
+def directions(cases: pd.DataFrame) -> np.ndarray:
+    """better / worse where the change is significant (oriented ratio or difference sign), else not significant."""
+    change = np.where(cases.comparison == "ratio", np.log(cases.oriented_ratio.astype(float).where(
+        cases.oriented_ratio.astype(float) > 0)), cases.difference.astype(float))
+    better = _better_difference(cases, change)
+    sig = (cases.significance == SIGNIFICANT).to_numpy(dtype=bool)
+    return np.where(sig & (better > 0), BETTER, np.where(sig & (better < 0), WORSE, UNCLEAR))
+
+
+def _better_difference(cases: pd.DataFrame, change: np.ndarray) -> np.ndarray:
+    """The change signed so that > 0 is better (a difference metric where lower is better flips)."""
+    lower = cases.metric.map(lambda m: METRICS[m].better.value == "lower").to_numpy(dtype=bool)
+    flip = (cases.comparison != "ratio").to_numpy(dtype=bool) & lower
+    neutral = cases.metric.map(lambda m: METRICS[m].better.value == "neutral").to_numpy(dtype=bool)
+    signed = np.where(flip, -change, change)
+    return np.where(neutral, 0.0, np.nan_to_num(signed, nan=0.0))
+
+
+def case_rows(cases: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
+    """Compare's rows: derived figures folded, with `direction`, `regression` and `row` (the compared case's
+    index, for its samples)."""
+    folded = fold_derived(cases)
+    regression = judge(folded, threshold, RULES).regressed if len(folded) else []
+    return folded.assign(direction=directions(folded) if len(folded) else [], regression=regression,
+                         row=folded.index)
+
+
+def chart_rows(rows: pd.DataFrame, limit: int = CHART_DEFAULT) -> pd.DataFrame:
+    """The ratio rows to draw: the `limit` largest |log ratio|, then every regression not among them. Each gets
+    its label (scope · case name · metric, unique), log2 of the ratio and of its CI ends."""
+    ratio = rows.oriented_ratio.astype(float)
+    keep = (rows.comparison == "ratio") & np.isfinite(ratio) & (ratio > 0)
+    ratios = rows[keep]
+    size = np.abs(np.log(ratios.oriented_ratio.astype(float)))
+    top = size.sort_values(ascending=False, kind="stable").index[:limit]
+    chosen = ratios.loc[top.union(ratios.index[ratios.regression.to_numpy(dtype=bool)], sort=False)].copy()
+    label = chosen.scope + " · " + case_names(chosen) + " · " + chosen.metric
+    dup = label.groupby(label).cumcount()
+    chosen["label"] = np.where(dup > 0, label + " (" + (dup + 1).astype(str) + ")", label)
+    chosen["rank"] = size.rank(ascending=False, method="first")[chosen.index].astype(int)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for name in ("oriented_ratio", "ci_low", "ci_high"):
+            value = chosen[name].astype(float)
+            chosen[f"log2_{name}"] = np.log2(value.where(value > 0))
+    return chosen.sort_values("oriented_ratio", kind="stable")

@@ -1,0 +1,125 @@
+"""Compare's picture and panels (db/views/compare_chart, status_changes, case_detail, empty_reason): derived
+figures folded into their timing's row, every regression drawn whatever its rank, colours fixed per direction,
+status changes with both messages, a case's provenance, and why an empty comparison is empty."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from db.store.engine import open_store
+from db.views.compare import CompareQuery, compute_compare
+from db.views.compare_chart import BETTER, DIRECTIONS, UNCLEAR, WORSE, case_rows, chart_rows, fold_derived
+from db.views.status_changes import status_changes
+from tests.seed import BASELINE, CANDIDATE, seed_store
+
+
+def _case(metric: str, ratio: float, significance: str = "significant", **key) -> dict:
+    b = 100.0
+    row = {"scope": "m1", "device": "mps", "workload": "linear", "case_key": '{"M":1,"N":8}', "dtype": "float32",
+           "compile": "eager", "metric": metric, "comparison": "ratio", "baseline_median": b,
+           "candidate_median": b / ratio, "oriented_ratio": ratio, "difference": np.nan, "ci_low": ratio * 0.99,
+           "ci_high": ratio * 1.01, "significance": significance, "baseline_passed": None,
+           "candidate_passed": None, "unit": "µs", "change": "", "p_value": 0.01}
+    row.update(key)
+    return row
+
+
+def test_derived_figures_fold_into_their_timing_row_and_are_not_counted():
+    cases = pd.DataFrame([
+        _case("op_time", 0.5),  # 2x slower: a regression, with its bandwidth halved
+        _case("achieved_bandwidth", 0.5, baseline_median=200.0, candidate_median=100.0),
+        _case("bandwidth_fraction", 0.5, baseline_median=40.0, candidate_median=20.0),
+        _case("achieved_bandwidth", 1.2, case_key='{"M":2,"N":8}'),  # no timing compared: stays a row
+    ])
+    folded = fold_derived(cases)
+    assert list(folded.metric) == ["op_time", "achieved_bandwidth"]
+    assert folded.derived.iloc[0] == ("achieved_bandwidth 200 → 100 GB/s; bandwidth_fraction 40 → 20 %")
+    rows = case_rows(cases)
+    assert int(rows.regression.sum()) == 1  # one slowdown, not three
+    assert list(rows.direction) == [WORSE, BETTER]
+
+
+def test_every_regression_is_charted_even_below_the_largest_changes():
+    big = [_case("op_time", 2.0 + i, case_key=f'{{"M":{i},"N":8}}') for i in range(10)]
+    slow = _case("op_time", 1 / 1.1, case_key='{"M":99,"N":8}')  # 10 % slower: ranked last by size
+    noise = _case("op_time", 0.97, "not significant", case_key='{"M":98,"N":8}')
+    rows = case_rows(pd.DataFrame(big + [slow, noise]))
+    drawn = chart_rows(rows, limit=3)
+    assert len(drawn) == 4 and drawn.regression.sum() == 1
+    assert drawn.iloc[0].case_key == '{"M":99,"N":8}'  # worst first
+    assert drawn.iloc[0]["rank"] == 11
+    assert set(drawn.oriented_ratio.iloc[1:]) == {11.0, 10.0, 9.0}
+    assert np.isclose(drawn.iloc[0].log2_oriented_ratio, np.log2(1 / 1.1))
+    assert set(drawn.label.str.contains("linear · M=")) == {True}  # human names, not JSON keys
+    assert rows.set_index("case_key").direction['{"M":98,"N":8}'] == UNCLEAR
+
+
+def test_the_chart_colours_are_fixed_per_direction_whatever_the_data():
+    from pages.charts import DIRECTION_COLORS, ratio_chart
+
+    only_better = chart_rows(case_rows(pd.DataFrame([_case("op_time", 2.0)])), 5)
+    spec = ratio_chart(only_better, "torch=2.14.1").to_dict(validate=True)
+    colour = spec["layer"][0]["encoding"]["color"]["scale"]
+    assert colour["domain"] == list(DIRECTIONS) and colour["range"][0] == DIRECTION_COLORS.range[0]
+    assert spec["layer"][0]["encoding"]["y"]["axis"]["labelLimit"] == 0  # labels never cut
+    assert "baseline torch=2.14.1" in spec["layer"][0]["encoding"]["x"]["title"]
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory):
+    engine = open_store(tmp_path_factory.mktemp("cmpchart") / "s.duckdb")
+    seed_store(engine)
+    yield engine
+    engine.dispose()
+
+
+def test_status_changes_of_the_seeded_store_with_their_messages(seeded):
+    result = compute_compare(seeded, CompareQuery.from_params({"baseline": BASELINE, "candidate": CANDIDATE}))
+    changes = status_changes(result.cases, result.unmatched)
+    got = sorted(zip(changes.scope, changes.workload, changes.kind))
+    want = sorted([(m, "fp8", "newly supported") for m in ("studio-1", "studio-2", "air-1")]
+                  + [(m, "grouped_mm", "now falls back to the CPU") for m in ("studio-1", "studio-2", "air-1")]
+                  + [("air-1", "softmax", "new correctness failure"), ("studio-1", "vae_roundtrip", "correctness fixed")])
+    assert got == want
+    assert list(changes.direction[:4]) == [WORSE] * 4  # new failures first
+    fp8 = changes[changes.workload == "fp8"].iloc[0]
+    assert fp8.change == "unsupported → ok" and "Float8_e4m3fn" in fp8.baseline_message
+    assert fp8.case == "fp8 · k=256 m=256 n=256 · fp8 e4m3"
+
+
+def test_an_oom_that_went_away_is_named_and_a_derived_twin_folded():
+    unmatched = pd.DataFrame([
+        {"scope": "m1", "device": "mps", "workload": "vae", "case_key": '{"t":1}', "dtype": "bfloat16",
+         "compile": "eager", "metric": metric, "baseline_status": "error", "candidate_status": "ok",
+         "baseline_message": "MPS backend out of memory (MPS allocated: 20 GiB)", "candidate_message": None}
+        for metric in ("op_time", "achieved_bandwidth")])
+    changes = status_changes(pd.DataFrame(columns=["baseline_passed", "candidate_passed"]), unmatched)
+    assert list(changes.kind) == ["OOM fixed"] and list(changes.change) == ["OOM → ok"]
+
+
+def test_a_cases_provenance_lists_each_sides_runs(seeded):
+    from db.views.case_detail import case_provenance, case_trend_url
+
+    query = CompareQuery.from_params({"baseline": BASELINE, "candidate": CANDIDATE})
+    rows = case_rows(compute_compare(seeded, query).cases)
+    case = rows[(rows.scope == "studio-1") & (rows.workload == "decode")].iloc[0]
+    runs = case_provenance(seeded, query, case)
+    assert list(runs.side) == ["baseline", "baseline", "candidate", "candidate"]  # studio-1 ran each build twice
+    assert set(runs.torch_version) == {"2.14.1", "2.15.0rc1"} and set(runs.machine_name) == {"studio-1"}
+    assert set(runs.os_version) == {"26.1"} and list(runs.n_samples) == [5, 5, 5, 5]
+    assert case_trend_url(case).startswith("trends?workload=decode&")
+
+
+def test_an_empty_comparison_says_why(seeded):
+    from db.views.empty_reason import empty_reason
+
+    same = compute_compare(seeded, CompareQuery.from_params({"baseline": BASELINE, "candidate": BASELINE}))
+    assert "same selector" in empty_reason(same)
+    studio = "runs:" + "5eed" + f"{0:028x}"  # studio-1's first baseline run; air-1's candidate run is index 7
+    air = "runs:" + "5eed" + f"{7:028x}"
+    apart = compute_compare(seeded, CompareQuery.from_params({"baseline": studio, "candidate": air}))
+    reason = empty_reason(apart)
+    assert "share no machine" in reason and "studio-1" in reason and "air-1" in reason and "scope=chip" in reason
+    full = compute_compare(seeded, CompareQuery.from_params({"baseline": BASELINE, "candidate": CANDIDATE}))
+    assert empty_reason(full) is None
