@@ -156,9 +156,12 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
 
 def _report_push(outcomes: list, console: Console) -> int:
     for o in outcomes:
-        style = {"sent": "green", "queued": "yellow", "rejected": "red"}[o.state]
+        style = {"sent": "green", "queued": "yellow", "skipped": "yellow", "busy": "red", "failed": "red",
+                 "rejected": "red"}[o.state]
         console.print(f"[{style}]{o.state}[/] {escape(str(o.path))}: {escape(o.detail)}", soft_wrap=True)
-    return 0 if all(o.state == "sent" for o in outcomes) else 1
+    if not outcomes:
+        console.print("nothing to send: the outbox is empty")
+    return 0 if all(o.state in ("sent", "skipped") for o in outcomes) else 1
 
 
 def cmd_push(args: argparse.Namespace, console: Console) -> int:

@@ -3,18 +3,25 @@
 URL is the dashboard's base URL (http://host:8501, or behind a proxy http://host/mpsbench) or the endpoint
 itself (…/api/v1/runs); both reach the same endpoint. The token is MPSBENCH_TOKEN; without it no
 Authorization header is sent (a server with no upload tokens accepts that from its own machine).
-Connection errors, 5xx, 408 and 429 are retried with exponential backoff; what still fails waits in the outbox
-(MPSBENCH_OUTBOX, default ~/.mpsbench/outbox) for the next push, and so does a bundle refused for its token
-(401/403: the bundle is fine, the credentials are not). Any other 4xx is a refusal of the bundle: not retried,
-the server's error (field/rule) is reported and the bundle is kept in outbox/rejected/.
+Connection errors, 5xx, 408 and 429 are retried (5 attempts in all, backoff 0.5, 1, 2, 4 s). What still cannot be
+delivered for a passing reason (no connection, 502/503/504, 408, 429) waits in the outbox (MPSBENCH_OUTBOX,
+default ~/.mpsbench/outbox) for the next push, and so does a bundle refused for its token (401/403: the bundle is
+fine, the credentials are not). A bundle the server keeps failing on (500 and other 5xx) is set aside in
+outbox/failed/ with the server's message: resending it forever would fail forever. Any other 4xx is a refusal of
+the bundle: not retried, kept in outbox/rejected/ with the server's error (field/rule) beside it (NAME.error.txt).
+A push holds an exclusive lock on the outbox (fcntl.flock on outbox/.lock) from listing it to the last answer, so
+two concurrent pushes never send a bundle twice: the second waits (up to lock_wait_s) and then finds what is left.
+A bundle that vanished meanwhile is skipped.
 """
 from __future__ import annotations
 
+import fcntl
 import os
-import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -22,6 +29,7 @@ import httpx
 from collector.errors import CollectorError
 
 RETRYABLE = {408, 429}
+PASSING_5XX = {502, 503, 504}  # a proxy or a store being reopened (Retry-After): worth the next push
 CREDENTIALS = {401, 403}
 ENDPOINT = "/api/v1/runs"
 
@@ -29,7 +37,7 @@ ENDPOINT = "/api/v1/runs"
 @dataclass
 class Outcome:
     path: Path
-    state: str  # "sent" | "queued" | "rejected"
+    state: str  # "sent" | "queued" | "failed" (set aside) | "rejected" | "skipped" (vanished) | "busy" (locked)
     detail: str
 
 
@@ -68,63 +76,127 @@ def server_error(response: httpx.Response) -> str:
     return f"HTTP {response.status_code}: {message}" + (f" ({details})" if details else "")
 
 
+@contextmanager
+def outbox_lock(box: Path, wait_s: float) -> Iterator[str | None]:
+    """Hold the outbox's exclusive lock; yields None when held, else who holds it (after waiting wait_s)."""
+    box.mkdir(parents=True, exist_ok=True)
+    with open(box / ".lock", "a+", encoding="utf-8") as f:
+        end = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= end:
+                    f.seek(0)
+                    yield f"pid {f.read().strip() or '?'}"
+                    return
+                time.sleep(0.05)
+        try:
+            f.seek(0)
+            f.truncate()
+            f.write(str(os.getpid()))
+            f.flush()
+            yield None
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 @dataclass
 class Pusher:
     url: str
-    attempts: int = 4
+    attempts: int = 5
     backoff_s: float = 0.5
     timeout_s: float = 30.0
+    lock_wait_s: float = 120.0
 
     def __post_init__(self) -> None:
         self.endpoint = endpoint(self.url)  # a bad URL is refused before anything is sent
 
     def _post(self, body: bytes) -> httpx.Response | str:
-        """The server's answer, or the connection error text after every retry failed."""
+        """The server's last answer (retries spent on 5xx/408/429), or the connection error text."""
         secret = token()
         headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {secret}"} if secret else {})}
-        last = ""
+        last: httpx.Response | str = ""
         for attempt in range(self.attempts):
             if attempt:
                 time.sleep(self.backoff_s * 2 ** (attempt - 1))
             try:
-                response = httpx.post(self.endpoint, content=body, headers=headers, timeout=self.timeout_s)
+                last = httpx.post(self.endpoint, content=body, headers=headers, timeout=self.timeout_s)
             except httpx.HTTPError as exc:
                 last = f"{type(exc).__name__}: {exc}"
                 continue
-            if response.status_code < 500 and response.status_code not in RETRYABLE:
-                return response
-            last = server_error(response)
+            if last.status_code < 500 and last.status_code not in RETRYABLE:
+                break
         return last
 
     def send(self, path: Path) -> Outcome:
-        body = path.read_bytes()
+        try:
+            body = path.read_bytes()
+        except FileNotFoundError:
+            return Outcome(path, "skipped", "vanished before it was sent (another push or a person moved it)")
         answer = self._post(body)
+        tries = f"after {self.attempts} attempts"
         if isinstance(answer, str):
-            return Outcome(_move(path, outbox_dir()), "queued", f"not delivered ({answer}); kept in the outbox")
-        if answer.status_code < 300:
-            (outbox_dir() / path.name).unlink(missing_ok=True)  # a copy queued by an earlier push is done too
-            return Outcome(path, "sent", f"HTTP {answer.status_code} from {self.endpoint}")
-        if answer.status_code in CREDENTIALS:
+            return Outcome(_keep(path, body, outbox_dir()), "queued", f"not delivered ({answer}, {tries}); kept in "
+                           "the outbox for the next push")
+        status = answer.status_code
+        if status < 300:
+            _done(path)
+            return Outcome(path, "sent", f"HTTP {status} from {self.endpoint}")
+        if status in CREDENTIALS:
             hint = "" if token() else "; MPSBENCH_TOKEN is not set"
-            return Outcome(_move(path, outbox_dir()), "queued",
+            return Outcome(_keep(path, body, outbox_dir()), "queued",
                            f"{server_error(answer)}{hint}; kept in the outbox for the next push")
-        return Outcome(_move(path, outbox_dir() / "rejected"), "rejected", server_error(answer))
+        if status in RETRYABLE or status in PASSING_5XX:
+            return Outcome(_keep(path, body, outbox_dir()), "queued",
+                           f"{server_error(answer)} ({tries}); kept in the outbox for the next push")
+        if status >= 500:
+            why = f"{server_error(answer)} ({tries})"
+            kept = _keep(path, body, outbox_dir() / "failed", why)
+            return Outcome(kept, "failed", f"{why}; set aside in {kept.parent} (the next push does not resend it; "
+                           f"push {kept} does)")
+        return Outcome(_keep(path, body, outbox_dir() / "rejected", server_error(answer)), "rejected",
+                       server_error(answer))
 
     def push(self, paths: list[Path], include_outbox: bool = True) -> list[Outcome]:
-        queued = sorted(outbox_dir().glob("*.json")) if include_outbox and outbox_dir().exists() else []
-        names = {p.name for p in paths}
-        todo = list(dict.fromkeys(paths)) + [q for q in queued if q.name not in names]
-        return [self.send(p) for p in todo]
+        box = outbox_dir()
+        with outbox_lock(box, self.lock_wait_s) as holder:
+            if holder is not None:
+                busy = f"another push ({holder}) held the outbox lock for {self.lock_wait_s:g} s"
+                kept = [Outcome(_keep(p, p.read_bytes(), box), "queued", f"{busy}; kept in the outbox for the next "
+                                "push") for p in dict.fromkeys(paths) if p.is_file()]
+                return kept + [Outcome(box, "busy", f"{busy}; nothing sent")]
+            # Listed under the lock: a bundle another push has sent is gone from the outbox by now.
+            queued = sorted(box.glob("*.json")) if include_outbox else []
+            names = {p.name for p in paths}
+            todo = list(dict.fromkeys(paths)) + [q for q in queued if q.name not in names]
+            return [self.send(p) for p in todo]
 
 
-def _move(path: Path, folder: Path) -> Path:
-    """Copy into folder (the original bundle in runs/ stays); from the outbox itself, move."""
+def _waiting_folders() -> list[Path]:
+    box = outbox_dir()
+    return [box, box / "failed", box / "rejected"]
+
+
+def _done(path: Path) -> None:
+    """Sent: every waiting copy of it (outbox, failed/, rejected/) goes, with its error note."""
+    for folder in _waiting_folders():
+        (folder / path.name).unlink(missing_ok=True)
+        (folder / path.name).with_suffix(".error.txt").unlink(missing_ok=True)
+
+
+def _keep(path: Path, body: bytes, folder: Path, error: str | None = None) -> Path:
+    """Write body into folder (atomically; the original in runs/ stays); from a waiting folder, move."""
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / path.name
-    if path.resolve() == target.resolve():
-        return target
-    if path.parent.resolve() == outbox_dir().resolve():
-        shutil.move(path, target)
-    else:
-        shutil.copy2(path, target)
+    if path.resolve() != target.resolve():
+        tmp = target.with_suffix(".json.tmp")
+        tmp.write_bytes(body)
+        os.replace(tmp, target)
+        if path.parent.resolve() in {f.resolve() for f in _waiting_folders()}:
+            path.unlink(missing_ok=True)
+            path.with_suffix(".error.txt").unlink(missing_ok=True)
+    if error is not None:
+        target.with_suffix(".error.txt").write_text(error + "\n", encoding="utf-8")
     return target

@@ -98,16 +98,32 @@ def test_refusal_is_not_retried_and_kept_in_rejected_with_the_servers_rule(tmp_p
         server.close()
     assert o.state == "rejected" and len(server.requests) == 1
     assert "results[0].unit: unit must be a time unit" in o.detail and "422" in o.detail
-    assert (outbox / "rejected" / f"{'a' * 32}.json").exists()
+    rejected = outbox / "rejected" / f"{'a' * 32}.json"
+    assert rejected.exists() and "results[0].unit: unit must be a time unit" in rejected.with_suffix(".error.txt").read_text()
 
 
-def test_exhausted_retries_on_5xx_queue_the_bundle(tmp_path, outbox):
-    server = Server([(500, {})] * 3)
+def test_exhausted_retries_on_a_500_set_the_bundle_aside_with_the_servers_message(tmp_path, outbox):
+    server = Server([(500, {"error": {"message": "boom"}})] * 5)
     try:
-        [o] = Pusher(server.url, attempts=3, backoff_s=0.01).push([bundle_file(tmp_path)])
+        [o] = Pusher(server.url, backoff_s=0.01).push([bundle_file(tmp_path)])  # 5 attempts by default
+        again = Pusher(server.url, backoff_s=0.01).push([])  # `push --outbox`: a set-aside bundle is not resent
     finally:
         server.close()
-    assert o.state == "queued" and "HTTP 500" in o.detail and len(server.requests) == 3
+    assert o.state == "failed" and "HTTP 500: boom" in o.detail and len(server.requests) == 5 and again == []
+    kept = outbox / "failed" / f"{'a' * 32}.json"
+    assert o.path == kept and kept.exists() and "HTTP 500: boom" in kept.with_suffix(".error.txt").read_text()
+    assert not (outbox / kept.name).exists()
+
+
+def test_exhausted_retries_on_a_503_queue_the_bundle_for_the_next_push(tmp_path, outbox):
+    server = Server([(503, {"error": {"message": "store unavailable"}})] * 3)
+    try:
+        [o] = Pusher(server.url, attempts=3, backoff_s=0.01).push([bundle_file(tmp_path)])
+        [again] = Pusher(server.url, backoff_s=0.01).push([])
+    finally:
+        server.close()
+    assert o.state == "queued" and "HTTP 503" in o.detail and "after 3 attempts" in o.detail
+    assert again.state == "sent" and len(server.requests) == 4 and not list(outbox.glob("*.json"))
 
 
 def test_without_a_token_no_header_is_sent_and_a_401_waits_in_the_outbox(tmp_path, outbox, monkeypatch):
