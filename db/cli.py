@@ -53,7 +53,7 @@ def _info() -> int:
     with engine.connect() as conn:
         version = conn.execute(text("SELECT value FROM meta WHERE key='store_version'")).scalar()
         print(f"path: {store_path()}\nstore version: {version}")
-        for table in ("runs", "run_tags", "results", "review_notes"):
+        for table in ("runs", "run_tags", "results", "review_notes", "aa_pairs"):
             print(f"{table}: {conn.execute(text(f'SELECT count(*) FROM {table}')).scalar()}")
     return 0
 

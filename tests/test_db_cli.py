@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from db.store.tables import STORE_VERSION
 from tests.bundles import make_bundle, make_result
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,8 +38,8 @@ def test_ingest_new_then_already_present_then_info_counts(cli, tmp_path):
     assert (first.returncode, first.stdout) == (0, f"{good}: {'a' * 32} new, 6 results\n")
     assert (again.returncode, again.stdout) == (0, f"{good}: {'a' * 32} already present, 6 results\n")
     assert info.returncode == 0 and info.stderr == ""
-    assert info.stdout.splitlines()[1:] == ["store version: 3", "runs: 1", "run_tags: 1", "results: 6",
-                                            "review_notes: 0"]
+    assert info.stdout.splitlines()[1:] == [f"store version: {STORE_VERSION}", "runs: 1", "run_tags: 1",
+                                            "results: 6", "review_notes: 0", "aa_pairs: 0"]
 
 
 def test_bad_file_prints_error_and_field_lines_exits_1_and_still_ingests_the_good_one(cli, tmp_path):

@@ -216,3 +216,48 @@ def test_the_view_refuses_bad_parameters_naming_them(engine, params, field):
     with pytest.raises(StoreError) as err:
         noise_view(engine, params)
     assert err.value.status == 400 and err.value.problems[0].field == field
+
+
+# -- the wiring: a case's regression bound is max(threshold, its noise bound) ---------------------------------
+def _slowdown_store(engine, aa_scales: tuple[float, ...]) -> None:
+    """2.15.0 → 2.16.0 on m1: softmax 10 % slower with tight samples (significant); A/A runs of 2.14.0 on the
+    same machine with the given medians' scales (none: no A/A data)."""
+    tight = [1 + 0.0001 * k for k in range(10)]
+    for i, scale in enumerate(aa_scales):
+        ingest_bundle(engine, _run(f"aa{i}".rjust(32, "0"), version="2.14.0",
+                                   results=[make_result(samples=[10.0 * scale * t for t in tight])]))
+    ingest_bundle(engine, _run("b0".rjust(32, "0"), results=[make_result(samples=[10.0 * t for t in tight])]))
+    ingest_bundle(engine, _run("c0".rjust(32, "0"), version="2.16.0",
+                               results=[make_result(samples=[11.0 * t for t in tight])]))
+
+
+def _review(engine):
+    from db.views.regressions import Review, regressions
+    return regressions(engine, Review.from_params({"baseline": "torch=2.15.0", "candidate": "torch=2.16.0",
+                                                   "threshold": "5"}))
+
+
+def test_without_aa_data_the_threshold_decides_and_the_case_says_so(engine):
+    _slowdown_store(engine, ())
+    found = _review(engine)
+    assert list(found.workload) == ["softmax"] and found.bound.iloc[0] == pytest.approx(0.05)
+    assert found.noise.iloc[0] == "no A/A data: the threshold applies"
+
+
+def test_noise_larger_than_the_change_keeps_it_from_being_a_regression(engine):
+    _slowdown_store(engine, (1.0, 1.2, 0.8))  # A/A pairs differ by 20 %, 25 % and 50 %: the bound is far above 10 %
+    assert _review(engine).empty
+    from db.views.regressions import Review, judged_cases
+    cases, verdict = judged_cases(engine, Review.from_params({"baseline": "torch=2.15.0", "candidate": "torch=2.16.0"}))
+    row = verdict[(cases.metric == "op_time").to_numpy()].iloc[0]
+    aa = np.abs([math.log(1.2), math.log(0.8), math.log(0.8 / 1.2)])
+    assert row.bound == pytest.approx(math.expm1(np.quantile(aa, 0.95))) and not row.regressed
+    assert cases[cases.metric == "op_time"].significance.iloc[0] == "significant"  # the change is real, yet noise-sized
+    assert noise_view(engine, {}).groups.iloc[0].noisy
+
+
+def test_small_noise_leaves_the_threshold_in_charge(engine):
+    _slowdown_store(engine, (1.0, 1.01, 0.995))  # A/A differ by at most ~1.5 %: the 5 % threshold stands
+    found = _review(engine)
+    assert list(found.workload) == ["softmax"] and found.bound.iloc[0] == pytest.approx(0.05)
+    assert found.noise.iloc[0].startswith("A/A noise ±1.") and "3 pairs" in found.noise.iloc[0]

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.query.noise import FILTERS, KEY, aa_pair_count, noise_groups
+from db.query.noise import FILTERS, KEY, aa_pair_count, machine_chips, noise_groups
 from db.stats import noise as model
 from db.stats.planner import runs_needed_many
 from db.store.aa_pairs import RATIO_METRICS
@@ -87,3 +87,28 @@ def noise_view(engine: Engine, params) -> NoiseAnswer:
     message = "" if len(groups) else (EMPTY if total == 0 else "No A/A pairs match these filters.")
     return NoiseAnswer(model.QUANTILE, precision, threshold, total, message, UNITS,
                        groups[COLUMNS].reset_index(drop=True))
+
+
+NO_DATA = "no A/A data: the threshold applies"
+
+
+def case_noise(engine: Engine, cases: pd.DataFrame, scope: str) -> pd.DataFrame:
+    """Per compared case (same index as `cases`: scope, device, workload, metric, dtype, compile), its group's
+    noise bound as a fraction (NaN where there is no measured bound) and a note saying where it comes from.
+    scope "machine": a case's machine is looked up by its chip label (the model is kept per chip)."""
+    groups = noise_groups(engine)
+    keys = cases[["scope", "device", "workload", "metric", "dtype", "compile"]]
+    if scope == "machine":
+        keys = keys.merge(machine_chips(engine), how="left", on=["scope", "device"])
+    else:
+        keys = keys.assign(chip=keys.scope)
+    found = keys.merge(groups, how="left", on=KEY)
+    pairs = found.pairs.fillna(0).astype(int).to_numpy()
+    measured = model.status_of(pairs) == model.MEASURED
+    bound = np.where(measured, np.expm1(found.quantile_log.to_numpy(dtype=float, na_value=np.nan)), np.nan)
+    note = np.where(measured, [f"A/A noise ±{100 * b:.1f} % (95th percentile of {n} pairs)"
+                               for b, n in zip(np.nan_to_num(bound), pairs)],
+                    np.where(pairs > 0, [f"insufficient A/A data ({n} pair): the threshold applies" for n in pairs],
+                             NO_DATA))
+    note = np.where(found.metric.isin(RATIO_METRICS).to_numpy(), note, "")  # a difference metric has no ratio noise
+    return pd.DataFrame({"noise_bound": bound, "noise": note}, index=cases.index)

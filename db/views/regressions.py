@@ -18,6 +18,7 @@ from sqlalchemy import Engine
 from bundle.metrics import CORRECTNESS, MetricError, Rule, parse_rules
 from db.errors import Problem, StoreError
 from db.views.compare import CompareQuery, compare
+from db.views.noise import case_noise
 from db.views.params import threshold_percent
 from db.views.rules import PASSED_FAILED, is_correctness, judge
 from db.views.wording import format_value
@@ -27,7 +28,7 @@ DEFAULT_THRESHOLD = 0.05
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
 COLUMNS = ["scope", "device", "workload", "case_key", "dtype", "compile", "metric", "unit", "baseline_median",
            "candidate_median", "change", "oriented_ratio", "difference", "ci_low", "ci_high", "p_value",
-           "significance", "why", "worse_by", "bound", "rule", "figures", "replicates", "baseline", "candidate",
+           "significance", "why", "worse_by", "bound", "noise", "rule", "figures", "replicates", "baseline", "candidate",
            "state", "comment", "author", "link"]
 
 
@@ -73,7 +74,10 @@ def check_rules(text: str) -> None:
 def judged_cases(engine: Engine, review: Review) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The comparison's cases and each one's verdict under the review's rules (same index)."""
     cases = compare(engine, review.compare).cases
-    return cases, judge(cases, review.threshold / 100.0, review.rules)
+    noise = case_noise(engine, cases, review.compare.scope)  # the A/A model: a case's bound is max(rule, noise)
+    verdict = judge(cases, review.threshold / 100.0, review.rules, noise.noise_bound.to_numpy())
+    verdict["noise"] = noise.noise
+    return cases, verdict
 
 
 def regressions(engine: Engine, query: CompareQuery | Review, threshold: float | None = None) -> pd.DataFrame:
