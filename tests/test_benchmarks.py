@@ -52,3 +52,11 @@ def test_ingest_benchmark_tiny():
     assert out["rows"] == 2000 and out["repeats"] == 1 and out["upload_rows"] == 40
     assert out["project_s"] > 0 and out["raw_duckdb_s"] > 0 and out["upload_s"] > 0
     assert out["ratio_project_over_raw"] == pytest.approx(out["project_s"] / out["raw_duckdb_s"], rel=0.05)  # both rounded to ms
+
+
+def test_case_isolation_benchmark_tiny():
+    out = _run("case_isolation.py", "--tiny")
+    assert (out["cases_per_block"], out["rounds"], out["n_cases_each"], out["worker_starts"]) == (5, 1, 5, 1)
+    assert out["in_process_case_ms"] > 0 and out["isolated_case_ms"] > 0 and out["worker_start_s"] > 0
+    assert out["overhead_per_case_ms"] == pytest.approx(out["isolated_case_ms"] - out["in_process_case_ms"])
+    assert out["worker_start_s_all"] == [out["worker_start_s"]] and out["cpus"] >= 1
