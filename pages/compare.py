@@ -1,11 +1,14 @@
 """Compare: baseline → candidate, case by case, with per-family geomeans and the cases that could not be paired."""
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import streamlit as st
 
 from db.views.compare import CompareQuery, ComparisonResult, compare, named_cases
 from db.query.selectors import available_selectors
+from db.views.defaults import default_sides, side_label
 from db.views.case_detail import case_provenance, case_trend_url
 from db.views.compare_chart import CHART_DEFAULT, case_rows, chart_rows
 from db.views.empty_reason import empty_reason
@@ -30,10 +33,13 @@ def _controls() -> dict[str, str]:
         st.info("No runs stored yet.")
         st.stop()
     left, right, scope_col = st.columns([3, 3, 1])
+    first, last = default_sides(selectors)  # the latest stable build vs the newest rc or nightly after it
+    shown = partial(side_label, selectors)
     with left:
-        baseline = picker("Baseline (build, tag:key=value or runs:id,id)", "baseline", options, options[0], page="cmp")
+        baseline = picker("Baseline (build, tag:key=value or runs:id,id)", "baseline", options, first or options[0],
+                          page="cmp", format_func=shown)
     with right:
-        candidate = picker("Candidate", "candidate", options, options[-1], page="cmp")
+        candidate = picker("Candidate", "candidate", options, last or options[-1], page="cmp", format_func=shown)
     with scope_col:
         scope = picker("Scope", "scope", ["machine", "chip"], "machine", page="cmp")
     cols = st.columns(4)

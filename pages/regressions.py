@@ -1,9 +1,12 @@
 """Regressions: every significant slowdown beyond a threshold (and every passed → failed), worst first, with triage."""
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from db.views.compare import CompareQuery, compare
+from db.views.defaults import default_sides, side_label
 from db.views.empty_reason import empty_reason
 from db.views.regressions import Review, regressions, review_notes
 from db.views.review_export import review_csv, review_markdown
@@ -31,12 +34,15 @@ def _triage_form(found, query: CompareQuery) -> None:
 
 def _render() -> None:
     st.title("Regressions")
-    options = load(available_selectors).selector.tolist()
+    selectors = load(available_selectors)
+    options = selectors.selector.tolist()
     if not options:
         st.info("No runs stored yet.")
         st.stop()
-    baseline = picker("Baseline", "baseline", options, options[0], page="reg")
-    candidate = picker("Candidate", "candidate", options, options[-1], page="reg")
+    first, last = default_sides(selectors)  # the latest stable build vs the newest rc or nightly after it
+    shown = partial(side_label, selectors)
+    baseline = picker("Baseline", "baseline", options, first or options[0], page="reg", format_func=shown)
+    candidate = picker("Candidate", "candidate", options, last or options[-1], page="reg", format_func=shown)
     scope = picker("Scope", "scope", ["machine", "chip"], "machine", page="reg")
     start = threshold_percent(st.query_params.get("threshold"))  # percent, read as GET /api/v1/regressions does
     threshold = st.slider("Threshold (% worse)", 1, 100, int(round(start)), key="reg_thr")

@@ -82,3 +82,11 @@ def test_correctness_slope_counts_and_a_bad_build_named(seeded):
     assert (air.baseline_margin, air.candidate_margin, air.direction) == (20.0, -20.0, "worsened")
     bad = _page("correctness.py", {"baseline": "9.9.9"})
     assert any(e.value.startswith("baseline:") for e in bad.error)
+
+
+def test_compare_and_regressions_open_on_the_latest_stable_against_the_newest_preview(seeded):
+    for file in ("compare.py", "regressions.py"):
+        at = _page(file, {})
+        sides = {s.label.split(" ")[0]: s.value for s in at.selectbox if s.label.startswith(("Baseline", "Candidate"))}
+        assert sides == {"Baseline": "torch=2.15.0", "Candidate": "torch=2.16.0.dev20261202"}  # tests/seed.py
+        assert not [w.value for w in at.warning]  # those builds share softmax on studio-1: something compared

@@ -17,3 +17,19 @@ def test_no_preview_after_the_stable_takes_the_newest_later_build_or_the_newest_
 def test_one_build_or_none():
     assert default_pair(["a"], ["stable"]) == ("a", "a")
     assert default_pair([], []) == ("", "")
+
+
+def test_release_counts_as_stable_and_compare_sides_come_from_the_selectors():
+    import pandas as pd
+
+    from db.views.defaults import default_sides, side_label
+
+    assert default_pair(["2.14.1", "2.15.0rc1"], ["release", "rc"]) == ("2.14.1", "2.15.0rc1")
+    selectors = pd.DataFrame({"selector": ["torch=2.14.1", "torch=2.15.0rc1", "torch=2.16.0.dev1", "tag:role=x"],
+                              "kind": ["build", "build", "build", "tag"],
+                              "label": ["torch 2.14.1 (release)", "torch 2.15.0rc1 (rc)", "torch 2.16.0.dev1 (local)",
+                                        "tag role = x"],
+                              "n_runs": [4, 1, 2, 3], "channel": ["release", "rc", "local", ""]})
+    assert default_sides(selectors) == ("torch=2.14.1", "torch=2.15.0rc1")  # never a tag, never first vs last
+    assert side_label(selectors, "torch=2.15.0rc1") == "torch 2.15.0rc1 (rc) · 1 run"
+    assert side_label(selectors, "runs:abc") == "runs:abc"

@@ -159,9 +159,10 @@ def available_selectors(engine: Engine) -> pd.DataFrame:
     builds = side_builds(engine, Selector("runs-all", "", "", ""))
     per_version = builds.groupby("torch_version").torch_version.transform("size") if len(builds) else []
     rows = [{"selector": f"torch={r.torch_version}" if n == 1 else r.selector, "kind": "build",
-             "label": f"torch {r.label}", "n_runs": int(r.n_runs)} for r, n in zip(builds.itertuples(), per_version)]
+             "label": f"torch {r.label}", "n_runs": int(r.n_runs), "channel": r.channel}
+            for r, n in zip(builds.itertuples(), per_version)]
     tags = read_frame(engine, "SELECT key, value, count(DISTINCT run_id) AS n_runs FROM run_tags GROUP BY key, value"
                               " ORDER BY key, value")
     rows += [{"selector": f"tag:{r.key}={r.value}", "kind": "tag", "label": f"tag {r.key} = {r.value}",
-              "n_runs": int(r.n_runs)} for r in tags.itertuples()]
-    return pd.DataFrame(rows, columns=["selector", "kind", "label", "n_runs"])
+              "n_runs": int(r.n_runs), "channel": ""} for r in tags.itertuples()]
+    return pd.DataFrame(rows, columns=["selector", "kind", "label", "n_runs", "channel"])
