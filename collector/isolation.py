@@ -17,6 +17,7 @@ import signal
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from bundle.schema import Result, Status
@@ -103,10 +104,10 @@ class Worker:
         except (EOFError, OSError):
             return False
 
-    def call(self, workload: Workload, case: Case, deadline_s: float | None) -> list[dict[str, Any]] | str:
+    def call(self, job: bytes, deadline_s: float | None) -> list[dict[str, Any]] | str:
         """The case's result dicts, or TIMED_OUT / CRASHED."""
         try:
-            self.conn.send((workload, case))
+            self.conn.send_bytes(job)
         except (BrokenPipeError, OSError):
             return CRASHED
         if not self.conn.poll(deadline_s):
@@ -147,6 +148,11 @@ class Isolator:
             self.worker = None
 
     def run(self, workload: Workload, case: Case) -> CaseOutcome:
+        try:  # pickled here, so a workload that cannot travel is its own error, not the run's
+            job = bytes(ForkingPickler.dumps((workload, case)))
+        except Exception as exc:  # noqa: BLE001 - pickle raises many types
+            return self._failed(workload, case, None, f"cannot be sent to the case worker: {type(exc).__name__}: "
+                                f"{exc}", 0.0)
         if self.worker is None:
             self.worker = Worker(self.spec)
             self.starts.append(self.worker.start_s)
@@ -154,14 +160,15 @@ class Isolator:
                 return self._failed(workload, case, CRASHED, f"crashed: the case worker did not start "
                                     f"({exit_text(self._drop_worker(wait_s=5))})", 0.0)
         started = time.monotonic()
-        answer = self.worker.call(workload, case, self.deadline_s)
+        answer = self.worker.call(job, self.deadline_s)
         elapsed = time.monotonic() - started
         if answer == TIMED_OUT:
             self._drop_worker(wait_s=0)
             return self._failed(workload, case, TIMED_OUT, f"timed out after {self.deadline_s:g} s (limit "
                                 f"{self.spec.case_time_limit_s:g} s): the case's worker was killed", elapsed)
         if answer == CRASHED:
-            return self._failed(workload, case, CRASHED, f"crashed: {exit_text(self._drop_worker(wait_s=5))}", elapsed)
+            return self._failed(workload, case, CRASHED, f"crashed: {exit_text(self._drop_worker(wait_s=5))}",
+                                elapsed)
         return CaseOutcome([Result.model_validate(r) for r in answer])
 
     def _drop_worker(self, wait_s: float) -> int | None:
@@ -173,7 +180,8 @@ class Isolator:
         worker.close(kill=True)
         return worker.process.exitcode
 
-    def _failed(self, workload: Workload, case: Case, failure: str, message: str, elapsed_s: float) -> CaseOutcome:
+    def _failed(self, workload: Workload, case: Case, failure: str | None, message: str,
+                elapsed_s: float) -> CaseOutcome:
         """Every declared metric of the case as `error` with the message (what the worker measured is lost)."""
         bench = CaseBench(case, workload, self.ctx.adapter, chip=self.ctx.chip, gpu_cores=self.ctx.gpu_cores)
         return CaseOutcome(finalize(bench, [], (Status.error, message), elapsed_s, None), failure)

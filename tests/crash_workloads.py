@@ -50,4 +50,13 @@ class TrivialWorkload(Workload):
         bench.time_region(lambda: None, metric="decode_time", repeats=1)
 
 
-WORKLOADS = [CrashWorkload(), TrivialWorkload()]
+class UnpicklableWorkload(TrivialWorkload):
+    """Holds a lambda, so it cannot be sent to the case worker."""
+
+    name = "fake_unpicklable"
+
+    def __init__(self) -> None:
+        self.make = lambda: None
+
+
+WORKLOADS = [CrashWorkload(), TrivialWorkload(), UnpicklableWorkload()]

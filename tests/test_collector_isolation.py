@@ -4,6 +4,7 @@ them again, --retry-crashed does."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 from pathlib import Path
 
@@ -120,5 +121,18 @@ def test_in_process_runs_without_a_worker(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MPSBENCH_CRASH", "0")
     code, text = main(capsys, "run", "--out", str(tmp_path / "runs"), "--workload", "fake_crash", "--in-process")
     assert code == 0, text
-    import os
     assert workers(tmp_path) == [os.getpid()]  # every case ran in the test's own process
+
+
+def test_a_workload_that_cannot_be_sent_to_the_worker_is_its_own_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("MPSBENCH_TRIVIAL_CASES", "2")
+    out = tmp_path / "runs"
+    code, text = main(capsys, "run", "--out", str(out), "--workload", "fake_unpicklable", "--workload", "fake_trivial")
+    assert code == 0, text
+    b = only_bundle(out)
+    statuses = {(r.workload, r.params["i"]): (r.status, r.message) for r in b.results}
+    assert statuses[("fake_trivial", 0)][0] == statuses[("fake_trivial", 1)][0] == Status.ok
+    status, message = statuses[("fake_unpicklable", 0)]
+    assert status == Status.error and message.startswith("cannot be sent to the case worker:")
+    journal = next(out.glob("*.journal.jsonl"))
+    assert '"outcome"' not in journal.read_text()  # an ordinary error: not a crash to retry

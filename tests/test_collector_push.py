@@ -99,7 +99,8 @@ def test_refusal_is_not_retried_and_kept_in_rejected_with_the_servers_rule(tmp_p
     assert o.state == "rejected" and len(server.requests) == 1
     assert "results[0].unit: unit must be a time unit" in o.detail and "422" in o.detail
     rejected = outbox / "rejected" / f"{'a' * 32}.json"
-    assert rejected.exists() and "results[0].unit: unit must be a time unit" in rejected.with_suffix(".error.txt").read_text()
+    note = rejected.with_suffix(".error.txt")
+    assert rejected.exists() and "results[0].unit: unit must be a time unit" in note.read_text()
 
 
 def test_exhausted_retries_on_a_500_set_the_bundle_aside_with_the_servers_message(tmp_path, outbox):
