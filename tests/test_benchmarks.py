@@ -31,10 +31,23 @@ def test_dashboard_benchmark_tiny():
     assert (out["compare_all"]["cases"], out["compare_all"]["unmatched"]) == (1980, 20)
     # softmax × float16: 1,000 / 18 case keys of one (workload, dtype) per machine, the unavailable ones left out
     assert out["compare_filtered"]["cases"] + out["compare_filtered"]["unmatched"] == 2 * 56
+    # every (machine, build) ran twice: 2 machines × 2 builds × 990 ok cases are A/A pairs; groups per chip
+    # (2 chips): op_time in 6 workloads × 3 dtypes, achieved_bandwidth (j % 10 = 9: odd j, so the 3 workloads
+    # j % 6 = 1, 3, 5) × 3 dtypes
+    assert (out["noise_view"]["aa_pairs"], out["noise_view"]["groups"]) == (3960, 2 * (6 * 3 + 3 * 3))
     if CHROMIUM.exists():
         browser = out["browser"]
         assert 0 < browser["first_load"]["chart_s"] <= browser["first_load"]["whole_page_s"]
         assert len(browser["reload"]["chart_s_all"]) == 1 and browser["reload_all_cases_table"]["whole_page_s"] > 0
+
+
+def test_aa_ingest_benchmark_tiny():
+    out = _run("aa_ingest.py", "--tiny")
+    figures = out["repeat_run_ingest"]
+    assert figures["median_ms"]["with_pairs"] > 0 and figures["median_ms"]["without_pairs"] > 0
+    # the store's 3,960 pairs, then the timed repeat of mac-0's 2.10.0 pairs with its 2 runs on 990 ok cases
+    # (the run timed without the pairs step adds none)
+    assert figures["aa_pairs_after"] == 3960 + 2 * 990
 
 
 def test_timing_benchmark_tiny():
