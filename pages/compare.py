@@ -19,7 +19,8 @@ from pages.widgets import engine, guarded, load, picker, text_param
 
 # the case's name and the numbers with their units first; the identifying keys pinned at the end
 CASE_VIEW = ["case", "trend", "scope", "metric", "direction", "regression", "change", "baseline_median",
-             "candidate_median", "unit", "change_unit", "ci_low", "ci_high", "derived", "significance", "p_value", "baseline_iqr", "baseline_n",
+             "candidate_median", "unit", "change_unit", "ci_low", "ci_high", "derived", "significance", "p_value",
+             "replicates", "baseline_iqr", "baseline_n",
              "candidate_iqr", "candidate_n", "ratio", "oriented_ratio", "difference", "caveats", "device", "workload",
              "dtype", "compile", "case_key"]
 CHART_MAX = 500  # cases drawn: the largest changes and every regression (a 50k-point chart helps no one)

@@ -34,7 +34,7 @@ _SIDES = """
 # count(DISTINCT …) alone would cost more than all the others, so `pooled` counts ok results (one per run
 # unless a run repeated a case)
 _SIDE_OK = """
-  flatten(list(samples) FILTER (WHERE side = '{s}' AND status = 'ok')) AS {p}samples,
+  list(samples) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}samples,
   count(*) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}pooled,
   {machines} AS {p}machines,
   bool_and(passed) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}passed,

@@ -17,6 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from db.stats import hierarchical
 from db.stats.ranktest import mwu_p_values
 
 ALPHA = 0.01  # p below this AND a CI excluding "no change" is significant (many cases: stricter than 0.05)
@@ -33,34 +34,63 @@ _VERDICTS = np.array(VERDICTS, dtype=object)
 
 @dataclass
 class SampleLists:
-    """Variable-length sample lists in Arrow layout: case i's samples are values[offsets[i]:offsets[i+1]]."""
-    values: np.ndarray  # each list in the order it was read
+    """Variable-length sample lists in Arrow layout: case i's samples are values[offsets[i]:offsets[i+1]]. With
+    `runs`, case i's samples come from runs runs[i]..runs[i+1]-1, run j's being values[run_offsets[j]:…[j+1]]
+    (a case pooled over several runs: db.stats.hierarchical uses the runs as replicates)."""
+    values: np.ndarray  # each list in the order it was read (run after run)
     offsets: np.ndarray
+    runs: np.ndarray | None = None  # per case, offsets into the runs (None: every case is one run)
+    run_offsets: np.ndarray | None = None  # per run, offsets into values
 
     @classmethod
     def from_arrow(cls, column: pa.ChunkedArray | pa.Array) -> "SampleLists":
-        """From a list<double> column; a null list (no ok sample) is an empty one."""
+        """From a list<double> column (one run per case), or a list<list<double>> column (each case's runs); a
+        null list (no ok sample) is an empty one."""
         arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
         arr = pc.fill_null(arr, pa.scalar([], arr.type)) if arr.null_count else arr
-        values = arr.flatten().to_numpy(zero_copy_only=False).astype(float, copy=False)
-        lengths = pc.list_value_length(arr).to_numpy(zero_copy_only=False)
-        return cls(values, np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+        if not pa.types.is_list(arr.type.value_type):
+            values = arr.flatten().to_numpy(zero_copy_only=False).astype(float, copy=False)
+            return cls(values, _offsets(pc.list_value_length(arr)))
+        inner = arr.flatten()
+        inner = pc.fill_null(inner, pa.scalar([], inner.type)) if inner.null_count else inner
+        runs, run_offsets = _offsets(pc.list_value_length(arr)), _offsets(pc.list_value_length(inner))
+        values = inner.flatten().to_numpy(zero_copy_only=False).astype(float, copy=False)
+        return cls(values, run_offsets[runs], runs, run_offsets)
 
     @property
     def counts(self) -> np.ndarray:
         return np.diff(self.offsets)
 
+    @property
+    def run_counts(self) -> np.ndarray:
+        """Runs per case (1 where the lists carry no runs)."""
+        return np.ones(len(self.offsets) - 1, dtype=np.int64) if self.runs is None else np.diff(self.runs)
+
     def take(self, mask: np.ndarray) -> "SampleLists":
-        """The lists where mask is true, in order, as a new compact SampleLists."""
+        """The lists where mask is true, in order, as a new compact SampleLists (runs kept)."""
         rows = np.flatnonzero(mask)
         counts = self.counts[rows]
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         index = np.arange(offsets[-1]) - np.repeat(offsets[:-1] - self.offsets[rows], counts)
-        return SampleLists(self.values[index], offsets)
+        if self.runs is None:
+            return SampleLists(self.values[index], offsets)
+        per_case = self.run_counts[rows]
+        runs = np.concatenate([[0], np.cumsum(per_case)]).astype(np.int64)
+        kept = np.arange(runs[-1]) - np.repeat(runs[:-1] - self.runs[rows], per_case)
+        run_offsets = np.concatenate([[0], np.cumsum(np.diff(self.run_offsets)[kept])]).astype(np.int64)
+        return SampleLists(self.values[index], offsets, runs, run_offsets)
 
     def matrix(self, rows: np.ndarray, n: int) -> np.ndarray:
         """Rows (all of length n) as a sorted (len(rows), n) array (NaN last)."""
         return np.sort(self.values[self.offsets[rows][:, None] + np.arange(n)], axis=1)
+
+    def run_lists(self) -> "SampleLists":
+        """One list per run (per case where there are no runs)."""
+        return self if self.runs is None else SampleLists(self.values, self.run_offsets)
+
+
+def _offsets(lengths: pa.Array) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(lengths.to_numpy(zero_copy_only=False))]).astype(np.int64)
 
 
 @dataclass
@@ -107,6 +137,7 @@ class Significance:
     ci_high: np.ndarray
     verdict: np.ndarray  # INSUFFICIENT | SIGNIFICANT | NOT_SIGNIFICANT
     codes: np.ndarray  # the verdict as its index in VERDICTS
+    by_runs: np.ndarray  # runs were the replicates (db.stats.hierarchical); else one run a side, per-call samples
 
 
 def _median_draws(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -170,18 +201,95 @@ def significance(base: SampleLists, cand: SampleLists, use_ratio: np.ndarray,
 def start_significance(base: SampleLists, cand: SampleLists, use_ratio: np.ndarray,
                        pool: Executor | None = None) -> "PendingSignificance":
     """The significance of every case, started: blocks of BLOCK cases run on `pool` (inline without one);
-    the blocks write disjoint rows of the result arrays. Collect it with .result()."""
+    the blocks write disjoint rows of the result arrays. Collect it with .result(). A case with several runs on
+    a side is judged with the runs as replicates (db.stats.hierarchical); one run a side, by its per-call samples."""
     out = PendingSignificance(len(base.offsets) - 1, base.counts, cand.counts, use_ratio)
+    out.by_runs = out.enough & ((base.run_counts > 1) | (cand.run_counts > 1)) & _no_empty_run(base) \
+        & _no_empty_run(cand)
     rngs = {}
-    for sb, sc, ratio, rows in _groups(base.counts, cand.counts, use_ratio, out.enough):
+    for sb, sc, ratio, rows in _groups(base.counts, cand.counts, use_ratio, out.enough & ~out.by_runs):
         draws = (_draws_for(sb, rngs, "b"), _draws_for(sc, rngs, "c"))  # seeded per size, shared by the blocks
         for start in range(0, len(rows), BLOCK):
             task = (out, base, cand, (sb, sc), ratio, rows[start:start + BLOCK], draws)
-            if pool:
-                out.futures.append(pool.submit(_block, *task))
-            else:
-                _block(*task)
+            out.futures.append(pool.submit(_block, *task)) if pool else _block(*task)
+    if out.by_runs.any():
+        tasks = []
+        for shapes, ratio, rows in _run_groups(base, cand, use_ratio, out.by_runs):
+            tasks += [(_runs_block, (out, base, cand, shapes, ratio, rows[i:i + BLOCK]))
+                      for i in range(0, len(rows), BLOCK)]
+        for fn, args in tasks:
+            out.futures.append(pool.submit(fn, *args)) if pool else fn(*args)
     return out
+
+
+def _no_empty_run(lists: SampleLists) -> np.ndarray:
+    if lists.runs is None:
+        return np.ones(len(lists.offsets) - 1, dtype=bool)
+    empty = (np.diff(lists.run_offsets) == 0).astype(np.int64)
+    return np.add.reduceat(np.append(empty, 0), lists.runs[:-1]) * (lists.run_counts > 0) == 0
+
+
+def _shapes(lists: SampleLists) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per case: runs, the first run's length, and whether every run has that length."""
+    runs = lists.run_counts
+    if lists.runs is None:
+        return runs, lists.counts, np.ones(len(runs), dtype=bool)
+    lengths = np.append(np.diff(lists.run_offsets), 0)
+    first = lengths[np.minimum(lists.runs[:-1], len(lengths) - 1)]
+    low = np.minimum.reduceat(lengths, np.minimum(lists.runs[:-1], len(lengths) - 1))
+    high = np.maximum.reduceat(lengths, np.minimum(lists.runs[:-1], len(lengths) - 1))
+    return runs, first, (low == high) | (runs <= 1)
+
+
+def _lengths(lists: SampleLists, row: int) -> tuple[int, ...]:
+    if lists.runs is None:
+        return (int(lists.counts[row]),)
+    return tuple(int(n) for n in np.diff(lists.run_offsets[lists.runs[row]:lists.runs[row + 1] + 1]))
+
+
+def _run_groups(base: SampleLists, cand: SampleLists, use_ratio: np.ndarray, chosen: np.ndarray):
+    """((base run lengths, candidate run lengths), ratio?, rows) per group of cases of one run shape: cases whose
+    runs all have one length grouped in one sort; the rest (runs of mixed lengths: rare) one case at a time."""
+    (rb, nb, ub), (rc, nc, uc) = _shapes(base), _shapes(cand)
+    uniform = chosen & ub & uc
+    rows = np.flatnonzero(uniform)
+    code = np.stack([rb[rows], nb[rows], rc[rows], nc[rows], use_ratio[rows].astype(np.int64)])
+    rows = rows[np.lexsort(code[::-1])]
+    code = code[:, np.lexsort(code[::-1])]
+    cuts = np.flatnonzero(np.any(code[:, 1:] != code[:, :-1], axis=0)) + 1
+    for part in np.split(rows, cuts) if len(rows) else []:
+        r = part[0]
+        yield ((int(nb[r]),) * int(rb[r]), (int(nc[r]),) * int(rc[r])), bool(use_ratio[r]), part
+    for r in np.flatnonzero(chosen & ~uniform):
+        yield (_lengths(base, r), _lengths(cand, r)), bool(use_ratio[r]), np.array([r])
+
+
+_RUN_DRAWS: dict[tuple, hierarchical.Draws] = {}  # per (run shape, side): seeded, reused by every comparison
+
+
+def _run_draws(lengths: tuple[int, ...], side: int) -> hierarchical.Draws:
+    key = (lengths, side)
+    if key not in _RUN_DRAWS:  # a racing worker may build the same draws twice: same seed, same draws
+        _RUN_DRAWS[key] = hierarchical.Draws(lengths, hierarchical.SEED + side)
+    return _RUN_DRAWS[key]
+
+
+def _runs_block(out: "PendingSignificance", base: SampleLists, cand: SampleLists,
+                shapes: tuple[tuple[int, ...], tuple[int, ...]], ratio: bool, rows: np.ndarray) -> None:
+    """One block of cases of one run shape: the t-test on its run medians and the hierarchical bootstrap CI."""
+    xb, xc = (hierarchical.sorted_runs(lists.values, lists.offsets[rows], shape)
+              for lists, shape in ((base, shapes[0]), (cand, shapes[1])))
+    db_, dc = _run_draws(shapes[0], 0), _run_draws(shapes[1], 1)
+    mb, mc = db_.run_medians(xb), dc.run_medians(xc)
+    runs = np.ones(len(rows), dtype=np.int64)
+    out.p[rows] = hierarchical.run_t_test(mb.ravel(), runs * mb.shape[1], mc.ravel(), runs * mc.shape[1],
+                                          np.full(len(rows), ratio))
+    for start in range(0, len(rows), CHUNK):
+        part = slice(start, start + CHUNK)
+        b, c = db_.statistic(xb[part]), dc.statistic(xc[part])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            (np.divide if ratio else np.subtract)(c, b, out=c)
+        out.low[rows[part]], out.high[rows[part]] = row_percentiles(c, (2.5, 97.5))
 
 
 class PendingSignificance:
@@ -190,6 +298,7 @@ class PendingSignificance:
     def __init__(self, m: int, nb: np.ndarray, nc: np.ndarray, use_ratio: np.ndarray):
         self.p, self.low, self.high = (np.full(m, np.nan) for _ in range(3))
         self.enough = (nb >= MIN_SAMPLES) & (nc >= MIN_SAMPLES)
+        self.by_runs = np.zeros(m, dtype=bool)
         self.use_ratio = use_ratio
         self.futures: list[Future] = []
         self._done: Significance | None = None
@@ -205,7 +314,7 @@ class PendingSignificance:
         no_change = np.where(self.use_ratio, 1.0, 0.0)
         excludes = (self.low > no_change) | (self.high < no_change)
         codes = np.where(~self.enough, 0, np.where((self.p < ALPHA) & excludes, 1, 2))
-        return Significance(self.p, self.low, self.high, _VERDICTS[codes], codes)
+        return Significance(self.p, self.low, self.high, _VERDICTS[codes], codes, self.by_runs)
 
 
 def _block(out: PendingSignificance, base: SampleLists, cand: SampleLists, sizes: tuple[int, int], ratio: bool,

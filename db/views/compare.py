@@ -159,8 +159,9 @@ def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> l
         notes.append("Chip scope: results of different machines with the same chip and GPU core count are pooled, "
                      "explicitly.")
     if not cases.empty and ((cases.baseline_pooled > 1) | (cases.candidate_pooled > 1)).any():
-        notes.append("Repeats: where a side has several results of a case on one scope (repeated runs), "
-                     "their samples are pooled.")
+        notes.append("Repeats: where a side has several results of a case on one scope (repeated runs), the "
+                     "runs are the replicates: a t-test on the run medians and a hierarchical bootstrap CI (runs, "
+                     "then samples within runs); medians are of the pooled samples.")
     if libraries:
         notes.append(libraries)
     return notes
@@ -204,6 +205,8 @@ def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery) -> 
         out[f"{side}_machines"] = frame[p + "machines"].astype(int)
         out[f"{side}_passed"] = frame[p + "passed"]
     _add_change(out, facts)
+    single = (frame["b_pooled"].to_numpy() <= 1) & (frame["c_pooled"].to_numpy() <= 1)
+    out["replicates"] = pick([RUNS_AS_REPLICATES, SINGLE_RUN], single.astype(np.int64))
     out["caveats"] = caveats(frame, query.scope == "chip")
     return pd.DataFrame(out)  # one frame built from its columns: ~30 column inserts cost more
 
@@ -237,11 +240,13 @@ def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts)
     cases["p_value"], cases["significance"] = sig.p_value, pick(list(VERDICTS), sig.codes)
 
 
+SINGLE_RUN = "single run: within-run noise only"
+RUNS_AS_REPLICATES = "runs as replicates: between- and within-run noise"
 CASE_COLUMNS = KEY + ["unit", "baseline_median", "baseline_iqr", "baseline_n", "baseline_pooled",
                       "baseline_machines", "baseline_passed", "candidate_median", "candidate_iqr", "candidate_n",
                       "candidate_pooled", "candidate_machines", "candidate_passed", "comparison", "ratio",
                       "oriented_ratio", "difference", "change_unit", "ci_low", "ci_high", "p_value", "significance",
-                      "change", "caveats"]
+                      "change", "replicates", "caveats"]
 
 
 def _empty_cases() -> pd.DataFrame:
