@@ -7,13 +7,16 @@
   killed and the case becomes `error` "timed out after N s (limit M s)". No limit: no deadline.
 - A worker that dies in a case (segfault, a Metal assertion's abort, os._exit) makes that case `error`
   "crashed: SIGSEGV (signal 11)" (or its exit status). Either way the next case gets a fresh worker.
-- Ctrl-C belongs to the parent: the worker ignores SIGINT and is killed when the parent stops.
+- Ctrl-C belongs to the parent: the worker ignores SIGINT and is killed when the parent stops (on Linux also
+  when the parent is SIGKILLed, via PR_SET_PDEATHSIG).
 """
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -69,7 +72,18 @@ class CaseOutcome:
     failure: str | None = None  # None | CRASHED | TIMED_OUT
 
 
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this worker when the collector dies (even by SIGKILL) instead of finishing a long case
+    first. Elsewhere the worker ends at its next read of the closed pipe."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
 def _worker_main(conn: Connection, spec: WorkerSpec) -> None:
+    _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and then ends this worker
     ctx = spec.context()
     conn.send(("ready", os.getpid()))

@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ import pytest
 from bundle.schema import Bundle, Status
 from collector.isolation import exit_text, hard_deadline_s
 
+ROOT = Path(__file__).resolve().parents[1]
 LIMIT_S = 0.5  # hard deadline 0.5 + 2 = 2.5 s: an ok case on a loaded box takes ~ms, the hang 120 s
 
 
@@ -62,7 +66,7 @@ def test_the_hard_deadline_is_the_limit_plus_2_s_or_25_percent():
     assert exit_text(3) == "the worker exited with status 3"
 
 
-def test_segfault_exit_and_hang_become_error_records_and_the_run_completes(tmp_path, capsys):
+def _crashing_run_completes_with_error_records(tmp_path: Path, capsys) -> Path:
     out = tmp_path / "runs"
     code, text = run_crashing(capsys, out)
     assert code == 0, text
@@ -83,6 +87,7 @@ def test_segfault_exit_and_hang_become_error_records_and_the_run_completes(tmp_p
     assert outcomes == {'{"how":"ok"}': None, '{"how":"segv"}': "crashed", '{"how":"exit"}': "crashed",
                         '{"how":"hang"}': "timed_out", '{"how":"ok2"}': None}
     assert "3 case(s) crashed or timed out" in text and "--retry-crashed" in text
+    return out
 
 
 def _cut_last_case(out: Path) -> None:
@@ -95,9 +100,10 @@ def _cut_last_case(out: Path) -> None:
         bundle.unlink()
 
 
-def test_resume_does_not_rerun_a_crashed_case_and_retry_crashed_does(tmp_path, capsys, monkeypatch):
-    out = tmp_path / "runs"
-    assert run_crashing(capsys, out)[0] == 0
+def test_crashes_and_hangs_are_error_records_resume_skips_them_and_retry_crashed_reruns_them(tmp_path, capsys,
+                                                                                              monkeypatch):
+    # One test, as each worker start imports torch (seconds on a loaded box).
+    out = _crashing_run_completes_with_error_records(tmp_path, capsys)
     first = by_case(only_bundle(out))
     _cut_last_case(out)
     code, text = main(capsys, "run", "--out", str(out), "--resume")
@@ -136,3 +142,36 @@ def test_a_workload_that_cannot_be_sent_to_the_worker_is_its_own_error(tmp_path,
     assert status == Status.error and message.startswith("cannot be sent to the case worker:")
     journal = next(out.glob("*.journal.jsonl"))
     assert '"outcome"' not in journal.read_text()  # an ordinary error: not a crash to retry
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only; elsewhere the "
+                    "worker ends after its case, at its next read of the closed pipe")
+def test_a_worker_in_a_hanging_case_dies_with_its_killed_collector(tmp_path):
+    env = {**os.environ, "MPSBENCH_CATALOG": "tests.crash_workloads", "MPSBENCH_CRASH_LOG": str(tmp_path / "ran.log")}
+    env.pop("MPSBENCH_TOKEN", None)
+    parent = subprocess.Popen([sys.executable, "-m", "collector", "run", "--out", str(tmp_path / "runs"), "--workload",
+                               "fake_crash"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        end = time.monotonic() + 120
+        while "hang" not in ran(tmp_path) and time.monotonic() < end:  # no time limit: it would hang 120 s
+            time.sleep(0.05)
+        assert "hang" in ran(tmp_path)
+        worker = workers(tmp_path)[-1]
+        parent.kill()
+        parent.wait(30)
+        end = time.monotonic() + 20
+        while _alive(worker) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert not _alive(worker)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for its reaper counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
