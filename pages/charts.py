@@ -59,8 +59,11 @@ def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
     a regression is marked with a ring. Labels are whole (no truncation)."""
     order = data.label.tolist()
     y = alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=0, labelFontSize=11))
-    x_scale = alt.Scale(type="log")
-    title = f"candidate vs baseline {baseline} (× better, log axis; right of 1× = candidate better)"
+    ends = data[["oriented_ratio", "ci_low", "ci_high"]].astype(float).to_numpy()
+    ends = ends[np.isfinite(ends) & (ends > 0)]
+    reach = float(np.exp(np.abs(np.log(ends)).max()) * 1.15) if ends.size else 2.0
+    x_scale = alt.Scale(type="log", domain=[1.0 / reach, reach])  # symmetric around 1×: a win and a loss look alike
+    title = f"× better than baseline {baseline} (log axis; right of 1× = candidate better)"
     tips = tooltips(data, "label", "direction", "regression", "unit", "derived", "rank") + [
         alt.Tooltip("oriented_ratio:Q", title="× better", format=".3f"),
         alt.Tooltip("ci_low:Q", title="95 % CI low (×)", format=".3f"),

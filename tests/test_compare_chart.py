@@ -64,6 +64,8 @@ def test_the_chart_colours_are_fixed_per_direction_whatever_the_data():
     assert colour["domain"] == list(DIRECTIONS) and colour["range"][0] == DIRECTION_COLORS.range[0]
     assert spec["layer"][0]["encoding"]["y"]["axis"]["labelLimit"] == 0  # labels never cut
     assert "baseline torch=2.14.1" in spec["layer"][0]["encoding"]["x"]["title"]
+    low, high = spec["layer"][0]["encoding"]["x"]["scale"]["domain"]
+    assert low == pytest.approx(1 / high) and high > 2.0 * 1.01  # symmetric in log space, the CI end inside
 
 
 @pytest.fixture(scope="module")
