@@ -3,9 +3,9 @@
 URL is the dashboard's base URL (http://host:8501, or behind a proxy http://host/mpsbench) or the endpoint
 itself (…/api/v1/runs); both reach the same endpoint. The token is MPSBENCH_TOKEN; without it no
 Authorization header is sent (a server with no upload tokens accepts that from its own machine).
-Connection errors, 5xx, 408 and 429 are retried (5 attempts in all, backoff 0.5, 1, 2, 4 s). What still cannot be
-delivered for a passing reason (no connection, 502/503/504, 408, 429) waits in the outbox (MPSBENCH_OUTBOX,
-default ~/.mpsbench/outbox) for the next push, and so does a bundle refused for its token (401/403: the bundle is
+Connection errors, 5xx, 408 and 429 are retried (5 attempts in all, backoff 0.5, 1, 2, 4 s, or the server's
+Retry-After up to 30 s). What still cannot be delivered for a passing reason (no connection, 502/503/504, 408,
+429) waits in the outbox (MPSBENCH_OUTBOX, default ~/.mpsbench/outbox) for the next push, and so does a bundle refused for its token (401/403: the bundle is
 fine, the credentials are not). A bundle the server keeps failing on (500 and other 5xx) is set aside in
 outbox/failed/ with the server's message: resending it forever would fail forever. Any other 4xx is a refusal of
 the bundle: not retried, kept in outbox/rejected/ with the server's error (field/rule) beside it (NAME.error.txt).
@@ -31,6 +31,7 @@ from collector.errors import CollectorError
 RETRYABLE = {408, 429}
 PASSING_5XX = {502, 503, 504}  # a proxy or a store being reopened (Retry-After): worth the next push
 CREDENTIALS = {401, 403}
+MAX_RETRY_AFTER_S = 30.0  # a server's Retry-After is honoured up to this, so one push stays bounded
 ENDPOINT = "/api/v1/runs"
 
 
@@ -120,7 +121,7 @@ class Pusher:
         last: httpx.Response | str = ""
         for attempt in range(self.attempts):
             if attempt:
-                time.sleep(self.backoff_s * 2 ** (attempt - 1))
+                time.sleep(max(self.backoff_s * 2 ** (attempt - 1), _retry_after_s(last)))
             try:
                 last = httpx.post(self.endpoint, content=body, headers=headers, timeout=self.timeout_s)
             except httpx.HTTPError as exc:
@@ -172,6 +173,15 @@ class Pusher:
             names = {p.name for p in paths}
             todo = list(dict.fromkeys(paths)) + [q for q in queued if q.name not in names]
             return [self.send(p) for p in todo]
+
+
+def _retry_after_s(answer: httpx.Response | str) -> float:
+    """The server's Retry-After in seconds (a 503 from a store being reopened), capped at MAX_RETRY_AFTER_S."""
+    value = answer.headers.get("Retry-After", "") if isinstance(answer, httpx.Response) else ""
+    try:
+        return min(max(float(value), 0.0), MAX_RETRY_AFTER_S)
+    except ValueError:  # absent, or an HTTP date: the backoff alone
+        return 0.0
 
 
 def _waiting_folders() -> list[Path]:

@@ -73,10 +73,17 @@ def latest_journal(out_dir: Path, retry_crashed: bool = False) -> Path:
     for path in sorted(out_dir.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime, reverse=True):
         if not _bundle_complete(path.with_name(path.name.removesuffix(SUFFIX) + ".json")):
             return path
-        if retry_crashed and Journal(path).load(repair=False).crashed:
+        if retry_crashed and _has_crashed_cases(path):
             return path
     what = "unfinished run journal or one with crashed cases" if retry_crashed else "unfinished run journal"
     raise CollectorError(f"--resume: no {what} (*{SUFFIX}) in {out_dir}")
+
+
+def _has_crashed_cases(journal: Path) -> bool:
+    try:
+        return bool(Journal(journal).load(repair=False).crashed)
+    except CollectorError:  # not a journal (or unreadable): not one to retry
+        return False
 
 
 def _bundle_complete(bundle: Path) -> bool:

@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from collector.push import Pusher, outbox_lock
+import httpx
+
+from collector.push import MAX_RETRY_AFTER_S, Pusher, _retry_after_s, outbox_lock
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,8 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 class CountingServer:
     """Answers 201 to every upload after `delay_s`, counting uploads per run_id; `on_request` runs first."""
 
-    def __init__(self, delay_s: float = 0.0, on_request=None):
+    def __init__(self, delay_s: float = 0.0, on_request=None, first: tuple[int, dict] | None = None):
         self.counts: Counter[str] = Counter()
+        self.first = first  # (status, headers) of the first answer; 201 after it
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -33,8 +36,12 @@ class CountingServer:
                     on_request(body)
                 time.sleep(delay_s)  # long enough for the two pushes to overlap
                 outer.counts[body["run_id"]] += 1
+                status, headers = outer.first or (201, {})
+                outer.first = None
                 data = b'{"run_id": "x"}'
-                self.send_response(201)
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -114,3 +121,22 @@ def test_a_bundle_that_vanished_meanwhile_is_skipped(outbox):
         server.close()
     assert [(o.path.name, o.state) for o in outcomes] == [(f"{first}.json", "sent"), (f"{second}.json", "skipped")]
     assert "vanished" in outcomes[1].detail and server.counts == Counter({first: 1})
+
+
+def test_a_503_with_retry_after_is_retried_after_that_long_and_capped():
+    assert _retry_after_s(httpx.Response(503, headers={"Retry-After": "5"})) == 5.0
+    assert _retry_after_s(httpx.Response(503, headers={"Retry-After": "86400"})) == MAX_RETRY_AFTER_S == 30.0
+    assert _retry_after_s(httpx.Response(503, headers={"Retry-After": "Wed, 21 Oct 2026 07:28:00 GMT"})) == 0.0
+    assert _retry_after_s(httpx.Response(503)) == 0.0 and _retry_after_s("ConnectError: refused") == 0.0
+
+
+def test_the_server_s_retry_after_is_waited_before_the_next_attempt(outbox):
+    [name] = queue(outbox, 1)
+    server = CountingServer(first=(503, {"Retry-After": "1"}))
+    try:
+        start = time.perf_counter()
+        [o] = Pusher(server.url, backoff_s=0.01).push([])
+        waited = time.perf_counter() - start
+    finally:
+        server.close()
+    assert o.state == "sent" and server.counts == Counter({name: 2}) and waited >= 1.0
