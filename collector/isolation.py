@@ -109,7 +109,11 @@ class Worker:
         started = time.perf_counter()
         self.process.start()
         child.close()
-        self.ready = self.conn.poll(START_TIMEOUT_S) and self._ready_message()
+        try:
+            self.ready = self.conn.poll(START_TIMEOUT_S) and self._ready_message()
+        except BaseException:  # Ctrl-C while it starts: no worker outlives the run
+            self.close(kill=True)
+            raise
         self.start_s = time.perf_counter() - started
 
     def _ready_message(self) -> bool:
