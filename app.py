@@ -19,9 +19,26 @@ def api_routes() -> list:
     """The upload API and the JSON twins of the pages, mounted beside Streamlit, each under the one guard (no
     request ends in a plain-text 500; a store fault is a JSON 503)."""
     from api import health, query, sweeps, upload
+    from api.auth import protect_routes
     from api.errors import guard_routes
 
-    return guard_routes(upload.ROUTES + health.ROUTES + query.ROUTES + sweeps.ROUTES)
+    # inside the guard: Host/Origin, then the read token where one is configured
+    return guard_routes(protect_routes(upload.ROUTES + health.ROUTES + query.ROUTES + sweeps.ROUTES))
+
+
+def announce_token() -> None:
+    """With no writer token configured, make (or reuse) the local one beside the store and print it with a
+    sign-in link, as Jupyter does: the operator can upload at once, no one else can."""
+    from db.store.tokens import configured, local_token, local_token_path
+
+    roles = configured()
+    if roles["upload"] or roles["admin"]:
+        return
+    token = local_token()
+    port = st.config.get_option("server.port") or 8501
+    print(f"mpsbench: no MPSBENCH_UPLOAD_TOKENS set; writes need the local token (name 'local'), kept in "
+          f"{local_token_path() or 'memory'}:\n    http://127.0.0.1:{port}/upload?token={token}\n"
+          f"  (for mpsbench push: export MPSBENCH_TOKEN={token})", file=sys.stderr, flush=True)
 
 
 def preload() -> None:
@@ -35,6 +52,10 @@ def preload() -> None:
         shared_store()
     except Exception as exc:  # noqa: BLE001 - reported by each page and API call that needs the store
         print(f"mpsbench: the store did not open at start: {exc}", file=sys.stderr)
+    try:
+        announce_token()
+    except Exception as exc:  # noqa: BLE001 - e.g. an unreadable tokens file: writes are refused until fixed
+        print(f"mpsbench: no upload token: {exc}", file=sys.stderr)
 
 
 @asynccontextmanager
@@ -43,4 +64,11 @@ async def _warm_start(_app):
     yield
 
 
-app = st.App(SCRIPT, routes=api_routes(), lifespan=_warm_start)
+def _middleware() -> list:
+    from starlette.middleware import Middleware
+
+    from api.auth import HostCheck
+    return [Middleware(HostCheck)]
+
+
+app = st.App(SCRIPT, routes=api_routes(), middleware=_middleware(), lifespan=_warm_start)

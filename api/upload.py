@@ -1,8 +1,8 @@
 """Upload API: POST /api/v1/runs (one bundle as JSON); GET /api/v1/health is api/health.py.
 
-Auth: `Authorization: Bearer <token>`, tokens from env MPSBENCH_UPLOAD_TOKENS (comma separated, compared in
-constant time). Safe default when no token is configured: uploads are accepted only from loopback clients
-(127.0.0.1 / ::1); others get 401 telling the operator to set MPSBENCH_UPLOAD_TOKENS.
+Auth: `Authorization: Bearer <token>`, a named token (db.store.tokens: MPSBENCH_UPLOAD_TOKENS name=token pairs,
+or the one generated at first start); the run records the token's name (uploaded_by). No token, no write, from
+loopback too. DELETE /api/v1/runs/{run_id} with {"reason": "…"} retracts a run (its uploader or an admin).
 Body limit: env MPSBENCH_MAX_UPLOAD_MB (default 64) -> 413, on the body as sent and, for a gzip body
 (Content-Encoding: gzip), on the decompressed bundle too (read in bounded steps: a small bomb never expands in
 memory). Statuses: 201 new, 200 already present, 400 not UTF-8 JSON, 401 token, 409 conflicting run_id,
@@ -10,44 +10,22 @@ memory). Statuses: 201 new, 200 already present, 400 not UTF-8 JSON, 401 token, 
 """
 from __future__ import annotations
 
-import hmac
-import os
+import json
 import zlib
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
+from api.auth import writer
 from api.errors import error_response, json_ok
-from db.errors import StoreError
+from db.errors import Problem, StoreError
 from db.ingest.core import ingest_bundle
+from db.ingest.limits import max_upload_bytes
 from db.store.engine import shared_store
 
-LOOPBACK = {"127.0.0.1", "::1", "localhost"}
-
-
-def _tokens() -> list[str]:
-    return [t.strip() for t in os.environ.get("MPSBENCH_UPLOAD_TOKENS", "").split(",") if t.strip()]
-
-
 def _limit() -> int:
-    return int(float(os.environ.get("MPSBENCH_MAX_UPLOAD_MB", "64")) * 1024 * 1024)
-
-
-def _authorise(request: Request) -> None:
-    tokens = _tokens()
-    if not tokens:
-        host = request.client.host if request.client else ""
-        if host not in LOOPBACK:
-            raise StoreError(401, "uploads from other machines need a token: set MPSBENCH_UPLOAD_TOKENS on the server")
-        return
-    given = request.headers.get("authorization", "")
-    presented = given[7:].encode() if given.lower().startswith("bearer ") else b""
-    matched = False
-    for t in tokens:  # check every token so timing does not tell which one nearly matched
-        matched |= hmac.compare_digest(presented, t.encode())
-    if not matched:
-        raise StoreError(401, "missing or wrong upload token (Authorization: Bearer <token>)")
+    return max_upload_bytes()
 
 
 async def _read_body(request: Request) -> bytes:
@@ -85,16 +63,39 @@ def _decoded(request: Request, body: bytes, limit: int) -> bytes:
 
 async def upload_run(request: Request):
     try:
-        _authorise(request)
+        who = writer(request)
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json":
             raise StoreError(415, f"Content-Type must be application/json, not {kind or 'missing'!r}")
         body = _decoded(request, await _read_body(request), _limit())
-        outcome = await run_in_threadpool(ingest_bundle, shared_store(), body)
+        outcome = await run_in_threadpool(ingest_bundle, shared_store(), body, who.name)
     except StoreError as err:
         return error_response(err)
     payload = {"run_id": outcome.run_id, "created": outcome.created, "results": outcome.n_results}
     return json_ok(payload, 201 if outcome.created else 200)
 
 
-ROUTES = [Route("/api/v1/runs", upload_run, methods=["POST"])]
+async def retract(request: Request):
+    """DELETE /api/v1/runs/{run_id}, body {"reason": "…"}: 200 with who/when/why, 401/403 token, 404, 409 twice."""
+    from db.store.retract import retract_run
+
+    try:
+        who = writer(request)
+        body = await request.body()
+        if len(body) > 64 * 1024:
+            raise StoreError(413, "a retraction body is at most 64 KiB")
+        try:
+            doc = json.loads(body.decode("utf-8")) if body else {}
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise StoreError(400, "body must be UTF-8 JSON: {\"reason\": \"…\"}",
+                             [Problem("reason", "send a JSON object with a reason")]) from None
+        reason = doc.get("reason") if isinstance(doc, dict) else None
+        done = await run_in_threadpool(retract_run, shared_store(), request.path_params["run_id"], reason,
+                                       who.name, who.role == "admin")
+    except StoreError as err:
+        return error_response(err)
+    return json_ok(done)
+
+
+ROUTES = [Route("/api/v1/runs", upload_run, methods=["POST"]),
+          Route("/api/v1/runs/{run_id}", retract, methods=["DELETE"])]

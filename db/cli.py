@@ -1,9 +1,12 @@
-"""`mpsbench ingest PATH...` (a bundle file, or a folder: every *.json under it, as `mpsbench sweep` writes them) and `mpsbench info` (also `python -m db …`). Every failure is "ERROR: …" and exit 1, no traceback."""
+"""`mpsbench ingest PATH...` (a bundle file, or a folder: every *.json under it, as `mpsbench sweep` writes them),
+`info`, `retract RUN_ID --reason TEXT [--url URL]`, `backup DIR`, `restore DIR` (also `python -m db …`).
+Every failure is "ERROR: …" and exit 1, no traceback."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+import duckdb
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
@@ -11,7 +14,8 @@ from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store, store_path
 
-USAGE = "usage: mpsbench ingest PATH... | mpsbench info"
+USAGE = ("usage: mpsbench ingest PATH... | mpsbench info | mpsbench retract RUN_ID --reason TEXT [--url URL] |"
+         " mpsbench backup DIR | mpsbench restore DIR")
 
 
 def _ingest_one(engine, name: str) -> int:
@@ -58,13 +62,60 @@ def _info() -> int:
     return 0
 
 
+def _retract(args: list[str]) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="mpsbench retract", description="take a run out of every comparison; it "
+                                "stays listed with who, when and why")
+    p.add_argument("run_id")
+    p.add_argument("--reason", required=True)
+    p.add_argument("--url", help="retract on this server (token from MPSBENCH_TOKEN) instead of the local store")
+    opts = p.parse_args(args)
+    if opts.url:
+        from db.remote import retract_remote
+
+        done = retract_remote(opts.url, opts.run_id, opts.reason)
+    else:
+        import getpass
+
+        from db.store.retract import retract_run
+
+        # the local store file's owner: whoever may write the file may retract (recorded as cli:<user>)
+        done = retract_run(open_store(), opts.run_id, opts.reason, f"cli:{getpass.getuser()}", admin=True)
+    print(f"{done['run_id']}: retracted by {done['retracted_by']} at {done['retracted_at']}: {done['reason']}")
+    return 0
+
+
+def _backup(folder: str) -> int:
+    from db.store.backup import backup
+
+    files = backup(store_path(), folder)
+    print(f"{store_path()} -> {folder}: {len(files)} files ({', '.join(files)})")
+    return 0
+
+
+def _restore(folder: str) -> int:
+    from db.store.backup import restore
+
+    counts = restore(folder, store_path())
+    print(f"{folder} -> {store_path()}: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
+    return 0
+
+
 def main(args: list[str]) -> int:
     try:
         if args[:1] == ["ingest"] and len(args) > 1:
             return _ingest(args[1:])
         if args == ["info"]:
             return _info()
+        if args[:1] == ["retract"]:
+            return _retract(args[1:])
+        if args[:1] in (["backup"], ["restore"]) and len(args) == 2:
+            return (_backup if args[0] == "backup" else _restore)(args[1])
     except StoreError as err:  # e.g. a store written by a newer mpsbench
+        print(f"ERROR: {err}")
+        return 1
+    except (duckdb.Error, OSError) as err:  # backup/restore: a folder or file DuckDB cannot write or read
         print(f"ERROR: {err}")
         return 1
     except DBAPIError as err:  # the store file itself: locked by another process, a directory, not DuckDB

@@ -10,7 +10,9 @@ COLLECTOR = {"run": "run workloads and write a bundle", "list": "workloads, case
              "show": "a bundle as a table",
              "sweep": "run the plan under several torch builds, interleaved in rounds",
              "push": "send bundles to a team server (or its outbox)"}
-STORE = {"ingest": "store bundles in the local DuckDB file", "info": "the store's path, version and row counts"}
+STORE = {"ingest": "store bundles in the local DuckDB file", "info": "the store's path, version and row counts",
+         "retract": "take a run out of every comparison, with a reason (local store, or --url server)",
+         "backup": "export the store to a new folder (Parquet)", "restore": "import a backup into a new store"}
 WEB = {"serve": "the dashboard and its HTTP API (127.0.0.1, PORT or --port, default 8501)"}
 
 
@@ -27,13 +29,19 @@ def serve(args: list[str]) -> int:
     p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8501")))
     p.add_argument("--address", default="127.0.0.1", help="bind address (put a TLS reverse proxy in front)")
     opts = p.parse_args(args)
+    import math
+
     import app  # the st.App: its path is what streamlit runs
+    from db.ingest.limits import max_upload_bytes
+
+    upload_mb = max(1, math.ceil(max_upload_bytes() / 2**20))  # Streamlit's own file limit, in whole MB
 
     from streamlit.web import cli as stcli
 
     sys.argv = ["streamlit", "run", str(Path(app.__file__).resolve()), "--server.headless", "true",
                 "--server.address", opts.address, "--server.port", str(opts.port),
                 "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+                "--server.maxUploadSize", str(upload_mb),
                 "--client.toolbarMode", "viewer"]  # no Deploy button or developer menu for users
     return stcli.main()
 

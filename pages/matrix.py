@@ -6,7 +6,7 @@ import streamlit as st
 from bundle.metrics import METRICS
 from db.views.matrix import ROWS, matrix_builds, matrix_view
 from pages.charts import matrix_chart
-from pages.widgets import guarded, load, picker, text_param
+from pages.widgets import guarded, load, picker, plain, text_param
 
 
 def _choice(label: str, key: str, options: list[str], default: str) -> str:
@@ -35,8 +35,9 @@ def _render() -> None:
     if view.cells.empty:
         st.warning(view.why_empty)
         return
-    st.caption(f"Geometric mean of each cell's cases, oriented so > 1× is better, against {view.baseline}. Colour: "
-               f"log scale symmetric around 1× (red {1 / view.span:.2f}× … white 1× … blue {view.span:.2f}×).")
+    st.caption(plain(f"Geometric mean of each cell's cases, oriented so > 1× is better, against {view.baseline}. "
+                     f"Colour: log scale symmetric around 1× (red {1 / view.span:.2f}× … white 1× … blue "
+                     f"{view.span:.2f}×)."))  # the baseline comes from the URL: text, not Markdown
     st.altair_chart(matrix_chart(view.grid, view.builds, view.span), width="stretch")
     st.dataframe(view.cells, hide_index=True)
 

@@ -7,7 +7,7 @@ import streamlit as st
 from db.query import browse
 from db.views import memory as views
 from pages.charts import memory_chart
-from pages.widgets import guarded, load, picker, stop_if_empty
+from pages.widgets import guarded, load, picker, plain, stop_if_empty
 
 TABLE = ["case", "figure", "baseline", "candidate", "change", "baseline_runs", "candidate_runs", "workload", "dtype",
          "compile", "case_key"]
@@ -36,7 +36,7 @@ def body() -> None:
     if baseline == candidate:
         st.info("Baseline and candidate are the same build: pick another candidate to see a change.")
     if view.table.empty:
-        st.info(f"No memory records for {baseline} or {candidate}.")
+        st.info(plain(f"No memory records for {baseline} or {candidate}."))
         return
     for title, panel in views.memory_panels(view.table):
         st.subheader(title)

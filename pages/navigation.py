@@ -24,6 +24,7 @@ PAGES = [  # (file, title, url path); Overview is the default
     ("correctness.py", "Correctness", "correctness"),
     ("claims.py", "Claims", "claims"),
     ("upload.py", "Upload", "upload"),
+    ("signin.py", "Sign in", "signin"),
 ]
 
 
@@ -34,6 +35,10 @@ def pages() -> list:
 
 if __name__ == "__main__":  # the Streamlit script run; importing this module (tests) only reads PAGES
     st.set_page_config(page_title="mpsbench", layout="wide")
+    from db.store.tokens import reads_need_token
+    from pages.signin import signed_in
     from pages.widgets import guarded  # every page under the one guard: a short st.error, never a traceback
 
-    guarded(st.navigation(pages()).run)
+    # with read tokens configured, a session that has not signed in sees the sign-in page only
+    shown = pages() if not reads_need_token() or signed_in() else [p for p in pages() if p.url_path == "signin"]
+    guarded(st.navigation(shown).run)

@@ -13,20 +13,23 @@ from db.views.review_export import review_csv, review_markdown
 from db.query.selectors import available_selectors
 from db.store.triage import NOTE_KEY, STATES, save_note
 from db.views.params import threshold_percent
+from pages.signin import require_writer
 from pages.widgets import engine, guarded, load, picker, text_param
 
 
 def _triage_form(found, query: CompareQuery) -> None:
+    who = require_writer("triage a regression")  # the note's author is the signed-in name, never typed
     labels = [f"{r.scope} · {r.workload} {r.case_key} {r.dtype} {r.compile} {r.metric}" for r in found.itertuples()]
     if st.session_state.pop("reg_saved", None):
         st.success("Triage saved: the table above shows it, for everyone.")
     with st.form("triage", clear_on_submit=True):
         pick = st.selectbox("Regression", range(len(labels)), format_func=lambda i: labels[i])
         state = st.selectbox("State", STATES)
-        comment, author, link = st.text_area("Comment"), st.text_input("Author"), st.text_input("Link (http(s)://…)")
+        comment, link = st.text_area("Comment"), st.text_input("Link (http(s)://…)")
+        st.text(f"Author: {who.name}")
         if st.form_submit_button("Save triage"):
             row = found.iloc[pick]
-            save_note(engine(), query.baseline, query.candidate, {k: row[k] for k in NOTE_KEY}, state, author,
+            save_note(engine(), query.baseline, query.candidate, {k: row[k] for k in NOTE_KEY}, state, who.name,
                       comment, link)
             st.session_state["reg_saved"] = True  # shown after the rerun that re-reads the notes
             st.rerun()

@@ -12,7 +12,7 @@ from db.query.runs import RUN_FILTERS, list_runs, run_filter_options
 from pages.widgets import guarded, load, picker, stop_if_empty
 
 RUN_VIEW = ["run_id", "started_at", "machine_name", "chip", "torch_version", "channel", "nightly_date", "device_type",
-            "complete", "n_results"]
+            "complete", "n_results", "uploaded_by", "retracted_at", "retracted_by", "retraction_reason"]
 
 
 def body() -> None:
@@ -38,6 +38,9 @@ def _run_page(run_id: str) -> None:
         return
     st.header("Run provenance")
     st.code(run_id, language=None)
+    if detail.get("retracted_at") is not None:
+        st.warning("Retracted: this run is left out of every comparison.")
+        st.text(f"by {detail['retracted_by']} at {detail['retracted_at']} UTC: {detail['retraction_reason']}")
     _provenance(detail)
     _run_warnings(run_id)
     st.subheader("Results")

@@ -1,19 +1,26 @@
-"""Upload: drop bundle files; each goes through the same ingest (same validation, same messages) as the API."""
+"""Upload: drop bundle files; each goes through the same ingest (same validation, same messages, same size limit)
+as the API, after sign-in (pages/signin.py), and the run records the signed-in name."""
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
 from db.errors import StoreError
+from db.ingest.limits import max_upload_bytes
+from pages.signin import require_writer
 from pages.widgets import engine
 
 
-def outcome_of(name: str, raw: bytes) -> dict:
+def outcome_of(name: str, raw: bytes, who: str) -> dict:
     """Ingest one file and describe what happened to it: new, already present, or refused with its problems."""
     from db.ingest.core import ingest_bundle
 
+    limit = max_upload_bytes()
     try:
-        done = ingest_bundle(engine(), raw)
+        if len(raw) > limit:
+            raise StoreError(413, f"the file is {len(raw):,} bytes, above the server's limit of {limit:,} bytes "
+                                  "(MPSBENCH_MAX_UPLOAD_MB)")
+        done = ingest_bundle(engine(), raw, who)
     except StoreError as exc:
         problems = "; ".join(f"{p.field}: {p.rule}" for p in exc.problems)
         return {"file": name, "outcome": "refused", "run_id": "", "results": 0,
@@ -24,7 +31,10 @@ def outcome_of(name: str, raw: bytes) -> dict:
 
 def body() -> None:
     st.title("Upload")
-    st.caption("Result bundles (JSON) written by `mpsbench run`. A refused file changes nothing stored.")
+    who = require_writer("upload bundles")
+    limit = max_upload_bytes()
+    st.text(f"Signed in as {who.name}. Result bundles (JSON) written by `mpsbench run`, at most {limit:,} bytes "
+            f"({limit / 2**20:g} MiB) each. A refused file changes nothing stored.")
     files = st.file_uploader("Bundle files", type=["json"], accept_multiple_files=True)
     if not files:
         return
@@ -32,7 +42,7 @@ def body() -> None:
     seen = st.session_state.setdefault("upload_outcomes", {})
     for f in files:
         if f.file_id not in seen:
-            seen[f.file_id] = outcome_of(f.name, f.getvalue())
+            seen[f.file_id] = outcome_of(f.name, f.getvalue(), who.name)
     outcomes = pd.DataFrame([seen[f.file_id] for f in files])
     st.dataframe(outcomes, hide_index=True)
     if (outcomes["outcome"] == "refused").any():

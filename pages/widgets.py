@@ -46,19 +46,29 @@ def load(query: Callable, *args: Any) -> Any:
     return _cached(name, read_data_version(engine()), args, query)
 
 
+_PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def plain(text: object) -> str:
+    """Text for a Markdown-rendering element (st.error, st.info, st.caption…) shown as typed: every ASCII
+    punctuation mark backslash-escaped (CommonMark lets any be), so no link, autolink (http\\://…), emphasis,
+    HTML, :colour[…] or $math$ comes of it."""
+    return "".join("\\" + c if c in _PUNCTUATION else c for c in str(text))
+
+
 def guarded(render: Callable[[], None]) -> None:
-    """Run a page body (navigation.py runs every page under it too): a store error is shown once as st.error; a
+    """Run a page body (navigation.py runs every page under it too): a store error is shown once as st.error (as plain text); a
     store fault (disk full, locked, damaged) names itself and the store is reopened on the next run
     (db.store.faults); anything else is a short message, its traceback logged on the server, never shown (it
     names server paths). st.stop/st.rerun pass through (BaseException, not Exception)."""
     try:
         render()
     except StoreError as exc:
-        st.error(str(exc))
+        st.error(plain(exc))
     except Exception as exc:  # noqa: BLE001 - the page boundary: no traceback reaches the browser
         fault = as_store_error(exc)
         if fault is not None:
-            st.error(str(fault))
+            st.error(plain(fault))
             return
         log.exception("page failed")
         st.error("This page failed on the server (the error is logged there). Reload, or try another page.")

@@ -50,7 +50,7 @@ def main() -> int:
         from tests.seed import seed_store
 
         seed_store(shared_store())
-        client = TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000))
+        client = TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000), base_url="http://127.0.0.1")
         answers = {}
         for url in URLS:
             got = client.get(url)

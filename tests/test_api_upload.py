@@ -15,15 +15,18 @@ from tests.bundles import make_bundle, make_result
 
 TABLES = ("meta", "runs", "run_tags", "results", "review_notes")
 URL = "/api/v1/runs"
-JSON = {"content-type": "application/json"}
+TOKEN = "tok-ci-mac-1"
+JSON = {"content-type": "application/json", "authorization": f"Bearer {TOKEN}"}
 LOCAL = ("127.0.0.1", 50000)
+TOKEN_ENV = ("MPSBENCH_UPLOAD_TOKENS", "MPSBENCH_UPLOAD_TOKENS_FILE", "MPSBENCH_ADMIN_TOKENS", "MPSBENCH_READ_TOKENS")
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "api.duckdb"))
-    for name in ("MPSBENCH_UPLOAD_TOKENS", "MPSBENCH_MAX_UPLOAD_MB"):
+    for name in TOKEN_ENV + ("MPSBENCH_MAX_UPLOAD_MB",):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", f"ci-mac-1={TOKEN}")
     monkeypatch.setattr(db.store.engine, "_shared", {})  # shared_store() opens this test's file, not a cached one
     engine = db.store.engine.shared_store()
     yield engine
@@ -71,31 +74,61 @@ def test_new_bundle_is_201_and_the_same_bundle_again_is_200_with_nothing_added(s
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
-def test_without_tokens_loopback_clients_may_upload(store, host):
-    assert post(_client((host, 50000)), make_bundle()).status_code == 201
+def test_without_tokens_loopback_needs_the_generated_token_too(store, monkeypatch, tmp_path, capsys, host):
+    import app
 
-
-@pytest.mark.parametrize("host", ["testclient", "10.0.0.7", "192.168.1.20"])
-def test_without_tokens_other_machines_are_refused_with_how_to_fix(store, host):
+    monkeypatch.delenv("MPSBENCH_UPLOAD_TOKENS")
+    app.announce_token()  # what the server does at start
+    token_file = tmp_path / "mpsbench-token"  # made beside the store, readable by its owner only
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    assert f"/upload?token={token_file.read_text().strip()}" in capsys.readouterr().err
     before = dump(store)
-    body = assert_refused(post(_client((host, 50000)), make_bundle()), 401, store, before)
-    assert "MPSBENCH_UPLOAD_TOKENS" in body["error"]
+    for headers in ({"content-type": "application/json"}, JSON):  # no token, and a token the server does not know
+        body = assert_refused(post(_client((host, 50000)), make_bundle(), headers=headers), 401, store, before)
+        assert "token" in body["error"]
+    headers = {"content-type": "application/json", "authorization": f"Bearer {token_file.read_text().strip()}"}
+    assert post(_client((host, 50000)), make_bundle(), headers=headers).status_code == 201
+    with store.connect() as conn:
+        assert conn.execute(text("SELECT uploaded_by FROM runs")).scalar() == "local"
 
 
 @pytest.mark.parametrize(("auth", "status"), [
     (None, 401), ("Bearer t3", 401), ("Bearer t1x", 401), ("Basic t1", 401), ("t1", 401), ("Bearer ", 401),
+    ("Bearer ci-mac-1", 401), ("Bearer ci-mac-1=t1", 401), ("Bearer r1", 403),
     ("Bearer t1", 201), ("Bearer t2", 201), ("bearer t2", 201),
 ])
 def test_with_tokens_every_client_needs_one_of_them(store, monkeypatch, auth, status):
-    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "t1,t2")
-    headers = JSON | ({"authorization": auth} if auth else {})
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "ci-mac-1=t1,alice=t2")
+    monkeypatch.setenv("MPSBENCH_READ_TOKENS", "dash=r1")
+    headers = {"content-type": "application/json"} | ({"authorization": auth} if auth else {})
     before = dump(store)
-    for client in (_client(("testclient", 50000)), _client(LOCAL)):  # loopback is no exception once tokens exist
+    for client in (_client(("testclient", 50000)), _client(LOCAL)):  # loopback is no exception
         response = post(client, make_bundle(), headers=headers)
-        if status == 401:
-            assert_refused(response, 401, store, before)
+        if status != 201:
+            assert_refused(response, status, store, before, field="Authorization")
         else:
             assert response.status_code == 201
+
+
+def test_the_run_records_the_name_of_the_token_that_uploaded_it(store, monkeypatch):
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "ci-mac-1=t1,alice=t2")
+    bundles = {"ci-mac-1": make_bundle(), "alice": make_bundle()}
+    for name, token in (("ci-mac-1", "t1"), ("alice", "t2")):
+        assert post(_client(), bundles[name], headers=JSON | {"authorization": f"Bearer {token}"}).status_code == 201
+    with store.connect() as conn:
+        found = dict(conn.execute(text("SELECT run_id, uploaded_by FROM runs")).fetchall())
+    assert found == {bundles["ci-mac-1"]["run_id"]: "ci-mac-1", bundles["alice"]["run_id"]: "alice"}
+
+
+def test_tokens_file_names_tokens_one_a_line(store, monkeypatch, tmp_path):
+    tokens = tmp_path / "tokens"
+    tokens.write_text("# team tokens\nbob=file-token-1\n\n")
+    monkeypatch.delenv("MPSBENCH_UPLOAD_TOKENS")
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS_FILE", str(tokens))
+    assert post(_client(), make_bundle(), headers=JSON | {"authorization": "Bearer file-token-1"}).status_code == 201
+    assert post(_client(), make_bundle(), headers=JSON).status_code == 401  # the env token is gone
+    with store.connect() as conn:
+        assert conn.execute(text("SELECT uploaded_by FROM runs")).scalar() == "bob"
 
 
 def test_conflicting_run_id_is_409_naming_run_id(store):
@@ -144,13 +177,13 @@ def test_streamed_body_without_content_length_is_cut_off_at_the_limit(store, mon
 @pytest.mark.parametrize("kind", ["text/plain", "application/x-www-form-urlencoded", None])
 def test_wrong_or_missing_content_type_is_415(store, kind):
     before = dump(store)
-    headers = {"content-type": kind} if kind else {}
+    headers = ({"content-type": kind} if kind else {}) | {"authorization": f"Bearer {TOKEN}"}
     body = assert_refused(post(_client(), make_bundle(), headers=headers), 415, store, before)
     assert "application/json" in body["error"]
 
 
 def test_json_content_type_with_charset_is_accepted(store):
-    assert post(_client(), make_bundle(), headers={"content-type": "Application/JSON; charset=utf-8"}).status_code == 201
+    assert post(_client(), make_bundle(), headers=JSON | {"content-type": "Application/JSON; charset=utf-8"}).status_code == 201
 
 
 @pytest.mark.parametrize("raw", [b"{not json", b"[1, 2]", b"\"a bundle\"", b"", b"\xff\xfe{}"])

@@ -59,7 +59,7 @@ def server(tmp_path):
     seed_store(engine)
     engine.dispose()
     port = _free_port()
-    env = {**os.environ, "MPSBENCH_DB": str(path), "MPSBENCH_UPLOAD_TOKENS": TOKEN}
+    env = {**os.environ, "MPSBENCH_DB": str(path), "MPSBENCH_UPLOAD_TOKENS": f"browser={TOKEN}"}
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
            str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]

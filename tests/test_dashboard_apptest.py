@@ -13,6 +13,7 @@ from db.store.engine import open_store
 from db.store.tables import ResultRow, Run
 from db.ingest.core import ingest_bundle
 from pages.navigation import PAGES
+from pages.signin import KEY as SESSION_TOKEN
 from tests.dashboard_bundles import GIB, MACHINE_NAME, known_bundle, known_bundles, raw
 from tests.seed import seed_store
 
@@ -42,8 +43,10 @@ def known_db(tmp_path, monkeypatch) -> Path:
     return _store(tmp_path, monkeypatch, _ingest_known)
 
 
-def _page(file: str, query: dict[str, str] | None = None) -> AppTest:
+def _page(file: str, query: dict[str, str] | None = None, token: str | None = None) -> AppTest:
     at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S)
+    if token is not None:  # signed in as pages/signin.py does it: the token kept in the session
+        at.session_state[SESSION_TOKEN] = token
     at.run()
     at.switch_page(file)
     for key, value in (query or {}).items():
@@ -149,12 +152,18 @@ def _counts(path: Path) -> tuple[int, int]:
     return found
 
 
-def test_upload_reports_new_present_and_refused(tmp_path, monkeypatch):
+@pytest.fixture
+def uploader(monkeypatch) -> str:
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "ci-mac-1=tok-ci,alice=tok-alice")
+    return "tok-alice"
+
+
+def test_upload_reports_new_present_and_refused(tmp_path, monkeypatch, uploader):
     path = _store(tmp_path, monkeypatch, lambda engine: None)
     good = raw(known_bundle(0, "2.14.1", "stable", 10.0, 60.0, True))
     bad = json.loads(good)
     bad["run_id"], bad["results"][0]["unit"] = "f" * 32, "parsecs"
-    at = _page("upload.py")
+    at = _page("upload.py", token=uploader)
     at.file_uploader[0].set_value([("good.json", good, "application/json"),
                                    ("bad.json", json.dumps(bad).encode(), "application/json")])
     at.run()
@@ -164,15 +173,15 @@ def test_upload_reports_new_present_and_refused(tmp_path, monkeypatch):
     assert "results[0].unit" in outcomes.loc["bad.json", "detail"]
     assert any("refused" in e.value for e in at.error)
     at.switch_page("upload.py")  # a fresh upload of the same good file is recognised
-    at = _page("upload.py")
+    at = _page("upload.py", token=uploader)
     at.file_uploader[0].set_value([("again.json", good, "application/json")])
     assert at.run().dataframe[0].value.iloc[0]["outcome"] == "already present"
     assert _counts(path) == (1, 4)  # the refused bundle stored nothing
 
 
-def test_refused_upload_changes_nothing(known_db):
+def test_refused_upload_changes_nothing(known_db, uploader):
     before = _counts(known_db)
-    at = _page("upload.py")
+    at = _page("upload.py", token=uploader)
     at.file_uploader[0].set_value([("broken.json", b"{not json", "application/json")])
     assert at.run().dataframe[0].value.iloc[0]["outcome"] == "refused"
     assert _counts(known_db) == before

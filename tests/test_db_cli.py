@@ -9,6 +9,7 @@ import pytest
 
 from db.store.tables import STORE_VERSION
 from tests.bundles import make_bundle, make_result
+from db.cli import USAGE
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -71,7 +72,7 @@ def test_unreadable_input_is_an_error_line_not_a_traceback(cli, tmp_path, kind):
 def test_wrong_arguments_print_usage_and_fail(cli, args):
     out = cli(*args)
     assert out.returncode != 0 and out.stdout == ""
-    assert out.stderr.strip() == "usage: mpsbench ingest PATH... | mpsbench info"
+    assert out.stderr.strip() == USAGE
 
 
 def test_store_path_that_cannot_be_a_store_is_an_error_line(tmp_path):

@@ -16,7 +16,7 @@ from db.ingest.core import ingest_bundle
 from tests.bundles import make_bundle, make_result
 
 TABLES = ("meta", "runs", "run_tags", "results")
-JSON = {"content-type": "application/json"}
+JSON = {"content-type": "application/json", "authorization": "Bearer tok-hostile"}
 
 
 def _raw(bundle: dict) -> bytes:
@@ -81,7 +81,7 @@ PROBES = {
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "hostile.duckdb"))
-    monkeypatch.delenv("MPSBENCH_UPLOAD_TOKENS", raising=False)
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "hostile=tok-hostile")
     monkeypatch.setattr(db.store.engine, "_shared", {})
     engine = db.store.engine.shared_store()
     ingest_bundle(engine, make_bundle())  # something stored already: a refusal must leave it as it is

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from db.store.tables import STORE_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = Path(sys.executable).with_name("mpsbench")
@@ -24,7 +25,7 @@ def test_help_lists_every_command():
     out = mpsbench("--help")
     assert out.returncode == 0
     assert set(re.findall(r"^  (\w+) ", out.stdout, re.M)) == {"run", "list", "show", "sweep", "push", "ingest", "info",
-                                                              "serve"}
+                                                              "retract", "backup", "restore", "serve"}
 
 
 def test_unknown_command_prints_usage_and_exits_2():
@@ -35,7 +36,7 @@ def test_unknown_command_prints_usage_and_exits_2():
 def test_store_commands_run_from_any_directory(tmp_path):
     out = mpsbench("info", db=tmp_path / "s.duckdb")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[1:3] == ["store version: 3", "runs: 0"]
+    assert out.stdout.splitlines()[1:3] == [f"store version: {STORE_VERSION}", "runs: 0"]
 
 
 def test_collector_commands_dispatch(tmp_path):

@@ -58,7 +58,7 @@ def client(seeded, monkeypatch):
     monkeypatch.setattr(db.store.engine, "_shared", {})
     st.cache_resource.clear()
     st.cache_data.clear()
-    yield TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000))
+    yield TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000), base_url="http://127.0.0.1")
     for engine in db.store.engine._shared.values():
         engine.dispose()
 
@@ -88,9 +88,10 @@ def _same(shown: pd.DataFrame, twin: list[dict], what: str) -> None:
 
 # the seeded store holds no sweep: the Sweeps page meets its twin on a sweep's runs in tests/test_sweep_view.py
 ELSEWHERE = {"sweeps.py"}
+WRITES = {"upload.py", "signin.py"}  # pages that write (or sign in to write): no read twin
 
 
-@pytest.mark.parametrize("file", [f for f, _, _ in PAGES if f != "upload.py" and f not in ELSEWHERE])
+@pytest.mark.parametrize("file", [f for f, _, _ in PAGES if f not in WRITES and f not in ELSEWHERE])
 def test_every_page_shows_its_json_twins_figures(client, file):
     params, twin_path, tables = CASES[file]
     at = AppTest.from_file(ROOT_SCRIPT, default_timeout=120)
@@ -112,7 +113,7 @@ def test_every_page_shows_its_json_twins_figures(client, file):
 
 
 def test_upload_has_no_read_twin_its_twin_is_the_upload_route():
-    assert [f for f, _, _ in PAGES if f not in CASES and f not in ELSEWHERE] == ["upload.py"]
+    assert [f for f, _, _ in PAGES if f not in CASES and f not in ELSEWHERE] == sorted(WRITES, reverse=True)
     assert any(r.path == "/api/v1/runs" and "POST" in r.methods for r in api_routes())
 
 

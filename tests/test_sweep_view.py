@@ -126,7 +126,7 @@ def test_sweeps_page(tmp_path, monkeypatch):
 
     import db.store.engine
     monkeypatch.setattr(db.store.engine, "_shared", {})
-    client = TestClient(Starlette(routes=api_routes()))
+    client = TestClient(Starlette(routes=api_routes()), base_url="http://127.0.0.1")
     listed, one = client.get("/api/v1/sweeps").json(), client.get(f"/api/v1/sweeps/{SWEEP}").json()
     for index, body, key in [(0, listed, "sweeps"), (1, one, "builds"), (2, one, "comparisons"),
                              (3, one, "aa_pairs"), (4, one, "runs")]:

@@ -198,7 +198,7 @@ _COLUMNS = ("result_id, run_id, workload, suite, case_key, params_json, dtype, c
             "message, warnings_json, samples, n, median, mean, min, max, p25, p75, stdev, passed, tolerance")
 
 
-def _store(conn, bundle: Bundle, n: int, sha: str) -> IngestOutcome:
+def _store(conn, bundle: Bundle, n: int, sha: str, uploaded_by: str | None) -> IngestOutcome:
     with conn.begin():
         known = conn.execute(text("SELECT bundle_sha256 FROM runs WHERE run_id=:r"), {"r": bundle.run_id}).first()
         if known is not None:
@@ -207,7 +207,7 @@ def _store(conn, bundle: Bundle, n: int, sha: str) -> IngestOutcome:
                                  [Problem("run_id", "a run_id names one bundle; make a new run_id for a new run")])
             return IngestOutcome(bundle.run_id, False, n)
         seq = conn.execute(text("SELECT coalesce(max(run_seq), 0) + 1 FROM runs")).scalar()  # db.store.tables: run_seq
-        run = {**_run_row(bundle, sha, n), "run_seq": seq}
+        run = {**_run_row(bundle, sha, n), "run_seq": seq, "uploaded_by": uploaded_by}
         conn.execute(text(f"INSERT INTO runs ({', '.join(run)}) VALUES ({', '.join(':' + k for k in run)})"), run)
         _insert_tags(conn, bundle)
         # no ORDER BY i: a run's rows land together whatever their order within it (db.store.tables: run_seq)
@@ -234,8 +234,9 @@ _INPUTS = ("result_id, workload, suite, case_key, params_json, dtype, compile, m
            "warnings_json, samples, passed, tolerance")  # what a result says; the rest is derived from it
 
 
-def ingest_bundle(engine: Engine, raw) -> IngestOutcome:
-    """raw: the body (bytes or str) or a parsed document (dict); StoreError names what is refused."""
+def ingest_bundle(engine: Engine, raw, uploaded_by: str | None = None) -> IngestOutcome:
+    """raw: the body (bytes or str) or a parsed document (dict); uploaded_by: the writer's token name
+    (db.store.tokens), kept on the run; StoreError names what is refused."""
     data = _body(raw)
     with WRITE_LOCK, engine.connect() as conn:
         duck = conn.connection.driver_connection
@@ -243,7 +244,7 @@ def ingest_bundle(engine: Engine, raw) -> IngestOutcome:
             bundle, n = _stage(duck, data)
             digest = duck.execute(f"SELECT bit_xor(hash({_INPUTS}))::VARCHAR FROM _final").fetchall()[0][0]
             sha = hashlib.sha256(f"{bundle.model_dump_json(exclude={'results'})}\n{digest}".encode()).hexdigest()
-            return _store(conn, bundle, n, sha)
+            return _store(conn, bundle, n, sha, uploaded_by)
         finally:
             results_text.drop(duck)
             judge.drop(duck)

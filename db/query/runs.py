@@ -40,7 +40,8 @@ def list_runs(engine: Engine, filters: Mapping[str, str]) -> pd.DataFrame:
     if not 1 <= limit <= 10000:
         raise StoreError(400, "limit: out of range", [Problem("limit", "must be an integer 1..10000")])
     return read_frame(engine, "SELECT run_id, started_at, machine_name, chip, gpu_cores, os_version, device_type,"
-                              " torch_version, channel, nightly_date, libraries_json, complete, n_results, tags_json"
+                              " torch_version, channel, nightly_date, libraries_json, complete, n_results, tags_json,"
+                              " uploaded_by, retracted_at, retracted_by, retraction_reason"
                               " FROM runs"
                               f" WHERE {' AND '.join(where)} ORDER BY started_at DESC LIMIT ?", params + [limit])
 

@@ -30,7 +30,11 @@ class Selector:
     text: str  # canonical text: what a link carries and a ratio names as its baseline
 
     def run_ids_sql(self) -> tuple[str, list[str]]:
-        """SQL selecting the run_ids this selector means, with its parameters."""
+        """SQL selecting the run_ids this selector means, with its parameters; never a retracted run."""
+        sql, params = self._any_run_ids_sql()
+        return f"SELECT run_id FROM ({sql}) WHERE run_id NOT IN (SELECT run_id FROM runs WHERE retracted_at IS NOT NULL)", params
+
+    def _any_run_ids_sql(self) -> tuple[str, list[str]]:
         if self.kind == "build" and self.value:
             return "SELECT run_id FROM runs WHERE torch_version = ? AND starts_with(git_hash, ?)", [self.key, self.value]
         if self.kind == "build":

@@ -1,6 +1,6 @@
 """Ordered store migrations keyed by store_version. v0: a file from before the meta table existed; v1: before
-run_seq; v2: before the build's library versions; v3: before the A/A pairs. Each migration runs in the one
-transaction that also stamps the new store_version, so a store is never stamped ahead of its data."""
+run_seq; v2: before the build's library versions; v3: before the A/A pairs; v4: before uploaded_by and
+retractions. Each migration runs in the one transaction that also stamps the new store_version, so a store is never stamped ahead of its data."""
 from __future__ import annotations
 
 from sqlalchemy import text
@@ -69,7 +69,14 @@ def _v3_to_v4(conn) -> None:
     backfill(conn)
 
 
-MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+def _v4_to_v5(conn) -> None:
+    """v5 names who uploaded each run and keeps retractions (who, when, why) on the run."""
+    for name, kind in (("uploaded_by", "VARCHAR"), ("retracted_at", "TIMESTAMP"), ("retracted_by", "VARCHAR"),
+                       ("retraction_reason", "VARCHAR")):
+        conn.execute(text(f"ALTER TABLE runs ADD COLUMN {name} {kind}"))
+
+
+MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 
 
 def migrate(conn) -> None:

@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import ARRAY, BigInteger, Column, Double, String, Table
 from sqlmodel import Field, SQLModel
 
-STORE_VERSION = 4  # bump with a migration in db/store/migrate.py
+STORE_VERSION = 5  # bump with a migration in db/store/migrate.py
 
 
 class Meta(SQLModel, table=True):
@@ -62,6 +62,12 @@ class Run(SQLModel, table=True):
     # 1, 2, 3, … in ingest order, also on each of the run's results (written together, so contiguous): DuckDB's
     # zone maps then skip the row groups of unselected runs, which random run ids cannot do (db.query.compare_sql)
     run_seq: int | None = Field(default=None, sa_type=BigInteger)
+    uploaded_by: str | None = None  # the token name that wrote it (db.store.tokens); None: before store v4 or CLI
+    # a retracted run stays listed (who, when, why) but its results are moved to retracted_results, out of
+    # every comparison (db.store.retract)
+    retracted_at: datetime | None = None
+    retracted_by: str | None = None
+    retraction_reason: str | None = None
 
 
 class RunTag(SQLModel, table=True):

@@ -1,6 +1,7 @@
 """A regression review as Markdown (for an issue / PR) and CSV. Strings from bundles and notes are escaped."""
 from __future__ import annotations
 
+import csv
 import html
 from typing import Sequence
 
@@ -32,5 +33,22 @@ def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: S
     return "\n".join(lines) + "\n"
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """A text cell a spreadsheet would run as a formula (=HYPERLINK(…), +cmd|…, @SUM…) gets a leading ' (OWASP's
+    CSV-injection rule); numbers stay numbers (a negative change is data, not a formula)."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
 def review_csv(frame: pd.DataFrame) -> str:
-    return frame.to_csv(index=False)
+    """Every cell quoted, so a CR or LF inside a note or a tag value stays inside its row."""
+    safe = frame.copy()
+    for column in safe.columns:
+        if not pd.api.types.is_numeric_dtype(safe[column]):
+            safe[column] = safe[column].map(csv_cell).astype(object)
+    safe.columns = [csv_cell(str(c)) for c in safe.columns]
+    return safe.to_csv(index=False, quoting=csv.QUOTE_ALL, lineterminator="\r\n")

@@ -1,0 +1,65 @@
+"""`mpsbench backup DIR` / `mpsbench restore DIR`: the whole store as DuckDB's EXPORT DATABASE (schema.sql,
+load.sql and one Parquet file per table) and back with IMPORT DATABASE.
+
+Both refuse a non-empty target, so neither ever overwrites data: back up into a new (or empty) folder, restore
+into a new (or empty) store file. A backup taken while the server runs needs the server stopped first (DuckDB
+allows one process per file), or run it against a copy of the file.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from db.errors import Problem, StoreError
+from db.store.engine import open_store
+
+
+def _quoted(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"  # EXPORT/IMPORT take a literal, not a parameter
+
+
+def backup(store: str, target: str) -> list[str]:
+    """Export the store at `store` into the folder `target` (new or empty); returns the files written."""
+    folder = Path(target)
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise StoreError(409, f"{target} is not an empty folder: back up into a new one",
+                         [Problem("DIR", "must not exist or be an empty folder")])
+    if not Path(store).is_file():
+        raise StoreError(404, f"no store at {store}", [Problem("MPSBENCH_DB", "must name an existing store file")])
+    engine = open_store(store)  # opened (and migrated) like every other use: the backup has the current layout
+    try:
+        with engine.connect() as conn:
+            conn.connection.driver_connection.execute(f"EXPORT DATABASE {_quoted(folder)} (FORMAT PARQUET)")
+    finally:
+        engine.dispose()
+    return sorted(p.name for p in folder.iterdir())
+
+
+def restore(source: str, store: str) -> dict[str, int]:
+    """Import the backup folder `source` into the store file `store` (new or without tables); row counts back."""
+    folder = Path(source)
+    if not (folder / "schema.sql").is_file() or not (folder / "load.sql").is_file():
+        raise StoreError(404, f"{source} is not an mpsbench backup (no schema.sql and load.sql)",
+                         [Problem("DIR", "must be a folder written by mpsbench backup")])
+    target = Path(store)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    duck = duckdb.connect(str(target))
+    try:
+        tables = duck.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0]
+        if tables:
+            raise StoreError(409, f"the store {store} already holds {tables} table(s): restore into a new file",
+                             [Problem("MPSBENCH_DB", "must not exist or hold no tables")])
+        duck.execute("BEGIN")
+        duck.execute(f"IMPORT DATABASE {_quoted(folder)}")
+        duck.execute("COMMIT")  # all tables or none
+    finally:
+        duck.close()
+    engine = open_store(store)  # checks the version and migrates a backup from an older mpsbench
+    try:
+        with engine.connect() as conn:
+            raw = conn.connection.driver_connection
+            names = [r[0] for r in raw.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall()]
+            return {n: raw.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names}
+    finally:
+        engine.dispose()

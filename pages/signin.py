@@ -1,0 +1,93 @@
+"""Sign in: pages write (upload, triage) only for a named identity.
+
+Streamlit's own st.login (OIDC) when the server's secrets.toml has an [auth] section; otherwise the same named
+tokens the API takes (db.store.tokens), typed here or carried once in a link (`/upload?token=…`, printed at
+start as Jupyter does). The token is kept in this browser session's st.session_state (server side) and
+checked again on every run, so a token removed from the configuration stops working at once.
+Run as a page it shows who is signed in; imported, it gives the other pages `require_writer`.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from db.store.tokens import Identity, identify
+
+KEY = "mpsbench_token"
+
+
+def oidc_configured() -> bool:
+    try:
+        return "auth" in st.secrets
+    except Exception:  # noqa: BLE001 - no secrets.toml (the usual case): tokens only
+        return False
+
+
+def _oidc_identity() -> Identity | None:
+    if not oidc_configured() or not st.user.is_logged_in:
+        return None
+    name = st.user.get("email") or st.user.get("name") or st.user.get("sub")
+    return Identity(f"oidc:{name}", "upload") if name else None
+
+
+def _take_link_token() -> None:
+    """A ?token=… in the URL signs this session in and is removed from the address bar."""
+    token = st.query_params.get("token")
+    if token is not None:
+        del st.query_params["token"]
+        if identify(token) is not None:
+            st.session_state[KEY] = token
+
+
+def signed_in() -> Identity | None:
+    _take_link_token()
+    return _oidc_identity() or identify(st.session_state.get(KEY))
+
+
+def _form() -> None:
+    if oidc_configured():
+        if st.button("Sign in", key="signin_oidc"):
+            st.login()
+        return
+    with st.form("signin"):
+        token = st.text_input("Token (name=token in MPSBENCH_UPLOAD_TOKENS, or the one printed at start)",
+                              type="password")
+        if st.form_submit_button("Sign in"):
+            if identify(token.strip()) is None:
+                st.error("This token is not known to this server.")
+            else:
+                st.session_state[KEY] = token.strip()
+                st.rerun()
+
+
+def require_writer(what: str) -> Identity:
+    """The signed-in writer; otherwise the sign-in form and nothing after it on this page runs."""
+    who = signed_in()
+    if who is not None and who.can_write:
+        return who
+    st.warning(f"Sign in to {what}." if who is None else f"{who.name} may read only: sign in with a write token "
+                                                          f"to {what}.")
+    _form()
+    st.stop()
+    raise AssertionError("st.stop() returned")  # for type checkers: never reached
+
+
+def sign_out() -> None:
+    if _oidc_identity() is not None:
+        st.logout()
+    st.session_state.pop(KEY, None)
+    st.rerun()
+
+
+def page() -> None:
+    st.title("Sign in")
+    who = signed_in()
+    if who is None:
+        _form()
+        return
+    st.text(f"Signed in as {who.name} ({'may write' if who.can_write else 'read only'}).")
+    if st.button("Sign out"):
+        sign_out()
+
+
+if __name__ == "__main__":  # run as the Sign in page; imported by the pages that write
+    page()
