@@ -18,6 +18,7 @@ from db.query.noise import noise_groups
 from db.stats import noise as model
 from db.stats.planner import Components, optimal_samples, runs_needed, variance_components
 from db.store.aa_pairs import forget_run
+from db.store.tables import STORE_VERSION
 from db.store.engine import open_store
 from db.views.noise import EMPTY, noise_view
 from tests.bundles import make_bundle, make_result
@@ -161,7 +162,7 @@ def test_the_migration_backfills_the_pairs_ingest_found(tmp_path):
     try:
         assert _pairs(e) == at_ingest and len(at_ingest) == 6
         with e.connect() as conn:
-            assert conn.execute(text("SELECT value FROM meta WHERE key='store_version'")).scalar() == "4"
+            assert conn.execute(text("SELECT value FROM meta WHERE key='store_version'")).scalar() == str(STORE_VERSION)
     finally:
         e.dispose()
 

@@ -28,7 +28,7 @@ from tests.bundles import make_bundle
 from tests.test_store_migrate import V0_DDL
 
 ROOT = Path(__file__).resolve().parent.parent
-JSON = {"content-type": "application/json"}
+JSON = {"content-type": "application/json", "authorization": "Bearer tok-faults"}
 V0_RUN = "0123456789abcdef0123456789abcdef"
 
 
@@ -103,10 +103,10 @@ def test_a_failed_stamp_rolls_the_migration_back(tmp_path, monkeypatch):
 def server(tmp_path, monkeypatch):
     """An API client on a store at MPSBENCH_DB (set it before the first request), faults forgotten after."""
     monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "store.duckdb"))
-    monkeypatch.delenv("MPSBENCH_UPLOAD_TOKENS", raising=False)
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "faults=tok-faults")
     monkeypatch.setattr(db.store.engine, "_shared", {})
     faults.write_succeeded()
-    yield TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000))
+    yield TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000), base_url="http://127.0.0.1")
     for engine in db.store.engine._shared.values():
         engine.dispose()
     faults.write_succeeded()
@@ -238,10 +238,10 @@ def test_a_real_full_disk_on_a_small_tmpfs(tmp_path, monkeypatch):
         pytest.skip(f"no small tmpfs to fill ({why}); test_simulated_disk_full_… covers the same path")
     try:
         monkeypatch.setenv("MPSBENCH_DB", str(mnt / "store.duckdb"))
-        monkeypatch.delenv("MPSBENCH_UPLOAD_TOKENS", raising=False)
+        monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "faults=tok-faults")
         monkeypatch.setattr(db.store.engine, "_shared", {})
         faults.write_succeeded()
-        client = TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000))
+        client = TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000), base_url="http://127.0.0.1")
         kept = [make_bundle(), make_bundle()]
         for bundle in kept:
             assert _upload(client, bundle).status_code == 201
