@@ -46,14 +46,22 @@ def load(query: Callable, *args: Any) -> Any:
     return _cached(name, read_data_version(engine()), args, query)
 
 
-_PUNCTUATION = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_ALWAYS = set("\\`*[]<>!#|~$&@")  # links, images, HTML, code, emphasis, tables, math, entities, e-mail autolinks
 
 
 def plain(text: object) -> str:
-    """Text for a Markdown-rendering element (st.error, st.info, st.caption…) shown as typed: every ASCII
-    punctuation mark backslash-escaped (CommonMark lets any be), so no link, autolink (http\\://…), emphasis,
-    HTML, :colour[…] or $math$ comes of it."""
-    return "".join("\\" + c if c in _PUNCTUATION else c for c in str(text))
+    """Text for a Markdown-rendering element (st.error, st.info, st.caption…) shown as typed: the marks that make
+    links (also bare http:// and www. autolinks), images, HTML, code, emphasis, :colour[…] and $math$ are
+    backslash-escaped (CommonMark shows an escaped mark as itself); words such as op_time stay readable in the
+    element's source, since an underscore inside a word is never emphasis."""
+    text, out = str(text), []
+    for i, c in enumerate(text):
+        before, after = text[i - 1:i], text[i + 1:i + 2]
+        autolink = (c == ":" and text.startswith("//", i + 1)) or (c == "." and text[max(0, i - 3):i].lower() == "www")
+        if c in _ALWAYS or autolink or (c == "_" and not (before.isalnum() and after.isalnum())):
+            out.append("\\")
+        out.append(c)
+    return "".join(out)
 
 
 def guarded(render: Callable[[], None]) -> None:
