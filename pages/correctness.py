@@ -7,6 +7,7 @@ import streamlit as st
 from db.query import browse
 from db.query.browse import CORRECTNESS_METRICS
 from db.views.correctness import correctness_view
+from db.views.params import one_of
 from pages.charts import correctness_chart, correctness_slope_chart
 from pages.widgets import guarded, load, picker, stop_if_empty
 
@@ -36,6 +37,8 @@ def _slopes(view, split: str, metric: str):
 def body() -> None:
     st.title("Correctness")
     split = picker("Split builds by tag (A/B runs of one build)", "split_tag", load(browse.tag_keys))
+    if st.query_params.get("metric"):  # a link's metric is checked, not silently replaced by (any)
+        one_of("metric", st.query_params["metric"], CORRECTNESS_METRICS)
     metric = picker("metric", "metric", CORRECTNESS_METRICS)  # (any) = psnr_vs_cpu, as in the JSON twin
     asked = {k: st.query_params.get(k, "") for k in ("baseline", "candidate")}
     view = load(correctness_view, {"split_tag": split, "metric": metric, **asked})

@@ -59,6 +59,10 @@ BAD = [  # (page, parameters, the parameter the error must name)
     ("trends.py", {"workload": "nope"}, "workload"),
     ("trends.py", {"workload": "softmax", "metric": "speed"}, "metric"),
     ("trends.py", {"workload": "softmax", "case_key": "{bad json"}, "case_key"),
+    ("correctness.py", {"baseline": "9.9.9"}, "baseline"),
+    ("correctness.py", {"candidate": "nope"}, "candidate"),
+    ("correctness.py", {"metric": "speed"}, "metric"),
+    ("compare.py", {"baseline": B, "candidate": C, "pool": "maybe"}, "pool"),
 ]
 
 
