@@ -98,6 +98,9 @@ def samples_chart(samples: pd.DataFrame, unit: str) -> alt.LayerChart:
 
 # --- Trends, Matrix, Memory, Correctness -------------------------------------------------------------------------
 
+CHIP_COLORS = alt.Scale(scheme="tableau10")  # chips told apart at a glance (the theme's blues are too alike)
+
+
 def trend_chart(points: pd.DataFrame) -> alt.LayerChart:
     """Median per build per chip with its interquartile band, builds in one version order (nightlies by date),
     change points as red diamonds."""
@@ -110,8 +113,9 @@ def trend_chart(points: pd.DataFrame) -> alt.LayerChart:
                     "machines", "change_point")
     band = alt.Chart(points).mark_area(opacity=0.2).encode(
         x=x, y=alt.Y("p25:Q", title=f"median ({unit})", scale=alt.Scale(zero=False)), y2=alt.Y2("p75:Q"),
-        color=alt.Color("chip:N"))
-    line = alt.Chart(points).mark_line(point=True).encode(x=x, y=y, color=alt.Color("chip:N"), tooltip=tips)
+        color=alt.Color("chip:N", scale=CHIP_COLORS))
+    line = alt.Chart(points).mark_line(point=True).encode(x=x, y=y, color=alt.Color("chip:N", scale=CHIP_COLORS),
+                                                          tooltip=tips)
     steps = alt.Chart(points[points.change_point]).mark_point(shape="diamond", size=180, filled=True,
                                                               color="#d62728").encode(x=x, y=y, tooltip=tips)
     return _Layer(layer=[band, line, steps])
@@ -137,6 +141,7 @@ def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float) -> alt.Laye
     return _Layer(layer=[cells, empty, text])
 
 
+FACET_PX = 170
 SIDE_COLORS = alt.Scale(domain=["baseline", "candidate"], range=["#9e9e9e", "#1f77b4"])
 
 
@@ -146,7 +151,7 @@ def memory_chart(rows: pd.DataFrame, figures: list[str]) -> alt.FacetChart:
     of a bar. Every bar is one figure of one case: nothing is stacked or summed."""
     rows = rows.assign(at=rows["GiB"].fillna(0.0))
     base = alt.Chart().encode(
-        y=alt.Y("case:N", title=None, axis=alt.Axis(labelLimit=420)),
+        y=alt.Y("case:N", title=None, axis=alt.Axis(labelLimit=460, labelFontSize=10)),
         yOffset=alt.YOffset("side:N", sort=["baseline", "candidate"]),
         tooltip=[alt.Tooltip("case:N"), alt.Tooltip("figure:N"), alt.Tooltip("side:N"),
                  alt.Tooltip("GiB:Q", format=".3f", title="peak (GiB)"), alt.Tooltip("state:N"),
@@ -154,7 +159,8 @@ def memory_chart(rows: pd.DataFrame, figures: list[str]) -> alt.FacetChart:
     bars = base.mark_bar().encode(x=alt.X("GiB:Q", title="peak (GiB)"),
                                   color=alt.Color("side:N", scale=SIDE_COLORS, title=None))
     labels = base.mark_text(align="left", dx=3, fontSize=10).encode(x=alt.X("at:Q"), text=alt.Text("label:N"))
-    return _Facet(data=rows, spec=alt.LayerChart(layer=[bars, labels]),
+    # a fixed width per figure: three facets and the case labels fit a 1440-px window side by side
+    return _Facet(data=rows, spec=alt.LayerChart(layer=[bars, labels], width=FACET_PX),
                   facet=alt.Facet("figure:N", sort=figures, title=None), columns=len(figures))
 
 
