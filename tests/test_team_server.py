@@ -19,6 +19,7 @@ from starlette.testclient import TestClient
 import api.query
 import api.upload
 import db.store.engine
+import db.store.tables
 from api.auth import protect_routes
 from db.cli import main as db_cli
 from db.views.review_export import review_csv
@@ -294,3 +295,24 @@ def test_regressions_csv_neutralises_formulas_and_quotes_every_cr_and_lf():
     assert read == expected
     assert [r[1] for r in rows[1:]] == ["-5.5"] * 9 + ["3.0"]  # numbers stay numbers
     assert '"bare\rcarriage return"' in out and '"line\nfeed"' in out
+
+
+def test_a_v4_store_gains_the_uploader_and_retraction_columns_and_only_an_admin_retracts_its_runs(store, tmp_path):
+    client = _client()
+    ids = _three_runs(client)
+    with store.begin() as conn:  # back to a v4 layout: none of the v5 columns
+        for column in ("uploaded_by", "retracted_at", "retracted_by", "retraction_reason"):
+            conn.execute(text(f"ALTER TABLE runs DROP COLUMN {column}"))
+        conn.execute(text("UPDATE meta SET value = '4' WHERE key = 'store_version'"))
+    store.dispose()
+    engine = db.store.engine.open_store(str(tmp_path / "team.duckdb"))
+    try:
+        with engine.connect() as conn:
+            version = conn.execute(text("SELECT value FROM meta WHERE key = 'store_version'")).scalar()
+            owners = {r[0] for r in conn.execute(text("SELECT uploaded_by FROM runs"))}
+        assert version == str(db.store.tables.STORE_VERSION) and owners == {None}
+    finally:
+        engine.dispose()
+    url = f"/api/v1/runs/{ids['alice']}"
+    assert client.request("DELETE", url, json={"reason": "r"}, headers=_auth("alice")).status_code == 403
+    assert client.request("DELETE", url, json={"reason": "r"}, headers=_auth("ops")).status_code == 200
