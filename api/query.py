@@ -4,7 +4,6 @@ field (or a column named with its unit); errors in the one JSON error shape (api
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any, Callable
 
 import pandas as pd
@@ -14,6 +13,9 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from db.views.compare import CompareQuery, compare, named_cases
+from db.views.regressions import Review
+from db.views.summary import release_summary, review_answer
+from db.views.plain import records  # noqa: F401 - the one JSON-plain conversion, used here and by the CLI
 from db.views.compare_chart import case_rows
 from db.views.empty_reason import empty_reason
 from db.views.status_changes import status_changes
@@ -33,26 +35,6 @@ def _engine():
     from db.store.engine import shared_store
 
     return shared_store()
-
-
-def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """DataFrame rows as JSON-safe dicts: NaN/NA become null, numpy scalars plain Python."""
-    out = []
-    for row in frame.to_dict("records"):
-        out.append({k: _plain(v) for k, v in row.items()})
-    return out
-
-
-def _plain(value: Any) -> Any:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    return value
 
 
 def answer_json(answer: Any) -> dict[str, Any]:
@@ -87,11 +69,11 @@ def comparison_json(result) -> dict[str, Any]:
 
 async def compare_route(request: Request) -> JSONResponse:
     try:
-        query = CompareQuery.from_params(dict(request.query_params))
-        result = await run_in_threadpool(compare, _engine(), query)
+        review = Review.from_params(dict(request.query_params))  # the summary's threshold and rules, if given
+        result = await run_in_threadpool(compare, _engine(), review.compare)
     except StoreError as exc:
         return error_response(exc)
-    return JSONResponse(comparison_json(result))
+    return JSONResponse(comparison_json(result) | {"summary": await run_in_threadpool(release_summary, _engine(), review)})
 
 
 async def runs_route(request: Request) -> JSONResponse:
@@ -107,18 +89,12 @@ async def runs_route(request: Request) -> JSONResponse:
 
 
 async def regressions_route(request: Request) -> JSONResponse:
-    from db.views.regressions import Review, regressions, review_notes
-
     try:
         review = Review.from_params(dict(request.query_params))
-        frame = await run_in_threadpool(regressions, _engine(), review)
-        notes = await run_in_threadpool(review_notes, _engine(), review)
+        answer = await run_in_threadpool(review_answer, _engine(), review)
     except StoreError as exc:
         return error_response(exc)
-    query = review.compare
-    return JSONResponse({"ok": True, "baseline": query.baseline, "candidate": query.candidate,
-                         "threshold": review.threshold, "threshold_unit": "% worse", "rules": review.rules_text,
-                         "notes": notes, "regressions": records(frame)})
+    return JSONResponse({"ok": True, **answer})
 
 
 async def claims_route(request: Request) -> JSONResponse:

@@ -15,6 +15,9 @@ from db.views.empty_reason import empty_reason
 from db.views.status_changes import status_changes
 from pages.charts import largest_first, ratio_chart, samples_chart
 from db.views.params import int_param, one_of
+from db.views.regressions import Review
+from db.views.summary import release_summary
+from pages.verdict import show_summary
 from pages.widgets import engine, guarded, load, picker, text_param
 
 # the case's name and the numbers with their units first; the identifying keys pinned at the end
@@ -129,8 +132,7 @@ def _render() -> None:
     st.title("Compare")
     query = CompareQuery.from_params(_controls())
     result = compare(engine(), query)  # cached per data version inside db.views.compare (no copy per rerun)
-    for note in result.notes:
-        st.text(note)  # notes carry selector text, which can carry tag values from bundles: text, not Markdown
+    show_summary(release_summary(engine(), Review(query)))  # the verdict first; its notes are the comparison's
     # the summary and the ratio chart come first: they answer "is it a win?" before 10⁴ table rows arrive
     rows = case_rows(result.cases)
     why = empty_reason(result)

@@ -8,7 +8,9 @@ import streamlit as st
 from db.views.compare import CompareQuery, compare
 from db.views.defaults import default_sides, side_label
 from db.views.empty_reason import empty_reason
-from db.views.regressions import Review, regressions, review_notes
+from db.views.regressions import Review, regressions
+from db.views.summary import release_summary
+from pages.verdict import show_summary
 from db.views.review_export import review_csv, review_markdown
 from db.query.selectors import available_selectors
 from db.store.triage import NOTE_KEY, STATES, save_note
@@ -61,15 +63,14 @@ def _render() -> None:
     if why:
         st.warning(why)
         st.stop()
+    summary = release_summary(engine(), review, found)
+    show_summary(summary)  # the verdict first, with the comparison's notes
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
             f"(threshold {threshold} % for replicated figures; each metric's own rule otherwise; "
             "docs/regressions.md)")
-    notes = review_notes(engine(), review)
-    for note in notes:
-        st.text(note)  # notes carry selector text (tag values from bundles): text, not Markdown
     st.dataframe(found, hide_index=True)
-    st.download_button("Markdown", review_markdown(found, baseline, candidate, notes), "regressions.md",
-                       "text/markdown")
+    st.download_button("Markdown", review_markdown(found, baseline, candidate, summary["notes"], summary),
+                       "regressions.md", "text/markdown")
     st.download_button("CSV", review_csv(found), "regressions.csv", "text/csv")
     if not found.empty:
         _triage_form(found, query)

@@ -80,11 +80,13 @@ def judged_cases(engine: Engine, review: Review) -> tuple[pd.DataFrame, pd.DataF
     return cases, verdict
 
 
-def regressions(engine: Engine, query: CompareQuery | Review, threshold: float | None = None) -> pd.DataFrame:
-    """The review's regressions, worst first. `threshold` (a fraction) is kept for callers with a bare query."""
+def regressions(engine: Engine, query: CompareQuery | Review, threshold: float | None = None,
+                judged: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """The review's regressions, worst first. `threshold` (a fraction) is kept for callers with a bare query;
+    `judged` is judged_cases' answer when the caller has it already (the release summary)."""
     review = query if isinstance(query, Review) else Review(query, 100.0 * (DEFAULT_THRESHOLD if threshold is None
                                                                              else threshold))
-    cases, verdict = judged_cases(engine, review)
+    cases, verdict = judged or judged_cases(engine, review)
     if cases.empty:
         return pd.DataFrame(columns=COLUMNS)
     found = pd.concat([cases, verdict], axis=1)

@@ -3,11 +3,17 @@ from __future__ import annotations
 
 import csv
 import html
-from typing import Sequence
+from typing import Any, Sequence
 
 import pandas as pd
 
 from db.views.wording import format_value
+
+
+def summary_markdown(summary, escape):  # imported late: db.views.summary imports the regressions view
+    from db.views.summary import summary_markdown as render
+
+    return render(summary, escape)
 
 
 def md_escape(text: object) -> str:
@@ -18,16 +24,20 @@ def md_escape(text: object) -> str:
     return out
 
 
-def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: Sequence[str] = ()) -> str:
-    lines = [f"Regressions of {md_escape(candidate)} against baseline {md_escape(baseline)}", "",
-             *(f"- {md_escape(note)}" for note in notes), *([""] if notes else []),
+def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: Sequence[str] = (),
+                    summary: dict[str, Any] | None = None) -> str:
+    """The review as Markdown: the release summary first (db.views.summary; it carries the notes), then every
+    regression, worst first."""
+    top = summary_markdown(summary, md_escape) if summary else [*(f"- {md_escape(note)}" for note in notes),
+                                                                *([""] if notes else [])]
+    lines = [f"Regressions of {md_escape(candidate)} against baseline {md_escape(baseline)}", "", *top,
              "| scope | workload | case | dtype | compile | metric | baseline | candidate | change (baseline "
              f"{md_escape(baseline)}) | significance | state | comment |",
              "|" + "---|" * 12]
     for r in frame.itertuples():
         cells = [r.scope, r.workload, r.case_key, r.dtype, r.compile, r.metric,
                  format_value(r.baseline_median, r.unit), format_value(r.candidate_median, r.unit),
-                 f"{r.change} ({r.why})", f"{r.significance} (p={r.p_value:.2g})" if r.p_value == r.p_value
+                 f"{r.change} ({r.why})" + (f"; figures: {r.figures}" if getattr(r, "figures", "") else ""), f"{r.significance} (p={r.p_value:.2g})" if r.p_value == r.p_value
                  else r.significance, r.state, r.comment]
         lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"

@@ -22,21 +22,29 @@ def case_bounds(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
     """Per case, the fraction worse a replicated change must exceed to regress: max(the metric's rule percent, or
     the review threshold (a fraction) where the rule has none; the case's A/A noise bound, a fraction, NaN where
     no A/A data exists — None until a noise model is wired in, then the threshold alone)."""
-    percent = cases.metric.map({n: r.percent for n, r in rules.items()}).to_numpy(dtype=float, na_value=np.nan)
+    percent = _per_case(cases, rules, "percent")
     bound = np.where(np.isnan(percent), threshold, percent / 100.0)
     if noise_bound is not None:
         bound = np.fmax(bound, np.asarray(noise_bound, dtype=float))  # NaN noise: the threshold stands
     return bound
 
 
+def per_metric(metric: pd.Series, values: dict, dtype=float, missing=np.nan) -> np.ndarray:
+    """values[metric] for each case, looked up once per distinct metric (a 50k-case map costs ~20 ms)."""
+    codes, names = pd.factorize(metric)
+    table = np.array([values.get(n, missing) for n in names] + [missing], dtype=dtype)
+    return table[codes]  # code -1 (a missing metric) takes the last entry
+
+
 def _per_case(cases: pd.DataFrame, rules: dict[str, Rule], field: str) -> np.ndarray:
-    return cases.metric.map({n: getattr(r, field) for n, r in rules.items()}).to_numpy(dtype=float, na_value=np.nan)
+    return per_metric(cases.metric, {n: (np.nan if getattr(r, field) is None else getattr(r, field))
+                                     for n, r in rules.items()})
 
 
 def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
           noise_bound: np.ndarray | None = None) -> pd.DataFrame:
     """Per case (same index as `cases`): regressed, why, worse_by, bound (fraction), rule (its kind)."""
-    kind = cases.metric.map({n: r.kind.value for n, r in rules.items()}).to_numpy(dtype=object)
+    kind = per_metric(cases.metric, {n: r.kind.value for n, r in rules.items()}, object, "")
     b = cases.baseline_median.to_numpy(dtype=float, na_value=np.nan)
     c = cases.candidate_median.to_numpy(dtype=float, na_value=np.nan)
     oriented = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)

@@ -1,0 +1,157 @@
+"""The release summary of a review (baseline → candidate), per (scope, device, dtype, compile): the scope is the
+chip in chip scope, each machine in machine scope. What a team reads first: the geomean per family (timing
+metrics only; each family one baseline, one unit, one configuration: never pooled across them), how many timing
+cases got faster / slower / stayed unchanged, how many cases regressed (by their metric's rule, correctness one
+row per case) or could not be compared, the memory and correctness verdicts, and the notes (builds pooled,
+libraries differ, battery / Low Power Mode / thermal pressure on either side).
+
+A plain, JSON-ready dict (`release_summary`): the Compare and Regressions pages render it first, GET
+/api/v1/compare and /api/v1/regressions return it, the Markdown export (db.views.review_export) and
+`mpsbench compare` print it, all from this one function."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Engine
+
+from bundle.metrics import METRICS, RuleKind
+from db.query.conditions import condition_notes
+from db.stats.significance import SIGNIFICANT
+from db.views.compare import compare
+from db.views.regressions import Review, judged_cases, regressions
+from db.views.rules import per_metric
+from db.views.plain import records
+from db.views.wording import format_value
+
+GROUP = ["scope", "device", "dtype", "compile"]
+FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", "ci_high", "unit", "summary"]
+GROUP_COLUMNS = GROUP + ["verdict", "faster", "slower", "unchanged", "regressed", "unmatched", "memory",
+                         "correctness"]
+
+
+def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None = None) -> dict[str, Any]:
+    """The summary of `review` (its regressions `found` may be passed when the caller has them already)."""
+    result = compare(engine, review.compare)
+    judged = judged_cases(engine, review)
+    cases = judged[0]
+    found = regressions(engine, review, judged=judged) if found is None else found
+    kinds = per_metric(cases.metric, {n: r.kind.value for n, r in review.rules.items()}, object, "")
+    quantity = per_metric(cases.metric, {n: m.quantity for n, m in METRICS.items()}, object, "")
+    timing = (kinds == RuleKind.significant.value) & (cases.comparison == "ratio").to_numpy(dtype=bool)
+    sig = (cases.significance == SIGNIFICANT).to_numpy(dtype=bool)
+    oriented = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)
+    flags = pd.DataFrame({"faster": timing & sig & (oriented > 1), "slower": timing & sig & (oriented < 1),
+                          "unchanged": timing & ~(sig & (oriented != 1))}, index=cases.index)
+    counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), ["faster", "slower", "unchanged"])
+    regressed, unmatched = _sizes(found), _sizes(result.unmatched)
+    memory_cases = cases[(quantity == "memory") & (kinds == RuleKind.growth.value)]
+    correctness_cases = cases[quantity == "correctness"]
+    rows = []
+    for key in sorted(set(counts) | set(regressed) | set(unmatched)):
+        hit = regressed.get(key, 0)
+        got = counts.get(key, {"faster": 0, "slower": 0, "unchanged": 0})
+        rows.append({**dict(zip(GROUP, key)), "verdict": f"{hit} regression{'s' * (hit != 1)}" if hit
+                     else "no regressions", **got, "regressed": hit, "unmatched": unmatched.get(key, 0),
+                     "memory": _memory(_in(memory_cases, key), _in(found, key)),
+                     "correctness": _correctness(_in(correctness_cases, key), _in(found, key))})
+    fams = result.families
+    timing_metrics = [n for n, r in review.rules.items() if r.kind is RuleKind.significant]
+    fams = fams[fams.metric.isin(timing_metrics)] if len(fams) else fams
+    base, cand = review.compare.selectors()
+    notes = list(result.notes) + condition_notes(engine, base, "baseline") + condition_notes(engine, cand, "candidate")
+    total = len(found)
+    return {"baseline": review.compare.baseline, "candidate": review.compare.candidate, "scope": review.compare.scope,
+            "threshold": review.threshold, "threshold_unit": "% worse", "rules": review.rules_text,
+            "verdict": _overall(total, rows), "regressions": total, "groups": records(pd.DataFrame(rows,
+                                                                                            columns=GROUP_COLUMNS)),
+            "families": records(fams.reindex(columns=FAMILY_COLUMNS)), "notes": notes}
+
+
+def _by_group(frame: pd.DataFrame, columns: list[str]) -> dict[tuple, dict[str, int]]:
+    if frame.empty:
+        return {}
+    sums = frame.groupby(GROUP, sort=False, observed=True, dropna=False)[columns].sum()
+    return {tuple(str(k) for k in key): {c: int(v) for c, v in zip(columns, values)}
+            for key, values in zip(sums.index, sums.to_numpy())}
+
+
+def _sizes(frame: pd.DataFrame) -> dict[tuple, int]:
+    if frame.empty:
+        return {}
+    sizes = frame.groupby(GROUP, sort=False, observed=True, dropna=False).size()
+    return {tuple(str(k) for k in key): int(v) for key, v in sizes.items()}
+
+
+def _in(frame: pd.DataFrame, key: tuple) -> pd.DataFrame:
+    """The rows of a small frame (memory, correctness, regressions) in one group."""
+    if frame.empty:
+        return frame
+    hit = np.ones(len(frame), dtype=bool)
+    for name, value in zip(GROUP, key):
+        hit &= (frame[name].astype(str) == value).to_numpy()
+    return frame[hit]
+
+
+def _memory(compared: pd.DataFrame, found: pd.DataFrame) -> str:
+    hit = found[found.metric.map(lambda m: m in METRICS and METRICS[m].quantity == "memory")] if len(found) else found
+    if compared.empty:
+        return "no memory figures compared"
+    n = len(compared)
+    if hit.empty:
+        return f"no memory regression ({n} figure{'s' * (n != 1)} compared)"
+    said = "; ".join(f"{r.workload} {r.metric} {format_value(r.baseline_median, r.unit)} → "
+                     f"{format_value(r.candidate_median, r.unit)}" for r in hit.itertuples())
+    return f"{len(hit)} memory regression{'s' * (len(hit) != 1)} of {n} figures: {said}"
+
+
+def _correctness(mine: pd.DataFrame, found: pd.DataFrame) -> str:
+    checked = len(mine.drop_duplicates(["workload", "case_key"])) if len(mine) else 0
+    hit = found[found.metric == "correctness"] if len(found) else found
+    if not checked:
+        return "no correctness figures compared"
+    if hit.empty:
+        return f"no correctness regression ({checked} case{'s' * (checked != 1)} checked)"
+    said = "; ".join(f"{r.workload} ({r.why.removeprefix('correctness: ')})" for r in hit.itertuples())
+    return f"{len(hit)} of {checked} cases regressed: {said}"
+
+
+def _overall(total: int, rows: list[dict]) -> str:
+    if not rows:
+        return "nothing compared"
+    if not total:
+        return f"no regressions in {len(rows)} group{'s' * (len(rows) != 1)} (scope · device · dtype · compile)"
+    hit = sum(1 for r in rows if r["regressed"])
+    return f"{total} regression{'s' * (total != 1)} in {hit} of {len(rows)} groups (scope · device · dtype · compile)"
+
+
+def review_answer(engine: Engine, review: Review) -> dict[str, Any]:
+    """A review as GET /api/v1/regressions returns it (and `mpsbench compare` reads it, locally or from a server):
+    the parameters, the release summary, the regressions worst first, the notes."""
+    found = regressions(engine, review)
+    summary = release_summary(engine, review, found)
+    q = review.compare
+    return {"baseline": q.baseline, "candidate": q.candidate, "scope": q.scope, "threshold": review.threshold,
+            "threshold_unit": "% worse", "rules": review.rules_text, "notes": summary["notes"], "summary": summary,
+            "regressions": records(found)}
+
+
+def summary_markdown(summary: dict[str, Any], escape) -> list[str]:
+    """The summary as Markdown lines (escape: the export's cell escaper), for the top of the review export."""
+    lines = [f"## Release summary: {escape(summary['candidate'])} against baseline {escape(summary['baseline'])}", "",
+             f"**{escape(summary['verdict'])}** (threshold {summary['threshold']:g} % worse for replicated figures; "
+             "each metric's own rule otherwise)", "",
+             "| scope | device | dtype | compile | faster | slower | unchanged | regressed | unmatched | memory | "
+             "correctness |", "|" + "---|" * 11]
+    for g in summary["groups"]:
+        cells = [g[k] for k in ("scope", "device", "dtype", "compile", "faster", "slower", "unchanged", "regressed",
+                                "unmatched", "memory", "correctness")]
+        lines.append("| " + " | ".join(escape(c) for c in cells) + " |")
+    if summary["families"]:
+        lines += ["", "Geomean per family (timing; candidate against baseline "
+                  f"{escape(summary['baseline'])}, > 1× is better):", ""]
+        lines += [f"- {escape(f['summary'])}" for f in summary["families"]]
+    if summary["notes"]:
+        lines += ["", *(f"- {escape(n)}" for n in summary["notes"])]
+    return lines + [""]

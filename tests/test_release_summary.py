@@ -1,0 +1,84 @@
+"""The release summary (db.views.summary) on the known-verdict store (tests/verdict_store.py): counts, memory and
+correctness verdicts and notes computed here from the store's constants, and the same summary in the API twin
+and at the top of the Markdown export."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+import db.store.engine as store
+from db.views.regressions import Review, regressions
+from db.views.review_export import md_escape, review_markdown
+from db.views.summary import release_summary, review_answer
+from tests import verdict_store as v
+
+PARAMS = {"baseline": v.BASELINE, "candidate": v.CANDIDATE}
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    engine = store.open_store(tmp_path_factory.mktemp("summary") / "v.duckdb")
+    v.verdict_store(engine)
+    yield engine
+    engine.dispose()
+
+
+def test_counts_and_verdicts_per_group(engine):
+    summary = release_summary(engine, Review.from_params(PARAMS))
+    groups = {g["dtype"]: g for g in summary["groups"]}
+    assert set(groups) == {"bfloat16", "float32"} and all(g["scope"] == "mac-a" for g in groups.values())
+    linear = groups["bfloat16"]  # linear op_time 1.5× slower over both runs; its bandwidth is derived, not counted
+    assert (linear["faster"], linear["slower"], linear["unchanged"], linear["regressed"]) == (0, 1, 0, 1)
+    rest = groups["float32"]  # softmax op_time: run-to-run noise only → unchanged
+    assert (rest["faster"], rest["slower"], rest["unchanged"], rest["unmatched"]) == (0, 0, 1, 0)
+    # regressions: driver peak (10×), reserved peak (+10 %, +204.8 MiB), two correctness cases (one row each)
+    assert rest["regressed"] == 4 and summary["regressions"] == 5
+    assert rest["memory"].startswith("2 memory regressions of 3 figures") and "10.000 GiB" in rest["memory"]
+    assert "memory_allocated_peak" not in rest["memory"]  # 3 %, 30.72 MiB: under the floor
+    assert rest["correctness"].startswith("2 of 2 cases regressed")
+    assert summary["verdict"].startswith("5 regressions in 2 of 2 groups")
+
+
+def test_families_are_timing_only_and_name_their_baseline(engine):
+    summary = release_summary(engine, Review.from_params(PARAMS))
+    families = {(f["workload"], f["metric"]): f for f in summary["families"]}
+    assert set(families) == {("linear", "op_time"), ("softmax", "op_time")}  # no bandwidth, memory or correctness
+    linear = families[("linear", "op_time")]
+    assert linear["geomean"] == pytest.approx(v.LINEAR_US[False] / v.LINEAR_US[True], rel=0.01)
+    assert linear["unit"] == "×" and f"baseline {v.BASELINE}" in linear["summary"]
+
+
+def test_battery_and_low_power_runs_are_noted(tmp_path):
+    engine = store.open_store(tmp_path / "power.duckdb")
+    from db.ingest.core import ingest_bundle
+
+    bundles = v.verdict_bundles()
+    bundles[3] = bundles[3].model_copy(update={"machine": bundles[3].machine.model_copy(
+        update={"power_source": "battery", "low_power_mode": True})})
+    for bundle in bundles:
+        ingest_bundle(engine, bundle.model_dump_json().encode())
+    notes = release_summary(engine, Review.from_params(PARAMS))["notes"]
+    assert "candidate: 1 of 2 runs on battery power: their figures may be slower" in notes
+    assert any(n.startswith("candidate: 1 of 2 runs in Low Power Mode") for n in notes)
+    assert not any(n.startswith("baseline:") for n in notes)
+    engine.dispose()
+
+
+def test_api_and_export_carry_the_same_summary(engine, monkeypatch):
+    import api.query as query_api
+
+    monkeypatch.setattr(query_api, "_engine", lambda: engine)
+    client = TestClient(Starlette(routes=query_api.ROUTES))
+    review = Review.from_params(PARAMS)
+    local = review_answer(engine, review)
+    for path in ("/api/v1/regressions", "/api/v1/compare"):
+        body = client.get(path, params=PARAMS).json()
+        assert body["summary"] == local["summary"], path
+    md = review_markdown(regressions(engine, review), v.BASELINE, v.CANDIDATE, local["notes"], local["summary"])
+    head = md.splitlines()[:5]
+    assert head[2].startswith("## Release summary") and md_escape(local["summary"]["verdict"]) in head[4]
+    assert md.index("Release summary") < md.index("| scope | workload |")  # the summary, then the regressions
+    assert "figures: psnr\\_vs\\_cpu 60 dB → 20 dB" in md
+    assert len(pd.DataFrame(local["regressions"])) == local["summary"]["regressions"] == 5
