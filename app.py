@@ -18,12 +18,13 @@ SCRIPT = str(Path(__file__).resolve().with_name("pages") / "navigation.py")  # f
 def api_routes() -> list:
     """The upload API and the JSON twins of the pages, mounted beside Streamlit, each under the one guard (no
     request ends in a plain-text 500; a store fault is a JSON 503)."""
-    from api import health, query, sweeps, upload
+    from api import health, openapi, query, sweeps, upload
     from api.auth import protect_routes
     from api.errors import guard_routes
 
     # inside the guard: Host/Origin, then the read token where one is configured
-    return guard_routes(protect_routes(upload.ROUTES + health.ROUTES + query.ROUTES + sweeps.ROUTES))
+    return guard_routes(protect_routes(upload.ROUTES + health.ROUTES + query.ROUTES + sweeps.ROUTES
+                                       + openapi.ROUTES))
 
 
 def announce_token() -> None:

@@ -52,6 +52,40 @@ def guarded(endpoint: Callable) -> Callable:
 
 
 def guard_routes(routes: list[BaseRoute]) -> list[BaseRoute]:
-    """Every Route with its endpoint guarded (other route kinds as they are)."""
-    return [Route(r.path, guarded(r.endpoint), methods=sorted(r.methods or ()), name=r.name)
-            if isinstance(r, Route) else r for r in routes]
+    """One Route per path with every method's endpoint guarded; a method the path does not take is a JSON 405
+    naming the allowed ones (Starlette's own is plain text). Other route kinds pass as they are."""
+    by_path: dict[str, dict[str, Callable]] = {}
+    others: list[BaseRoute] = []
+    for r in routes:
+        if isinstance(r, Route):
+            for method in r.methods or ("GET",):
+                by_path.setdefault(r.path, {}).setdefault(method, guarded(r.endpoint))
+        else:
+            others.append(r)
+    return [_any_method(Route(path, _dispatch(methods), name=path)) for path, methods in by_path.items()] + others
+
+
+def _any_method(route: Route) -> Route:
+    route.methods = None  # Starlette then routes every method here (even unknown ones) and _dispatch decides
+    return route
+
+
+def _dispatch(methods: dict[str, Callable]) -> Callable:
+    allowed = ", ".join(sorted(methods))
+
+    async def route(request: Request) -> Response:
+        endpoint = methods.get(request.method)
+        if endpoint is None:
+            response = error_response(StoreError(405, f"method {request.method[:20]} not allowed here; use {allowed}",
+                                                 [Problem("method", f"one of {allowed}")]))
+            response.headers["Allow"] = allowed
+            return response
+        return await endpoint(request)
+    route.allowed = tuple(sorted(methods))  # what route_methods reads (the Route itself takes every method)
+    return route
+
+
+def route_methods(route: Route) -> tuple[str, ...]:
+    """The methods a route answers (a guarded one: its endpoints'), without HEAD."""
+    found = getattr(route.endpoint, "allowed", None) or tuple(route.methods or ())
+    return tuple(m for m in found if m != "HEAD")

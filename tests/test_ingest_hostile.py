@@ -75,6 +75,10 @@ PROBES = {
     "too many tags": (_raw(make_bundle(tags={f"k{i}": "v" for i in range(MAX_TAGS + 1)})), 422, "tags"),
     "samples as strings": (_raw(make_bundle(results=[make_result(samples=["7.5", 8])])), 422, "results[0].samples"),
     "passed as 1": (_raw(make_bundle(results=[make_result(passed=1)])), 422, "results[0].passed"),
+    "results a number": (_raw(make_bundle(results=5)), 422, "results"),  # found by the fuzz (was a 500)
+    "results null": (_raw(make_bundle(results=None)), 422, "results"),
+    "results an object": (_raw(make_bundle(results={"0": make_result()})), 422, "results"),
+    "only results, a string": (b'{"results": "x"}', 422, "results"),
 }
 
 

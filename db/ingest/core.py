@@ -154,6 +154,9 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
     if parts is None:
         data = _results_last(data)
         parts = results_text.split(data)
+    if parts is None:  # results is not an array (a number, null, an object): the schema names it
+        _validate(data)
+        raise StoreError(422, "invalid bundle", [Problem("results", "must be an array of results")])
     header, array = parts
     try:  # before the header: a cut that is not the last key's array does not read
         lenient = results_text.parse(duck, array, whole)

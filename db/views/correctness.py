@@ -23,6 +23,9 @@ from db.views.wording import format_value
 _CASE = ["machine_name", "workload", "case_key", "dtype", "compile"]
 
 
+PARAMS = ("split_tag", "metric", "baseline", "candidate")  # URL parameters (page and twin; api/openapi.py)
+
+
 def correctness(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
     """PSNR (dB) and max error (1) records with their tolerance and verdict, per case and build."""
     frame = split_builds(results(engine, metrics=CORRECTNESS_METRICS), split_tag)
@@ -127,7 +130,7 @@ class Correctness:
 
 def correctness_view(engine: Engine, params: Params) -> Correctness:
     """The Correctness page and GET /api/v1/correctness."""
-    p = only(params, ("split_tag", "metric", "baseline", "candidate"))
+    p = only(params, PARAMS)
     metric = one_of("metric", p["metric"] or "psnr_vs_cpu", CORRECTNESS_METRICS)
     split = p["split_tag"] or None
     records = correctness(engine, split)

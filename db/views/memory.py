@@ -35,6 +35,9 @@ COMPARE_COLUMNS = ["machine", "chip", "case", "figure", "baseline_GiB", "candida
                    "candidate", "baseline_runs", "candidate_runs"] + _KEYS
 
 
+PARAMS = ("split_tag", "workload", "baseline", "candidate")  # URL parameters (page and twin; api/openapi.py)
+
+
 def memory_long(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
     """One row per memory record: machine, chip (never dropped when missing), case name, build, figure, median
     in GiB (None unless ok) and its state ("ok", "OOM: …", "unavailable: …")."""
@@ -92,7 +95,7 @@ class Memory:
 
 def memory_view(engine: Engine, params: Params) -> Memory:
     """The Memory page and GET /api/v1/memory: baseline and candidate are build labels (empty: the default pair)."""
-    p = only(params, ("split_tag", "workload", "baseline", "candidate"))
+    p = only(params, PARAMS)
     long = memory_long(engine, p["split_tag"] or None)
     workloads = sorted(set(long["workload"]))
     builds, channels = memory_builds(long)

@@ -1,0 +1,148 @@
+"""GET /api/v1/openapi.json: an OpenAPI 3.1 document of /api/v1, made from what the server mounts (every /api/v1
+route and its methods, read from the app at request time, so a new route is listed at once) and from the views'
+own parameter tuples (the same names each view's `only(...)` check allows, so the document and the checks cannot
+drift); the upload's body is the bundle's JSON Schema (bundle.schema, the one source of truth)."""
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from api.errors import route_methods
+from bundle.metrics import METRICS
+from bundle.schema import Bundle
+from db.query.compare_sql import FILTERS as COMPARE_FILTERS
+from db.query.runs import RUN_FILTERS
+from db.query.selectors import SYNTAX
+from db.views import correctness, matrix, memory, noise, trends
+from db.views.compare import SCOPES
+from db.views.params import THRESHOLD_PERCENT
+
+PREFIX = "/api/v1"
+_REF = "#/components/schemas/{model}"
+
+
+def _param(name: str, description: str, schema: dict | None = None, required: bool = False,
+           where: str = "query", example: Any = None) -> dict:
+    out = {"name": name, "in": where, "required": required or where == "path", "description": description,
+           "schema": schema or {"type": "string"}}
+    if example is not None:
+        out["example"] = example
+    return out
+
+
+def _side(name: str, required: bool = True) -> dict:
+    return _param(name, f"selector: {SYNTAX}", required=required,
+                  example="torch=2.14.1" if name == "baseline" else "torch=2.15.0rc1")
+
+
+def _compare() -> list[dict]:
+    return [_side("baseline"), _side("candidate"),
+            _param("scope", "pair results on the same machine or the same chip", {"type": "string", "enum": list(SCOPES)}),
+            _param("pool", "1: pool the builds a side spans, on purpose", {"type": "string", "enum": ["0", "1"]}),
+            *(_param(f, "comma-separated values" + (f" ({', '.join(METRICS)})" if f == "metric" else ""))
+              for f in COMPARE_FILTERS)]
+
+
+def _names(names, description: str = "exact value; empty or absent: any") -> list[dict]:
+    return [_param(n, description) for n in names]
+
+
+def _threshold() -> dict:
+    low, high = THRESHOLD_PERCENT
+    return _param("threshold", f"percent worse, {low:g}..{high:g} (5 = 5 %)",
+                  {"type": "number", "minimum": low, "maximum": high})
+
+
+# path → (summary, query/path parameters); a mounted route missing here is listed with no parameters
+GETS: dict[str, tuple[str, list[dict]]] = {
+    "/api/v1/health": ("the store's state, versions and run count; 503 when the store cannot be read", []),
+    "/api/v1/openapi.json": ("this document", []),
+    "/api/v1/overview": ("the Overview page: machines x builds, results per status, open warnings", []),
+    "/api/v1/runs": ("the Runs page's list", [
+        *_names(RUN_FILTERS, "exact value (tag: key=value)"),
+        _param("limit", "at most this many runs", {"type": "integer", "minimum": 1, "maximum": 10000})]),
+    "/api/v1/compare": ("per-case figures, significance and geomeans of candidate against baseline", _compare()),
+    "/api/v1/regressions": ("the Regressions page's rows", [
+        *_compare(), _threshold(), _param("rules", "per-metric rules: metric.field=value,…")]),
+    "/api/v1/claims": ("published MPS claims beside what was measured",
+                       [_side("baseline", False), _side("candidate", False)]),
+    "/api/v1/trends": ("one case's points over builds and its change points", _names(trends.FIELDS)),
+    "/api/v1/matrix": ("geomean cells of builds against a baseline", _names(matrix.PARAMS)),
+    "/api/v1/memory": ("the three memory peaks per case and build", _names(memory.PARAMS)),
+    "/api/v1/correctness": ("PSNR and max-error records against the CPU reference", _names(correctness.PARAMS)),
+    "/api/v1/noise": ("A/A noise per group and the repeats a difference needs", _names(noise.PARAMS)),
+    "/api/v1/sweeps": ("sweeps", []),
+    "/api/v1/sweeps/{sweep}": ("one sweep's builds, runs, A/A pairs and comparisons",
+                               [_param("sweep", "the sweep's id (its bundles' `sweep` tag)", where="path")]),
+}
+
+_ERROR = {"type": "object", "required": ["ok", "status", "error", "errors"],
+          "properties": {"ok": {"const": False}, "status": {"type": "integer"}, "error": {"type": "string"},
+                         "errors": {"type": "array", "items": {
+                             "type": "object", "required": ["field", "rule"],
+                             "properties": {"field": {"type": "string"}, "rule": {"type": "string"}}}}}}
+_OK = {"type": "object", "required": ["ok"], "properties": {"ok": {"const": True}}}
+
+
+def _json(ref: str) -> dict:
+    return {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}
+
+
+def _errors(*codes: int) -> dict:
+    return {str(c): {"description": _MEANING[c], "content": _json("Error")} for c in codes}
+
+
+_MEANING = {400: "a parameter or the body breaks a rule (named in errors)", 401: "no or a wrong token",
+            404: "nothing stored matches", 409: "run_id stored with other content", 413: "body too large",
+            415: "not application/json, or an encoding other than gzip", 422: "invalid bundle (fields named)",
+            500: "an unexpected server error (logged; never the client's input)",
+            503: "the store is unavailable (disk full, locked, damaged); retry after Retry-After seconds"}
+
+
+def _get(summary: str, params: list[dict]) -> dict:
+    return {"summary": summary, "parameters": params,
+            "responses": {"200": {"description": "the answer", "content": _json("Ok")}, **_errors(400, 404, 503)}}
+
+
+def _upload() -> dict:
+    return {"summary": "upload one result bundle (docs/bundle.md)",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {"$ref": _REF.format(
+                model="Bundle")}}}},
+            "responses": {"201": {"description": "stored", "content": _json("Ok")},
+                          "200": {"description": "already present (same run_id, same content)", "content": _json("Ok")},
+                          **_errors(400, 401, 409, 413, 415, 422, 503)}}
+
+
+def _operation(path: str, method: str) -> dict:
+    if method == "post" and path == "/api/v1/runs":
+        return _upload()
+    summary, params = GETS.get(path, ("", []))
+    if method == "get":
+        return _get(summary, params)
+    return {"summary": summary, "parameters": params,
+            "responses": {"200": {"description": "done", "content": _json("Ok")}, **_errors(400, 401, 404, 503)}}
+
+
+def document(routes) -> dict:
+    """The OpenAPI document of the mounted /api/v1 routes (starlette Route objects)."""
+    schemas = Bundle.model_json_schema(ref_template=_REF)
+    components = {**schemas.pop("$defs", {}), "Bundle": schemas, "Error": _ERROR, "Ok": _OK}
+    paths: dict[str, dict] = {}
+    for route in routes:
+        if isinstance(route, Route) and route.path.startswith(PREFIX):
+            for method in sorted(m.lower() for m in route_methods(route)):
+                paths.setdefault(route.path, {})[method] = _operation(route.path, method)
+    return {"openapi": "3.1.0",
+            "info": {"title": "mpsbench API", "version": "1",
+                     "description": "Every error has one shape: {ok: false, status, error, errors: [{field, rule}]}."},
+            "paths": dict(sorted(paths.items())), "components": {"schemas": components}}
+
+
+async def openapi_route(request: Request) -> JSONResponse:
+    return JSONResponse(document(request.app.routes))
+
+
+ROUTES = [Route("/api/v1/openapi.json", openapi_route, methods=["GET"])]

@@ -1,0 +1,106 @@
+"""GET /api/v1/openapi.json describes every mounted /api/v1 route, and schemathesis fuzzes each one from it
+(valid and invalid parameters and bodies, in-process over ASGI, a fixed seed): no answer is a 5xx and every 4xx is
+the one JSON error shape. MPSBENCH_FUZZ_EXAMPLES raises the examples per operation for a longer run by hand."""
+from __future__ import annotations
+
+import os
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from schemathesis.config import SchemathesisConfig
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+import db.store.engine
+from api.errors import route_methods
+from app import api_routes
+from db.ingest.core import ingest_bundle
+from tests.bundles import make_bundle
+
+EXAMPLES = int(os.environ.get("MPSBENCH_FUZZ_EXAMPLES", "12"))
+SEED = int(os.environ.get("MPSBENCH_FUZZ_SEED", "17"))
+
+
+class Loopback:
+    """The API as a client on the server itself sees it (uploads without a token are loopback-only)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            scope = dict(scope, client=("127.0.0.1", 50000))
+        await self.app(scope, receive, send)
+
+
+APP = Loopback(Starlette(routes=api_routes()))
+# the coverage phase (boundary values, unexpected methods) everywhere but on the upload, where it walks every
+# field of the bundle schema (~30 s); the upload gets the examples and fuzzing phases, valid and invalid bundles
+CONFIG = SchemathesisConfig.from_dict({
+    "seed": SEED, "generation": {"mode": "all", "max-examples": EXAMPLES},
+    "operations": [{"include-method": "POST", "include-path": "/api/v1/runs",
+                    "phases": {"coverage": {"enabled": EXAMPLES > 100}}}]})
+schema = schemathesis.openapi.from_asgi("/api/v1/openapi.json", APP, config=CONFIG)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def store(tmp_path_factory):
+    """Two builds stored, so valid selectors reach the comparisons; every request reads this file."""
+    path = tmp_path_factory.mktemp("fuzz") / "fuzz.duckdb"
+    saved = os.environ.get("MPSBENCH_DB"), os.environ.get("MPSBENCH_UPLOAD_TOKENS"), db.store.engine._shared
+    os.environ["MPSBENCH_DB"] = str(path)
+    os.environ.pop("MPSBENCH_UPLOAD_TOKENS", None)
+    db.store.engine._shared = {}
+    engine = db.store.engine.shared_store()
+    for version, role in (("2.14.1", "baseline"), ("2.15.0rc1", "candidate")):
+        build = make_bundle()["build"] | {"torch_version": version, "channel": "release" if role == "baseline" else "rc"}
+        for _ in range(2):
+            ingest_bundle(engine, make_bundle(build=build, tags={"role": role, "sweep": "s1"}))
+    yield path
+    engine.dispose()
+    db.store.engine._shared = saved[2]
+    for name, value in zip(("MPSBENCH_DB", "MPSBENCH_UPLOAD_TOKENS"), saved[:2]):
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+def test_the_document_lists_every_mounted_api_route_with_its_methods():
+    doc = TestClient(Starlette(routes=api_routes())).get("/api/v1/openapi.json").json()
+    assert doc["openapi"].startswith("3.")
+    mounted = {(r.path, m.lower()) for r in api_routes() for m in route_methods(r)}
+    documented = {(p, m) for p, ops in doc["paths"].items() for m in ops}
+    assert documented == mounted
+    assert {("/api/v1/runs", "post"), ("/api/v1/runs", "get"), ("/api/v1/health", "get"),
+            ("/api/v1/compare", "get"), ("/api/v1/sweeps/{sweep}", "get")} <= documented
+
+
+def test_every_documented_query_parameter_is_one_its_route_accepts():
+    """The names come from the views' own tuples: none of them is refused as unknown, an undocumented one is."""
+    client = TestClient(Starlette(routes=api_routes()))
+    doc = client.get("/api/v1/openapi.json").json()
+    for path, ops in doc["paths"].items():
+        names = [p["name"] for p in ops.get("get", {}).get("parameters", []) if p["in"] == "query"]
+        if "{" in path or not names:
+            continue
+        for name in names:
+            body = client.get(path, params={name: "x"}).json()
+            assert "unknown" not in body.get("error", ""), (path, name, body)
+        if path not in ("/api/v1/compare", "/api/v1/regressions", "/api/v1/claims"):  # these ignore extras
+            answer = client.get(path, params={"no_such_parameter": "1"})
+            assert answer.status_code == 400 and "unknown" in answer.json()["error"], (path, answer.text)
+
+
+@schema.parametrize()
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=list(HealthCheck), database=None)
+def test_no_input_reaches_a_server_error(case):
+    response = case.call()
+    assert response.status_code < 500, (case.method, case.path, case.query, response.text[:500])
+    if response.status_code >= 400:
+        body = response.json()
+        assert set(body) == {"ok", "status", "error", "errors"} and body["ok"] is False, body
+        assert body["status"] == response.status_code and isinstance(body["error"], str) and body["error"], body
+        assert all(set(e) == {"field", "rule"} for e in body["errors"]), body
