@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Match, Route
 
 from db.errors import Problem, StoreError
 from db.store import faults
@@ -52,7 +52,7 @@ def guarded(endpoint: Callable) -> Callable:
 
 
 def guard_routes(routes: list[BaseRoute]) -> list[BaseRoute]:
-    """One Route per path with every method's endpoint guarded; a method the path does not take is a JSON 405
+    """One route per path with every method's endpoint guarded; a method the path does not take is a JSON 405
     naming the allowed ones (Starlette's own is plain text). Other route kinds pass as they are."""
     by_path: dict[str, dict[str, Callable]] = {}
     others: list[BaseRoute] = []
@@ -62,30 +62,35 @@ def guard_routes(routes: list[BaseRoute]) -> list[BaseRoute]:
                 by_path.setdefault(r.path, {}).setdefault(method, guarded(r.endpoint))
         else:
             others.append(r)
-    return [_any_method(Route(path, _dispatch(methods), name=path)) for path, methods in by_path.items()] + others
+    return [GuardedRoute(path, methods) for path, methods in by_path.items()] + others
 
 
-def _any_method(route: Route) -> Route:
-    route.methods = None  # Starlette then routes every method here (even unknown ones) and _dispatch decides
-    return route
+class GuardedRoute(Route):
+    """A path's endpoints by method. It matches every method (Starlette would answer another with a plain-text
+    405) and answers one it does not take with the JSON 405; `methods` still lists what it takes."""
 
+    def __init__(self, path: str, endpoints: dict[str, Callable]):
+        self.endpoints = endpoints
+        super().__init__(path, self._dispatch, methods=sorted(endpoints), name=path)
 
-def _dispatch(methods: dict[str, Callable]) -> Callable:
-    allowed = ", ".join(sorted(methods))
+    def matches(self, scope):
+        match, child = super().matches(scope)
+        return (Match.FULL if match == Match.PARTIAL else match), child
 
-    async def route(request: Request) -> Response:
-        endpoint = methods.get(request.method)
+    async def handle(self, scope, receive, send) -> None:
+        await self.app(scope, receive, send)
+
+    async def _dispatch(self, request: Request) -> Response:
+        endpoint = self.endpoints.get(request.method)
         if endpoint is None:
+            allowed = ", ".join(route_methods(self))
             response = error_response(StoreError(405, f"method {request.method[:20]} not allowed here; use {allowed}",
                                                  [Problem("method", f"one of {allowed}")]))
             response.headers["Allow"] = allowed
             return response
         return await endpoint(request)
-    route.allowed = tuple(sorted(methods))  # what route_methods reads (the Route itself takes every method)
-    return route
 
 
 def route_methods(route: Route) -> tuple[str, ...]:
-    """The methods a route answers (a guarded one: its endpoints'), without HEAD."""
-    found = getattr(route.endpoint, "allowed", None) or tuple(route.methods or ())
-    return tuple(m for m in found if m != "HEAD")
+    """The methods a route answers, without the HEAD Starlette adds to every GET."""
+    return tuple(sorted(m for m in route.methods or () if m != "HEAD"))
