@@ -4,6 +4,7 @@ own parameter tuples (the same names each view's `only(...)` check allows, so th
 drift); the upload's body is the bundle's JSON Schema (bundle.schema, the one source of truth)."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from starlette.requests import Request
@@ -116,10 +117,29 @@ def _upload() -> dict:
                           **_errors(400, 401, 409, 413, 415, 422, 503)}}
 
 
+def _retract() -> dict:
+    return {"summary": "retract a run (the uploading token or an admin token): it leaves every comparison",
+            "parameters": [_param("run_id", "the run's 32-hex-digit id", where="path")],
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["reason"], "properties": {"reason": {"type": "string"}}}}}},
+            "responses": {"200": {"description": "retracted: who, when, why", "content": _json("Ok")},
+                          **_errors(400, 401, 404, 409, 413, 503)}}
+
+
+OTHERS = {("post", "/api/v1/runs"): _upload, ("delete", "/api/v1/runs/{run_id}"): _retract}
+
+
+def _path_params(path: str, params: list[dict]) -> list[dict]:
+    """Every {name} in the path as a path parameter (a route not described here still validates)."""
+    named = {p["name"] for p in params if p["in"] == "path"}
+    return params + [_param(n, "path segment", where="path") for n in re.findall(r"{(\w+)}", path) if n not in named]
+
+
 def _operation(path: str, method: str) -> dict:
-    if method == "post" and path == "/api/v1/runs":
-        return _upload()
+    if (method, path) in OTHERS:
+        return OTHERS[method, path]()
     summary, params = GETS.get(path, ("", []))
+    params = _path_params(path, params)
     if method == "get":
         return _get(summary, params)
     return {"summary": summary, "parameters": params,
