@@ -2,7 +2,8 @@
 
 URL is the dashboard's base URL (http://host:8501, or behind a proxy http://host/mpsbench) or the endpoint
 itself (…/api/v1/runs); both reach the same endpoint. The token is MPSBENCH_TOKEN; without it no
-Authorization header is sent (a server with no upload tokens accepts that from its own machine).
+Authorization header is sent and the server answers 401 (every write needs a token, loopback too: a server
+without configured tokens prints the one it generated at start).
 Connection errors, 5xx, 408 and 429 are retried (5 attempts in all, backoff 0.5, 1, 2, 4 s, or the server's
 Retry-After up to 30 s). What still cannot be delivered for a passing reason (no connection, 502/503/504, 408,
 429) waits in the outbox (MPSBENCH_OUTBOX, default ~/.mpsbench/outbox) for the next push, and so does a bundle refused for its token (401/403: the bundle is

@@ -18,9 +18,19 @@ USAGE = ("usage: mpsbench ingest PATH... | mpsbench info | mpsbench retract RUN_
          " mpsbench backup DIR | mpsbench restore DIR")
 
 
+def cli_identity() -> str:
+    """Who writes through the CLI: the owner of the process (whoever may write the store file), as cli:<user>."""
+    import getpass
+
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (OSError, KeyError):  # no login name (a bare container): still marked as a CLI write
+        return "cli:unknown"
+
+
 def _ingest_one(engine, name: str) -> int:
     try:
-        out = ingest_bundle(engine, Path(name).read_bytes())
+        out = ingest_bundle(engine, Path(name).read_bytes(), cli_identity())
     except OSError as err:  # missing file, a directory, no permission: say which and go on with the rest
         print(f"{name}: ERROR: cannot read the file: {err.strerror or err}")
         return 1
@@ -76,12 +86,10 @@ def _retract(args: list[str]) -> int:
 
         done = retract_remote(opts.url, opts.run_id, opts.reason)
     else:
-        import getpass
-
         from db.store.retract import retract_run
 
         # the local store file's owner: whoever may write the file may retract (recorded as cli:<user>)
-        done = retract_run(open_store(), opts.run_id, opts.reason, f"cli:{getpass.getuser()}", admin=True)
+        done = retract_run(open_store(), opts.run_id, opts.reason, cli_identity(), admin=True)
     print(f"{done['run_id']}: retracted by {done['retracted_by']} at {done['retracted_at']}: {done['reason']}")
     return 0
 
