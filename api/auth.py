@@ -16,7 +16,7 @@ from functools import wraps
 from typing import Callable
 from urllib.parse import urlsplit
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.routing import Route
 
 from api.errors import error_response
@@ -42,7 +42,7 @@ def _networks(text: str) -> list:
     return out
 
 
-def _from_trusted_proxy(request: Request) -> bool:
+def _from_trusted_proxy(request: HTTPConnection) -> bool:
     peer = request.client.host if request.client else ""
     try:
         address = ipaddress.ip_address(peer)
@@ -69,7 +69,7 @@ def _host_name(value: str) -> str:
         return ""
 
 
-def check_host(request: Request) -> None:
+def check_host(request: HTTPConnection) -> None:
     hosts = allowed_hosts()
     if "*" in hosts:
         return
@@ -141,7 +141,7 @@ class HostCheck:
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] in ("http", "websocket"):
-            request = Request(scope)
+            request = HTTPConnection(scope)  # a Request is http only; the page's websocket needs the check too
             try:
                 check_host(request)
             except StoreError as err:

@@ -316,3 +316,26 @@ def test_a_v4_store_gains_the_uploader_and_retraction_columns_and_only_an_admin_
     url = f"/api/v1/runs/{ids['alice']}"
     assert client.request("DELETE", url, json={"reason": "r"}, headers=_auth("alice")).status_code == 403
     assert client.request("DELETE", url, json={"reason": "r"}, headers=_auth("ops")).status_code == 200
+
+
+def test_the_whole_servers_host_check_covers_its_websocket_too():
+    """app.py wraps every route (pages, their websocket, the API) in api.auth.HostCheck."""
+    from starlette.middleware import Middleware
+    from starlette.routing import WebSocketRoute
+    from starlette.websockets import WebSocketDisconnect
+
+    from api.auth import HostCheck
+
+    async def echo(ws):
+        await ws.accept()
+        await ws.send_text("hello")
+        await ws.close()
+
+    server = Starlette(routes=[WebSocketRoute("/_stcore/stream", echo)], middleware=[Middleware(HostCheck)])
+    with TestClient(server).websocket_connect("/_stcore/stream", headers={"host": "127.0.0.1:8501"}) as ws:
+        assert ws.receive_text() == "hello"
+    for headers in ({"host": "evil.example"}, {"host": "127.0.0.1:8501", "origin": "http://evil.example"}):
+        with pytest.raises(WebSocketDisconnect) as closed:
+            with TestClient(server).websocket_connect("/_stcore/stream", headers=headers) as ws:
+                ws.receive_text()
+        assert closed.value.code == 1008
