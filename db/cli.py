@@ -14,7 +14,8 @@ from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store, store_path
 
-USAGE = ("usage: mpsbench ingest PATH... | mpsbench info | mpsbench retract RUN_ID --reason TEXT [--url URL] |"
+USAGE = ("usage: mpsbench ingest PATH... | mpsbench info | mpsbench compare --baseline SEL --candidate SEL "
+         "[--fail-on regression|untriaged] … | mpsbench retract RUN_ID --reason TEXT [--url URL] |"
          " mpsbench backup DIR | mpsbench restore DIR")
 
 
@@ -116,6 +117,10 @@ def main(args: list[str]) -> int:
             return _ingest(args[1:])
         if args == ["info"]:
             return _info()
+        if args[:1] == ["compare"]:
+            from db.gate import main as gate
+
+            return gate(args[1:])
         if args[:1] == ["retract"]:
             return _retract(args[1:])
         if args[:1] in (["backup"], ["restore"]) and len(args) == 2:

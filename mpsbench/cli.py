@@ -10,7 +10,9 @@ COLLECTOR = {"run": "run workloads and write a bundle", "list": "workloads, case
              "show": "a bundle as a table",
              "sweep": "run the plan under several torch builds, interleaved in rounds",
              "push": "send bundles to a team server (or its outbox)"}
-STORE = {"ingest": "store bundles in the local DuckDB file", "info": "the store's path, version and row counts",
+STORE = {"ingest": "store bundles in the local DuckDB file",
+         "compare": "baseline → candidate review (summary, regressions); --fail-on gates CI with exit 1",
+         "info": "the store's path, version and row counts",
          "retract": "take a run out of every comparison, with a reason (local store, or --url server)",
          "backup": "export the store to a new folder (Parquet)", "restore": "import a backup into a new store"}
 WEB = {"serve": "the dashboard and its HTTP API (127.0.0.1, PORT or --port, default 8501)"}

@@ -68,7 +68,7 @@ def check_rules(text: str) -> None:
     try:
         parse_rules(text)
     except MetricError as exc:
-        raise StoreError(400, f"rules: {exc}", [Problem("rules", str(exc))]) from None
+        raise StoreError(400, "rules: not a valid override", [Problem("rules", str(exc))]) from None
 
 
 def judged_cases(engine: Engine, review: Review) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -1,0 +1,139 @@
+"""`mpsbench compare` (also `python -m db compare`): a review from the command line, for a CI job to gate on.
+
+The same answer as the Regressions page and GET /api/v1/regressions: locally it calls the view the route calls
+(db.views.summary.review_answer) on the local store; with --url it reads that route's JSON from a running server
+(token from MPSBENCH_TOKEN when the server wants one for reads). Prints the release summary and the regressions
+as a table, Markdown (the page's export), JSON (the API's answer) or CSV (the page's CSV); exits 1 when the
+--fail-on condition holds: `regression` (any regression), `untriaged` (a regression without a triage state other
+than "new"). Errors are "ERROR: …" and exit 1 (db.cli prints them)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+import pandas as pd
+
+from db.errors import Problem, StoreError
+
+FORMATS, FAIL_ON = ("table", "md", "json", "csv"), ("regression", "untriaged")
+NUMBERS = ("baseline_median", "candidate_median", "oriented_ratio", "difference", "ci_low", "ci_high", "p_value",
+           "worse_by", "bound")
+SHOWN = ["scope", "workload", "case_key", "dtype", "compile", "metric", "change", "why", "state"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would exit 2 with its usage: one error shape instead
+        raise StoreError(400, message, [Problem("arguments", "see mpsbench compare --help")])
+
+
+def _parser() -> _Parser:
+    p = _Parser(prog="mpsbench compare", description="baseline → candidate review: release summary and regressions; "
+                "exit 1 when --fail-on holds")
+    p.add_argument("--baseline", required=True, help="selector: torch=VERSION, tag:key=value, runs:id,id")
+    p.add_argument("--candidate", required=True)
+    p.add_argument("--scope", default="machine", help="machine (default) or chip")
+    p.add_argument("--threshold", help="percent worse a replicated figure must exceed (1-100, default 5)")
+    p.add_argument("--rules", help="rule overrides, metric.field=value,… (docs/regressions.md)")
+    for name in ("workload", "dtype", "compile", "metric"):
+        p.add_argument(f"--{name}", help="comma list")
+    p.add_argument("--pool", action="store_true", help="a side may span several builds")
+    p.add_argument("--format", default="table", choices=FORMATS)
+    p.add_argument("--fail-on", choices=FAIL_ON, help="exit 1 when any regression (regression) or any regression "
+                   "not triaged yet (untriaged) is found")
+    p.add_argument("--url", help="read GET <url>/api/v1/regressions of a running server instead of the local store")
+    return p
+
+
+def main(args: list[str]) -> int:
+    opts = _parser().parse_args(args)
+    from db.views.regressions import Review
+
+    params = {k: getattr(opts, k) for k in ("baseline", "candidate", "scope", "threshold", "rules", "workload",
+                                            "dtype", "compile", "metric") if getattr(opts, k) is not None}
+    params["pool"] = "1" if opts.pool else ""
+    review = Review.from_params(params)  # bad input refused here, before any store or server is asked
+    answer = _remote(opts.url, review.params()) if opts.url else _local(review)
+    print(render(answer, opts.format))
+    return _gate(answer, opts.fail_on)
+
+
+def _local(review) -> dict[str, Any]:
+    from db.store.engine import open_store
+    from db.views.summary import review_answer
+
+    engine = open_store()
+    try:
+        return json.loads(json.dumps(review_answer(engine, review)))  # exactly what the API would send
+    finally:
+        engine.dispose()
+
+
+def _remote(url: str, params: dict[str, str]) -> dict[str, Any]:
+    import httpx
+
+    token = os.environ.get("MPSBENCH_TOKEN", "").strip()
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    try:
+        response = httpx.get(url.rstrip("/") + "/api/v1/regressions", params=params, headers=headers, timeout=120)
+    except httpx.HTTPError as err:
+        raise StoreError(503, f"cannot reach {url}: {err}") from None
+    try:
+        body = response.json()
+    except ValueError:
+        body = {}
+    if response.status_code != 200 or not isinstance(body, dict) or not body.get("ok"):
+        errors = body.get("errors", []) if isinstance(body, dict) else []
+        problems = [Problem(e.get("field", ""), e.get("rule", "")) for e in errors if isinstance(e, dict)]
+        said = body.get("error") if isinstance(body, dict) else None
+        raise StoreError(response.status_code, f"the server answered {response.status_code}: "
+                                               f"{said or response.text[:200]}", problems)
+    body.pop("ok")
+    return body
+
+
+def regression_frame(answer: dict[str, Any]) -> pd.DataFrame:
+    frame = pd.DataFrame(answer["regressions"])
+    for name in NUMBERS:
+        if name in frame:
+            frame[name] = pd.to_numeric(frame[name], errors="coerce")  # null (NaN, ∞ in JSON) back to NaN
+    return frame
+
+
+def render(answer: dict[str, Any], fmt: str) -> str:
+    from db.views.review_export import review_csv, review_markdown
+
+    frame = regression_frame(answer)
+    if fmt == "json":
+        return json.dumps(answer, indent=2, ensure_ascii=False)
+    if fmt == "csv":
+        return review_csv(frame).rstrip("\n")
+    if fmt == "md":
+        return review_markdown(frame, answer["baseline"], answer["candidate"], answer["notes"],
+                               answer["summary"]).rstrip("\n")
+    summary = answer["summary"]
+    lines = [f"{answer['candidate']} against baseline {answer['baseline']} ({answer['scope']} scope, threshold "
+             f"{answer['threshold']:g} % worse): {summary['verdict']}", ""]
+    groups = pd.DataFrame(summary["groups"])
+    if len(groups):
+        lines += [groups.to_string(index=False), ""]
+    lines += [f["summary"] for f in summary["families"]] + [""] if summary["families"] else []
+    lines += [f"{len(frame)} regression(s), worst first:"]
+    if len(frame):
+        lines += [frame[SHOWN].to_string(index=False)]
+    return "\n".join(lines + [""] + [f"note: {n}" for n in answer["notes"]])
+
+
+def _gate(answer: dict[str, Any], fail_on: str | None) -> int:
+    found = answer["regressions"]
+    hit = found if fail_on == "regression" else [r for r in found if r.get("state") == "new"] if fail_on else []
+    if hit:
+        what = "regression(s)" if fail_on == "regression" else "untriaged regression(s)"
+        print(f"FAIL: {len(hit)} {what} (--fail-on {fail_on})", file=sys.stderr)
+        return 1
+    if fail_on:
+        print(f"PASS: no {'regression' if fail_on == 'regression' else 'untriaged regression'} "
+              f"(--fail-on {fail_on})", file=sys.stderr)
+    return 0
