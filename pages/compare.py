@@ -18,7 +18,7 @@ from db.views.params import int_param, one_of
 from db.views.regressions import Review
 from db.views.summary import release_summary
 from pages.verdict import show_summary
-from pages.widgets import engine, guarded, load, picker, text_param
+from pages.widgets import engine, guarded, load, picker, plain, text_param
 
 # the case's name and the numbers with their units first; the identifying keys pinned at the end
 CASE_VIEW = ["case", "trend", "scope", "metric", "direction", "regression", "change", "baseline_median",
@@ -137,7 +137,7 @@ def _render() -> None:
     rows = case_rows(result.cases)
     why = empty_reason(result)
     if why:
-        st.warning(why)
+        st.warning(plain(why))  # names the selectors from the URL: text
     data = _ratio_section(rows, query.baseline) if not rows.empty else pd.DataFrame()
     _status_panel(status_changes(result.cases, result.unmatched))
     if len(result.families):

@@ -9,7 +9,7 @@ from db.query.browse import CORRECTNESS_METRICS
 from db.views.correctness import correctness_view
 from db.views.params import one_of
 from pages.charts import correctness_chart, correctness_slope_chart
-from pages.widgets import guarded, load, picker, stop_if_empty
+from pages.widgets import guarded, load, picker, plain, stop_if_empty
 
 
 def _slopes(view, split: str, metric: str):
@@ -21,11 +21,11 @@ def _slopes(view, split: str, metric: str):
     if (baseline, candidate) != (view.baseline, view.candidate):
         view = load(correctness_view, {"split_tag": split, "metric": metric, "baseline": baseline,
                                        "candidate": candidate})
-    st.subheader(f"{view.metric}: baseline {view.baseline} → candidate {view.candidate}")
+    st.subheader(plain(f"{view.metric}: baseline {view.baseline} → candidate {view.candidate}"))  # URL text
     c = view.counts
     if view.slopes.empty:
-        st.info(f"No case has a {view.metric} record on both {view.baseline} and {view.candidate} "
-                "(same machine): nothing to compare.")
+        st.info(plain(f"No case has a {view.metric} record on both {view.baseline} and {view.candidate} "
+                      "(same machine): nothing to compare."))
         return view
     st.text(f"{c['improved']} improved, {c['worsened']} worsened, {c['unchanged']} unchanged of "
             f"{len(view.slopes)} case(s) (unchanged: within 0.1 dB, or 1 % for an error ratio)")

@@ -33,7 +33,7 @@ def _render() -> None:
     view = load(matrix_view, {"metric": metric, "baseline": baseline, "rows": rows, "dtype": dtype,
                               "compile": compile_mode})
     if view.cells.empty:
-        st.warning(view.why_empty)
+        st.warning(plain(view.why_empty))
         return
     st.caption(plain(f"Geometric mean of each cell's cases, oriented so > 1× is better, against {view.baseline}. "
                      f"Colour: log scale symmetric around 1× (red {1 / view.span:.2f}× … white 1× … blue "

@@ -16,7 +16,7 @@ from db.query.selectors import available_selectors
 from db.store.triage import NOTE_KEY, STATES, save_note
 from db.views.params import threshold_percent
 from pages.signin import require_writer
-from pages.widgets import engine, guarded, load, picker, text_param
+from pages.widgets import engine, guarded, load, picker, plain, text_param
 
 
 def _triage_form(found, query: CompareQuery) -> None:
@@ -61,7 +61,7 @@ def _render() -> None:
     found = regressions(engine(), review)
     why = empty_reason(compare(engine(), query))  # never "0 regressions" over nothing compared
     if why:
-        st.warning(why)
+        st.warning(plain(why))  # names the selectors from the URL: text
         st.stop()
     summary = release_summary(engine(), review, found)
     show_summary(summary)  # the verdict first, with the comparison's notes
