@@ -18,8 +18,8 @@ from db.query.noise import noise_groups
 from db.stats import noise as model
 from db.stats.planner import Components, optimal_samples, runs_needed, variance_components
 from db.store.aa_pairs import forget_run
-from db.store.tables import STORE_VERSION
 from db.store.engine import open_store
+from db.store.tables import STORE_VERSION
 from db.views.noise import EMPTY, noise_view
 from tests.bundles import make_bundle, make_result
 
@@ -156,6 +156,7 @@ def test_the_migration_backfills_the_pairs_ingest_found(tmp_path):
     at_ingest = _pairs(e)
     with e.begin() as conn:  # back to a v3 store: no pairs table
         conn.execute(text("DROP TABLE aa_pairs"))
+        conn.execute(text("DROP TABLE aa_noise"))
         conn.execute(text("UPDATE meta SET value = '3' WHERE key = 'store_version'"))
     e.dispose()
     e = open_store(path)
@@ -163,8 +164,29 @@ def test_the_migration_backfills_the_pairs_ingest_found(tmp_path):
         assert _pairs(e) == at_ingest and len(at_ingest) == 6
         with e.connect() as conn:
             assert conn.execute(text("SELECT value FROM meta WHERE key='store_version'")).scalar() == str(STORE_VERSION)
+        assert noise_groups(e).pairs.tolist() == [6]
     finally:
         e.dispose()
+
+
+def test_a_groups_figures_are_recomputed_once_its_new_pairs_reach_5_percent(engine):
+    def cases(n, scale):
+        return [make_result(params={"rows": c + 1, "vocab": 64}, samples=[10.0 * scale * (1 + 0.01 * c)] * 3)
+                for c in range(n)]
+    ingest_bundle(engine, _run("f1".rjust(32, "0"), results=cases(100, 1.0)))
+    ingest_bundle(engine, _run("f2".rjust(32, "0"), results=cases(100, 1.1)))  # 100 pairs, all ln 1.1
+    first = noise_groups(engine).iloc[0]
+    assert (first.pairs, first.pending) == (100, 0) and first.quantile_log == pytest.approx(math.log(1.1))
+    ingest_bundle(engine, _run("f3".rjust(32, "0"), results=cases(1, 1.5)))  # 2 new pairs: under 5 % of 100
+    held = noise_groups(engine).iloc[0]
+    assert (held.pairs, held.pending) == (100, 2) and held.quantile_log == first.quantile_log
+    ingest_bundle(engine, _run("f4".rjust(32, "0"), results=cases(2, 1.5)))  # 2 + 2 + 1 more: 7 >= 5, recomputed
+    done = noise_groups(engine).iloc[0]
+    values = [math.log(1.1)] * 99 + [math.log(1.1), math.log(1.5), math.log(1.5 / 1.1),  # case 1: r1-r2, r1-r3, r2-r3
+                                     0.0, math.log(1.5), math.log(1.5 / 1.1),  # case 1 with r4: r3-r4, r1-r4, r2-r4
+                                     math.log(1.5), math.log(1.5 / 1.1)]  # case 2 with r4: r1-r4, r2-r4
+    assert (done.pairs, done.pending) == (107, 0)
+    assert done.quantile_log == pytest.approx(np.quantile(np.abs(values), 0.95), rel=1e-12)
 
 
 def test_a_deleted_run_stops_feeding_the_model(engine):
@@ -262,3 +284,33 @@ def test_small_noise_leaves_the_threshold_in_charge(engine):
     found = _review(engine)
     assert list(found.workload) == ["softmax"] and found.bound.iloc[0] == pytest.approx(0.05)
     assert found.noise.iloc[0].startswith("A/A noise ±1.") and "3 pairs" in found.noise.iloc[0]
+
+
+def test_a_first_v4_store_without_pending_counts_is_migrated(tmp_path):
+    path = tmp_path / "v4.duckdb"
+    e = open_store(path)
+    for run_id, scale in (("a1", 1.0), ("a2", 1.2)):
+        ingest_bundle(e, _run(f"{run_id:0>32}", scale=scale))
+    with e.begin() as conn:
+        conn.execute(text("ALTER TABLE aa_noise DROP COLUMN pending"))
+        conn.execute(text("UPDATE meta SET value = '4' WHERE key = 'store_version'"))
+    e.dispose()
+    e = open_store(path)
+    try:
+        ingest_bundle(e, _run("a3".rjust(32, "0"), scale=0.8))
+        got = noise_groups(e).iloc[0]
+        assert (got.pairs, got.pending) == (6, 0)
+    finally:
+        e.dispose()
+
+
+def test_a_retracted_run_leaves_the_model_and_pairs_with_no_later_run(engine):
+    from db.store.retract import retract_run
+    for run_id, scale in (("a1", 1.0), ("a2", 1.5), ("a3", 1.02)):
+        ingest_bundle(engine, _run(f"{run_id:0>32}", scale=scale))
+    retract_run(engine, "a2".rjust(32, "0"), "a bad run (thermal throttling)", "admin", admin=True)
+    g = noise_groups(engine).iloc[0]
+    assert g.pairs == 2 and g.quantile_log == pytest.approx(math.log(1.02))  # only a1-a3 is left
+    ingest_bundle(engine, _run("a4".rjust(32, "0"), scale=1.0))  # pairs with a1 and a3, never a2
+    assert {p[:2] for p in _pairs(engine)} == {(f"{a:0>32}", f"{b:0>32}") for a, b in
+                                              (("a1", "a3"), ("a1", "a4"), ("a3", "a4"))}

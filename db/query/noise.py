@@ -1,6 +1,6 @@
 """The A/A noise model read from the store: one row per (chip, device, workload, metric, dtype, compile) with the
-pair count and the 95th percentile of |log ratio| that DuckDB computed when the group's pairs last changed
-(db.store.aa_pairs: quantile_cont, numpy's linear rule, the one db.stats.noise.noise_figure defines). Reading it
+pair count and the 95th percentile of |log ratio| that DuckDB computed when the group's figures were last
+recomputed (db.store.aa_pairs: pairs stored since are `pending`; quantile_cont, numpy's linear rule, the one db.stats.noise.noise_figure defines). Reading it
 is a read of a few hundred rows, whatever the number of pairs. The chip is labelled as Compare's chip scope
 labels it (chip and GPU cores; a machine without a chip stands for itself).
 """
@@ -16,7 +16,7 @@ KEY = ["chip", "device", "workload", "metric", "dtype", "compile"]
 FILTERS = ("chip", "workload", "metric", "dtype", "compile")
 
 _MODEL = f"""SELECT {_CHIP_SCOPE} AS chip, ru.device_type AS device, ru.workload, ru.metric, ru.dtype, ru.compile,
-    ru.pairs, ru.quantile_log, ru.sigma_log, ru.max_log
+    ru.pairs, ru.pending, ru.quantile_log, ru.sigma_log, ru.max_log
   FROM aa_noise ru WHERE ru.pairs > 0{{filters}}"""
 
 # a machine's chip label, to find a machine-scope case's group
@@ -24,7 +24,7 @@ _CHIPS = f"SELECT DISTINCT ru.machine_name AS scope, ru.device_type AS device, {
 
 
 def noise_groups(engine: Engine, filters: dict[str, str] | None = None) -> pd.DataFrame:
-    """The model's groups (KEY columns, pairs, quantile_log, sigma_log, max_log), noisiest first.
+    """The model's groups (KEY columns, pairs, pending, quantile_log, sigma_log, max_log), noisiest first.
     filters: exact values for FILTERS ('' or absent: any)."""
     sql, params = "", []
     for name, value in (filters or {}).items():

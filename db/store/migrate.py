@@ -1,6 +1,7 @@
 """Ordered store migrations keyed by store_version. v0: a file from before the meta table existed; v1: before
 run_seq; v2: before the build's library versions; v3: before the A/A pairs; v4: before uploaded_by and
-retractions. Each migration runs in the one transaction that also stamps the new store_version, so a store is never stamped ahead of its data."""
+retractions; v5: before the A/A groups' pending counts. Each migration runs in the one transaction that also
+stamps the new store_version, so a store is never stamped ahead of its data."""
 from __future__ import annotations
 
 from sqlalchemy import text
@@ -79,7 +80,16 @@ def _v4_to_v5(conn) -> None:
             conn.execute(text(f"ALTER TABLE runs ADD COLUMN {name} {kind}"))
 
 
-MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+def _v5_to_v6(conn) -> None:
+    """v6 counts the pairs stored since a noise group's figures were computed (aa_noise.pending); the first
+    v4 (pushed for an hour) recomputed every touched group at every ingest."""
+    cols = {r[0] for r in conn.execute(text(
+        "SELECT column_name FROM information_schema.columns WHERE table_name='aa_noise'"))}
+    if "pending" not in cols:
+        conn.execute(text("ALTER TABLE aa_noise ADD COLUMN pending BIGINT DEFAULT 0"))
+
+
+MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
 
 
 def migrate(conn) -> None:

@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import ARRAY, BigInteger, Column, Double, String, Table
 from sqlmodel import Field, SQLModel
 
-STORE_VERSION = 5  # bump with a migration in db/store/migrate.py
+STORE_VERSION = 6  # bump with a migration in db/store/migrate.py
 
 
 class Meta(SQLModel, table=True):
@@ -121,7 +121,8 @@ class AANoise(SQLModel, table=True):
     metric: str  # ratio metrics only (bundle.metrics: Comparison.ratio)
     dtype: str
     compile: str
-    pairs: int = Field(default=0, sa_type=BigInteger)
+    pairs: int = Field(default=0, sa_type=BigInteger)  # the pairs the figures were computed from
+    pending: int = Field(default=0, sa_type=BigInteger)  # pairs stored since (db.store.aa_pairs: REFRESH)
     quantile_log: float | None = Field(default=None, sa_type=Double)  # 95th percentile of |ln(b / a)|
     sigma_log: float | None = Field(default=None, sa_type=Double)  # sqrt(mean(ln(b / a)²) / 2)
     max_log: float | None = Field(default=None, sa_type=Double)

@@ -23,7 +23,7 @@ EMPTY = ("No A/A data yet: the noise model needs two runs of the same build (sam
          "the same machine. `mpsbench sweep --aa --build … --rounds 5` runs the baseline twice per round (A/A "
          "pairs); two `mpsbench run`s of one build on one machine count too. Until then every case's regression "
          "bound is the review threshold.")
-COLUMNS = [*KEY, "status", "pairs", "noise_bound_percent", "spread_percent", "noisy",
+COLUMNS = [*KEY, "status", "pairs", "pairs_pending", "noise_bound_percent", "spread_percent", "noisy",
            "regression_bound_percent", "bound_from", "runs_per_side"]
 
 
@@ -42,7 +42,8 @@ UNITS = {"noise_bound_percent": "% (95th percentile of how far two runs of one b
          "spread_percent": "% (run-to-run spread of a run's median, one sigma)",
          "regression_bound_percent": "% worse (max of the review threshold and the noise bound)",
          "runs_per_side": "runs (per side, for the precision asked; empty: more than 1000 or no A/A data)",
-         "pairs": "A/A pairs (a case measured by two runs of one build on one machine)"}
+         "pairs": "A/A pairs the figures rest on (a case measured by two runs of one build on one machine)",
+         "pairs_pending": "A/A pairs stored since (the figures are recomputed when these reach 5 % of pairs)"}
 
 
 def _precision(text: str) -> float:
@@ -72,7 +73,7 @@ def noise_view(engine: Engine, params) -> NoiseAnswer:
     threshold = threshold_percent(p["threshold"], DEFAULT_THRESHOLD * 100.0)
     found = noise_groups(engine, {k: p[k] for k in FILTERS})
     total = aa_pair_count(engine)
-    groups = found.copy()
+    groups = found.rename(columns={"pending": "pairs_pending"})
     groups["status"] = model.status_of(groups.pairs)
     measured = groups.status == model.MEASURED
     q = groups.quantile_log.where(measured)  # fewer than 2 pairs: no figure ("insufficient data")
