@@ -1,7 +1,6 @@
 """What crash isolation (collector/isolation.py) costs: per case, and per worker start.
 
-Per case: the same trivial case (tests.crash_workloads' fake_trivial: two synchronised no-op calls on the CPU)
-run through collector.runner.run_case in this process and through a warm case worker (send the workload and
+Per case: the same trivial case (NoopWorkload below: two synchronised no-op calls on the CPU) run through collector.runner.run_case in this process and through a warm case worker (send the workload and
 case, run_case there, results back and validated). Blocks of cases alternate (in-process, isolated, …) so
 neither meets the machine's load alone; the overhead is the difference of the per-case medians.
 Worker start: a fresh `spawn`ed worker until it says ready (interpreter start, imports of torch and the
@@ -16,16 +15,29 @@ import os
 import statistics
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from collector.isolation import Isolator, Worker, WorkerSpec  # noqa: E402 - after the path set-up
-from collector.runner import run_case  # noqa: E402
-from tests.crash_workloads import TrivialWorkload  # noqa: E402
+from collector.isolation import Isolator, Worker, WorkerSpec
+from collector.runner import run_case
+from collector.workload import Bench, Case, Workload
 
 SPEC = WorkerSpec(device_choice="cpu", profile="quick")
+
+
+class NoopWorkload(Workload):
+    """n near-empty cases. Defined here, the worker unpickles it from this script (spawn imports the main script
+    as __mp_main__)."""
+
+    name, suite = "noop", "kernels"
+    metrics = ("decode_time",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def cases(self, profile, dtypes=None, compile_modes=("eager",)):
+        return [Case(self.name, {"i": i}, "float32") for i in range(self.n)]
+
+    def run(self, case: Case, bench: Bench) -> None:
+        bench.time_region(lambda: None, metric="decode_time", repeats=1)
 
 
 def _per_case_s(run_one, cases: list) -> list[float]:
@@ -39,8 +51,7 @@ def _per_case_s(run_one, cases: list) -> list[float]:
 
 def measure(cases: int, rounds: int, starts: int) -> dict:
     load_before = os.getloadavg()
-    workload = TrivialWorkload()
-    os.environ["MPSBENCH_TRIVIAL_CASES"] = str(cases)
+    workload = NoopWorkload(cases)
     batch = workload.cases("quick")
     ctx = SPEC.context()
     in_process, isolated = [], []

@@ -155,7 +155,6 @@ class Isolator:
         self.spec, self.ctx = spec, ctx
         self.worker: Worker | None = None
         self.deadline_s = hard_deadline_s(spec.case_time_limit_s)
-        self.starts: list[float] = []  # seconds each worker took to be ready (benchmarks/case_isolation.py)
 
     def __enter__(self) -> "Isolator":
         return self
@@ -173,7 +172,6 @@ class Isolator:
                                 f"{exc}", 0.0)
         if self.worker is None:
             self.worker = Worker(self.spec)
-            self.starts.append(self.worker.start_s)
             if not self.worker.ready:
                 return self._failed(workload, case, CRASHED, f"crashed: the case worker did not start "
                                     f"({exit_text(self._drop_worker(wait_s=5))})", 0.0)

@@ -38,7 +38,7 @@ class CrashWorkload(Workload):
 
 
 class TrivialWorkload(Workload):
-    """One near-empty case per index (benchmarks/case_isolation.py: the per-case cost of the worker)."""
+    """One near-empty case per index."""
 
     name, suite = "fake_trivial", "kernels"
     metrics = ("decode_time",)
