@@ -4,9 +4,9 @@ trusted proxy, the bearer token's identity (db.store.tokens) for writes, and for
 - MPSBENCH_ALLOWED_HOSTS: host names the server answers to, comma separated, besides localhost, 127.0.0.1 and
   ::1 ("*" allows any). A request whose Host, or whose Origin (when a browser sends one), names another host
   is refused with 403: a page on evil.example that rebinds its name to 127.0.0.1 gets nothing.
-- MPSBENCH_TRUSTED_PROXIES: addresses (or networks) of reverse proxies whose X-Forwarded-Host /
-  X-Forwarded-For are believed. From anyone else those headers are ignored. No address, forwarded or not,
-  grants anything: every write needs a token, loopback included.
+- MPSBENCH_TRUSTED_PROXIES: addresses (or networks) of reverse proxies whose X-Forwarded-Host is believed;
+  from anyone else it is ignored. No client address, forwarded or not, grants anything: every write needs a
+  token, loopback included.
 """
 from __future__ import annotations
 
@@ -49,16 +49,6 @@ def _from_trusted_proxy(request: HTTPConnection) -> bool:
     except ValueError:
         return False
     return any(address in net for net in _networks(os.environ.get("MPSBENCH_TRUSTED_PROXIES", "")))
-
-
-def client_address(request: Request) -> str:
-    """The client's address: the peer, or (from a trusted proxy only) the last X-Forwarded-For entry the proxy
-    added. Used in messages; never as a credential."""
-    peer = request.client.host if request.client else ""
-    forwarded = request.headers.get("x-forwarded-for", "")
-    if forwarded and _from_trusted_proxy(request):
-        return forwarded.split(",")[-1].strip() or peer
-    return peer
 
 
 def _host_name(value: str) -> str:
