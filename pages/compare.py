@@ -16,7 +16,7 @@ from db.views.status_changes import status_changes
 from pages.charts import largest_first, ratio_chart, samples_chart
 from db.views.params import int_param, one_of
 from db.views.regressions import Review
-from db.views.summary import release_summary
+from db.views.verdict_cards import verdict_cards
 from pages.verdict import show_summary
 from pages.widgets import engine, guarded, load, picker, plain, text_param
 
@@ -132,12 +132,12 @@ def _render() -> None:
     st.title("Compare")
     query = CompareQuery.from_params(_controls())
     result = compare(engine(), query)  # cached per data version inside db.views.compare (no copy per rerun)
-    show_summary(release_summary(engine(), Review(query)))  # the verdict first; its notes are the comparison's
-    # the summary and the ratio chart come first: they answer "is it a win?" before 10⁴ table rows arrive
-    rows = case_rows(result.cases)
     why = empty_reason(result)
     if why:
         st.warning(plain(why))  # names the selectors from the URL: text
+    show_summary(verdict_cards(engine(), Review(query)))  # the verdict first; its notes are the comparison's
+    # the summary and the ratio chart come first: they answer "is it a win?" before 10⁴ table rows arrive
+    rows = case_rows(result.cases)
     data = _ratio_section(rows, query.baseline) if not rows.empty else pd.DataFrame()
     _status_panel(status_changes(result.cases, result.unmatched))
     if len(result.families):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db.views.overview import overview
+from pages.verdict import show_summary
 from pages.widgets import guarded, load, stop_if_empty
 
 
@@ -11,6 +12,7 @@ def body() -> None:
     st.title("Overview")
     view = load(overview)
     stop_if_empty(view.latest)
+    show_summary(view.verdict)  # the answer first: the latest stable build against the newest preview, per chip
     st.subheader("Machines × builds (latest run)")
     st.dataframe(view.latest, hide_index=True,
                  column_config={"memory_GiB": st.column_config.NumberColumn("memory (GiB)")})

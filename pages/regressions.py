@@ -9,7 +9,7 @@ from db.views.compare import CompareQuery, compare
 from db.views.defaults import default_sides, side_label
 from db.views.empty_reason import empty_reason
 from db.views.regressions import Review, regressions
-from db.views.summary import release_summary
+from db.views.verdict_cards import verdict_cards
 from pages.verdict import show_summary
 from db.views.review_export import review_csv, review_markdown
 from db.query.selectors import available_selectors
@@ -63,12 +63,13 @@ def _render() -> None:
     if why:
         st.warning(plain(why))  # names the selectors from the URL: text
         st.stop()
-    summary = release_summary(engine(), review, found)
-    show_summary(summary)  # the verdict first, with the comparison's notes
+    cards = verdict_cards(engine(), review, found)
+    show_summary(cards)  # the verdict first, with the comparison's notes
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
             f"(threshold {threshold} % for replicated figures; each metric's own rule otherwise; "
             "docs/regressions.md)")
     st.dataframe(found, hide_index=True)
+    summary = cards.summary
     st.download_button("Markdown", review_markdown(found, baseline, candidate, summary["notes"], summary),
                        "regressions.md", "text/markdown")
     st.download_button("CSV", review_csv(found), "regressions.csv", "text/csv")

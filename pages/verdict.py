@@ -1,23 +1,44 @@
-"""The release summary (db.views.summary) as the first thing on Compare and Regressions: the verdict, one row per
-(scope, device, dtype, compile), the timing families' geomeans and the notes. Rendered from the plain dict the
-JSON twins return, so a page and its twin show the same figures."""
+"""The verdict first, on Overview, Compare and Regressions: one bordered card per (scope, device, dtype, compile)
+group of the release summary (db.views.verdict_cards over db.views.summary), three to a row, red when the group
+regressed or newly fails, green otherwise; then the summary's table of every group and its notes. Rendered from the
+plain dicts the JSON twins return, so a page and its twin show the same figures. Strings that can come from a
+bundle (machine names, tag values in selectors) are shown as text or escaped Markdown."""
 from __future__ import annotations
-
-from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-FAMILY_LINES = 12  # geomean sentences printed; GET /api/v1/compare lists every family
+from db.views.review_export import md_escape
+from db.views.verdict_cards import Cards
+
+PER_ROW = 3
+SHOWN = 9  # cards drawn; more groups (machine scope, many dtypes) are listed in the summary table below them
 
 
-def show_summary(summary: dict[str, Any]) -> None:
-    st.subheader(f"Release summary: {summary['verdict']}")
-    st.dataframe(pd.DataFrame(summary["groups"]), hide_index=True)
-    families = summary["families"]
-    for family in families[:FAMILY_LINES]:
-        st.text(family["summary"])
-    if len(families) > FAMILY_LINES:
-        st.text(f"… {len(families) - FAMILY_LINES} more families (timing geomeans) in the JSON twin")
-    for note in summary["notes"]:
+def show_summary(cards: Cards | dict | None) -> None:
+    """The cards and the summary table (nothing when there is no summary: fewer than two builds)."""
+    cards = Cards(**cards) if isinstance(cards, dict) else cards
+    if cards is None or not cards.summary:
+        return
+    st.subheader(f"Verdict: {md_escape(cards.candidate)} against baseline {md_escape(cards.baseline)}")
+    st.caption(md_escape(f"{cards.verdict}; one card per {cards.scope} · dtype · compile mode, regressions first"))
+    shown = cards.cards[:SHOWN]
+    for start in range(0, len(shown), PER_ROW):
+        for column, card in zip(st.columns(PER_ROW), shown[start:start + PER_ROW]):
+            with column.container(border=True):
+                _card(card)
+    if len(cards.cards) > SHOWN:
+        st.caption(f"… {len(cards.cards) - SHOWN} more groups in the table below (chip scope: one card per chip)")
+    with st.expander("Release summary: every group", expanded=False):
+        st.dataframe(pd.DataFrame(cards.summary["groups"]), hide_index=True)
+    for note in cards.summary["notes"]:
         st.text(note)  # notes carry selector text (tag values from bundles): text, not Markdown
+
+
+def _card(card: dict) -> None:
+    st.markdown(f"**{md_escape(card['title'])}**")
+    colour = "red" if card["regressed"] or card["new_failures"] else "green"  # text, not an error box
+    st.markdown(f":{colour}[**{md_escape(card['verdict'])}**]")
+    for line in [card["counts"], *card["families"], card["memory"], card["correctness"], card["status"]]:
+        st.text(line)
+

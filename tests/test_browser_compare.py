@@ -1,5 +1,6 @@
-"""One real-browser test: `streamlit run app.py` on a seeded store, the Compare page in Chromium (its ratio chart
-drawn, the family geomean shown), the upload API of the same process (token from MPSBENCH_UPLOAD_TOKENS), and a
+"""One real-browser test: `streamlit run app.py` on a seeded store (two chips, two builds: tests/seed.py), the
+Compare page in Chromium (the verdict card of each chip with its counts, a regression drawn in the ratio chart, the
+status-change panel), the upload API of the same process (token from MPSBENCH_UPLOAD_TOKENS), and a
 bundle's HTML-looking machine name shown as text on its run's page."""
 from __future__ import annotations
 
@@ -25,9 +26,17 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run"]
 START_S, PAGE_S = 90.0, 60.0  # bounds for a loaded 2-core machine
 TOKEN = "browser-test-token"
-COMPARE_QUERY = "baseline=torch%3D2.14.1&candidate=torch%3D2.15.0rc1"  # the seed's builds (tests/seed.py)
+COMPARE_QUERY = "baseline=torch%3D2.14.1&candidate=torch%3D2.15.0rc1&scope=chip"  # the seed's builds, per chip
+# tests/seed.py, per chip in bfloat16 eager: linear q 0.8× the time (faster), linear k_v 1.1× (slower: the one
+# regression, 10 % > the 5 % threshold), linear o unchanged; grouped_mm falls back to the CPU on the candidate
+CARDS = ["Apple M3 Ultra (80-core GPU) · bfloat16 · eager", "Apple M2 (10-core GPU) · bfloat16 · eager"]
+CARD_LINES = ["1 regression", "1 faster / 1 slower / 1 unchanged (timing cases)",
+              "0 newly supported, 0 fixed (0 OOM), 1 new failures"]
+# Vega's SVG marks carry their datum in aria-label: the regression's bar, coloured "worse"
+REGRESSION_BAR = ("[data-testid='stVegaLiteChart'] svg [aria-roledescription='bar'][aria-label*='linear k_v']"
+                  "[aria-label*='direction: worse'][aria-label*='regression: true']")
 DRAWN = "[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg"
-STATUS = "3 newly supported"  # fp8 on each of the seed's three machines: unsupported → ok
+STATUS = "2 newly supported"  # fp8 on each of the seed's two chips: unsupported → ok
 
 
 def _free_port() -> int:
@@ -99,6 +108,11 @@ def test_compare_page_in_a_browser_and_upload_api(server):
             page.goto(f"{server}/compare?{COMPARE_QUERY}", timeout=PAGE_S * 1000)
             page.wait_for_selector(DRAWN, timeout=PAGE_S * 1000)  # the ratio chart, drawn by Vega
             page.get_by_text(STATUS, exact=False).first.wait_for(timeout=PAGE_S * 1000)
+            for title in CARDS:
+                card = page.locator("[data-testid='stVerticalBlock']", has_text=title).last  # the innermost: the card
+                text = card.inner_text(timeout=PAGE_S * 1000)
+                assert all(line in text for line in CARD_LINES), (title, text)
+            assert page.locator(REGRESSION_BAR).count() == 2  # k_v on each chip
             body = page.inner_text("body")
             assert "Per family geomean" in body and "Status changes" in body and "baseline torch=2.14.1" in body
             page.goto(f"{server}/runs?run_id={bundle.run_id}", timeout=PAGE_S * 1000)

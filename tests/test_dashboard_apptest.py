@@ -89,11 +89,12 @@ def test_default_page_is_the_overview_with_an_empty_state_hint(tmp_path, monkeyp
 
 def test_overview_lists_machines_builds_and_counts(known_db):
     at = _page("overview.py")
-    latest = at.dataframe[0].value
+    assert at.dataframe[0].value.columns[0] == "scope"  # the verdict's summary table comes first
+    latest = at.dataframe[1].value
     assert sorted(latest["build"]) == ["2.14.1 (stable, 0000000)", "2.15.0rc1 (rc, 0000000)"]
     assert set(latest["memory_GiB"]) == {64.0} and set(latest["gpu_cores"]) == {38}
     assert MACHINE_NAME in set(latest["machine_name"])  # stored and shown verbatim, as text
-    counts = dict(zip(at.dataframe[1].value["status"], at.dataframe[1].value["results"]))
+    counts = dict(zip(at.dataframe[2].value["status"], at.dataframe[2].value["results"]))
     assert counts == {"ok": 6, "unavailable": 2}
 
 

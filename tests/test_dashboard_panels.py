@@ -50,7 +50,7 @@ def test_compare_shows_status_changes_and_the_worst_regressions_detail(seeded):
     at = _page("compare.py", SIDES)
     texts = _texts(at)
     assert "Status changes" in texts
-    counts = next(t for t in texts if "newly supported" in t)
+    counts = next(t for t in texts if "now falls back to the CPU" in t)  # the panel's counts
     assert "3 newly supported" in counts and "3 now falls back to the CPU" in counts
     assert "1 new correctness failure" in counts and "1 correctness fixed" in counts
     case = next(s for s in at.selectbox if s.label.startswith("Case"))

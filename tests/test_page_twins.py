@@ -26,7 +26,7 @@ TREND = {"workload": "softmax", "case_key": '{"rows":1,"vocab":128256}', "dtype"
          "metric": "op_time"}
 # page file → (URL parameters, twin path, [(the page's n-th table, the twin's key)]); -1 counts from the end
 CASES = {
-    "overview.py": ({}, "overview", [(0, "latest"), (1, "status"), (2, "warnings")]),
+    "overview.py": ({}, "overview", [(0, "verdict.summary.groups"), (1, "latest"), (2, "status"), (3, "warnings")]),
     "runs.py": ({"build": "2.14.1", "chip": "Apple M3 Ultra"}, "runs", [(0, "runs")]),
     "compare.py": ({**SIDES, "scope": "chip"}, "compare", [(0, "summary.groups"), (1, "status_changes"),
                                                            (2, "families"), (3, "cases"), (-1, "unmatched")]),

@@ -1,0 +1,85 @@
+"""The verdict cards at the top of Overview, Compare and Regressions: one card per (scope, device, dtype, compile)
+group of the release summary (db.views.summary; in chip scope one per chip), what a person reads first. Each card
+is built from that one summary (the API and the Markdown export give the same figures) and the comparison's status
+changes (db.views.status_changes): the verdict, faster / slower / unchanged timing cases, the family geomeans with
+their CIs, memory, correctness, and what newly runs or newly fails."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import Engine
+
+from db.views.compare import CompareQuery, compare
+from db.views.defaults import default_sides
+from db.views.regressions import Review
+from db.views.status_changes import BETTER, WORSE, status_changes
+from db.views.summary import release_summary
+from db.query.selectors import available_selectors
+
+GROUP = ["scope", "device", "dtype", "compile"]
+FAMILIES_SHOWN = 3  # per card: the families with the most cases; the rest are in Compare's families table
+FIXED = ("error fixed", "OOM fixed")
+
+
+@dataclass(frozen=True)
+class Cards:
+    baseline: str
+    candidate: str
+    scope: str
+    verdict: str  # the summary's overall verdict
+    cards: list[dict[str, Any]] = field(default_factory=list)  # one per group, regressions first
+    summary: dict[str, Any] = field(default_factory=dict)  # the release summary the cards were drawn from
+
+
+def _statuses(changes: pd.DataFrame, key: dict) -> dict[str, int]:
+    mine = changes
+    for name in GROUP:
+        mine = mine[mine[name].astype(str) == str(key[name])] if len(mine) else mine
+    kinds = mine.kind if len(mine) else pd.Series([], dtype=object)
+    return {"newly_supported": int((kinds == "newly supported").sum()), "fixed": int(kinds.isin(FIXED).sum()),
+            "oom_fixed": int((kinds == "OOM fixed").sum()),
+            "new_failures": int((mine.direction == WORSE).sum()) if len(mine) else 0,
+            "other_gains": int((mine.direction == BETTER).sum()) if len(mine) else 0}
+
+
+def _family_lines(families: list[dict], key: dict) -> list[str]:
+    mine = [f for f in families if all(str(f[g]) == str(key[g]) for g in GROUP)]
+    mine.sort(key=lambda f: (-(f["n_cases"] or 0), f["workload"], f["metric"]))
+    return [f"{f['workload']} {f['metric']}: {str(f['summary']).split(': ', 1)[-1].split(', baseline ')[0]}"
+            for f in mine[:FAMILIES_SHOWN]]
+
+
+def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
+    """The cards of one summary (pure: tests give it a summary and status changes directly)."""
+    out = []
+    for g in summary["groups"]:
+        s = _statuses(changes, g)
+        status = (f"{s['newly_supported']} newly supported, {s['fixed']} fixed ({s['oom_fixed']} OOM), "
+                  f"{s['new_failures']} new failures")
+        out.append({**{k: g[k] for k in GROUP}, "title": f"{g['scope']} · {g['dtype']} · {g['compile']}",
+                    "verdict": g["verdict"], "regressed": int(g["regressed"] or 0),
+                    "counts": f"{g['faster']} faster / {g['slower']} slower / {g['unchanged']} unchanged "
+                              "(timing cases)",
+                    "families": _family_lines(summary["families"], g), "memory": g["memory"],
+                    "correctness": g["correctness"], "status": status, **s})
+    out.sort(key=lambda c: (-c["regressed"], -c["new_failures"], c["title"]))
+    return Cards(summary["baseline"], summary["candidate"], summary["scope"], summary["verdict"], out, summary)
+
+
+def verdict_cards(engine: Engine, review: Review, found: pd.DataFrame | None = None) -> Cards:
+    """Compare's and Regressions' cards: the review's summary (its regressions `found` passed on when the caller
+    has them) and the comparison's status changes."""
+    result = compare(engine, review.compare)
+    return cards_from(release_summary(engine, review, found), status_changes(result.cases, result.unmatched))
+
+
+def overview_cards(engine: Engine) -> Cards | None:
+    """Overview's cards: the default comparison (latest stable vs the newest rc or nightly), chip scope; None when
+    the store holds fewer than two builds."""
+    baseline, candidate = default_sides(available_selectors(engine))
+    if not baseline or baseline == candidate:
+        return None
+    query = CompareQuery.from_params({"baseline": baseline, "candidate": candidate, "scope": "chip"})
+    return verdict_cards(engine, Review(query))
