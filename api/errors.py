@@ -62,7 +62,19 @@ def guard_routes(routes: list[BaseRoute]) -> list[BaseRoute]:
                 by_path.setdefault(r.path, {}).setdefault(method, guarded(r.endpoint))
         else:
             others.append(r)
-    return [GuardedRoute(path, methods) for path, methods in by_path.items()] + others
+    return [GuardedRoute(path, methods) for path, methods in by_path.items()] + others + [ApiNotFound()]
+
+
+class ApiNotFound(Route):
+    """Any other path under /api/v1 (last in the list): the JSON 404, not the dashboard's HTML page."""
+
+    def __init__(self):
+        super().__init__("/api/v1/{rest:path}", self._missing, name="api-not-found")
+        self.methods = None  # every method
+
+    async def _missing(self, request: Request) -> Response:
+        return error_response(StoreError(404, "no such API route (GET /api/v1/openapi.json lists them)",
+                                         [Problem("path", "must be one of the routes in /api/v1/openapi.json")]))
 
 
 class GuardedRoute(Route):

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from api.errors import route_methods
+from api.errors import ApiNotFound, route_methods
 from bundle.metrics import METRICS
 from bundle.schema import Bundle
 from db.query.compare_sql import FILTERS as COMPARE_FILTERS
@@ -152,7 +152,7 @@ def document(routes) -> dict:
     components = {**schemas.pop("$defs", {}), "Bundle": schemas, "Error": _ERROR, "Ok": _OK}
     paths: dict[str, dict] = {}
     for route in routes:
-        if isinstance(route, Route) and route.path.startswith(PREFIX):
+        if isinstance(route, Route) and route.path.startswith(PREFIX) and not isinstance(route, ApiNotFound):
             for method in sorted(m.lower() for m in route_methods(route)):
                 paths.setdefault(route.path, {})[method] = _operation(route.path, method)
     return {"openapi": "3.1.0",

@@ -75,6 +75,9 @@ PROBES = {
     "too many tags": (_raw(make_bundle(tags={f"k{i}": "v" for i in range(MAX_TAGS + 1)})), 422, "tags"),
     "samples as strings": (_raw(make_bundle(results=[make_result(samples=["7.5", 8])])), 422, "results[0].samples"),
     "passed as 1": (_raw(make_bundle(results=[make_result(passed=1)])), 422, "results[0].passed"),
+    "nesting 960 deep in params": (_in_params(b"[" * 960 + b"]" * 960), 400, "results[0]"),
+    "samples whose sum overflows": (_raw(make_bundle(results=[make_result(samples=[1.7e308, 1.7e308])])), 422,
+                                    "results[0].samples"),
     "results a number": (_raw(make_bundle(results=5)), 422, "results"),  # found by the fuzz (was a 500)
     "results null": (_raw(make_bundle(results=None)), 422, "results"),
     "results an object": (_raw(make_bundle(results={"0": make_result()})), 422, "results"),
