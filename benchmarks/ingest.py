@@ -157,13 +157,14 @@ def upload_seconds(data: bytes) -> float:
         env = {"MPSBENCH_DB": str(Path(tmp) / "upload.duckdb")}
         saved = {k: os.environ.get(k) for k in (*env, "MPSBENCH_UPLOAD_TOKENS", "MPSBENCH_MAX_UPLOAD_MB")}
         os.environ.update(env)
-        os.environ.pop("MPSBENCH_UPLOAD_TOKENS", None)
+        os.environ["MPSBENCH_UPLOAD_TOKENS"] = "bench=bench-token"  # every write needs a named token
         os.environ["MPSBENCH_MAX_UPLOAD_MB"] = str(len(data) // 2**20 + 1)
         try:
             db.store.engine.shared_store()  # opened (and migrated) before the clock starts, as a running server's is
             client = TestClient(Starlette(routes=api.upload.ROUTES), client=("127.0.0.1", 50000))
             start = time.perf_counter()
-            response = client.post("/api/v1/runs", content=data, headers={"content-type": "application/json"})
+            response = client.post("/api/v1/runs", content=data, headers={"content-type": "application/json",
+                                                                          "authorization": "Bearer bench-token"})
             seconds = time.perf_counter() - start
             assert response.status_code == 201, response.text
         finally:
