@@ -45,7 +45,8 @@ def _controls() -> dict[str, str]:
     with right:
         candidate = picker("Candidate", "candidate", options, last or options[-1], page="cmp", format_func=shown)
     with scope_col:
-        scope = picker("Scope", "scope", ["machine", "chip"], "machine", page="cmp")
+        # chip scope first: one verdict per chip (machines of one chip pooled, explicitly); machine on request
+        scope = picker("Scope", "scope", ["chip", "machine"], "chip", page="cmp")
     cols = st.columns(4)
     filters = {}
     for col, name in zip(cols, ("workload", "dtype", "compile", "metric")):

@@ -39,6 +39,9 @@ def _card(card: dict) -> None:
     st.markdown(f"**{md_escape(card['title'])}**")
     colour = "red" if card["regressed"] or card["new_failures"] else "green"  # text, not an error box
     st.markdown(f":{colour}[**{md_escape(card['verdict'])}**]")
-    for line in [card["counts"], *card["families"], card["memory"], card["correctness"], card["status"]]:
-        st.text(line)
+    quiet = ("no memory figures compared", "no correctness figures compared")  # nothing to say: left out
+    moved = card["newly_supported"] or card["fixed"] or card["new_failures"]
+    lines = [card["counts"], *card["families"], *(x for x in (card["memory"], card["correctness"]) if x not in quiet),
+             *([card["status"]] if moved else [])]
+    st.text("\n".join(lines))  # one element: a compact card
 

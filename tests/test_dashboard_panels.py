@@ -47,7 +47,7 @@ def _texts(at: AppTest) -> list[str]:
 
 
 def test_compare_shows_status_changes_and_the_worst_regressions_detail(seeded):
-    at = _page("compare.py", SIDES)
+    at = _page("compare.py", {**SIDES, "scope": "machine"})  # per machine: fp8 newly runs on each of three
     texts = _texts(at)
     assert "Status changes" in texts
     counts = next(t for t in texts if "now falls back to the CPU" in t)  # the panel's counts
