@@ -133,13 +133,15 @@ def _render() -> None:
     st.title("Compare")
     query = CompareQuery.from_params(_controls())
     result = compare(engine(), query)  # cached per data version inside db.views.compare (no copy per rerun)
+    top = st.container()  # the verdict goes first on the page, but is computed after the chart is sent
     why = empty_reason(result)
     if why:
         st.warning(plain(why))  # names the selectors from the URL: text
-    show_summary(verdict_cards(engine(), Review(query)))  # the verdict first; its notes are the comparison's
     # the summary and the ratio chart come first: they answer "is it a win?" before 10⁴ table rows arrive
     rows = case_rows(result.cases)
     data = _ratio_section(rows, query.baseline) if not rows.empty else pd.DataFrame()
+    with top:  # the verdict first; its notes are the comparison's
+        show_summary(verdict_cards(engine(), Review(query)))
     _status_panel(status_changes(result.cases, result.unmatched))
     if len(result.families):
         st.subheader("Per family geomean")

@@ -121,3 +121,46 @@ def run_t_test(b_medians: np.ndarray, b_runs: np.ndarray, c_medians: np.ndarray,
         df = np.where(np.isfinite(df) & (df > 0), df, np.where(se > 0, np.nan, 1.0))  # zero spread: exact
         p = 2.0 * stdtr(df, -np.abs(t))
     return np.where(pooled_df >= 1, p, np.nan)
+
+
+def no_empty_run(lists) -> np.ndarray:
+    """Per case: no run of it is empty (a SampleLists, db.stats.significance)."""
+    if lists.runs is None:
+        return np.ones(len(lists.offsets) - 1, dtype=bool)
+    empty = (np.diff(lists.run_offsets) == 0).astype(np.int64)
+    return np.add.reduceat(np.append(empty, 0), lists.runs[:-1]) * (lists.run_counts > 0) == 0
+
+
+def _shapes(lists) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per case: runs, the first run's length, and whether every run has that length."""
+    runs = lists.run_counts
+    if lists.runs is None:
+        return runs, lists.counts, np.ones(len(runs), dtype=bool)
+    lengths = np.append(np.diff(lists.run_offsets), 0)
+    first = lengths[np.minimum(lists.runs[:-1], len(lengths) - 1)]
+    low = np.minimum.reduceat(lengths, np.minimum(lists.runs[:-1], len(lengths) - 1))
+    high = np.maximum.reduceat(lengths, np.minimum(lists.runs[:-1], len(lengths) - 1))
+    return runs, first, (low == high) | (runs <= 1)
+
+
+def _lengths(lists, row: int) -> tuple[int, ...]:
+    if lists.runs is None:
+        return (int(lists.counts[row]),)
+    return tuple(int(n) for n in np.diff(lists.run_offsets[lists.runs[row]:lists.runs[row + 1] + 1]))
+
+
+def run_groups(base, cand, use_ratio: np.ndarray, chosen: np.ndarray):
+    """((base run lengths, candidate run lengths), ratio?, rows) per group of cases of one run shape: cases whose
+    runs all have one length grouped in one sort; the rest (runs of mixed lengths: rare) one case at a time."""
+    (rb, nb, ub), (rc, nc, uc) = _shapes(base), _shapes(cand)
+    uniform = chosen & ub & uc
+    rows = np.flatnonzero(uniform)
+    code = np.stack([rb[rows], nb[rows], rc[rows], nc[rows], use_ratio[rows].astype(np.int64)])
+    rows = rows[np.lexsort(code[::-1])]
+    code = code[:, np.lexsort(code[::-1])]
+    cuts = np.flatnonzero(np.any(code[:, 1:] != code[:, :-1], axis=0)) + 1
+    for part in np.split(rows, cuts) if len(rows) else []:
+        r = part[0]
+        yield ((int(nb[r]),) * int(rb[r]), (int(nc[r]),) * int(rc[r])), bool(use_ratio[r]), part
+    for r in np.flatnonzero(chosen & ~uniform):
+        yield (_lengths(base, r), _lengths(cand, r)), bool(use_ratio[r]), np.array([r])

@@ -204,8 +204,8 @@ def start_significance(base: SampleLists, cand: SampleLists, use_ratio: np.ndarr
     the blocks write disjoint rows of the result arrays. Collect it with .result(). A case with several runs on
     a side is judged with the runs as replicates (db.stats.hierarchical); one run a side, by its per-call samples."""
     out = PendingSignificance(len(base.offsets) - 1, base.counts, cand.counts, use_ratio)
-    out.by_runs = out.enough & ((base.run_counts > 1) | (cand.run_counts > 1)) & _no_empty_run(base) \
-        & _no_empty_run(cand)
+    out.by_runs = out.enough & ((base.run_counts > 1) | (cand.run_counts > 1)) & hierarchical.no_empty_run(base) \
+        & hierarchical.no_empty_run(cand)
     rngs = {}
     for sb, sc, ratio, rows in _groups(base.counts, cand.counts, use_ratio, out.enough & ~out.by_runs):
         draws = (_draws_for(sb, rngs, "b"), _draws_for(sc, rngs, "c"))  # seeded per size, shared by the blocks
@@ -214,54 +214,12 @@ def start_significance(base: SampleLists, cand: SampleLists, use_ratio: np.ndarr
             out.futures.append(pool.submit(_block, *task)) if pool else _block(*task)
     if out.by_runs.any():
         tasks = []
-        for shapes, ratio, rows in _run_groups(base, cand, use_ratio, out.by_runs):
+        for shapes, ratio, rows in hierarchical.run_groups(base, cand, use_ratio, out.by_runs):
             tasks += [(_runs_block, (out, base, cand, shapes, ratio, rows[i:i + BLOCK]))
                       for i in range(0, len(rows), BLOCK)]
         for fn, args in tasks:
             out.futures.append(pool.submit(fn, *args)) if pool else fn(*args)
     return out
-
-
-def _no_empty_run(lists: SampleLists) -> np.ndarray:
-    if lists.runs is None:
-        return np.ones(len(lists.offsets) - 1, dtype=bool)
-    empty = (np.diff(lists.run_offsets) == 0).astype(np.int64)
-    return np.add.reduceat(np.append(empty, 0), lists.runs[:-1]) * (lists.run_counts > 0) == 0
-
-
-def _shapes(lists: SampleLists) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per case: runs, the first run's length, and whether every run has that length."""
-    runs = lists.run_counts
-    if lists.runs is None:
-        return runs, lists.counts, np.ones(len(runs), dtype=bool)
-    lengths = np.append(np.diff(lists.run_offsets), 0)
-    first = lengths[np.minimum(lists.runs[:-1], len(lengths) - 1)]
-    low = np.minimum.reduceat(lengths, np.minimum(lists.runs[:-1], len(lengths) - 1))
-    high = np.maximum.reduceat(lengths, np.minimum(lists.runs[:-1], len(lengths) - 1))
-    return runs, first, (low == high) | (runs <= 1)
-
-
-def _lengths(lists: SampleLists, row: int) -> tuple[int, ...]:
-    if lists.runs is None:
-        return (int(lists.counts[row]),)
-    return tuple(int(n) for n in np.diff(lists.run_offsets[lists.runs[row]:lists.runs[row + 1] + 1]))
-
-
-def _run_groups(base: SampleLists, cand: SampleLists, use_ratio: np.ndarray, chosen: np.ndarray):
-    """((base run lengths, candidate run lengths), ratio?, rows) per group of cases of one run shape: cases whose
-    runs all have one length grouped in one sort; the rest (runs of mixed lengths: rare) one case at a time."""
-    (rb, nb, ub), (rc, nc, uc) = _shapes(base), _shapes(cand)
-    uniform = chosen & ub & uc
-    rows = np.flatnonzero(uniform)
-    code = np.stack([rb[rows], nb[rows], rc[rows], nc[rows], use_ratio[rows].astype(np.int64)])
-    rows = rows[np.lexsort(code[::-1])]
-    code = code[:, np.lexsort(code[::-1])]
-    cuts = np.flatnonzero(np.any(code[:, 1:] != code[:, :-1], axis=0)) + 1
-    for part in np.split(rows, cuts) if len(rows) else []:
-        r = part[0]
-        yield ((int(nb[r]),) * int(rb[r]), (int(nc[r]),) * int(rc[r])), bool(use_ratio[r]), part
-    for r in np.flatnonzero(chosen & ~uniform):
-        yield (_lengths(base, r), _lengths(cand, r)), bool(use_ratio[r]), np.array([r])
 
 
 _RUN_DRAWS: dict[tuple, hierarchical.Draws] = {}  # per (run shape, side): seeded, reused by every comparison

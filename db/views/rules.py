@@ -72,22 +72,5 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
                         index=cases.index)
 
 
-def rule_text(name: str, rule: Rule, threshold: float) -> str:
-    """A metric's rule in words, with its unit (for the page, the export and docs/regressions.md's table)."""
-    unit = METRICS[name].unit
-    if rule.kind is RuleKind.significant:
-        percent = rule.percent if rule.percent is not None else threshold * 100.0
-        return f"significant and worse by more than {percent:g} % (or the case's noise bound, if larger)"
-    if rule.kind is RuleKind.growth:
-        return f"grows by >= {rule.percent:g} % and by >= {rule.floor / 2**20:g} MiB" if unit == "B" else \
-            f"grows by >= {rule.percent:g} % and by >= {rule.floor:g} {unit}"
-    if rule.kind is RuleKind.drop:
-        return f"drops by more than {rule.drop:g} dB (even while passing)"
-    if rule.kind is RuleKind.factor:
-        return f"grows to >= {rule.factor:g}× the baseline (0 → above 0 counts)"
-    return "derived from another metric: never its own regression" if rule.kind is RuleKind.derived \
-        else "a count to watch: never a regression"
-
-
 def is_correctness(metric: pd.Series) -> np.ndarray:
     return metric.isin(CORRECTNESS).to_numpy(dtype=bool)
