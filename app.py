@@ -72,4 +72,14 @@ def _middleware() -> list:
     return [Middleware(HostCheck)]
 
 
-app = st.App(SCRIPT, routes=api_routes(), middleware=_middleware(), lifespan=_warm_start)
+def _script_error(exc: Exception) -> bool:
+    """What pages.widgets.guarded cannot wrap (a widget callback): the same short message, logged; True keeps
+    Streamlit's traceback out of the page."""
+    from pages.widgets import page_failed
+
+    page_failed(exc)
+    return True
+
+
+app = st.App(SCRIPT, routes=api_routes(), middleware=_middleware(), lifespan=_warm_start,
+             on_script_error=_script_error)

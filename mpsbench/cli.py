@@ -44,7 +44,8 @@ def serve(args: list[str]) -> int:
                 "--server.address", opts.address, "--server.port", str(opts.port),
                 "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
                 "--server.maxUploadSize", str(upload_mb),
-                "--client.toolbarMode", "viewer"]  # no Deploy button or developer menu for users
+                "--client.toolbarMode", "viewer",  # no Deploy button or developer menu for users
+                "--client.showErrorDetails", "none"]  # no traceback (server paths) reaches a browser
     return stcli.main()
 
 

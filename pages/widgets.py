@@ -74,12 +74,18 @@ def guarded(render: Callable[[], None]) -> None:
     except StoreError as exc:
         st.error(plain(exc))
     except Exception as exc:  # noqa: BLE001 - the page boundary: no traceback reaches the browser
-        fault = as_store_error(exc)
-        if fault is not None:
-            st.error(plain(fault))
-            return
-        log.exception("page failed")
-        st.error("This page failed on the server (the error is logged there). Reload, or try another page.")
+        page_failed(exc)
+
+
+def page_failed(exc: Exception) -> None:
+    """A page's unexpected exception as one short st.error: a store fault names itself (and the store is
+    reopened on the next run), anything else is logged here with its traceback and shown without it."""
+    fault = as_store_error(exc)
+    if fault is not None:
+        st.error(plain(fault))
+        return
+    log.error("page failed", exc_info=exc)
+    st.error("This page failed on the server (the error is logged there). Reload, or try another page.")
 
 
 def stop_if_empty(frame: pd.DataFrame, what: str = "runs") -> None:
