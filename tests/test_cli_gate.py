@@ -88,7 +88,7 @@ def test_bad_arguments_are_one_error_line(store_file, capsys, args, named):
 def test_csv_and_markdown_carry_every_regression(store_file, capsys):
     _, out, _ = _run(capsys, *SIDES, "--format", "csv")
     rows = list(csv.reader(io.StringIO(out)))
-    assert rows[0][0] == "scope" and len(rows) == 1 + EXPECTED
+    assert rows[0][0] == "case" and len(rows) == 1 + EXPECTED
     _, out, _ = _run(capsys, *SIDES, "--format", "md")
     assert "## Release summary" in out and out.count("| mac-a |") == 2 + EXPECTED  # 2 summary groups
 

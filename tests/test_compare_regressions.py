@@ -46,7 +46,7 @@ def test_triage_latest_note_wins_and_bad_fields_are_named(engine):
     assert err.value.status == 422 and {p.field for p in err.value.problems} == {"state", "author", "link"}
     md = review_markdown(again, QUERY.baseline, QUERY.candidate)
     assert "<b>" not in md and "a \\| \\`pipe\\` &lt;b&gt;x&lt;/b&gt;" in md and "baseline torch=2.14.1" in md
-    assert "µs" in md and review_csv(again).splitlines()[0].startswith('"scope",')
+    assert "µs" in md and review_csv(again).splitlines()[0].startswith('"case",')  # the case's name leads
     noted = review_markdown(again, QUERY.baseline, QUERY.candidate, ["Library versions differ (a | b)"])
     assert noted.splitlines()[2:4] == ["- Library versions differ (a \\| b)", ""]
 

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
+from bundle.case_names import case_names
 from bundle.metrics import CORRECTNESS, MetricError, Rule, parse_rules
 from db.errors import Problem, StoreError
 from db.views.compare import CompareQuery, compare
@@ -26,10 +27,11 @@ from db.store.triage import NOTE_KEY, latest_notes
 
 DEFAULT_THRESHOLD = 0.05
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
-COLUMNS = ["scope", "device", "workload", "case_key", "dtype", "compile", "metric", "unit", "baseline_median",
-           "candidate_median", "change", "oriented_ratio", "difference", "ci_low", "ci_high", "p_value",
-           "significance", "why", "worse_by", "bound", "noise", "rule", "figures", "replicates", "baseline", "candidate",
-           "state", "comment", "author", "link"]
+# the case's name (bundle.case_names) and the figures first, the raw canonical case_key pinned last
+COLUMNS = ["case", "scope", "metric", "change", "baseline_median", "candidate_median", "unit", "why", "state",
+           "comment", "author", "link", "oriented_ratio", "difference", "ci_low", "ci_high", "p_value",
+           "significance", "worse_by", "bound", "noise", "rule", "figures", "replicates", "baseline", "candidate",
+           "device", "workload", "dtype", "compile", "case_key"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ def regressions(engine: Engine, query: CompareQuery | Review, threshold: float |
     for col in ("comment", "author", "link"):
         merged[col] = merged[col].fillna("")
     merged = merged.sort_values(["worse_by"] + NOTE_KEY, ascending=[False] + [True] * len(NOTE_KEY), kind="stable")
+    merged["case"] = case_names(merged) if len(merged) else []
     return merged[COLUMNS].reset_index(drop=True)
 
 
