@@ -141,3 +141,16 @@ def test_hostile_values_in_every_query_parameter_are_a_json_4xx_or_an_answer():
     for raw in RAW + ["x%2Fy", "a" * 5000]:
         _json_error(client.get(f"/api/v1/sweeps/{raw}"))
     _json_error(client.get("/api/v1/no-such-route"))  # the JSON 404, not the dashboard's page
+
+
+@pytest.mark.parametrize("path, name, value", [
+    ("/api/v1/runs", "limit", "١٢"), ("/api/v1/runs", "limit", "1_0"), ("/api/v1/runs", "limit", " 12\n3"),
+    ("/api/v1/regressions", "threshold", "٥"), ("/api/v1/regressions", "threshold", "infinity"),
+    ("/api/v1/regressions", "threshold", "1_0"), ("/api/v1/noise", "precision", "٢"),
+    ("/api/v1/noise", "precision", "NaN")])
+def test_numbers_are_ascii_decimals_not_whatever_python_reads_as_one(path, name, value):
+    """int()/float() take other scripts' digits ("١٢" is 12), underscores and "infinity": a URL's number is
+    refused unless it is written in ASCII digits, naming the parameter."""
+    params = (SIDES if path == "/api/v1/regressions" else {}) | {name: value}
+    response = TestClient(APP).get(path, params=params)
+    assert response.status_code == 400 and response.json()["errors"][0]["field"] == name, response.text

@@ -2,6 +2,7 @@
 Runs page and GET /api/v1/runs both call list_runs, so a filter means the same in both."""
 from __future__ import annotations
 
+import re
 from typing import Mapping
 
 import pandas as pd
@@ -33,10 +34,10 @@ def list_runs(engine: Engine, filters: Mapping[str, str]) -> pd.DataFrame:
             sql, p = _clause(name, filters[name])
             where.append(sql)
             params += p
-    try:
-        limit = int(filters.get("limit") or 1000)
-    except ValueError:
-        raise StoreError(400, "limit: must be an integer", [Problem("limit", "must be an integer 1..10000")]) from None
+    text = str(filters.get("limit") or "1000").strip()
+    if not re.fullmatch(r"[0-9]{1,20}", text, re.ASCII):  # int() would also take "1_0" and other scripts' digits
+        raise StoreError(400, "limit: must be an integer", [Problem("limit", "must be an integer 1..10000")])
+    limit = int(text)
     if not 1 <= limit <= 10000:
         raise StoreError(400, "limit: out of range", [Problem("limit", "must be an integer 1..10000")])
     return read_frame(engine, "SELECT run_id, started_at, machine_name, chip, gpu_cores, os_version, device_type,"

@@ -14,7 +14,7 @@ from db.query.noise import FILTERS, KEY, aa_pair_count, machine_chips, noise_gro
 from db.stats import noise as model
 from db.stats.planner import runs_needed_many
 from db.store.aa_pairs import RATIO_METRICS
-from db.views.params import bad, one_of, only, threshold_percent
+from db.views.params import bad, decimal, one_of, only, threshold_percent
 
 PARAMS = (*FILTERS, "precision", "threshold")
 PRECISION = (0.1, 50.0)  # the planner's target CI half-width, in %
@@ -51,13 +51,7 @@ def _precision(text: str) -> float:
     rule = f"a CI half-width in percent from {low:g} to {high:g} (2 = ±2 %)"
     if not text:
         return DEFAULT_PRECISION
-    try:
-        value = float(text)
-    except ValueError:
-        raise bad("precision", rule, text) from None
-    if not np.isfinite(value) or not low <= value <= high:
-        raise bad("precision", rule, text)
-    return value
+    return decimal("precision", text, rule, low, high)
 
 
 def noise_view(engine: Engine, params) -> NoiseAnswer:

@@ -3,6 +3,7 @@ unknown names and values outside a fixed set are a 400 naming the parameter and 
 from __future__ import annotations
 
 import math
+import re
 from typing import Iterable, Mapping
 
 from db.errors import Problem, StoreError
@@ -43,12 +44,20 @@ def threshold_percent(text: str | None, default: float = 5.0) -> float:
     rule = f"a percentage from {low:g} to {high:g} (5 = 5 % worse; fractions such as 0.05 are not accepted)"
     if text is None or str(text).strip() == "":
         return default
-    try:
-        value = float(text)
-    except ValueError:
-        raise bad("threshold", rule, text) from None
+    return decimal("threshold", text, rule, low, high)
+
+
+# ASCII digits only: Python's int()/float() also take other scripts' digits, "1_0", "nan" and "infinity"
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_WHOLE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def decimal(name: str, text: str, rule: str, low: float, high: float) -> float:
+    """A finite decimal number (ASCII, as written in a URL) from `low` to `high`, else a 400 naming `name`."""
+    text = str(text).strip()
+    value = float(text) if _DECIMAL.fullmatch(text) else math.nan
     if not math.isfinite(value) or not low <= value <= high:
-        raise bad("threshold", rule, text)
+        raise bad(name, rule, text)
     return value
 
 
@@ -56,10 +65,8 @@ def int_param(name: str, text: str | None, default: int, low: int, high: int) ->
     """A whole number from `low` to `high`; absent or empty gives `default`."""
     if text is None or str(text).strip() == "":
         return default
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise bad(name, f"a whole number from {low} to {high}", text) from None
-    if not low <= value <= high:
+    text = str(text).strip()
+    value = int(text) if _WHOLE.fullmatch(text) and len(text) < 20 else None
+    if value is None or not low <= value <= high:
         raise bad(name, f"a whole number from {low} to {high}", text)
     return value
