@@ -44,4 +44,5 @@ def machine_chips(engine: Engine) -> pd.DataFrame:
 
 
 def aa_pair_count(engine: Engine) -> int:
-    return int(read_frame(engine, "SELECT coalesce(sum(pairs), 0) AS n FROM aa_noise").n.iloc[0])
+    """Every stored A/A pair (those the figures rest on and those stored since)."""
+    return int(read_frame(engine, "SELECT coalesce(sum(pairs + pending), 0) AS n FROM aa_noise").n.iloc[0])

@@ -25,6 +25,7 @@ from db.store.read import read_data_version
 from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note
 from db.views.case_text import caveats, change_words, pick, str_column
 from db.views.families import family_frame
+from db.views.noise import case_noise
 from db.views.trends import FIELDS as TREND_FIELDS, trend_url
 from db.query.libraries import differing_note, side_libraries
 from db.stats.significance import SIGNIFICANT, VERDICTS, SampleLists, Significance, start_significance, summarize_lists
@@ -146,6 +147,8 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
         frame[prefix + "n"] = lists.counts
         frame[prefix + "median"], frame[prefix + "p25"], frame[prefix + "p75"] = stats.median, stats.p25, stats.p75
     cases = case_frame(frame[paired].reset_index(drop=True), facts, query)
+    noise = case_noise(engine, cases, query.scope)  # the A/A model: each case's noise bound and where it comes from
+    cases["noise_bound"], cases["noise"] = noise.noise_bound, noise.noise
     unmatched = unmatched_frame(frame[~paired].reset_index(drop=True))
     families = family_frame(cases, query, lambda: pending.result().verdict == SIGNIFICANT)
     add_significance(cases, pending.result(), facts)

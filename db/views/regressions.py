@@ -19,7 +19,6 @@ from bundle.case_names import case_names
 from bundle.metrics import CORRECTNESS, MetricError, Rule, parse_rules
 from db.errors import Problem, StoreError
 from db.views.compare import CompareQuery, compare
-from db.views.noise import case_noise
 from db.views.params import threshold_percent
 from db.views.rules import PASSED_FAILED, is_correctness, judge
 from db.views.wording import format_value
@@ -76,10 +75,8 @@ def check_rules(text: str) -> None:
 def judged_cases(engine: Engine, review: Review) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The comparison's cases and each one's verdict under the review's rules (same index)."""
     cases = compare(engine, review.compare).cases
-    noise = case_noise(engine, cases, review.compare.scope)  # the A/A model: a case's bound is max(rule, noise)
-    verdict = judge(cases, review.threshold / 100.0, review.rules, noise.noise_bound.to_numpy())
-    verdict["noise"] = noise.noise
-    return cases, verdict
+    # the A/A model (compare's noise_bound and noise columns, db.views.noise.case_noise): bound = max(rule, noise)
+    return cases, judge(cases, review.threshold / 100.0, review.rules, cases.noise_bound.to_numpy(dtype=float))
 
 
 def regressions(engine: Engine, query: CompareQuery | Review, threshold: float | None = None,
