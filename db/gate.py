@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
@@ -72,26 +71,9 @@ def _local(review) -> dict[str, Any]:
 
 
 def _remote(url: str, params: dict[str, str]) -> dict[str, Any]:
-    import httpx
+    from db.remote import call_api
 
-    token = os.environ.get("MPSBENCH_TOKEN", "").strip()
-    headers = {"authorization": f"Bearer {token}"} if token else {}
-    try:
-        response = httpx.get(url.rstrip("/") + "/api/v1/regressions", params=params, headers=headers, timeout=120)
-    except httpx.HTTPError as err:
-        raise StoreError(503, f"cannot reach {url}: {err}") from None
-    try:
-        body = response.json()
-    except ValueError:
-        body = {}
-    if response.status_code != 200 or not isinstance(body, dict) or not body.get("ok"):
-        errors = body.get("errors", []) if isinstance(body, dict) else []
-        problems = [Problem(e.get("field", ""), e.get("rule", "")) for e in errors if isinstance(e, dict)]
-        said = body.get("error") if isinstance(body, dict) else None
-        raise StoreError(response.status_code, f"the server answered {response.status_code}: "
-                                               f"{said or response.text[:200]}", problems)
-    body.pop("ok")
-    return body
+    return call_api("GET", url, "/api/v1/regressions", params=params, timeout=120)
 
 
 def regression_frame(answer: dict[str, Any]) -> pd.DataFrame:
