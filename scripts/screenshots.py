@@ -7,7 +7,7 @@ Per page it prints two load times from the navigation's start: first content (th
 (Streamlit's running indicator gone and every chart drawn, unchanged for QUIET_S). Times depend on the machine's
 load: the script prints `uptime` beside them. --json writes them as JSON too.
 
-    python scripts/screenshots.py OUTDIR [--json FILE]
+    python -m scripts.screenshots OUTDIR [--json FILE]   (from the repository root: it seeds with tests/seed.py)
 """
 from __future__ import annotations
 
@@ -23,14 +23,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import httpx
+
+from db.store.engine import open_store
+from pages.navigation import PAGES
+from tests.seed import BASELINE, CANDIDATE, seed_store
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run as a script: the repository's packages (db, pages, tests) import from here
-
-import httpx  # noqa: E402
-
-from db.store.engine import open_store  # noqa: E402
-from pages.navigation import PAGES  # noqa: E402
-from tests.seed import BASELINE, CANDIDATE, seed_store  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 SIDES = f"?baseline={BASELINE}&candidate={CANDIDATE}"  # the issue's question: 2.15.0rc1 against 2.14.1

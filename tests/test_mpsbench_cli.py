@@ -44,7 +44,8 @@ def test_collector_commands_dispatch(tmp_path):
     assert out.returncode == 1 and "ERROR:" in out.stdout
 
 
-@pytest.mark.parametrize("folder", ["api", "bundle", "collector", "db", "pages", "mpsbench", "benchmarks", "tests"])
+@pytest.mark.parametrize("folder", ["api", "bundle", "collector", "db", "pages", "mpsbench", "benchmarks", "tests",
+                                    "scripts"])
 def test_no_sys_path_edits(folder):
     """The project is a package: nothing inserts the repo root into sys.path."""
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / folder).rglob("*.py")
