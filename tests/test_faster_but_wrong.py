@@ -28,6 +28,8 @@ def test_one_row_per_case_with_every_failing_metric(engine):
     baseline_us = sum(v.NOISE_RUNS[False]) / 2
     assert row.speedup_vs_previous == pytest.approx(baseline_us / v.FASTER_US, rel=0.01)
     assert row.previous_build.startswith("2.14.1") and row.build.startswith("2.15.0rc1")
+    assert wrong.columns[0] == "case" and not row.case.startswith("{")  # a name for people, not the raw key
+    assert list(wrong.columns[-4:]) == ["workload", "case_key", "dtype", "compile"]  # raw keys pinned last
 
 
 def test_max_rel_error_is_a_correctness_metric(engine):

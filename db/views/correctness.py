@@ -102,8 +102,10 @@ def faster_but_wrong(engine: Engine, split_tag: str | None = None) -> pd.DataFra
                    failed_figures=("figure", lambda f: "; ".join(dict.fromkeys(f)))))
     joined = improved.merge(failed, on=_CASE + ["build"])
     joined["speedup_vs_previous"] = joined["previous_µs"] / joined["median"]
-    return joined[_CASE + ["build", "previous_build", "median", "previous_µs", "speedup_vs_previous", "runs",
-                           "failed_metrics", "failed_figures"]].rename(columns={"median": "op_time_µs"})
+    joined["case"] = case_names(joined)  # people read the name; the raw keys stay, pinned last
+    return joined[["case", "machine_name", "build", "previous_build", "median", "previous_µs", "speedup_vs_previous",
+                   "runs", "failed_metrics", "failed_figures", "workload", "case_key", "dtype", "compile"]
+                  ].rename(columns={"median": "op_time_µs"})
 
 
 def _verdict(passed: bool | None, status: str) -> str:
