@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import os
+import sys
 import warnings
 
 import pytest
@@ -245,7 +247,7 @@ def test_cuda_without_pynvml_uses_mem_get_info_and_says_so(monkeypatch):
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (80 << 30, (80 << 30) + next(used)))
-    monkeypatch.setattr(cuda_mod, "_nvml_process_probe", lambda index: None)
+    monkeypatch.setattr(cuda_mod, "_nvml_process_probe", lambda index: (None, "pynvml not installed"))
     memory = FakeAcceleratorMemory(reserved=512 << 20, allocated=256 << 20)
     monkeypatch.setattr(torch.accelerator, "memory", memory, raising=False)
     monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda *a: torch.device("cuda"))
@@ -253,6 +255,31 @@ def test_cuda_without_pynvml_uses_mem_get_info_and_says_so(monkeypatch):
     assert r["memory_driver_peak"].samples[0] >= 1 << 30
     assert any("device-wide" in w for w in r["memory_driver_peak"].warnings)
     assert r["memory_outside_allocator"].samples == [r["memory_driver_peak"].samples[0] - (512 << 20)]
+
+
+def _fake_pynvml(monkeypatch, procs):
+    import types
+    fake = types.SimpleNamespace(nvmlInit=lambda: None, nvmlDeviceGetHandleByIndex=lambda i: i,
+                                 nvmlDeviceGetComputeRunningProcesses=lambda h: procs)
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+
+
+def test_nvml_that_cannot_see_this_process_is_not_read_as_zero(monkeypatch):
+    import collector.adapters.cuda as cuda_mod
+    import types
+    # a container: NVML lists the host pid of this process (not os.getpid()), so its figure for us would be 0
+    _fake_pynvml(monkeypatch, [types.SimpleNamespace(pid=os.getpid() + 100000, usedGpuMemory=3 << 30)])
+    probe, why = cuda_mod._nvml_process_probe(0)
+    assert probe is None and "PID namespace" in why
+
+
+def test_nvml_reads_this_process_bytes_only(monkeypatch):
+    import collector.adapters.cuda as cuda_mod
+    import types
+    _fake_pynvml(monkeypatch, [types.SimpleNamespace(pid=os.getpid(), usedGpuMemory=700 << 20),
+                               types.SimpleNamespace(pid=os.getpid() + 1, usedGpuMemory=5 << 30)])
+    probe, _ = cuda_mod._nvml_process_probe(0)
+    assert probe() == 700 << 20
 
 
 def test_bad_dtype_option_is_refused():

@@ -53,12 +53,31 @@ def test_dtype_and_compile_selection():
     assert len(w.cases("full", None, ("eager", "inductor"))) == 2 * 2 * 2  # models × contexts × modes
 
 
-def test_loop_matches_generate_and_repeats_exactly():
+class PastKeyValuesSignature:
+    """A model as transformers 5.4-5.23 call it: the cache argument is named `past_key_values`."""
+
+    def __init__(self, model):
+        self.model, self.config = model, model.config
+
+    def forward(self, input_ids, past_key_values=None, use_cache=None, logits_to_keep=0):
+        return self.model(input_ids=input_ids, cache=past_key_values, use_cache=use_cache,
+                          logits_to_keep=logits_to_keep)
+
+    __call__ = forward
+
+
+@pytest.mark.parametrize("transformers_api", ["crop+cache", "cumulative_length+past_key_values"])
+def test_loop_matches_generate_and_repeats_exactly(transformers_api, monkeypatch):
     case = _quick("qwen3-moe-tiny")
     model = causal_lm.build(case, torch.float32, torch.device("cpu"))
+    looped = model
+    if transformers_api.startswith("cumulative_length"):  # 5.4-5.23: no StaticLayer.crop, other argument name
+        from transformers.cache_utils import StaticLayer
+        monkeypatch.delattr(StaticLayer, "crop")
+        looped = PastKeyValuesSignature(model)
     prompt = torch.randint(0, 1024, (1, 32), generator=torch.Generator().manual_seed(3))
     with torch.inference_mode():
-        loop = DecodeLoop(model, prompt, 8)
+        loop = DecodeLoop(looped, prompt, 8)
         first = loop.prefill_and_rewind()
         assert torch.equal(loop.prefill(), first)  # the rewind left an empty cache behind
         tokens, again = loop.decode(), loop.decode()

@@ -25,7 +25,7 @@ class CudaAdapter(Adapter):
         torch.cuda.synchronize(self.device)
 
     def driver_memory_probe(self) -> tuple[Callable[[], int] | None, str | None, str | None]:
-        probe = _nvml_process_probe(self.device.index or 0)
+        probe, why_not = _nvml_process_probe(self.device.index or 0)
         if probe is not None:
             return probe, None, None
 
@@ -33,16 +33,19 @@ class CudaAdapter(Adapter):
             free, total = torch.cuda.mem_get_info(self.device)
             return int(total - free)
         return device_used, None, ("memory_driver_peak is device-wide used memory (torch.cuda.mem_get_info; "
-                                   "pynvml not installed): other processes on this GPU are included")
+                                   f"{why_not}): other processes on this GPU are included")
 
     def allocator_peaks(self) -> Peaks:
         return allocator_peaks("cuda", torch.cuda)
 
 
-def _nvml_process_probe(index: int) -> Callable[[], int] | None:
-    """Bytes NVML attributes to this process on the GPU, or None without pynvml / NVML support."""
+def _nvml_process_probe(index: int) -> tuple[Callable[[], int] | None, str]:
+    """(bytes NVML attributes to this process on the GPU, or None with why NVML cannot say)."""
     try:
         import pynvml
+    except ImportError:
+        return None, "pynvml not installed"
+    try:
         pynvml.nvmlInit()
         handle = pynvml.nvmlDeviceGetHandleByIndex(index)
         pid = os.getpid()
@@ -50,7 +53,11 @@ def _nvml_process_probe(index: int) -> Callable[[], int] | None:
         def used() -> int:
             procs = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
             return sum(int(p.usedGpuMemory or 0) for p in procs if p.pid == pid)
-        used()
-        return used
-    except Exception:  # noqa: BLE001 - any NVML failure means: fall back to mem_get_info
-        return None
+        seen = used()
+    except Exception as exc:  # noqa: BLE001 - any NVML failure means: fall back to mem_get_info
+        return None, f"NVML failed: {type(exc).__name__}"
+    # This process holds a CUDA context by now, so NVML reading 0 bytes for it means NVML cannot see it (a
+    # container's PID namespace hides host pids): a 0 there would be a stand-in, not a measurement.
+    if seen <= 0:
+        return None, "NVML lists no memory for this process id, e.g. inside a container's PID namespace"
+    return used, ""
