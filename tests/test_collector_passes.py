@@ -96,10 +96,14 @@ def test_cpu_memory_figures_unavailable_never_zero():
 
 class FakeAcceleratorMemory:
     def __init__(self, reserved=8 << 30, allocated=4 << 30):
-        self.reserved, self.allocated, self.resets = reserved, allocated, 0
+        self.reserved, self.allocated, self.resets, self.events = reserved, allocated, 0, []
 
     def reset_peak_memory_stats(self):
         self.resets += 1
+        self.events.append("reset peaks")
+
+    def empty_cache(self):
+        self.events.append("empty cache")
 
     def max_memory_reserved(self):
         return self.reserved
@@ -115,6 +119,7 @@ def fake_mps(monkeypatch):
     monkeypatch.setattr(torch.mps, "synchronize", lambda: None)
     monkeypatch.setattr(torch.mps, "driver_allocated_memory", lambda: next(driver))
     memory = FakeAcceleratorMemory()
+    monkeypatch.setattr(torch.mps, "empty_cache", memory.empty_cache)
     monkeypatch.setattr(torch.accelerator, "memory", memory, raising=False)
     monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda *a: torch.device("mps"))
     return memory
@@ -126,7 +131,7 @@ def test_mps_three_figures_and_the_derived_one(fake_mps):
     assert driver >= 9 << 30
     assert r["memory_reserved_peak"].samples == [8 << 30] and r["memory_allocated_peak"].samples == [4 << 30]
     assert r["memory_outside_allocator"].samples == [driver - (8 << 30)]
-    assert fake_mps.resets >= 1
+    assert fake_mps.resets >= 1 and fake_mps.events[-2:] == ["empty cache", "reset peaks"]
 
 
 def test_mps_build_without_peak_api_is_unavailable_with_reason(fake_mps, monkeypatch):
@@ -249,12 +254,15 @@ def test_cuda_without_pynvml_uses_mem_get_info_and_says_so(monkeypatch):
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda *a: (80 << 30, (80 << 30) + next(used)))
     monkeypatch.setattr(cuda_mod, "_nvml_process_probe", lambda index: (None, "pynvml not installed"))
     memory = FakeAcceleratorMemory(reserved=512 << 20, allocated=256 << 20)
+    monkeypatch.setattr(torch.cuda, "empty_cache", memory.empty_cache)
     monkeypatch.setattr(torch.accelerator, "memory", memory, raising=False)
     monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda *a: torch.device("cuda"))
     r = run_body(lambda b: b.memory(lambda: None), cuda_mod.CudaAdapter())
     assert r["memory_driver_peak"].samples[0] >= 1 << 30
     assert any("device-wide" in w for w in r["memory_driver_peak"].warnings)
     assert r["memory_outside_allocator"].samples == [r["memory_driver_peak"].samples[0] - (512 << 20)]
+    # cached blocks of earlier cases are handed back before the peaks are reset (the last reset is the pass's)
+    assert memory.events[-2:] == ["empty cache", "reset peaks"]
 
 
 def _fake_pynvml(monkeypatch, procs):

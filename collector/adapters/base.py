@@ -75,11 +75,17 @@ class Adapter(ABC):
     def allocator_peaks(self) -> tuple[Callable[[], None] | None, Callable[[], tuple[int, int]] | None, str | None]:
         """(reset peaks, read (reserved_peak, allocated_peak), reason if the build has no peak API)."""
 
+    def release_cached(self) -> None:
+        """Hand the caching allocator's free blocks back to the driver (devices without one: nothing)."""
+
     def measure_memory(self, fn: Callable[[], object]) -> MemoryReport:
         """Run fn once with peaks reset and the driver sampler running; the sampler stops before reading."""
         probe, probe_reason, probe_warning = self.driver_memory_probe()
         reset, read, peak_reason = self.allocator_peaks()
         self.synchronize()
+        # Cases share one worker process: without this, blocks an earlier case left cached count in this case's
+        # reserved and driver peaks (seen on an H200: every case read the same 156 MiB reserved peak).
+        self.release_cached()
         if reset is not None:
             reset()
         sampler = PeakSampler(probe, self.sample_interval_s) if probe is not None else None

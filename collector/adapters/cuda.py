@@ -35,6 +35,9 @@ class CudaAdapter(Adapter):
         return device_used, None, ("memory_driver_peak is device-wide used memory (torch.cuda.mem_get_info; "
                                    f"{why_not}): other processes on this GPU are included")
 
+    def release_cached(self) -> None:
+        torch.cuda.empty_cache()
+
     def allocator_peaks(self) -> Peaks:
         return allocator_peaks("cuda", torch.cuda)
 

@@ -30,5 +30,8 @@ class MpsAdapter(Adapter):
             return None, f"torch {torch.__version__} has no torch.mps.driver_allocated_memory", None
         return probe, None, None
 
+    def release_cached(self) -> None:
+        torch.mps.empty_cache()
+
     def allocator_peaks(self) -> Peaks:
         return allocator_peaks("mps")
