@@ -21,6 +21,9 @@ Browser: `streamlit run app.py` on the generated store, Chromium (/usr/bin/chrom
 whole page drawn (its 2 charts and 3 tables), on the first load (cold
 compare inside the server) and on reloads in new tabs (cached comparison); the page's case table holds the
 2,000 largest changes unless all_cases=1 (also timed: every case in the table).
+Same-run ratios (absolute times swing ±30 % on a shared machine): the cold Compare against a bare DuckDB query
+that reads the same selected rows and takes each case's median per side (BARE_SQL, timed in alternation; goal
+≤ 2×), and the page's time to chart against the same page on a ~100-case store timed right after (goal ≤ 1.3×).
 --tiny: 8,000 rows on 2 machines, 1 repeat, 1 reload (seconds; what the tests run so the script cannot rot).
 Usage: python benchmarks/dashboard.py [--rows N] [--machines M] [--db PATH] [--repeats K] [--interleave]
                                       [--no-browser] [--tiny] [--json]
@@ -47,6 +50,7 @@ from db.store.engine import open_store
 from db.views.noise import noise_view
 
 MACHINES, CHIPS, REPEATS, PER_RUN, SAMPLES = 50, 4, 2, 1000, 5
+SMALL_CASES = 100  # the store the chart time is compared against
 WORKLOADS = ["softmax", "linear", "constant_pad", "grouped_mm", "fp8", "sdpa"]
 DTYPES = ["float32", "float16", "bfloat16"]
 CHROMIUM = "/usr/bin/chromium"
@@ -66,7 +70,7 @@ def _machine(i: str, n_runs: int, interleave: bool, machines: int) -> str:
     return f"({i} // {builds} % {machines})" if interleave else f"({i} % {machines})"
 
 
-def _runs_sql(n_runs: int, interleave: bool, machines: int) -> str:
+def _runs_sql(n_runs: int, interleave: bool, machines: int, per_run: int) -> str:
     m = _machine("i", n_runs, interleave, machines)
     return f"""INSERT INTO runs (run_seq, run_id, schema_version, bundle_sha256, ingested_at, started_at, complete,
         machine_name, chip, gpu_cores, memory_bytes, os, torch_version, channel, python_version, collector_version,
@@ -75,11 +79,11 @@ def _runs_sql(n_runs: int, interleave: bool, machines: int) -> str:
         'mac-' || {m}, 'Apple M' || ({m} % {CHIPS} + 1) || ' Max', 40, 68719476736, 'macOS',
         '2.' || (10 + {_build('i', n_runs, interleave, machines)}) || '.0', 'stable', '3.11', '0.1', 'mpsbench run',
         'mps',
-        'Apple M' || ({m} % {CHIPS} + 1) || ' Max', '{{}}', '{{}}', '{{}}', '[]', {PER_RUN}
+        'Apple M' || ({m} % {CHIPS} + 1) || ' Max', '{{}}', '{{}}', '{{}}', '[]', {per_run}
       FROM range({n_runs}) t(i)"""
 
 
-def _results_sql(n_runs: int, interleave: bool, machines: int) -> str:
+def _results_sql(n_runs: int, interleave: bool, machines: int, per_run: int) -> str:
     """One row per (run r, case j); a run's rows are contiguous, as ingest writes them (one range, in order: a
     cross join of two ranges would spread each run's rows over 17 row groups). A build is 1 % faster
     than the one before it (every third build resets), with ±0.5 % uniform noise per sample; the median is
@@ -97,16 +101,17 @@ def _results_sql(n_runs: int, interleave: bool, machines: int) -> str:
         CASE WHEN {unavailable} THEN []::DOUBLE[] ELSE list_transform(range({SAMPLES}),
           lambda k: CASE WHEN j % 10 = 9 THEN 1000.0 / ({value}) ELSE {value} END * (1 + 0.01 * (random() - 0.5))) END AS samples,
         CASE WHEN {unavailable} THEN 0 ELSE {SAMPLES} END
-      FROM (SELECT k // {PER_RUN} AS r, k % {PER_RUN} AS j FROM range({n_runs * PER_RUN}) t(k)))"""
+      FROM (SELECT k // {per_run} AS r, k % {per_run} AS j FROM range({n_runs * per_run}) t(k)))"""
 
 
-def generate(path: Path, rows: int, interleave: bool = False, machines: int = MACHINES) -> dict:
-    n_runs = max(2 * machines * REPEATS, rows // PER_RUN)
+def generate(path: Path, rows: int, interleave: bool = False, machines: int = MACHINES,
+             per_run: int = PER_RUN) -> dict:
+    n_runs = max(2 * machines * REPEATS, rows // per_run)
     engine = open_store(str(path))  # the real store: tables, widened numbers, meta (data_version)
     with engine.begin() as conn:
         duck = conn.connection.driver_connection
-        duck.execute(_runs_sql(n_runs, interleave, machines))
-        duck.execute(_results_sql(n_runs, interleave, machines))
+        duck.execute(_runs_sql(n_runs, interleave, machines, per_run))
+        duck.execute(_results_sql(n_runs, interleave, machines, per_run))
         backfill(conn)  # the A/A pairs ingest would have stored (each machine ran each build twice)
         n = duck.execute("SELECT count(*) FROM results").fetchone()[0]
     engine.dispose()
@@ -119,10 +124,22 @@ def _ms(times: list[float]) -> dict:
             "max_ms": round(1000 * max(times), 1), "repeats": len(times)}
 
 
-def time_compare(path: Path, params: dict, repeats: int) -> dict:
+# The floor for Compare: read the same selected rows and take each case's median per side, nothing else.
+BARE_SQL = """SELECT machine_name, workload, case_key, dtype, compile, metric, torch_version, median(s) AS median
+FROM (SELECT r.machine_name, x.workload, x.case_key, x.dtype, x.compile, x.metric, r.torch_version,
+             unnest(x.samples) AS s
+      FROM results x JOIN runs r ON x.run_seq = r.run_seq
+      WHERE r.torch_version IN (?, ?) AND x.status = 'ok')
+GROUP BY ALL"""
+
+
+def time_compare(path: Path, params: dict, repeats: int, bare: bool = False) -> dict:
+    """Cold and warm Compare; with `bare`, the bare DuckDB query timed in alternation with the cold Compare
+    (same run, same machine state) and the ratio of their medians."""
     engine = open_store(str(path))
     query = CompareQuery.from_params(params)
-    cold, warm, result = [], [], None
+    versions = [params[side].split("=", 1)[1] for side in ("baseline", "candidate")]
+    cold, warm, floor, result, bare_cases = [], [], [], None, 0
     for _ in range(repeats):
         clear_cache()
         start = time.perf_counter()
@@ -131,9 +148,19 @@ def time_compare(path: Path, params: dict, repeats: int) -> dict:
         start = time.perf_counter()
         compare(engine, query)
         warm.append(time.perf_counter() - start)
+        if bare:
+            with engine.connect() as conn:
+                start = time.perf_counter()
+                table = conn.connection.driver_connection.sql(BARE_SQL, params=versions).to_arrow_table()
+                floor.append(time.perf_counter() - start)
+            bare_cases = table.num_rows // 2  # one row per case and side
     engine.dispose()
-    return {"cold": _ms(cold), "warm": _ms(warm), "cases": len(result.cases), "families": len(result.families),
-            "unmatched": len(result.unmatched)}
+    figures = {"cold": _ms(cold), "warm": _ms(warm), "cases": len(result.cases), "families": len(result.families),
+               "unmatched": len(result.unmatched)}
+    if bare:
+        figures["bare_duckdb"] = {**_ms(floor), "cases": bare_cases}
+        figures["cold_vs_bare_ratio"] = round(statistics.median(cold) / statistics.median(floor), 2)
+    return figures
 
 
 def time_noise(path: Path, repeats: int) -> dict:
@@ -224,6 +251,13 @@ def time_browser(path: Path, reloads: int = 3, limit_s: float = 300.0) -> dict:
             "reload_all_cases_table": {"chart_s": round(every[0], 2), "whole_page_s": round(every[1], 2)}}
 
 
+def _chart_ratios(big: dict, small: dict) -> dict:
+    if "skipped" in big or "skipped" in small:
+        return {"skipped": big.get("skipped") or small.get("skipped")}
+    return {"first_load": round(big["first_load"]["chart_s"] / small["first_load"]["chart_s"], 2),
+            "reload": round(big["reload"]["chart_s_median"] / small["reload"]["chart_s_median"], 2)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -238,7 +272,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.tiny:
         args.rows, args.machines, args.repeats, args.reloads = 8_000, 2, 1, 1
-    workdir = None if args.db else Path(tempfile.mkdtemp(prefix="mpsbench-bench-"))
+    workdir = Path(tempfile.mkdtemp(prefix="mpsbench-bench-"))
     path = args.db or workdir / "bench.duckdb"
     try:
         start = time.perf_counter()
@@ -246,13 +280,20 @@ def main() -> None:
                  else {"rows": "reused existing file"})
         figures = {"store": {**shape, "generate_s": round(time.perf_counter() - start, 1),
                              "size_MiB": round(path.stat().st_size / 2**20)},
-                   "compare_all": time_compare(path, BASE, args.repeats),
+                   "compare_all": time_compare(path, BASE, args.repeats, bare=True),
                    "compare_filtered": time_compare(path, FILTERED, args.repeats),
-                   "noise_view": time_noise(path, args.repeats),
-                   "browser": {"skipped": "--no-browser"} if args.no_browser else time_browser(path, args.reloads)}
+                   "noise_view": time_noise(path, args.repeats)}
+        if args.no_browser:
+            figures["browser"] = {"skipped": "--no-browser"}
+        else:
+            figures["browser"] = time_browser(path, args.reloads)
+            # the same page on a store of ~100 cases (1 machine, 100 results per run), timed right after
+            small = workdir / "small.duckdb"
+            generate(small, SMALL_CASES * 2 * REPEATS, machines=1, per_run=SMALL_CASES)
+            figures["browser_100_cases"] = time_browser(small, args.reloads)
+            figures["chart_vs_100_cases_ratio"] = _chart_ratios(figures["browser"], figures["browser_100_cases"])
     finally:
-        if workdir:
-            shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
     print(json.dumps(figures, indent=2) if args.json else "\n".join(f"{k}: {v}" for k, v in figures.items()))
 
 

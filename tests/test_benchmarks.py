@@ -29,6 +29,11 @@ def test_dashboard_benchmark_tiny():
         assert figures["cold"]["median_ms"] > 0 and figures["warm"]["median_ms"] > 0 and figures["cold"]["repeats"] == 1
     # 2 machines × 1,000 cases, every 100th unavailable on both sides: 1,980 compared and 20 unmatched
     assert (out["compare_all"]["cases"], out["compare_all"]["unmatched"]) == (1980, 20)
+    # the bare DuckDB floor reads the same cases (one row per case and side) and its ratio is the medians'
+    bare = out["compare_all"]["bare_duckdb"]
+    assert bare["cases"] == 1980 and bare["median_ms"] > 0
+    assert out["compare_all"]["cold_vs_bare_ratio"] == pytest.approx(
+        out["compare_all"]["cold"]["median_ms"] / bare["median_ms"], rel=0.02)
     # softmax × float16: 1,000 / 18 case keys of one (workload, dtype) per machine, the unavailable ones left out
     assert out["compare_filtered"]["cases"] + out["compare_filtered"]["unmatched"] == 2 * 56
     # every (machine, build) ran twice: 2 machines × 2 builds × 990 ok cases are A/A pairs; groups per chip
@@ -39,6 +44,9 @@ def test_dashboard_benchmark_tiny():
         browser = out["browser"]
         assert 0 < browser["first_load"]["chart_s"] <= browser["first_load"]["whole_page_s"]
         assert len(browser["reload"]["chart_s_all"]) == 1 and browser["reload_all_cases_table"]["whole_page_s"] > 0
+        small = out["browser_100_cases"]
+        assert out["chart_vs_100_cases_ratio"]["first_load"] == pytest.approx(
+            browser["first_load"]["chart_s"] / small["first_load"]["chart_s"], abs=0.02)
 
 
 def test_aa_ingest_benchmark_tiny():
