@@ -24,7 +24,7 @@ from db.errors import Problem, StoreError
 from db.store.read import read_data_version
 from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note
 from db.views.case_text import caveats, change_words, pick, str_column
-from db.views.families import family_frame
+from db.views.families import RUNS_AS_REPLICATES, family_frame, widen_for_runs
 from db.views.noise import case_noise
 from db.views.trends import FIELDS as TREND_FIELDS, trend_url
 from db.query.libraries import differing_note, side_libraries
@@ -152,6 +152,7 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     unmatched = unmatched_frame(frame[~paired].reset_index(drop=True))
     families = family_frame(cases, query, lambda: pending.result().verdict == SIGNIFICANT)
     add_significance(cases, pending.result(), facts)
+    families = widen_for_runs(families, cases, query.baseline)
     notes = _notes(query, cases, differing_note(*(side.result() for side in libraries))) + [n for n in pooled if n]
     return ComparisonResult(query, cases, families, unmatched, notes, (b_paired, c_paired))
 
@@ -244,7 +245,6 @@ def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts)
 
 
 SINGLE_RUN = "single run: within-run noise only"
-RUNS_AS_REPLICATES = "runs as replicates: between- and within-run noise"
 CASE_COLUMNS = KEY + ["unit", "baseline_median", "baseline_iqr", "baseline_n", "baseline_pooled",
                       "baseline_machines", "baseline_passed", "candidate_median", "candidate_iqr", "candidate_n",
                       "candidate_pooled", "candidate_machines", "candidate_passed", "comparison", "ratio",

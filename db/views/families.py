@@ -3,6 +3,12 @@
 A family is (scope, device, workload, metric, dtype, compile): one baseline, one unit, one configuration;
 a geomean never spans machines, dtypes, compile modes or different baselines. Difference metrics (dB, counts,
 signed bytes) have no geomean.
+
+Runs move every case of a family together (a slow run is slow for every op), so run-to-run spread does not
+average out over the cases: a bootstrap over cases sees none of it when every case moved by one run factor (on
+test data whose candidate runs all ran 6 % high, it said 1.06× slower, CI 1.06–1.06×). Where cases were judged
+with runs as replicates, `widen_for_runs` makes the family's CI at least as wide as its median case's own CI
+(which holds the between-run spread), i.e. it treats run effects as shared by all cases: the conservative side.
 """
 from __future__ import annotations
 
@@ -14,6 +20,8 @@ import pandas as pd
 from db.stats import codes
 from db.stats.significance import SIGNIFICANT, bootstrap_means, row_percentiles
 from db.views.wording import ci_words, ratio_words
+
+RUNS_AS_REPLICATES = "runs as replicates: between- and within-run noise"  # the cases' `replicates` value
 
 GROUP = ["scope", "device", "workload", "metric", "dtype", "compile"]
 COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better", "n_worse", "n_unchanged",
@@ -43,6 +51,28 @@ def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarra
     fam["unit"], fam["baseline"], fam["candidate"] = "×", query.baseline, query.candidate
     fam["summary"] = _summaries(fam, query.baseline)
     return fam[COLUMNS]
+
+
+def widen_for_runs(fam: pd.DataFrame, cases: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Families of >= 2 cases judged with runs as replicates: CI widened to the median case's log half-widths."""
+    replicated = cases.replicates.eq(RUNS_AS_REPLICATES) & cases.comparison.eq("ratio")
+    if fam.empty or not replicated.any():
+        return fam
+    mine = cases.loc[replicated, GROUP + ["oriented_ratio", "ci_low", "ci_high"]]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = mine.oriented_ratio.to_numpy(dtype=float)
+        widths = pd.DataFrame({"below": np.log(ratio / mine.ci_low.to_numpy(dtype=float)),
+                               "above": np.log(mine.ci_high.to_numpy(dtype=float) / ratio)}, index=mine.index)
+    widths = widths.join(mine[GROUP]).groupby(GROUP, sort=False, dropna=False)[["below", "above"]].median()
+    found = fam.join(widths, on=GROUP)
+    usable = np.isfinite(found.below) & np.isfinite(found.above) & (fam.n_cases >= 2)  # one case: no CI, as ever
+    if not usable.any():
+        return fam
+    fam = fam.copy()
+    fam["ci_low"] = np.where(usable, np.fmin(fam.ci_low, fam.geomean * np.exp(-found.below)), fam.ci_low)
+    fam["ci_high"] = np.where(usable, np.fmax(fam.ci_high, fam.geomean * np.exp(found.above)), fam.ci_high)
+    fam["summary"] = _summaries(fam, baseline)
+    return fam
 
 
 def _family_order(keys: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
