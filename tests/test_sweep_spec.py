@@ -2,6 +2,7 @@
 schedule with A/A slots, and environment reuse keyed by the spec (a second sweep creates nothing)."""
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -55,6 +56,20 @@ def test_fewer_than_two_and_named_twice():
     if link.exists() and str(link) != sys.executable:
         with pytest.raises(CollectorError, match="named twice"):  # two paths to one interpreter
             parse_specs([f"python={sys.executable}", f"python={link}"])
+
+
+def test_two_venvs_of_one_python_are_two_builds(tmp_path):
+    # venvs link bin/python to the interpreter they were made from: the same real file for both
+    pythons = []
+    for name in ("env-2.14", "env-2.15"):
+        (tmp_path / name / "bin").mkdir(parents=True)
+        (tmp_path / name / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        (tmp_path / name / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
+        pythons.append(tmp_path / name / "bin" / "python")
+    specs = parse_specs([f"python={p}" for p in pythons])
+    assert [s.identity() for s in specs] == [("python", str(tmp_path / n)) for n in ("env-2.14", "env-2.15")]
+    with pytest.raises(CollectorError, match="named twice"):
+        parse_specs([f"python={pythons[0]}", f"python={pythons[0].parent / '..' / 'bin' / 'python'}"])
 
 
 def test_rounds_rotate_and_aa_adds_the_baseline_twice():

@@ -14,6 +14,7 @@ import os
 import shlex
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -68,8 +69,15 @@ class BuildSpec:
     def identity(self) -> tuple:
         """Two specs with one identity are the same build named twice."""
         if self.python:
-            return ("python", os.path.realpath(self.python))
+            return ("python", environment_of(self.python))
         return ("install", tuple(sorted(self.requirements)), self.pip_options)
+
+
+def environment_of(python: str) -> str:
+    """The environment an interpreter path runs in: a venv's folder (its pyvenv.cfg), else the interpreter's
+    real path. Not the interpreter's real path alone: every venv made from one Python links to the same one."""
+    root = Path(os.path.realpath(Path(python).parent)).parent
+    return str(root) if (root / "pyvenv.cfg").is_file() else os.path.realpath(python)
 
 
 def _bad(text: str, rule: str) -> CollectorError:
