@@ -72,3 +72,17 @@ def test_t_test_on_differences_for_difference_metrics():
     b, c = np.array([60.0, 61.0, 59.0]), np.array([50.0, 52.0, 51.0])
     p = run_t_test(b, np.array([3]), c, np.array([3]), np.array([False]))
     assert p[0] == pytest.approx(ttest_ind(c, b, equal_var=False).pvalue, rel=1e-9)
+
+
+def test_outlying_runs_leave_the_shown_ratio_inside_its_ci():
+    # three short contended candidate runs took 10× as long beside one long normal run: the pooled medians (what
+    # a case shows) say 1.0×, the mean of run medians (the bootstrap's statistic) says 3.25×, and without a
+    # shift every bootstrap draw but ~0.4 % holds an outlying run: the CI would sit above the 1.0× shown with it
+    rng = np.random.default_rng(3)
+    base = [_side((100.0,) * 4, 10, rng)]
+    cand = [_side((100.0,), 40, rng) + _side((1000.0,) * 3, 5, rng)]
+    sig = significance(_runs(base), _runs(cand), np.array([True]))
+    shown = np.median(np.concatenate(cand[0])) / np.median(np.concatenate(base[0]))
+    assert shown == pytest.approx(1.0, abs=0.002)
+    assert sig.ci_low[0] <= shown <= sig.ci_high[0] and sig.ci_high[0] / sig.ci_low[0] > 2
+    assert sig.verdict[0] == NOT_SIGNIFICANT

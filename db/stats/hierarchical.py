@@ -98,10 +98,10 @@ def run_t_test(b_medians: np.ndarray, b_runs: np.ndarray, c_medians: np.ndarray,
     run (no between-run spread to use)."""
     def moments(medians: np.ndarray, runs: np.ndarray, ratio: np.ndarray):
         starts = np.concatenate([[0], np.cumsum(runs)[:-1]])
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore"):  # a 0 median (an exact max error) logs to -inf: p NaN
             y = np.where(np.repeat(ratio, runs), np.log(medians), medians)
-        mean = np.add.reduceat(y, starts) / runs
-        ss = np.add.reduceat((y - np.repeat(mean, runs)) ** 2, starts)
+            mean = np.add.reduceat(y, starts) / runs
+            ss = np.add.reduceat((y - np.repeat(mean, runs)) ** 2, starts)
         return mean, ss
 
     mb, ssb = moments(b_medians, b_runs, use_ratio)

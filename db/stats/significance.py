@@ -242,12 +242,21 @@ def _runs_block(out: "PendingSignificance", base: SampleLists, cand: SampleLists
     runs = np.ones(len(rows), dtype=np.int64)
     out.p[rows] = hierarchical.run_t_test(mb.ravel(), runs * mb.shape[1], mc.ravel(), runs * mc.shape[1],
                                           np.full(len(rows), ratio))
+    change = np.divide if ratio else np.subtract
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # The bootstrap's statistic is the mean of run medians; the case shows its pooled medians. With one
+        # outlying run the two part, and the CI could miss the figure shown beside it: it keeps its width and is
+        # moved onto the shown change (× for ratios, + for differences).
+        shown = change(np.median(xc, axis=1), np.median(xb, axis=1))
+        shift = (np.divide if ratio else np.subtract)(shown, change(mc.mean(axis=1), mb.mean(axis=1)))
     for start in range(0, len(rows), CHUNK):
         part = slice(start, start + CHUNK)
         b, c = db_.statistic(xb[part]), dc.statistic(xc[part])
         with np.errstate(divide="ignore", invalid="ignore"):
-            (np.divide if ratio else np.subtract)(c, b, out=c)
-        out.low[rows[part]], out.high[rows[part]] = row_percentiles(c, (2.5, 97.5))
+            change(c, b, out=c)
+            low, high = row_percentiles(c, (2.5, 97.5))
+            move = np.multiply if ratio else np.add
+            out.low[rows[part]], out.high[rows[part]] = move(low, shift[part]), move(high, shift[part])
 
 
 class PendingSignificance:

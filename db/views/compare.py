@@ -24,7 +24,7 @@ from db.errors import Problem, StoreError
 from db.store.read import read_data_version
 from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note
 from db.views.case_text import caveats, change_words, pick, str_column
-from db.views.families import RUNS_AS_REPLICATES, family_frame, widen_for_runs
+from db.views.families import RUNS_AS_REPLICATES, family_frame
 from db.views.noise import case_noise
 from db.views.trends import FIELDS as TREND_FIELDS, trend_url
 from db.query.libraries import differing_note, side_libraries
@@ -150,9 +150,9 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     noise = case_noise(engine, cases, query.scope)  # the A/A model: each case's noise bound and where it comes from
     cases["noise_bound"], cases["noise"] = noise.noise_bound, noise.noise
     unmatched = unmatched_frame(frame[~paired].reset_index(drop=True))
-    families = family_frame(cases, query, lambda: pending.result().verdict == SIGNIFICANT)
+    families = family_frame(cases, query, lambda: pending.result().verdict == SIGNIFICANT,
+                            lambda: oriented_cis(pending.result(), facts))
     add_significance(cases, pending.result(), facts)
-    families = widen_for_runs(families, cases, query.baseline)
     notes = _notes(query, cases, differing_note(*(side.result() for side in libraries))) + [n for n in pooled if n]
     return ComparisonResult(query, cases, families, unmatched, notes, (b_paired, c_paired))
 
@@ -232,15 +232,19 @@ def _add_change(out: dict, facts: MetricFacts) -> None:
     out["change"] = change_words((facts.codes, facts.names), oriented, diff, use_ratio)
 
 
-def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts) -> None:
-    """The CI (oriented like the ratio: > 1 is better), the p-value and the verdict, into the case table."""
-    if cases.empty:
-        return
+def oriented_cis(sig: Significance, facts: MetricFacts) -> tuple[np.ndarray, np.ndarray]:
+    """Each case's CI oriented like its ratio (> 1 is better); differences as they are."""
     with np.errstate(divide="ignore", invalid="ignore"):
         low = np.where(facts.lower, 1.0 / sig.ci_high, sig.ci_low)
         high = np.where(facts.lower, 1.0 / sig.ci_low, sig.ci_high)
-    cases["ci_low"] = np.where(facts.use_ratio, low, sig.ci_low)
-    cases["ci_high"] = np.where(facts.use_ratio, high, sig.ci_high)
+    return np.where(facts.use_ratio, low, sig.ci_low), np.where(facts.use_ratio, high, sig.ci_high)
+
+
+def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts) -> None:
+    """The oriented CI, the p-value and the verdict, into the case table."""
+    if cases.empty:
+        return
+    cases["ci_low"], cases["ci_high"] = oriented_cis(sig, facts)
     cases["p_value"], cases["significance"] = sig.p_value, pick(list(VERDICTS), sig.codes)
 
 

@@ -7,8 +7,9 @@ signed bytes) have no geomean.
 Runs move every case of a family together (a slow run is slow for every op), so run-to-run spread does not
 average out over the cases: a bootstrap over cases sees none of it when every case moved by one run factor (on
 test data whose candidate runs all ran 6 % high, it said 1.06× slower, CI 1.06–1.06×). Where cases were judged
-with runs as replicates, `widen_for_runs` makes the family's CI at least as wide as its median case's own CI
+with runs as replicates, the family's CI is made the family's CI at least as wide as its median case's own CI
 (which holds the between-run spread), i.e. it treats run effects as shared by all cases: the conservative side.
+Hence `case_cis`, each case's oriented CI (asked for with the verdicts, once the significance is done).
 """
 from __future__ import annotations
 
@@ -28,10 +29,11 @@ COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better"
                    "baseline", "candidate", "summary"]
 
 
-def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarray] | None = None) -> pd.DataFrame:
-    """The families of `cases`. `significant()` gives each case's verdict (is it significant?), asked for only
-    after the geomeans and their CIs are done (db.views.compare computes the verdicts meanwhile); by default it is
-    read from cases.significance."""
+def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarray] | None = None,
+                 case_cis: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None) -> pd.DataFrame:
+    """The families of `cases`. `significant()` gives each case's verdict (is it significant?) and `case_cis()`
+    each case's oriented CI, asked for only after the geomeans and their CIs are done (db.views.compare computes
+    them meanwhile); by default both are read from the cases' columns."""
     ratio = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan) if len(cases) else np.array([])
     with np.errstate(invalid="ignore"):
         keep = (cases.comparison == "ratio").to_numpy(dtype=bool) & np.isfinite(ratio) & (ratio > 0)
@@ -45,6 +47,10 @@ def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarra
     fam["geomean"] = np.exp(np.add.reduceat(logs, starts) / sizes)
     fam["ci_low"], fam["ci_high"] = _cis(logs, starts, sizes)
     sig = np.asarray(significant() if significant else cases.significance == SIGNIFICANT, dtype=bool)[keep][order]
+    if "replicates" in cases and (case_cis or "ci_low" in cases):
+        low, high = case_cis() if case_cis else (cases.ci_low.to_numpy(dtype=float), cases.ci_high.to_numpy(dtype=float))
+        replicated = cases.replicates.eq(RUNS_AS_REPLICATES).to_numpy(dtype=bool)
+        _widen_for_runs(fam, ratio, *(np.asarray(a)[keep][order] for a in (low, high, replicated)), sizes)
     fam["n_better"] = np.add.reduceat(sig & (ratio > 1), starts)
     fam["n_worse"] = np.add.reduceat(sig & (ratio < 1), starts)
     fam["n_unchanged"] = fam.n_cases - fam.n_better - fam.n_worse
@@ -53,26 +59,23 @@ def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarra
     return fam[COLUMNS]
 
 
-def widen_for_runs(fam: pd.DataFrame, cases: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """Families of >= 2 cases judged with runs as replicates: CI widened to the median case's log half-widths."""
-    replicated = cases.replicates.eq(RUNS_AS_REPLICATES) & cases.comparison.eq("ratio")
-    if fam.empty or not replicated.any():
-        return fam
-    mine = cases.loc[replicated, GROUP + ["oriented_ratio", "ci_low", "ci_high"]]
+def _widen_for_runs(fam: pd.DataFrame, ratio: np.ndarray, low: np.ndarray, high: np.ndarray,
+                    replicated: np.ndarray, sizes: np.ndarray) -> None:
+    """Families of >= 2 cases judged with runs as replicates: CI widened to their median case's log half-widths
+    (arrays in family order)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = mine.oriented_ratio.to_numpy(dtype=float)
-        widths = pd.DataFrame({"below": np.log(ratio / mine.ci_low.to_numpy(dtype=float)),
-                               "above": np.log(mine.ci_high.to_numpy(dtype=float) / ratio)}, index=mine.index)
-    widths = widths.join(mine[GROUP]).groupby(GROUP, sort=False, dropna=False)[["below", "above"]].median()
-    found = fam.join(widths, on=GROUP)
-    usable = np.isfinite(found.below) & np.isfinite(found.above) & (fam.n_cases >= 2)  # one case: no CI, as ever
-    if not usable.any():
-        return fam
-    fam = fam.copy()
-    fam["ci_low"] = np.where(usable, np.fmin(fam.ci_low, fam.geomean * np.exp(-found.below)), fam.ci_low)
-    fam["ci_high"] = np.where(usable, np.fmax(fam.ci_high, fam.geomean * np.exp(found.above)), fam.ci_high)
-    fam["summary"] = _summaries(fam, baseline)
-    return fam
+        below, above = np.log(ratio / low), np.log(high / ratio)
+    use = replicated & np.isfinite(below) & np.isfinite(above)
+    if not use.any():
+        return
+    family = np.repeat(np.arange(len(sizes)), sizes)
+    medians = pd.DataFrame({"family": family[use], "below": below[use], "above": above[use]}).groupby("family").median()
+    rows = medians.index.to_numpy()
+    wide = sizes[rows] >= 2  # one case: no CI, as ever
+    rows, below, above = rows[wide], medians.below.to_numpy()[wide], medians.above.to_numpy()[wide]
+    centre = fam.geomean.to_numpy()[rows]
+    fam.loc[rows, "ci_low"] = np.fmin(fam.ci_low.to_numpy()[rows], centre * np.exp(-below))
+    fam.loc[rows, "ci_high"] = np.fmax(fam.ci_high.to_numpy()[rows], centre * np.exp(above))
 
 
 def _family_order(keys: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

@@ -24,6 +24,15 @@ def md_escape(text: object) -> str:
     return out
 
 
+def _significance(r) -> str:
+    """A test's verdict with its p-value; a figure judged by its metric's own rule (memory growth, PSNR drop,
+    passed → failed) says so: its p-value over identical repeats of one figure would be a degenerate 0."""
+    rule = getattr(r, "rule", "significant")
+    if rule != "significant":
+        return f"judged by its {rule} rule"
+    return f"{r.significance} (p={r.p_value:.2g})" if r.p_value == r.p_value else r.significance
+
+
 def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: Sequence[str] = (),
                     summary: dict[str, Any] | None = None) -> str:
     """The review as Markdown: the release summary first (db.views.summary; it carries the notes), then every
@@ -37,8 +46,7 @@ def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: S
     for r in frame.itertuples():
         cells = [r.scope, r.workload, r.case_key, r.dtype, r.compile, r.metric,
                  format_value(r.baseline_median, r.unit), format_value(r.candidate_median, r.unit),
-                 f"{r.change} ({r.why})" + (f"; figures: {r.figures}" if getattr(r, "figures", "") else ""), f"{r.significance} (p={r.p_value:.2g})" if r.p_value == r.p_value
-                 else r.significance, r.state, r.comment]
+                 f"{r.change} ({r.why})" + (f"; figures: {r.figures}" if getattr(r, "figures", "") else ""), _significance(r), r.state, r.comment]
         lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
