@@ -132,7 +132,9 @@ def main(args: list[str]) -> int:
         print(f"ERROR: {err}")
         return 1
     except DBAPIError as err:  # the store file itself: locked by another process, a directory, not DuckDB
-        print(f"ERROR: cannot open the store {store_path()}: {err.orig}")
+        hint = (" (a running server holds it: read through the server instead, e.g. mpsbench compare --url "
+                "http://127.0.0.1:8501)") if "lock" in str(err.orig).lower() else ""
+        print(f"ERROR: cannot open the store {store_path()}: {err.orig}{hint}")
         return 1
     print(USAGE, file=sys.stderr)
     return 2

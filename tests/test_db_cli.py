@@ -83,6 +83,22 @@ def test_store_path_that_cannot_be_a_store_is_an_error_line(tmp_path):
     assert out.stdout.startswith(f"ERROR: cannot open the store {tmp_path}: ")
 
 
+def test_a_store_a_server_holds_says_to_read_through_the_server(tmp_path):
+    store = tmp_path / "held.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, time; c = duckdb.connect({str(store)!r}); "
+                               "print('held', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        env = {**os.environ, "MPSBENCH_DB": str(store), "PYTHONPATH": str(ROOT)}
+        out = subprocess.run([sys.executable, "-m", "db", "compare", "--baseline", "torch=2.14.1", "--candidate",
+                              "torch=2.15.0"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert out.stdout.startswith(f"ERROR: cannot open the store {store}: ") and "--url" in out.stdout
+
+
 def test_a_folder_ingests_every_bundle_under_it_and_an_empty_one_is_an_error(cli, tmp_path):
     sweep = tmp_path / "sweep"
     (sweep / "r1-b0").mkdir(parents=True)
