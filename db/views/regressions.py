@@ -27,8 +27,8 @@ from db.store.triage import NOTE_KEY, latest_notes
 DEFAULT_THRESHOLD = 0.05
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
 # the case's name (bundle.case_names) and the figures first, the raw canonical case_key pinned last
-COLUMNS = ["case", "scope", "metric", "change", "baseline_median", "candidate_median", "unit", "why", "state",
-           "comment", "author", "link", "oriented_ratio", "difference", "ci_low", "ci_high", "p_value",
+COLUMNS = ["case", "scope", "metric", "change", "baseline_value", "candidate_value", "why", "state", "comment",
+           "author", "link", "baseline_median", "candidate_median", "unit", "oriented_ratio", "difference", "ci_low", "ci_high", "p_value",
            "significance", "worse_by", "bound", "noise", "rule", "figures", "replicates", "baseline", "candidate",
            "device", "workload", "dtype", "compile", "case_key"]
 
@@ -102,6 +102,9 @@ def regressions(engine: Engine, query: CompareQuery | Review, threshold: float |
         merged[col] = merged[col].fillna("")
     merged = merged.sort_values(["worse_by"] + NOTE_KEY, ascending=[False] + [True] * len(NOTE_KEY), kind="stable")
     merged["case"] = case_names(merged) if len(merged) else []
+    # each median with its unit, readable (8.000 GiB, not 8589934592); the raw medians stay, further right
+    for side in ("baseline", "candidate"):
+        merged[f"{side}_value"] = [format_value(v, u) for v, u in zip(merged[f"{side}_median"], merged["unit"])]
     return merged[COLUMNS].reset_index(drop=True)
 
 
