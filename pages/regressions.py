@@ -21,7 +21,7 @@ from pages.widgets import engine, guarded, load, picker, plain, text_param
 
 def _triage_form(found, query: CompareQuery) -> None:
     who = require_writer("triage a regression")  # the note's author is the signed-in name, never typed
-    labels = [f"{r.scope} · {r.workload} {r.case_key} {r.dtype} {r.compile} {r.metric}" for r in found.itertuples()]
+    labels = [f"{r.scope} · {r.case} · {r.compile} · {r.metric}" for r in found.itertuples()]  # the table's names
     if st.session_state.pop("reg_saved", None):
         st.success("Triage saved: the table above shows it, for everyone.")
     with st.form("triage", clear_on_submit=True):

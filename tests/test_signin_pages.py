@@ -114,6 +114,9 @@ def test_triage_needs_sign_in_and_its_author_is_the_signed_in_name(tmp_path, mon
     assert any("Sign in to triage" in w.value for w in anonymous.warning)
     at = _page("regressions.py", SIDES, token="tok-alice")
     assert [t.label for t in at.text_input if "Author" in t.label] == []  # no free-text author
+    picked = next(s for s in at.selectbox if s.label == "Regression")
+    first = picked.options[0]  # the option as shown
+    assert "{" not in first and at.dataframe[1].value.iloc[0]["case"] in first  # the table's name, not the key JSON
     at.text_area[0].input("seen on two machines")
     next(b for b in at.button if b.label == "Save triage").click()
     at.run()
