@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from sqlalchemy import func, select
 from streamlit.testing.v1 import AppTest
 
@@ -15,6 +14,7 @@ from db.ingest.core import ingest_bundle
 from pages.navigation import PAGES
 from pages.signin import KEY as SESSION_TOKEN
 from tests.dashboard_bundles import GIB, MACHINE_NAME, known_bundle, known_bundles, raw
+from tests.page_store import page_store
 from tests.seed import seed_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,14 +23,7 @@ TIMEOUT_S = 90  # generous: the test machine is shared and loaded
 
 
 def _store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fill) -> Path:
-    path = tmp_path / "store.duckdb"
-    engine = open_store(path)
-    fill(engine)
-    engine.dispose()
-    monkeypatch.setenv("MPSBENCH_DB", str(path))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    return path
+    return page_store(tmp_path, monkeypatch, fill)
 
 
 def _ingest_known(engine) -> None:

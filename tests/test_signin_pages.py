@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from markdown_it import MarkdownIt
 from sqlalchemy import text
 from streamlit.testing.v1 import AppTest
@@ -17,6 +16,7 @@ from db.store.engine import open_store
 from pages.signin import KEY
 from pages.widgets import plain
 from tests.dashboard_bundles import known_bundle, raw
+from tests.page_store import page_store
 from tests.seed import seed_store
 
 SCRIPT = str(Path(__file__).resolve().parent.parent / "pages" / "navigation.py")
@@ -30,14 +30,7 @@ def _store(tmp_path, monkeypatch, fill=lambda engine: None) -> Path:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "ci-mac-1=tok-ci,alice=tok-alice")
     monkeypatch.setenv("MPSBENCH_READ_TOKENS", "")
-    path = tmp_path / "pages.duckdb"
-    engine = open_store(path)
-    fill(engine)
-    engine.dispose()
-    monkeypatch.setenv("MPSBENCH_DB", str(path))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    return path
+    return page_store(tmp_path, monkeypatch, fill, "pages.duckdb")
 
 
 def _rows(path: Path, sql: str) -> list:
