@@ -102,16 +102,11 @@ def test_api_twin(engine, monkeypatch):
 
 
 def test_sweeps_page(tmp_path, monkeypatch):
-    import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    path = tmp_path / "page.duckdb"
-    engine = open_store(path)
-    _ingest(engine)
-    engine.dispose()
-    monkeypatch.setenv("MPSBENCH_DB", str(path))
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    from tests.page_store import page_store
+
+    page_store(tmp_path, monkeypatch, _ingest, "page.duckdb")
     at = AppTest.from_file(str(ROOT / "pages" / "navigation.py"), default_timeout=90)
     at.run()
     at.switch_page("sweeps.py")
