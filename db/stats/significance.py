@@ -248,7 +248,7 @@ def _runs_block(out: "PendingSignificance", base: SampleLists, cand: SampleLists
         # outlying run the two part, and the CI could miss the figure shown beside it: it keeps its width and is
         # moved onto the shown change (× for ratios, + for differences).
         shown = change(np.median(xc, axis=1), np.median(xb, axis=1))
-        shift = (np.divide if ratio else np.subtract)(shown, change(mc.mean(axis=1), mb.mean(axis=1)))
+        shift = change(shown, change(mc.mean(axis=1), mb.mean(axis=1)))
     for start in range(0, len(rows), CHUNK):
         part = slice(start, start + CHUNK)
         b, c = db_.statistic(xb[part]), dc.statistic(xc[part])

@@ -7,7 +7,7 @@ signed bytes) have no geomean.
 Runs move every case of a family together (a slow run is slow for every op), so run-to-run spread does not
 average out over the cases: a bootstrap over cases sees none of it when every case moved by one run factor (on
 test data whose candidate runs all ran 6 % high, it said 1.06× slower, CI 1.06–1.06×). Where cases were judged
-with runs as replicates, the family's CI is made the family's CI at least as wide as its median case's own CI
+with runs as replicates, the family's CI is made at least as wide as its median case's own CI
 (which holds the between-run spread), i.e. it treats run effects as shared by all cases: the conservative side.
 Hence `case_cis`, each case's oriented CI (asked for with the verdicts, once the significance is done).
 """
