@@ -10,6 +10,7 @@ from db.store.engine import open_store
 from db.views.compare_chart import case_rows, chart_rows
 from pages.charts import ratio_chart, samples_chart
 from tests.bundles import make_bundle
+from tests.store_fixtures import seeded  # noqa: F401 (a fixture)
 
 
 @pytest.fixture(scope="module")
@@ -46,15 +47,6 @@ def test_a_broken_spec_is_still_caught_by_the_check(result):
         chart.to_dict(validate=True)
 
 
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory):
-    from tests.seed import seed_store
-
-    engine = open_store(tmp_path_factory.mktemp("charts_seed") / "s.duckdb")
-    seed_store(engine)
-    yield engine
-    engine.dispose()
 
 
 def _data(chart) -> list[dict]:

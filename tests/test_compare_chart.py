@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from db.store.engine import open_store
 from db.views.compare import CompareQuery, compute_compare
 from db.views.compare_chart import BETTER, DIRECTIONS, UNCLEAR, WORSE, case_rows, chart_rows, fold_derived
 from db.views.status_changes import status_changes
-from tests.seed import BASELINE, CANDIDATE, seed_store
+from tests.seed import BASELINE, CANDIDATE
+from tests.store_fixtures import seeded  # noqa: F401 (a fixture)
 
 
 def _case(metric: str, ratio: float, significance: str = "significant", **key) -> dict:
@@ -67,13 +67,6 @@ def test_the_chart_colours_are_fixed_per_direction_whatever_the_data():
     low, high = spec["layer"][0]["encoding"]["x"]["scale"]["domain"]
     assert low == pytest.approx(1 / high) and high > 2.0 * 1.01  # symmetric in log space, the CI end inside
 
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory):
-    engine = open_store(tmp_path_factory.mktemp("cmpchart") / "s.duckdb")
-    seed_store(engine)
-    yield engine
-    engine.dispose()
 
 
 def test_status_changes_of_the_seeded_store_with_their_messages(seeded):

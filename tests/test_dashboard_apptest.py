@@ -12,14 +12,10 @@ from db.store.engine import open_store
 from db.store.tables import ResultRow, Run
 from db.ingest.core import ingest_bundle
 from pages.navigation import PAGES
-from pages.signin import KEY as SESSION_TOKEN
 from tests.dashboard_bundles import GIB, MACHINE_NAME, known_bundle, known_bundles, raw
-from tests.page_store import page_store
+from tests.page_store import SCRIPT, TIMEOUT_S, open_page as _page, page_store
 from tests.seed import seed_store
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = str(ROOT / "pages" / "navigation.py")
-TIMEOUT_S = 90  # generous: the test machine is shared and loaded
 
 
 def _store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fill) -> Path:
@@ -36,15 +32,6 @@ def known_db(tmp_path, monkeypatch) -> Path:
     return _store(tmp_path, monkeypatch, _ingest_known)
 
 
-def _page(file: str, query: dict[str, str] | None = None, token: str | None = None) -> AppTest:
-    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S)
-    if token is not None:  # signed in as pages/signin.py does it: the token kept in the session
-        at.session_state[SESSION_TOKEN] = token
-    at.run()
-    at.switch_page(file)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    return at.run()
 
 
 def _cells(at: AppTest) -> list[str]:

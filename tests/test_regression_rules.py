@@ -8,21 +8,14 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-import db.store.engine as store
 from bundle.metrics import RULES, MetricError, RuleKind, parse_rules
 from db.errors import StoreError
 from db.views.regressions import Review, regressions
 from tests import verdict_store as v
+from tests.store_fixtures import verdict_engine  # noqa: F401 (the `engine` fixture)
 
 PARAMS = {"baseline": v.BASELINE, "candidate": v.CANDIDATE}
 
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    engine = store.open_store(tmp_path_factory.mktemp("rules") / "v.duckdb")
-    v.verdict_store(engine)
-    yield engine
-    engine.dispose()
 
 
 def _rows(engine, **params):

@@ -13,16 +13,10 @@ from db.views.regressions import Review, regressions
 from db.views.review_export import md_escape, review_markdown
 from db.views.summary import release_summary, review_answer
 from tests import verdict_store as v
+from tests.store_fixtures import verdict_engine  # noqa: F401 (the `engine` fixture)
 
 PARAMS = {"baseline": v.BASELINE, "candidate": v.CANDIDATE}
 
-
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    engine = store.open_store(tmp_path_factory.mktemp("summary") / "v.duckdb")
-    v.verdict_store(engine)
-    yield engine
-    engine.dispose()
 
 
 def test_counts_and_verdicts_per_group(engine):

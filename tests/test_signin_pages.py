@@ -13,14 +13,11 @@ from sqlalchemy import text
 from streamlit.testing.v1 import AppTest
 
 from db.store.engine import open_store
-from pages.signin import KEY
 from pages.widgets import plain
 from tests.dashboard_bundles import known_bundle, raw
-from tests.page_store import page_store
+from tests.page_store import SCRIPT, TIMEOUT_S, open_page as _page, page_store
 from tests.seed import seed_store
 
-SCRIPT = str(Path(__file__).resolve().parent.parent / "pages" / "navigation.py")
-TIMEOUT_S = 90  # a loaded 2-core machine
 ENV = ("MPSBENCH_UPLOAD_TOKENS", "MPSBENCH_UPLOAD_TOKENS_FILE", "MPSBENCH_ADMIN_TOKENS", "MPSBENCH_READ_TOKENS",
        "MPSBENCH_MAX_UPLOAD_MB")
 
@@ -42,15 +39,6 @@ def _rows(path: Path, sql: str) -> list:
         engine.dispose()
 
 
-def _page(file: str, query: dict | None = None, token: str | None = None) -> AppTest:
-    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S)
-    if token is not None:
-        at.session_state[KEY] = token
-    at.run()
-    at.switch_page(file)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    return at.run()
 
 
 def _good() -> bytes:

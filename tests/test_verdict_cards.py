@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from db.store.engine import open_store
 from db.views.verdict_cards import cards_from
-from tests.seed import BASELINE, CANDIDATE, seed_store
+from tests.seed import BASELINE, CANDIDATE
+from tests.store_fixtures import seeded  # noqa: F401 (a fixture)
 
 GROUP = {"device": "mps", "compile": "eager"}
 
@@ -41,13 +41,6 @@ def test_cards_from_a_summary_put_regressions_first_and_count_status_changes():
     assert second["title"] == "M2 · float32 · eager" and second["families"] == []
     assert second["status"] == "0 newly supported, 0 fixed (0 OOM), 0 new failures"
 
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory):
-    engine = open_store(tmp_path_factory.mktemp("cards") / "s.duckdb")
-    seed_store(engine)
-    yield engine
-    engine.dispose()
 
 
 def test_the_seeded_stores_cards_per_chip(seeded):
