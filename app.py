@@ -27,6 +27,18 @@ def api_routes() -> list:
                                        + openapi.ROUTES))
 
 
+def default_page_alias() -> list:
+    """/overview answers as every other page's path does: Streamlit serves the default page at / only and shows
+    "Page not found" for its own url path. A relative redirect keeps a configured base path and the query."""
+    from starlette.responses import RedirectResponse
+    from starlette.routing import Route
+
+    def to_default(request):
+        query = request.url.query
+        return RedirectResponse("./" + (f"?{query}" if query else ""), status_code=307)
+    return [Route("/overview", to_default)]
+
+
 def announce_token() -> None:
     """With no writer token configured, make (or reuse) the local one beside the store and print it with a
     sign-in link, as Jupyter does: the operator can upload at once, no one else can."""
@@ -81,5 +93,5 @@ def _script_error(exc: Exception) -> bool:
     return True
 
 
-app = st.App(SCRIPT, routes=api_routes(), middleware=_middleware(), lifespan=_warm_start,
+app = st.App(SCRIPT, routes=api_routes() + default_page_alias(), middleware=_middleware(), lifespan=_warm_start,
              on_script_error=_script_error)

@@ -40,3 +40,14 @@ def test_tooltips_carry_the_type_altair_would_infer():
     assert got == [{"field": "name", "type": "nominal"}, {"field": "value", "type": "quantitative"},
                    {"field": "count", "type": "quantitative"}, {"field": "flag", "type": "nominal"},
                    {"field": "when", "type": "temporal"}]
+
+
+def test_the_default_page_answers_at_its_own_path_too():
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    client = TestClient(Starlette(routes=app.default_page_alias()), follow_redirects=False)
+    moved = client.get("/overview?machine=studio&scope=chip")
+    assert moved.status_code == 307 and moved.headers["location"] == "./?machine=studio&scope=chip"
+    assert client.get("/overview").headers["location"] == "./"
+    assert client.get("/compare").status_code == 404  # only the default page is aliased; Streamlit serves the rest

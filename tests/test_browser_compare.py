@@ -121,5 +121,8 @@ def test_compare_page_in_a_browser_and_upload_api(server):
                        f".some(e => e.innerText.includes({json.dumps(MACHINE_NAME)}))")
             page.wait_for_function(in_code, timeout=PAGE_S * 1000)  # the provenance shows "mac <b>studio</b>"
             assert page.locator("b", has_text="studio").count() == 0  # and never turned into markup
+            page.goto(f"{server}/overview", timeout=PAGE_S * 1000)  # the default page, by its own name
+            page.get_by_text("Machines × builds").wait_for(timeout=PAGE_S * 1000)
+            assert page.url == f"{server}/" and "Page not found" not in page.inner_text("body")
         finally:
             browser.close()

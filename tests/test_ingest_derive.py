@@ -82,6 +82,8 @@ VALID = {
     "escaped_key": lambda: _replace(make_bundle(), b'"compile": "eager"', b'"\\u0063ompile": "eager"'),
     "results_first": lambda: _results_first(make_bundle()),
     "params_int65": lambda: _raw(make_bundle(results=[R(params={"n": 2**64 + 1})])),  # past int64: a float
+    "summary_reordered": lambda: _raw(make_bundle(results=[  # not the collector's key order: the general check
+        R(samples=[7.0, 9.0], summary=dict(reversed(summarize([7.0, 9.0]).model_dump().items())))])),
 }
 
 INVALID = {
@@ -112,6 +114,8 @@ INVALID = {
     "summary_string": _raw(make_bundle(results=[R(samples=[7.0], summary=summarize([7.0]).model_dump() | {"n": "1"})])),
     "summary_float_n": _raw(make_bundle(results=[R(samples=[7.0],
                                                    summary=summarize([7.0]).model_dump() | {"n": 1.0})])),
+    "summary_reordered_string": _raw(make_bundle(results=[R(samples=[7.0], summary=dict(reversed(
+        (summarize([7.0]).model_dump() | {"median": "7.0"}).items())))])),
     "second_row": _raw(make_bundle(results=[R(), R(metric="speed")])),
     "samples_strings": _raw(make_bundle(results=[R(samples=["7.5", 8])])),
     "tolerance_string": _raw(make_bundle(results=[R(tolerance="0.1")])),

@@ -72,6 +72,13 @@ PROBES = {
     "ended_at before started_at": (_raw(make_bundle(ended_at="2026-12-02T09:59:59+00:00")), 422, "ended_at"),
     "UTF-16 body": (_raw(make_bundle()).decode().encode("utf-16"), 400, "body"),
     "UTF-32 body": (_raw(make_bundle()).decode().encode("utf-32"), 400, "body"),
+    "Latin-1 byte in a result's message": (_raw(make_bundle(results=[make_result(status="error", samples=[],
+                                                                          message="caf@")])).replace(b"@", b"\xe9"),
+                                           400, "body"),
+    "Latin-1 byte in a tag": (_raw(make_bundle(tags={"x": "caf@"})).replace(b"@", b"\xe9"), 400, "body"),
+    "UTF-8-encoded surrogate in a message": (_raw(make_bundle(results=[make_result(status="error", samples=[],
+                                                                               message="@")])).replace(
+        b"@", "\ud800".encode("utf-8", "surrogatepass")), 400, "body"),
     "too many tags": (_raw(make_bundle(tags={f"k{i}": "v" for i in range(MAX_TAGS + 1)})), 422, "tags"),
     "samples as strings": (_raw(make_bundle(results=[make_result(samples=["7.5", 8])])), 422, "results[0].samples"),
     "passed as 1": (_raw(make_bundle(results=[make_result(passed=1)])), 422, "results[0].passed"),
@@ -122,6 +129,14 @@ def test_probe_is_refused_alike_by_ingest_and_api_naming_the_field(store, name):
         "ok": False, "status": status, "error": err.message,
         "errors": [{"field": p.field, "rule": p.rule} for p in err.problems]}
     assert _dump(store) == before
+
+
+@pytest.mark.parametrize("name", [n for n in PROBES if "Latin-1" in n or "UTF-" in n])
+def test_bytes_that_are_not_utf8_are_named_so(store, name):
+    with pytest.raises(StoreError) as info:
+        ingest_bundle(store, PROBES[name][0])
+    assert info.value.message == "body is not UTF-8"
+    assert "bundles are UTF-8 JSON" in info.value.problems[0].rule
 
 
 def test_a_gzip_body_is_decoded_and_stored(store):

@@ -96,6 +96,10 @@ _PAIR = "(?:" + "|".join(f'"{k}":{_spelling(field_adapter(Summary, k).json_schem
 # a stated summary: an object of exactly Summary's keys (every key present, as many pairs as keys), each with a
 # value of its annotation's JSON type
 SUMMARY_RE = r"\{" + _PAIR + "(?:," + _PAIR + r")*\}"
+# the same pairs in Summary's order, each once, as the collector writes them: one match where the general check
+# (any order: the pattern, every key present, as many pairs as keys) takes three passes
+SUMMARY_IN_ORDER_RE = r"\{" + ",".join(
+    f'"{k}":{_spelling(field_adapter(Summary, k).json_schema())}' for k in SUMMARY_KEYS) + r"\}"
 _SUMMARY_FINITE = [k for k in SUMMARY_KEYS if k != "n" and _finite(field_adapter(Summary, k))]
 _NULLABLE = {k for k in SUMMARY_KEYS if "null" in json.dumps(field_adapter(Summary, k).json_schema())}
 SUMMARY_STRUCT = "STRUCT(" + ", ".join(f"{k} DOUBLE" for k in SUMMARY_KEYS) + ")"
@@ -105,7 +109,10 @@ def _summary_typed(col: str) -> str:
     every = " AND ".join(f"contains({col}, '\"{k}\":')" for k in SUMMARY_KEYS)
     pairs = f"length({col}) - length(replace({col}, ':', '')) = {len(SUMMARY_KEYS)}"  # no ':' in a number
     null = f" OR {col} = 'null'" if _admits_null("summary") else ""
-    return f"({col} IS NULL{null} OR (regexp_full_match({col}, '{SUMMARY_RE}') AND {every} AND {pairs}))"
+    general = f"regexp_full_match({col}, '{SUMMARY_RE}') AND {every} AND {pairs}"
+    # CASE, not OR: DuckDB evaluates the general check only for the rows the in-order one did not take
+    return (f"({col} IS NULL{null} OR CASE WHEN regexp_full_match({col}, '{SUMMARY_IN_ORDER_RE}') THEN true "
+            f"ELSE {general} END)")
 
 
 def typed_select(source: str) -> str:
