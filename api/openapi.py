@@ -14,7 +14,7 @@ from starlette.routing import Route
 from api.errors import ApiNotFound, route_methods
 from bundle.metrics import METRICS
 from bundle.schema import Bundle
-from db.query.compare_sql import FILTERS as COMPARE_FILTERS
+from db.query.case_pairs import FILTERS as COMPARE_FILTERS
 from db.query.runs import RUN_FILTERS
 from db.query.selectors import SYNTAX
 from db.views import correctness, matrix, memory, noise, trends

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.query.compare_sql import _CHIP_SCOPE  # the one chip label (Compare's chip scope)
+from db.query.case_pairs import _CHIP_SCOPE  # the one chip label (Compare's chip scope)
 from db.store.read import read_frame
 
 KEY = ["chip", "device", "workload", "metric", "dtype", "compile"]

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from bundle.metrics import METRICS
-from db.query.compare_sql import KEY
+from db.query.case_pairs import KEY
 
 COLUMNS = KEY + ["unit", "baseline_status", "candidate_status", "baseline_median", "candidate_median",
                  "baseline_figure", "candidate_figure", "reason", "message", "baseline_message", "candidate_message"]

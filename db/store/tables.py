@@ -60,7 +60,7 @@ class Run(SQLModel, table=True):
     warnings_json: str = "[]"
     n_results: int
     # 1, 2, 3, … in ingest order, also on each of the run's results (written together, so contiguous): DuckDB's
-    # zone maps then skip the row groups of unselected runs, which random run ids cannot do (db.query.compare_sql)
+    # zone maps then skip the row groups of unselected runs, which random run ids cannot do (db.query.case_pairs)
     run_seq: int | None = Field(default=None, sa_type=BigInteger)
     uploaded_by: str | None = None  # the token name that wrote it (db.store.tokens); None: before store v4 or CLI
     # a retracted run stays listed (who, when, why) but its results are moved to retracted_results, out of

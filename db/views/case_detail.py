@@ -8,7 +8,7 @@ from typing import Mapping
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.query.compare_sql import scope_sql
+from db.query.case_pairs import scope_sql
 from db.store.read import read_frame
 from db.views.compare import CompareQuery
 from db.views.trends import FIELDS, trend_url

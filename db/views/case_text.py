@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from db.stats.codes import combine
-from db.query.compare_sql import SIDES as _SIDES
+from db.query.case_pairs import SIDES as _SIDES
 from db.views.wording import difference_words, ratio_words
 
 

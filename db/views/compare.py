@@ -18,8 +18,7 @@ from sqlalchemy import Engine
 
 from bundle.case_names import case_names
 from bundle.metrics import METRICS, Better, Comparison
-from db.query.compare_read import read_pairs
-from db.query.compare_sql import FILTERS, KEY, SIDES as _SIDES, compare_sql
+from db.query.case_pairs import FILTERS, KEY, SIDES as _SIDES, compare_sql, read_pairs
 from db.errors import Problem, StoreError
 from db.store.read import read_data_version
 from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note

@@ -9,7 +9,7 @@ import pandas as pd
 
 from bundle.case_names import case_names
 from bundle.metrics import DERIVED, METRICS, RULES
-from db.query.compare_sql import KEY
+from db.query.case_pairs import KEY
 from db.stats.significance import SIGNIFICANT
 from db.views.regressions import DEFAULT_THRESHOLD
 from db.views.rules import judge

@@ -12,7 +12,7 @@ import pandas as pd
 
 from bundle.case_names import case_names
 from bundle.metrics import DERIVED
-from db.query.compare_sql import KEY
+from db.query.case_pairs import KEY
 
 BETTER, WORSE, OTHER = "better", "worse", "other"  # the same words (and colours) as Compare's chart
 COLUMNS = ["case", "scope", "metric", "change", "kind", "direction", "baseline_status", "candidate_status",

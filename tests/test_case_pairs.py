@@ -1,5 +1,5 @@
-"""The Compare query's read path: key order outside DuckDB, the detail attached by position, combined codes, and
-the significance blocks on worker threads giving the inline answer."""
+"""The Compare query's read path (db.query.case_pairs): key order outside DuckDB, the detail attached by
+position, combined codes, and the significance blocks on worker threads giving the inline answer."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from db.stats import codes
-from db.query.compare_read import attach_detail, key_order
+from db.query.case_pairs import attach_detail, key_order
 from db.stats.significance import SampleLists, significance
 
 
