@@ -42,10 +42,12 @@ def _judged(raw_conn) -> list[str]:
     table = raw_conn.sql(_DISTINCT).to_arrow_table()
     columns = _COMBO_KEYS + tuple(_OWN_COLUMNS)
     g, data = table.column("g").to_pylist(), {c: table.column(c).to_pylist() for c in columns}
-    groups: dict[frozenset, list[int]] = {}
-    for row, mask in enumerate(g):  # grouping(): bit set = column not in this row's set (last column = bit 0)
-        groups.setdefault(frozenset(c for n, c in enumerate(columns) if not mask >> (len(columns) - 1 - n) & 1),
-                          []).append(row)
+    rows_of: dict[int, list[int]] = {}
+    for row, mask in enumerate(g):
+        rows_of.setdefault(mask, []).append(row)
+    # grouping(): bit set = column not in this row's set (last column = bit 0)
+    groups = {frozenset(c for n, c in enumerate(columns) if not mask >> (len(columns) - 1 - n) & 1): rows
+              for mask, rows in rows_of.items()}
     for name, (keys, judged, fn) in _TABLES.items():
         rows = [fn(*(data[k][r] for k in keys)) for r in groups.get(frozenset(keys), [])]
         _register(raw_conn, name, keys + judged, rows or [(None,) * (len(keys) + len(judged))])
