@@ -98,8 +98,7 @@ def main(out: Path, json_path: Path | None) -> int:
             page = browser.new_page(viewport=VIEWPORT)
             _open(page, f"{base}/")  # warm the server's caches once; each page is then timed as a user opens it
             for _, title, url_path in PAGES:
-                where = "" if url_path == "overview" else url_path  # the default page lives at "/" only
-                url = f"{base}/{where}{QUERY.get(url_path, '')}"
+                url = f"{base}/{url_path}{QUERY.get(url_path, '')}"  # /overview redirects to /, the default page
                 page.set_viewport_size(VIEWPORT)
                 first, settled = _open(page, url)
                 problems = [e.inner_text()[:300] for e in page.query_selector_all(PROBLEMS)]

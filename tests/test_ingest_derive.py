@@ -5,6 +5,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 from pydantic import ValidationError
@@ -215,6 +216,20 @@ def test_a_cut_inside_a_string_is_read_again_whole(monkeypatch):
     monkeypatch.setattr(results_text, "SPLIT_BYTES", 1)
     engine = open_store(":memory:")
     assert ingest_bundle(engine, raw).created and len(_stored(engine)) == 2
+
+
+def test_a_failed_comma_scan_leaves_the_document_to_the_schema(monkeypatch, tmp_path):
+    def broken(paths):
+        raise duckdb.IOException("scan failed")
+    monkeypatch.setattr(results_text, "_scan", broken)
+    monkeypatch.setattr(results_text, "SCRATCH", str(tmp_path))
+    engine = open_store(":memory:")
+    comma = _raw(make_bundle(results=[R(samples=[7.0, 8.0])])).replace(b"[7.0, 8.0]", b"[7.0, 8.0,]")
+    with pytest.raises(StoreError) as info:
+        ingest_bundle(engine, comma)
+    assert info.value.status == 400  # refused as the schema's parser refuses it, not stored, no crash
+    assert ingest_bundle(engine, _raw(make_bundle())).created  # a valid one is still stored
+    assert list(tmp_path.iterdir()) == []  # the scratch files went with the scan
 
 
 def test_a_big_refusal_checks_only_the_first_suspects(monkeypatch):

@@ -175,11 +175,18 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
     if results_text.may_hide_null(duck):
         suspects = sorted(set(suspects) | set(results_text.explicit_nulls(array, judge.SUSPECTS + 1)))
         more, suspects = more or len(suspects) > judge.SUSPECTS, suspects[:judge.SUSPECTS]
-    if lenient.result():  # DuckDB's reader takes trailing commas: the schema judges the document itself
+    if _may_hide_comma(lenient):  # DuckDB's reader takes trailing commas: the schema judges the document itself
         _validate(data)
     if suspects:
         _suspects(array, suspects, more)
     return bundle, count
+
+
+def _may_hide_comma(scan) -> bool:
+    try:
+        return scan.result()
+    except duckdb.Error:  # the scan itself failed: assume it may, so the schema reads the whole document
+        return True
 
 
 def _run_row(b: Bundle, sha: str, n: int) -> dict:
