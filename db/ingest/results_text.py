@@ -8,16 +8,16 @@ takes its columns, so it refuses any unknown or repeated key after it. Then, bes
 expression over the same files looks for what DuckDB's lenient reader lets through and no parsed value shows:
 a trailing comma (NaN and Infinity it re-writes as such, and the field checks refuse them). A match, even
 inside a string, only asks for a stricter look (db.ingest.core): it may cost time, never accept what the
-schema refuses. The reader
-gives NULL for a null and for an absent key alike: explicit_nulls tells them apart where it matters.
+schema refuses. The reader gives NULL for a null and for an absent key alike: explicit_nulls tells them apart
+where it matters.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
-import tempfile
 import shutil
+import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import duckdb
@@ -157,8 +157,9 @@ def parse(raw_conn, array: memoryview, whole: bool = False) -> Future:
     try:
         paths = [_write(os.path.join(folder, f"part{n}.json"), body)
                  for n, body in enumerate(_pieces(array, whole))]
+        cons = [raw_conn.duplicate() for _ in paths]
         with ThreadPoolExecutor(len(paths)) as pool:
-            counts = list(pool.map(lambda n: _parse(raw_conn.duplicate(), n, paths[n]), range(len(paths))))
+            counts = list(pool.map(_parse, cons, range(len(paths)), paths))
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
