@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import duckdb
@@ -33,7 +34,6 @@ _OBJECT_SIZE = 1 << 30
 # The first element of every file: every field with a non-null value (the reader infers its columns from it)
 TEMPLATE = json.dumps(dict.fromkeys(derive.FIELDS, 0)).encode()
 TRAILING_COMMA = r",[ \t\r\n]*[\]}]"
-_SCANNER = ThreadPoolExecutor(1, thread_name_prefix="mpsbench-scan")  # one ingest writes at a time (WRITE_LOCK)
 
 
 def split(data: bytes) -> tuple[bytes, memoryview] | None:
@@ -140,11 +140,17 @@ def _parse(con, n: int, path: str) -> int:
         con.close()
 
 
-def _scan_and_remove(paths: list[str], folder: str) -> bool:
+def _scan_into(scan: Future, paths: list[str], folder: str) -> None:
+    """The scan's answer into `scan`, once its files are gone."""
     try:
-        return _scan(paths)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        try:
+            found = _scan(paths)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    except BaseException as exc:  # noqa: BLE001 - handed to the waiting ingest
+        scan.set_exception(exc)
+    else:
+        scan.set_result(found)
 
 
 def parse(raw_conn, array: memoryview, whole: bool = False) -> Future:
@@ -166,7 +172,9 @@ def parse(raw_conn, array: memoryview, whole: bool = False) -> Future:
     starts = [sum(counts[:n]) for n in range(len(counts))]
     raw_conn.execute("CREATE TEMP VIEW _typed AS " + " UNION ALL ".join(
         f"SELECT {start} + rowid - 1 AS i, * FROM {PARTS}.part{n} WHERE rowid > 0" for n, start in enumerate(starts)))
-    return _SCANNER.submit(_scan_and_remove, paths, folder)
+    scan: Future = Future()  # its own thread, not a pool kept across calls: nothing for a fork to copy half-done
+    threading.Thread(target=_scan_into, args=(scan, paths, folder), name="mpsbench-comma-scan").start()
+    return scan
 
 
 def _objects(array: memoryview, where: str, params: list, limit: int | None = None) -> list[tuple]:
