@@ -9,18 +9,19 @@ from __future__ import annotations
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.query.case_pairs import _CHIP_SCOPE  # the one chip label (Compare's chip scope)
+from db.query.case_pairs import scope_sql
 from db.store.read import read_frame
 
 KEY = ["chip", "device", "workload", "metric", "dtype", "compile"]
 FILTERS = ("chip", "workload", "metric", "dtype", "compile")
+_CHIP = scope_sql("chip")  # the one chip label: Compare's chip scope
 
-_MODEL = f"""SELECT {_CHIP_SCOPE} AS chip, ru.device_type AS device, ru.workload, ru.metric, ru.dtype, ru.compile,
+_MODEL = f"""SELECT {_CHIP} AS chip, ru.device_type AS device, ru.workload, ru.metric, ru.dtype, ru.compile,
     ru.pairs, ru.pending, ru.quantile_log, ru.sigma_log, ru.max_log
   FROM aa_noise ru WHERE ru.pairs > 0{{filters}}"""
 
 # a machine's chip label, to find a machine-scope case's group
-_CHIPS = f"SELECT DISTINCT ru.machine_name AS scope, ru.device_type AS device, {_CHIP_SCOPE} AS chip FROM runs ru"
+_CHIPS = f"SELECT DISTINCT ru.machine_name AS scope, ru.device_type AS device, {_CHIP} AS chip FROM runs ru"
 
 
 def noise_groups(engine: Engine, filters: dict[str, str] | None = None) -> pd.DataFrame:
@@ -31,7 +32,7 @@ def noise_groups(engine: Engine, filters: dict[str, str] | None = None) -> pd.Da
         if name not in FILTERS:
             raise ValueError(f"unknown noise filter {name}")
         if value:
-            sql += f" AND {_CHIP_SCOPE} = ?" if name == "chip" else f" AND ru.{name} = ?"
+            sql += f" AND {_CHIP} = ?" if name == "chip" else f" AND ru.{name} = ?"
             params.append(value)
     found = read_frame(engine, _MODEL.format(filters=sql), params)
     return found.sort_values(["quantile_log", *KEY], ascending=[False, *[True] * len(KEY)],
