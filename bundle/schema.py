@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints,
 from bundle.metrics import check_unit, metric
 from bundle.stats import FiniteFloat, Summary, summarize
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: results carry `processes` (samples per worker process); 1 still reads (one process)
+READABLE_VERSIONS = (1, 2)
 MAX_TAGS = 1000  # a run's tags are labels (role, machine group), not data
 YEARS = (2000, 2100)  # a timestamp outside these is a broken clock or a probe, not a run
 
@@ -29,6 +30,8 @@ Text = Annotated[str, StringConstraints(max_length=20_000)]
 ParamValue = str | Annotated[int, Field(ge=-2**63, lt=2**63)] | FiniteFloat | bool | None
 Int32 = Annotated[int, Field(ge=0, lt=2**31)]  # DuckDB INTEGER columns
 Int64 = Annotated[int, Field(ge=0, lt=2**63)]  # DuckDB BIGINT columns
+ProcessSize = Annotated[int, Field(ge=1, lt=2**31)]  # samples one worker process gave (DuckDB INTEGER)
+MAX_PROCESSES = 10_000
 
 
 class _Strict(BaseModel):
@@ -133,6 +136,14 @@ def status_rule(status: Status, has_samples: bool, has_message: bool) -> None:
         raise ValueError(f"status {status.value!r} needs a message saying why")
 
 
+def processes_rule(processes: list[int], n_samples: int) -> None:
+    """`processes` splits the samples by the worker process that measured them, in order: its sizes add up to the
+    sample count (none: the samples are one process's, as every schema-1 bundle's)."""
+    if processes and sum(processes) != n_samples:
+        raise _field_error("processes", f"the processes' sample counts add up to {sum(processes)}, but the result "
+                                        f"has {n_samples} samples (they must split the samples exactly)")
+
+
 def sign_rule(metric_name: str, smallest: float) -> None:
     """The metric registry says which samples a metric allows (bundle.metrics.Sign), judged on the smallest."""
     sign = metric(metric_name).sign
@@ -155,6 +166,9 @@ class Result(_Strict):
     message: Text | None = None
     warnings: list[Text] = Field(default_factory=list)
     samples: list[FiniteFloat] = Field(default_factory=list, max_length=1_000_000)
+    # schema 2: how many of `samples` each worker process gave, in order (the replicates a review tests on:
+    # process state moves timings more than calls within a process do); empty: one process
+    processes: list[ProcessSize] = Field(default_factory=list, max_length=MAX_PROCESSES)
     summary: Summary | None = None
     passed: bool | None = None  # correctness records: within the dtype's tolerance?
     tolerance: FiniteFloat | None = None
@@ -164,6 +178,7 @@ class Result(_Strict):
         object.__setattr__(self, "unit", unit_rule(self.metric, self.unit))
         object.__setattr__(self, "case_key", case_key_rule(self.params, self.case_key))
         status_rule(self.status, bool(self.samples), bool(self.message))
+        processes_rule(self.processes, len(self.samples))
         if self.samples:
             sign_rule(self.metric, min(self.samples))
         try:
@@ -192,8 +207,9 @@ class Bundle(_Strict):
     @field_validator("schema_version")
     @classmethod
     def _known_version(cls, v: int) -> int:
-        if v != SCHEMA_VERSION:
-            raise ValueError(f"schema_version {v} is not supported; this server reads version {SCHEMA_VERSION}")
+        if v not in READABLE_VERSIONS:
+            raise ValueError(f"schema_version {v} is not supported; this server reads versions "
+                             f"{', '.join(map(str, READABLE_VERSIONS))}")
         return v
 
     @field_validator("started_at", "ended_at")

@@ -26,8 +26,10 @@ def chip_peak_bandwidth(chip: str | None, gpu_cores: int | None) -> float | None
 
 class CaseBench(Bench):
     def __init__(self, case: Case, workload: Workload, adapter: Adapter, policy: TimingPolicy | None = None, *,
-                 deadline: float | None = None, chip: str | None = None, gpu_cores: int | None = None) -> None:
+                 deadline: float | None = None, chip: str | None = None, gpu_cores: int | None = None,
+                 full: bool = True) -> None:
         self.case, self.workload, self.adapter = case, workload, adapter
+        self.full = full  # False: memory() and correctness() do nothing (a run's timing-only worker processes)
         self.policy = policy or TimingPolicy()
         self.deadline = deadline
         self.device: torch.device = adapter.device
@@ -101,6 +103,8 @@ class CaseBench(Bench):
 
     # --- memory pass ---------------------------------------------------------------------------------------
     def memory(self, fn: Callable[[], Any]) -> None:
+        if not self.full:
+            return
         report = self.adapter.measure_memory(fn)
         figures = {"memory_driver_peak": report.driver_peak, "memory_reserved_peak": report.reserved_peak,
                    "memory_allocated_peak": report.allocated_peak,
@@ -118,6 +122,8 @@ class CaseBench(Bench):
     # --- correctness pass ----------------------------------------------------------------------------------
     def correctness(self, output: torch.Tensor, reference: torch.Tensor, *,
                     psnr_metric: str = "psnr_vs_cpu") -> None:
+        if not self.full:
+            return
         c = check_against_reference(output, reference, self.case.dtype)
         figures = {psnr_metric: (c.psnr_db, None), "max_abs_error": (c.max_abs_error, c.tolerance.atol),
                    "max_rel_error": (c.max_rel_error, c.tolerance.rtol)}

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from bundle.builds import DECLARABLE
+from collector.plan import DEFAULT_PROCESSES, PROCESSES_VARIABLE
 from collector.errors import CollectorError
 
 # Piped into a log (scripts/start.sh), rich would wrap tables at 80 columns; a log reads better wide.
@@ -60,6 +61,12 @@ def _plan_options(r: argparse.ArgumentParser) -> None:
     r.add_argument("--profile", default="quick", choices=["quick", "full"])
     r.add_argument("--out", default="runs", type=Path)
     r.add_argument("--push", metavar="URL", help="push the bundle afterwards (token from MPSBENCH_TOKEN)")
+    r.add_argument("--processes", type=int, metavar="N",
+                   help=f"worker processes that each time every case, one after another (default ${PROCESSES_VARIABLE} "
+                        f"or {DEFAULT_PROCESSES}): the replicates a review tests on; the time budgets are shared "
+                        "out between them")
+    r.add_argument("--case", action="append", default=[], metavar="ID",
+                   help="only this case (repeatable): workload|case_key|dtype|compile, as `mpsbench confirm` names it")
     r.add_argument("--case-time-limit", type=float, metavar="SECONDS",
                    help="per case: passes stop repeating at it; at it + max(2 s, 25 %%) the case is killed (error)")
 

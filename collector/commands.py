@@ -18,7 +18,7 @@ from collector.catalog import load_catalog
 from collector.cli import csv_list, kv_pairs
 from collector.display import progress_bar, results_table, run_summary
 from collector.errors import CollectorError
-from collector.plan import Plan, PlannedCase
+from collector.plan import Plan, PlannedCase, default_processes
 from collector.push import Pusher, token as push_token
 from collector.workload import PROFILES, Workload
 
@@ -37,9 +37,19 @@ def _open_session(args: argparse.Namespace) -> run_session.Session:
         return run_session.resume(path, catalog, args.retry_crashed)
     plan = Plan(workloads=tuple(args.workload), suites=tuple(args.suite), dtypes=csv_list(args.dtype),
                 compile_modes=csv_list(args.compile) or ("eager",), profile=args.profile,
-                case_time_limit_s=args.case_time_limit)
+                case_time_limit_s=args.case_time_limit, processes=_processes(args), cases=tuple(args.case))
     return run_session.start(args.out, plan, catalog, args.device, args.machine_name, kv_pairs(args.tag),
                              " ".join(shlex.quote(a) for a in sys.argv), args.channel, args.install_source)
+
+
+def _processes(args: argparse.Namespace) -> int:
+    """--processes, or the default; --in-process measures in this one process (no replicates)."""
+    if getattr(args, "in_process", False):
+        if args.processes not in (None, 1):
+            raise CollectorError("--in-process runs every case in this one process: it cannot take --processes "
+                                 f"{args.processes}")
+        return 1
+    return default_processes() if args.processes is None else args.processes
 
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
@@ -55,18 +65,22 @@ def _announce(session: run_session.Session, console: Console) -> None:
     for warning in session.state.header.get("warnings", []):
         console.print(f"[bold yellow]WARNING:[/] {escape(warning)}")
     pending, total = len(session.pending()), len(session.cases.cases)
-    console.print(escape(f"run {session.run_id}: {pending} cases to run ({total - pending} already done) on "
+    processes = session.plan.processes
+    each = f", each timed in {processes} worker processes" if processes > 1 else ""
+    console.print(escape(f"run {session.run_id}: {pending} cases to run ({total - pending} already done){each} on "
                          f"{session.state.header['device']['name']}"))
 
 
 def _run_with_progress(session: run_session.Session, console: Console, finished: list[Result],
                        in_process: bool = False) -> Path:
     with progress_bar(console) as bar:
-        task = bar.add_task("starting", total=len(session.pending()))
+        task = bar.add_task("starting", total=session.pending_measurements())
+        processes = session.plan.processes
 
-        def on_progress(event: str, planned: PlannedCase | None, results: list[Result] | None) -> None:
+        def on_progress(event: str, planned: PlannedCase | None, results: list[Result] | None, process: int) -> None:
             if event == "start" and planned is not None:
-                bar.update(task, description=escape(planned.case.label()))
+                where = f" · process {process + 1}/{processes}" if processes > 1 else ""
+                bar.update(task, description=escape(planned.case.label() + where))
             else:
                 finished.extend(results or [])
                 bar.advance(task)

@@ -59,11 +59,14 @@ class WorkerSpec:
     case_time_limit_s: float | None = None
     chip: str | None = None
     gpu_cores: int | None = None
+    processes: int = 1  # how many worker processes time each case (the policy's budgets are shared out)
+    full: bool = True  # run the memory and correctness passes too (one process of a run does)
 
     def context(self) -> RunContext:
         from collector.adapters import get_adapter
-        return RunContext(get_adapter(self.device_choice, chip=self.chip), TimingPolicy.for_profile(self.profile),
-                          self.case_time_limit_s, self.chip, self.gpu_cores)
+        return RunContext(get_adapter(self.device_choice, chip=self.chip),
+                          TimingPolicy.for_profile(self.profile, self.processes), self.case_time_limit_s, self.chip,
+                          self.gpu_cores, self.full)
 
 
 @dataclass

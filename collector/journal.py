@@ -1,4 +1,6 @@
-"""The run journal: one JSON line per finished case, appended and fsynced at once, next to the bundle.
+"""The run journal: one JSON line per finished case in one worker process, appended and fsynced at once, next to
+the bundle. A run times each case in several worker processes (collector.session); a case is finished when every
+process has measured it (or one crashed on it).
 
 A crash or Ctrl-C keeps every finished case; `run --resume` reads the journal back (a torn last line from a
 SIGKILL mid-write is dropped and cut off) and continues the same run_id. A case whose worker crashed or timed
@@ -25,16 +27,23 @@ def case_id(workload: str, key: str, dtype: str, compile_mode: str) -> str:
 @dataclass
 class JournalState:
     header: dict[str, Any]
-    cases: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # case id -> result dicts
+    # case id -> worker process index -> that process's result dicts (journals before processes: all index 0)
+    parts: dict[str, dict[int, list[dict[str, Any]]]] = field(default_factory=dict)
     resumes: int = 0
     crashed: dict[str, str] = field(default_factory=dict)  # case id -> "crashed" | "timed_out"
 
-    def record(self, cid: str, results: list[dict[str, Any]], outcome: str | None = None) -> None:
-        self.cases[cid] = results
+    def record(self, cid: str, results: list[dict[str, Any]], outcome: str | None = None, process: int = 0) -> None:
+        if outcome or cid in self.crashed:  # a crash makes the case its error records; a retry starts it over
+            self.parts.pop(cid, None)
+        self.parts.setdefault(cid, {})[process] = results
         if outcome:
             self.crashed[cid] = outcome
         else:
             self.crashed.pop(cid, None)
+
+    def finished(self, cid: str, processes: int) -> bool:
+        """Measured by every process, or crashed in one (a case that crashes a worker would crash the next)."""
+        return cid in self.crashed or len(self.parts.get(cid, {})) >= processes
 
 
 class Journal:
@@ -58,8 +67,10 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._append({"type": "run", **header})
 
-    def finish_case(self, cid: str, results: list[dict[str, Any]], outcome: str | None = None) -> None:
-        self._append({"type": "case", "case": cid, "results": results, **({"outcome": outcome} if outcome else {})})
+    def finish_case(self, cid: str, results: list[dict[str, Any]], outcome: str | None = None,
+                    process: int = 0) -> None:
+        self._append({"type": "case", "case": cid, "process": process, "results": results,
+                      **({"outcome": outcome} if outcome else {})})
 
     def mark_resume(self) -> None:
         self._append({"type": "resume"})
@@ -90,7 +101,7 @@ def _state(records: list[dict[str, Any]], path: Path) -> JournalState:
     state = JournalState(header=records[0])
     for r in records[1:]:
         if r.get("type") == "case":
-            state.record(r["case"], r["results"], r.get("outcome"))
+            state.record(r["case"], r["results"], r.get("outcome"), int(r.get("process", 0)))
         elif r.get("type") == "resume":
             state.resumes += 1
     return state

@@ -10,6 +10,22 @@ from collector.journal import case_id
 from collector.workload import PROFILES, Case, Workload
 
 COMPILE_MODES = ("eager", "inductor")
+# Worker processes per case by default: the replicates a review tests on (README, "Processes": chosen from the
+# false-alarm / power / collection-time measurements of benchmarks/false_alarms.py)
+DEFAULT_PROCESSES = 10
+MAX_PROCESSES = 100
+PROCESSES_VARIABLE = "MPSBENCH_PROCESSES"  # a machine's own default (e.g. a CI Mac that runs more), else the above
+
+
+def default_processes() -> int:
+    import os
+
+    text = os.environ.get(PROCESSES_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_PROCESSES
+    if not text.isdigit() or not 1 <= int(text) <= MAX_PROCESSES:
+        raise CollectorError(f"{PROCESSES_VARIABLE} must be a whole number from 1 to {MAX_PROCESSES} (got {text[:20]!r})")
+    return int(text)
 
 
 def _is_dtype(name: str) -> bool:
@@ -25,6 +41,8 @@ class Plan:
     compile_modes: tuple[str, ...] = ("eager",)
     profile: str = "quick"
     case_time_limit_s: float | None = None
+    processes: int = 1  # worker processes that each time every case (collector.processes); the CLI's default is DEFAULT_PROCESSES
+    cases: tuple[str, ...] = ()  # only these case ids (workload|case_key|dtype|compile): what `mpsbench confirm` reruns
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -36,6 +54,8 @@ class Plan:
         if bad_dtypes:
             raise CollectorError(f"--dtype {', '.join(bad_dtypes)}: not a torch dtype name (e.g. float32, bfloat16, "
                                  "float16, float8_e4m3fn) or tf32")
+        if not isinstance(self.processes, int) or not 1 <= self.processes <= MAX_PROCESSES:
+            raise CollectorError(f"--processes must be a whole number from 1 to {MAX_PROCESSES} (got {self.processes!r})")
         if self.case_time_limit_s is not None and self.case_time_limit_s <= 0:
             raise CollectorError("--case-time-limit must be a positive number of seconds")
 
@@ -47,7 +67,9 @@ class Plan:
         dtypes = data.get("dtypes")
         return cls(workloads=tuple(data.get("workloads", ())), suites=tuple(data.get("suites", ())),
                    dtypes=tuple(dtypes) if dtypes else None, compile_modes=tuple(data.get("compile_modes", ("eager",))),
-                   profile=data.get("profile", "quick"), case_time_limit_s=data.get("case_time_limit_s"))
+                   profile=data.get("profile", "quick"), case_time_limit_s=data.get("case_time_limit_s"),
+                   processes=int(data.get("processes", 1)),  # journals from before processes: one
+                   cases=tuple(data.get("cases", ())))
 
 
 @dataclass
@@ -75,6 +97,13 @@ def expand(plan: Plan, catalog: Catalog) -> CaseList:
             out.failed[w.name] = f"cases() failed: {type(exc).__name__}: {exc}"
             continue
         _add_unique(out, w, cases)
+    if plan.cases:
+        wanted = set(plan.cases)
+        missing = wanted - {c.id for c in out.cases}
+        if missing:
+            raise CollectorError(f"--case {sorted(missing)[0]!r}: no such case in the plan (a case id is "
+                                 "workload|case_key|dtype|compile, as `mpsbench confirm` writes it)")
+        out.cases = [c for c in out.cases if c.id in wanted]
     return out
 
 

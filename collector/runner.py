@@ -35,6 +35,7 @@ class RunContext:
     case_time_limit_s: float | None = None
     chip: str | None = None
     gpu_cores: int | None = None
+    full: bool = True  # False: timing passes only (the other worker processes of a run; collector.processes)
 
 
 @contextmanager
@@ -52,7 +53,7 @@ def run_case(workload: Workload, case: Case, ctx: RunContext) -> list[Result]:
     start, cpu_before = time.perf_counter(), contention.snapshot()
     deadline = start + ctx.case_time_limit_s if ctx.case_time_limit_s else None
     bench = CaseBench(case, workload, ctx.adapter, ctx.policy, deadline=deadline, chip=ctx.chip,
-                      gpu_cores=ctx.gpu_cores)
+                      gpu_cores=ctx.gpu_cores, full=ctx.full)
     failure: tuple[Status, str] | None = None
     with CaseWarnings() as caught, _warn_always():
         try:

@@ -19,10 +19,12 @@ from collector.fingerprint.build import current_build
 from collector.journal import SUFFIX, Journal, JournalState
 from collector.plan import CaseList, PlannedCase, Plan, expand
 from collector.isolation import CaseOutcome, Isolator, WorkerSpec
+from collector.processes import merged_results
 from collector.runner import run_case
 
 COLLECTOR_VERSION = "0.1.0"
-Progress = Callable[[str, PlannedCase | None, list[Result] | None], None]  # event, case, its results
+# event ("start" | "done"), the case, its merged results once every process has measured it, the process index
+Progress = Callable[[str, PlannedCase | None, list[Result] | None, int], None]
 
 
 def _now() -> str:
@@ -47,9 +49,21 @@ class Session:
     def bundle_path(self) -> Path:
         return self.out_dir / f"{self.run_id}.json"
 
-    def pending(self) -> list[PlannedCase]:
-        return [c for c in self.cases.cases if c.id not in self.state.cases
-                or (self.retry_crashed and c.id in self.state.crashed)]
+    def pending(self, process: int | None = None) -> list[PlannedCase]:
+        """The cases still to measure (in worker process `process`, or in any)."""
+        todo = []
+        for c in self.cases.cases:
+            if self.retry_crashed and c.id in self.state.crashed:
+                todo.append(c)
+            elif c.id not in self.state.crashed and (
+                    process not in self.state.parts.get(c.id, {}) if process is not None
+                    else not self.state.finished(c.id, self.plan.processes)):
+                todo.append(c)
+        return todo
+
+    def pending_measurements(self) -> int:
+        """(case, process) measurements still to make: what the progress bar counts."""
+        return sum(len(self.pending(p)) for p in range(self.plan.processes))
 
 
 def start(out_dir: Path, plan: Plan, catalog: Catalog, device: str, machine_name: str | None,
@@ -107,27 +121,49 @@ def resume(journal_path: Path, catalog: Catalog, retry_crashed: bool = False) ->
     return Session(journal_path.parent, journal, state, expand(plan, catalog), plan, retry_crashed=retry_crashed)
 
 
-def worker_spec(session: Session) -> WorkerSpec:
-    """Device, chip and policy from the journal header, so a resumed run measures like the original."""
+def worker_spec(session: Session, process: int = 0) -> WorkerSpec:
+    """Device, chip and policy from the journal header, so a resumed run measures like the original. Process 0
+    runs every pass, the others the timing passes only (collector.processes)."""
     header = session.state.header
     return WorkerSpec(header.get("device_choice", header["device"]["type"]), session.plan.profile,
-                      session.plan.case_time_limit_s, header["machine"].get("chip"), header["machine"].get("gpu_cores"))
+                      session.plan.case_time_limit_s, header["machine"].get("chip"), header["machine"].get("gpu_cores"),
+                      session.plan.processes, full=process == 0)
+
+
+def _rotated(cases: list[PlannedCase], process: int) -> list[PlannedCase]:
+    """Each process starts the case list at another place, so no case is always first after a worker starts."""
+    if not cases:
+        return cases
+    start = (process * max(1, len(cases) // 7)) % len(cases)
+    return cases[start:] + cases[:start]
 
 
 def _run_pending(session: Session, notify: Progress, isolate: bool) -> None:
-    spec = worker_spec(session)
-    ctx = spec.context()
-    with Isolator(spec, ctx) if isolate else nullcontext() as isolator:
-        for planned in session.pending():
-            notify("start", planned, None)
-            if isolator is None:
-                outcome = CaseOutcome(run_case(planned.workload, planned.case, ctx))
-            else:
-                outcome = isolator.run(planned.workload, planned.case)
-            dumped = [r.model_dump(mode="json") for r in outcome.results]
-            session.journal.finish_case(planned.id, dumped, outcome.failure)
-            session.state.record(planned.id, dumped, outcome.failure)
-            notify("done", planned, outcome.results)
+    """Process after process, each a fresh worker running every pending case: the cases interleave across the
+    processes, so drift over the run spreads over each case's replicates instead of biasing one case."""
+    for process in range(session.plan.processes):
+        todo = session.pending(process)
+        if not todo:
+            continue
+        spec = worker_spec(session, process)
+        ctx = spec.context()
+        with Isolator(spec, ctx) if isolate else nullcontext() as isolator:
+            for planned in _rotated(todo, process):
+                notify("start", planned, None, process)
+                if isolator is None:
+                    outcome = CaseOutcome(run_case(planned.workload, planned.case, ctx))
+                else:
+                    outcome = isolator.run(planned.workload, planned.case)
+                dumped = [r.model_dump(mode="json") for r in outcome.results]
+                session.journal.finish_case(planned.id, dumped, outcome.failure, process)
+                session.state.record(planned.id, dumped, outcome.failure, process)
+                done = session.state.finished(planned.id, session.plan.processes)
+                notify("done", planned, case_results(session, planned.id) if done else None, process)
+        session.retry_crashed = False  # a crash retried in this pass is not retried again in the next process
+
+
+def case_results(session: Session, cid: str) -> list[Result]:
+    return merged_results(session.state.parts.get(cid, {}))
 
 
 def run(session: Session, on_progress: Progress | None = None, isolate: bool = True) -> Path:
@@ -147,7 +183,7 @@ def run(session: Session, on_progress: Progress | None = None, isolate: bool = T
 def build_bundle(session: Session) -> Bundle:
     h = session.state.header
     planned = [c.id for c in session.cases.cases]
-    done = [cid for cid in planned if cid in session.state.cases]
+    done = [cid for cid in planned if session.state.finished(cid, session.plan.processes)]
     complete = len(done) == len(planned)
     warnings = list(h.get("warnings", []))
     warnings += [f"workload {w}: {why}" for w, why in session.cases.failed.items()]
@@ -155,7 +191,7 @@ def build_bundle(session: Session) -> Bundle:
         warnings.append(f"run resumed {session.state.resumes} time(s) after an interruption (same run_id)")
     if not complete:
         warnings.append(f"incomplete: {len(done)} of {len(planned)} cases finished")
-    results = [Result.model_validate(r) for cid in done for r in session.state.cases[cid]]
+    results = [r for cid in done for r in case_results(session, cid)]
     return Bundle(schema_version=SCHEMA_VERSION, run_id=h["run_id"], started_at=h["started_at"], ended_at=_now(), complete=complete,
                   machine=Machine.model_validate(h["machine"]), build=Build.model_validate(h["build"]),
                   device=DeviceInfo.model_validate(h["device"]), tags=h.get("tags", {}), warnings=warnings,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from collector.adapters.base import Adapter
@@ -38,11 +38,22 @@ class TimingPolicy:
     warmup_calls: int = 3
 
     @classmethod
-    def for_profile(cls, profile: str) -> "TimingPolicy":
+    def for_profile(cls, profile: str, processes: int = 1) -> "TimingPolicy":
+        """The profile's policy for one of `processes` worker processes: the time budgets are shared out, so a
+        run in N processes takes about as long in steady state as one process did, with N replicates instead of
+        one; each process still warms up (≥ warmup_calls calls) and takes at least min_samples blocks."""
         if profile == "full":
-            return cls(budget_s=5.0, min_time_s=0.5, warmup_s=0.25, region_budget_s=60.0, min_samples=30,
+            base = cls(budget_s=5.0, min_time_s=0.5, warmup_s=0.25, region_budget_s=60.0, min_samples=30,
                        min_region_samples=5)
-        return cls()
+        else:
+            base = cls()
+        if processes <= 1:
+            return base
+        return replace(base, budget_s=max(0.05, base.budget_s / processes),
+                       min_time_s=max(0.01, base.min_time_s / processes),
+                       warmup_s=max(0.02, base.warmup_s / processes),
+                       region_budget_s=max(1.0, base.region_budget_s / processes),
+                       min_samples=max(5, base.min_samples // 3), min_region_samples=3)
 
 
 @dataclass

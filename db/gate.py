@@ -5,7 +5,8 @@ The same answer as the Regressions page and GET /api/v1/regressions: locally it 
 (token from MPSBENCH_TOKEN when the server wants one for reads). Prints the release summary and the regressions
 as a table, Markdown (the page's export), JSON (the API's answer) or CSV (the page's CSV); exits 1 when the
 --fail-on condition holds: `regression` (any regression), `untriaged` (a regression without a triage state other
-than "new"). Errors are "ERROR: …" and exit 1 (db.cli prints them)."""
+than "new"), `unconfirmed` (a regression, or a case worse beyond its bound with nothing to test it on: no
+replicates, no A/A data; `regression` lets those pass). Errors are "ERROR: …" and exit 1 (db.cli prints them)."""
 from __future__ import annotations
 
 import argparse
@@ -17,7 +18,7 @@ import pandas as pd
 
 from db.errors import Problem, StoreError
 
-FORMATS, FAIL_ON = ("table", "md", "json", "csv"), ("regression", "untriaged")
+FORMATS, FAIL_ON = ("table", "md", "json", "csv"), ("regression", "unconfirmed", "untriaged")
 NUMBERS = ("baseline_median", "candidate_median", "oriented_ratio", "difference", "ci_low", "ci_high", "p_value",
            "worse_by", "bound")
 SHOWN = ["scope", "workload", "case_key", "dtype", "compile", "metric", "change", "why", "state"]
@@ -40,8 +41,8 @@ def _parser() -> _Parser:
         p.add_argument(f"--{name}", help="comma list")
     p.add_argument("--pool", action="store_true", help="a side may span several builds")
     p.add_argument("--format", default="table", choices=FORMATS)
-    p.add_argument("--fail-on", choices=FAIL_ON, help="exit 1 when any regression (regression) or any regression "
-                   "not triaged yet (untriaged) is found")
+    p.add_argument("--fail-on", choices=FAIL_ON, help="exit 1 when any regression (regression), any regression or "
+                   "unconfirmed case (unconfirmed), or any regression not triaged yet (untriaged) is found")
     p.add_argument("--url", help="read GET <url>/api/v1/regressions of a running server instead of the local store")
     return p
 
@@ -105,17 +106,28 @@ def render(answer: dict[str, Any], fmt: str) -> str:
     lines += [f"{len(frame)} regression(s), worst first:"]
     if len(frame):
         lines += [frame[SHOWN].to_string(index=False)]
+    for kind, what in (("unconfirmed", "unconfirmed (no replicates, no A/A data: not regressions; `mpsbench "
+                                       "confirm` reruns them)"),
+                       ("suspected", "suspected (their own test passed, the review's family-wise step did not)")):
+        doubts = regression_frame({"regressions": answer.get(kind, [])})
+        if len(doubts):
+            lines += ["", f"{len(doubts)} {what}:", doubts[[c for c in SHOWN if c != "state"]].to_string(index=False)]
     return "\n".join(lines + [""] + [f"note: {n}" for n in answer["notes"]])
 
 
 def _gate(answer: dict[str, Any], fail_on: str | None) -> int:
     found = answer["regressions"]
-    hit = found if fail_on == "regression" else [r for r in found if r.get("state") == "new"] if fail_on else []
+    hit = {"regression": found, "unconfirmed": found + answer.get("unconfirmed", []),
+           "untriaged": [r for r in found if r.get("state") == "new"]}.get(fail_on or "", [])
     if hit:
-        what = "regression(s)" if fail_on == "regression" else "untriaged regression(s)"
+        what = {"regression": "regression(s)", "unconfirmed": "regression(s) or unconfirmed case(s)",
+                "untriaged": "untriaged regression(s)"}[fail_on]
         print(f"FAIL: {len(hit)} {what} (--fail-on {fail_on})", file=sys.stderr)
         return 1
     if fail_on:
-        print(f"PASS: no {'regression' if fail_on == 'regression' else 'untriaged regression'} "
-              f"(--fail-on {fail_on})", file=sys.stderr)
+        what = {"regression": "regression", "unconfirmed": "regression or unconfirmed case",
+                "untriaged": "untriaged regression"}[fail_on]
+        apart = len(answer.get("unconfirmed", [])) if fail_on == "regression" else 0
+        note = f"; {apart} unconfirmed case(s) counted apart (--fail-on unconfirmed fails on them)" if apart else ""
+        print(f"PASS: no {what} (--fail-on {fail_on}){note}", file=sys.stderr)
     return 0

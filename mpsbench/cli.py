@@ -16,10 +16,11 @@ STORE = {"ingest": "store bundles in the local DuckDB file",
          "retract": "take a run out of every comparison, with a reason (local store, or --url server)",
          "backup": "export the store to a new folder (Parquet)", "restore": "import a backup into a new store"}
 WEB = {"serve": "the dashboard and its HTTP API (127.0.0.1, PORT or --port, default 8501)"}
+BOTH = {"confirm": "rerun a review's suspected and unconfirmed cases here, both builds interleaved, until decided"}
 
 
 def usage() -> str:
-    rows = [f"  {name:<8} {text}" for group in (COLLECTOR, STORE, WEB) for name, text in group.items()]
+    rows = [f"  {name:<8} {text}" for group in (COLLECTOR, STORE, BOTH, WEB) for name, text in group.items()]
     return "usage: mpsbench COMMAND [options]   (mpsbench COMMAND --help for each)\n\ncommands:\n" + "\n".join(rows)
 
 
@@ -60,5 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         return store_main(args)
     if command in WEB:
         return serve(args[1:])
+    if command in BOTH:  # collects with the collector, judges with the store's review
+        from mpsbench.confirm import main as confirm_main
+        return confirm_main(args[1:])
     print(usage(), file=sys.stderr if command not in ("-h", "--help") else sys.stdout)
     return 0 if command in ("-h", "--help") else 2

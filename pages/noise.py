@@ -1,6 +1,6 @@
 """Noise: the A/A noise model — how far two runs of one build on one machine differ, per chip, workload, metric,
 dtype and compile mode; how many A/A pairs back each figure; which groups are noisier than the review threshold
-(their noise bound then decides a regression); and how many runs per side a comparison needs for a precision."""
+(one run a side cannot tell a change of that size there); and how many runs per side a comparison needs."""
 from __future__ import annotations
 
 import streamlit as st
@@ -14,8 +14,8 @@ def body() -> None:
     st.title("Noise")
     st.caption("A/A pairs: one case measured by two runs of the same build (torch version and git hash) on the same "
                "machine. noise_bound_percent is the 95th percentile of how far the two runs' medians differ; fewer "
-               "than 2 pairs is insufficient data (no bound). A case's regression bound is the larger of the "
-               "review threshold and its noise bound. runs_per_side: runs each side needs for a 95 % CI of the "
+               "than 2 pairs is insufficient data (no bound). The same pairs give each case its run-to-run variance "
+               "in a review's test (docs/regressions.md). runs_per_side: runs each side needs for a 95 % CI of the "
                "candidate/baseline ratio within ± the precision (Kalibera & Jones's planner).")
     everything = load(noise_view, {})
     if everything.message:

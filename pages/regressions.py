@@ -8,7 +8,7 @@ import streamlit as st
 from db.views.compare import CompareQuery, compare
 from db.views.defaults import default_sides, side_label
 from db.views.empty_reason import empty_reason
-from db.views.regressions import Review, regressions
+from db.views.regressions import Review, doubtful, regressions
 from db.views.verdict_cards import verdict_cards
 from pages.verdict import show_summary
 from db.views.review_export import review_csv, review_markdown
@@ -63,12 +63,21 @@ def _render() -> None:
     if why:
         st.warning(plain(why))  # names the selectors from the URL: text
         st.stop()
+    doubts = doubtful(engine(), review)
     cards = verdict_cards(engine(), review, found)
     show_summary(cards)  # the verdict first, with the comparison's notes
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
             f"(threshold {threshold} % for replicated figures; each metric's own rule otherwise; "
             "docs/regressions.md)")
     st.dataframe(found, hide_index=True)
+    for kind, words in (("unconfirmed", "unconfirmed: worse beyond the threshold, but with nothing to test them on "
+                                        "(one process, one run a side, no A/A data): not regressions"),
+                        ("suspected", "suspected: their own test says worse, the review's family-wise step does "
+                                      "not (more runs decide: `mpsbench confirm`)")):
+        mine = doubts[doubts.verdict == kind]
+        if len(mine):
+            st.text(f"{len(mine)} {words}")
+            st.dataframe(mine.drop(columns=["state", "comment", "author", "link"]), hide_index=True)
     summary = cards.summary
     st.download_button("Markdown", review_markdown(found, baseline, candidate, summary["notes"], summary),
                        "regressions.md", "text/markdown")

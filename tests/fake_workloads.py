@@ -54,6 +54,20 @@ class SleepWorkload(Workload):
         bench.time_region(lambda: time.sleep(seconds), metric="decode_time", repeats=2)
 
 
+class SpinWorkload(Workload):
+    """Two µs-scale spins; MPSBENCH_FAKE_FACTOR makes case 0 that many times slower (a planted regression)."""
+
+    name, suite = "fake_spin", "kernels"
+    metrics = ("op_time", "first_call_time")
+
+    def cases(self, profile, dtypes=None, compile_modes=("eager",)):
+        return [Case(self.name, {"i": i}, "float32") for i in range(2)]
+
+    def run(self, case: Case, bench: Bench) -> None:
+        factor = float(os.environ.get("MPSBENCH_FAKE_FACTOR", "1")) if case.params["i"] == 0 else 1.0
+        bench.time_op(lambda: spin(2e-4 * factor))
+
+
 class FallbackWorkload(Workload):
     name, suite = "fake_fallback", "kernels"
     metrics = ("op_time", "first_call_time")
@@ -85,4 +99,4 @@ class Fp8Workload(Workload):
         raise RuntimeError("something else broke")
 
 
-WORKLOADS = [AddWorkload(), SleepWorkload(), FallbackWorkload(), Fp8Workload()]
+WORKLOADS = [AddWorkload(), SleepWorkload(), SpinWorkload(), FallbackWorkload(), Fp8Workload()]

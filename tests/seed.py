@@ -2,8 +2,10 @@
 
 Baseline torch 2.14.1 (stable, tag role=baseline) vs candidate 2.15.0rc1 (rc, tag role=candidate) on
 "studio-1" and "studio-2" (Apple M3 Ultra, 80 GPU cores) and "air-1" (Apple M2, 10 GPU cores). Samples are
-`value × (1 + uniform noise ±1 %)` from a seeded RNG, so every true ratio below is known. studio-1 ran each
-build twice (repeats to pool); three later builds on studio-1 carry only softmax op_time (for trends).
+`value × (1 + uniform noise ±1 %)` from a seeded RNG, so every true ratio below is known; a result of n ≥ 4
+samples came from worker processes of 2 samples each (bundle `processes`: the replicates a review tests on).
+studio-1 ran each build twice (repeats to pool); three later builds on studio-1 carry only softmax op_time (for
+trends).
 """
 from __future__ import annotations
 
@@ -40,10 +42,19 @@ class _Noise:
         return [float(x) for x in value * (1.0 + self.rng.uniform(-0.01, 0.01, n))]
 
 
+def processes_of(n: int, per_process: int = 2) -> list[int]:
+    """n samples as worker processes of `per_process` samples (the last takes the rest); under 4: one process."""
+    if n < 4:
+        return []
+    sizes = [per_process] * (n // per_process)
+    sizes[-1] += n - sum(sizes)
+    return sizes
+
+
 def _ok(workload: str, suite: str, params: dict, dtype: str, metric: str, unit: str, samples: list[float],
         compile_mode: str = "eager", **extra: Any) -> Result:
     return Result(workload=workload, suite=suite, params=params, dtype=dtype, compile=compile_mode, metric=metric,
-                  unit=unit, status=Status.ok, samples=samples, **extra)
+                  unit=unit, status=Status.ok, samples=samples, processes=processes_of(len(samples)), **extra)
 
 
 def _absent(workload: str, params: dict, dtype: str, metric: str, unit: str, status: Status, why: str) -> Result:
@@ -58,7 +69,7 @@ def _kernel_results(noise: _Noise, candidate: bool, chip: str) -> list[Result]:
            ("linear", LINEAR_NOISE, "bfloat16", 40.0)]
     out = [_ok(w, "kernels", p, d, "op_time", "µs", noise.samples(v, 10)) for w, p, d, v in ops]
     out.append(_ok("constant_pad", "kernels", {"c": 96, "h": 256, "w": 256}, "float32", "op_time", "µs",
-                   noise.samples(100.0, 2)))  # n=2: never significant
+                   noise.samples(100.0, 2)))  # n=2, one process, one run a side: unconfirmed
     if candidate:
         out.append(Result(workload="grouped_mm", suite="kernels", params={"experts": 8}, dtype="bfloat16",
                           metric="op_time", unit="µs", status=Status.fallback, samples=noise.samples(500.0, 10),

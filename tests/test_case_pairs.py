@@ -2,7 +2,6 @@
 position, combined codes, and the significance blocks on worker threads giving the inline answer."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyarrow as pa
@@ -10,7 +9,6 @@ import pytest
 
 from db.stats import codes
 from db.query.case_pairs import attach_detail, key_order
-from db.stats.significance import SampleLists, significance
 
 
 def test_key_order_is_byte_order_column_by_column():
@@ -56,20 +54,3 @@ def test_detail_that_does_not_line_up_is_refused():
     pivot = _pivot(["a", "b"], b_results=[2, 1], b_pooled=[1, 1])  # only "a" had a non-ok result
     with pytest.raises(RuntimeError, match="does not line up"):
         attach_detail(pivot, _detail(["b"], ["error"]))
-
-
-def test_significance_on_worker_threads_equals_inline():
-    rng = np.random.default_rng(11)
-    sizes = rng.integers(1, 14, 20_000)  # many groups of equal counts, several BLOCKs in the largest
-    lists = [rng.normal(100, 1, n) for n in sizes]
-    moved = [x * rng.uniform(0.97, 1.03) for x in lists]
-    base, cand = (SampleLists(np.concatenate(v), np.concatenate([[0], np.cumsum([len(x) for x in v])]))
-                  for v in (lists, moved))
-    use_ratio = rng.random(len(sizes)) < 0.8
-    inline = significance(base, cand, use_ratio)
-    with ThreadPoolExecutor(2) as pool:
-        threaded = significance(base, cand, use_ratio, pool)
-    for name in ("p_value", "ci_low", "ci_high"):
-        np.testing.assert_array_equal(getattr(inline, name), getattr(threaded, name))
-    assert inline.verdict.tolist() == threaded.verdict.tolist()
-    assert set(inline.verdict.tolist()) == {"insufficient samples", "significant", "not significant"}

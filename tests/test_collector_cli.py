@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def env(**extra: str) -> dict[str, str]:
-    e = {**os.environ, "MPSBENCH_CATALOG": "tests.fake_workloads", "COLUMNS": "200", **extra}
+    e = {**os.environ, "MPSBENCH_CATALOG": "tests.fake_workloads", "COLUMNS": "200", "MPSBENCH_PROCESSES": "1", **extra}
     e.pop("MPSBENCH_TOKEN", None)
     return e
 
@@ -38,6 +38,9 @@ def main(capsys, *args: str) -> tuple[int, str]:
 def fake_catalog(monkeypatch):
     monkeypatch.setenv("MPSBENCH_CATALOG", "tests.fake_workloads")
     monkeypatch.setenv("COLUMNS", "200")
+    # one worker process: these tests are about the journal and the bundle per case (tests/test_collector_processes.py
+    # covers several processes)
+    monkeypatch.setenv("MPSBENCH_PROCESSES", "1")
 
 
 def bundles(out: Path) -> list[Bundle]:
@@ -169,8 +172,8 @@ def test_a_case_journaled_just_before_ctrl_c_is_in_the_incomplete_bundle(tmp_pat
     from collector.journal import Journal
     write = Journal.finish_case
 
-    def journal_then_interrupt(self, cid, results, outcome=None):  # Ctrl-C after the fsync, before memory
-        write(self, cid, results, outcome)
+    def journal_then_interrupt(self, cid, results, outcome=None, process=0):  # Ctrl-C after the fsync, before memory
+        write(self, cid, results, outcome, process)
         raise KeyboardInterrupt
     monkeypatch.setattr(Journal, "finish_case", journal_then_interrupt)
     code, _ = main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep")

@@ -26,6 +26,7 @@ def crash_catalog(monkeypatch, tmp_path):
     monkeypatch.setenv("MPSBENCH_CRASH_LOG", str(tmp_path / "ran.log"))
     monkeypatch.setenv("MPSBENCH_CRASH", "1")
     monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("MPSBENCH_PROCESSES", "1")  # per-case crash semantics; several processes: test_collector_processes
 
 
 def main(capsys, *args: str) -> tuple[int, str]:

@@ -60,8 +60,12 @@ def test_ratios_medians_and_significance_match_known_answers(seeded):
     assert (slow.significance == "significant").all() and slow.change.str.endswith("slower").all()
     noise = cases[(cases.workload == "linear") & (cases.case_key == case_key(LINEAR_NOISE))]
     assert (noise.significance == "not significant").all()
-    pad = cases[cases.workload == "constant_pad"]  # n=2 per run: alone insufficient; studio-1's 2 repeats pool to 4
-    assert (pad[pad.scope != "studio-1"].significance == "insufficient samples").all()
+    # constant_pad: one process (2 samples) and one run a side: unconfirmed on air-1; studio-2 has no replicates
+    # either, but its chip's A/A pairs (studio-1 ran each build twice) give its run-to-run variance
+    pad = cases[cases.workload == "constant_pad"]
+    assert _row(pad, scope="air-1").significance == "unconfirmed: no replicates"
+    studio2 = _row(pad, scope="studio-2")
+    assert studio2.significance == "not significant" and studio2.noise.startswith("A/A: its constant_pad group")
     assert _row(pad, scope="studio-1").baseline_n == 4
 
 

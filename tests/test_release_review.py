@@ -67,7 +67,8 @@ def test_every_surface_lists_the_same_regressions_and_no_noise(env, capsys):
     rows = [line.split(" | ") for line in lines[header + 2:] if line.startswith("| ")]
     assert [(r[0].strip("| "), r[1], r[5]) for r in rows] == EXPECTED  # the export's regression table
     # rule-judged figures say so (a p-value over identical repeats of one figure would be a degenerate 0)
-    assert [r[9] for r in rows] == ["judged by its drop rule", "judged by its growth rule", "significant (p=1.9e-05)"]
+    assert [r[9] for r in rows][:2] == ["judged by its drop rule", "judged by its growth rule"]
+    assert rows[2][9].startswith("significant (p=")
     assert "## Release summary" in markdown and markdown.count("| mini-m2pro |") == 2 + 1  # 2 groups + 1 row
     st.cache_resource.clear()
     st.cache_data.clear()
@@ -89,10 +90,11 @@ def test_run_noise_past_the_threshold_stays_inside_the_aa_bound(env):
     levels = {c: np.mean(rb.RUN_LEVELS["Apple M2 Pro", c]) for c in (False, True)}
     slower = levels[True] / levels[False]  # 1.06 / 1.0: the candidate's runs all ran high
     assert len(noisy) == 12 and np.allclose(1 / noisy.oriented_ratio, slower, rtol=0.01) and slower > 1.05
-    # the A/A pairs of the baseline's runs (0.95, 1.05, 1.00) spread ~10 %: the bound, over the change
-    assert (noisy.noise_bound > slower - 1).all() and noisy.noise.str.startswith("A/A noise ±").all()
-    assert (noisy.replicates.str.startswith("runs as replicates")).all()
-    assert (noisy.significance == "not significant").all()
+    # each case's own A/A pairs (3 per build: the baseline's runs 0.95, 1.05, 1.00 spread ~10 %) and the 3 runs a
+    # side are its run-to-run variance: the 6 % is inside it
+    assert noisy.noise.str.startswith("A/A: this case, 6 pairs").all()
+    assert (noisy.replicates == "runs and A/A pairs").all()
+    assert (noisy.significance == "not significant").all() and (noisy.se > 0.02).all()
 
 
 def test_a_familys_ci_holds_the_run_to_run_spread(env):

@@ -25,10 +25,10 @@ from collector.sweep.spec import BuildSpec, parse_spec, parse_specs
 def run_args(options: dict) -> list[str]:
     """The plan options every slot's `collector run` gets (from the journal header, so a resume runs the same)."""
     out = ["--profile", options["profile"], "--device", options["device"], "--compile", options["compile"]]
-    for name in ("workload", "suite", "tag"):
-        for value in options[name]:
+    for name in ("workload", "suite", "tag", "case"):
+        for value in options.get(name, ()):
             out += [f"--{name}", value]
-    for name in ("dtype", "machine_name", "case_time_limit"):
+    for name in ("dtype", "machine_name", "case_time_limit", "processes"):
         if options.get(name) is not None:
             out += [f"--{name.replace('_', '-')}", str(options[name])]
     return out
@@ -37,14 +37,15 @@ def run_args(options: dict) -> list[str]:
 def _options(args: argparse.Namespace) -> dict:
     return {"workload": list(args.workload), "suite": list(args.suite), "profile": args.profile,
             "dtype": args.dtype, "compile": args.compile, "device": args.device, "tag": list(args.tag),
-            "machine_name": args.machine_name, "case_time_limit": args.case_time_limit}
+            "machine_name": args.machine_name, "case_time_limit": args.case_time_limit,
+            "processes": args.processes, "case": list(args.case)}  # None: each run's default
 
 
 def _count_cases(options: dict) -> int:
     """The plan's cases (checked here, before anything runs: an unknown workload is an ERROR now)."""
     plan = Plan(workloads=tuple(options["workload"]), suites=tuple(options["suite"]),
                 dtypes=csv_list(options["dtype"]), compile_modes=csv_list(options["compile"]) or ("eager",),
-                profile=options["profile"])
+                profile=options["profile"], cases=tuple(options.get("case", ())))
     return len(expand(plan, load_catalog()).cases)
 
 

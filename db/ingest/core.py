@@ -209,7 +209,7 @@ def _run_row(b: Bundle, sha: str, n: int) -> dict:
 
 
 _COLUMNS = ("result_id, run_id, workload, suite, case_key, params_json, dtype, compile, metric, unit, status, "
-            "message, warnings_json, samples, n, median, mean, min, max, p25, p75, stdev, passed, tolerance")
+            "message, warnings_json, samples, processes, n, median, mean, min, max, p25, p75, stdev, passed, tolerance")
 
 
 def _store(conn, bundle: Bundle, n: int, sha: str, uploaded_by: str | None) -> IngestOutcome:
@@ -245,7 +245,7 @@ def _insert_tags(conn, bundle: Bundle) -> None:
 
 
 _INPUTS = ("result_id, workload, suite, case_key, params_json, dtype, compile, metric, unit, status, message, "
-           "warnings_json, samples, passed, tolerance")  # what a result says; the rest is derived from it
+           "warnings_json, samples, processes, passed, tolerance")  # what a result says; the rest is derived from it
 
 
 def ingest_bundle(engine: Engine, raw, uploaded_by: str | None = None) -> IngestOutcome:

@@ -20,14 +20,15 @@ from typing import Annotated, Any, get_args
 from pydantic import TypeAdapter, ValidationError
 
 from bundle.metrics import METRICS
-from bundle.schema import Result, Status, case_key_rule, sign_rule, status_rule, unit_rule
+from bundle.schema import Result, Status, case_key_rule, processes_rule, sign_rule, status_rule, unit_rule
 from bundle.stats import Summary
 from bundle.units import conversion_factor
 
 FIELDS = Result.model_fields
 BULK = ("samples", "summary")  # one value per row: compiled to SQL, never judged one by one
 COMBO = ("metric", "unit", "status")  # judged together with the facts below (cross-field rules)
-OWN = ("params", "case_key", "warnings")  # judged together (case_key_rule) or re-dumped for storage
+# judged together (case_key_rule; processes_rule with the sample count) or re-dumped for storage
+OWN = ("params", "case_key", "warnings", "processes")
 SIMPLE = tuple(f for f in FIELDS if f not in BULK + COMBO + OWN)  # judged alone: only the bad values matter
 
 
@@ -157,6 +158,16 @@ def params_row(params_j, case_key_j) -> tuple:
         return params_j, case_key_j, True, key, json.dumps(params, ensure_ascii=False)
     except (ValueError, TypeError):
         return params_j, case_key_j, False, None, None
+
+
+def processes_row(processes_j, n_samples) -> tuple:
+    """(the keys…, ok, the sizes as stored): each distinct (processes, sample count) once."""
+    try:
+        sizes = judge("processes", _text(processes_j))
+        processes_rule(sizes, int(n_samples))
+        return processes_j, n_samples, True, sizes
+    except (ValueError, TypeError):
+        return processes_j, n_samples, False, None
 
 
 def warnings_row(warnings_j) -> tuple:

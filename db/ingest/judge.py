@@ -17,9 +17,11 @@ _FACT_SQL = {"metric": "coalesce(metric, '')", "unit": "coalesce(unit, '')", "st
              "sign": "CASE WHEN len(samples) > 0 THEN sign(list_min(samples)) ELSE 0 END"}  # the rules' inputs
 _FACTS = ", ".join(f"{sql} AS {name}" for name, sql in _FACT_SQL.items())
 _COMBO_KEYS = tuple(_FACT_SQL)
-_SETS = [_COMBO_KEYS, ("params", "case_key"), ("warnings",)] + [(f,) for f in derive.SIMPLE]
-_OWN_COLUMNS = sorted({c for s in _SETS for c in s} - set(_COMBO_KEYS))
-_DISTINCT = (f"SELECT grouping({', '.join(_COMBO_KEYS + tuple(_OWN_COLUMNS))}) AS g, * FROM (SELECT {_FACTS}, "
+_N_SAMPLES = "len(samples) AS n_samples"  # processes_rule's other input
+_SETS = [_COMBO_KEYS, ("params", "case_key"), ("warnings",), ("processes", "n_samples")] + [(f,) for f in derive.SIMPLE]
+_OWN_COLUMNS = sorted({c for s in _SETS for c in s} - set(_COMBO_KEYS) - {"n_samples"})
+_GROUPED = _COMBO_KEYS + ("n_samples",) + tuple(_OWN_COLUMNS)
+_DISTINCT = (f"SELECT grouping({', '.join(_GROUPED)}) AS g, * FROM (SELECT {_FACTS}, {_N_SAMPLES}, "
              + ", ".join(f"coalesce(\"{c}\", '') AS \"{c}\"" for c in _OWN_COLUMNS) + " FROM _typed) "
              + "GROUP BY GROUPING SETS (" + ", ".join("(" + ", ".join(f'"{c}"' for c in s) + ")" for s in _SETS) + ")")
 
@@ -27,11 +29,14 @@ _TABLES = {  # name: (key columns, judged columns, Python judge)
     "_combo": (_COMBO_KEYS, ("ok", "metric_value", "canon", "factor", "status_value"), derive.combo_row),
     "_params": (("params", "case_key"), ("ok", "key", "params_json"), derive.params_row),
     "_warnings": (("warnings",), ("ok", "warnings_json"), derive.warnings_row),
+    "_processes": (("processes", "n_samples"), ("ok", "processes_value"), derive.processes_row),
 }
+_TYPES = {"n_samples": pa.int64(), "processes_value": pa.list_(pa.int32())}  # columns whose type rows cannot tell
 
 
 def _register(raw_conn, name: str, columns: tuple, rows: list[tuple]) -> None:
-    raw_conn.register(f"{name}_arrow", pa.table({c: [r[k] for r in rows] for k, c in enumerate(columns)}))
+    raw_conn.register(f"{name}_arrow", pa.table({c: pa.array([r[k] for r in rows], _TYPES.get(c))
+                                                 for k, c in enumerate(columns)}))
     raw_conn.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_arrow")
     raw_conn.unregister(f"{name}_arrow")
 
@@ -40,7 +45,7 @@ def _judged(raw_conn) -> list[str]:
     """Judge each distinct input in Python; register the tables _FINAL joins; the SQL tests of the simple
     fields' bad values (none, for a valid bundle)."""
     table = raw_conn.sql(_DISTINCT).to_arrow_table()
-    columns = _COMBO_KEYS + tuple(_OWN_COLUMNS)
+    columns = _GROUPED
     g, data = table.column("g").to_pylist(), {c: table.column(c).to_pylist() for c in columns}
     rows_of: dict[int, list[int]] = {}
     for row, mask in enumerate(g):
@@ -80,11 +85,12 @@ FROM (SELECT *, CASE WHEN len(samples) > 0 THEN list_aggregate(samples, 'quantil
   p.params_json, c.metric_value AS metric, c.canon AS unit, c.status_value AS status, w.warnings_json,
   list_transform(t.samples, lambda v: v * c.factor) AS samples, t.passed_value AS passed,
   t.tolerance_value AS tolerance, t.summary, c.factor, t.samples_typed, t.summary_typed,
-  (c.ok AND p.ok AND w.ok {simple}) AS judged
+  coalesce(pr.processes_value, []) AS processes, (c.ok AND p.ok AND w.ok AND pr.ok {simple}) AS judged
 FROM (SELECT *, {facts} FROM _typed) t
 LEFT JOIN _combo c ON {on}
 LEFT JOIN _params p ON p.params = coalesce(t.params, '') AND p.case_key = coalesce(t.case_key, '')
-LEFT JOIN _warnings w ON w.warnings = coalesce(t.warnings, ''))))"""
+LEFT JOIN _warnings w ON w.warnings = coalesce(t.warnings, '')
+LEFT JOIN _processes pr ON pr.processes = coalesce(t.processes, '') AND pr.n_samples = len(t.samples))))"""
 
 
 def stage(raw_conn, run_id: str) -> tuple[int, list[int], bool]:

@@ -43,7 +43,7 @@ _RUNS = "SELECT '{side}' AS side, run_id FROM ({runs})"
 # rowid semi-join (which re-fetched the joined rows by rowid to avoid decoding every row's samples).
 _SIDES = """
   SELECT s.side, {scope} AS scope, ru.device_type AS device, ru.machine_name, r.run_id, r.workload, r.case_key,
-         r.dtype, r.compile, r.metric, r.status, r.samples, r.passed, r.message
+         r.dtype, r.compile, r.metric, r.status, r.samples, r.processes, r.passed, r.message
   FROM side_runs s JOIN runs ru ON ru.run_id = s.run_id
     JOIN results r ON r.run_seq = ru.run_seq
   WHERE true{filters}"""
@@ -53,6 +53,7 @@ _SIDES = """
 # unless a run repeated a case)
 _SIDE_OK = """
   list(samples) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}samples,
+  list(processes) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}processes,
   count(*) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}pooled,
   {machines} AS {p}machines,
   bool_and(passed) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}passed,
@@ -94,7 +95,8 @@ def compare_sql(baseline: Selector, candidate: Selector, scope: str,
                 filters: dict[str, list[str]]) -> tuple[str, str, list[str]]:
     """The pivot's SQL, the detail's SQL and their (shared) parameters; neither is ordered.
 
-    pivot: key columns, then per side (b_, c_) samples (pooled ok samples, unsorted), pooled (ok results
+    pivot: key columns, then per side (b_, c_) samples (each ok result's samples, one list per run), processes
+    (each such result's samples per worker process, [] for one process), pooled (ok results
     pooled), machines, passed, results (rows of any status on that side).
     detail: key columns of the cases with a non-ok result, then per side other (its non-ok statuses, or
     null), message (of a non-ok result), fallback_median.

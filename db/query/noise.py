@@ -16,7 +16,7 @@ KEY = ["chip", "device", "workload", "metric", "dtype", "compile"]
 FILTERS = ("chip", "workload", "metric", "dtype", "compile")
 _CHIP = scope_sql("chip")  # the one chip label: Compare's chip scope
 
-_MODEL = f"""SELECT {_CHIP} AS chip, ru.device_type AS device, ru.workload, ru.metric, ru.dtype, ru.compile,
+_MODEL = f"""SELECT ru.group_id, {_CHIP} AS chip, ru.device_type AS device, ru.workload, ru.metric, ru.dtype, ru.compile,
     ru.pairs, ru.pending, ru.quantile_log, ru.sigma_log, ru.max_log
   FROM aa_noise ru WHERE ru.pairs > 0{{filters}}"""
 
@@ -25,7 +25,7 @@ _CHIPS = f"SELECT DISTINCT ru.machine_name AS scope, ru.device_type AS device, {
 
 
 def noise_groups(engine: Engine, filters: dict[str, str] | None = None) -> pd.DataFrame:
-    """The model's groups (KEY columns, pairs, pending, quantile_log, sigma_log, max_log), noisiest first.
+    """The model's groups (group_id, KEY columns, pairs, pending, quantile_log, sigma_log, max_log), noisiest first.
     filters: exact values for FILTERS ('' or absent: any)."""
     sql, params = "", []
     for name, value in (filters or {}).items():
@@ -37,6 +37,16 @@ def noise_groups(engine: Engine, filters: dict[str, str] | None = None) -> pd.Da
     found = read_frame(engine, _MODEL.format(filters=sql), params)
     return found.sort_values(["quantile_log", *KEY], ascending=[False, *[True] * len(KEY)],
                              na_position="last").reset_index(drop=True)
+
+
+def case_figures(engine: Engine, group_ids) -> pd.DataFrame:
+    """The per-case A/A figures (group_id, case_key, pairs, sum_sq) of these groups."""
+    ids = sorted({int(g) for g in group_ids})
+    if not ids:
+        return pd.DataFrame({"group_id": pd.Series(dtype="int64"), "case_key": pd.Series(dtype=object),
+                             "pairs": pd.Series(dtype="int64"), "sum_sq": pd.Series(dtype=float)})
+    return read_frame(engine, f"SELECT group_id, case_key, pairs, sum_sq FROM aa_cases WHERE group_id IN "
+                              f"({', '.join(map(str, ids))})")  # integers from the store
 
 
 def machine_chips(engine: Engine) -> pd.DataFrame:

@@ -19,6 +19,7 @@ import numpy as np
 
 QUANTILE = 0.95
 MIN_PAIRS = 2
+MIN_CASE_PAIRS = 5  # a case with this many A/A pairs of its own uses them; else its group's (db.views.noise)
 INSUFFICIENT, MEASURED = "insufficient data", "measured"
 
 
@@ -59,14 +60,3 @@ def noise_figure(log_ratio: np.ndarray, quantile: float = QUANTILE) -> NoiseFigu
 def status_of(pairs) -> np.ndarray:
     """MEASURED or INSUFFICIENT per group, by its pair count (the rule noise_figure applies, for SQL's counts)."""
     return np.where(np.asarray(pairs) >= MIN_PAIRS, MEASURED, INSUFFICIENT)
-
-
-def regression_bound(threshold: float, noise_quantile_log) -> tuple[np.ndarray, np.ndarray]:
-    """A case's regression bound as a fraction worse: max(threshold, its noise bound), and where it comes from
-    ("threshold", "noise", or "no A/A data" where the case has no measured bound: the threshold then)."""
-    q = np.asarray(noise_quantile_log, float)
-    noise = np.expm1(q)
-    known = np.isfinite(noise)
-    bound = np.where(known, np.maximum(threshold, np.where(known, noise, 0.0)), threshold)
-    source = np.where(~known, "no A/A data", np.where(noise > threshold, "noise", "threshold"))
-    return bound, source

@@ -1,35 +1,33 @@
 """Per-case statistics from the raw samples, vectorised over many cases.
 
-Medians and quartiles, Mann–Whitney U (two-sided, scipy's method choice and formulas) on the two sides'
-samples, and a bootstrap 95 % CI of the candidate/baseline median ratio (or median difference). Cases with the
-same sample counts are handled together as 2-D arrays of sorted rows (SampleLists.matrix), in blocks that may
-run on worker threads, and in cache-sized chunks within a block.
-The bootstrap resamples sorted samples: a resample's median only depends on which order statistics were drawn,
-so one seeded set of draws per sample size serves every case of that size (each case still gets an ordinary
-bootstrap). n < 3 on either side is "insufficient samples" and never significant.
+Medians and quartiles of each case's pooled samples (what the tables show), and each case's verdict: its change
+tested on its replicates — worker processes within a run, runs above them, the store's A/A pairs for the
+run-to-run part (db.stats.replicates) — with Holm's step over the cases a review tests, so the chance that a
+review of unchanged software calls anything significant is at most REVIEW_ALPHA (docs/regressions.md). A case
+with no replicates and no A/A data is UNCONFIRMED: its figures are shown, never called a change. Also the family
+geomean's bootstrap over cases.
 """
 from __future__ import annotations
 
-from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from db.stats import hierarchical
-from db.stats.ranktest import mwu_p_values
+from db.stats import replicates
 
-ALPHA = 0.01  # p below this AND a CI excluding "no change" is significant (many cases: stricter than 0.05)
-MIN_SAMPLES = 3
+REVIEW_ALPHA = 0.05  # family-wise: at most 5 % of reviews of unchanged software call any case significant
 BOOTSTRAP_DRAWS = 1000  # per family (over cases)
-CASE_DRAWS = 400  # per case: enough for a 95 % CI flag
-CHUNK = 512  # cases per bootstrap step: its (cases × draws) arrays stay in cache
-BLOCK = 8192  # cases per task on the worker threads (db.views.compare)
 SEED = 20261202
-INSUFFICIENT, SIGNIFICANT, NOT_SIGNIFICANT = "insufficient samples", "significant", "not significant"
-VERDICTS = (INSUFFICIENT, SIGNIFICANT, NOT_SIGNIFICANT)  # Significance.codes index this
+UNCONFIRMED, SIGNIFICANT, NOT_SIGNIFICANT = "unconfirmed: no replicates", "significant", "not significant"
+BY_RULE = "judged by its rule"  # single figures (memory, correctness): their metric's rule, not a test
+VERDICTS = (UNCONFIRMED, SIGNIFICANT, NOT_SIGNIFICANT, BY_RULE)  # Significance.codes index this
 _VERDICTS = np.array(VERDICTS, dtype=object)
+# what a case's variance rests on (Significance.replicates)
+REPLICATE_WORDS = ("none: one process, one run a side, no A/A data", "worker processes",
+                   "runs and A/A pairs", "worker processes, runs and A/A pairs")
+_REPLICATE_WORDS = np.array(REPLICATE_WORDS, dtype=object)
 
 
 @dataclass
@@ -132,32 +130,49 @@ def sorted_quantiles(x: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
 
 @dataclass
 class Significance:
-    p_value: np.ndarray
+    p_value: np.ndarray  # per case, two-sided (db.stats.replicates); NaN where untestable
     ci_low: np.ndarray  # of candidate/baseline median ratio, or candidate - baseline median difference
     ci_high: np.ndarray
-    verdict: np.ndarray  # INSUFFICIENT | SIGNIFICANT | NOT_SIGNIFICANT
+    verdict: np.ndarray  # VERDICTS: after the review's family-wise step over the cases it tests
     codes: np.ndarray  # the verdict as its index in VERDICTS
-    by_runs: np.ndarray  # runs were the replicates (db.stats.hierarchical); else one run a side, per-call samples
+    se: np.ndarray  # standard error of the change (log ratio, or difference)
+    df: np.ndarray  # its degrees of freedom
+    replicates: np.ndarray  # what the variance rests on (REPLICATE_WORDS)
 
 
-def _median_draws(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For resamples of size n (sorted), the order-statistic positions of each resample's median, as the distinct
-    (low, high) position pairs and, for a block of CHUNK cases, the flat index of each (case, draw)'s pair in
-    the block's (cases, pairs) medians (n = 10: ≤ 55 pairs for 400 draws)."""
-    drawn = np.sort(rng.integers(0, n, size=(CASE_DRAWS, n)), axis=1)
-    pairs, which = np.unique(np.stack([drawn[:, (n - 1) // 2], drawn[:, n // 2]]), axis=1, return_inverse=True)
-    flat = (np.arange(CHUNK)[:, None] * pairs.shape[1] + which.ravel()).ravel()
-    return pairs[0], pairs[1], flat
+def significance(base: SampleLists, cand: SampleLists, base_processes, cand_processes, change: np.ndarray,
+                 use_ratio: np.ndarray, tested: np.ndarray, aa_pairs: np.ndarray | None = None,
+                 aa_sum_sq: np.ndarray | None = None, alpha: float = REVIEW_ALPHA) -> Significance:
+    """Per case: the change's test on its replicates (db.stats.replicates) and the verdict. `change` is the shown
+    change (ratio of pooled medians, or their difference); `tested` marks the cases whose metric a review judges
+    by significance: those are the family whose family-wise error Holm's step holds at alpha (the others are
+    judged by their own rule: BY_RULE). base_processes / cand_processes: each case's process sizes per run
+    (list<list<int>> columns, aligned with the lists)."""
+    m = len(base.offsets) - 1
+    sides = [replicates.side_replicates(lists.values, *_runs(lists), *replicates._flat_lists(procs), use_ratio)
+             for lists, procs in ((base, base_processes), (cand, cand_processes))]
+    zeros = np.zeros(m)
+    test = replicates.change_test(*sides, zeros if aa_pairs is None else aa_pairs,
+                                  zeros if aa_sum_sq is None else aa_sum_sq)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # the CI keeps its width and is moved onto the shown change (pooled medians), so the figure a table
+        # shows is inside its own CI; the test is on the means of process figures (db.stats.replicates)
+        shift = np.where(use_ratio, np.log(change), change) - test.d
+    family = tested & test.testable
+    passed = replicates.holm(np.where(family, test.p_value, np.nan), alpha)
+    codes = np.where(~tested, 3, np.where(~test.testable, 0, np.where(passed, 1, 2)))
+    with np.errstate(over="ignore"):
+        low = np.where(use_ratio, np.exp(test.ci_low + shift), test.ci_low + shift)
+        high = np.where(use_ratio, np.exp(test.ci_high + shift), test.ci_high + shift)
+    words = _REPLICATE_WORDS[np.where(~test.testable, 0, np.where(test.processes, np.where(test.run_level, 3, 1), 2))]
+    return Significance(test.p_value, low, high, _VERDICTS[codes], codes, test.se, test.df, words)
 
 
-def _boot_medians(sorted_rows: np.ndarray, draws: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
-    """(cases, draws) resample medians, in float32: the CI needs ~3 digits and half the bytes halve the time.
-    Each distinct median pair is averaged once, then spread to the draws by one flat take (C order: a row sort
-    of medians[:, which]'s F-order result runs ~4× slower)."""
-    rows = sorted_rows.astype(np.float32)
-    lo, hi, flat = draws
-    medians = rows[:, lo] if np.array_equal(lo, hi) else (rows[:, lo] + rows[:, hi]) * np.float32(0.5)
-    return medians.ravel().take(flat[:len(rows) * CASE_DRAWS]).reshape(len(rows), CASE_DRAWS)
+def _runs(lists: SampleLists) -> tuple[np.ndarray, np.ndarray]:
+    """(per case: offsets into the runs, per run: offsets into the values); one run per case where none."""
+    if lists.runs is None:
+        return np.arange(len(lists.offsets), dtype=np.int64), lists.offsets
+    return lists.runs, lists.run_offsets
 
 
 def row_percentiles(x: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
@@ -165,132 +180,6 @@ def row_percentiles(x: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
     numpy's vectorised sort of short rows beats its per-row partition (np.percentile's path) several times."""
     x.sort(axis=1)  # NaN sort last; a row with any NaN gets a NaN percentile, as np.percentile gives
     return [q.astype(float) for q in sorted_quantiles(x, tuple(q / 100.0 for q in qs))]
-
-
-def _boot_ci(base: np.ndarray, cand: np.ndarray, use_ratio: bool, draws: tuple) -> list[np.ndarray]:
-    bb, change = _boot_medians(base, draws[0]), _boot_medians(cand, draws[1])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        (np.divide if use_ratio else np.subtract)(change, bb, out=change)  # in place: one (cases × draws) array
-    return row_percentiles(change, (2.5, 97.5))
-
-
-def _draws_for(n: int, rngs: dict, side: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    key = (side, n)
-    if key not in rngs:
-        rngs[key] = _median_draws(n, np.random.default_rng([SEED, n, 0 if side == "b" else 1]))
-    return rngs[key]
-
-
-def _groups(nb: np.ndarray, nc: np.ndarray, use_ratio: np.ndarray, enough: np.ndarray):
-    """(nb, nc, ratio?, rows) for each group of cases with equal sample counts and comparison, in one sort."""
-    rows = np.flatnonzero(enough)
-    code = np.stack([nb[rows], nc[rows], use_ratio[rows].astype(np.int64)])
-    rows = rows[np.lexsort(code[::-1])]
-    code = np.stack([nb[rows], nc[rows], use_ratio[rows].astype(np.int64)])
-    cuts = np.flatnonzero(np.any(code[:, 1:] != code[:, :-1], axis=0)) + 1
-    for part in np.split(rows, cuts) if len(rows) else []:
-        yield int(nb[part[0]]), int(nc[part[0]]), bool(use_ratio[part[0]]), part
-
-
-def significance(base: SampleLists, cand: SampleLists, use_ratio: np.ndarray,
-                 pool: Executor | None = None) -> Significance:
-    """Per case: Mann–Whitney p, bootstrap 95 % CI of the median change, and the verdict."""
-    return start_significance(base, cand, use_ratio, pool).result()
-
-
-def start_significance(base: SampleLists, cand: SampleLists, use_ratio: np.ndarray,
-                       pool: Executor | None = None) -> "PendingSignificance":
-    """The significance of every case, started: blocks of BLOCK cases run on `pool` (inline without one);
-    the blocks write disjoint rows of the result arrays. Collect it with .result(). A case with several runs on
-    a side is judged with the runs as replicates (db.stats.hierarchical); one run a side, by its per-call samples."""
-    out = PendingSignificance(len(base.offsets) - 1, base.counts, cand.counts, use_ratio)
-    out.by_runs = out.enough & ((base.run_counts > 1) | (cand.run_counts > 1)) & hierarchical.no_empty_run(base) \
-        & hierarchical.no_empty_run(cand)
-    rngs = {}
-    for sb, sc, ratio, rows in _groups(base.counts, cand.counts, use_ratio, out.enough & ~out.by_runs):
-        draws = (_draws_for(sb, rngs, "b"), _draws_for(sc, rngs, "c"))  # seeded per size, shared by the blocks
-        for start in range(0, len(rows), BLOCK):
-            task = (out, base, cand, (sb, sc), ratio, rows[start:start + BLOCK], draws)
-            out.futures.append(pool.submit(_block, *task)) if pool else _block(*task)
-    if out.by_runs.any():
-        tasks = []
-        for shapes, ratio, rows in hierarchical.run_groups(base, cand, use_ratio, out.by_runs):
-            tasks += [(_runs_block, (out, base, cand, shapes, ratio, rows[i:i + BLOCK]))
-                      for i in range(0, len(rows), BLOCK)]
-        for fn, args in tasks:
-            out.futures.append(pool.submit(fn, *args)) if pool else fn(*args)
-    return out
-
-
-_RUN_DRAWS: dict[tuple, hierarchical.Draws] = {}  # per (run shape, side): seeded, reused by every comparison
-
-
-def _run_draws(lengths: tuple[int, ...], side: int) -> hierarchical.Draws:
-    key = (lengths, side)
-    if key not in _RUN_DRAWS:  # a racing worker may build the same draws twice: same seed, same draws
-        _RUN_DRAWS[key] = hierarchical.Draws(lengths, hierarchical.SEED + side)
-    return _RUN_DRAWS[key]
-
-
-def _runs_block(out: "PendingSignificance", base: SampleLists, cand: SampleLists,
-                shapes: tuple[tuple[int, ...], tuple[int, ...]], ratio: bool, rows: np.ndarray) -> None:
-    """One block of cases of one run shape: the t-test on its run medians and the hierarchical bootstrap CI."""
-    xb, xc = (hierarchical.sorted_runs(lists.values, lists.offsets[rows], shape)
-              for lists, shape in ((base, shapes[0]), (cand, shapes[1])))
-    db_, dc = _run_draws(shapes[0], 0), _run_draws(shapes[1], 1)
-    mb, mc = db_.run_medians(xb), dc.run_medians(xc)
-    runs = np.ones(len(rows), dtype=np.int64)
-    out.p[rows] = hierarchical.run_t_test(mb.ravel(), runs * mb.shape[1], mc.ravel(), runs * mc.shape[1],
-                                          np.full(len(rows), ratio))
-    change = np.divide if ratio else np.subtract
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # The bootstrap's statistic is the mean of run medians; the case shows its pooled medians. With one
-        # outlying run the two part, and the CI could miss the figure shown beside it: it keeps its width and is
-        # moved onto the shown change (× for ratios, + for differences).
-        shown = change(np.median(xc, axis=1), np.median(xb, axis=1))
-        shift = change(shown, change(mc.mean(axis=1), mb.mean(axis=1)))
-    for start in range(0, len(rows), CHUNK):
-        part = slice(start, start + CHUNK)
-        b, c = db_.statistic(xb[part]), dc.statistic(xc[part])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            change(c, b, out=c)
-            low, high = row_percentiles(c, (2.5, 97.5))
-            move = np.multiply if ratio else np.add
-            out.low[rows[part]], out.high[rows[part]] = move(low, shift[part]), move(high, shift[part])
-
-
-class PendingSignificance:
-    """Significance being computed: result arrays the blocks fill, and the blocks' futures."""
-
-    def __init__(self, m: int, nb: np.ndarray, nc: np.ndarray, use_ratio: np.ndarray):
-        self.p, self.low, self.high = (np.full(m, np.nan) for _ in range(3))
-        self.enough = (nb >= MIN_SAMPLES) & (nc >= MIN_SAMPLES)
-        self.by_runs = np.zeros(m, dtype=bool)
-        self.use_ratio = use_ratio
-        self.futures: list[Future] = []
-        self._done: Significance | None = None
-
-    def result(self) -> Significance:
-        if self._done is None:
-            self._done = self._collect()
-        return self._done
-
-    def _collect(self) -> Significance:
-        for future in self.futures:
-            future.result()  # a block's exception is raised here
-        no_change = np.where(self.use_ratio, 1.0, 0.0)
-        excludes = (self.low > no_change) | (self.high < no_change)
-        codes = np.where(~self.enough, 0, np.where((self.p < ALPHA) & excludes, 1, 2))
-        return Significance(self.p, self.low, self.high, _VERDICTS[codes], codes, self.by_runs)
-
-
-def _block(out: PendingSignificance, base: SampleLists, cand: SampleLists, sizes: tuple[int, int], ratio: bool,
-           rows: np.ndarray, draws: tuple) -> None:
-    b, c = base.matrix(rows, sizes[0]), cand.matrix(rows, sizes[1])
-    out.p[rows] = mwu_p_values(b, c)
-    for start in range(0, len(rows), CHUNK):  # the bootstrap's (cases × draws) arrays, cache-sized
-        part = slice(start, start + CHUNK)
-        out.low[rows[part]], out.high[rows[part]] = _boot_ci(b[part], c[part], ratio, draws)
 
 
 def geomean_ci(log_ratios: np.ndarray, seed: int = SEED) -> tuple[float, float, float]:

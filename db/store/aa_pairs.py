@@ -7,10 +7,11 @@ the usual source; two runs of one build on one Mac a week apart measure the same
 ln(median of the later run / median of the earlier) for each case both measured with status ok and positive
 medians, for ratio metrics only (a dB or count difference has no ratio).
 
-Two tables (db.store.tables): aa_pairs (group_id, seq_a, seq_b, case_key, log_ratio: integers where possible,
+Three tables (db.store.tables): aa_pairs (group_id, seq_a, seq_b, case_key, log_ratio: integers where possible,
 no key, so 5 M pairs stay cheap) and aa_noise, one row per group (chip, gpu_cores, device, workload, metric,
 dtype, compile) holding its labels and the model's figures (db.stats.noise's rule: pair count, 95th percentile
-of |log ratio| by quantile_cont, sigma). A read of the model is a read of a few hundred rows: aggregating 5 M
+of |log ratio| by quantile_cont, sigma), and aa_cases, per case of a group its pair count and sum of squared
+log ratios (a review's run-to-run variance per case, db.stats.replicates), added to at ingest like the pairs. A read of the model is a read of a few hundred rows: aggregating 5 M
 pairs per page view took ~0.35 s quiet and over 1 s on a loaded box, and Regressions reads the model for every
 case's bound. The figures are recomputed in SQL for a group when its pairs stored since its last computation
 (`pending`) reach REFRESH of the pairs it was computed from (so a group of fewer than 20 pairs is recomputed at
@@ -77,9 +78,20 @@ _REFRESH = f"""UPDATE aa_noise SET pairs = coalesce(f.pairs, 0), pending = 0, qu
   WHERE aa_noise.group_id = f.group_id"""
 
 
+# per case within its group: pair count and sum of squared log ratios (a review's run-to-run variance of a case)
+_CASES_ADD = f"""INSERT INTO aa_cases (group_id, case_key, pairs, sum_sq)
+  SELECT g.group_id, s.case_key, count(*), sum(s.log_ratio * s.log_ratio) FROM _aa_new s JOIN aa_noise g
+    ON {_SAME_LABELS} GROUP BY g.group_id, s.case_key
+  ON CONFLICT (group_id, case_key) DO UPDATE SET pairs = aa_cases.pairs + excluded.pairs,
+    sum_sq = aa_cases.sum_sq + excluded.sum_sq"""
+_CASES_FROM_PAIRS = """INSERT INTO aa_cases (group_id, case_key, pairs, sum_sq)
+  SELECT group_id, case_key, count(*), sum(log_ratio * log_ratio) FROM aa_pairs {where} GROUP BY group_id, case_key"""
+
+
 def _store_staged(conn) -> None:
     conn.execute(text(_NEW_GROUPS))
     conn.execute(text(_INSERT))
+    conn.execute(text(_CASES_ADD))
     conn.execute(text(_PENDING))
     conn.execute(text(_REFRESH.format(touched=_DUE)))
     conn.execute(text("DROP TABLE _aa_new"))
@@ -106,6 +118,12 @@ def backfill(conn) -> None:
     _store_staged(conn)
 
 
+def backfill_cases(conn) -> None:
+    """aa_cases recomputed from every stored pair (the migration to store v7)."""
+    conn.execute(text("DELETE FROM aa_cases"))
+    conn.execute(text(_CASES_FROM_PAIRS.format(where="")))
+
+
 def forget_run(conn, run_id: str) -> None:
     """Call before a run leaves the store (deleted or retracted): its pairs go and its groups' figures are
     recomputed without it, so it no longer feeds the model."""
@@ -113,7 +131,11 @@ def forget_run(conn, run_id: str) -> None:
     if seq is None:
         return
     mine = f"seq_a = {int(seq)} OR seq_b = {int(seq)}"
-    conn.execute(text(f"CREATE OR REPLACE TEMP TABLE _aa_touched AS SELECT DISTINCT group_id FROM aa_pairs WHERE {mine}"))
+    conn.execute(text(f"CREATE OR REPLACE TEMP TABLE _aa_touched AS SELECT DISTINCT group_id, case_key FROM aa_pairs "
+                      f"WHERE {mine}"))
     conn.execute(text(f"DELETE FROM aa_pairs WHERE {mine}"))
-    conn.execute(text(_REFRESH.format(touched="SELECT group_id FROM _aa_touched")))
+    conn.execute(text(_REFRESH.format(touched="SELECT DISTINCT group_id FROM _aa_touched")))
+    touched = "(group_id, case_key) IN (SELECT (group_id, case_key) FROM _aa_touched)"
+    conn.execute(text(f"DELETE FROM aa_cases WHERE {touched}"))
+    conn.execute(text(_CASES_FROM_PAIRS.format(where=f"WHERE {touched}")))
     conn.execute(text("DROP TABLE _aa_touched"))

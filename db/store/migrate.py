@@ -1,6 +1,6 @@
 """Ordered store migrations keyed by store_version. v0: a file from before the meta table existed; v1: before
 run_seq; v2: before the build's library versions; v3: before the A/A pairs; v4: before uploaded_by and
-retractions; v5: before the A/A groups' pending counts. Each migration runs in the one transaction that also
+retractions; v5: before the A/A groups' pending counts; v6: before per-process samples and per-case A/A figures. Each migration runs in the one transaction that also
 stamps the new store_version, so a store is never stamped ahead of its data."""
 from __future__ import annotations
 
@@ -63,9 +63,10 @@ def _v2_to_v3(conn) -> None:
 def _v3_to_v4(conn) -> None:
     """v4 keeps the A/A pairs (db.store.aa_pairs): the table, filled from the stored runs."""
     from db.store.aa_pairs import backfill
-    from db.store.tables import AA_PAIRS, AANoise
+    from db.store.tables import AA_PAIRS, AACase, AANoise
 
     AANoise.__table__.create(conn, checkfirst=True)
+    AACase.__table__.create(conn, checkfirst=True)  # the backfill adds to it (v7 recomputes it whole)
     AA_PAIRS.create(conn, checkfirst=True)
     backfill(conn)
 
@@ -89,7 +90,21 @@ def _v5_to_v6(conn) -> None:
         conn.execute(text("ALTER TABLE aa_noise ADD COLUMN pending BIGINT DEFAULT 0"))
 
 
-MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6}
+def _v6_to_v7(conn) -> None:
+    """v7 keeps each result's samples per worker process (bundle schema 2; stored results were one process) and
+    the A/A figures per case (db.store.aa_pairs: aa_cases), filled from the stored pairs."""
+    from db.store.aa_pairs import backfill_cases
+    from db.store.tables import AACase
+
+    cols = {r[0] for r in conn.execute(text(
+        "SELECT column_name FROM information_schema.columns WHERE table_name='results'"))}
+    if "processes" not in cols:
+        conn.execute(text("ALTER TABLE results ADD COLUMN processes INTEGER[] DEFAULT []"))
+    AACase.__table__.create(conn, checkfirst=True)
+    backfill_cases(conn)
+
+
+MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
 
 
 def migrate(conn) -> None:

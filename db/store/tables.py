@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ARRAY, BigInteger, Column, Double, String, Table
+from sqlalchemy import ARRAY, BigInteger, Column, Double, Integer, String, Table
 from sqlmodel import Field, SQLModel
 
-STORE_VERSION = 6  # bump with a migration in db/store/migrate.py
+STORE_VERSION = 7  # bump with a migration in db/store/migrate.py
 
 
 class Meta(SQLModel, table=True):
@@ -93,6 +93,8 @@ class ResultRow(SQLModel, table=True):
     message: str | None = None
     warnings_json: str = "[]"
     samples: list[float] = Field(default_factory=list, sa_column=Column(ARRAY(Double)))
+    # samples per worker process, in order (bundle schema 2); empty: one process (schema 1, single figures)
+    processes: list[int] = Field(default_factory=list, sa_column=Column(ARRAY(Integer)))
     n: int = 0
     median: float | None = Field(default=None, sa_type=Double)
     mean: float | None = Field(default=None, sa_type=Double)
@@ -126,6 +128,17 @@ class AANoise(SQLModel, table=True):
     quantile_log: float | None = Field(default=None, sa_type=Double)  # 95th percentile of |ln(b / a)|
     sigma_log: float | None = Field(default=None, sa_type=Double)  # sqrt(mean(ln(b / a)²) / 2)
     max_log: float | None = Field(default=None, sa_type=Double)
+
+
+class AACase(SQLModel, table=True):
+    """One case's A/A figures within its group (db.store.aa_pairs keeps them with the pairs): how many pairs and
+    the sum of their squared log ratios, so a review reads a case's run-to-run variance without the pairs."""
+
+    __tablename__ = "aa_cases"
+    group_id: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
+    case_key: str = Field(primary_key=True)
+    pairs: int = Field(default=0, sa_type=BigInteger)
+    sum_sq: float = Field(default=0.0, sa_type=Double)  # sum of ln(b / a)² over the pairs
 
 
 # One case measured by two runs of one build on one machine (db.store.aa_pairs writes them at ingest). No key

@@ -17,17 +17,17 @@ import pyarrow.compute as pc
 from sqlalchemy import Engine
 
 from bundle.case_names import case_names
-from bundle.metrics import METRICS, Better, Comparison
+from bundle.metrics import METRICS, RULES, Better, Comparison, RuleKind
 from db.query.case_pairs import FILTERS, KEY, SIDES as _SIDES, compare_sql, read_pairs
 from db.errors import Problem, StoreError
 from db.store.read import read_data_version
 from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note
 from db.views.case_text import caveats, change_words, pick, str_column
-from db.views.families import RUNS_AS_REPLICATES, family_frame
+from db.views.families import family_frame
 from db.views.noise import case_noise
 from db.views.trends import FIELDS as TREND_FIELDS, trend_url
 from db.query.libraries import differing_note, side_libraries
-from db.stats.significance import SIGNIFICANT, VERDICTS, SampleLists, Significance, start_significance, summarize_lists
+from db.stats.significance import SIGNIFICANT, VERDICTS, SampleLists, Significance, significance, summarize_lists
 
 from db.query.unmatched import unmatched_frame
 
@@ -123,9 +123,9 @@ def clear_cache() -> None:
 def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     """The comparison itself, uncached: selectors checked, DuckDB pivot, numpy statistics, geomeans, unmatched.
 
-    The per-case significance (rank test and bootstrap: whole-array numpy, which releases the GIL) runs on a
-    worker thread while this one builds the case table, the family geomeans with their CIs and the unmatched
-    list; the two meet only for the significance columns and the families' better/worse counts."""
+    Each case's change is tested on its replicates (worker processes, runs, the store's A/A pairs of the case or
+    its group: db.stats.replicates), with Holm's step over the cases judged by significance (db.stats.significance).
+    """
     base, cand = query.selectors()
     sides = ((base, "baseline"), (cand, "candidate"))
     checks = [WORKERS.submit(check_side, engine, selector, side, query.pool) for selector, side in sides]  # beside the read
@@ -139,19 +139,23 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     paired = (b_lists.counts > 0) & (c_lists.counts > 0)
     b_paired, c_paired = b_lists.take(paired), c_lists.take(paired)
     facts = MetricFacts.of(table["metric"], paired)
-    pending = start_significance(b_paired, c_paired, facts.use_ratio, WORKERS)
-    frame = table.drop_columns(["b_samples", "c_samples"]).to_pandas()
+    frame = table.drop_columns(["b_samples", "c_samples", "b_processes", "c_processes"]).to_pandas()
     for prefix, lists in (("b_", b_lists), ("c_", c_lists)):
         stats = summarize_lists(lists)
         frame[prefix + "n"] = lists.counts
         frame[prefix + "median"], frame[prefix + "p25"], frame[prefix + "p75"] = stats.median, stats.p25, stats.p75
     cases = case_frame(frame[paired].reset_index(drop=True), facts, query)
-    noise = case_noise(engine, cases, query.scope)  # the A/A model: each case's noise bound and where it comes from
-    cases["noise_bound"], cases["noise"] = noise.noise_bound, noise.noise
+    noise = case_noise(engine, cases, query.scope)  # the A/A model: each case's pairs, Σ log ratio², and which
+    cases["noise"] = noise.noise
+    rows = pa.array(np.flatnonzero(paired))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        change = np.where(facts.use_ratio, cases.ratio.to_numpy(dtype=float),
+                          cases.candidate_median.to_numpy(dtype=float) - cases.baseline_median.to_numpy(dtype=float))
+    sig = significance(b_paired, c_paired, table["b_processes"].take(rows), table["c_processes"].take(rows),
+                       change, facts.use_ratio, facts.tested, noise.pairs.to_numpy(), noise.sum_sq.to_numpy())
     unmatched = unmatched_frame(frame[~paired].reset_index(drop=True))
-    families = family_frame(cases, query, lambda: pending.result().verdict == SIGNIFICANT,
-                            lambda: oriented_cis(pending.result(), facts))
-    add_significance(cases, pending.result(), facts)
+    families = family_frame(cases, query, lambda: sig.verdict == SIGNIFICANT, lambda: oriented_cis(sig, facts))
+    add_significance(cases, sig, facts)
     notes = _notes(query, cases, differing_note(*(side.result() for side in libraries))) + [n for n in pooled if n]
     return ComparisonResult(query, cases, families, unmatched, notes, (b_paired, c_paired))
 
@@ -161,10 +165,11 @@ def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> l
     if query.scope == "chip":
         notes.append("Chip scope: results of different machines with the same chip and GPU core count are pooled, "
                      "explicitly.")
-    if not cases.empty and ((cases.baseline_pooled > 1) | (cases.candidate_pooled > 1)).any():
-        notes.append("Repeats: where a side has several results of a case on one scope (repeated runs), the "
-                     "runs are the replicates: a t-test on the run medians and a hierarchical bootstrap CI (runs, "
-                     "then samples within runs); medians are of the pooled samples.")
+    if not cases.empty:
+        notes.append("Each change is tested on its replicates: worker processes within a run, runs above them, and "
+                     "the store's A/A pairs for the run-to-run part; Holm's step over the cases tested keeps the "
+                     "chance that a review of unchanged software shows any significant change at 5 %. A case with "
+                     "none of these is unconfirmed. Medians are of the pooled samples.")
     if libraries:
         notes.append(libraries)
     return notes
@@ -178,6 +183,7 @@ class MetricFacts:
     names: pd.Index
     use_ratio: np.ndarray
     lower: np.ndarray  # lower is better
+    tested: np.ndarray  # judged by significance (bundle.metrics RULES): the family a review's error control covers
 
     @classmethod
     def of(cls, metric: pa.ChunkedArray, rows: np.ndarray) -> "MetricFacts":
@@ -187,7 +193,8 @@ class MetricFacts:
         known = [METRICS[n] for n in names]
         use_ratio = np.array([m.comparison is Comparison.ratio for m in known], dtype=bool)[codes]
         lower = np.array([m.better is Better.lower for m in known], dtype=bool)[codes]
-        return cls(codes, names, use_ratio, lower)
+        tested = np.array([RULES[m.name].kind is RuleKind.significant for m in known], dtype=bool)[codes]
+        return cls(codes, names, use_ratio, lower, tested)
 
     def units(self) -> pa.Array:
         """Each case's canonical unit."""
@@ -208,8 +215,7 @@ def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery) -> 
         out[f"{side}_machines"] = frame[p + "machines"].astype(int)
         out[f"{side}_passed"] = frame[p + "passed"]
     _add_change(out, facts)
-    single = (frame["b_pooled"].to_numpy() <= 1) & (frame["c_pooled"].to_numpy() <= 1)
-    out["replicates"] = pick([RUNS_AS_REPLICATES, SINGLE_RUN], single.astype(np.int64))
+    out["replicates"] = ""  # what its test rests on: add_significance
     out["caveats"] = caveats(frame, query.scope == "chip")
     return pd.DataFrame(out)  # one frame built from its columns: ~30 column inserts cost more
 
@@ -245,14 +251,15 @@ def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts)
         return
     cases["ci_low"], cases["ci_high"] = oriented_cis(sig, facts)
     cases["p_value"], cases["significance"] = sig.p_value, pick(list(VERDICTS), sig.codes)
+    cases["se"], cases["df"] = sig.se, sig.df
+    cases["replicates"] = sig.replicates
 
 
-SINGLE_RUN = "single run: within-run noise only"
 CASE_COLUMNS = KEY + ["unit", "baseline_median", "baseline_iqr", "baseline_n", "baseline_pooled",
                       "baseline_machines", "baseline_passed", "candidate_median", "candidate_iqr", "candidate_n",
                       "candidate_pooled", "candidate_machines", "candidate_passed", "comparison", "ratio",
                       "oriented_ratio", "difference", "change_unit", "ci_low", "ci_high", "p_value", "significance",
-                      "change", "replicates", "caveats"]
+                      "change", "replicates", "caveats", "noise", "se", "df"]
 
 
 def _empty_cases() -> pd.DataFrame:

@@ -67,8 +67,7 @@ def case_rows(cases: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.D
     """Compare's rows: derived figures folded, with `direction`, `regression` and `row` (the compared case's
     index, for its samples)."""
     folded = fold_derived(cases)
-    noise = folded["noise_bound"].to_numpy(dtype=float) if "noise_bound" in folded else None  # the A/A model's
-    regression = judge(folded, threshold, RULES, noise).regressed if len(folded) else []
+    regression = judge(folded, threshold, RULES).regressed if len(folded) else []
     return folded.assign(direction=directions(folded) if len(folded) else [], regression=regression,
                          row=folded.index)
 

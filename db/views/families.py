@@ -6,9 +6,9 @@ signed bytes) have no geomean.
 
 Runs move every case of a family together (a slow run is slow for every op), so run-to-run spread does not
 average out over the cases: a bootstrap over cases sees none of it when every case moved by one run factor (on
-test data whose candidate runs all ran 6 % high, it said 1.06× slower, CI 1.06–1.06×). Where cases were judged
-with runs as replicates, the family's CI is made at least as wide as its median case's own CI
-(which holds the between-run spread), i.e. it treats run effects as shared by all cases: the conservative side.
+test data whose candidate runs all ran 6 % high, it said 1.06× slower, CI 1.06–1.06×). Where cases were tested
+on their replicates, the family's CI is made at least as wide as its median case's own CI (which holds the
+process- and run-level spread), i.e. it treats run effects as shared by all cases: the conservative side.
 Hence `case_cis`, each case's oriented CI (asked for with the verdicts, once the significance is done).
 """
 from __future__ import annotations
@@ -21,8 +21,6 @@ import pandas as pd
 from db.stats import codes
 from db.stats.significance import SIGNIFICANT, bootstrap_means, row_percentiles
 from db.views.wording import ci_words, ratio_words
-
-RUNS_AS_REPLICATES = "runs as replicates: between- and within-run noise"  # the cases' `replicates` value
 
 GROUP = ["scope", "device", "workload", "metric", "dtype", "compile"]
 COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better", "n_worse", "n_unchanged",
@@ -47,9 +45,9 @@ def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarra
     fam["geomean"] = np.exp(np.add.reduceat(logs, starts) / sizes)
     fam["ci_low"], fam["ci_high"] = _cis(logs, starts, sizes)
     sig = np.asarray(significant() if significant else cases.significance == SIGNIFICANT, dtype=bool)[keep][order]
-    if "replicates" in cases and (case_cis or "ci_low" in cases):
+    if case_cis or "ci_low" in cases:
         low, high = case_cis() if case_cis else (cases.ci_low.to_numpy(dtype=float), cases.ci_high.to_numpy(dtype=float))
-        replicated = cases.replicates.eq(RUNS_AS_REPLICATES).to_numpy(dtype=bool)
+        replicated = np.isfinite(np.asarray(low, dtype=float)) & np.isfinite(np.asarray(high, dtype=float))
         _widen_for_runs(fam, ratio, *(np.asarray(a)[keep][order] for a in (low, high, replicated)), sizes)
     fam["n_better"] = np.add.reduceat(sig & (ratio > 1), starts)
     fam["n_worse"] = np.add.reduceat(sig & (ratio < 1), starts)
@@ -61,7 +59,7 @@ def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarra
 
 def _widen_for_runs(fam: pd.DataFrame, ratio: np.ndarray, low: np.ndarray, high: np.ndarray,
                     replicated: np.ndarray, sizes: np.ndarray) -> None:
-    """Families of >= 2 cases judged with runs as replicates: CI widened to their median case's log half-widths
+    """Families of >= 2 cases tested on their replicates: CI widened to their median case's log half-widths
     (arrays in family order)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         below, above = np.log(ratio / low), np.log(high / ratio)

@@ -1,7 +1,9 @@
 """The Noise page and GET /api/v1/noise: the A/A noise model per (chip, device, workload, metric, dtype,
 compile) — how far two runs of one build on one machine differ (95th percentile, in %), how many A/A pairs back
-each figure, whether that noise exceeds the review threshold (then the noise bound, not the threshold, decides a
-regression), and how many runs per side a comparison needs for a CI of ±precision % (db.stats.planner)."""
+each figure, whether that noise exceeds the review threshold (then two runs of one build can differ by more than
+a regression must be worse: a review of such cases needs more processes or runs to find one), and how many runs
+per side a comparison needs for a CI of ±precision % (db.stats.planner). The same pairs are each case's run-to-run
+variance in a review's test (case_noise; db.stats.replicates)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,7 +12,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.query.noise import FILTERS, KEY, aa_pair_count, machine_chips, noise_groups
+from db.query.noise import FILTERS, KEY, aa_pair_count, case_figures, machine_chips, noise_groups
 from db.stats import noise as model
 from db.stats.planner import runs_needed_many
 from db.store.aa_pairs import RATIO_METRICS
@@ -21,10 +23,10 @@ PRECISION = (0.1, 50.0)  # the planner's target CI half-width, in %
 DEFAULT_PRECISION = 2.0
 EMPTY = ("No A/A data yet: the noise model needs two runs of the same build (same torch version and git hash) on "
          "the same machine. `mpsbench sweep --aa --build … --rounds 5` runs the baseline twice per round (A/A "
-         "pairs); two `mpsbench run`s of one build on one machine count too. Until then every case's regression "
-         "bound is the review threshold.")
+         "pairs); two `mpsbench run`s of one build on one machine count too. Until then a review tests each case on "
+         "its worker processes alone, and a case with one process and one run a side is unconfirmed.")
 COLUMNS = [*KEY, "status", "pairs", "pairs_pending", "noise_bound_percent", "spread_percent", "noisy",
-           "regression_bound_percent", "bound_from", "runs_per_side"]
+           "runs_per_side"]
 
 
 @dataclass
@@ -40,7 +42,7 @@ class NoiseAnswer:
 
 UNITS = {"noise_bound_percent": "% (95th percentile of how far two runs of one build differ)",
          "spread_percent": "% (run-to-run spread of a run's median, one sigma)",
-         "regression_bound_percent": "% worse (max of the review threshold and the noise bound)",
+         "noisy": "the noise bound exceeds the review threshold: one run a side cannot tell a change of that size",
          "runs_per_side": "runs (per side, for the precision asked; empty: more than 1000 or no A/A data)",
          "pairs": "A/A pairs the figures rest on (a case measured by two runs of one build on one machine)",
          "pairs_pending": "A/A pairs stored since (the figures are recomputed when these reach 5 % of pairs)"}
@@ -74,35 +76,44 @@ def noise_view(engine: Engine, params) -> NoiseAnswer:
     sigma = groups.sigma_log.where(measured)
     groups["noise_bound_percent"] = model.bound_percent(q)
     groups["spread_percent"] = 100.0 * np.expm1(sigma)
-    bound, source = model.regression_bound(threshold / 100.0, q)
-    groups["regression_bound_percent"] = 100.0 * bound
-    groups["bound_from"] = source
-    groups["noisy"] = source == "noise"
+    groups["noisy"] = (groups.noise_bound_percent > threshold).fillna(False).astype(bool)
     groups["runs_per_side"] = pd.array(runs_needed_many(sigma.to_numpy(), precision), dtype="Int64")
     message = "" if len(groups) else (EMPTY if total == 0 else "No A/A pairs match these filters.")
     return NoiseAnswer(model.QUANTILE, precision, threshold, total, message, UNITS,
                        groups[COLUMNS].reset_index(drop=True))
 
 
-NO_DATA = "no A/A data: the threshold applies"
+NO_DATA = "no A/A data"
 
 
 def case_noise(engine: Engine, cases: pd.DataFrame, scope: str) -> pd.DataFrame:
-    """Per compared case (same index as `cases`: scope, device, workload, metric, dtype, compile), its group's
-    noise bound as a fraction (NaN where there is no measured bound) and a note saying where it comes from.
-    scope "machine": a case's machine is looked up by its chip label (the model is kept per chip). The notes
-    are worded once per group, then joined (worded per case, 49,500 cases took ~0.4 s)."""
+    """Per compared case (same index as `cases`: scope, device, workload, case_key, metric, dtype, compile) the A/A
+    figures its run-to-run variance rests on (db.stats.replicates): the case's own pairs where it has at least
+    MIN_CASE_PAIRS, else its group's (chip, device, workload, metric, dtype, compile), else none — `pairs`,
+    `sum_sq` (Σ log ratio²; from a group, 2·pairs·sigma²) and `noise`, which says which. scope "machine": a case's
+    machine is looked up by its chip label (the model is kept per chip)."""
     groups = noise_groups(engine)
-    measured = model.status_of(groups.pairs) == model.MEASURED
-    groups["noise_bound"] = np.where(measured, np.expm1(groups.quantile_log.to_numpy(dtype=float)), np.nan)
-    groups["noise"] = [f"A/A noise ±{100 * b:.1f} % (95th percentile of {n} pairs)" if m else
-                       f"insufficient A/A data ({n} pair): the threshold applies"
-                       for b, n, m in zip(groups.noise_bound, groups.pairs, measured)]
-    keys = cases[["scope", "device", "workload", "metric", "dtype", "compile"]].rename(columns={"scope": "chip"})
+    keys = cases[["scope", "device", "workload", "metric", "dtype", "compile", "case_key"]].rename(
+        columns={"scope": "chip"})
     if scope == "machine":  # the chip label depends on the machine alone (its chip, GPU cores or name)
         chips = machine_chips(engine).drop_duplicates("scope")
         keys["chip"] = keys.chip.map(dict(zip(chips.scope, chips.chip)))
-    found = keys.merge(groups[[*KEY, "noise_bound", "noise"]], how="left", on=KEY)
-    note = np.where(found.noise.isna(), NO_DATA, found.noise)
-    note = np.where(found.metric.isin(RATIO_METRICS).to_numpy(), note, "")  # a difference metric has no ratio noise
-    return pd.DataFrame({"noise_bound": found.noise_bound.to_numpy(dtype=float), "noise": note}, index=cases.index)
+    found = keys.merge(groups[[*KEY, "group_id", "pairs", "sigma_log"]], how="left", on=KEY)
+    per_case = case_figures(engine, found.group_id.dropna().unique())
+    found = found.merge(per_case.rename(columns={"pairs": "case_pairs"}), how="left", on=["group_id", "case_key"])
+    ratio = found.metric.isin(RATIO_METRICS).to_numpy()
+    case_pairs = found.case_pairs.to_numpy(dtype=float, na_value=0.0)
+    group_pairs = found.pairs.to_numpy(dtype=float, na_value=0.0)
+    sigma = found.sigma_log.to_numpy(dtype=float, na_value=np.nan)
+    own = ratio & (case_pairs >= model.MIN_CASE_PAIRS)
+    group = ratio & ~own & (group_pairs >= model.MIN_PAIRS) & np.isfinite(sigma)
+    pairs = np.where(own, case_pairs, np.where(group, group_pairs, 0.0))
+    sum_sq = np.where(own, found.sum_sq.to_numpy(dtype=float, na_value=0.0),
+                      np.where(group, 2.0 * group_pairs * np.nan_to_num(sigma) ** 2, 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread = 100.0 * np.expm1(np.sqrt(sum_sq / np.maximum(pairs, 1) / 2.0))
+    words = [f"A/A: this case, {n:.0f} pairs (run spread ±{s:.1f} %)" if o else
+             f"A/A: its {w} group on this chip, {n:.0f} pairs (run spread ±{s:.1f} %; the case has {c:.0f})" if g else
+             (NO_DATA if r else "") for o, g, r, n, s, c, w in
+             zip(own, group, ratio, pairs, spread, case_pairs, found.workload)]
+    return pd.DataFrame({"pairs": pairs, "sum_sq": sum_sq, "noise": words}, index=cases.index)

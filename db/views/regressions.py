@@ -20,16 +20,16 @@ from bundle.metrics import CORRECTNESS, MetricError, Rule, parse_rules
 from db.errors import Problem, StoreError
 from db.views.compare import CompareQuery, compare
 from db.views.params import threshold_percent
-from db.views.rules import PASSED_FAILED, is_correctness, judge
+from db.views.rules import PASSED_FAILED, REGRESSION, SUSPECTED, UNCONFIRMED_STATE, is_correctness, judge
 from db.views.wording import format_value
 from db.store.triage import NOTE_KEY, latest_notes
 
 DEFAULT_THRESHOLD = 0.05
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
 # the case's name (bundle.case_names) and the figures first, the raw canonical case_key pinned last
-COLUMNS = ["case", "scope", "metric", "change", "baseline_value", "candidate_value", "why", "state", "comment",
+COLUMNS = ["case", "scope", "metric", "change", "baseline_value", "candidate_value", "why", "verdict", "state", "comment",
            "author", "link", "baseline_median", "candidate_median", "unit", "oriented_ratio", "difference", "ci_low", "ci_high", "p_value",
-           "significance", "worse_by", "bound", "noise", "rule", "figures", "replicates", "baseline", "candidate",
+           "significance", "worse_by", "bound", "noise", "rule", "figures", "replicates", "se", "df", "baseline", "candidate",
            "device", "workload", "dtype", "compile", "case_key"]
 
 
@@ -75,26 +75,42 @@ def check_rules(text: str) -> None:
 def judged_cases(engine: Engine, review: Review) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The comparison's cases and each one's verdict under the review's rules (same index)."""
     cases = compare(engine, review.compare).cases
-    # the A/A model (compare's noise_bound and noise columns, db.views.noise.case_noise): bound = max(rule, noise)
-    return cases, judge(cases, review.threshold / 100.0, review.rules, cases.noise_bound.to_numpy(dtype=float))
+    return cases, judge(cases, review.threshold / 100.0, review.rules)
 
 
 def regressions(engine: Engine, query: CompareQuery | Review, threshold: float | None = None,
                 judged: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> pd.DataFrame:
     """The review's regressions, worst first. `threshold` (a fraction) is kept for callers with a bare query;
     `judged` is judged_cases' answer when the caller has it already (the release summary)."""
-    review = query if isinstance(query, Review) else Review(query, 100.0 * (DEFAULT_THRESHOLD if threshold is None
-                                                                             else threshold))
+    return _listed(engine, _review(query, threshold), judged, (REGRESSION,))
+
+
+def doubtful(engine: Engine, query: CompareQuery | Review,
+             judged: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> pd.DataFrame:
+    """The cases worse beyond their bound that are not regressions, worst first, counted apart: `unconfirmed`
+    (nothing to test on: no replicates, no A/A data) and `suspected` (their own test passed, the review's
+    family-wise step did not). `mpsbench confirm` reruns them."""
+    return _listed(engine, _review(query, None), judged, (UNCONFIRMED_STATE, SUSPECTED))
+
+
+def _review(query: CompareQuery | Review, threshold: float | None) -> Review:
+    return query if isinstance(query, Review) else Review(query, 100.0 * (DEFAULT_THRESHOLD if threshold is None
+                                                                          else threshold))
+
+
+def _listed(engine: Engine, review: Review, judged: tuple[pd.DataFrame, pd.DataFrame] | None,
+            verdicts: tuple[str, ...]) -> pd.DataFrame:
     cases, verdict = judged or judged_cases(engine, review)
     if cases.empty:
         return pd.DataFrame(columns=COLUMNS)
     found = pd.concat([cases, verdict], axis=1)
     found["figures"] = ""
     correctness = is_correctness(cases.metric)
-    rows = pd.concat([found[verdict.regressed.to_numpy() & ~correctness], _correctness_rows(found, correctness)])
+    chosen = verdict.verdict.isin(verdicts).to_numpy()
+    rows = found[chosen & ~correctness]
+    if REGRESSION in verdicts:
+        rows = pd.concat([rows, _correctness_rows(found, correctness)])
     rows["baseline"], rows["candidate"] = review.compare.baseline, review.compare.candidate
-    if "replicates" not in rows:
-        rows["replicates"] = ""
     notes = latest_notes(engine, review.compare.baseline, review.compare.candidate)
     merged = rows.merge(notes, how="left", on=NOTE_KEY)
     merged["state"] = merged["state"].fillna("new")
@@ -105,7 +121,7 @@ def regressions(engine: Engine, query: CompareQuery | Review, threshold: float |
     # each median with its unit, readable (8.000 GiB, not 8589934592); the raw medians stay, further right
     for side in ("baseline", "candidate"):
         merged[f"{side}_value"] = [format_value(v, u) for v, u in zip(merged[f"{side}_median"], merged["unit"])]
-    return merged[COLUMNS].reset_index(drop=True)
+    return merged.reindex(columns=COLUMNS).reset_index(drop=True)
 
 
 def _correctness_rows(found: pd.DataFrame, correctness: np.ndarray) -> pd.DataFrame:

@@ -1,7 +1,11 @@
 """Each compared case judged by its metric's regression rule (bundle.metrics.RULES, overridable per review).
 
-`case_bounds` is the one place a case's regression bound is computed: max(the review threshold or the metric's
-own percent, the case's noise bound). Every verdict (Regressions, the release summary, the CLI gate) reads it.
+`case_bounds` is the one place a case's regression bound is computed: the review threshold, or the metric's own
+percent. The noise is the test's business (db.stats.replicates: processes, runs and A/A pairs make its variance),
+so the bound is what matters to a user, not a noise floor. Every verdict (Regressions, the release summary, the
+CLI gate) reads it. A case judged by significance that is worse beyond its bound is a regression when its test
+passed the review's family-wise step, `suspected` when only its own test did (p < REVIEW_ALPHA:
+`mpsbench confirm` reruns it), and `unconfirmed` when it has nothing to test on (no replicates, no A/A data).
 `worse_by` is one scale for every rule, so regressions of different metrics sort together: the fraction the
 candidate is worse by (1/oriented ratio − 1 for a ratio, relative growth for memory and errors, and for a PSNR
 drop of d dB the growth of the mean squared error it means, 10^(d/10) − 1).
@@ -12,21 +16,17 @@ import numpy as np
 import pandas as pd
 
 from bundle.metrics import CORRECTNESS, METRICS, Rule, RuleKind
-from db.stats.significance import SIGNIFICANT
+from db.stats.significance import NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
 
 SLOWDOWN, PASSED_FAILED = "significant slowdown", "passed → failed"
+REGRESSION, SUSPECTED, UNCONFIRMED_STATE = "regression", "suspected", "unconfirmed"  # judge()'s `verdict`
 
 
-def case_bounds(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
-                noise_bound: np.ndarray | None = None) -> np.ndarray:
-    """Per case, the fraction worse a replicated change must exceed to regress: max(the metric's rule percent, or
-    the review threshold (a fraction) where the rule has none; the case's A/A noise bound, a fraction, NaN where
-    no A/A data exists — None until a noise model is wired in, then the threshold alone)."""
+def case_bounds(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> np.ndarray:
+    """Per case, the fraction worse a replicated change must exceed to regress: the metric's rule percent, or the
+    review threshold (a fraction) where the rule has none."""
     percent = _per_case(cases, rules, "percent")
-    bound = np.where(np.isnan(percent), threshold, percent / 100.0)
-    if noise_bound is not None:
-        bound = np.fmax(bound, np.asarray(noise_bound, dtype=float))  # NaN noise: the threshold stands
-    return bound
+    return np.where(np.isnan(percent), threshold, percent / 100.0)
 
 
 def per_metric(metric: pd.Series, values: dict, dtype=float, missing=np.nan) -> np.ndarray:
@@ -41,22 +41,26 @@ def _per_case(cases: pd.DataFrame, rules: dict[str, Rule], field: str) -> np.nda
                                      for n, r in rules.items()})
 
 
-def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
-          noise_bound: np.ndarray | None = None) -> pd.DataFrame:
-    """Per case (same index as `cases`): regressed, why, worse_by, bound (fraction), rule (its kind)."""
+def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.DataFrame:
+    """Per case (same index as `cases`): regressed, why, worse_by, bound (fraction), rule (its kind), and verdict:
+    REGRESSION, SUSPECTED, UNCONFIRMED_STATE or "" (see the module's note)."""
     kind = per_metric(cases.metric, {n: r.kind.value for n, r in rules.items()}, object, "")
     b = cases.baseline_median.to_numpy(dtype=float, na_value=np.nan)
     c = cases.candidate_median.to_numpy(dtype=float, na_value=np.nan)
     oriented = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)
-    bound = case_bounds(cases, threshold, rules, noise_bound)
+    bound = case_bounds(cases, threshold, rules)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         growth = np.where(b > 0, c / b - 1.0, np.where(c > 0, np.inf, 0.0))
         worse_ratio = 1.0 / oriented - 1.0
         drop_db = b - c  # PSNR: higher is better
         worse_by = np.select([kind == RuleKind.significant.value, kind == RuleKind.drop.value],
                              [worse_ratio, 10.0 ** (drop_db / 10.0) - 1.0], growth)
-        slower = (kind == RuleKind.significant.value) & (cases.significance == SIGNIFICANT).to_numpy() \
-            & (worse_ratio > bound)
+        worse = (kind == RuleKind.significant.value) & (worse_ratio > bound)
+        verdict_of = cases.significance.to_numpy()
+        slower = worse & (verdict_of == SIGNIFICANT)
+        p = cases.p_value.to_numpy(dtype=float, na_value=np.nan)
+        suspected = worse & (verdict_of == NOT_SIGNIFICANT) & (p < REVIEW_ALPHA)
+        unconfirmed = worse & (verdict_of == UNCONFIRMED)
         grew = (kind == RuleKind.growth.value) & (growth * 100.0 >= _per_case(cases, rules, "percent")) \
             & (c - b >= _per_case(cases, rules, "floor"))
         dropped = (kind == RuleKind.drop.value) & (drop_db > _per_case(cases, rules, "drop"))
@@ -68,8 +72,9 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
                      "error grew beyond its rule"], "")
     worse_by = np.where(broke, np.inf, worse_by)
     bound = np.where(kind == RuleKind.significant.value, bound, np.nan)  # the other rules carry their own figures
-    return pd.DataFrame({"regressed": why != "", "why": why, "worse_by": worse_by, "bound": bound, "rule": kind},
-                        index=cases.index)
+    verdict = np.select([why != "", suspected, unconfirmed], [REGRESSION, SUSPECTED, UNCONFIRMED_STATE], "")
+    return pd.DataFrame({"regressed": why != "", "why": why, "worse_by": worse_by, "bound": bound, "rule": kind,
+                         "verdict": verdict}, index=cases.index)
 
 
 def is_correctness(metric: pd.Series) -> np.ndarray:

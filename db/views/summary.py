@@ -20,23 +20,27 @@ from bundle.metrics import METRICS, RuleKind
 from db.query.conditions import condition_notes
 from db.stats.significance import SIGNIFICANT
 from db.views.compare import compare
-from db.views.regressions import Review, judged_cases, regressions
+from db.views.regressions import Review, doubtful, judged_cases, regressions
+from db.views.detectable import detectable_words
 from db.views.rules import per_metric
 from db.views.plain import records
 from db.views.wording import format_value
 
 GROUP = ["scope", "device", "dtype", "compile"]
 FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", "ci_high", "unit", "summary"]
-GROUP_COLUMNS = GROUP + ["verdict", "faster", "slower", "unchanged", "regressed", "unmatched", "memory",
-                         "correctness"]
+GROUP_COLUMNS = GROUP + ["verdict", "faster", "slower", "unchanged", "regressed", "unconfirmed", "suspected",
+                         "unmatched", "memory", "correctness", "detects"]
 
 
-def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None = None) -> dict[str, Any]:
-    """The summary of `review` (its regressions `found` may be passed when the caller has them already)."""
+def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None = None,
+                    doubts: pd.DataFrame | None = None) -> dict[str, Any]:
+    """The summary of `review` (its regressions `found` and its unconfirmed / suspected cases `doubts` may be
+    passed when the caller has them already)."""
     result = compare(engine, review.compare)
     judged = judged_cases(engine, review)
     cases = judged[0]
     found = regressions(engine, review, judged=judged) if found is None else found
+    doubts = doubtful(engine, review, judged=judged) if doubts is None else doubts
     kinds = per_metric(cases.metric, {n: r.kind.value for n, r in review.rules.items()}, object, "")
     quantity = per_metric(cases.metric, {n: m.quantity for n, m in METRICS.items()}, object, "")
     timing = (kinds == RuleKind.significant.value) & (cases.comparison == "ratio").to_numpy(dtype=bool)
@@ -46,25 +50,33 @@ def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None =
                           "unchanged": timing & ~(sig & (oriented != 1))}, index=cases.index)
     counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), ["faster", "slower", "unchanged"])
     regressed, unmatched = _sizes(found), _sizes(result.unmatched)
+    unconfirmed = _sizes(doubts[doubts.verdict == "unconfirmed"]) if len(doubts) else {}
+    suspected = _sizes(doubts[doubts.verdict == "suspected"]) if len(doubts) else {}
+    detects = detectable_words(cases[timing], GROUP, review.threshold / 100.0)
     memory_cases = cases[(quantity == "memory") & (kinds == RuleKind.growth.value)]
     correctness_cases = cases[quantity == "correctness"]
     rows = []
     for key in sorted(set(counts) | set(regressed) | set(unmatched)):
         hit = regressed.get(key, 0)
         got = counts.get(key, {"faster": 0, "slower": 0, "unchanged": 0})
-        rows.append({**dict(zip(GROUP, key)), "verdict": f"{hit} regression{'s' * (hit != 1)}" if hit
-                     else "no regressions", **got, "regressed": hit, "unmatched": unmatched.get(key, 0),
+        doubt = unconfirmed.get(key, 0)
+        rows.append({**dict(zip(GROUP, key)), "verdict": _group_verdict(hit, doubt, got), **got, "regressed": hit,
+                     "unconfirmed": doubt, "suspected": suspected.get(key, 0), "unmatched": unmatched.get(key, 0),
                      "memory": _memory(_in(memory_cases, key), _in(found, key)),
-                     "correctness": _correctness(_in(correctness_cases, key), _in(found, key))})
+                     "correctness": _correctness(_in(correctness_cases, key), _in(found, key)),
+                     "detects": detects.get(key, "")})
     fams = result.families
     timing_metrics = [n for n, r in review.rules.items() if r.kind is RuleKind.significant]
     fams = fams[fams.metric.isin(timing_metrics)] if len(fams) else fams
     base, cand = review.compare.selectors()
     notes = list(result.notes) + condition_notes(engine, base, "baseline") + condition_notes(engine, cand, "candidate")
     total = len(found)
+    n_doubt = int((doubts.verdict == "unconfirmed").sum()) if len(doubts) else 0
+    n_suspect = int((doubts.verdict == "suspected").sum()) if len(doubts) else 0
     return {"baseline": review.compare.baseline, "candidate": review.compare.candidate, "scope": review.compare.scope,
             "threshold": review.threshold, "threshold_unit": "% worse", "rules": review.rules_text,
-            "verdict": _overall(total, rows), "regressions": total, "groups": records(pd.DataFrame(rows,
+            "verdict": _overall(total, rows, n_doubt), "regressions": total, "unconfirmed": n_doubt,
+            "suspected": n_suspect, "groups": records(pd.DataFrame(rows,
                                                                                             columns=GROUP_COLUMNS)),
             "families": records(fams.reindex(columns=FAMILY_COLUMNS)), "notes": notes}
 
@@ -117,24 +129,35 @@ def _correctness(mine: pd.DataFrame, found: pd.DataFrame) -> str:
     return f"{len(hit)} of {checked} cases regressed: {said}"
 
 
-def _overall(total: int, rows: list[dict]) -> str:
+def _group_verdict(hit: int, doubt: int, counts: dict[str, int]) -> str:
+    if hit:
+        return f"{hit} regression{'s' * (hit != 1)}"
+    if doubt:
+        return f"no confirmed regression ({doubt} unconfirmed: nothing to test them on)"
+    return "no regressions"
+
+
+def _overall(total: int, rows: list[dict], unconfirmed: int = 0) -> str:
     if not rows:
         return "nothing compared"
+    apart = f"; {unconfirmed} unconfirmed (no replicates, no A/A data: counted apart)" if unconfirmed else ""
     if not total:
-        return f"no regressions in {len(rows)} group{'s' * (len(rows) != 1)} (scope · device · dtype · compile)"
+        return f"no regressions in {len(rows)} group{'s' * (len(rows) != 1)} (scope · device · dtype · compile){apart}"
     hit = sum(1 for r in rows if r["regressed"])
-    return f"{total} regression{'s' * (total != 1)} in {hit} of {len(rows)} groups (scope · device · dtype · compile)"
+    return (f"{total} regression{'s' * (total != 1)} in {hit} of {len(rows)} groups (scope · device · dtype · "
+            f"compile){apart}")
 
 
 def review_answer(engine: Engine, review: Review) -> dict[str, Any]:
     """A review as GET /api/v1/regressions returns it (and `mpsbench compare` reads it, locally or from a server):
     the parameters, the release summary, the regressions worst first, the notes."""
-    found = regressions(engine, review)
-    summary = release_summary(engine, review, found)
+    found, doubts = regressions(engine, review), doubtful(engine, review)
+    summary = release_summary(engine, review, found, doubts)
     q = review.compare
     return {"baseline": q.baseline, "candidate": q.candidate, "scope": q.scope, "threshold": review.threshold,
             "threshold_unit": "% worse", "rules": review.rules_text, "notes": summary["notes"], "summary": summary,
-            "regressions": records(found)}
+            "regressions": records(found), "unconfirmed": records(doubts[doubts.verdict == "unconfirmed"]),
+            "suspected": records(doubts[doubts.verdict == "suspected"])}
 
 
 def summary_markdown(summary: dict[str, Any], escape) -> list[str]:
@@ -142,11 +165,11 @@ def summary_markdown(summary: dict[str, Any], escape) -> list[str]:
     lines = [f"## Release summary: {escape(summary['candidate'])} against baseline {escape(summary['baseline'])}", "",
              f"**{escape(summary['verdict'])}** (threshold {summary['threshold']:g} % worse for replicated figures; "
              "each metric's own rule otherwise)", "",
-             "| scope | device | dtype | compile | faster | slower | unchanged | regressed | unmatched | memory | "
-             "correctness |", "|" + "---|" * 11]
+             "| scope | device | dtype | compile | faster | slower | unchanged | regressed | unconfirmed | unmatched | "
+             "memory | correctness | detects |", "|" + "---|" * 13]
     for g in summary["groups"]:
         cells = [g[k] for k in ("scope", "device", "dtype", "compile", "faster", "slower", "unchanged", "regressed",
-                                "unmatched", "memory", "correctness")]
+                                "unconfirmed", "unmatched", "memory", "correctness", "detects")]
         lines.append("| " + " | ".join(escape(c) for c in cells) + " |")
     if summary["families"]:
         lines += ["", "Geomean per family (timing; candidate against baseline "

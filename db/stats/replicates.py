@@ -1,0 +1,184 @@
+"""Run → process → call: a case's change tested on its replicates, vectorised over cases (pure numpy/scipy).
+
+Where timing noise lives decides what a replicate is. Calls inside one process share its state (allocator,
+address-space layout, CPU placement, clocks), so their spread understates what a re-run shows: on an H200 the
+launch-bound ops moved ±50 % between processes while each run's own CI said ±2 %. So the collector times each
+case in several worker processes (bundle `processes`), and this module reduces each process to one figure — the
+log of its median for ratio metrics, its median for difference metrics — and tests on those:
+
+- within a run the processes are replicates: pooled within-run variance s²_p (df_p = Σ (P_r − 1));
+- above them, runs: a run's figure (the mean of its processes) varies by τ² more than its processes explain,
+  estimated from the review's own runs (between-run spread, df Σ (R − 1)) and from the store's A/A pairs of the
+  case or its group (each pair's log ratio x has E[x²] = 2·(run variance): df = pairs), minus the process part;
+- the change d is the difference of the two sides' means (each side: the mean over its runs of each run's mean
+  process figure: Kalibera & Jones's mean of means) and
+  Var(d) = s²_p·(Σ_b 1/P_r / R_b² + Σ_c 1/P_r / R_c²) + τ²·(1/R_b + 1/R_c), with Satterthwaite's degrees of
+  freedom; t = d / √Var(d), two-sided p from Student's t; the 95 % CI is d ± t_0.975·√Var(d). (The tables show
+  the ratio of pooled medians; testing that instead, with this variance, raised simulated A/A false alarms from
+  5 % to 17 %: a median of clustered samples varies more than the mean of the clusters.)
+A case with neither processes, several runs nor A/A data has nothing to test on: `testable` is False and a review
+calls it unconfirmed (never a regression). docs/regressions.md states the model and what it assumes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from scipy.special import stdtr, stdtrit
+
+
+@dataclass
+class SideReplicates:
+    """Per case, one side: runs, Σ 1/P_r, Σ P_r, and the sums of squares (within runs, between runs)."""
+    runs: np.ndarray
+    inv_processes: np.ndarray
+    processes: np.ndarray
+    ss_within: np.ndarray
+    df_within: np.ndarray
+    ss_between: np.ndarray
+    valid: np.ndarray  # every process figure finite (a log of a 0 median is not)
+    mean: np.ndarray  # mean over runs of each run's mean process figure
+
+
+def _offsets(lengths) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
+
+
+def _flat_lists(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """A list<list<int>> column (per case, per run: process sizes) as (per run: its sizes count, flat sizes)."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    arr = pc.fill_null(arr, pa.scalar([], arr.type)) if arr.null_count else arr
+    inner = arr.flatten()
+    inner = pc.fill_null(inner, pa.scalar([], inner.type)) if inner.null_count else inner
+    counts = pc.list_value_length(inner).to_numpy(zero_copy_only=False).astype(np.int64)
+    return counts, inner.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+
+
+def process_offsets(run_offsets: np.ndarray, size_counts: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(per run: offsets into the processes, per process: offsets into the values). A run without sizes (schema
+    1, a single figure) or whose sizes do not add up to its samples is one process."""
+    run_len = np.diff(run_offsets)
+    starts = _offsets(size_counts)
+    sums = np.add.reduceat(np.append(sizes, 0), np.minimum(starts[:-1], len(sizes))) * (size_counts > 0)
+    use = (size_counts > 0) & (sums == run_len)
+    per_run = np.where(use, size_counts, 1)
+    owner = np.repeat(np.arange(len(run_len)), per_run)
+    flat = np.empty(len(owner), dtype=np.int64)
+    mine = use[owner]
+    keep = np.repeat(use, size_counts)  # the sizes of runs whose sizes are used, in order
+    flat[mine] = sizes[keep]
+    flat[~mine] = run_len[owner[~mine]]
+    return _offsets(per_run), run_offsets[0] + _offsets(flat)
+
+
+def list_medians(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The median of each list values[offsets[i]:offsets[i+1]] (NaN if empty), lists of one length at a time."""
+    counts = np.diff(offsets)
+    out = np.full(len(counts), np.nan)
+    for n in np.unique(counts[counts > 0]):
+        rows = np.flatnonzero(counts == n)
+        x = np.sort(values[offsets[rows][:, None] + np.arange(n)], axis=1)
+        out[rows] = (x[:, (n - 1) // 2] + x[:, n // 2]) * 0.5
+    return out
+
+
+def _segment_sum(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Sum of each segment x[offsets[i]:offsets[i+1]] (0 for an empty one)."""
+    c = np.concatenate([[0.0], np.cumsum(x)])
+    return c[offsets[1:]] - c[offsets[:-1]]
+
+
+def side_replicates(values: np.ndarray, case_runs: np.ndarray, run_offsets: np.ndarray, size_counts: np.ndarray,
+                    sizes: np.ndarray, use_log: np.ndarray) -> SideReplicates:
+    """Per case from its runs' samples (case i's runs are case_runs[i]..case_runs[i+1]-1, run j's samples
+    values[run_offsets[j]:run_offsets[j+1]]) and each run's process sizes."""
+    run_proc, proc_offsets = process_offsets(run_offsets, size_counts, sizes)
+    medians = list_medians(values, proc_offsets)
+    runs_of_case = np.diff(case_runs)
+    procs_per_run = np.diff(run_proc)
+    log_proc = np.repeat(np.repeat(use_log, runs_of_case), procs_per_run)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        y = np.where(log_proc, np.log(np.where(medians > 0, medians, np.nan)), medians)
+    bad = ~np.isfinite(y)
+    y = np.where(bad, 0.0, y)
+    p_r = procs_per_run.astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_r = _segment_sum(y, run_proc) / p_r
+    ss_r = _segment_sum((y - np.repeat(mean_r, procs_per_run)) ** 2, run_proc)
+    r = runs_of_case.astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean_case = _segment_sum(mean_r, case_runs) / r
+    ss_between = _segment_sum((mean_r - np.repeat(mean_case, runs_of_case)) ** 2, case_runs)
+    valid = _segment_sum(_segment_sum(bad.astype(float), run_proc), case_runs) == 0
+    return SideReplicates(runs_of_case, _segment_sum(1.0 / np.maximum(p_r, 1), case_runs),
+                          _segment_sum(p_r, case_runs), _segment_sum(ss_r, case_runs),
+                          _segment_sum(p_r - 1, case_runs), ss_between, valid, mean_case)
+
+
+@dataclass
+class ChangeTest:
+    """Per case: the change d (log ratio, or difference), its standard error and degrees of freedom, the
+    two-sided p, the 95 % CI of d, whether it could be tested at all, and where its variance came from."""
+    d: np.ndarray
+    se: np.ndarray
+    df: np.ndarray
+    p_value: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    testable: np.ndarray
+    processes: np.ndarray  # the process level had replicates (df_p > 0)
+    run_level: np.ndarray  # runs or A/A pairs informed the run-level variance
+
+
+def change_test(b: SideReplicates, c: SideReplicates, aa_pairs: np.ndarray, aa_sum_sq: np.ndarray) -> ChangeTest:
+    """The test of each case's change d = c.mean − b.mean from both sides' replicates and its A/A figures (pairs,
+    Σ log ratio²; 0 where the store has none)."""
+    d = c.mean - b.mean
+    aa_pairs = np.nan_to_num(np.asarray(aa_pairs, float))
+    aa_ss = np.nan_to_num(np.asarray(aa_sum_sq, float)) / 2.0  # E[x²] = 2·(run variance)
+    df_p = b.df_within + c.df_within
+    df_t = (b.runs - 1) + (c.runs - 1) + aa_pairs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s2_p = np.where(df_p > 0, (b.ss_within + c.ss_within) / df_p, 0.0)
+        mean_p = (b.processes + c.processes) / (b.runs + c.runs)
+        v_run = np.where(df_t > 0, (b.ss_between + c.ss_between + aa_ss) / df_t, 0.0)
+        tau2 = np.maximum(0.0, v_run - s2_p / mean_p)
+        v_p = s2_p * (b.inv_processes / b.runs ** 2 + c.inv_processes / c.runs ** 2)
+        v_t = tau2 * (1.0 / b.runs + 1.0 / c.runs)
+        v = v_p + v_t
+        parts = np.where(v_p > 0, v_p ** 2 / df_p, 0.0) + np.where(v_t > 0, v_t ** 2 / df_t, 0.0)
+        df = np.where(parts > 0, v ** 2 / parts, np.maximum(df_p, df_t))
+        se = np.sqrt(v)
+        t = np.where(se > 0, d / se, np.where(d == 0, 0.0, np.inf))
+        p = np.where(se > 0, 2.0 * stdtr(df, -np.abs(t)), np.where(d == 0, 1.0, 0.0))
+        half = np.where(se > 0, stdtrit(df, 0.975) * se, 0.0)
+    testable = ((df_p > 0) | (df_t > 0)) & b.valid & c.valid & np.isfinite(d)
+    nan = np.full(len(d), np.nan)
+    return ChangeTest(d, np.where(testable, se, nan), np.where(testable, df, nan), np.where(testable, p, nan),
+                      np.where(testable, d - half, nan), np.where(testable, d + half, nan), testable, df_p > 0,
+                      df_t > 0)
+
+
+def holm(p_values: np.ndarray, alpha: float) -> np.ndarray:
+    """Holm's step-down over the finite p-values: which are rejected with family-wise error ≤ alpha (the i-th
+    smallest is compared with alpha / (m − i + 1), stopping at the first that fails)."""
+    p = np.asarray(p_values, float)
+    finite = np.flatnonzero(np.isfinite(p))
+    out = np.zeros(len(p), dtype=bool)
+    if not len(finite):
+        return out
+    order = finite[np.argsort(p[finite], kind="stable")]
+    m = len(order)
+    passes = p[order] <= alpha / (m - np.arange(m))
+    first_fail = np.argmin(passes) if not passes.all() else m
+    out[order[:first_fail]] = True
+    return out
+
+
+def detectable(se: np.ndarray, df: np.ndarray, alpha: float, power: float = 0.8) -> np.ndarray:
+    """The smallest |d| a test with this standard error detects with the given power at two-sided level alpha:
+    (t_{1−alpha/2} + t_power)·se (the usual normal-approximation bound, with t quantiles)."""
+    with np.errstate(invalid="ignore"):
+        return (stdtrit(df, 1.0 - alpha / 2.0) + stdtrit(df, power)) * se

@@ -1,0 +1,42 @@
+"""What a review can detect, in words, per group of its summary: "detects ≥ 12 % (median case) with 3 runs a side".
+
+A case's smallest detectable slowdown is what its test (db.stats.replicates) finds with 80 % power at the level
+Holm's first step uses (REVIEW_ALPHA / the number of cases tested), and never less than the review's bound (a
+smaller change is not a regression whatever the test says). A group states its median case's figure; cases with
+nothing to test on are counted instead.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from db.stats.replicates import detectable
+from db.stats.significance import REVIEW_ALPHA
+
+POWER = 0.8
+
+
+def detectable_words(cases: pd.DataFrame, group: list[str], threshold: float) -> dict[tuple, str]:
+    """Per group key (its GROUP values as text): the sentence; `cases` are the review's timing cases."""
+    if cases.empty or "se" not in cases:
+        return {}
+    se = cases.se.to_numpy(dtype=float, na_value=np.nan)
+    df = cases.df.to_numpy(dtype=float, na_value=np.nan)
+    m = max(int(np.isfinite(se).sum()), 1)
+    with np.errstate(invalid="ignore"):
+        smallest = np.fmax(np.expm1(detectable(se, df, REVIEW_ALPHA / m, POWER)), threshold)
+    frame = cases[group].astype(str).assign(_d=smallest, _runs=np.minimum(
+        cases.baseline_pooled.to_numpy(dtype=float), cases.candidate_pooled.to_numpy(dtype=float)))
+    out = {}
+    for key, part in frame.groupby(group, sort=False):
+        figures = part._d.to_numpy()
+        known = figures[np.isfinite(figures)]
+        runs = int(np.median(part._runs))
+        side = f"{runs} run{'s' * (runs != 1)} a side"
+        untested = len(figures) - len(known)
+        if not len(known):
+            out[tuple(key)] = f"detects nothing: no case has replicates or A/A data ({side})"
+            continue
+        words = f"detects ≥ {100 * np.median(known):.0f} % slower (median case, {POWER:.0%} power) with {side}"
+        out[tuple(key)] = words + (f"; {untested} case{'s' * (untested != 1)} untestable" if untested else "")
+    return out
