@@ -21,7 +21,8 @@ from db.errors import Problem, StoreError
 FORMATS, FAIL_ON = ("table", "md", "json", "csv"), ("regression", "unconfirmed", "untriaged")
 NUMBERS = ("baseline_median", "candidate_median", "oriented_ratio", "difference", "ci_low", "ci_high", "p_value",
            "worse_by", "bound")
-SHOWN = ["scope", "workload", "case_key", "dtype", "compile", "metric", "change", "why", "state"]
+# figures last: a correctness case's three figures, or a timing's tokens/s or bandwidth, are long
+SHOWN = ["scope", "workload", "case_key", "dtype", "compile", "metric", "change", "why", "state", "figures"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -24,6 +24,7 @@ from db.store.read import read_data_version
 from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note
 from db.views.case_text import caveats, change_words, pick, str_column
 from db.views.families import family_frame
+from db.views.rules import rule_kinds
 from db.views.noise import case_noise
 from db.views.trends import FIELDS as TREND_FIELDS, trend_url
 from db.query.libraries import differing_note, side_libraries
@@ -151,8 +152,9 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     with np.errstate(divide="ignore", invalid="ignore"):
         change = np.where(facts.use_ratio, cases.ratio.to_numpy(dtype=float),
                           cases.candidate_median.to_numpy(dtype=float) - cases.baseline_median.to_numpy(dtype=float))
+    tested = rule_kinds(cases, RULES) == RuleKind.significant.value  # a derived figure beside its timing: not again
     sig = significance(b_paired, c_paired, table["b_processes"].take(rows), table["c_processes"].take(rows),
-                       change, facts.use_ratio, facts.tested, noise.pairs.to_numpy(), noise.sum_sq.to_numpy())
+                       change, facts.use_ratio, tested, noise.pairs.to_numpy(), noise.sum_sq.to_numpy())
     unmatched = unmatched_frame(frame[~paired].reset_index(drop=True))
     families = family_frame(cases, query, lambda: sig.verdict == SIGNIFICANT, lambda: oriented_cis(sig, facts))
     add_significance(cases, sig, facts)
@@ -183,7 +185,6 @@ class MetricFacts:
     names: pd.Index
     use_ratio: np.ndarray
     lower: np.ndarray  # lower is better
-    tested: np.ndarray  # judged by significance (bundle.metrics RULES): the family a review's error control covers
 
     @classmethod
     def of(cls, metric: pa.ChunkedArray, rows: np.ndarray) -> "MetricFacts":
@@ -193,8 +194,7 @@ class MetricFacts:
         known = [METRICS[n] for n in names]
         use_ratio = np.array([m.comparison is Comparison.ratio for m in known], dtype=bool)[codes]
         lower = np.array([m.better is Better.lower for m in known], dtype=bool)[codes]
-        tested = np.array([RULES[m.name].kind is RuleKind.significant for m in known], dtype=bool)[codes]
-        return cls(codes, names, use_ratio, lower, tested)
+        return cls(codes, names, use_ratio, lower)
 
     def units(self) -> pa.Array:
         """Each case's canonical unit."""

@@ -1,5 +1,5 @@
-"""What Compare draws and lists: one row per case, its derived figures (achieved bandwidth, share of peak:
-bundle.metrics.DERIVED) folded into their timing's row, each row's direction (better / worse / not significant)
+"""What Compare draws and lists: one row per case, its derived figures (achieved bandwidth, share of peak, tokens/s:
+db.views.derived) folded into their timing's row, each row's direction (better / worse / not significant)
 and whether it is a regression (db.views.rules.judge, as the Regressions page judges it). The chart rows are the largest changes plus
 every regression, whatever its rank: the chart and the table read the same frame, so they cannot disagree."""
 from __future__ import annotations
@@ -8,41 +8,22 @@ import numpy as np
 import pandas as pd
 
 from bundle.case_names import case_names
-from bundle.metrics import DERIVED, METRICS, RULES
-from db.query.case_pairs import KEY
+from bundle.metrics import METRICS, RULES
 from db.stats.significance import SIGNIFICANT
+from db.views.derived import derived_pairs, derived_text, folded_rows
 from db.views.regressions import DEFAULT_THRESHOLD
 from db.views.rules import judge
 
 BETTER, WORSE, UNCLEAR = "better", "worse", "not significant"
 DIRECTIONS = (BETTER, WORSE, UNCLEAR)  # the chart's colour domain, in this order on every view
 CHART_DEFAULT = 60
-_CASE = [k for k in KEY if k != "metric"]
-
-
-def _figure(value: float) -> str:
-    return f"{value:.4g}" if np.isfinite(value) else "unavailable"
 
 
 def fold_derived(cases: pd.DataFrame) -> pd.DataFrame:
     """`cases` without the derived-figure rows whose timing was compared too; the timing row carries them as
     text in `derived` ("achieved_bandwidth 80 → 100 GB/s; …"). A derived row without its timing row stays."""
-    cases = cases.assign(derived="")
-    is_derived = cases.metric.isin(list(DERIVED)).to_numpy(dtype=bool)
-    if not is_derived.any():
-        return cases
-    figures = cases[is_derived]
-    text = [f"{m} {_figure(b)} → {_figure(c)} {METRICS[m].unit}"
-            for m, b, c in zip(figures.metric, figures.baseline_median.astype(float),
-                               figures.candidate_median.astype(float))]
-    figures = figures[_CASE].assign(timing=figures.metric.map(DERIVED), text=text, row=figures.index)
-    timings = cases[~is_derived][_CASE + ["metric"]].reset_index().rename(columns={"index": "timing_row"})
-    joined = figures.merge(timings, left_on=_CASE + ["timing"], right_on=_CASE + ["metric"], how="inner")
-    if joined.empty:
-        return cases
-    said = joined.groupby("timing_row").text.agg("; ".join)
-    cases.loc[said.index, "derived"] = said.to_numpy()
-    return cases.drop(index=joined.row.to_numpy())
+    pairs = derived_pairs(cases)
+    return cases.assign(derived=derived_text(cases, pairs))[~folded_rows(cases, pairs)]
 
 
 def directions(cases: pd.DataFrame) -> np.ndarray:

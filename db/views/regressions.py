@@ -3,7 +3,8 @@ first, across machines (or chips), dtypes and workloads, joined with its latest 
 
 A replicated ratio metric regresses when its change is significant and beyond the case's bound; single-figure
 metrics by a rule on the figure (memory growth, PSNR drop, error growth); any metric on passed → failed. A case's
-correctness figures (PSNR, max abs/rel error) are one row ("correctness") carrying all of them. The review's
+correctness figures (PSNR, max abs/rel error) are one row ("correctness") carrying all of them; a timing's row
+carries its derived figures (bandwidth, tokens/s: db.views.derived), never a row of their own. The review's
 parameters (`Review`) are read one way for the page, GET /api/v1/regressions and `mpsbench compare`.
 """
 from __future__ import annotations
@@ -19,6 +20,7 @@ from bundle.case_names import case_names
 from bundle.metrics import CORRECTNESS, MetricError, Rule, parse_rules
 from db.errors import Problem, StoreError
 from db.views.compare import CompareQuery, compare
+from db.views.derived import derived_text
 from db.views.params import threshold_percent
 from db.views.rules import PASSED_FAILED, REGRESSION, SUSPECTED, UNCONFIRMED_STATE, is_correctness, judge
 from db.views.wording import format_value
@@ -104,7 +106,7 @@ def _listed(engine: Engine, review: Review, judged: tuple[pd.DataFrame, pd.DataF
     if cases.empty:
         return pd.DataFrame(columns=COLUMNS)
     found = pd.concat([cases, verdict], axis=1)
-    found["figures"] = ""
+    found["figures"] = derived_text(cases)  # "decode_throughput 32 → 24.62 tokens/s" in decode_time's row
     correctness = is_correctness(cases.metric)
     chosen = verdict.verdict.isin(verdicts).to_numpy()
     rows = found[chosen & ~correctness]

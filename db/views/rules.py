@@ -1,5 +1,7 @@
 """Each compared case judged by its metric's regression rule (bundle.metrics.RULES, overridable per review).
 
+A derived figure (db.views.derived: bandwidth, tokens/s) compared beside its timing is that timing's measurement:
+never a verdict of its own. Compared alone it stands for the measurement and takes its timing's rule (`ruled_by`).
 `case_bounds` is the one place a case's regression bound is computed: the review threshold, or the metric's own
 percent. The noise is the test's business (db.stats.replicates: processes, runs and A/A pairs make its variance),
 so the bound is what matters to a user, not a noise floor. Every verdict (Regressions, the release summary, the
@@ -15,17 +17,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bundle.metrics import CORRECTNESS, METRICS, Rule, RuleKind
+from bundle.metrics import CORRECTNESS, DERIVED, METRICS, Rule, RuleKind
 from db.stats.significance import NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
+from db.views.derived import folded_rows
 
 SLOWDOWN, PASSED_FAILED = "significant slowdown", "passed → failed"
 REGRESSION, SUSPECTED, UNCONFIRMED_STATE = "regression", "suspected", "unconfirmed"  # judge()'s `verdict`
 
 
-def case_bounds(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> np.ndarray:
+def case_bounds(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
+                ruled: pd.Series | None = None) -> np.ndarray:
     """Per case, the fraction worse a replicated change must exceed to regress: the metric's rule percent, or the
-    review threshold (a fraction) where the rule has none."""
-    percent = _per_case(cases, rules, "percent")
+    review threshold (a fraction) where the rule has none. `ruled`: ruled_by(cases), when the caller has it."""
+    percent = _per_case(ruled_by(cases) if ruled is None else ruled, rules, "percent")
     return np.where(np.isnan(percent), threshold, percent / 100.0)
 
 
@@ -36,19 +40,38 @@ def per_metric(metric: pd.Series, values: dict, dtype=float, missing=np.nan) -> 
     return table[codes]  # code -1 (a missing metric) takes the last entry
 
 
-def _per_case(cases: pd.DataFrame, rules: dict[str, Rule], field: str) -> np.ndarray:
-    return per_metric(cases.metric, {n: (np.nan if getattr(r, field) is None else getattr(r, field))
-                                     for n, r in rules.items()})
+def ruled_by(cases: pd.DataFrame) -> pd.Series:
+    """Per case, the metric whose rule judges it: its own, or for a derived figure compared without its timing
+    (nothing carries it) that timing's, so a rate filtered apart from its time still gates like the time."""
+    alone = cases.metric.isin(list(DERIVED)).to_numpy(dtype=bool) & ~folded_rows(cases)
+    metric = cases.metric.astype(object)
+    return metric.where(~alone, metric.map(DERIVED))
+
+
+def rule_kinds(cases: pd.DataFrame, rules: dict[str, Rule]) -> np.ndarray:
+    """Per case, the kind of the rule that judges it (significant, growth, …, derived where its timing's row
+    carries it): what the verdicts and the release summary's timing counts read."""
+    return _kinds(ruled_by(cases), rules)
+
+
+def _kinds(ruled: pd.Series, rules: dict[str, Rule]) -> np.ndarray:
+    return per_metric(ruled, {n: r.kind.value for n, r in rules.items()}, object, "")
+
+
+def _per_case(ruled: pd.Series, rules: dict[str, Rule], field: str) -> np.ndarray:
+    return per_metric(ruled, {n: (np.nan if getattr(r, field) is None else getattr(r, field))
+                              for n, r in rules.items()})
 
 
 def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.DataFrame:
     """Per case (same index as `cases`): regressed, why, worse_by, bound (fraction), rule (its kind), and verdict:
     REGRESSION, SUSPECTED, UNCONFIRMED_STATE or "" (see the module's note)."""
-    kind = per_metric(cases.metric, {n: r.kind.value for n, r in rules.items()}, object, "")
+    ruled = ruled_by(cases)
+    kind = _kinds(ruled, rules)
     b = cases.baseline_median.to_numpy(dtype=float, na_value=np.nan)
     c = cases.candidate_median.to_numpy(dtype=float, na_value=np.nan)
     oriented = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)
-    bound = case_bounds(cases, threshold, rules)
+    bound = case_bounds(cases, threshold, rules, ruled)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         growth = np.where(b > 0, c / b - 1.0, np.where(c > 0, np.inf, 0.0))
         worse_ratio = 1.0 / oriented - 1.0
@@ -61,10 +84,10 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         p = cases.p_value.to_numpy(dtype=float, na_value=np.nan)
         suspected = worse & (verdict_of == NOT_SIGNIFICANT) & (p < REVIEW_ALPHA)
         unconfirmed = worse & (verdict_of == UNCONFIRMED)
-        grew = (kind == RuleKind.growth.value) & (growth * 100.0 >= _per_case(cases, rules, "percent")) \
-            & (c - b >= _per_case(cases, rules, "floor"))
-        dropped = (kind == RuleKind.drop.value) & (drop_db > _per_case(cases, rules, "drop"))
-        multiplied = (kind == RuleKind.factor.value) & (c > 0) & (growth + 1.0 >= _per_case(cases, rules, "factor"))
+        grew = (kind == RuleKind.growth.value) & (growth * 100.0 >= _per_case(ruled, rules, "percent")) \
+            & (c - b >= _per_case(ruled, rules, "floor"))
+        dropped = (kind == RuleKind.drop.value) & (drop_db > _per_case(ruled, rules, "drop"))
+        multiplied = (kind == RuleKind.factor.value) & (c > 0) & (growth + 1.0 >= _per_case(ruled, rules, "factor"))
     broke = (cases.baseline_passed == True).to_numpy(dtype=bool) & (cases.candidate_passed == False).to_numpy(dtype=bool)  # noqa: E712
     broke &= kind != RuleKind.derived.value
     why = np.select([broke, slower, grew, dropped, multiplied],

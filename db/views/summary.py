@@ -2,8 +2,9 @@
 chip in chip scope, each machine in machine scope. What a team reads first: the geomean per family (timing
 metrics only; each family one baseline, one unit, one configuration: never pooled across them), how many timing
 cases got faster / slower / stayed unchanged, how many cases regressed (by their metric's rule, correctness one
-row per case) or could not be compared, the memory and correctness verdicts, and the notes (builds pooled,
-libraries differ, battery / Low Power Mode / thermal pressure on either side).
+row per case) or could not be compared (a derived figure, bandwidth or tokens/s, counted with its timing only:
+db.views.derived), the memory and correctness verdicts, and the notes (builds pooled, libraries differ, battery /
+Low Power Mode / thermal pressure on either side).
 
 A plain, JSON-ready dict (`release_summary`): the Compare and Regressions pages render it first, GET
 /api/v1/compare and /api/v1/regressions return it, the Markdown export (db.views.review_export) and
@@ -20,14 +21,16 @@ from bundle.metrics import METRICS, RuleKind
 from db.query.conditions import condition_notes
 from db.stats.significance import SIGNIFICANT
 from db.views.compare import compare
-from db.views.regressions import Review, doubtful, judged_cases, regressions
+from db.views.derived import folded_rows
 from db.views.detectable import detectable_words
-from db.views.rules import per_metric
+from db.views.regressions import Review, doubtful, judged_cases, regressions
+from db.views.rules import per_metric, rule_kinds
 from db.views.plain import records
 from db.views.wording import format_value
 
 GROUP = ["scope", "device", "dtype", "compile"]
 FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", "ci_high", "unit", "summary"]
+FAMILY = GROUP + ["workload", "metric"]
 GROUP_COLUMNS = GROUP + ["verdict", "faster", "slower", "unchanged", "regressed", "unconfirmed", "suspected",
                          "unmatched", "memory", "correctness", "detects"]
 
@@ -41,7 +44,7 @@ def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None =
     cases = judged[0]
     found = regressions(engine, review, judged=judged) if found is None else found
     doubts = doubtful(engine, review, judged=judged) if doubts is None else doubts
-    kinds = per_metric(cases.metric, {n: r.kind.value for n, r in review.rules.items()}, object, "")
+    kinds = rule_kinds(cases, review.rules)  # a derived figure beside its timing is not a second timing case
     quantity = per_metric(cases.metric, {n: m.quantity for n, m in METRICS.items()}, object, "")
     timing = (kinds == RuleKind.significant.value) & (cases.comparison == "ratio").to_numpy(dtype=bool)
     sig = (cases.significance == SIGNIFICANT).to_numpy(dtype=bool)
@@ -49,7 +52,8 @@ def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None =
     flags = pd.DataFrame({"faster": timing & sig & (oriented > 1), "slower": timing & sig & (oriented < 1),
                           "unchanged": timing & ~(sig & (oriented != 1))}, index=cases.index)
     counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), ["faster", "slower", "unchanged"])
-    regressed, unmatched = _sizes(found), _sizes(result.unmatched)
+    unmatched = result.unmatched[~folded_rows(result.unmatched)]  # a failed decode is one case, not its tokens/s too
+    regressed, unmatched = _sizes(found), _sizes(unmatched)
     unconfirmed = _sizes(doubts[doubts.verdict == "unconfirmed"]) if len(doubts) else {}
     suspected = _sizes(doubts[doubts.verdict == "suspected"]) if len(doubts) else {}
     detects = detectable_words(cases[timing], GROUP, review.threshold / 100.0)
@@ -65,9 +69,7 @@ def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None =
                      "memory": _memory(_in(memory_cases, key), _in(found, key)),
                      "correctness": _correctness(_in(correctness_cases, key), _in(found, key)),
                      "detects": detects.get(key, "")})
-    fams = result.families
-    timing_metrics = [n for n, r in review.rules.items() if r.kind is RuleKind.significant]
-    fams = fams[fams.metric.isin(timing_metrics)] if len(fams) else fams
+    fams = _timed(result.families, cases[timing])
     base, cand = review.compare.selectors()
     notes = list(result.notes) + condition_notes(engine, base, "baseline") + condition_notes(engine, cand, "candidate")
     total = len(found)
@@ -79,6 +81,14 @@ def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None =
             "suspected": n_suspect, "groups": records(pd.DataFrame(rows,
                                                                                             columns=GROUP_COLUMNS)),
             "families": records(fams.reindex(columns=FAMILY_COLUMNS)), "notes": notes}
+
+
+def _timed(families: pd.DataFrame, timing: pd.DataFrame) -> pd.DataFrame:
+    """The families of the timing cases counted above (not bandwidth or tokens/s beside their timing)."""
+    if families.empty:
+        return families
+    said = set(timing[FAMILY].astype(str).itertuples(index=False, name=None))
+    return families[[t in said for t in families[FAMILY].astype(str).itertuples(index=False, name=None)]]
 
 
 def _by_group(frame: pd.DataFrame, columns: list[str]) -> dict[tuple, dict[str, int]]:
