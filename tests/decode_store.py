@@ -17,6 +17,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
+from tests.seed import processes_of
 from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result, Status
 
 GIB = 1024**3
@@ -33,7 +34,8 @@ OOM = "MPS backend out of memory (MPS allocated: 60 GiB)"
 
 def _ok(workload: str, params: dict, metric: str, unit: str, samples: list[float]) -> Result:
     return Result(workload=workload, suite="models", params=params, dtype="bfloat16", compile="eager",
-                  metric=metric, unit=unit, status=Status.ok, samples=samples)
+                  metric=metric, unit=unit, status=Status.ok, samples=samples,
+                  processes=processes_of(len(samples), 3))  # worker processes of 3 samples: its replicates
 
 
 def _results(candidate: bool, rng: np.random.Generator) -> list[Result]:
