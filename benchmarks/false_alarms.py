@@ -9,7 +9,7 @@ runs of one planted build pair with each other, never with the plain build's A/A
 
 All runs go into one store (the plain runs' pairs are the A/A model every review uses, as on a team's server;
 each A/A review's own pair is among them). Then every review runs through `mpsbench compare --baseline runs:A
---candidate runs:B --format json`: each pair of plain runs (A/A), and each plain run against each planted run.
+--candidate runs:B --format json` (its function, in this process): each pair of plain runs (A/A), and each plain run against each planted run.
 Printed: the share of A/A reviews with any regression (false alarms per review), the share of planted softmax
 cases found as regressions (detection) per factor, other cases flagged in planted reviews, and the collection
 time of one review (two runs: one a side), with the number of processes.
@@ -24,6 +24,8 @@ Usage: python benchmarks/false_alarms.py [--runs 7] [--planted 3] [--processes 1
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -94,12 +96,17 @@ def _first_processes(doc: dict, k: int) -> dict:
 
 
 def _review(base: str, cand: str, env: dict) -> dict:
-    done = subprocess.run([sys.executable, "-m", "mpsbench", "compare", "--baseline", f"runs:{base}",
-                           "--candidate", f"runs:{cand}", "--format", "json"], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"ERROR: mpsbench compare failed: {done.stderr[-2000:]}")
-    return json.loads(done.stdout)
+    """`mpsbench compare --baseline runs:A --candidate runs:B --format json`, run in this process (db.gate.main,
+    what the command runs; a process start per review would double the benchmark's time)."""
+    from db.gate import main as compare_main
+
+    os.environ["MPSBENCH_DB"] = env["MPSBENCH_DB"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = compare_main(["--baseline", f"runs:{base}", "--candidate", f"runs:{cand}", "--format", "json"])
+    if code != 0:
+        raise SystemExit(f"ERROR: mpsbench compare exited {code}")
+    return json.loads(out.getvalue())
 
 
 def _store(bundles: list[dict], env: dict) -> None:
@@ -201,11 +208,11 @@ def main() -> None:
     ap.add_argument("--processes-list", help="review with the first k processes too: comma list (default: all)")
     ap.add_argument("--factors", default="2,1.25", help="planted softmax slowdowns")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--tiny", action="store_true", help="seconds: two softmax cases, 2 processes, 3 + 1 runs")
+    ap.add_argument("--tiny", action="store_true", help="about a minute: three softmax cases, 2 processes, 2 + 1 runs")
     a = ap.parse_args()
     plan = ["--suite", "kernels"]
     if a.tiny:
-        a.runs, a.planted, a.processes, a.factors = 3, 1, 2, "2"
+        a.runs, a.planted, a.processes, a.factors = 2, 1, 2, "2"
         plan = ["--workload", "softmax", "--dtype", "float32", "--case-time-limit", "20"]
     keep = [int(k) for k in a.processes_list.split(",")] if a.processes_list else [a.processes]
     factors = [float(f) for f in a.factors.split(",")]

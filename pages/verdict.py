@@ -37,11 +37,12 @@ def show_summary(cards: Cards | dict | None) -> None:
 
 def _card(card: dict) -> None:
     st.markdown(f"**{md_escape(card['title'])}**")
-    colour = "red" if card["regressed"] or card["new_failures"] else "green"  # text, not an error box
+    # red: regressed; orange: nothing regressed but some cases could not be tested; green otherwise
+    colour = "red" if card["regressed"] or card["new_failures"] else "orange" if card.get("unconfirmed") else "green"
     st.markdown(f":{colour}[**{md_escape(card['verdict'])}**]")
     quiet = ("no memory figures compared", "no correctness figures compared")  # nothing to say: left out
     moved = card["newly_supported"] or card["fixed"] or card["new_failures"]
     lines = [card["counts"], *card["families"], *(x for x in (card["memory"], card["correctness"]) if x not in quiet),
-             *([card["status"]] if moved else [])]
+             *([card["status"]] if moved else []), *([card["detects"]] if card.get("detects") else [])]
     st.text("\n".join(lines))  # one element: a compact card
 

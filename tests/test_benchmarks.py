@@ -81,3 +81,14 @@ def test_case_isolation_benchmark_tiny():
     assert out["in_process_case_ms"] > 0 and out["isolated_case_ms"] > 0 and out["worker_start_s"] > 0
     assert out["overhead_per_case_ms"] == pytest.approx(out["isolated_case_ms"] - out["in_process_case_ms"])
     assert out["worker_start_s_all"] == [out["worker_start_s"]] and out["cpus"] >= 1
+
+
+def test_false_alarms_benchmark_tiny():
+    out = _run("false_alarms.py", "--tiny", limit_s=600)
+    [plan] = out["plans"]
+    # 2 plain runs: 1 A/A review; 1 planted 2× run: 2 reviews of 3 softmax cases each
+    assert out["runs"] == 2 and out["cases"] == 3 and plan["processes"] == 2
+    assert plan["aa_reviews"] == 1 and plan["aa_reviews_with_regression"] in (0, 1)
+    planted = plan["planted"]["2x"]
+    assert planted["reviews"] == 2 and planted["slowed_cases"] == 6 and 0 <= planted["found"] <= 6
+    assert plan["review_collection_seconds"] == pytest.approx(2 * out["run_seconds"]["median"])

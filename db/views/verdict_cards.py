@@ -63,7 +63,8 @@ def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
                     "counts": f"{g['faster']} faster / {g['slower']} slower / {g['unchanged']} unchanged "
                               "(timing cases)",
                     "families": _family_lines(summary["families"], g), "memory": g["memory"],
-                    "correctness": g["correctness"], "status": status, **s})
+                    "correctness": g["correctness"], "status": status, "unconfirmed": int(g.get("unconfirmed") or 0),
+                    "detects": g.get("detects", ""), **s})
     out.sort(key=lambda c: (-c["regressed"], -c["new_failures"], c["title"]))
     return Cards(summary["baseline"], summary["candidate"], summary["scope"], summary["verdict"], out, summary)
 
