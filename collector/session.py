@@ -169,6 +169,9 @@ def case_results(session: Session, cid: str) -> list[Result]:
 def run(session: Session, on_progress: Progress | None = None, isolate: bool = True) -> Path:
     """Run every pending case (each in the case worker unless isolate is False), journaling each at once.
     Ctrl-C: the bundle is written incomplete, re-raised."""
+    if not isolate and session.plan.processes > 1:
+        raise CollectorError(f"--in-process runs in this one process; this run times each case in "
+                             f"{session.plan.processes} worker processes (resume it without --in-process)")
     try:
         _run_pending(session, on_progress or (lambda *a: None), isolate)
     except KeyboardInterrupt:

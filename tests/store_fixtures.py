@@ -25,3 +25,15 @@ def verdict_engine(tmp_path_factory):
     verdict_store.verdict_store(engine)
     yield engine
     engine.dispose()
+
+
+def cli_store_file(tmp_path, monkeypatch, fill) -> "Path":
+    """A store file filled by `fill(engine)` that the CLI reads (MPSBENCH_DB), with no token in the environment."""
+    path = tmp_path / "cli.duckdb"
+    engine = open_store(path)
+    fill(engine)
+    engine.dispose()
+    monkeypatch.setenv("MPSBENCH_DB", str(path))
+    for name in ("MPSBENCH_TOKEN", "MPSBENCH_READ_TOKENS"):
+        monkeypatch.delenv(name, raising=False)
+    return path

@@ -14,6 +14,8 @@ import time
 
 import httpx
 import pytest
+
+from tests.store_fixtures import cli_store_file
 import streamlit as st
 import uvicorn
 from starlette.applications import Starlette
@@ -31,14 +33,7 @@ EXPECTED = 5  # driver peak, reserved peak, two correctness cases (one row each)
 
 @pytest.fixture
 def store_file(tmp_path, monkeypatch):
-    path = tmp_path / "v.duckdb"
-    engine = db.store.engine.open_store(path)
-    v.verdict_store(engine)
-    engine.dispose()
-    monkeypatch.setenv("MPSBENCH_DB", str(path))
-    for name in ("MPSBENCH_TOKEN", "MPSBENCH_READ_TOKENS"):
-        monkeypatch.delenv(name, raising=False)
-    return path
+    return cli_store_file(tmp_path, monkeypatch, v.verdict_store)
 
 
 def _run(capsys, *args):

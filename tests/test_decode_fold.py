@@ -10,6 +10,8 @@ import json
 import re
 
 import pytest
+
+from tests.store_fixtures import cli_store_file
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
@@ -119,14 +121,7 @@ def test_the_api_answers_one_row_per_measurement(engine, monkeypatch):
 
 @pytest.fixture
 def store_file(tmp_path, monkeypatch):
-    path = tmp_path / "d.duckdb"
-    engine = db.store.engine.open_store(path)
-    d.decode_store(engine)
-    engine.dispose()
-    monkeypatch.setenv("MPSBENCH_DB", str(path))
-    for name in ("MPSBENCH_TOKEN", "MPSBENCH_READ_TOKENS"):
-        monkeypatch.delenv(name, raising=False)
-    return path
+    return cli_store_file(tmp_path, monkeypatch, d.decode_store)
 
 
 def _cli(capsys, *args):

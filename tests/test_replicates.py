@@ -139,3 +139,19 @@ def test_simulated_aa_reviews_keep_the_family_wise_rate_and_a_2x_slowdown_is_alw
     small = float(np.median(detectable(se, df, 0.05 / 30)))
     hits = sum(bool(holm(_review(rng, 30, float(np.exp(small)))[3], 0.05)[0]) for _ in range(30))
     assert hits >= 19  # 80 % power expected (Holm's first level for the slowed case: at least that)
+
+
+def test_each_group_says_what_it_can_detect():
+    import pandas as pd
+
+    from db.views.detectable import detectable_words
+
+    cases = pd.DataFrame({"scope": ["m1", "m1", "m1", "m2"], "se": [0.02, 0.03, np.nan, 3.0], "df": [18.0] * 4,
+                          "baseline_pooled": [1, 1, 1, 2], "candidate_pooled": [1, 1, 1, 2]})
+    words = detectable_words(cases, ["scope"], 0.05)
+    m = 3  # cases with a standard error: Holm's first level is 5 % / 3
+    step = stats.t.ppf(1 - 0.05 / m / 2, 18) + stats.t.ppf(0.8, 18)
+    smallest = np.median(np.expm1(step * np.array([0.02, 0.03])))
+    assert words[("m1",)] == (f"detects ≥ {100 * smallest:.0f} % slower (median case, 80% power) with 1 run a side; "
+                              "1 case untestable")
+    assert words[("m2",)].startswith("detects only changes ≥ 100× slower") and "2 runs a side" in words[("m2",)]

@@ -16,6 +16,13 @@ from db.stats.significance import REVIEW_ALPHA
 POWER = 0.8
 
 
+def _size(fraction: float) -> str:
+    """0.12 → "≥ 12 % slower"; 1.5 → "≥ 2.5× slower"; past 100× → "only changes ≥ 100× (too few replicates)"."""
+    if fraction >= 99.0:
+        return "only changes ≥ 100× slower (too few replicates)"
+    return f"≥ {100 * fraction:.0f} % slower" if fraction < 1.0 else f"≥ {1 + fraction:.1f}× slower"
+
+
 def detectable_words(cases: pd.DataFrame, group: list[str], threshold: float) -> dict[tuple, str]:
     """Per group key (its GROUP values as text): the sentence; `cases` are the review's timing cases."""
     if cases.empty or "se" not in cases:
@@ -24,7 +31,8 @@ def detectable_words(cases: pd.DataFrame, group: list[str], threshold: float) ->
     df = cases.df.to_numpy(dtype=float, na_value=np.nan)
     m = max(int(np.isfinite(se).sum()), 1)
     with np.errstate(invalid="ignore"):
-        smallest = np.fmax(np.expm1(detectable(se, df, REVIEW_ALPHA / m, POWER)), threshold)
+        found = np.expm1(detectable(se, df, REVIEW_ALPHA / m, POWER))
+        smallest = np.where(np.isfinite(found), np.maximum(found, threshold), np.nan)  # an untestable case stays NaN
     frame = cases[group].astype(str).assign(_d=smallest, _runs=np.minimum(
         cases.baseline_pooled.to_numpy(dtype=float), cases.candidate_pooled.to_numpy(dtype=float)))
     out = {}
@@ -37,6 +45,6 @@ def detectable_words(cases: pd.DataFrame, group: list[str], threshold: float) ->
         if not len(known):
             out[tuple(key)] = f"detects nothing: no case has replicates or A/A data ({side})"
             continue
-        words = f"detects ≥ {100 * np.median(known):.0f} % slower (median case, {POWER:.0%} power) with {side}"
+        words = f"detects {_size(float(np.median(known)))} (median case, {POWER:.0%} power) with {side}"
         out[tuple(key)] = words + (f"; {untested} case{'s' * (untested != 1)} untestable" if untested else "")
     return out
