@@ -9,7 +9,8 @@ runs of one planted build pair with each other, never with the plain build's A/A
 
 All runs go into one store (the plain runs' pairs are the A/A model every review uses, as on a team's server;
 each A/A review's own pair is among them). Then every review runs through `mpsbench compare --baseline runs:A
---candidate runs:B --format json` (its function, in this process): each pair of plain runs (A/A), and each plain run against each planted run.
+--candidate runs:B --format json` (its function, in this process): each pair of plain runs (A/A), and each plain
+run against each planted run.
 Printed: the share of A/A reviews with any regression (false alarms per review), the share of planted softmax
 cases found as regressions (detection) per factor, other cases flagged in planted reviews, and the collection
 time of one review (two runs: one a side), with the number of processes.

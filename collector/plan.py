@@ -24,7 +24,8 @@ def default_processes() -> int:
     if not text:
         return DEFAULT_PROCESSES
     if not text.isdigit() or not 1 <= int(text) <= MAX_PROCESSES:
-        raise CollectorError(f"{PROCESSES_VARIABLE} must be a whole number from 1 to {MAX_PROCESSES} (got {text[:20]!r})")
+        raise CollectorError(f"{PROCESSES_VARIABLE} must be a whole number from 1 to {MAX_PROCESSES} "
+                             f"(got {text[:20]!r})")
     return int(text)
 
 
@@ -41,8 +42,9 @@ class Plan:
     compile_modes: tuple[str, ...] = ("eager",)
     profile: str = "quick"
     case_time_limit_s: float | None = None
-    processes: int = 1  # worker processes that each time every case (collector.processes); the CLI's default is DEFAULT_PROCESSES
-    cases: tuple[str, ...] = ()  # only these case ids (workload|case_key|dtype|compile): what `mpsbench confirm` reruns
+    # worker processes that each time every case (collector.processes); the CLI's default is default_processes()
+    processes: int = 1
+    cases: tuple[str, ...] = ()  # only these case ids (workload|case_key|dtype|compile): what `confirm` reruns
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -55,7 +57,8 @@ class Plan:
             raise CollectorError(f"--dtype {', '.join(bad_dtypes)}: not a torch dtype name (e.g. float32, bfloat16, "
                                  "float16, float8_e4m3fn) or tf32")
         if not isinstance(self.processes, int) or not 1 <= self.processes <= MAX_PROCESSES:
-            raise CollectorError(f"--processes must be a whole number from 1 to {MAX_PROCESSES} (got {self.processes!r})")
+            raise CollectorError(f"--processes must be a whole number from 1 to {MAX_PROCESSES} "
+                                 f"(got {self.processes!r})")
         if self.case_time_limit_s is not None and self.case_time_limit_s <= 0:
             raise CollectorError("--case-time-limit must be a positive number of seconds")
 

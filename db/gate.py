@@ -56,12 +56,12 @@ def main(args: list[str]) -> int:
                                             "dtype", "compile", "metric") if getattr(opts, k) is not None}
     params["pool"] = "1" if opts.pool else ""
     review = Review.from_params(params)  # bad input refused here, before any store or server is asked
-    answer = _remote(opts.url, review.params()) if opts.url else _local(review)
+    answer = remote_answer(opts.url, review.params()) if opts.url else local_answer(review)
     print(render(answer, opts.format))
     return _gate(answer, opts.fail_on)
 
 
-def _local(review) -> dict[str, Any]:
+def local_answer(review) -> dict[str, Any]:
     from db.store.engine import open_store
     from db.views.summary import review_answer
 
@@ -72,7 +72,7 @@ def _local(review) -> dict[str, Any]:
         engine.dispose()
 
 
-def _remote(url: str, params: dict[str, str]) -> dict[str, Any]:
+def remote_answer(url: str, params: dict[str, str]) -> dict[str, Any]:
     from db.remote import call_api
 
     return call_api("GET", url, "/api/v1/regressions", params=params, timeout=120)

@@ -82,8 +82,13 @@ class Journal:
         return cls(path, lines[0], [r for r in lines[1:] if r.get("type") == "run"])
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse would exit 2 with its usage: the CLI's one error shape instead
+        raise ConfirmError(f"{message} (see mpsbench confirm --help)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="mpsbench confirm", description="rerun a review's suspected and unconfirmed "
+    p = _Parser(prog="mpsbench confirm", description="rerun a review's suspected and unconfirmed "
                                 "cases on this machine, both builds interleaved, until each is confirmed or cleared")
     p.add_argument("--baseline", help="the review's baseline selector (torch=…, build=…, tag:k=v, runs:…)")
     p.add_argument("--candidate")
@@ -272,10 +277,10 @@ def _store(bundle: Path, o: dict) -> None:
 
 def _review(review, o: dict, sides: dict) -> dict:
     """The review's answer with each side's new runs in it."""
-    from db.gate import _local, _remote
+    from db.gate import local_answer, remote_answer
     from db.views.regressions import Review
 
     params = {**review.params(), "baseline": sides["baseline"].selector_now(),
               "candidate": sides["candidate"].selector_now()}
     now = Review.from_params(params)
-    return _remote(o["url"], now.params()) if o.get("url") else _local(now)
+    return remote_answer(o["url"], now.params()) if o.get("url") else local_answer(now)

@@ -8,7 +8,8 @@ import streamlit as st
 from db.views.compare import CompareQuery, compare
 from db.views.defaults import default_sides, side_label
 from db.views.empty_reason import empty_reason
-from db.views.regressions import Review, doubtful, regressions
+from db.views.regressions import Review, doubtful, judged_cases, regressions
+from db.views.rules import SUSPECTED, UNCONFIRMED_STATE
 from db.views.verdict_cards import verdict_cards
 from pages.verdict import show_summary
 from db.views.review_export import review_csv, review_markdown
@@ -58,21 +59,22 @@ def _render() -> None:
     query = review.compare
     # not cached here: the comparison under it is (db.views.compare, per data version), and triage notes must show
     # as soon as they are saved (saving a note does not change the data version)
-    found = regressions(engine(), review)
+    judged = judged_cases(engine(), review)  # judged once for the table, the doubtful cases and the cards
+    found = regressions(engine(), review, judged=judged)
     why = empty_reason(compare(engine(), query))  # never "0 regressions" over nothing compared
     if why:
         st.warning(plain(why))  # names the selectors from the URL: text
         st.stop()
-    doubts = doubtful(engine(), review)
-    cards = verdict_cards(engine(), review, found)
+    doubts = doubtful(engine(), review, judged=judged)
+    cards = verdict_cards(engine(), review, found, doubts, judged)
     show_summary(cards)  # the verdict first, with the comparison's notes
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
             f"(threshold {threshold} % for replicated figures; each metric's own rule otherwise; "
             "docs/regressions.md)")
     st.dataframe(found, hide_index=True)
-    for kind, words in (("unconfirmed", "unconfirmed: worse beyond the threshold, but with nothing to test them on "
+    for kind, words in ((UNCONFIRMED_STATE, "unconfirmed: worse beyond the threshold, but with nothing to test them on "
                                         "(one process, one run a side, no A/A data): not regressions"),
-                        ("suspected", "suspected: their own test says worse, the review's family-wise step does "
+                        (SUSPECTED, "suspected: their own test says worse, the review's family-wise step does "
                                       "not (more runs decide: `mpsbench confirm`)")):
         mine = doubts[doubts.verdict == kind]
         if len(mine):

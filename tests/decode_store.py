@@ -18,9 +18,9 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 
 from tests.seed import processes_of
-from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result, Status
+from tests.verdict_store import m4max_bundle
+from bundle.schema import Bundle, Result, Status
 
-GIB = 1024**3
 BASELINE, CANDIDATE = "torch=2.14.1", "torch=2.15.0rc1"
 CONTEXT, NEW_TOKENS = 512, 64
 LM = {"model": "tiny-lm", "source": "random", "context": CONTEXT, "new_tokens": NEW_TOKENS}
@@ -60,14 +60,8 @@ def decode_bundles() -> list[Bundle]:
     for candidate in (False, True):
         version, channel = ("2.15.0rc1", "rc") if candidate else ("2.14.1", "stable")
         start = datetime(2026, 12, 5, 9, tzinfo=timezone.utc) + timedelta(hours=len(out))
-        out.append(Bundle(
-            schema_version=SCHEMA_VERSION, run_id=f"dec0{len(out):028x}", started_at=start,
-            ended_at=start + timedelta(minutes=5), complete=True,
-            machine=Machine(name="mac-d", chip="Apple M4 Max", gpu_cores=40, memory_bytes=64 * GIB, os="macOS",
-                            os_version="26.1", arch="arm64", power_source="ac", low_power_mode=False),
-            build=Build(torch_version=version, channel=channel, python_version="3.11.7", collector_version="0.1.0",
-                        command_line="mpsbench run"),
-            device=DeviceInfo(type="mps", name="Apple M4 Max"), tags={}, results=_results(candidate, rng)))
+        out.append(m4max_bundle(f"dec0{len(out):028x}", start, version, channel, "mac-d", {},
+                                _results(candidate, rng)))
     return out
 
 

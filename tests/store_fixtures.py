@@ -2,6 +2,8 @@
 (`from tests.store_fixtures import seeded`)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from db.store.engine import open_store
@@ -27,7 +29,7 @@ def verdict_engine(tmp_path_factory):
     engine.dispose()
 
 
-def cli_store_file(tmp_path, monkeypatch, fill) -> "Path":
+def cli_store_file(tmp_path: Path, monkeypatch, fill) -> Path:
     """A store file filled by `fill(engine)` that the CLI reads (MPSBENCH_DB), with no token in the environment."""
     path = tmp_path / "cli.duckdb"
     engine = open_store(path)

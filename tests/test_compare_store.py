@@ -56,6 +56,7 @@ def test_ratios_medians_and_significance_match_known_answers(seeded):
     assert soft.oriented_ratio == pytest.approx(ans["softmax_speedup"], rel=0.02)
     assert soft.significance == "significant" and soft.change.endswith("faster")
     assert soft.ci_low <= soft.oriented_ratio <= soft.ci_high
+    assert soft.se > 0 and soft.se_unit == "ln(ratio)"  # the test's standard error says what it is of
     slow = cases[(cases.workload == "linear") & (cases.case_key == case_key(LINEAR_SLOW))]
     assert (slow.significance == "significant").all() and slow.change.str.endswith("slower").all()
     noise = cases[(cases.workload == "linear") & (cases.case_key == case_key(LINEAR_NOISE))]

@@ -44,6 +44,12 @@ def test_bad_arguments_are_one_error_line(tmp_path, capsys):
     assert "no confirm journal" in capsys.readouterr().err
 
 
+def test_a_malformed_flag_is_the_same_error_line_not_argparse_usage(capsys):
+    assert main(["--rounds", "x"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("ERROR: argument --rounds: invalid int value: 'x'") and "usage:" not in err
+
+
 def _wrapper(folder: Path, factor: str, version_suffix: str = "") -> Path:
     """An environment of this Python; with a suffix its torch reports another version (one torch wheel here, two
     builds needed: else the two sides' runs would pair as A/A runs of one build and the planted slowdown would

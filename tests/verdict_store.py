@@ -60,6 +60,19 @@ def _results(candidate: bool, run: int, rng: np.random.Generator, faster: bool) 
     ]
 
 
+def m4max_bundle(run_id: str, start: datetime, version: str, channel: str, machine: str, tags: dict,
+                 results: list[Result]) -> Bundle:
+    """One five-minute run on an M4 Max (40 GPU cores, 64 GiB, macOS 26.1, on AC power)."""
+    return Bundle(
+        schema_version=SCHEMA_VERSION, run_id=run_id, started_at=start, ended_at=start + timedelta(minutes=5),
+        complete=True,
+        machine=Machine(name=machine, chip="Apple M4 Max", gpu_cores=40, memory_bytes=64 * GIB, os="macOS",
+                        os_version="26.1", arch="arm64", power_source="ac", low_power_mode=False),
+        build=Build(torch_version=version, channel=channel, python_version="3.11.7", collector_version="0.1.0",
+                    command_line="mpsbench run"),
+        device=DeviceInfo(type="mps", name="Apple M4 Max"), tags=tags, results=results)
+
+
 def verdict_bundles(faster: bool = False) -> list[Bundle]:
     """faster=True: the candidate's softmax op_time is FASTER_US in both runs (faster, and still wrong)."""
     rng, out = np.random.default_rng(1414), []
@@ -67,15 +80,9 @@ def verdict_bundles(faster: bool = False) -> list[Bundle]:
         version, channel = ("2.15.0rc1", "rc") if candidate else ("2.14.1", "stable")
         for run in (0, 1):
             start = datetime(2026, 12, 1, 9, tzinfo=timezone.utc) + timedelta(hours=len(out))
-            out.append(Bundle(
-                schema_version=SCHEMA_VERSION, run_id=f"7e5d{len(out):028x}", started_at=start,
-                ended_at=start + timedelta(minutes=5), complete=True,
-                machine=Machine(name="mac-a", chip="Apple M4 Max", gpu_cores=40, memory_bytes=64 * GIB, os="macOS",
-                                os_version="26.1", arch="arm64", power_source="ac", low_power_mode=False),
-                build=Build(torch_version=version, channel=channel, python_version="3.11.7",
-                            collector_version="0.1.0", command_line="mpsbench run"),
-                device=DeviceInfo(type="mps", name="Apple M4 Max"),
-                tags={"role": "candidate" if candidate else "baseline"}, results=_results(candidate, run, rng, faster)))
+            out.append(m4max_bundle(f"7e5d{len(out):028x}", start, version, channel, "mac-a",
+                                    {"role": "candidate" if candidate else "baseline"},
+                                    _results(candidate, run, rng, faster)))
     return out
 
 

@@ -28,6 +28,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from scipy.special import stdtr, stdtrit
 
+from db.stats.lists import list_quantiles
+
 
 @dataclass
 class SideReplicates:
@@ -46,7 +48,7 @@ def _offsets(lengths) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
 
 
-def _flat_lists(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
+def process_sizes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """A list<list<int>> column (per case, per run: process sizes) as (per run: its sizes count, flat sizes)."""
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     arr = pc.fill_null(arr, pa.scalar([], arr.type)) if arr.null_count else arr
@@ -56,7 +58,8 @@ def _flat_lists(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndar
     return counts, inner.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def process_offsets(run_offsets: np.ndarray, size_counts: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def process_offsets(run_offsets: np.ndarray, size_counts: np.ndarray,
+                    sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(per run: offsets into the processes, per process: offsets into the values). A run without sizes (schema
     1, a single figure) or whose sizes do not add up to its samples is one process."""
     run_len = np.diff(run_offsets)
@@ -73,17 +76,6 @@ def process_offsets(run_offsets: np.ndarray, size_counts: np.ndarray, sizes: np.
     return _offsets(per_run), run_offsets[0] + _offsets(flat)
 
 
-def list_medians(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """The median of each list values[offsets[i]:offsets[i+1]] (NaN if empty), lists of one length at a time."""
-    counts = np.diff(offsets)
-    out = np.full(len(counts), np.nan)
-    for n in np.unique(counts[counts > 0]):
-        rows = np.flatnonzero(counts == n)
-        x = np.sort(values[offsets[rows][:, None] + np.arange(n)], axis=1)
-        out[rows] = (x[:, (n - 1) // 2] + x[:, n // 2]) * 0.5
-    return out
-
-
 def _segment_sum(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """Sum of each segment x[offsets[i]:offsets[i+1]] (0 for an empty one)."""
     c = np.concatenate([[0.0], np.cumsum(x)])
@@ -95,7 +87,7 @@ def side_replicates(values: np.ndarray, case_runs: np.ndarray, run_offsets: np.n
     """Per case from its runs' samples (case i's runs are case_runs[i]..case_runs[i+1]-1, run j's samples
     values[run_offsets[j]:run_offsets[j+1]]) and each run's process sizes."""
     run_proc, proc_offsets = process_offsets(run_offsets, size_counts, sizes)
-    medians = list_medians(values, proc_offsets)
+    (medians,) = list_quantiles(values, proc_offsets, (0.5,))
     runs_of_case = np.diff(case_runs)
     procs_per_run = np.diff(run_proc)
     log_proc = np.repeat(np.repeat(use_log, runs_of_case), procs_per_run)

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from db.stats import replicates
+from db.stats.lists import list_quantiles, sorted_quantiles
 
 REVIEW_ALPHA = 0.05  # family-wise: at most 5 % of reviews of unchanged software call any case significant
 BOOTSTRAP_DRAWS = 1000  # per family (over cases)
@@ -34,7 +35,7 @@ _REPLICATE_WORDS = np.array(REPLICATE_WORDS, dtype=object)
 class SampleLists:
     """Variable-length sample lists in Arrow layout: case i's samples are values[offsets[i]:offsets[i+1]]. With
     `runs`, case i's samples come from runs runs[i]..runs[i+1]-1, run j's being values[run_offsets[j]:…[j+1]]
-    (a case pooled over several runs: db.stats.hierarchical uses the runs as replicates)."""
+    (a case pooled over several runs: db.stats.replicates uses the runs as replicates)."""
     values: np.ndarray  # each list in the order it was read (run after run)
     offsets: np.ndarray
     runs: np.ndarray | None = None  # per case, offsets into the runs (None: every case is one run)
@@ -78,14 +79,6 @@ class SampleLists:
         run_offsets = np.concatenate([[0], np.cumsum(np.diff(self.run_offsets)[kept])]).astype(np.int64)
         return SampleLists(self.values[index], offsets, runs, run_offsets)
 
-    def matrix(self, rows: np.ndarray, n: int) -> np.ndarray:
-        """Rows (all of length n) as a sorted (len(rows), n) array (NaN last)."""
-        return np.sort(self.values[self.offsets[rows][:, None] + np.arange(n)], axis=1)
-
-    def run_lists(self) -> "SampleLists":
-        """One list per run (per case where there are no runs)."""
-        return self if self.runs is None else SampleLists(self.values, self.run_offsets)
-
 
 def _offsets(lengths: pa.Array) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(lengths.to_numpy(zero_copy_only=False))]).astype(np.int64)
@@ -101,31 +94,7 @@ class Quartiles:
 def summarize_lists(lists: SampleLists) -> Quartiles:
     """Median and quartiles (linear interpolation, as numpy's and DuckDB's quantile_cont) of every list; NaN if
     empty."""
-    m = len(lists.offsets) - 1
-    out = Quartiles(*(np.full(m, np.nan) for _ in range(3)))
-    counts = lists.counts
-    for n in np.unique(counts[counts > 0]):
-        rows = np.flatnonzero(counts == n)
-        out.median[rows], out.p25[rows], out.p75[rows] = sorted_quantiles(lists.matrix(rows, int(n)), (0.5, 0.25, 0.75))
-    return out
-
-
-def sorted_quantiles(x: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
-    """np.quantile(x, q, axis=1) for rows already sorted: numpy's linear interpolation (its _lerp, so the same
-    floats), without numpy's partition of every row again.
-
-    The same rule (linear interpolation) is computed in two other places, on purpose: bundle.stats for one
-    result's list (pure Python: the format package needs no numpy) and DuckDB's quantile_cont where the samples
-    are (ingest's derived summaries, Trends' pooled points: no copy of the samples out of SQL). Tests check each
-    against numpy's."""
-    d, out, bad = x.shape[1], [], np.isnan(x[:, -1])  # NaN sorts last; numpy's answer is then NaN
-    for q in qs:
-        pos = q * (d - 1)
-        lo, t = int(np.floor(pos)), pos - np.floor(pos)
-        a, b = x[:, lo], x[:, min(lo + 1, d - 1)]
-        diff = b - a
-        out.append(np.where(bad, np.nan, np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)))
-    return out
+    return Quartiles(*list_quantiles(lists.values, lists.offsets, (0.5, 0.25, 0.75)))
 
 
 @dataclass
@@ -149,7 +118,7 @@ def significance(base: SampleLists, cand: SampleLists, base_processes, cand_proc
     judged by their own rule: BY_RULE). base_processes / cand_processes: each case's process sizes per run
     (list<list<int>> columns, aligned with the lists)."""
     m = len(base.offsets) - 1
-    sides = [replicates.side_replicates(lists.values, *_runs(lists), *replicates._flat_lists(procs), use_ratio)
+    sides = [replicates.side_replicates(lists.values, *_runs(lists), *replicates.process_sizes(procs), use_ratio)
              for lists, procs in ((base, base_processes), (cand, cand_processes))]
     zeros = np.zeros(m)
     test = replicates.change_test(*sides, zeros if aa_pairs is None else aa_pairs,

@@ -149,9 +149,7 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     noise = case_noise(engine, cases, query.scope)  # the A/A model: each case's pairs, Σ log ratio², and which
     cases["noise"] = noise.noise
     rows = pa.array(np.flatnonzero(paired))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        change = np.where(facts.use_ratio, cases.ratio.to_numpy(dtype=float),
-                          cases.candidate_median.to_numpy(dtype=float) - cases.baseline_median.to_numpy(dtype=float))
+    change = np.where(facts.use_ratio, cases.ratio.to_numpy(dtype=float), cases.difference.to_numpy(dtype=float))
     tested = rule_kinds(cases, RULES) == RuleKind.significant.value  # a derived figure beside its timing: not again
     sig = significance(b_paired, c_paired, table["b_processes"].take(rows), table["c_processes"].take(rows),
                        change, facts.use_ratio, tested, noise.pairs.to_numpy(), noise.sum_sq.to_numpy())
@@ -252,6 +250,8 @@ def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts)
     cases["ci_low"], cases["ci_high"] = oriented_cis(sig, facts)
     cases["p_value"], cases["significance"] = sig.p_value, pick(list(VERDICTS), sig.codes)
     cases["se"], cases["df"] = sig.se, sig.df
+    # the standard error is of ln(candidate / baseline) for ratios, of the difference (its unit) otherwise
+    cases["se_unit"] = np.where(facts.use_ratio, "ln(ratio)", cases.unit.to_numpy(dtype=object))
     cases["replicates"] = sig.replicates
 
 
@@ -259,7 +259,7 @@ CASE_COLUMNS = KEY + ["unit", "baseline_median", "baseline_iqr", "baseline_n", "
                       "baseline_machines", "baseline_passed", "candidate_median", "candidate_iqr", "candidate_n",
                       "candidate_pooled", "candidate_machines", "candidate_passed", "comparison", "ratio",
                       "oriented_ratio", "difference", "change_unit", "ci_low", "ci_high", "p_value", "significance",
-                      "change", "replicates", "caveats", "noise", "se", "df"]
+                      "change", "replicates", "caveats", "noise", "se", "se_unit", "df"]
 
 
 def _empty_cases() -> pd.DataFrame:

@@ -17,7 +17,8 @@ POWER = 0.8
 
 
 def _size(fraction: float) -> str:
-    """0.12 → "≥ 12 % slower"; 1.5 → "≥ 2.5× slower"; past 100× → "only changes ≥ 100× (too few replicates)"."""
+    """0.12 → "≥ 12 % slower"; 1.5 → "≥ 2.5× slower"; past 100× → "only changes ≥ 100× slower (too few
+    replicates)"."""
     if fraction >= 99.0:
         return "only changes ≥ 100× slower (too few replicates)"
     return f"≥ {100 * fraction:.0f} % slower" if fraction < 1.0 else f"≥ {1 + fraction:.1f}× slower"

@@ -29,10 +29,11 @@ from db.store.triage import NOTE_KEY, latest_notes
 DEFAULT_THRESHOLD = 0.05
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
 # the case's name (bundle.case_names) and the figures first, the raw canonical case_key pinned last
-COLUMNS = ["case", "scope", "metric", "change", "baseline_value", "candidate_value", "why", "verdict", "state", "comment",
-           "author", "link", "baseline_median", "candidate_median", "unit", "oriented_ratio", "difference", "ci_low", "ci_high", "p_value",
-           "significance", "worse_by", "bound", "noise", "rule", "figures", "replicates", "se", "df", "baseline", "candidate",
-           "device", "workload", "dtype", "compile", "case_key"]
+COLUMNS = ["case", "scope", "metric", "change", "baseline_value", "candidate_value", "why", "verdict", "state",
+           "comment", "author", "link", "baseline_median", "candidate_median", "unit", "oriented_ratio", "difference",
+           "ci_low", "ci_high", "p_value", "significance", "worse_by", "bound", "noise", "rule", "figures",
+           "replicates", "se", "se_unit", "df", "baseline", "candidate", "device", "workload", "dtype", "compile",
+           "case_key"]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bundle.metrics import CORRECTNESS, DERIVED, METRICS, Rule, RuleKind
+from bundle.metrics import CORRECTNESS, DERIVED, Rule, RuleKind
 from db.stats.significance import NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
 from db.views.derived import folded_rows
 

@@ -24,7 +24,7 @@ from db.views.compare import compare
 from db.views.derived import folded_rows
 from db.views.detectable import detectable_words
 from db.views.regressions import Review, doubtful, judged_cases, regressions
-from db.views.rules import per_metric, rule_kinds
+from db.views.rules import SUSPECTED, UNCONFIRMED_STATE, per_metric, rule_kinds
 from db.views.plain import records
 from db.views.wording import format_value
 
@@ -36,11 +36,12 @@ GROUP_COLUMNS = GROUP + ["verdict", "faster", "slower", "unchanged", "regressed"
 
 
 def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None = None,
-                    doubts: pd.DataFrame | None = None) -> dict[str, Any]:
-    """The summary of `review` (its regressions `found` and its unconfirmed / suspected cases `doubts` may be
-    passed when the caller has them already)."""
+                    doubts: pd.DataFrame | None = None,
+                    judged: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> dict[str, Any]:
+    """The summary of `review` (its regressions `found`, its unconfirmed / suspected cases `doubts` and its judged
+    cases `judged` may be passed when the caller has them already: each is judged once)."""
     result = compare(engine, review.compare)
-    judged = judged_cases(engine, review)
+    judged = judged or judged_cases(engine, review)
     cases = judged[0]
     found = regressions(engine, review, judged=judged) if found is None else found
     doubts = doubtful(engine, review, judged=judged) if doubts is None else doubts
@@ -54,8 +55,8 @@ def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None =
     counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), ["faster", "slower", "unchanged"])
     unmatched = result.unmatched[~folded_rows(result.unmatched)]  # a failed decode is one case, not its tokens/s too
     regressed, unmatched = _sizes(found), _sizes(unmatched)
-    unconfirmed = _sizes(doubts[doubts.verdict == "unconfirmed"]) if len(doubts) else {}
-    suspected = _sizes(doubts[doubts.verdict == "suspected"]) if len(doubts) else {}
+    unconfirmed = _sizes(doubts[doubts.verdict == UNCONFIRMED_STATE]) if len(doubts) else {}
+    suspected = _sizes(doubts[doubts.verdict == SUSPECTED]) if len(doubts) else {}
     detects = detectable_words(cases[timing], GROUP, review.threshold / 100.0)
     memory_cases = cases[(quantity == "memory") & (kinds == RuleKind.growth.value)]
     correctness_cases = cases[quantity == "correctness"]
@@ -73,8 +74,8 @@ def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None =
     base, cand = review.compare.selectors()
     notes = list(result.notes) + condition_notes(engine, base, "baseline") + condition_notes(engine, cand, "candidate")
     total = len(found)
-    n_doubt = int((doubts.verdict == "unconfirmed").sum()) if len(doubts) else 0
-    n_suspect = int((doubts.verdict == "suspected").sum()) if len(doubts) else 0
+    n_doubt = int((doubts.verdict == UNCONFIRMED_STATE).sum()) if len(doubts) else 0
+    n_suspect = int((doubts.verdict == SUSPECTED).sum()) if len(doubts) else 0
     return {"baseline": review.compare.baseline, "candidate": review.compare.candidate, "scope": review.compare.scope,
             "threshold": review.threshold, "threshold_unit": "% worse", "rules": review.rules_text,
             "verdict": _overall(total, rows, n_doubt), "regressions": total, "unconfirmed": n_doubt,
@@ -161,13 +162,14 @@ def _overall(total: int, rows: list[dict], unconfirmed: int = 0) -> str:
 def review_answer(engine: Engine, review: Review) -> dict[str, Any]:
     """A review as GET /api/v1/regressions returns it (and `mpsbench compare` reads it, locally or from a server):
     the parameters, the release summary, the regressions worst first, the notes."""
-    found, doubts = regressions(engine, review), doubtful(engine, review)
-    summary = release_summary(engine, review, found, doubts)
+    judged = judged_cases(engine, review)  # once for the three lists below
+    found, doubts = regressions(engine, review, judged=judged), doubtful(engine, review, judged=judged)
+    summary = release_summary(engine, review, found, doubts, judged)
     q = review.compare
     return {"baseline": q.baseline, "candidate": q.candidate, "scope": q.scope, "threshold": review.threshold,
             "threshold_unit": "% worse", "rules": review.rules_text, "notes": summary["notes"], "summary": summary,
-            "regressions": records(found), "unconfirmed": records(doubts[doubts.verdict == "unconfirmed"]),
-            "suspected": records(doubts[doubts.verdict == "suspected"])}
+            "regressions": records(found), "unconfirmed": records(doubts[doubts.verdict == UNCONFIRMED_STATE]),
+            "suspected": records(doubts[doubts.verdict == SUSPECTED])}
 
 
 def summary_markdown(summary: dict[str, Any], escape) -> list[str]:

@@ -69,11 +69,13 @@ def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
     return Cards(summary["baseline"], summary["candidate"], summary["scope"], summary["verdict"], out, summary)
 
 
-def verdict_cards(engine: Engine, review: Review, found: pd.DataFrame | None = None) -> Cards:
-    """Compare's and Regressions' cards: the review's summary (its regressions `found` passed on when the caller
-    has them) and the comparison's status changes."""
+def verdict_cards(engine: Engine, review: Review, found: pd.DataFrame | None = None,
+                  doubts: pd.DataFrame | None = None, judged: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> Cards:
+    """Compare's and Regressions' cards: the review's summary (its regressions `found`, doubtful cases `doubts`
+    and judged cases passed on when the caller has them) and the comparison's status changes."""
     result = compare(engine, review.compare)
-    return cards_from(release_summary(engine, review, found), status_changes(result.cases, result.unmatched))
+    return cards_from(release_summary(engine, review, found, doubts, judged),
+                      status_changes(result.cases, result.unmatched))
 
 
 def overview_cards(engine: Engine) -> Cards | None:
