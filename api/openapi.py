@@ -18,8 +18,8 @@ from db.query.case_pairs import FILTERS as COMPARE_FILTERS
 from db.query.runs import RUN_FILTERS
 from db.query.selectors import SYNTAX
 from db.views import correctness, matrix, memory, noise, trends
-from db.views.compare import SCOPES
-from db.views.params import THRESHOLD_PERCENT
+from db.review.comparison import SCOPES
+from db.query.params import THRESHOLD_PERCENT
 
 PREFIX = "/api/v1"
 _REF = "#/components/schemas/{model}"

@@ -12,13 +12,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from db.views.compare import CompareQuery, compare, named_cases
-from db.views.regressions import Review
-from db.views.summary import release_summary, review_answer
-from db.views.plain import records  # noqa: F401 - the one JSON-plain conversion, used here and by the CLI
-from db.views.compare_chart import case_rows
-from db.views.empty_reason import empty_reason
-from db.views.status_changes import status_changes
+from db.query.plain import records
+from db.review.review import Review
+from db.review.summary import review_answer
+from db.views.compare import compare_answer
 from api.errors import error_response
 from db.errors import Problem, StoreError
 from db.query.runs import RUN_FILTERS, list_runs
@@ -57,23 +54,13 @@ def twin(view: Callable) -> Callable:
     return route
 
 
-def comparison_json(result) -> dict[str, Any]:
-    q = result.query
-    return {"ok": True, "baseline": q.baseline, "candidate": q.candidate, "scope": q.scope, "pool": q.pool,
-            "filters": {k: list(v) for k, v in q.filters}, "notes": result.notes,
-            "empty_reason": empty_reason(result),  # null when cases were compared; else why none were
-            "cases": records(named_cases(case_rows(result.cases))), "families": records(result.families),
-            "status_changes": records(status_changes(result.cases, result.unmatched)),
-            "unmatched": records(result.unmatched)}
-
-
 async def compare_route(request: Request) -> JSONResponse:
     try:
         review = Review.from_params(dict(request.query_params))  # the summary's threshold and rules, if given
-        result = await run_in_threadpool(compare, _engine(), review.compare)
+        answer = await run_in_threadpool(compare_answer, _engine(), review)
     except StoreError as exc:
         return error_response(exc)
-    return JSONResponse(comparison_json(result) | {"summary": await run_in_threadpool(release_summary, _engine(), review)})
+    return JSONResponse({"ok": True, **answer})
 
 
 async def runs_route(request: Request) -> JSONResponse:

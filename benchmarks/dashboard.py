@@ -9,7 +9,7 @@ of unselected runs. By default a build's 100 runs are consecutive (all machines 
 the best case for that pruning. A real store need not be laid out so; --interleave gives every run the next
 build in turn (run i is build i mod builds), so each row group holds runs of ~every build and nothing prunes.
 
-"Compare query" = db.views.compare.compare for baseline torch=2.10.0 → candidate torch=2.11.0 on machine scope:
+"Compare query" = db.review.comparison.compare for baseline torch=2.10.0 → candidate torch=2.11.0 on machine scope:
 selector checks, the DuckDB pivot over the 10M-row table, pooled samples to numpy, medians/IQR, Mann–Whitney U
 and a 400-draw bootstrap CI per case (on worker threads, beside the rest), per-family geomeans with
 1000-draw CIs, wording, the unmatched list.
@@ -44,7 +44,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-from db.views.compare import CompareQuery, clear_cache, compare
+from db.review.comparison import CompareQuery, clear_cache, compare
 from db.store.aa_pairs import backfill
 from db.store.engine import open_store
 from db.views.noise import noise_view

@@ -69,7 +69,7 @@ _METRICS = [
     # One measurement, two records: tokens/s is N / each timing sample. The timing is the row, as op_time is for
     # bandwidth: decode_time is also a VAE decode's only figure and a rule belongs to a metric (a derived
     # decode_time would silence VAE slowdowns), and a review whose slowdowns are all times reads one way. The row
-    # carries the tokens/s beside it (db.views.derived): the figure a release note quotes stays in view.
+    # carries the tokens/s beside it (db.review.derived): the figure a release note quotes stays in view.
     Metric("decode_throughput", "throughput", "tokens/s", _H, _R, _P, "new tokens per second during decode",
            "decode_time"),
     Metric("prefill_throughput", "throughput", "tokens/s", _H, _R, _P, "prompt tokens per second during prefill",
@@ -145,7 +145,7 @@ RULES: dict[str, Rule] = {
     **{name: _SIGNIFICANT for name in ("op_time", "first_call_time", "compile_time", "time_to_first_token",
                                        "decode_time")},
     # never a verdict beside its timing; compared alone (a metric filter), judged by its timing's rule (ruled_by
-    # in db.views.rules)
+    # in db.review.rules)
     **{name: Rule(RuleKind.derived) for name in DERIVED},
     "memory_outside_allocator": Rule(RuleKind.derived),  # driver peak minus reserved peak, both judged themselves
     "psnr_vs_cpu": Rule(RuleKind.drop, drop=3.0), "psnr_vs_input": Rule(RuleKind.drop, drop=3.0),

@@ -1,7 +1,7 @@
 """`mpsbench compare` (also `python -m db compare`): a review from the command line, for a CI job to gate on.
 
 The same answer as the Regressions page and GET /api/v1/regressions: locally it calls the view the route calls
-(db.views.summary.review_answer) on the local store; with --url it reads that route's JSON from a running server
+(db.review.summary.review_answer) on the local store; with --url it reads that route's JSON from a running server
 (token from MPSBENCH_TOKEN when the server wants one for reads). Prints the release summary and the regressions
 as a table, Markdown (the page's export), JSON (the API's answer) or CSV (the page's CSV); exits 1 when the
 --fail-on condition holds: `regression` (any regression), `untriaged` (a regression without a triage state other
@@ -50,7 +50,7 @@ def _parser() -> _Parser:
 
 def main(args: list[str]) -> int:
     opts = _parser().parse_args(args)
-    from db.views.regressions import Review
+    from db.review.review import Review
 
     params = {k: getattr(opts, k) for k in ("baseline", "candidate", "scope", "threshold", "rules", "workload",
                                             "dtype", "compile", "metric") if getattr(opts, k) is not None}
@@ -63,7 +63,7 @@ def main(args: list[str]) -> int:
 
 def local_answer(review) -> dict[str, Any]:
     from db.store.engine import open_store
-    from db.views.summary import review_answer
+    from db.review.summary import review_answer
 
     engine = open_store()
     try:

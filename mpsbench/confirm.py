@@ -1,7 +1,7 @@
 """`mpsbench confirm`: rerun a review's suspected and unconfirmed cases on this machine until each is decided.
 
 Like asv's re-run of a suspected regression: the review (local store, or a server's GET /api/v1/regressions with
---url) names its doubtful cases (db.views.regressions.doubtful: unconfirmed — nothing to test them on — and
+--url) names its doubtful cases (db.review.listing.doubtful: unconfirmed — nothing to test them on — and
 suspected — their own test passed, the review's family-wise step did not). This machine reruns only those cases,
 both builds interleaved A B, B A, A B … (each side in its own environment: `--baseline-python` and
 `--candidate-python`, a sweep's or any other), each run stored locally (or pushed with --url), and the review is
@@ -147,7 +147,7 @@ def _latest(out: Path) -> Path:
 
 
 def _main(opts: argparse.Namespace, say: Callable[[str], None]) -> int:
-    from db.views.regressions import Review
+    from db.review.review import Review
 
     o = _options(opts)
     journal = o.pop("_journal", None)
@@ -278,7 +278,7 @@ def _store(bundle: Path, o: dict) -> None:
 def _review(review, o: dict, sides: dict) -> dict:
     """The review's answer with each side's new runs in it."""
     from db.gate import local_answer, remote_answer
-    from db.views.regressions import Review
+    from db.review.review import Review
 
     params = {**review.params(), "baseline": sides["baseline"].selector_now(),
               "candidate": sides["candidate"].selector_now()}

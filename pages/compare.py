@@ -6,7 +6,9 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
-from db.views.compare import CompareQuery, ComparisonResult, compare, named_cases
+from db.review.comparison import CompareQuery, ComparisonResult
+from db.review.review import Review, judge_review
+from db.views.compare import named_cases
 from db.query.selectors import available_selectors
 from db.views.defaults import default_sides, side_label
 from db.views.case_detail import case_provenance, case_trend_url
@@ -14,8 +16,7 @@ from db.views.compare_chart import CHART_DEFAULT, case_rows, chart_rows
 from db.views.empty_reason import empty_reason
 from db.views.status_changes import status_changes
 from pages.charts import largest_first, ratio_chart, samples_chart
-from db.views.params import int_param, one_of
-from db.views.regressions import Review
+from db.query.params import int_param, one_of
 from db.views.verdict_cards import verdict_cards
 from pages.verdict import show_summary
 from pages.widgets import engine, guarded, load, picker, plain, text_param
@@ -132,16 +133,17 @@ def _all_cases() -> str:
 def _render() -> None:
     st.title("Compare")
     query = CompareQuery.from_params(_controls())
-    result = compare(engine(), query)  # cached per data version inside db.views.compare (no copy per rerun)
+    judged = judge_review(engine(), Review(query))  # judged once per data version (db.review): rows, chart, cards
+    result = judged.comparison
     top = st.container()  # the verdict goes first on the page, but is computed after the chart is sent
     why = empty_reason(result)
     if why:
         st.warning(plain(why))  # names the selectors from the URL: text
     # the summary and the ratio chart come first: they answer "is it a win?" before 10⁴ table rows arrive
-    rows = case_rows(result.cases)
+    rows = case_rows(judged)
     data = _ratio_section(rows, query.baseline) if not rows.empty else pd.DataFrame()
     with top:  # the verdict first; its notes are the comparison's
-        show_summary(verdict_cards(engine(), Review(query)))
+        show_summary(verdict_cards(engine(), judged))
     _status_panel(status_changes(result.cases, result.unmatched))
     if len(result.families):
         st.subheader("Per family geomean")

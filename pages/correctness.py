@@ -7,7 +7,7 @@ import streamlit as st
 from db.query import browse
 from db.query.browse import CORRECTNESS_METRICS
 from db.views.correctness import correctness_view
-from db.views.params import one_of
+from db.query.params import one_of
 from pages.charts import correctness_chart, correctness_slope_chart
 from pages.widgets import guarded, load, picker, plain, stop_if_empty
 

@@ -5,17 +5,15 @@ from functools import partial
 
 import streamlit as st
 
-from db.views.compare import CompareQuery, compare
+from db.review.comparison import CompareQuery
+from db.review.review import Review
 from db.views.defaults import default_sides, side_label
-from db.views.empty_reason import empty_reason
-from db.views.regressions import Review, doubtful, judged_cases, regressions
-from db.views.rules import SUSPECTED, UNCONFIRMED_STATE
-from db.views.verdict_cards import verdict_cards
+from db.views.regressions import regressions_view
 from pages.verdict import show_summary
 from db.views.review_export import review_csv, review_markdown
 from db.query.selectors import available_selectors
 from db.store.triage import NOTE_KEY, STATES, save_note
-from db.views.params import threshold_percent
+from db.query.params import threshold_percent
 from pages.signin import require_writer
 from pages.widgets import engine, guarded, load, picker, plain, text_param
 
@@ -57,26 +55,20 @@ def _render() -> None:
     review = Review.from_params({"baseline": baseline, "candidate": candidate, "scope": scope,
                                  "threshold": str(threshold), "rules": rules})
     query = review.compare
-    # not cached here: the comparison under it is (db.views.compare, per data version), and triage notes must show
-    # as soon as they are saved (saving a note does not change the data version)
-    judged = judged_cases(engine(), review)  # judged once for the table, the doubtful cases and the cards
-    found = regressions(engine(), review, judged=judged)
-    why = empty_reason(compare(engine(), query))  # never "0 regressions" over nothing compared
-    if why:
-        st.warning(plain(why))  # names the selectors from the URL: text
+    view = regressions_view(engine(), review)  # one judged review for the table, the doubtful cases and the cards
+    if view.empty:
+        st.warning(plain(view.empty))  # names the selectors from the URL: text
         st.stop()
-    doubts = doubtful(engine(), review, judged=judged)
-    cards = verdict_cards(engine(), review, found, doubts, judged)
+    found, cards = view.found, view.cards
     show_summary(cards)  # the verdict first, with the comparison's notes
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
             f"(threshold {threshold} % for replicated figures; each metric's own rule otherwise; "
             "docs/regressions.md)")
     st.dataframe(found, hide_index=True)
-    for kind, words in ((UNCONFIRMED_STATE, "unconfirmed: worse beyond the threshold, but with nothing to test them on "
-                                        "(one process, one run a side, no A/A data): not regressions"),
-                        (SUSPECTED, "suspected: their own test says worse, the review's family-wise step does "
-                                      "not (more runs decide: `mpsbench confirm`)")):
-        mine = doubts[doubts.verdict == kind]
+    for mine, words in ((view.unconfirmed, "unconfirmed: worse beyond the threshold, but with nothing to test them "
+                                           "on (one process, one run a side, no A/A data): not regressions"),
+                        (view.suspected, "suspected: their own test says worse, the review's family-wise step does "
+                                         "not (more runs decide: `mpsbench confirm`)")):
         if len(mine):
             st.text(f"{len(mine)} {words}")
             st.dataframe(mine.drop(columns=["state", "comment", "author", "link"]), hide_index=True)

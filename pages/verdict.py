@@ -1,5 +1,5 @@
 """The verdict first, on Overview, Compare and Regressions: one bordered card per (scope, device, dtype, compile)
-group of the release summary (db.views.verdict_cards over db.views.summary), three to a row, red when the group
+group of the release summary (db.views.verdict_cards over db.review.summary), three to a row, red when the group
 regressed or newly fails, green otherwise; then the summary's table of every group and its notes. Rendered from the
 plain dicts the JSON twins return, so a page and its twin show the same figures. Strings that can come from a
 bundle (machine names, tag values in selectors) are shown as text or escaped Markdown."""

@@ -4,9 +4,10 @@ checked spec."""
 import altair as alt
 import pytest
 
-from db.views.compare import CompareQuery, compute_compare
+from db.review.comparison import CompareQuery, compute_compare
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
+from db.review.review import JudgedReview
 from db.views.compare_chart import case_rows, chart_rows
 from pages.charts import ratio_chart, samples_chart
 from tests.bundles import make_bundle
@@ -26,7 +27,7 @@ def result(tmp_path_factory):
 
 
 def _charts(result) -> list:
-    data = chart_rows(case_rows(result.cases), 60)
+    data = chart_rows(case_rows(JudgedReview.of(result)), 60)
     row = int(data.row.iloc[0])
     return [ratio_chart(data, "torch=2.15.0rc1"), samples_chart(result.case_samples(row), data.unit[row])]
 

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from db.views.compare import CompareQuery, compute_compare
+from db.review.comparison import CompareQuery, ComparisonResult, compute_compare
+from db.review.review import JudgedReview
 from db.views.compare_chart import BETTER, DIRECTIONS, UNCLEAR, WORSE, case_rows, chart_rows, fold_derived
 from db.views.status_changes import status_changes
 from tests.seed import BASELINE, CANDIDATE
@@ -25,6 +26,11 @@ def _case(metric: str, ratio: float, significance: str = "significant", **key) -
     return row
 
 
+def _judged(cases: pd.DataFrame) -> JudgedReview:
+    """Hand-made case rows judged as a review judges them (default threshold and rules)."""
+    return JudgedReview.of(ComparisonResult(CompareQuery("a", "b"), cases, pd.DataFrame(), pd.DataFrame()))
+
+
 def test_derived_figures_fold_into_their_timing_row_and_are_not_counted():
     cases = pd.DataFrame([
         _case("op_time", 0.5),  # 2x slower: a regression, with its bandwidth halved
@@ -35,7 +41,7 @@ def test_derived_figures_fold_into_their_timing_row_and_are_not_counted():
     folded = fold_derived(cases)
     assert list(folded.metric) == ["op_time", "achieved_bandwidth"]
     assert folded.derived.iloc[0] == ("achieved_bandwidth 200 → 100 GB/s; bandwidth_fraction 40 → 20 %")
-    rows = case_rows(cases)
+    rows = case_rows(_judged(cases))
     assert int(rows.regression.sum()) == 1  # one slowdown, not three
     assert list(rows.direction) == [WORSE, BETTER]
 
@@ -44,7 +50,7 @@ def test_every_regression_is_charted_even_below_the_largest_changes():
     big = [_case("op_time", 2.0 + i, case_key=f'{{"M":{i},"N":8}}') for i in range(10)]
     slow = _case("op_time", 1 / 1.1, case_key='{"M":99,"N":8}')  # 10 % slower: ranked last by size
     noise = _case("op_time", 0.97, "not significant", case_key='{"M":98,"N":8}')
-    rows = case_rows(pd.DataFrame(big + [slow, noise]))
+    rows = case_rows(_judged(pd.DataFrame(big + [slow, noise])))
     drawn = chart_rows(rows, limit=3)
     assert len(drawn) == 4 and drawn.regression.sum() == 1
     assert drawn.iloc[0].case_key == '{"M":99,"N":8}'  # worst first
@@ -58,7 +64,7 @@ def test_every_regression_is_charted_even_below_the_largest_changes():
 def test_the_chart_colours_are_fixed_per_direction_whatever_the_data():
     from pages.charts import DIRECTION_COLORS, ratio_chart
 
-    only_better = chart_rows(case_rows(pd.DataFrame([_case("op_time", 2.0)])), 5)
+    only_better = chart_rows(case_rows(_judged(pd.DataFrame([_case("op_time", 2.0)]))), 5)
     spec = ratio_chart(only_better, "torch=2.14.1").to_dict(validate=True)
     colour = spec["layer"][0]["encoding"]["color"]["scale"]
     assert colour["domain"] == list(DIRECTIONS) and colour["range"][0] == DIRECTION_COLORS.range[0]
@@ -97,7 +103,7 @@ def test_a_cases_provenance_lists_each_sides_runs(seeded):
     from db.views.case_detail import case_provenance, case_trend_url
 
     query = CompareQuery.from_params({"baseline": BASELINE, "candidate": CANDIDATE})
-    rows = case_rows(compute_compare(seeded, query).cases)
+    rows = case_rows(JudgedReview.of(compute_compare(seeded, query)))
     case = rows[(rows.scope == "studio-1") & (rows.workload == "decode")].iloc[0]
     runs = case_provenance(seeded, query, case)
     assert list(runs.side) == ["baseline", "baseline", "candidate", "candidate"]  # studio-1 ran each build twice

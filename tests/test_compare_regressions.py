@@ -5,9 +5,9 @@ import pytest
 
 import db.store.engine as store
 
-from db.views.compare import CompareQuery
+from db.review.comparison import CompareQuery
 from db.errors import StoreError
-from db.views.regressions import regressions
+from db.review.listing import regressions
 from db.views.review_export import md_escape, review_csv, review_markdown
 from db.store.triage import NOTE_KEY, save_note
 from tests.seed import seed_store

@@ -9,7 +9,7 @@ import pytest
 
 import db.store.engine as store
 
-from db.views.compare import CompareQuery, compare, compute_compare
+from db.review.comparison import CompareQuery, compare, compute_compare
 from db.errors import StoreError
 from bundle.schema import case_key
 from tests.seed import LINEAR_NOISE, LINEAR_SLOW, SOFTMAX, seed_store
@@ -111,14 +111,17 @@ def test_json_twin_returns_the_functions_figures(seeded, monkeypatch):
     from starlette.testclient import TestClient
 
     import api.query as query_api
+    from db.review.review import Review
+    from db.views.compare import compare_answer
 
     engine, _, _ = seeded
     monkeypatch.setattr(query_api, "_engine", lambda: engine)
     client = TestClient(Starlette(routes=query_api.ROUTES))
     body = client.get("/api/v1/compare", params={"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"}).json()
-    expected = query_api.comparison_json(_run(engine))
-    summary = body.pop("summary")  # the release summary (db.views.summary): tests/test_release_summary.py
-    assert body == json.loads(json.dumps(expected)) and summary["baseline"] == "torch=2.14.1"
+    expected = compare_answer(engine, Review(_run(engine).query))
+    expected.pop("summary")
+    summary = body.pop("summary")  # the release summary (db.review.summary): tests/test_release_summary.py
+    assert body == json.loads(json.dumps({"ok": True, **expected})) and summary["baseline"] == "torch=2.14.1"
     assert all("unit" in case and "change_unit" in case for case in body["cases"])
     bad = client.get("/api/v1/compare", params={"baseline": "nonsense", "candidate": "torch=2.15.0rc1"})
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "baseline"

@@ -8,7 +8,7 @@ from db.errors import StoreError
 from db.query.selectors import parse_selector
 from db.stats.significance import SampleLists, geomean_ci
 from bundle.builds import build_sort_key
-from db.views.wording import difference_words, ratio_words
+from db.review.wording import difference_words, ratio_words
 
 
 @pytest.mark.parametrize("text,kind,canonical", [
@@ -88,7 +88,7 @@ def test_vectorised_statistics_equal_plain_per_case_answers():
 def test_sample_lists_take_and_caveats():
     import pandas as pd
 
-    from db.views.case_text import caveats
+    from db.review.case_text import caveats
 
     lists = _lists([[1.0, 2.0], [3.0], [4.0, 5.0, 6.0]]).take(np.array([True, False, True]))
     assert lists.values.tolist() == [1.0, 2.0, 4.0, 5.0, 6.0] and lists.offsets.tolist() == [0, 2, 5]
@@ -104,8 +104,8 @@ def test_sample_lists_take_and_caveats():
 def test_geomean_summary_names_its_family_and_orients_the_ci():
     import pandas as pd
 
-    from db.views.compare import CompareQuery
-    from db.views.families import family_frame
+    from db.review.comparison import CompareQuery
+    from db.review.families import family_frame
 
     cases = pd.DataFrame({"scope": "m1", "device": "mps", "workload": "linear", "metric": "op_time", "dtype": "bfloat16",
                           "compile": "eager", "comparison": "ratio", "oriented_ratio": [0.8, 0.9, 0.85],
@@ -118,7 +118,7 @@ def test_geomean_summary_names_its_family_and_orients_the_ci():
 
 
 def test_vectorised_ratio_words_equal_per_value_formatting():
-    from db.views.wording import ratio_words
+    from db.review.wording import ratio_words
 
     values = np.array([1.005, 0.995, 1 / 1.005, 1.125, 1 / 1.125, 2.675, 1.0, 0.999, 1e20, 0.0, -1.0, np.nan, np.inf])
     def plain(o: float) -> str:  # the rule, one value at a time with Python's own formatting

@@ -1,7 +1,7 @@
 """A comparison whose sides ran with different library versions says so (db.query.libraries)."""
 from __future__ import annotations
 
-from db.views.compare import CompareQuery, compute_compare
+from db.review.comparison import CompareQuery, compute_compare
 from db.ingest.core import ingest_bundle
 from db.query.libraries import differing_note, side_libraries
 from db.query.selectors import parse_selector

@@ -10,7 +10,8 @@ from starlette.testclient import TestClient
 
 from bundle.metrics import RULES, MetricError, RuleKind, parse_rules
 from db.errors import StoreError
-from db.views.regressions import Review, regressions
+from db.review.review import Review
+from db.review.listing import regressions
 from tests import verdict_store as v
 from tests.store_fixtures import verdict_engine  # noqa: F401 (the `engine` fixture)
 

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 import db.store.engine
 from app import api_routes
-from db.views.compare import CompareQuery, compare
+from db.review.comparison import CompareQuery, compare
 from mpsbench.cli import main
 from tests import release_bundles as rb
 from tests.test_page_twins import ROOT_SCRIPT, _same

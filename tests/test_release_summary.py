@@ -1,4 +1,4 @@
-"""The release summary (db.views.summary) on the known-verdict store (tests/verdict_store.py): counts, memory and
+"""The release summary (db.review.summary) on the known-verdict store (tests/verdict_store.py): counts, memory and
 correctness verdicts and notes computed here from the store's constants, and the same summary in the API twin
 and at the top of the Markdown export."""
 from __future__ import annotations
@@ -9,9 +9,10 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 import db.store.engine as store
-from db.views.regressions import Review, regressions
+from db.review.review import Review
+from db.review.listing import regressions
 from db.views.review_export import md_escape, review_markdown
-from db.views.summary import release_summary, review_answer
+from db.review.summary import release_summary, review_answer
 from tests import verdict_store as v
 from tests.store_fixtures import verdict_engine  # noqa: F401 (the `engine` fixture)
 

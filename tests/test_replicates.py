@@ -146,7 +146,7 @@ def test_simulated_aa_reviews_keep_the_family_wise_rate_and_a_2x_slowdown_is_alw
 def test_each_group_says_what_it_can_detect():
     import pandas as pd
 
-    from db.views.detectable import detectable_words
+    from db.review.detectable import detectable_words
 
     cases = pd.DataFrame({"scope": ["m1", "m1", "m1", "m2"], "se": [0.02, 0.03, np.nan, 3.0], "df": [18.0] * 4,
                           "baseline_pooled": [1, 1, 1, 2], "candidate_pooled": [1, 1, 1, 2]})

@@ -10,7 +10,7 @@ from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.query.selectors import available_selectors, parse_selector
 from db.store.engine import open_store
-from db.views.compare import CompareQuery, compute_compare
+from db.review.comparison import CompareQuery, compute_compare
 from tests.bundles import make_bundle, make_result
 
 RC = "1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d"

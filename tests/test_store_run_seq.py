@@ -5,7 +5,7 @@ import duckdb
 import pytest
 from sqlalchemy import text
 
-from db.views.compare import CompareQuery, compute_compare
+from db.review.comparison import CompareQuery, compute_compare
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
 from db.store.tables import STORE_VERSION

@@ -106,7 +106,7 @@ def test_sweep_rounds_aa_failed_build_kill_and_resume(tmp_path):
 def _dashboard_shows_one_sweep(tmp_path: Path, found: list[Bundle], sweep_id: str) -> None:
     from db.ingest.core import ingest_bundle
     from db.store.engine import open_store
-    from db.views.compare import CompareQuery, compute_compare
+    from db.review.comparison import CompareQuery, compute_compare
     from db.views.sweeps import sweep_detail, sweeps
 
     engine = open_store(tmp_path / "store.duckdb")

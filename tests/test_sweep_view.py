@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
-from db.views.compare import CompareQuery, compute_compare
+from db.review.comparison import CompareQuery, compute_compare
 from db.views.sweeps import sweep_detail, sweeps
 from tests.bundles import make_bundle, make_result
 

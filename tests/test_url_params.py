@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from db.errors import StoreError
 from db.store.engine import open_store
-from db.views.params import int_param, one_of, threshold_percent
+from db.query.params import int_param, one_of, threshold_percent
 from tests.seed import seed_store
 from tests.test_dashboard_apptest import SCRIPT, TIMEOUT_S
 
@@ -88,8 +88,8 @@ def test_the_api_reads_threshold_in_percent_like_the_page(seeded_path, monkeypat
     from starlette.testclient import TestClient
 
     import api.query as query_api
-    from db.views.compare import CompareQuery
-    from db.views.regressions import regressions
+    from db.review.comparison import CompareQuery
+    from db.review.listing import regressions
 
     engine = open_store(seeded_path)
     monkeypatch.setattr(query_api, "_engine", lambda: engine)

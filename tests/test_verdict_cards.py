@@ -44,8 +44,8 @@ def test_cards_from_a_summary_put_regressions_first_and_count_status_changes():
 
 
 def test_the_seeded_stores_cards_per_chip(seeded):
-    from db.views.compare import CompareQuery
-    from db.views.regressions import Review
+    from db.review.comparison import CompareQuery
+    from db.review.review import Review
     from db.views.verdict_cards import verdict_cards
 
     query = CompareQuery.from_params({"baseline": BASELINE, "candidate": CANDIDATE, "scope": "chip"})

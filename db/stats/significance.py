@@ -173,5 +173,5 @@ def bootstrap_means(logs: np.ndarray, seed: int = SEED) -> np.ndarray:
     counts = np.bincount(flat, minlength=BOOTSTRAP_DRAWS * k).reshape(BOOTSTRAP_DRAWS, k).astype(float)
     # numpy's own single-threaded loop, not BLAS: multi-threaded OpenBLAS waits 10–20 ms per call for a worker
     # whenever the other cores are busy (a loaded server), and its spinning threads then take the cores from
-    # db.views.compare's significance workers (matmul here: the 10⁷-row Compare query ~50 ms slower, ~130 ms more CPU)
+    # db.review.comparison's significance workers (matmul here: the 10⁷-row Compare query ~50 ms slower, ~130 ms more CPU)
     return np.einsum("fk,kd->fd", logs, np.ascontiguousarray(counts.T)) / k

@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 
 from db.query.case_pairs import scope_sql
 from db.store.read import read_frame
-from db.views.compare import CompareQuery
+from db.review.comparison import CompareQuery
 from db.views.trends import FIELDS, trend_url
 
 COLUMNS = ["side", "machine_name", "chip", "gpu_cores", "torch_version", "channel", "git_hash", "os", "os_version",

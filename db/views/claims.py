@@ -17,7 +17,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from bundle.metrics import Better, metric
-from db.views.compare import CompareQuery, compare
+from db.review.comparison import CompareQuery, compare
 from db.errors import StoreError
 from db.stats.significance import NOT_SIGNIFICANT, geomean_ci
 

@@ -1,70 +1,21 @@
-"""Compare two sides (baseline → candidate) case by case: medians in their units, spread, the comparison the
-metric calls for, significance from the raw samples, per-family geometric means, and every case that could not
-be compared listed with why. The Compare page and GET /api/v1/compare both call `compare`."""
+"""The Compare page's adapter and its JSON twin (GET /api/v1/compare): the judged review (db.review) named for
+people — each case row with its name and Trends link, its direction and regression flag (db.views.compare_chart),
+the status changes and why nothing was compared, when nothing was."""
 from __future__ import annotations
 
-import os
-import threading
-from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 from sqlalchemy import Engine
 
 from bundle.case_names import case_names
-from bundle.metrics import METRICS, RULES, Better, Comparison, RuleKind
-from db.query.case_pairs import FILTERS, KEY, SIDES as _SIDES, compare_sql, read_pairs
-from db.errors import Problem, StoreError
-from db.store.read import read_data_version
-from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note
-from db.views.case_text import caveats, change_words, pick, str_column
-from db.views.families import family_frame
-from db.views.rules import rule_kinds
-from db.views.noise import case_noise
+from db.query.plain import records
+from db.review.review import Review, judge_review
+from db.review.summary import release_summary
+from db.views.compare_chart import case_rows
+from db.views.empty_reason import empty_reason
+from db.views.status_changes import status_changes
 from db.views.trends import FIELDS as TREND_FIELDS, trend_url
-from db.query.libraries import differing_note, side_libraries
-from db.stats.significance import SIGNIFICANT, VERDICTS, SampleLists, Significance, significance, summarize_lists
-
-from db.query.unmatched import unmatched_frame
-
-SCOPES = ("machine", "chip")
-CACHE_ENTRIES = 16  # recent comparisons kept per process (a 50k-case result is tens of MB)
-_CACHE: OrderedDict = OrderedDict()
-_CACHE_LOCK = threading.Lock()
-# the significance blocks, the detail read and the selector checks of every comparison in this process
-WORKERS = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="compare")
-
-
-@dataclass(frozen=True)
-class CompareQuery:
-    baseline: str
-    candidate: str
-    scope: str = "machine"
-    filters: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ((name, values), …) hashable for caches
-    pool: bool = False  # a side may span several builds (version + git hash); the notes then name them
-
-    @classmethod
-    def from_params(cls, params: Mapping[str, str | None]) -> "CompareQuery":
-        """From query parameters; bad input is a 400 naming the parameter."""
-        base, cand = parse_selector(params.get("baseline"), "baseline"), parse_selector(params.get("candidate"), "candidate")
-        scope = (params.get("scope") or "machine").strip()
-        if scope not in SCOPES:
-            raise StoreError(400, f"scope: must be machine or chip (got {scope[:40]!r})",
-                             [Problem("scope", "must be one of machine, chip")])
-        chosen = tuple((n, _values(params.get(n))) for n in FILTERS if _values(params.get(n)))
-        unknown = [m for m in dict(chosen).get("metric", ()) if m not in METRICS]
-        if unknown:
-            raise StoreError(400, f"metric: unknown metric {unknown[0][:60]!r}",
-                             [Problem("metric", f"must be one of {', '.join(METRICS)}")])
-        return cls(base.text, cand.text, scope, chosen, parse_pool(params.get("pool")))
-
-    def selectors(self) -> tuple[Selector, Selector]:
-        return parse_selector(self.baseline, "baseline"), parse_selector(self.candidate, "candidate")
 
 
 def named_cases(cases: pd.DataFrame) -> pd.DataFrame:
@@ -75,192 +26,13 @@ def named_cases(cases: pd.DataFrame) -> pd.DataFrame:
     return cases.assign(case=case_names(cases), trend=links)
 
 
-def _values(text: str | None) -> tuple[str, ...]:
-    return tuple(v.strip() for v in (text or "").split(",") if v.strip())
-
-
-@dataclass
-class ComparisonResult:
-    query: CompareQuery
-    cases: pd.DataFrame  # one row per compared case
-    families: pd.DataFrame  # geomean per (scope, device, workload, metric, dtype, compile)
-    unmatched: pd.DataFrame  # cases on one side only or without ok figures on a side, with the reason
-    notes: list[str] = field(default_factory=list)
-    samples: tuple[SampleLists, SampleLists] | None = None  # pooled ok samples of each case row, both sides
-
-    def case_samples(self, row: int) -> pd.DataFrame:
-        """The raw samples of cases row `row`, both sides, for the sample-distribution chart."""
-        case = self.cases.iloc[row]
-        parts = []
-        for side, lists in zip(("baseline", "candidate"), self.samples or ()):
-            values = np.sort(lists.values[lists.offsets[row]:lists.offsets[row + 1]])  # pooled order varies
-            parts.append(pd.DataFrame({"side": side, "sample": values, "unit": case.unit}))
-        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["side", "sample", "unit"])
-
-
-def compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
-    """The comparison, cached per store data version (a new ingest changes it), so every page, API call and
-    claim asking the same question of the same data shares one computation. Treat the result as read-only."""
-    key = (id(engine), read_data_version(engine), query)
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None:
-            _CACHE.move_to_end(key)
-            return hit
-    result = compute_compare(engine, query)
-    with _CACHE_LOCK:
-        _CACHE[key] = result
-        while len(_CACHE) > CACHE_ENTRIES:
-            _CACHE.popitem(last=False)
-    return result
-
-
-def clear_cache() -> None:
-    """Forget every cached comparison (benchmarks measure the uncached work with it)."""
-    with _CACHE_LOCK:
-        _CACHE.clear()
-
-
-def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
-    """The comparison itself, uncached: selectors checked, DuckDB pivot, numpy statistics, geomeans, unmatched.
-
-    Each case's change is tested on its replicates (worker processes, runs, the store's A/A pairs of the case or
-    its group: db.stats.replicates), with Holm's step over the cases judged by significance (db.stats.significance).
-    """
-    base, cand = query.selectors()
-    sides = ((base, "baseline"), (cand, "candidate"))
-    checks = [WORKERS.submit(check_side, engine, selector, side, query.pool) for selector, side in sides]  # beside the read
-    libraries = [WORKERS.submit(side_libraries, engine, selector) for selector, _ in sides]
-    table = read_pairs(engine, *compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters}), WORKERS)
-    # a selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose
-    pooled = [pooled_note(side, selector, check.result()) for (selector, side), check in zip(sides, checks)]
-    # unsorted: the quartiles and each significance block sort their own rows (a sort of every list up front,
-    # before the significance can start, cost more than sorting twice)
-    b_lists, c_lists = (SampleLists.from_arrow(table[c]) for c in ("b_samples", "c_samples"))
-    paired = (b_lists.counts > 0) & (c_lists.counts > 0)
-    b_paired, c_paired = b_lists.take(paired), c_lists.take(paired)
-    facts = MetricFacts.of(table["metric"], paired)
-    frame = table.drop_columns(["b_samples", "c_samples", "b_processes", "c_processes"]).to_pandas()
-    for prefix, lists in (("b_", b_lists), ("c_", c_lists)):
-        stats = summarize_lists(lists)
-        frame[prefix + "n"] = lists.counts
-        frame[prefix + "median"], frame[prefix + "p25"], frame[prefix + "p75"] = stats.median, stats.p25, stats.p75
-    cases = case_frame(frame[paired].reset_index(drop=True), facts, query)
-    noise = case_noise(engine, cases, query.scope)  # the A/A model: each case's pairs, Σ log ratio², and which
-    cases["noise"] = noise.noise
-    rows = pa.array(np.flatnonzero(paired))
-    change = np.where(facts.use_ratio, cases.ratio.to_numpy(dtype=float), cases.difference.to_numpy(dtype=float))
-    tested = rule_kinds(cases, RULES) == RuleKind.significant.value  # a derived figure beside its timing: not again
-    sig = significance(b_paired, c_paired, table["b_processes"].take(rows), table["c_processes"].take(rows),
-                       change, facts.use_ratio, tested, noise.pairs.to_numpy(), noise.sum_sq.to_numpy())
-    unmatched = unmatched_frame(frame[~paired].reset_index(drop=True))
-    families = family_frame(cases, query, lambda: sig.verdict == SIGNIFICANT, lambda: oriented_cis(sig, facts))
-    add_significance(cases, sig, facts)
-    notes = _notes(query, cases, differing_note(*(side.result() for side in libraries))) + [n for n in pooled if n]
-    return ComparisonResult(query, cases, families, unmatched, notes, (b_paired, c_paired))
-
-
-def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> list[str]:
-    notes = [f"Ratios are candidate {query.candidate} against baseline {query.baseline}; only status-ok results count."]
-    if query.scope == "chip":
-        notes.append("Chip scope: results of different machines with the same chip and GPU core count are pooled, "
-                     "explicitly.")
-    if not cases.empty:
-        notes.append("Each change is tested on its replicates: worker processes within a run, runs above them, and "
-                     "the store's A/A pairs for the run-to-run part; Holm's step over the cases tested keeps the "
-                     "chance that a review of unchanged software shows any significant change at 5 %. A case with "
-                     "none of these is unconfirmed. Medians are of the pooled samples.")
-    if libraries:
-        notes.append(libraries)
-    return notes
-
-
-@dataclass(frozen=True)
-class MetricFacts:
-    """Per case, what its metric says: the comparison (ratio or difference) and its direction. Looked up once
-    per metric (the metric column factorized), not once per case."""
-    codes: np.ndarray
-    names: pd.Index
-    use_ratio: np.ndarray
-    lower: np.ndarray  # lower is better
-
-    @classmethod
-    def of(cls, metric: pa.ChunkedArray, rows: np.ndarray) -> "MetricFacts":
-        """For the cases where `rows` (a mask) is true."""
-        encoded = pc.dictionary_encode(metric).combine_chunks()
-        codes, names = encoded.indices.to_numpy()[rows], pd.Index(encoded.dictionary.to_pylist())
-        known = [METRICS[n] for n in names]
-        use_ratio = np.array([m.comparison is Comparison.ratio for m in known], dtype=bool)[codes]
-        lower = np.array([m.better is Better.lower for m in known], dtype=bool)[codes]
-        return cls(codes, names, use_ratio, lower)
-
-    def units(self) -> pa.Array:
-        """Each case's canonical unit."""
-        return pa.array([METRICS[n].unit for n in self.names], pa.string()).take(pa.array(self.codes))
-
-
-def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery) -> pd.DataFrame:
-    """The case table without its significance columns (NaN until add_significance fills them)."""
-    if frame.empty:
-        return _empty_cases()
-    out = {k: frame[k] for k in KEY}
-    out["unit"] = str_column(facts.units())
-    for side, p in _SIDES:
-        out[f"{side}_median"] = frame[p + "median"]
-        out[f"{side}_iqr"] = frame[p + "p75"] - frame[p + "p25"]
-        out[f"{side}_n"] = frame[p + "n"].astype(int)
-        out[f"{side}_pooled"] = frame[p + "pooled"].astype(int)
-        out[f"{side}_machines"] = frame[p + "machines"].astype(int)
-        out[f"{side}_passed"] = frame[p + "passed"]
-    _add_change(out, facts)
-    out["replicates"] = ""  # what its test rests on: add_significance
-    out["caveats"] = caveats(frame, query.scope == "chip")
-    return pd.DataFrame(out)  # one frame built from its columns: ~30 column inserts cost more
-
-
-def _add_change(out: dict, facts: MetricFacts) -> None:
-    use_ratio, lower = facts.use_ratio, facts.lower
-    b_median, c_median = out["baseline_median"].to_numpy(dtype=float), out["candidate_median"].to_numpy(dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = c_median / b_median
-        oriented = np.where(lower, 1.0 / ratio, ratio)
-    diff = c_median - b_median
-    out["comparison"] = pick(["difference", "ratio"], use_ratio.astype(np.int64))
-    out["ratio"] = np.where(use_ratio, ratio, np.nan)  # candidate / baseline of medians
-    out["oriented_ratio"] = np.where(use_ratio, oriented, np.nan)  # > 1: candidate better
-    out["difference"] = np.where(use_ratio, np.nan, diff)  # candidate - baseline, in `unit`
-    out["change_unit"] = str_column(pc.if_else(pa.array(use_ratio), "×", facts.units()))
-    for name in ("ci_low", "ci_high", "p_value", "significance"):  # in place, in column order, until known
-        out[name] = np.full(len(use_ratio), np.nan)
-    out["change"] = change_words((facts.codes, facts.names), oriented, diff, use_ratio)
-
-
-def oriented_cis(sig: Significance, facts: MetricFacts) -> tuple[np.ndarray, np.ndarray]:
-    """Each case's CI oriented like its ratio (> 1 is better); differences as they are."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        low = np.where(facts.lower, 1.0 / sig.ci_high, sig.ci_low)
-        high = np.where(facts.lower, 1.0 / sig.ci_low, sig.ci_high)
-    return np.where(facts.use_ratio, low, sig.ci_low), np.where(facts.use_ratio, high, sig.ci_high)
-
-
-def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts) -> None:
-    """The oriented CI, the p-value and the verdict, into the case table."""
-    if cases.empty:
-        return
-    cases["ci_low"], cases["ci_high"] = oriented_cis(sig, facts)
-    cases["p_value"], cases["significance"] = sig.p_value, pick(list(VERDICTS), sig.codes)
-    cases["se"], cases["df"] = sig.se, sig.df
-    # the standard error is of ln(candidate / baseline) for ratios, of the difference (its unit) otherwise
-    cases["se_unit"] = np.where(facts.use_ratio, "ln(ratio)", cases.unit.to_numpy(dtype=object))
-    cases["replicates"] = sig.replicates
-
-
-CASE_COLUMNS = KEY + ["unit", "baseline_median", "baseline_iqr", "baseline_n", "baseline_pooled",
-                      "baseline_machines", "baseline_passed", "candidate_median", "candidate_iqr", "candidate_n",
-                      "candidate_pooled", "candidate_machines", "candidate_passed", "comparison", "ratio",
-                      "oriented_ratio", "difference", "change_unit", "ci_low", "ci_high", "p_value", "significance",
-                      "change", "replicates", "caveats", "noise", "se", "se_unit", "df"]
-
-
-def _empty_cases() -> pd.DataFrame:
-    return pd.DataFrame(columns=CASE_COLUMNS)
+def compare_answer(engine: Engine, review: Review) -> dict[str, Any]:
+    """GET /api/v1/compare: the comparison, its judged rows and the release summary, from one judged review."""
+    judged = judge_review(engine, review)
+    result, q = judged.comparison, review.compare
+    return {"baseline": q.baseline, "candidate": q.candidate, "scope": q.scope, "pool": q.pool,
+            "filters": {k: list(v) for k, v in q.filters}, "notes": result.notes,
+            "empty_reason": empty_reason(result),  # null when cases were compared; else why none were
+            "cases": records(named_cases(case_rows(judged))), "families": records(result.families),
+            "status_changes": records(status_changes(result.cases, result.unmatched)),
+            "unmatched": records(result.unmatched), "summary": release_summary(engine, judged)}

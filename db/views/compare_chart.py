@@ -1,6 +1,6 @@
 """What Compare draws and lists: one row per case, its derived figures (achieved bandwidth, share of peak, tokens/s:
-db.views.derived) folded into their timing's row, each row's direction (better / worse / not significant)
-and whether it is a regression (db.views.rules.judge, as the Regressions page judges it). The chart rows are the largest changes plus
+db.review.derived) folded into their timing's row, each row's direction (better / worse / not significant)
+and whether it is a regression (the judged review's verdict, as the Regressions page reads it). The chart rows are the largest changes plus
 every regression, whatever its rank: the chart and the table read the same frame, so they cannot disagree."""
 from __future__ import annotations
 
@@ -8,11 +8,10 @@ import numpy as np
 import pandas as pd
 
 from bundle.case_names import case_names
-from bundle.metrics import METRICS, RULES
+from bundle.metrics import METRICS
 from db.stats.significance import SIGNIFICANT
-from db.views.derived import derived_pairs, derived_text, folded_rows
-from db.views.regressions import DEFAULT_THRESHOLD
-from db.views.rules import judge
+from db.review.derived import derived_pairs, derived_text, folded_rows
+from db.review.review import JudgedReview
 
 BETTER, WORSE, UNCLEAR = "better", "worse", "not significant"
 DIRECTIONS = (BETTER, WORSE, UNCLEAR)  # the chart's colour domain, in this order on every view
@@ -44,11 +43,11 @@ def _better_difference(cases: pd.DataFrame, change: np.ndarray) -> np.ndarray:
     return np.where(neutral, 0.0, np.nan_to_num(signed, nan=0.0))
 
 
-def case_rows(cases: pd.DataFrame, threshold: float = DEFAULT_THRESHOLD) -> pd.DataFrame:
-    """Compare's rows: derived figures folded, with `direction`, `regression` and `row` (the compared case's
-    index, for its samples)."""
-    folded = fold_derived(cases)
-    regression = judge(folded, threshold, RULES).regressed if len(folded) else []
+def case_rows(judged: JudgedReview) -> pd.DataFrame:
+    """Compare's rows: derived figures folded, with `direction`, `regression` (the review's verdict) and `row` (the
+    compared case's index, for its samples)."""
+    folded = fold_derived(judged.cases)
+    regression = judged.verdicts.regressed.loc[folded.index].to_numpy(dtype=bool) if len(folded) else []
     return folded.assign(direction=directions(folded) if len(folded) else [], regression=regression,
                          row=folded.index)
 

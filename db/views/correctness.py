@@ -17,8 +17,8 @@ from bundle.metrics import METRICS, Better
 from db.query.browse import CORRECTNESS_METRICS, results, split_builds
 from db.views.defaults import default_pair
 from db.views.memory import memory_builds
-from db.views.params import Params, one_of, only
-from db.views.wording import format_value
+from db.query.params import Params, one_of, only
+from db.review.wording import format_value
 
 _CASE = ["machine_name", "workload", "case_key", "dtype", "compile"]
 

@@ -2,7 +2,7 @@
 compared cases is a false all-clear. Compare, Regressions and their JSON twins call `empty_reason`."""
 from __future__ import annotations
 
-from db.views.compare import ComparisonResult
+from db.review.comparison import ComparisonResult
 
 
 def _listed(values) -> str:

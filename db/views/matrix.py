@@ -10,9 +10,9 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from bundle.metrics import METRICS
-from db.views.params import Params, one_of, only
+from db.query.params import Params, one_of, only
 
-from db.views.compare import CompareQuery, compare
+from db.review.comparison import CompareQuery, compare
 from db.store.read import read_frame
 from db.stats.significance import geomean_ci
 from bundle.builds import build_sort_key

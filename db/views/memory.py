@@ -19,7 +19,7 @@ from bundle.case_names import case_names
 from bundle.units import convert
 from db.query.browse import MEMORY_METRICS, results, split_builds
 from db.views.defaults import default_pair
-from db.views.params import Params, one_of, only
+from db.query.params import Params, one_of, only
 
 FIGURE_NAMES = {  # nested: the driver's total holds the allocator's reserved pool, which holds the live tensors
     "memory_driver_peak": "driver total peak",

@@ -3,7 +3,7 @@ compile) — how far two runs of one build on one machine differ (95th percentil
 each figure, whether that noise exceeds the review threshold (then two runs of one build can differ by more than
 a regression must be worse: a review of such cases needs more processes or runs to find one), and how many runs
 per side a comparison needs for a CI of ±precision % (db.stats.planner). The same pairs are each case's run-to-run
-variance in a review's test (case_noise; db.stats.replicates)."""
+variance in a review's test (db.review.noise; db.stats.replicates)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,11 +12,12 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.query.noise import FILTERS, KEY, aa_pair_count, case_figures, machine_chips, noise_groups
+from db.query.noise import FILTERS, KEY, aa_pair_count, noise_groups
 from db.stats import noise as model
 from db.stats.planner import runs_needed_many
 from db.store.aa_pairs import RATIO_METRICS
-from db.views.params import bad, decimal, one_of, only, threshold_percent
+from db.review.review import DEFAULT_THRESHOLD
+from db.query.params import bad, decimal, one_of, only, threshold_percent
 
 PARAMS = (*FILTERS, "precision", "threshold")
 PRECISION = (0.1, 50.0)  # the planner's target CI half-width, in %
@@ -57,8 +58,6 @@ def _precision(text: str) -> float:
 
 
 def noise_view(engine: Engine, params) -> NoiseAnswer:
-    from db.views.regressions import DEFAULT_THRESHOLD  # the review's own default
-
     p = only(params, PARAMS)
     if p["metric"]:
         one_of("metric", p["metric"], RATIO_METRICS)
@@ -81,39 +80,3 @@ def noise_view(engine: Engine, params) -> NoiseAnswer:
     message = "" if len(groups) else (EMPTY if total == 0 else "No A/A pairs match these filters.")
     return NoiseAnswer(model.QUANTILE, precision, threshold, total, message, UNITS,
                        groups[COLUMNS].reset_index(drop=True))
-
-
-NO_DATA = "no A/A data"
-
-
-def case_noise(engine: Engine, cases: pd.DataFrame, scope: str) -> pd.DataFrame:
-    """Per compared case (same index as `cases`: scope, device, workload, case_key, metric, dtype, compile) the A/A
-    figures its run-to-run variance rests on (db.stats.replicates): the case's own pairs where it has at least
-    MIN_CASE_PAIRS, else its group's (chip, device, workload, metric, dtype, compile), else none — `pairs`,
-    `sum_sq` (Σ log ratio²; from a group, 2·pairs·sigma²) and `noise`, which says which. scope "machine": a case's
-    machine is looked up by its chip label (the model is kept per chip)."""
-    groups = noise_groups(engine)
-    keys = cases[["scope", "device", "workload", "metric", "dtype", "compile", "case_key"]].rename(
-        columns={"scope": "chip"})
-    if scope == "machine":  # the chip label depends on the machine alone (its chip, GPU cores or name)
-        chips = machine_chips(engine).drop_duplicates("scope")
-        keys["chip"] = keys.chip.map(dict(zip(chips.scope, chips.chip)))
-    found = keys.merge(groups[[*KEY, "group_id", "pairs", "sigma_log"]], how="left", on=KEY)
-    per_case = case_figures(engine, found.group_id.dropna().unique())
-    found = found.merge(per_case.rename(columns={"pairs": "case_pairs"}), how="left", on=["group_id", "case_key"])
-    ratio = found.metric.isin(RATIO_METRICS).to_numpy()
-    case_pairs = found.case_pairs.to_numpy(dtype=float, na_value=0.0)
-    group_pairs = found.pairs.to_numpy(dtype=float, na_value=0.0)
-    sigma = found.sigma_log.to_numpy(dtype=float, na_value=np.nan)
-    own = ratio & (case_pairs >= model.MIN_CASE_PAIRS)
-    group = ratio & ~own & (group_pairs >= model.MIN_PAIRS) & np.isfinite(sigma)
-    pairs = np.where(own, case_pairs, np.where(group, group_pairs, 0.0))
-    sum_sq = np.where(own, found.sum_sq.to_numpy(dtype=float, na_value=0.0),
-                      np.where(group, 2.0 * group_pairs * np.nan_to_num(sigma) ** 2, 0.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        spread = 100.0 * np.expm1(np.sqrt(sum_sq / np.maximum(pairs, 1) / 2.0))
-    words = [f"A/A: this case, {n:.0f} pairs (run spread ±{s:.1f} %)" if o else
-             f"A/A: its {w} group on this chip, {n:.0f} pairs (run spread ±{s:.1f} %; the case has {c:.0f})" if g else
-             (NO_DATA if r else "") for o, g, r, n, s, c, w in
-             zip(own, group, ratio, pairs, spread, case_pairs, found.workload)]
-    return pd.DataFrame({"pairs": pairs, "sum_sq": sum_sq, "noise": words}, index=cases.index)

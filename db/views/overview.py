@@ -7,7 +7,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from db.query import browse
-from db.views.params import Params, only
+from db.query.params import Params, only
 from db.views.verdict_cards import overview_cards
 
 LATEST = ["machine_name", "chip", "memory_GiB", "gpu_cores", "device_type", "build", "git_hash", "runs", "run_id",

@@ -7,13 +7,27 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from db.views.wording import format_value
+from db.review.wording import format_value
 
 
-def summary_markdown(summary, escape):  # imported late: db.views.summary imports the regressions view
-    from db.views.summary import summary_markdown as render
-
-    return render(summary, escape)
+def summary_markdown(summary: dict[str, Any], escape) -> list[str]:
+    """The summary as Markdown lines (escape: the export's cell escaper), for the top of the review export."""
+    lines = [f"## Release summary: {escape(summary['candidate'])} against baseline {escape(summary['baseline'])}", "",
+             f"**{escape(summary['verdict'])}** (threshold {summary['threshold']:g} % worse for replicated figures; "
+             "each metric's own rule otherwise)", "",
+             "| scope | device | dtype | compile | faster | slower | unchanged | regressed | unconfirmed | unmatched | "
+             "memory | correctness | detects |", "|" + "---|" * 13]
+    for g in summary["groups"]:
+        cells = [g[k] for k in ("scope", "device", "dtype", "compile", "faster", "slower", "unchanged", "regressed",
+                                "unconfirmed", "unmatched", "memory", "correctness", "detects")]
+        lines.append("| " + " | ".join(escape(c) for c in cells) + " |")
+    if summary["families"]:
+        lines += ["", "Geomean per family (timing; candidate against baseline "
+                  f"{escape(summary['baseline'])}, > 1× is better):", ""]
+        lines += [f"- {escape(f['summary'])}" for f in summary["families"]]
+    if summary["notes"]:
+        lines += ["", *(f"- {escape(n)}" for n in summary["notes"])]
+    return lines + [""]
 
 
 def md_escape(text: object) -> str:
@@ -35,7 +49,7 @@ def _significance(r) -> str:
 
 def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: Sequence[str] = (),
                     summary: dict[str, Any] | None = None) -> str:
-    """The review as Markdown: the release summary first (db.views.summary; it carries the notes), then every
+    """The review as Markdown: the release summary first (db.review.summary; it carries the notes), then every
     regression, worst first."""
     top = summary_markdown(summary, md_escape) if summary else [*(f"- {md_escape(note)}" for note in notes),
                                                                 *([""] if notes else [])]

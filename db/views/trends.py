@@ -19,7 +19,7 @@ from bundle.metrics import METRICS
 from db.errors import Problem, StoreError
 from db.stats.changepoints import change_points
 from db.store.read import read_frame
-from db.views.params import Params, one_of, only
+from db.query.params import Params, one_of, only
 
 FIELDS = ("workload", "case_key", "dtype", "compile", "metric")  # the URL parameters of a trend, in menu order
 

@@ -1,5 +1,5 @@
 """The verdict cards at the top of Overview, Compare and Regressions: one card per (scope, device, dtype, compile)
-group of the release summary (db.views.summary; in chip scope one per chip), what a person reads first. Each card
+group of the release summary (db.review.summary; in chip scope one per chip), what a person reads first. Each card
 is built from that one summary (the API and the Markdown export give the same figures) and the comparison's status
 changes (db.views.status_changes): the verdict, faster / slower / unchanged timing cases, the family geomeans with
 their CIs, memory, correctness, and what newly runs or newly fails."""
@@ -11,11 +11,12 @@ from typing import Any
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.views.compare import CompareQuery, compare
+from db.review.comparison import CompareQuery
+from db.review.listing import Question
+from db.review.review import Review, judge_review
+from db.review.summary import release_summary
 from db.views.defaults import default_sides
-from db.views.regressions import Review
 from db.views.status_changes import BETTER, WORSE, status_changes
-from db.views.summary import release_summary
 from db.query.selectors import available_selectors
 
 GROUP = ["scope", "device", "dtype", "compile"]
@@ -69,13 +70,13 @@ def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
     return Cards(summary["baseline"], summary["candidate"], summary["scope"], summary["verdict"], out, summary)
 
 
-def verdict_cards(engine: Engine, review: Review, found: pd.DataFrame | None = None,
-                  doubts: pd.DataFrame | None = None, judged: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> Cards:
-    """Compare's and Regressions' cards: the review's summary (its regressions `found`, doubtful cases `doubts`
-    and judged cases passed on when the caller has them) and the comparison's status changes."""
-    result = compare(engine, review.compare)
-    return cards_from(release_summary(engine, review, found, doubts, judged),
-                      status_changes(result.cases, result.unmatched))
+def verdict_cards(engine: Engine, question: Question, found: pd.DataFrame | None = None,
+                  doubts: pd.DataFrame | None = None) -> Cards:
+    """Compare's and Regressions' cards: the review's summary (its regressions `found` and doubtful cases `doubts`
+    passed on when the caller has listed them) and the comparison's status changes."""
+    judged = judge_review(engine, question)
+    result = judged.comparison
+    return cards_from(release_summary(engine, judged, found, doubts), status_changes(result.cases, result.unmatched))
 
 
 def overview_cards(engine: Engine) -> Cards | None:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from db.stats import codes
 from db.stats.significance import SIGNIFICANT, bootstrap_means, row_percentiles
-from db.views.wording import ci_words, ratio_words
+from db.review.wording import ci_words, ratio_words
 
 GROUP = ["scope", "device", "workload", "metric", "dtype", "compile"]
 COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better", "n_worse", "n_unchanged",
@@ -30,7 +30,7 @@ COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better"
 def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarray] | None = None,
                  case_cis: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None) -> pd.DataFrame:
     """The families of `cases`. `significant()` gives each case's verdict (is it significant?) and `case_cis()`
-    each case's oriented CI, asked for only after the geomeans and their CIs are done (db.views.compare computes
+    each case's oriented CI, asked for only after the geomeans and their CIs are done (db.review.comparison computes
     them meanwhile); by default both are read from the cases' columns."""
     ratio = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan) if len(cases) else np.array([])
     with np.errstate(invalid="ignore"):

@@ -1,6 +1,6 @@
 """Each compared case judged by its metric's regression rule (bundle.metrics.RULES, overridable per review).
 
-A derived figure (db.views.derived: bandwidth, tokens/s) compared beside its timing is that timing's measurement:
+A derived figure (db.review.derived: bandwidth, tokens/s) compared beside its timing is that timing's measurement:
 never a verdict of its own. Compared alone it stands for the measurement and takes its timing's rule (`ruled_by`).
 `case_bounds` is the one place a case's regression bound is computed: the review threshold, or the metric's own
 percent. The noise is the test's business (db.stats.replicates: processes, runs and A/A pairs make its variance),
@@ -19,7 +19,7 @@ import pandas as pd
 
 from bundle.metrics import CORRECTNESS, DERIVED, Rule, RuleKind
 from db.stats.significance import NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
-from db.views.derived import folded_rows
+from db.review.derived import folded_rows
 
 SLOWDOWN, PASSED_FAILED = "significant slowdown", "passed → failed"
 REGRESSION, SUSPECTED, UNCONFIRMED_STATE = "regression", "suspected", "unconfirmed"  # judge()'s `verdict`

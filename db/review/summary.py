@@ -3,15 +3,15 @@ chip in chip scope, each machine in machine scope. What a team reads first: the 
 metrics only; each family one baseline, one unit, one configuration: never pooled across them), how many timing
 cases got faster / slower / stayed unchanged, how many cases regressed (by their metric's rule, correctness one
 row per case) or could not be compared (a derived figure, bandwidth or tokens/s, counted with its timing only:
-db.views.derived), the memory and correctness verdicts, and the notes (builds pooled, libraries differ, battery /
+db.review.derived), the memory and correctness verdicts, and the notes (builds pooled, libraries differ, battery /
 Low Power Mode / thermal pressure on either side).
 
-A plain, JSON-ready dict (`release_summary`): the Compare and Regressions pages render it first, GET
-/api/v1/compare and /api/v1/regressions return it, the Markdown export (db.views.review_export) and
-`mpsbench compare` print it, all from this one function."""
+A plain, JSON-ready dict (`release_summary`, its fields named by `Summary`): the verdict cards render it first,
+GET /api/v1/compare and /api/v1/regressions return it, the Markdown export and `mpsbench compare` print it, all
+from this one function over the memoised judged review (db.review.review)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -19,14 +19,14 @@ from sqlalchemy import Engine
 
 from bundle.metrics import METRICS, RuleKind
 from db.query.conditions import condition_notes
+from db.query.plain import records
+from db.review.derived import folded_rows
+from db.review.detectable import detectable_words
+from db.review.listing import Question, doubtful, regressions
+from db.review.review import judge_review
+from db.review.rules import SUSPECTED, UNCONFIRMED_STATE, per_metric, rule_kinds
+from db.review.wording import format_value
 from db.stats.significance import SIGNIFICANT
-from db.views.compare import compare
-from db.views.derived import folded_rows
-from db.views.detectable import detectable_words
-from db.views.regressions import Review, doubtful, judged_cases, regressions
-from db.views.rules import SUSPECTED, UNCONFIRMED_STATE, per_metric, rule_kinds
-from db.views.plain import records
-from db.views.wording import format_value
 
 GROUP = ["scope", "device", "dtype", "compile"]
 FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", "ci_high", "unit", "summary"]
@@ -35,16 +35,32 @@ GROUP_COLUMNS = GROUP + ["verdict", "faster", "slower", "unchanged", "regressed"
                          "unmatched", "memory", "correctness", "detects"]
 
 
-def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None = None,
-                    doubts: pd.DataFrame | None = None,
-                    judged: tuple[pd.DataFrame, pd.DataFrame] | None = None) -> dict[str, Any]:
-    """The summary of `review` (its regressions `found`, its unconfirmed / suspected cases `doubts` and its judged
-    cases `judged` may be passed when the caller has them already: each is judged once)."""
-    result = compare(engine, review.compare)
-    judged = judged or judged_cases(engine, review)
-    cases = judged[0]
-    found = regressions(engine, review, judged=judged) if found is None else found
-    doubts = doubtful(engine, review, judged=judged) if doubts is None else doubts
+class Summary(TypedDict):
+    """What release_summary answers (JSON-ready): the review's parameters, its verdict and counts, one row per
+    group (GROUP_COLUMNS), the family geomeans (FAMILY_COLUMNS) and the notes."""
+    baseline: str
+    candidate: str
+    scope: str
+    threshold: float
+    threshold_unit: str
+    rules: str
+    verdict: str
+    regressions: int
+    unconfirmed: int
+    suspected: int
+    groups: list[dict[str, Any]]
+    families: list[dict[str, Any]]
+    notes: list[str]
+
+
+def release_summary(engine: Engine, question: Question, found: pd.DataFrame | None = None,
+                    doubts: pd.DataFrame | None = None) -> Summary:
+    """The summary of a review (judged once: db.review.review.judge_review); its regressions `found` and its
+    unconfirmed / suspected cases `doubts` may be passed when the caller has listed them already."""
+    judged = judge_review(engine, question)
+    review, result, cases = judged.review, judged.comparison, judged.cases
+    found = regressions(engine, judged) if found is None else found
+    doubts = doubtful(engine, judged) if doubts is None else doubts
     kinds = rule_kinds(cases, review.rules)  # a derived figure beside its timing is not a second timing case
     quantity = per_metric(cases.metric, {n: m.quantity for n, m in METRICS.items()}, object, "")
     timing = (kinds == RuleKind.significant.value) & (cases.comparison == "ratio").to_numpy(dtype=bool)
@@ -79,8 +95,7 @@ def release_summary(engine: Engine, review: Review, found: pd.DataFrame | None =
     return {"baseline": review.compare.baseline, "candidate": review.compare.candidate, "scope": review.compare.scope,
             "threshold": review.threshold, "threshold_unit": "% worse", "rules": review.rules_text,
             "verdict": _overall(total, rows, n_doubt), "regressions": total, "unconfirmed": n_doubt,
-            "suspected": n_suspect, "groups": records(pd.DataFrame(rows,
-                                                                                            columns=GROUP_COLUMNS)),
+            "suspected": n_suspect, "groups": records(pd.DataFrame(rows, columns=GROUP_COLUMNS)),
             "families": records(fams.reindex(columns=FAMILY_COLUMNS)), "notes": notes}
 
 
@@ -159,34 +174,15 @@ def _overall(total: int, rows: list[dict], unconfirmed: int = 0) -> str:
             f"compile){apart}")
 
 
-def review_answer(engine: Engine, review: Review) -> dict[str, Any]:
+def review_answer(engine: Engine, question: Question) -> dict[str, Any]:
     """A review as GET /api/v1/regressions returns it (and `mpsbench compare` reads it, locally or from a server):
     the parameters, the release summary, the regressions worst first, the notes."""
-    judged = judged_cases(engine, review)  # once for the three lists below
-    found, doubts = regressions(engine, review, judged=judged), doubtful(engine, review, judged=judged)
-    summary = release_summary(engine, review, found, doubts, judged)
+    judged = judge_review(engine, question)
+    found, doubts = regressions(engine, judged), doubtful(engine, judged)
+    summary = release_summary(engine, judged, found, doubts)
+    review = judged.review
     q = review.compare
     return {"baseline": q.baseline, "candidate": q.candidate, "scope": q.scope, "threshold": review.threshold,
             "threshold_unit": "% worse", "rules": review.rules_text, "notes": summary["notes"], "summary": summary,
             "regressions": records(found), "unconfirmed": records(doubts[doubts.verdict == UNCONFIRMED_STATE]),
             "suspected": records(doubts[doubts.verdict == SUSPECTED])}
-
-
-def summary_markdown(summary: dict[str, Any], escape) -> list[str]:
-    """The summary as Markdown lines (escape: the export's cell escaper), for the top of the review export."""
-    lines = [f"## Release summary: {escape(summary['candidate'])} against baseline {escape(summary['baseline'])}", "",
-             f"**{escape(summary['verdict'])}** (threshold {summary['threshold']:g} % worse for replicated figures; "
-             "each metric's own rule otherwise)", "",
-             "| scope | device | dtype | compile | faster | slower | unchanged | regressed | unconfirmed | unmatched | "
-             "memory | correctness | detects |", "|" + "---|" * 13]
-    for g in summary["groups"]:
-        cells = [g[k] for k in ("scope", "device", "dtype", "compile", "faster", "slower", "unchanged", "regressed",
-                                "unconfirmed", "unmatched", "memory", "correctness", "detects")]
-        lines.append("| " + " | ".join(escape(c) for c in cells) + " |")
-    if summary["families"]:
-        lines += ["", "Geomean per family (timing; candidate against baseline "
-                  f"{escape(summary['baseline'])}, > 1× is better):", ""]
-        lines += [f"- {escape(f['summary'])}" for f in summary["families"]]
-    if summary["notes"]:
-        lines += ["", *(f"- {escape(n)}" for n in summary["notes"])]
-    return lines + [""]

@@ -1,5 +1,5 @@
 """The case table's text columns, built in Arrow and handed to pandas without a copy: the change in words
-(one metric's words at a time, db.views.wording) and the caveats (what was pooled or left out)."""
+(one metric's words at a time, db.review.wording) and the caveats (what was pooled or left out)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 
 from db.stats.codes import combine
 from db.query.case_pairs import SIDES as _SIDES
-from db.views.wording import difference_words, ratio_words
+from db.review.wording import difference_words, ratio_words
 
 
 def change_words(metrics: tuple[np.ndarray, pd.Index], oriented: np.ndarray, diff: np.ndarray,

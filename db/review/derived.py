@@ -2,7 +2,7 @@
 achieved bandwidth and share of peak from op_time, decode tokens/s from decode_time, prefill tokens/s from
 time_to_first_token) is one measurement with that timing, so it is one row: the timing's, which carries the
 figure as text. A derived figure compared without its timing (a metric filter, a bundle carrying only the rate)
-has no row to join and stands for the measurement itself (db.views.rules judges it by its timing's rule).
+has no row to join and stands for the measurement itself (db.review.rules judges it by its timing's rule).
 Works on any frame keyed by db.query.case_pairs.KEY: the compared cases and the unmatched ones."""
 from __future__ import annotations
 

@@ -1,0 +1,104 @@
+"""The lists of a judged review (db.review.review): its regressions — every case worse by its metric's rule
+(db.review.rules), worst first, across machines (or chips), dtypes and workloads, joined with its latest triage
+note — and its doubtful cases (unconfirmed, suspected), listed apart.
+
+A replicated ratio metric regresses when its change is significant and beyond the case's bound; single-figure
+metrics by a rule on the figure (memory growth, PSNR drop, error growth); any metric on passed → failed. A case's
+correctness figures (PSNR, max abs/rel error) are one row ("correctness") carrying all of them; a timing's row
+carries its derived figures (bandwidth, tokens/s: db.review.derived), never a row of their own. The review's
+lists are made per call from the memoised judged review: triage notes change without the data version.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import Engine
+
+from bundle.case_names import case_names
+from bundle.metrics import CORRECTNESS
+from db.review.comparison import CompareQuery
+from db.review.derived import derived_text
+from db.review.review import JudgedReview, Review, judge_review
+from db.review.rules import PASSED_FAILED, REGRESSION, SUSPECTED, UNCONFIRMED_STATE, is_correctness
+from db.review.wording import format_value
+from db.store.triage import NOTE_KEY, latest_notes
+
+CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
+# the case's name (bundle.case_names) and the figures first, the raw canonical case_key pinned last
+COLUMNS = ["case", "scope", "metric", "change", "baseline_value", "candidate_value", "why", "verdict", "state",
+           "comment", "author", "link", "baseline_median", "candidate_median", "unit", "oriented_ratio", "difference",
+           "ci_low", "ci_high", "p_value", "significance", "worse_by", "bound", "noise", "rule", "figures",
+           "replicates", "se", "se_unit", "df", "baseline", "candidate", "device", "workload", "dtype", "compile",
+           "case_key"]
+
+
+Question = CompareQuery | Review | JudgedReview  # what a listing accepts: judged here when not already
+
+
+def regressions(engine: Engine, question: Question, threshold: float | None = None) -> pd.DataFrame:
+    """The review's regressions, worst first. `threshold` (a fraction) is for a bare CompareQuery."""
+    return _listed(engine, judge_review(engine, question, threshold), (REGRESSION,))
+
+
+def doubtful(engine: Engine, question: Question) -> pd.DataFrame:
+    """The cases worse beyond their bound that are not regressions, worst first, counted apart: `unconfirmed`
+    (nothing to test on: no replicates, no A/A data) and `suspected` (their own test passed, the review's
+    family-wise step did not). `mpsbench confirm` reruns them."""
+    return _listed(engine, judge_review(engine, question), (UNCONFIRMED_STATE, SUSPECTED))
+
+
+def _listed(engine: Engine, judged: JudgedReview, verdicts: tuple[str, ...]) -> pd.DataFrame:
+    cases, verdict, review = judged.cases, judged.verdicts, judged.review
+    if cases.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    found = pd.concat([cases, verdict], axis=1)
+    found["figures"] = derived_text(cases)  # "decode_throughput 32 → 24.62 tokens/s" in decode_time's row
+    correctness = is_correctness(cases.metric)
+    chosen = verdict.verdict.isin(verdicts).to_numpy()
+    rows = found[chosen & ~correctness]
+    if REGRESSION in verdicts:
+        rows = pd.concat([rows, _correctness_rows(found, correctness)])
+    rows["baseline"], rows["candidate"] = review.compare.baseline, review.compare.candidate
+    notes = latest_notes(engine, review.compare.baseline, review.compare.candidate)
+    merged = rows.merge(notes, how="left", on=NOTE_KEY)
+    merged["state"] = merged["state"].fillna("new")
+    for col in ("comment", "author", "link"):
+        merged[col] = merged[col].fillna("")
+    merged = merged.sort_values(["worse_by"] + NOTE_KEY, ascending=[False] + [True] * len(NOTE_KEY), kind="stable")
+    merged["case"] = case_names(merged) if len(merged) else []
+    # each median with its unit, readable (8.000 GiB, not 8589934592); the raw medians stay, further right
+    for side in ("baseline", "candidate"):
+        merged[f"{side}_value"] = [format_value(v, u) for v, u in zip(merged[f"{side}_median"], merged["unit"])]
+    return merged.reindex(columns=COLUMNS).reset_index(drop=True)
+
+
+def _correctness_rows(found: pd.DataFrame, correctness: np.ndarray) -> pd.DataFrame:
+    """One row per case with a correctness regression, carrying every correctness figure of the case; its
+    medians are those of its worst figure, `metric` is "correctness"."""
+    figures = found[correctness]
+    hit = figures[figures.regressed]
+    if hit.empty:
+        return hit
+    keys = hit[CASE].drop_duplicates()
+    mine = figures.merge(keys, on=CASE)
+    mine = mine.assign(_order=mine.metric.map({m: i for i, m in enumerate(CORRECTNESS)}))
+    rows = []
+    for _, group in mine.sort_values(CASE + ["_order"]).groupby(CASE, sort=False):
+        bad = group[group.regressed]
+        worst = bad.loc[bad.worse_by.idxmax()].copy()
+        worst["figures"] = "; ".join(_figure(r) for r in group.itertuples())
+        worst["why"] = "correctness: " + "; ".join(f"{r.metric} {r.why}" for r in bad.itertuples())
+        worst["metric"] = "correctness"
+        rows.append(worst)
+    return pd.DataFrame(rows).drop(columns="_order")
+
+
+def _value(value: float, unit: str) -> str:
+    return f"{value:.3g}" if unit == "1" else format_value(value, unit)  # a plain number has no unit to print
+
+
+def _figure(r) -> str:
+    state = {True: "passed", False: "failed"}
+    verdicts = f" ({state.get(r.baseline_passed, 'no tolerance')} → {state.get(r.candidate_passed, 'no tolerance')})"
+    return (f"{r.metric} {_value(r.baseline_median, r.unit)} → {_value(r.candidate_median, r.unit)}"
+            f"{verdicts if r.why == PASSED_FAILED else ''}")
