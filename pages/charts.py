@@ -41,8 +41,9 @@ class _Chart(alt.Chart):
 
 # --- Compare -----------------------------------------------------------------------------------------------------
 
-# better / worse / not significant: one colour each, the same on every view (the Matrix's red-blue too)
-DIRECTION_COLORS = alt.Scale(domain=list(DIRECTIONS), range=["#2166ac", "#b2182b", "#bdbdbd"])
+# better / worse / not significant / unchanged (within a single figure's rule): one colour each, the same on every
+# view (the Matrix's red-blue too)
+DIRECTION_COLORS = alt.Scale(domain=list(DIRECTIONS), range=["#2166ac", "#b2182b", "#bdbdbd", "#e0e0e0"])
 ROW_PX = 22  # one chart row per case, tall enough for its label
 
 

@@ -37,12 +37,19 @@ def show_summary(cards: Cards | dict | None) -> None:
 
 def _card(card: dict) -> None:
     st.markdown(f"**{md_escape(card['title'])}**")
-    # red: regressed; orange: nothing regressed but some cases could not be tested; green otherwise
-    colour = "red" if card["regressed"] or card["new_failures"] else "orange" if card.get("unconfirmed") else "green"
+    # red: regressed; orange: nothing regressed but some cases could not be tested; grey: nothing compared (never
+    # green over nothing); green otherwise
+    colour = ("red" if card["regressed"] or card["new_failures"] else "gray" if not card.get("compared", 1)
+              else "orange" if card.get("unconfirmed") else "green")
     st.markdown(f":{colour}[**{md_escape(card['verdict'])}**]")
+    for worst in card.get("worst") or []:  # the regressions by name, each linked to its trend
+        st.markdown(f"- [{md_escape(worst['text'])}]({worst['link']})")
     quiet = ("no memory figures compared", "no correctness figures compared")  # nothing to say: left out
     moved = card["newly_supported"] or card["fixed"] or card["new_failures"]
     lines = [card["counts"], *card["families"], *(x for x in (card["memory"], card["correctness"]) if x not in quiet),
-             *([card["status"]] if moved else []), *([card["detects"]] if card.get("detects") else [])]
+             *([card["status"]] if moved else []), *([card["detects"]] if card.get("detects") else []),
+             *([f"evidence: {card['evidence']}"] if card.get("evidence") else [])]
+    if not card.get("compared", 1):  # the verdict says why; zero counts would only look like a result
+        lines = [card["status"]] if moved else []
     st.text("\n".join(lines))  # one element: a compact card
 

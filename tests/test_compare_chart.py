@@ -9,7 +9,7 @@ import pytest
 
 from db.review.comparison import CompareQuery, ComparisonResult, compute_compare
 from db.review.review import JudgedReview
-from db.views.compare_chart import BETTER, DIRECTIONS, UNCLEAR, WORSE, case_rows, chart_rows, fold_derived
+from db.views.compare_chart import BETTER, DIRECTIONS, UNCHANGED, UNCLEAR, WORSE, case_rows, chart_rows, fold_derived
 from db.views.status_changes import status_changes
 from tests.seed import BASELINE, CANDIDATE
 from tests.store_fixtures import seeded  # noqa: F401 (a fixture)
@@ -124,3 +124,24 @@ def test_an_empty_comparison_says_why(seeded):
     assert "share no machine" in reason and "studio-1" in reason and "air-1" in reason and "scope=chip" in reason
     full = compute_compare(seeded, CompareQuery.from_params({"baseline": BASELINE, "candidate": CANDIDATE}))
     assert empty_reason(full) is None
+
+
+def test_single_figures_are_better_worse_or_unchanged_by_their_own_rule():
+    gib = 2.0 ** 30
+    memory = dict(metric="memory_driver_peak", unit="B", comparison="ratio", significance="by rule", p_value=np.nan)
+    psnr = dict(metric="psnr_vs_cpu", unit="dB", comparison="difference", oriented_ratio=np.nan,
+                significance="by rule", p_value=np.nan)
+    cases = pd.DataFrame([
+        _case(ratio=33.0, case_key='{"px":512}', baseline_median=33 * gib, candidate_median=gib, **memory),
+        _case(ratio=1.02, case_key='{"px":768}', baseline_median=1.02 * gib, candidate_median=gib, **memory),
+        _case(ratio=1.0, case_key='{"px":1024}', baseline_median=31.0, candidate_median=50.89, difference=19.89,
+              **psnr),
+        _case(ratio=1.0, case_key='{"px":2048}', baseline_median=53.94, candidate_median=50.81, difference=-3.13,
+              **psnr),
+        _case(ratio=1.0, case_key='{"px":4096}', baseline_median=50.0, candidate_median=51.0, difference=1.0,
+              **psnr),
+    ])
+    rows = case_rows(_judged(cases))
+    # 33× less driver memory and +19.89 dB are wins; 2 % less memory and +1 dB are inside their rules
+    assert list(rows.direction) == [BETTER, UNCHANGED, BETTER, WORSE, UNCHANGED]
+    assert list(rows.regression) == [False, False, False, True, False]

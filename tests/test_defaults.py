@@ -1,11 +1,22 @@
-"""The default comparison: latest stable vs the newest rc or nightly after it."""
-from db.views.defaults import default_pair
+"""The default comparison: the release question (latest stable vs the newest rc after it); a nightly only where no
+rc is newer than the stable, else a second, labelled comparison."""
+from db.views.defaults import default_pair, preview_pair
 
 
 def test_latest_stable_against_the_newest_preview_after_it():
     builds = ["2.13.0", "2.14.1", "2.15.0rc1", "2.15.0", "2.16.0.dev20261101", "2.16.0.dev20261120"]
     channels = ["stable", "stable", "rc", "stable", "nightly", "nightly"]
     assert default_pair(builds, channels) == ("2.15.0", "2.16.0.dev20261120")
+
+
+def test_the_release_question_wins_over_a_newer_nightly_which_is_the_labelled_second_comparison():
+    builds = ["2.14.1", "2.15.0rc1", "2.16.0.dev20261120"]
+    channels = ["release", "rc", "nightly"]
+    assert default_pair(builds, channels) == ("2.14.1", "2.15.0rc1")
+    assert preview_pair(builds, channels) == ("2.14.1", "2.16.0.dev20261120")
+    assert default_pair(["2.14.1", "2.16.0.dev1"], ["release", "nightly"]) == ("2.14.1", "2.16.0.dev1")
+    assert preview_pair(["2.14.1", "2.16.0.dev1"], ["release", "nightly"]) is None  # it is the default already
+    assert preview_pair(["2.14.1", "2.15.0rc1"], ["release", "rc"]) is None and preview_pair([], []) is None
 
 
 def test_no_preview_after_the_stable_takes_the_newest_later_build_or_the_newest_other():

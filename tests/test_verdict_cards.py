@@ -68,3 +68,45 @@ def test_overview_carries_the_default_comparisons_cards(seeded):
     card = verdict["cards"][0]
     assert card["title"] == "Apple M3 Ultra (80-core GPU) · float32 · eager"
     assert card["counts"] == "1 faster / 0 slower / 0 unchanged (timing cases)"  # softmax 45.6 → 36.5 µs
+
+
+def _mac(name: str, chip: str) -> dict:
+    return {"name": name, "os": "macOS", "os_version": "15.2", "chip": chip, "arch": "arm64",
+            "memory_bytes": 64 * 1024**3, "power_source": "ac"}
+
+
+def test_a_chip_without_a_candidate_run_gets_a_grey_card_that_says_why_never_green(tmp_path):
+    """M4 Pro ran the baseline only: its card says nothing was compared and why, sorts after the compared chips,
+    and the overall verdict counts it apart; the M3 Ultra card names its regression and states its evidence."""
+    from db.ingest.core import ingest_bundle
+    from db.review.comparison import CompareQuery
+    from db.review.review import Review
+    from db.store.engine import open_store
+    from db.views.verdict_cards import verdict_cards
+    from tests.bundles import make_bundle, make_result
+
+    stable = {"torch_version": "2.14.1", "channel": "stable", "python_version": "3.11.7", "collector_version": "0.1.0"}
+    engine = open_store(tmp_path / "s.duckdb")
+    # 10 worker processes of 2 samples each (schema 2): replicates to test on; the candidate 2× the baseline
+    slow = [make_result(samples=[2 * (7.1 + 0.01 * i) for i in range(20)], processes=[2] * 10)]
+    fast = [make_result(samples=[7.1 + 0.01 * i for i in range(20)], processes=[2] * 10)]
+    for machine, build, results in (("m3u", stable, fast), ("m4p", stable, fast), ("m3u", None, slow)):
+        chip = "Apple M3 Ultra" if machine == "m3u" else "Apple M4 Pro"
+        extra = {"build": build} if build else {}
+        ingest_bundle(engine, make_bundle(schema_version=2, machine=_mac(machine, chip), results=results, **extra))
+    query = CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1", "scope": "chip"})
+    cards = verdict_cards(engine, Review(query))
+    engine.dispose()
+    by_chip = {c["scope"]: c for c in cards.cards}
+    m4 = by_chip["Apple M4 Pro"]
+    assert m4["compared"] == 0 and m4["regressed"] == 0
+    assert m4["verdict"] == "nothing compared: no torch=2.15.0rc1 run on Apple M4 Pro"
+    assert [c["scope"] for c in cards.cards][-1] == "Apple M4 Pro"  # after every compared chip
+    assert cards.verdict.endswith("; 1 group with nothing compared")
+    m3 = by_chip["Apple M3 Ultra"]
+    assert m3["compared"] == 1 and m3["regressed"] == 1
+    assert [w["text"].split(" · ")[-1] for w in m3["worst"]] == ["op_time: 2.00× slower"]
+    assert m3["worst"][0]["link"].startswith("trends?workload=softmax")
+    assert m3["evidence"] == "1 run a side (single run: within-run noise only); no A/A data (the runs' own spread " \
+                             "is the noise)"
+    assert m3["verdict"] == "1 regression" and m4["worst"] == [] and m4["evidence"] == "no timing case compared"

@@ -64,8 +64,10 @@ def _per_case(ruled: pd.Series, rules: dict[str, Rule], field: str) -> np.ndarra
 
 
 def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.DataFrame:
-    """Per case (same index as `cases`): regressed, why, worse_by, bound (fraction), rule (its kind), and verdict:
-    REGRESSION, SUSPECTED, UNCONFIRMED_STATE or "" (see the module's note)."""
+    """Per case (same index as `cases`): regressed, why, worse_by, bound (fraction), rule (its kind), verdict:
+    REGRESSION, SUSPECTED, UNCONFIRMED_STATE or "" (see the module's note), and improved: a single figure judged
+    by its own rule (growth, drop, factor) that got better beyond that rule read the other way (memory smaller by
+    the rule's percent and floor, PSNR up by more than its drop, an error divided by its factor)."""
     ruled = ruled_by(cases)
     kind = _kinds(ruled, rules)
     b = cases.baseline_median.to_numpy(dtype=float, na_value=np.nan)
@@ -88,6 +90,11 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
             & (c - b >= _per_case(ruled, rules, "floor"))
         dropped = (kind == RuleKind.drop.value) & (drop_db > _per_case(ruled, rules, "drop"))
         multiplied = (kind == RuleKind.factor.value) & (c > 0) & (growth + 1.0 >= _per_case(ruled, rules, "factor"))
+        # the same rules read the other way: what a single figure (memory, PSNR, error) gained beyond its rule
+        shrank = (kind == RuleKind.growth.value) & (-growth * 100.0 >= _per_case(ruled, rules, "percent")) \
+            & (b - c >= _per_case(ruled, rules, "floor"))
+        rose = (kind == RuleKind.drop.value) & (-drop_db > _per_case(ruled, rules, "drop"))
+        divided = (kind == RuleKind.factor.value) & (b > 0) & ((c == 0) | (b / c >= _per_case(ruled, rules, "factor")))
     broke = (cases.baseline_passed == True).to_numpy(dtype=bool) & (cases.candidate_passed == False).to_numpy(dtype=bool)  # noqa: E712
     broke &= kind != RuleKind.derived.value
     why = np.select([broke, slower, grew, dropped, multiplied],
@@ -96,8 +103,9 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
     worse_by = np.where(broke, np.inf, worse_by)
     bound = np.where(kind == RuleKind.significant.value, bound, np.nan)  # the other rules carry their own figures
     verdict = np.select([why != "", suspected, unconfirmed], [REGRESSION, SUSPECTED, UNCONFIRMED_STATE], "")
+    improved = (shrank | rose | divided) & ~broke
     return pd.DataFrame({"regressed": why != "", "why": why, "worse_by": worse_by, "bound": bound, "rule": kind,
-                         "verdict": verdict}, index=cases.index)
+                         "verdict": verdict, "improved": improved}, index=cases.index)
 
 
 def is_correctness(metric: pd.Series) -> np.ndarray:

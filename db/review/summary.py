@@ -22,6 +22,7 @@ from db.query.conditions import condition_notes
 from db.query.plain import records
 from db.review.derived import folded_rows
 from db.review.detectable import detectable_words
+from db.review.evidence import NO_TIMING, evidence_by_group, nothing_compared, worst
 from db.review.listing import Question, doubtful, regressions
 from db.review.review import judge_review
 from db.review.rules import SUSPECTED, UNCONFIRMED_STATE, per_metric, rule_kinds
@@ -31,8 +32,8 @@ from db.stats.significance import SIGNIFICANT
 GROUP = ["scope", "device", "dtype", "compile"]
 FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", "ci_high", "unit", "summary"]
 FAMILY = GROUP + ["workload", "metric"]
-GROUP_COLUMNS = GROUP + ["verdict", "faster", "slower", "unchanged", "regressed", "unconfirmed", "suspected",
-                         "unmatched", "memory", "correctness", "detects"]
+GROUP_COLUMNS = GROUP + ["verdict", "compared", "faster", "slower", "unchanged", "regressed", "unconfirmed",
+                         "suspected", "unmatched", "memory", "correctness", "detects", "evidence", "worst"]
 
 
 class Summary(TypedDict):
@@ -69,23 +70,31 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     flags = pd.DataFrame({"faster": timing & sig & (oriented > 1), "slower": timing & sig & (oriented < 1),
                           "unchanged": timing & ~(sig & (oriented != 1))}, index=cases.index)
     counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), ["faster", "slower", "unchanged"])
-    unmatched = result.unmatched[~folded_rows(result.unmatched)]  # a failed decode is one case, not its tokens/s too
-    regressed, unmatched = _sizes(found), _sizes(unmatched)
+    unmatched_cases = result.unmatched[~folded_rows(result.unmatched)]  # a failed decode is one case, not its tokens/s too
+    regressed, unmatched = _sizes(found), _sizes(unmatched_cases)
+    compared = _sizes(cases[~folded_rows(cases)])
     unconfirmed = _sizes(doubts[doubts.verdict == UNCONFIRMED_STATE]) if len(doubts) else {}
     suspected = _sizes(doubts[doubts.verdict == SUSPECTED]) if len(doubts) else {}
     detects = detectable_words(cases[timing], GROUP, review.threshold / 100.0)
-    memory_cases = cases[(quantity == "memory") & (kinds == RuleKind.growth.value)]
-    correctness_cases = cases[quantity == "correctness"]
+    evidence = evidence_by_group(cases[timing], GROUP)
+    with_gains = cases.assign(improved=judged.verdicts.improved)
+    memory_cases = with_gains[(quantity == "memory") & (kinds == RuleKind.growth.value)]
+    correctness_cases = with_gains[quantity == "correctness"]
     rows = []
+    q = review.compare
     for key in sorted(set(counts) | set(regressed) | set(unmatched)):
         hit = regressed.get(key, 0)
         got = counts.get(key, {"faster": 0, "slower": 0, "unchanged": 0})
         doubt = unconfirmed.get(key, 0)
-        rows.append({**dict(zip(GROUP, key)), "verdict": _group_verdict(hit, doubt, got), **got, "regressed": hit,
+        n = compared.get(key, 0)
+        verdict = (_group_verdict(hit, doubt, got) if n else
+                   nothing_compared(_in(unmatched_cases, key), q.baseline, q.candidate, key[0]))
+        rows.append({**dict(zip(GROUP, key)), "verdict": verdict, "compared": n, **got, "regressed": hit,
                      "unconfirmed": doubt, "suspected": suspected.get(key, 0), "unmatched": unmatched.get(key, 0),
                      "memory": _memory(_in(memory_cases, key), _in(found, key)),
                      "correctness": _correctness(_in(correctness_cases, key), _in(found, key)),
-                     "detects": detects.get(key, "")})
+                     "detects": detects.get(key, ""), "evidence": evidence.get(key, NO_TIMING),
+                     "worst": worst(_in(found, key))})
     fams = _timed(result.families, cases[timing])
     base, cand = review.compare.selectors()
     notes = list(result.notes) + condition_notes(engine, base, "baseline") + condition_notes(engine, cand, "candidate")
@@ -132,16 +141,30 @@ def _in(frame: pd.DataFrame, key: tuple) -> pd.DataFrame:
     return frame[hit]
 
 
+GAINS_NAMED = 3  # the largest gains a summary line names; the rest are counted
+
+
+def _gains(compared: pd.DataFrame, word: str) -> str:
+    """"; 2 smaller: wan_vae memory_driver_peak 33× less memory, …" for the figures better beyond their rule."""
+    won = compared[compared.improved.to_numpy(dtype=bool)] if len(compared) else compared
+    if won.empty:
+        return ""
+    said = ", ".join(f"{r.workload} {r.metric} {r.change}" for r in won.head(GAINS_NAMED).itertuples())
+    more = f", {len(won) - GAINS_NAMED} more" if len(won) > GAINS_NAMED else ""
+    return f"; {len(won)} {word}: {said}{more}"
+
+
 def _memory(compared: pd.DataFrame, found: pd.DataFrame) -> str:
     hit = found[found.metric.map(lambda m: m in METRICS and METRICS[m].quantity == "memory")] if len(found) else found
     if compared.empty:
         return "no memory figures compared"
     n = len(compared)
+    gains = _gains(compared, "smaller")
     if hit.empty:
-        return f"no memory regression ({n} figure{'s' * (n != 1)} compared)"
+        return f"no memory regression ({n} figure{'s' * (n != 1)} compared{gains})"
     said = "; ".join(f"{r.workload} {r.metric} {format_value(r.baseline_median, r.unit)} → "
                      f"{format_value(r.candidate_median, r.unit)}" for r in hit.itertuples())
-    return f"{len(hit)} memory regression{'s' * (len(hit) != 1)} of {n} figures: {said}"
+    return f"{len(hit)} memory regression{'s' * (len(hit) != 1)} of {n} figures: {said}{gains}"
 
 
 def _correctness(mine: pd.DataFrame, found: pd.DataFrame) -> str:
@@ -149,10 +172,11 @@ def _correctness(mine: pd.DataFrame, found: pd.DataFrame) -> str:
     hit = found[found.metric == "correctness"] if len(found) else found
     if not checked:
         return "no correctness figures compared"
+    gains = _gains(mine, "more accurate")
     if hit.empty:
-        return f"no correctness regression ({checked} case{'s' * (checked != 1)} checked)"
+        return f"no correctness regression ({checked} case{'s' * (checked != 1)} checked{gains})"
     said = "; ".join(f"{r.workload} ({r.why.removeprefix('correctness: ')})" for r in hit.itertuples())
-    return f"{len(hit)} of {checked} cases regressed: {said}"
+    return f"{len(hit)} of {checked} cases regressed: {said}{gains}"
 
 
 def _group_verdict(hit: int, doubt: int, counts: dict[str, int]) -> str:
@@ -164,9 +188,13 @@ def _group_verdict(hit: int, doubt: int, counts: dict[str, int]) -> str:
 
 
 def _overall(total: int, rows: list[dict], unconfirmed: int = 0) -> str:
-    if not rows:
+    empty = [r for r in rows if not r["compared"]]
+    if len(empty) == len(rows):
         return "nothing compared"
+    rows = [r for r in rows if r["compared"]]
     apart = f"; {unconfirmed} unconfirmed (no replicates, no A/A data: counted apart)" if unconfirmed else ""
+    if empty:
+        apart += f"; {len(empty)} group{'s' * (len(empty) != 1)} with nothing compared"
     if not total:
         return f"no regressions in {len(rows)} group{'s' * (len(rows) != 1)} (scope · device · dtype · compile){apart}"
     hit = sum(1 for r in rows if r["regressed"])

@@ -8,14 +8,15 @@ import numpy as np
 import pandas as pd
 
 from bundle.case_names import case_names
-from bundle.metrics import METRICS
+from bundle.metrics import METRICS, RuleKind
 from db.stats.significance import SIGNIFICANT
 from db.review.derived import derived_pairs, derived_text, folded_rows
 from db.review.review import JudgedReview
 
-BETTER, WORSE, UNCLEAR = "better", "worse", "not significant"
-DIRECTIONS = (BETTER, WORSE, UNCLEAR)  # the chart's colour domain, in this order on every view
+BETTER, WORSE, UNCLEAR, UNCHANGED = "better", "worse", "not significant", "unchanged"
+DIRECTIONS = (BETTER, WORSE, UNCLEAR, UNCHANGED)  # the chart's colour domain, in this order on every view
 CHART_DEFAULT = 60
+BY_RULE = (RuleKind.growth.value, RuleKind.drop.value, RuleKind.factor.value)  # single figures' rules
 
 
 def fold_derived(cases: pd.DataFrame) -> pd.DataFrame:
@@ -25,13 +26,21 @@ def fold_derived(cases: pd.DataFrame) -> pd.DataFrame:
     return cases.assign(derived=derived_text(cases, pairs))[~folded_rows(cases, pairs)]
 
 
-def directions(cases: pd.DataFrame) -> np.ndarray:
-    """better / worse where the change is significant (oriented ratio or difference sign), else not significant."""
+def directions(cases: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> np.ndarray:
+    """better / worse where the change is significant (oriented ratio or difference sign), else not significant;
+    a single figure judged by its own rule (memory, PSNR, errors: `verdicts`' rule) is better / worse beyond that
+    rule and unchanged within it — it has no samples to be significant with."""
     change = np.where(cases.comparison == "ratio", np.log(cases.oriented_ratio.astype(float).where(
         cases.oriented_ratio.astype(float) > 0)), cases.difference.astype(float))
     better = _better_difference(cases, change)
     sig = (cases.significance == SIGNIFICANT).to_numpy(dtype=bool)
-    return np.where(sig & (better > 0), BETTER, np.where(sig & (better < 0), WORSE, UNCLEAR))
+    tested = np.where(sig & (better > 0), BETTER, np.where(sig & (better < 0), WORSE, UNCLEAR))
+    if verdicts is None:
+        return tested
+    by_rule = verdicts.rule.isin(BY_RULE).to_numpy(dtype=bool)
+    ruled = np.where(verdicts.regressed.to_numpy(dtype=bool), WORSE,
+                     np.where(verdicts.improved.to_numpy(dtype=bool), BETTER, UNCHANGED))
+    return np.where(by_rule, ruled, tested)
 
 
 def _better_difference(cases: pd.DataFrame, change: np.ndarray) -> np.ndarray:
@@ -47,9 +56,9 @@ def case_rows(judged: JudgedReview) -> pd.DataFrame:
     """Compare's rows: derived figures folded, with `direction`, `regression` (the review's verdict) and `row` (the
     compared case's index, for its samples)."""
     folded = fold_derived(judged.cases)
-    regression = judged.verdicts.regressed.loc[folded.index].to_numpy(dtype=bool) if len(folded) else []
-    return folded.assign(direction=directions(folded) if len(folded) else [], regression=regression,
-                         row=folded.index)
+    verdicts = judged.verdicts.loc[folded.index]
+    return folded.assign(direction=directions(folded, verdicts) if len(folded) else [],
+                         regression=verdicts.regressed.to_numpy(dtype=bool), row=folded.index)
 
 
 def chart_rows(rows: pd.DataFrame, limit: int = CHART_DEFAULT) -> pd.DataFrame:

@@ -1,5 +1,7 @@
-"""The default comparison a page opens with: the latest stable build against the newest release candidate or
-nightly after it, the question an upgrade decision asks. Pure: takes builds already in version order."""
+"""The default comparison a page opens with: the release question — the latest stable build against the newest
+release candidate after it. A nightly is never silently the default where an rc exists: it is the second,
+labelled comparison (`preview_pair`), and the default only when no rc is newer than the stable build. Pure: takes
+builds already in version order."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -11,25 +13,49 @@ PREVIEW = ("rc", "nightly")
 def default_pair(builds: Sequence[str], channels: Sequence[str]) -> tuple[str, str]:
     """(baseline, candidate) among `builds` (oldest version first, each with its channel).
 
-    Baseline: the newest stable build (else the oldest build). Candidate: the newest rc or nightly after the
-    baseline, else the newest build after it, else the newest other build. One build gives (it, it): the page
-    then says there is nothing to compare it with. No builds: ("", "")."""
+    Baseline: the newest stable build (else the oldest build). Candidate: the newest rc after the baseline, else
+    the newest nightly after it, else the newest build after it, else the newest other build. One build gives
+    (it, it): the page then says there is nothing to compare it with. No builds: ("", "")."""
     if not builds:
         return "", ""
-    stable = [i for i, c in enumerate(channels) if c in STABLE]
-    base = stable[-1] if stable else 0
+    base = _baseline(channels)
     later = list(range(base + 1, len(builds)))
-    preview = [i for i in later if channels[i] in PREVIEW]
+    rc = [i for i in later if channels[i] == "rc"]
+    nightly = [i for i in later if channels[i] == "nightly"]
     others = [i for i in range(len(builds)) if i != base]
-    cand = preview[-1] if preview else later[-1] if later else others[-1] if others else base
+    cand = (rc or nightly or later or others or [base])[-1]
     return builds[base], builds[cand]
 
 
+def preview_pair(builds: Sequence[str], channels: Sequence[str]) -> tuple[str, str] | None:
+    """The second comparison: the newest nightly after the stable baseline, where the default candidate is an rc
+    (the nightly is then shown apart, labelled); None otherwise."""
+    if not builds:
+        return None
+    base = _baseline(channels)
+    nightly = [i for i in range(base + 1, len(builds)) if channels[i] == "nightly"]
+    _, cand = default_pair(builds, channels)
+    if not nightly or builds[nightly[-1]] == cand:
+        return None
+    return builds[base], builds[nightly[-1]]
+
+
+def _baseline(channels: Sequence[str]) -> int:
+    stable = [i for i, c in enumerate(channels) if c in STABLE]
+    return stable[-1] if stable else 0
+
+
 def default_sides(selectors) -> tuple[str, str]:
-    """(baseline, candidate) selector texts for Compare and Regressions from db.query.selectors.available_selectors
-    (builds in build order, then tags): default_pair over the builds."""
+    """(baseline, candidate) selector texts for every page with a comparison, from
+    db.query.selectors.available_selectors (builds in build order, then tags): default_pair over the builds."""
     builds = selectors[selectors.kind == "build"]
     return default_pair(builds.selector.tolist(), builds.channel.tolist())
+
+
+def preview_sides(selectors) -> tuple[str, str] | None:
+    """The labelled second comparison (stable against the newest nightly) beside an rc default, or None."""
+    builds = selectors[selectors.kind == "build"]
+    return preview_pair(builds.selector.tolist(), builds.channel.tolist())
 
 
 def side_label(selectors, text: str) -> str:

@@ -17,6 +17,7 @@ from db.review.review import Review, judge_review
 from db.review.summary import release_summary
 from db.views.defaults import default_sides
 from db.views.status_changes import BETTER, WORSE, status_changes
+from db.views.trends import trend_url
 from db.query.selectors import available_selectors
 
 GROUP = ["scope", "device", "dtype", "compile"]
@@ -45,9 +46,20 @@ def _statuses(changes: pd.DataFrame, key: dict) -> dict[str, int]:
             "other_gains": int((mine.direction == BETTER).sum()) if len(mine) else 0}
 
 
+# what a release manager reads first: op time, then the model timings; single-sample timings (one figure a run:
+# the first call, compilation) last, whatever their case count
+HEADLINE = {"op_time": 0, "decode_time": 1, "time_to_first_token": 2}
+SINGLE_SAMPLE = ("first_call_time", "compile_time")
+
+
+def _family_order(f: dict) -> tuple:
+    rank = HEADLINE.get(f["metric"], 9 if f["metric"] in SINGLE_SAMPLE else 5)
+    return rank, -(f["n_cases"] or 0), f["workload"], f["metric"]
+
+
 def _family_lines(families: list[dict], key: dict) -> list[str]:
     mine = [f for f in families if all(str(f[g]) == str(key[g]) for g in GROUP)]
-    mine.sort(key=lambda f: (-(f["n_cases"] or 0), f["workload"], f["metric"]))
+    mine.sort(key=_family_order)
     return [f"{f['workload']} {f['metric']}: {str(f['summary']).split(': ', 1)[-1].split(', baseline ')[0]}"
             for f in mine[:FAMILIES_SHOWN]]
 
@@ -65,8 +77,12 @@ def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
                               "(timing cases)",
                     "families": _family_lines(summary["families"], g), "memory": g["memory"],
                     "correctness": g["correctness"], "status": status, "unconfirmed": int(g.get("unconfirmed") or 0),
-                    "detects": g.get("detects", ""), **s})
-    out.sort(key=lambda c: (-c["regressed"], -c["new_failures"], c["title"]))
+                    "detects": g.get("detects", ""), "compared": int(g.get("compared") or 0),
+                    "evidence": g.get("evidence", ""),
+                    "worst": [{"text": f"{w['case']} · {w['metric']}: {w['change']}",
+                               "link": trend_url(w["workload"], w["case_key"], w["dtype"], w["compile"], w["metric"])}
+                              for w in g.get("worst") or []], **s})
+    out.sort(key=lambda c: (-c["regressed"], -c["new_failures"], not c["compared"], c["title"]))
     return Cards(summary["baseline"], summary["candidate"], summary["scope"], summary["verdict"], out, summary)
 
 

@@ -1,0 +1,63 @@
+"""What one group of a review rests on, in words: why nothing was compared when nothing was, how many runs and
+which A/A noise the tests had, and the group's worst regressions by name. The release summary (db.review.summary)
+puts these on every group, so a card can never be green over nothing or hide what it counted."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from bundle.case_names import case_names
+from db.review.noise import NO_DATA
+
+WORST_NAMED = 3  # regressions a group names, worst first; the Regressions page lists them all
+
+
+def nothing_compared(unmatched: pd.DataFrame, baseline: str, candidate: str, scope: str) -> str:
+    """Why a group compared no case: "no torch=2.16.0 run on Apple M4 Pro" when one side never ran there, else the
+    commonest reason a case could not be paired."""
+    if unmatched.empty:
+        return f"nothing compared on {scope}"
+    b_absent = (unmatched.baseline_status == "absent").all()
+    c_absent = (unmatched.candidate_status == "absent").all()
+    if c_absent and not b_absent:
+        return f"nothing compared: no {candidate} run on {scope}"
+    if b_absent and not c_absent:
+        return f"nothing compared: no {baseline} run on {scope}"
+    reason = unmatched.reason.astype(str).value_counts().index[0]
+    return f"nothing compared on {scope}: {len(unmatched)} cases without an ok figure on both sides ({reason})"
+
+
+NO_TIMING = "no timing case compared"
+
+
+def evidence_by_group(timing: pd.DataFrame, group: list[str]) -> dict[tuple, str]:
+    """Per group key (its values as text), evidence_words of its timing cases, in one pass over the cases."""
+    if timing.empty:
+        return {}
+    frame = timing[group].astype(str).assign(
+        _runs=np.minimum(timing.baseline_pooled.to_numpy(dtype=float), timing.candidate_pooled.to_numpy(dtype=float)),
+        _aa=(timing.noise.astype(str) != NO_DATA).to_numpy() if "noise" in timing else False)
+    stats = frame.groupby(group, sort=False).agg(runs=("_runs", "median"), aa=("_aa", "sum"), n=("_aa", "size"))
+    return {tuple(key): evidence_words(int(r.runs), int(r.aa), int(r.n)) for key, r in zip(stats.index, stats.itertuples())}
+
+
+def evidence_words(runs: int, with_aa: int, n: int) -> str:
+    """"3 runs a side; A/A noise for 27 of 27 timing cases" — or the single-run caveat where there is none."""
+    side = f"{runs} run{'s' * (runs != 1)} a side"
+    if with_aa == 0:
+        caveat = " (single run: within-run noise only)" if runs == 1 else ""
+        return f"{side}{caveat}; no A/A data (the runs' own spread is the noise)"
+    return f"{side}; A/A noise for {with_aa} of {n} timing cases"
+
+
+def worst(found: pd.DataFrame) -> list[dict[str, Any]]:
+    """The group's worst regressions (already worst first), named, with the fields a link needs."""
+    top = found.head(WORST_NAMED)
+    if top.empty:
+        return []
+    names = top.case if "case" in top else case_names(top)
+    return [{"case": str(n), "metric": str(r.metric), "change": str(r.change), "workload": str(r.workload),
+             "case_key": str(r.case_key), "dtype": str(r.dtype), "compile": str(r.compile)}
+            for n, r in zip(names, top.itertuples())]
