@@ -2,12 +2,15 @@
 tolerance line with improved/worsened counts, every build's records, and "faster but wrong" flags."""
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from db.query import browse
 from db.query.browse import CORRECTNESS_METRICS
 from db.views.correctness import correctness_view
 from db.query.params import one_of
+from db.views.memory import as_build
 from pages.charts import correctness_chart, correctness_slope_chart
 from pages.widgets import guarded, load, picker, plain, stop_if_empty
 
@@ -15,9 +18,9 @@ from pages.widgets import guarded, load, picker, plain, stop_if_empty
 def _slopes(view, split: str, metric: str):
     left, right = st.columns(2)
     with left:
-        baseline = picker("Baseline build", "baseline", view.builds, view.baseline, page="cor")
+        baseline = picker("Baseline build", "baseline", view.builds, view.baseline, page="cor", clean=partial(as_build, view.builds))
     with right:
-        candidate = picker("Candidate build", "candidate", view.builds, view.candidate, page="cor")
+        candidate = picker("Candidate build", "candidate", view.builds, view.candidate, page="cor", clean=partial(as_build, view.builds))
     if (baseline, candidate) != (view.baseline, view.candidate):
         view = load(correctness_view, {"split_tag": split, "metric": metric, "baseline": baseline,
                                        "candidate": candidate})

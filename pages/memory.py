@@ -2,10 +2,13 @@
 case by case, in GiB. Never summed across machines or cases; OOM and unavailable figures are marked, never 0."""
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from db.query import browse
 from db.views import memory as views
+from db.views.memory import as_build
 from pages.charts import memory_chart
 from pages.widgets import guarded, load, picker, plain, stop_if_empty
 
@@ -25,9 +28,9 @@ def body() -> None:
     stop_if_empty(view.records, "memory records")
     left, right, third = st.columns([3, 3, 2])
     with left:
-        baseline = picker("Baseline build", "baseline", view.builds, view.baseline, page="mem")
+        baseline = picker("Baseline build", "baseline", view.builds, view.baseline, page="mem", clean=partial(as_build, view.builds))
     with right:
-        candidate = picker("Candidate build", "candidate", view.builds, view.candidate, page="mem")
+        candidate = picker("Candidate build", "candidate", view.builds, view.candidate, page="mem", clean=partial(as_build, view.builds))
     with third:
         workload = picker("Workload", "workload", view.workloads, page="mem")
     if (baseline, candidate, workload) != (view.baseline, view.candidate, view.workload):

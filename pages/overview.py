@@ -1,18 +1,45 @@
-"""Overview: machines × builds with their latest runs, result counts by status, open warnings."""
+"""Overview: the release verdict per chip, with the same Baseline / Candidate pickers and URL as Compare; the
+nightly preview labelled apart; machines × builds with their latest runs, result counts by status, open warnings."""
 from __future__ import annotations
+
+from functools import partial
 
 import streamlit as st
 
-from db.views.overview import overview
+from db.query.selectors import available_selectors
+from db.views.defaults import default_sides, side_label
+from db.views.overview import overview_of
 from pages.verdict import show_summary
-from pages.widgets import guarded, load, stop_if_empty
+from pages.widgets import guarded, load, picker, stop_if_empty
+
+
+def _sides() -> tuple[str, str]:
+    """The pickers (URL `baseline`, `candidate`); ("", "") until the store holds two builds."""
+    selectors = load(available_selectors)
+    options = selectors.selector.tolist()
+    first, last = default_sides(selectors)  # the release question: latest stable vs the newest rc
+    if len(options) < 2 or not first or first == last:
+        return "", ""
+    shown = partial(side_label, selectors)
+    left, right = st.columns(2)
+    with left:
+        baseline = picker("Baseline", "baseline", options, first, page="ovw", format_func=shown)
+    with right:
+        candidate = picker("Candidate", "candidate", options, last, page="ovw", format_func=shown)
+    return baseline, candidate
 
 
 def body() -> None:
     st.title("Overview")
-    view = load(overview)
+    baseline, candidate = _sides()
+    view = load(overview_of, baseline, candidate)
     stop_if_empty(view.latest)
-    show_summary(view.verdict)  # the answer first: the latest stable build against the newest preview, per chip
+    show_summary(view.verdict)  # the answer first: the release question per chip
+    if view.preview:
+        st.divider()
+        st.caption("Preview, a second comparison (not the release question): the newest nightly against the same "
+                   "stable build")
+        show_summary(view.preview)
     st.subheader("Machines × builds (latest run)")
     st.dataframe(view.latest, hide_index=True,
                  column_config={"memory_GiB": st.column_config.NumberColumn("memory (GiB)")})

@@ -32,6 +32,7 @@ def open_page(file: str, query: dict[str, str] | None = None, token: str | None 
         at.session_state[SESSION_TOKEN] = token
     at.run()
     at.switch_page(file)
+    at.query_params.clear()  # as a browser's page change does (st.switch_page clears them)
     for key, value in (query or {}).items():
         at.query_params[key] = value
     return at.run()

@@ -35,6 +35,7 @@ def _page(file: str, query: dict[str, str]) -> AppTest:
     at = AppTest.from_file(SCRIPT, default_timeout=120)
     at.run()
     at.switch_page(file)
+    at.query_params.clear()  # as a browser's page change does
     for key, value in query.items():
         at.query_params[key] = value
     at.run()

@@ -44,3 +44,43 @@ def test_release_counts_as_stable_and_compare_sides_come_from_the_selectors():
     assert default_sides(selectors) == ("torch=2.14.1", "torch=2.15.0rc1")  # never a tag, never first vs last
     assert side_label(selectors, "torch=2.15.0rc1") == "torch 2.15.0rc1 (rc) · 1 run"
     assert side_label(selectors, "runs:abc") == "runs:abc"
+
+
+def _three_builds(engine) -> None:
+    from db.ingest.core import ingest_bundle
+    from tests.bundles import make_bundle
+
+    for version, channel in (("2.14.1", "stable"), ("2.15.0rc1", "rc"), ("2.16.0.dev20261120", "nightly")):
+        ingest_bundle(engine, make_bundle(build={"torch_version": version, "channel": channel,
+                                                 "python_version": "3.11.7", "collector_version": "0.1.0"}))
+
+
+def test_overview_asks_the_release_question_shows_the_nightly_apart_and_takes_the_url(tmp_path, monkeypatch):
+    from db.store.engine import open_store
+    from db.views.overview import overview
+    from streamlit.testing.v1 import AppTest
+
+    from tests.page_store import SCRIPT, TIMEOUT_S, open_page, page_store
+
+    engine = open_store(tmp_path / "twin.duckdb")
+    _three_builds(engine)
+    view = overview(engine, {})
+    assert (view.verdict["baseline"], view.verdict["candidate"]) == ("torch=2.14.1", "torch=2.15.0rc1")
+    assert (view.preview["baseline"], view.preview["candidate"]) == ("torch=2.14.1", "torch=2.16.0.dev20261120")
+    asked = overview(engine, {"baseline": "torch=2.15.0rc1", "candidate": "torch=2.16.0.dev20261120"})
+    assert (asked.verdict["baseline"], asked.verdict["candidate"]) == ("torch=2.15.0rc1", "torch=2.16.0.dev20261120")
+    assert asked.preview is None  # a chosen comparison is the one shown
+    assert overview(engine, {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"}).preview == view.preview
+    engine.dispose()
+
+    page_store(tmp_path, monkeypatch, _three_builds)
+    at = open_page("overview.py")
+    assert not at.exception, [e.value for e in at.exception]
+    subjects = [s.value for s in at.subheader if s.value.startswith("Verdict")]
+    assert "2.15.0rc1" in subjects[0] and "2.14.1" in subjects[0]
+    assert len(subjects) == 2 and "2.16.0" in subjects[1]  # the nightly: the second, labelled comparison
+    assert any("Preview, a second comparison" in c.value for c in at.caption)
+    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S)  # a link opened fresh: Overview is the first page
+    at.query_params["candidate"] = "torch=2.16.0.dev20261120"
+    at.run()
+    assert [s.value for s in at.subheader if s.value.startswith("Verdict")] == [subjects[1]]

@@ -35,6 +35,7 @@ def _page(file: str) -> AppTest:
     at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S)
     at.run()
     at.switch_page(file)
+    at.query_params.clear()  # as a browser's page change does
     return at.run()
 
 
@@ -64,7 +65,7 @@ def test_an_unexpected_error_is_a_short_message_without_the_traceback(store_path
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom in /srv/mpsbench/secret.py")
-    monkeypatch.setattr(db.views.overview, "overview", broken)
+    monkeypatch.setattr(db.views.overview, "overview_of", broken)
     at = _page("overview.py")
     assert not at.exception
     assert [e.value for e in at.error] == [

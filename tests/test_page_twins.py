@@ -97,6 +97,7 @@ def test_every_page_shows_its_json_twins_figures(client, file):
     at = AppTest.from_file(ROOT_SCRIPT, default_timeout=120)
     at.run()
     at.switch_page(file)
+    at.query_params.clear()  # as a browser's page change does (st.switch_page clears them)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()

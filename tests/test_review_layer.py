@@ -56,6 +56,7 @@ def test_a_page_render_judges_its_review_once(tmp_path: Path, monkeypatch, count
     at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S)
     at.run()  # the default page (Overview) judges its own review: not counted
     at.switch_page(page)
+    at.query_params.clear()  # as a browser's page change does (st.switch_page clears them)
     for key, value in {"baseline": BASELINE, "candidate": CANDIDATE}.items():
         at.query_params[key] = value
     counted.clear()

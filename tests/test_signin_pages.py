@@ -117,6 +117,7 @@ def test_with_read_tokens_a_session_sees_only_the_sign_in_page(tmp_path, monkeyp
     at.run()
     assert any("Signed in as dash (read only)" in t.value for t in at.text)
     at.switch_page("overview.py")
+    at.query_params.clear()  # as a browser's page change does
     assert "Overview" in [t.value for t in at.run().title]  # signed in as a reader: the dashboard opens
     up = _page("upload.py", token="tok-read")
     assert len(up.file_uploader) == 0 and any("may read only" in w.value for w in up.warning)

@@ -110,6 +110,7 @@ def test_sweeps_page(tmp_path, monkeypatch):
     at = AppTest.from_file(str(ROOT / "pages" / "navigation.py"), default_timeout=90)
     at.run()
     at.switch_page("sweeps.py")
+    at.query_params.clear()  # as a browser's page change does
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     cells = {str(v) for frame in at.dataframe for v in frame.value.astype(str).to_numpy().ravel()}

@@ -74,6 +74,7 @@ def test_a_bad_url_value_is_named_never_a_traceback(seeded_path, monkeypatch, fi
     at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S)
     at.run()
     at.switch_page(file)
+    at.query_params.clear()  # as a browser's page change does
     for key, value in params.items():
         at.query_params[key] = value
     at.run()

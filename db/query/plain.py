@@ -17,6 +17,10 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _plain(value: Any) -> Any:
+    if isinstance(value, (list, tuple)) or (hasattr(value, "ndim") and getattr(value, "ndim", 0) > 0):
+        return [_plain(v) for v in value]  # a list cell (a group's named regressions)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
     if value is None or value is pd.NA or value is pd.NaT:
         return None
     if hasattr(value, "item"):

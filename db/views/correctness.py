@@ -16,7 +16,7 @@ from bundle.case_names import case_names
 from bundle.metrics import METRICS, Better
 from db.query.browse import CORRECTNESS_METRICS, results, split_builds
 from db.views.defaults import default_pair
-from db.views.memory import memory_builds
+from db.views.memory import build_choice, memory_builds
 from db.query.params import Params, one_of, only
 from db.review.wording import format_value
 
@@ -140,8 +140,8 @@ def correctness_view(engine: Engine, params: Params) -> Correctness:
     ordered = shown.sort_values("build_order").drop_duplicates("build")
     builds, channels = ordered["build"].tolist(), ordered["channel"].tolist()
     first, last = default_pair(builds, channels)
-    baseline = one_of("baseline", p["baseline"], builds) if p["baseline"] else first
-    candidate = one_of("candidate", p["candidate"], builds) if p["candidate"] else last
+    baseline = build_choice("baseline", p["baseline"], builds) if p["baseline"] else first
+    candidate = build_choice("candidate", p["candidate"], builds) if p["candidate"] else last
     slopes = correctness_slopes(shown, baseline, candidate)
     counts = {d: int((slopes["direction"] == d).sum()) for d in ("improved", "worsened", "unchanged")}
     return Correctness(p["split_tag"], metric, sorted(set(records["metric"])),

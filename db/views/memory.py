@@ -52,6 +52,19 @@ def memory_long(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
                   "state", "run_id"] + _KEYS]
 
 
+def as_build(builds: list[str], value: str) -> str:
+    """A build as Compare and Overview write it ("torch=2.15.0rc1") as this page names it ("2.15.0rc1 (rc)"), so one
+    URL's baseline and candidate mean the same builds on every page; any other value as it is."""
+    version = value.removeprefix("torch=")
+    same = [b for b in builds if b.split(" ")[0] == version] if version != value else []
+    return same[0] if len(same) == 1 else value
+
+
+def build_choice(name: str, value: str, builds: list[str]) -> str:
+    """One of `builds` (as_build applied), else a 400 naming `name`."""
+    return one_of(name, as_build(builds, value), builds)
+
+
 def memory_builds(long: pd.DataFrame) -> tuple[list[str], list[str]]:
     """The builds with memory records, oldest version first (bundle.builds order, nightlies by date), and their
     channels."""
@@ -100,8 +113,8 @@ def memory_view(engine: Engine, params: Params) -> Memory:
     workloads = sorted(set(long["workload"]))
     builds, channels = memory_builds(long)
     first, last = default_pair(builds, channels)
-    baseline = one_of("baseline", p["baseline"], builds) if p["baseline"] else first
-    candidate = one_of("candidate", p["candidate"], builds) if p["candidate"] else last
+    baseline = build_choice("baseline", p["baseline"], builds) if p["baseline"] else first
+    candidate = build_choice("candidate", p["candidate"], builds) if p["candidate"] else last
     if p["workload"]:
         long = long[long["workload"] == p["workload"]]
     return Memory(p["split_tag"], p["workload"], workloads, builds, baseline, candidate, long,

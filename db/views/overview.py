@@ -1,4 +1,6 @@
-"""Overview: machines × builds with their latest run, result counts by status, open warnings."""
+"""Overview: the release verdict per chip (the comparison asked for in `baseline` / `candidate`, else the release
+question: latest stable against the newest rc), the nightly preview apart and labelled, then machines × builds
+with their latest run, result counts by status, open warnings."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -8,7 +10,9 @@ from sqlalchemy import Engine
 
 from db.query import browse
 from db.query.params import Params, only
-from db.views.verdict_cards import overview_cards
+from db.query.selectors import available_selectors
+from db.views.defaults import default_sides
+from db.views.verdict_cards import overview_cards, preview_cards
 
 LATEST = ["machine_name", "chip", "memory_GiB", "gpu_cores", "device_type", "build", "git_hash", "runs", "run_id",
           "started_at", "complete", "n_results"]
@@ -20,18 +24,30 @@ class Overview:
     latest: pd.DataFrame  # one row per (machine, build): its latest run and how many runs it has
     status: pd.DataFrame  # results per status
     warnings: pd.DataFrame  # open warnings: run and result warnings, fallbacks, battery, incomplete runs
-    verdict: dict | None  # the default comparison's verdict cards (db.views.verdict_cards.Cards as a dict), chip
-    # scope; None with fewer than two builds
+    verdict: dict | None  # the comparison's verdict cards (db.views.verdict_cards.Cards as a dict), chip scope;
+    # None with fewer than two builds
+    preview: dict | None = None  # the nightly against the stable build, beside an rc default (labelled); else None
+
+
+PARAMS = ("baseline", "candidate")
 
 
 def overview(engine: Engine, params: Params | None = None) -> Overview:
-    only(params or {}, ())
+    """The page and GET /api/v1/overview: `baseline` / `candidate` as on Compare (both optional)."""
+    p = only(params or {}, PARAMS)
+    return overview_of(engine, p["baseline"], p["candidate"])
+
+
+def overview_of(engine: Engine, baseline: str = "", candidate: str = "") -> Overview:
     runs = browse.runs(engine)
     if runs.empty:
         latest = pd.DataFrame(columns=LATEST)
     else:
         latest = runs.sort_values("started_at").groupby(["machine_name", "build"], as_index=False).last()
         latest = latest.assign(runs=runs.groupby(["machine_name", "build"]).size().values)[LATEST]
-    cards = overview_cards(engine) if len(runs) else None
+    cards = overview_cards(engine, baseline, candidate) if len(runs) else None
+    # the preview goes with the release question only; another chosen comparison is the one shown
+    default = cards is not None and (cards.baseline, cards.candidate) == default_sides(available_selectors(engine))
+    preview = preview_cards(engine) if default else None
     return Overview(len(runs), latest, browse.status_counts(engine), browse.open_warnings(engine),
-                    asdict(cards) if cards else None)
+                    asdict(cards) if cards else None, asdict(preview) if preview else None)

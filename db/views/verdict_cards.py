@@ -15,7 +15,7 @@ from db.review.comparison import CompareQuery
 from db.review.listing import Question
 from db.review.review import Review, judge_review
 from db.review.summary import release_summary
-from db.views.defaults import default_sides
+from db.views.defaults import default_sides, preview_sides
 from db.views.status_changes import BETTER, WORSE, status_changes
 from db.views.trends import trend_url
 from db.query.selectors import available_selectors
@@ -95,11 +95,18 @@ def verdict_cards(engine: Engine, question: Question, found: pd.DataFrame | None
     return cards_from(release_summary(engine, judged, found, doubts), status_changes(result.cases, result.unmatched))
 
 
-def overview_cards(engine: Engine) -> Cards | None:
-    """Overview's cards: the default comparison (latest stable vs the newest rc or nightly), chip scope; None when
-    the store holds fewer than two builds."""
-    baseline, candidate = default_sides(available_selectors(engine))
+def overview_cards(engine: Engine, baseline: str = "", candidate: str = "") -> Cards | None:
+    """Overview's cards, chip scope: the comparison asked for, else the release question (db.views.defaults); None
+    when the store holds fewer than two builds and nothing was asked."""
+    first, last = default_sides(available_selectors(engine))
+    baseline, candidate = baseline or first, candidate or last
     if not baseline or baseline == candidate:
         return None
     query = CompareQuery.from_params({"baseline": baseline, "candidate": candidate, "scope": "chip"})
     return verdict_cards(engine, Review(query))
+
+
+def preview_cards(engine: Engine) -> Cards | None:
+    """The second, labelled comparison beside an rc default: the stable build against the newest nightly."""
+    pair = preview_sides(available_selectors(engine))
+    return overview_cards(engine, *pair) if pair else None
