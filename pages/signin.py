@@ -83,7 +83,7 @@ def require_writer(what: str) -> Identity:
     who = signed_in()
     if who is not None and who.can_write:
         return who
-    st.warning(f"Sign in to {what}." if who is None else f"{who.name} may read only: sign in with a write token "
+    st.warning(f"Sign in to {what}." if who is None else f"{plain(who.name)} may read only: sign in with a write token "
                                                           f"to {what}.")
     _form()
     st.stop()
