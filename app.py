@@ -41,13 +41,18 @@ def default_page_alias() -> list:
 
 def announce_token() -> None:
     """With no writer token configured, make (or reuse) the local one beside the store and print it with a
-    sign-in link, as Jupyter does: the operator can upload at once, no one else can."""
-    from db.store.tokens import configured, local_token, local_token_path
+    sign-in link, as Jupyter does: the operator can upload at once, no one else can. A token file that is not
+    the server user's own private, non-empty file is refused, and the reason printed instead."""
+    from db.store.tokens import configured, local_token, local_token_path, local_token_refusal
 
     roles = configured()
     if roles["upload"] or roles["admin"]:
         return
     token = local_token()
+    if token is None:
+        print(f"mpsbench: no MPSBENCH_UPLOAD_TOKENS set and {local_token_refusal() or 'no local token'}; "
+              f"writes are refused until that is fixed", file=sys.stderr, flush=True)
+        return
     port = st.config.get_option("server.port") or 8501
     print(f"mpsbench: no MPSBENCH_UPLOAD_TOKENS set; writes need the local token (name 'local'), kept in "
           f"{local_token_path() or 'memory'}:\n    http://127.0.0.1:{port}/upload?token={token}\n"
@@ -81,7 +86,8 @@ def _middleware() -> list:
     from starlette.middleware import Middleware
 
     from api.auth import HostCheck
-    return [Middleware(HostCheck)]
+    from api.signin_link import SignInLink
+    return [Middleware(HostCheck), Middleware(SignInLink)]  # the first listed runs first
 
 
 def _script_error(exc: Exception) -> bool:

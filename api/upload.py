@@ -5,7 +5,7 @@ or the one generated at first start); the run records the token's name (uploaded
 loopback too. DELETE /api/v1/runs/{run_id} with {"reason": "…"} retracts a run (its uploader or an admin).
 Body limit: env MPSBENCH_MAX_UPLOAD_MB (default 64) -> 413, on the body as sent and, for a gzip body
 (Content-Encoding: gzip), on the decompressed bundle too (read in bounded steps: a small bomb never expands in
-memory). Statuses: 201 new, 200 already present, 400 not UTF-8 JSON, 401 token, 409 conflicting run_id,
+memory). Statuses: 201 new, 200 already present, 400 not UTF-8 JSON, 401 token, 409 conflicting run_id or a retracted run,
 413 too large, 415 not application/json or an encoding other than gzip, 422 invalid bundle.
 """
 from __future__ import annotations
@@ -28,16 +28,20 @@ def _limit() -> int:
     return max_upload_bytes()
 
 
-async def _read_body(request: Request) -> bytes:
-    limit = _limit()
+RETRACT_BODY_BYTES = 64 * 1024
+
+
+async def _read_body(request: Request, limit: int, too_large: str) -> bytes:
+    """The body, read in the chunks it arrives in and refused (413) as soon as it passes `limit`: a body that is
+    too large is never held in memory, whatever its Content-Length says (or does not say)."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
-        raise StoreError(413, f"bundle is larger than the limit of {limit} bytes (MPSBENCH_MAX_UPLOAD_MB)")
+        raise StoreError(413, too_large)
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise StoreError(413, f"bundle is larger than the limit of {limit} bytes (MPSBENCH_MAX_UPLOAD_MB)")
+            raise StoreError(413, too_large)
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -67,7 +71,9 @@ async def upload_run(request: Request):
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "application/json":
             raise StoreError(415, f"Content-Type must be application/json, not {kind or 'missing'!r}")
-        body = _decoded(request, await _read_body(request), _limit())
+        limit = _limit()
+        body = _decoded(request, await _read_body(
+            request, limit, f"bundle is larger than the limit of {limit} bytes (MPSBENCH_MAX_UPLOAD_MB)"), limit)
         outcome = await run_in_threadpool(ingest_bundle, shared_store(), body, who.name)
     except StoreError as err:
         return error_response(err)
@@ -81,9 +87,7 @@ async def retract(request: Request):
 
     try:
         who = writer(request)
-        body = await request.body()
-        if len(body) > 64 * 1024:
-            raise StoreError(413, "a retraction body is at most 64 KiB")
+        body = await _read_body(request, RETRACT_BODY_BYTES, "a retraction body is at most 64 KiB")
         try:
             doc = json.loads(body.decode("utf-8")) if body else {}
         except (UnicodeDecodeError, ValueError, RecursionError):

@@ -7,6 +7,7 @@ measurement with it, so a review shows it in that timing's row and judges the ti
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from enum import Enum
 
@@ -25,13 +26,15 @@ class Better(str, Enum):
 
 class Sign(str, Enum):
     """Which samples a metric allows, judged on the smallest: a time, rate or size of 0 or less is a broken
-    measurement (Compare would print a ratio of -1), an error or a count may be 0, a difference or dB any sign."""
+    measurement (Compare would print a ratio of -1), an error or a count may be 0, a difference or dB any sign.
+    A positive figure must also be a normal float (>= 2.2e-308): a subnormal one (5e-324) loses its precision and
+    turns a ratio into inf one way and 0 the other, so a comparison would not read the same both ways."""
     positive = "positive"
     nonnegative = "nonnegative"
     any = "any"
 
     def allows(self, smallest: float) -> bool:
-        return self is Sign.any or smallest > 0 or (self is Sign.nonnegative and smallest == 0)
+        return self is Sign.any or smallest >= sys.float_info.min or (self is Sign.nonnegative and smallest == 0)
 
 
 class Comparison(str, Enum):

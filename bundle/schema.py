@@ -9,6 +9,7 @@ mechanically, the *_rule functions by calling them on each distinct input they g
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any
@@ -148,7 +149,8 @@ def sign_rule(metric_name: str, smallest: float) -> None:
     """The metric registry says which samples a metric allows (bundle.metrics.Sign), judged on the smallest."""
     sign = metric(metric_name).sign
     if not sign.allows(smallest):
-        bound = "> 0" if sign.value == "positive" else ">= 0"
+        normal = f"a normal float (>= {sys.float_info.min:.4g})"  # a subnormal one breaks every ratio
+        bound = f"> 0, {normal}" if sign.value == "positive" else f">= 0, and {normal} when above 0"
         raise _field_error("samples", f"samples of {metric_name} must be {bound} (got {smallest!r}); "
                                       "record status 'error' with a message instead")
 

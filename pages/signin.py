@@ -1,16 +1,20 @@
 """Sign in: pages write (upload, triage) only for a named identity.
 
 Streamlit's own st.login (OIDC) when the server's secrets.toml has an [auth] section; otherwise the same named
-tokens the API takes (db.store.tokens), typed here or carried once in a link (`/upload?token=…`, printed at
-start as Jupyter does). The token is kept in this browser session's st.session_state (server side) and
-checked again on every run, so a token removed from the configuration stops working at once.
+tokens the API takes, by the API's one identity path (db.store.sessions.identity): the session cookie the sign-in
+link (`/upload?token=…`, printed at start as Jupyter does) was exchanged for before the page loaded
+(api/signin_link.py; it outlives a reload), or a token typed here, kept in this tab's st.session_state (server
+side). Both are checked again on every run, so a token removed from the configuration stops working at once.
 Run as a page it shows who is signed in; imported, it gives the other pages `require_writer`.
 """
 from __future__ import annotations
 
 import streamlit as st
 
+from db.errors import StoreError
+from db.store.sessions import COOKIE, identity, sign_out as end_session
 from db.store.tokens import Identity, identify
+from pages.widgets import plain
 
 KEY = "mpsbench_token"
 
@@ -30,7 +34,8 @@ def _oidc_identity() -> Identity | None:
 
 
 def _take_link_token() -> None:
-    """A ?token=… in the URL signs this session in and is removed from the address bar."""
+    """A ?token=… that reached the page (the server exchanges it before a page loads; a test's AppTest has no
+    server) signs this session in and is removed from the address bar."""
     token = st.query_params.get("token")
     if token is not None:
         del st.query_params["token"]
@@ -38,12 +43,26 @@ def _take_link_token() -> None:
             st.session_state[KEY] = token
 
 
+def _cookie() -> str | None:
+    try:
+        return st.context.cookies.get(COOKIE)
+    except Exception:  # noqa: BLE001 - no request behind this run (AppTest): no cookie
+        return None
+
+
 def signed_in() -> Identity | None:
     _take_link_token()
-    return _oidc_identity() or identify(st.session_state.get(KEY))
+    try:
+        return _oidc_identity() or identity(st.session_state.get(KEY), _cookie())
+    except StoreError as err:  # sessions are off (a refused secret file): named once, the typed token still works
+        st.warning(plain(err))
+        return identify(st.session_state.get(KEY))
 
 
 def _form() -> None:
+    if st.query_params.get("signin") == "refused":
+        del st.query_params["signin"]
+        st.error("The sign-in link's token is not known to this server.")
     if oidc_configured():
         if st.button("Sign in", key="signin_oidc"):
             st.login()
@@ -64,7 +83,7 @@ def require_writer(what: str) -> Identity:
     who = signed_in()
     if who is not None and who.can_write:
         return who
-    st.warning(f"Sign in to {what}." if who is None else f"{who.name} may read only: sign in with a write token "
+    st.warning(f"Sign in to {what}." if who is None else f"{plain(who.name)} may read only: sign in with a write token "
                                                           f"to {what}.")
     _form()
     st.stop()
@@ -75,6 +94,7 @@ def sign_out() -> None:
     if _oidc_identity() is not None:
         st.logout()
     st.session_state.pop(KEY, None)
+    end_session(_cookie())  # for good: a copy of the cookie, or this tab's next reload, is signed out too
     st.rerun()
 
 

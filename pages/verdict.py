@@ -2,13 +2,13 @@
 group of the release summary (db.views.verdict_cards over db.review.summary), three to a row, red when the group
 regressed or newly fails, green otherwise; then the summary's table of every group and its notes. Rendered from the
 plain dicts the JSON twins return, so a page and its twin show the same figures. Strings that can come from a
-bundle (machine names, tag values in selectors) are shown as text or escaped Markdown."""
+bundle (machine names, tag values in selectors) are shown as text or through pages.widgets.plain."""
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from db.views.review_export import md_escape
+from pages.widgets import plain  # the one escape for user text in Markdown-rendering elements
 from db.views.verdict_cards import Cards
 
 PER_ROW = 3
@@ -20,8 +20,8 @@ def show_summary(cards: Cards | dict | None) -> None:
     cards = Cards(**cards) if isinstance(cards, dict) else cards
     if cards is None or not cards.summary:
         return
-    st.subheader(f"Verdict: {md_escape(cards.candidate)} against baseline {md_escape(cards.baseline)}")
-    st.caption(md_escape(f"{cards.verdict}; one card per {cards.scope} · dtype · compile mode, regressions first"))
+    st.subheader(f"Verdict: {plain(cards.candidate)} against baseline {plain(cards.baseline)}")
+    st.caption(plain(f"{cards.verdict}; one card per {cards.scope} · dtype · compile mode, regressions first"))
     shown = cards.cards[:SHOWN]
     for start in range(0, len(shown), PER_ROW):
         for column, card in zip(st.columns(PER_ROW), shown[start:start + PER_ROW]):
@@ -36,14 +36,14 @@ def show_summary(cards: Cards | dict | None) -> None:
 
 
 def _card(card: dict) -> None:
-    st.markdown(f"**{md_escape(card['title'])}**")
+    st.markdown(f"**{plain(card['title'])}**")
     # red: regressed; orange: nothing regressed but some cases could not be tested; grey: nothing compared (never
     # green over nothing); green otherwise
     colour = ("red" if card["regressed"] or card["new_failures"] else "gray" if not card.get("compared", 1)
               else "orange" if card.get("unconfirmed") else "green")
-    st.markdown(f":{colour}[**{md_escape(card['verdict'])}**]")
+    st.markdown(f":{colour}[**{plain(card['verdict'])}**]")
     for worst in card.get("worst") or []:  # the regressions by name, each linked to its trend
-        st.markdown(f"- [{md_escape(worst['text'])}]({worst['link']})")
+        st.markdown(f"- [{plain(worst['text'])}]({worst['link']})")
     quiet = ("no memory figures compared", "no correctness figures compared")  # nothing to say: left out
     moved = card["newly_supported"] or card["fixed"] or card["new_failures"]
     lines = [card["counts"], *card["families"], *(x for x in (card["memory"], card["correctness"]) if x not in quiet),

@@ -214,11 +214,16 @@ _COLUMNS = ("result_id, run_id, workload, suite, case_key, params_json, dtype, c
 
 def _store(conn, bundle: Bundle, n: int, sha: str, uploaded_by: str | None) -> IngestOutcome:
     with conn.begin():
-        known = conn.execute(text("SELECT bundle_sha256 FROM runs WHERE run_id=:r"), {"r": bundle.run_id}).first()
+        known = conn.execute(text("SELECT bundle_sha256, retracted_at, retracted_by, retraction_reason FROM runs "
+                                  "WHERE run_id=:r"), {"r": bundle.run_id}).first()
         if known is not None:
             if known[0] != sha:
                 raise StoreError(409, f"run_id {bundle.run_id} is already stored with different content",
                                  [Problem("run_id", "a run_id names one bundle; make a new run_id for a new run")])
+            if known[1] is not None:  # "already present" would read as if it counted again: it does not
+                raise StoreError(409, f"run_id {bundle.run_id} is stored but was retracted by {known[2]} at "
+                                      f"{known[1]:%Y-%m-%d %H:%M} UTC ({known[3]}): it stays out of every comparison",
+                                 [Problem("run_id", "retracted: upload a new run (a new run_id) to be compared")])
             return IngestOutcome(bundle.run_id, False, n)
         seq = conn.execute(text("SELECT coalesce(max(run_seq), 0) + 1 FROM runs")).scalar()  # db.store.tables: run_seq
         run = {**_run_row(bundle, sha, n), "run_seq": seq, "uploaded_by": uploaded_by}

@@ -142,7 +142,7 @@ def combo_row(metric_j, unit_j, status_j, has_samples, has_message, sign) -> tup
         given = unit_rule(m, u)
         status_rule(Status(s), has_samples, has_message)
         if has_samples:
-            sign_rule(m, float(sign))  # the sign of the smallest sample: -1, 0 or 1
+            sign_rule(m, float(sign))  # the smallest sample's sign (-1, 0, 1), or 5e-324 for a subnormal one
         canon = METRICS[m].unit
         return metric_j, unit_j, status_j, has_samples, has_message, sign, True, m, canon, \
             conversion_factor(given, canon), Status(s).value

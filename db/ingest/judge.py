@@ -14,7 +14,9 @@ SUSPECTS = 100  # results judged one by one for the refusal's wording
 # one scan lists every distinct input of every judged field and rule (GROUPING SETS: one group per set)
 _FACT_SQL = {"metric": "coalesce(metric, '')", "unit": "coalesce(unit, '')", "status": "coalesce(status, '')",
              "has_samples": "len(samples) > 0", "has_message": "coalesce(length(message_value), 0) > 0",
-             "sign": "CASE WHEN len(samples) > 0 THEN sign(list_min(samples)) ELSE 0 END"}  # the rules' inputs
+             # the smallest sample's sign, or a subnormal stand-in (5e-324) for a positive one below the normal range
+             "sign": "CASE WHEN len(samples) = 0 THEN 0 WHEN list_min(samples) > 0 AND list_min(samples) < "
+                     "2.2250738585072014e-308 THEN 5e-324 ELSE sign(list_min(samples)) END"}  # the rules' inputs
 _FACTS = ", ".join(f"{sql} AS {name}" for name, sql in _FACT_SQL.items())
 _COMBO_KEYS = tuple(_FACT_SQL)
 _N_SAMPLES = "len(samples) AS n_samples"  # processes_rule's other input

@@ -2,11 +2,12 @@
 load.sql and one Parquet file per table) and back with IMPORT DATABASE.
 
 Both refuse a non-empty target, so neither ever overwrites data: back up into a new (or empty) folder, restore
-into a new (or empty) store file. A backup taken while the server runs needs the server stopped first (DuckDB
+into a new (or empty) store file. A restore writes a temporary file and renames it only when complete. A backup taken while the server runs needs the server stopped first (DuckDB
 allows one process per file), or run it against a copy of the file.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import duckdb
@@ -36,30 +37,47 @@ def backup(store: str, target: str) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
+def _tables(path: Path) -> int:
+    duck = duckdb.connect(str(path), read_only=True)
+    try:
+        return duck.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0]
+    finally:
+        duck.close()
+
+
 def restore(source: str, store: str) -> dict[str, int]:
-    """Import the backup folder `source` into the store file `store` (new or without tables); row counts back."""
+    """Import the backup folder `source` into the store file `store` (new or without tables); row counts back.
+    The import goes to `<store>.restoring` and is renamed to `store` only once complete (imported, committed,
+    opened and migrated): a restore killed midway leaves no store file behind, only its temporary one, which
+    the next restore replaces."""
     folder = Path(source)
     if not (folder / "schema.sql").is_file() or not (folder / "load.sql").is_file():
         raise StoreError(404, f"{source} is not an mpsbench backup (no schema.sql and load.sql)",
                          [Problem("DIR", "must be a folder written by mpsbench backup")])
     target = Path(store)
+    if target.exists() and (tables := _tables(target)):
+        raise StoreError(409, f"the store {store} already holds {tables} table(s): restore into a new file",
+                         [Problem("MPSBENCH_DB", "must not exist or hold no tables")])
     target.parent.mkdir(parents=True, exist_ok=True)
-    duck = duckdb.connect(str(target))
+    partial = target.with_name(target.name + ".restoring")
+    for leftover in (partial, partial.with_name(partial.name + ".wal")):  # an earlier restore, killed
+        leftover.unlink(missing_ok=True)
+    duck = duckdb.connect(str(partial))
     try:
-        tables = duck.execute("SELECT count(*) FROM information_schema.tables").fetchone()[0]
-        if tables:
-            raise StoreError(409, f"the store {store} already holds {tables} table(s): restore into a new file",
-                             [Problem("MPSBENCH_DB", "must not exist or hold no tables")])
         duck.execute("BEGIN")
         duck.execute(f"IMPORT DATABASE {_quoted(folder)}")
         duck.execute("COMMIT")  # all tables or none
     finally:
         duck.close()
-    engine = open_store(store)  # checks the version and migrates a backup from an older mpsbench
+    engine = open_store(partial)  # checks the version and migrates a backup from an older mpsbench
     try:
         with engine.connect() as conn:
             raw = conn.connection.driver_connection
             names = [r[0] for r in raw.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall()]
-            return {n: raw.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names}
+            counts = {n: raw.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names}
+            raw.execute("CHECKPOINT")  # everything in the file itself before it takes the store's name
     finally:
         engine.dispose()
+    target.with_name(target.name + ".wal").unlink(missing_ok=True)  # an empty store's log must not replay over it
+    os.replace(partial, target)
+    return counts

@@ -5,6 +5,9 @@ Configured as `name=token` pairs (a bare `token` is named token-<first 8 hex of 
 or one pair a line in the file named by MPSBENCH_UPLOAD_TOKENS_FILE (a `#` line is a comment). With no writer
 or admin token configured, a local token named "local" is made at first start and kept beside the store
 (`<store dir>/mpsbench-token`, mode 0600), so a fresh server can take writes from its operator and no one else.
+That file is trusted only while it is owned by the server's user and readable by no one else, and holds a token:
+otherwise it is refused (local_token_refusal says why; the start banner and every 401 repeat it), since a file
+another user planted or could read would hand out the admin "local" identity.
 Tokens are compared in constant time (hmac.compare_digest), each against every configured token.
 """
 from __future__ import annotations
@@ -13,6 +16,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,22 +63,68 @@ def local_token_path() -> Path | None:
 _memory_token: list[str] = []  # an in-memory store's generated token, for this process only
 
 
+def server_uid() -> int:
+    """The user the server runs as (a function so a test can stand in for another owner)."""
+    return os.geteuid()
+
+
+def read_private(path: Path) -> tuple[str | None, str | None]:
+    """(text, None) of a secret file beside the store, or (None, why it must not be trusted): it must be a
+    regular file (a link is not followed) owned by the server's user with no group or other permissions. The
+    checks are on the opened file (fstat), so a swap between check and read is seen."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))  # a FIFO never blocks
+    except OSError as err:
+        return None, f"{path} cannot be read: {err.strerror or err}"
+    with os.fdopen(fd) as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None, f"{path} is not a regular file"
+        if info.st_uid != server_uid():
+            return None, f"{path} is owned by uid {info.st_uid}, not by the server's user (uid {server_uid()})"
+        if info.st_mode & 0o077:
+            return None, (f"{path} has mode {stat.S_IMODE(info.st_mode):04o}: group or others may read it "
+                          f"(chmod 600 it, or delete it for a new one)")
+        return f.read(), None
+
+
+def write_private(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # never world-readable, not even briefly
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+
+
+def _read_local() -> tuple[str | None, str | None]:
+    """(token, None), (None, why the file is refused) or (None, None) when there is no file."""
+    path = local_token_path()
+    if path is None or not os.path.lexists(path):
+        return None, None
+    text, why = read_private(path)
+    if why is None and not text.strip():
+        why = f"{path} is empty: delete it and restart for a new token"
+    return (None, f"the local token is refused: {why}") if why else (text.strip(), None)
+
+
+def local_token_refusal() -> str | None:
+    """Why the local token file is refused, or None (no file yet, or a file to trust)."""
+    return _read_local()[1]
+
+
 def local_token(create: bool = True) -> str | None:
-    """The generated token (made on first use with create=True; a file only its owner may read)."""
+    """The generated token (made on first use with create=True; a file only its owner may read). None when
+    there is none, or the file is refused (local_token_refusal)."""
     path = local_token_path()
     if path is None:
         if not _memory_token and create:
             _memory_token.append(secrets.token_urlsafe(32))
         return _memory_token[0] if _memory_token else None
-    if path.exists():
-        return path.read_text().strip() or None
+    if os.path.lexists(path):
+        return _read_local()[0]
     if not create:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
     token = secrets.token_urlsafe(32)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # never world-readable, not even briefly
-    with os.fdopen(fd, "w") as f:
-        f.write(token + "\n")
+    write_private(path, token + "\n")
     return token
 
 

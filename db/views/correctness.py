@@ -100,6 +100,8 @@ def faster_but_wrong(engine: Engine, split_tag: str | None = None) -> pd.DataFra
     failed = (failed.groupby(_CASE + ["build"], as_index=False, dropna=False)
               .agg(failed_metrics=("metric", lambda m: ", ".join(dict.fromkeys(m))),
                    failed_figures=("figure", lambda f: "; ".join(dict.fromkeys(f)))))
+    if failed.empty:  # no failed record (e.g. a store of op_time only): its empty frame's dtypes cannot merge
+        failed = failed.astype({c: improved[c].dtype for c in _CASE + ["build"]})
     joined = improved.merge(failed, on=_CASE + ["build"])
     joined["speedup_vs_previous"] = joined["previous_µs"] / joined["median"]
     joined["case"] = case_names(joined)  # people read the name; the raw keys stay, pinned last

@@ -1,0 +1,128 @@
+"""Signed, expiring sign-in sessions: what a browser keeps instead of the token (an HttpOnly cookie).
+
+A session is `<sid>.<expires>.<fingerprint>.<mac>`: a random id, the Unix time it ends (SESSION_HOURS after sign-in),
+HMAC(secret, token) — which configured token signed in, without revealing it — and HMAC(secret, all of that).
+The secret (32 random bytes) is kept beside the store as `mpsbench-secret`, mode 0600, trusted only under the
+same rule as the local token (db.store.tokens.read_private); an in-memory store keeps one for the process.
+Each use looks the fingerprint up among the tokens configured now, so a token removed from the configuration
+ends its sessions at once, and a role change applies at once. Signing out lists the session's id in
+`mpsbench-signed-out` (kept until the session would have expired), so a copy of the cookie stops working too.
+Deleting the secret file ends every session.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import threading
+import time
+from pathlib import Path
+
+from db.errors import StoreError
+from db.store.tokens import Identity, all_tokens, identify, local_token_path, read_private, write_private
+
+COOKIE = "mpsbench_session"
+SESSION_HOURS = 12
+SECRET_FILE = "mpsbench-secret"
+SIGNED_OUT_FILE = "mpsbench-signed-out"
+_memory: dict[str, object] = {}  # an in-memory store's secret and signed-out ids, for this process only
+_lock = threading.Lock()
+
+
+def _beside_store(name: str) -> Path | None:
+    token_file = local_token_path()
+    return None if token_file is None else token_file.with_name(name)
+
+
+def _secret() -> bytes:
+    path = _beside_store(SECRET_FILE)
+    if path is None:
+        return _memory.setdefault("secret", secrets.token_bytes(32))  # type: ignore[return-value]
+    with _lock:
+        if not os.path.lexists(path):
+            write_private(path, secrets.token_hex(32) + "\n")
+    text, why = read_private(path)
+    if why or not text.strip():
+        raise StoreError(500, f"sign-in sessions are off: {why or f'{path} is empty'}")
+    return bytes.fromhex(text.strip())
+
+
+def _mac(secret: bytes, text: str) -> str:
+    return hmac.new(secret, text.encode(), hashlib.sha256).hexdigest()
+
+
+def issue(token: str, now: float | None = None) -> str | None:
+    """A session for a known token (None for an unknown one)."""
+    if identify(token) is None:
+        return None
+    secret = _secret()
+    body = f"{secrets.token_hex(16)}.{int((now or time.time()) + SESSION_HOURS * 3600)}.{_mac(secret, 'token:' + token)}"
+    return f"{body}.{_mac(secret, body)}"
+
+
+def _parts(session: str | None, now: float | None) -> tuple[str, int, str] | None:
+    """(sid, expires, fingerprint) of a well-signed, unexpired session; None otherwise."""
+    fields = (session or "").split(".")
+    if len(fields) != 4 or not fields[1].isdigit():
+        return None
+    sid, expires, fingerprint, mac = fields
+    if not hmac.compare_digest(mac.encode(), _mac(_secret(), ".".join(fields[:3])).encode()):
+        return None
+    if int(expires) <= (now or time.time()):
+        return None
+    return sid, int(expires), fingerprint
+
+
+def session_identity(session: str | None, now: float | None = None) -> Identity | None:
+    """Who a session belongs to now (None: absent, forged, expired, signed out, or its token is gone)."""
+    if not session:
+        return None
+    parts = _parts(session, now)
+    if parts is None or parts[0] in _signed_out(now):
+        return None
+    secret = _secret()
+    match = None
+    for role, name, token in all_tokens():  # every token compared (constant time each), as tokens.identify does
+        if hmac.compare_digest(parts[2].encode(), _mac(secret, "token:" + token).encode()) and match is None:
+            match = Identity(name, role)
+    return match
+
+
+def identity(bearer: str | None, session: str | None) -> Identity | None:
+    """The one identity path of the API and the pages: a bearer token, else a session cookie."""
+    return identify(bearer) or session_identity(session)
+
+
+def _signed_out(now: float | None = None) -> dict[str, int]:
+    """Signed-out session ids → their expiry, the expired ones left out."""
+    path, now = _beside_store(SIGNED_OUT_FILE), now or time.time()
+    if path is None:
+        found = _memory.setdefault("signed_out", {})
+    else:
+        text, why = read_private(path) if os.path.lexists(path) else ("", None)
+        if why:
+            raise StoreError(500, f"sign-in sessions are off: {why}")
+        found = {}
+        for line in (text or "").splitlines():
+            sid, _, expires = line.partition(" ")
+            if expires.isdigit():
+                found[sid] = int(expires)
+    return {sid: exp for sid, exp in found.items() if exp > now}  # type: ignore[union-attr]
+
+
+def sign_out(session: str | None) -> None:
+    """End a session for good (any copy of its cookie too)."""
+    parts = _parts(session, None)
+    if parts is None:
+        return
+    with _lock:
+        current = _signed_out() | {parts[0]: parts[1]}
+        path = _beside_store(SIGNED_OUT_FILE)
+        if path is None:
+            _memory["signed_out"] = current
+            return
+        fresh = path.with_name(path.name + ".new")
+        fresh.unlink(missing_ok=True)
+        write_private(fresh, "".join(f"{sid} {exp}\n" for sid, exp in current.items()))
+        os.replace(fresh, path)
