@@ -21,13 +21,14 @@ from db.review.derived import derived_text
 from db.review.review import JudgedReview, Review, judge_review
 from db.review.rules import PASSED_FAILED, REGRESSION, SUSPECTED, UNCONFIRMED_STATE, is_correctness
 from db.review.wording import format_value
+from db.query.tolerances import tolerances
 from db.store.triage import NOTE_KEY, latest_notes
 
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
 # the case's name (bundle.case_names) and the figures first, the raw canonical case_key pinned last
 COLUMNS = ["case", "scope", "metric", "change", "baseline_value", "candidate_value", "why", "verdict", "state",
            "comment", "author", "link", "baseline_median", "candidate_median", "unit", "oriented_ratio", "difference",
-           "ci_low", "ci_high", "p_value", "significance", "worse_by", "bound", "noise", "rule", "figures",
+           "ci_low", "ci_high", "p_value", "significance", "worse_by", "severity", "bound", "noise", "rule", "figures",
            "replicates", "se", "se_unit", "df", "baseline", "candidate", "device", "workload", "dtype", "compile",
            "case_key"]
 
@@ -64,12 +65,43 @@ def _listed(engine: Engine, judged: JudgedReview, verdicts: tuple[str, ...]) -> 
     merged["state"] = merged["state"].fillna("new")
     for col in ("comment", "author", "link"):
         merged[col] = merged[col].fillna("")
-    merged = merged.sort_values(["worse_by"] + NOTE_KEY, ascending=[False] + [True] * len(NOTE_KEY), kind="stable")
+    merged["severity"] = severity(engine, merged, found)
+    merged = merged.sort_values(["severity", "worse_by"] + NOTE_KEY, ascending=[True, False] + [True] * len(NOTE_KEY),
+                                kind="stable")
     merged["case"] = case_names(merged) if len(merged) else []
     # each median with its unit, readable (8.000 GiB, not 8589934592); the raw medians stay, further right
     for side in ("baseline", "candidate"):
         merged[f"{side}_value"] = [format_value(v, u) for v, u in zip(merged[f"{side}_median"], merged["unit"])]
     return merged.reindex(columns=COLUMNS).reset_index(drop=True)
+
+
+FAR_ABOVE_DB = 10.0  # a PSNR drop leaving the case this far above its tolerance is listed after every other kind
+DB_METRICS = ("psnr_vs_cpu", "psnr_vs_input")
+
+
+def severity(engine: Engine, rows: pd.DataFrame, found: pd.DataFrame) -> np.ndarray:
+    """Per listed row, its rank tier (docs/regressions.md, "Order"): 0 a case that fails its tolerance now, 1 every
+    other regression, 2 a correctness regression whose PSNR stays ≥ FAR_ABOVE_DB above its tolerance (a drop of a
+    few dB that still passes by a wide margin matters less than a 1.2× slowdown). `why` says the margin."""
+    tier = np.where(np.isinf(rows.worse_by.to_numpy(dtype=float)), 0, 1)
+    listed = rows[(rows.metric == "correctness").to_numpy() & (tier == 1)]
+    if listed.empty:
+        return tier
+    psnr = found[found.metric.isin(DB_METRICS)].merge(listed[CASE].drop_duplicates(), on=CASE)
+    stored = tolerances(engine, psnr)
+    if stored.empty:
+        return tier
+    margins = psnr.merge(stored, on=list(stored.columns[:-1]))
+    margins = margins.assign(margin=margins.candidate_median.astype(float) - margins.tolerance.astype(float))
+    least = margins.groupby(CASE, sort=False, as_index=False).agg(margin=("margin", "min"),
+                                                                  tolerance=("tolerance", "min"))
+    keyed = rows[CASE].reset_index(drop=True).merge(least, how="left", on=CASE)
+    margin = keyed.margin.to_numpy(dtype=float, na_value=np.nan)
+    far = (rows.metric == "correctness").to_numpy() & (margin >= FAR_ABOVE_DB) & (tier == 1)
+    why = rows.columns.get_loc("why")
+    for i in np.flatnonzero(far):
+        rows.iat[i, why] += f" (still {margin[i]:.1f} dB above its {keyed.tolerance.iloc[i]:g} dB tolerance)"
+    return np.where(far, 2, tier)
 
 
 def _correctness_rows(found: pd.DataFrame, correctness: np.ndarray) -> pd.DataFrame:
