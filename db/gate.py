@@ -96,7 +96,7 @@ def render(answer: dict[str, Any], fmt: str) -> str:
         return review_csv(frame).rstrip("\n")
     if fmt == "md":
         return review_markdown(frame, answer["baseline"], answer["candidate"], answer["notes"],
-                               answer["summary"]).rstrip("\n")
+                               answer["summary"], answer.get("status_changes") or ()).rstrip("\n")
     summary = answer["summary"]
     lines = [f"{answer['candidate']} against baseline {answer['baseline']} ({answer['scope']} scope, threshold "
              f"{answer['threshold']:g} % worse): {summary['verdict']}", ""]

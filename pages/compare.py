@@ -14,7 +14,7 @@ from db.views.defaults import default_sides, side_label
 from db.views.case_detail import case_provenance, case_trend_url
 from db.views.compare_chart import CHART_DEFAULT, case_rows, chart_rows
 from db.views.empty_reason import empty_reason
-from db.views.status_changes import status_changes
+from db.review.status_changes import status_changes
 from pages.charts import largest_first, ratio_chart, samples_chart
 from db.query.params import int_param, one_of
 from db.views.verdict_cards import verdict_cards

@@ -73,7 +73,7 @@ def _render() -> None:
             st.text(f"{len(mine)} {words}")
             st.dataframe(mine.drop(columns=["state", "comment", "author", "link"]), hide_index=True)
     summary = cards.summary
-    st.download_button("Markdown", review_markdown(found, baseline, candidate, summary["notes"], summary),
+    st.download_button("Markdown", review_markdown(found, baseline, candidate, summary["notes"], summary, view.changes),
                        "regressions.md", "text/markdown")
     st.download_button("CSV", review_csv(found), "regressions.csv", "text/csv")
     if not found.empty:

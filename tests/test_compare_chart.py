@@ -10,7 +10,7 @@ import pytest
 from db.review.comparison import CompareQuery, ComparisonResult, compute_compare
 from db.review.review import JudgedReview
 from db.views.compare_chart import BETTER, DIRECTIONS, UNCHANGED, UNCLEAR, WORSE, case_rows, chart_rows, fold_derived
-from db.views.status_changes import status_changes
+from db.review.status_changes import status_changes
 from tests.seed import BASELINE, CANDIDATE
 from tests.store_fixtures import seeded  # noqa: F401 (a fixture)
 
@@ -145,3 +145,18 @@ def test_single_figures_are_better_worse_or_unchanged_by_their_own_rule():
     # 33× less driver memory and +19.89 dB are wins; 2 % less memory and +1 dB are inside their rules
     assert list(rows.direction) == [BETTER, UNCHANGED, BETTER, WORSE, UNCHANGED]
     assert list(rows.regression) == [False, False, False, True, False]
+
+
+def test_status_changes_count_cases_and_flag_a_newly_supported_case_failing_its_tolerance():
+    def row(case_key: str, metric: str, passed=None) -> dict:
+        return {"scope": "m1", "device": "mps", "workload": "vae", "case_key": case_key, "dtype": "bfloat16",
+                "compile": "eager", "metric": metric, "baseline_status": "unsupported", "candidate_status": "ok",
+                "baseline_message": "not implemented for 'MPS'", "candidate_message": None, "candidate_passed": passed}
+    unmatched = pd.DataFrame([row('{"px":512}', "op_time"), row('{"px":512}', "memory_driver_peak"),
+                              row('{"px":512}', "psnr_vs_cpu", True),
+                              row('{"px":1024}', "op_time"), row('{"px":1024}', "psnr_vs_cpu", False)])
+    changes = status_changes(pd.DataFrame(columns=["baseline_passed", "candidate_passed"]), unmatched)
+    assert list(zip(changes.case_key, changes.kind, changes.direction)) == [
+        ('{"px":1024}', "newly supported, fails its tolerance", WORSE),  # new failures first
+        ('{"px":512}', "newly supported", BETTER)]  # one case, three metrics: one change
+    assert changes.metric.iloc[1] == "memory_driver_peak, op_time, psnr_vs_cpu"

@@ -36,3 +36,35 @@ def test_a_psnr_drop_far_above_its_tolerance_ranks_below_a_slowdown_one_near_it_
     assert list(found.severity) == [0, 1, 1, 2]
     assert found.why.iloc[3].endswith("(still 20.8 dB above its 30 dB tolerance)")
     assert "tolerance)" not in found.why.iloc[1]
+
+
+def test_the_markdown_export_names_cases_carries_caveats_wins_and_status_changes(tmp_path):
+    from db.gate import render
+    from db.review.review import Review
+    from db.review.summary import review_answer
+
+    engine = open_store(tmp_path / "s.duckdb")
+    gib = 2.0 ** 30
+
+    def bundle(slow: float, build: dict | None, warned: list[str], peak: float, new_case: str) -> dict:
+        results = _results(slow, {})
+        results[0]["warnings"] = warned
+        results.append(make_result(workload="vae", suite="models", params={"px": 512}, metric="memory_driver_peak",
+                                   unit="B", samples=[peak]))
+        results.append(make_result(workload="fp8", params={"m": 256}, status=new_case, samples=[]
+                                   if new_case != "ok" else [3.0, 3.1], message=None if new_case == "ok" else
+                                   "not implemented for 'MPS'"))
+        return make_bundle(schema_version=2, results=results, **({"build": build} if build else {}))
+    ingest_bundle(engine, bundle(1.0, STABLE, [], 33 * gib, "unsupported"))
+    ingest_bundle(engine, bundle(1.21, None, ["CPU contention: other processes used 30 % of the cores"], gib, "ok"))
+    answer = review_answer(engine, Review(CompareQuery.from_params({"baseline": "torch=2.14.1",
+                                                                    "candidate": "torch=2.15.0rc1"})))
+    engine.dispose()
+    md = render(answer, "md").replace("\\_", "_")
+    [row] = [line for line in md.splitlines() if line.startswith("| m3u | softmax |")]
+    assert "| softmax · rows=1 vocab=128256 · fp32 |" in row  # the case's name, not its JSON key
+    assert row.rstrip(" |").endswith("candidate warned: CPU contention")
+    assert "1 smaller: vae memory_driver_peak 33" in md  # a win by its rule, in the summary table
+    assert "Status changes (1 case):" in md and "fp8" in md and "newly supported (unsupported → ok; op_time)" in md
+    group = answer["summary"]["groups"][0]
+    assert group["evidence"].endswith("; 1 of 1 warned (see their caveats)")

@@ -20,7 +20,7 @@ results.
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -43,7 +43,7 @@ _RUNS = "SELECT '{side}' AS side, run_id FROM ({runs})"
 # rowid semi-join (which re-fetched the joined rows by rowid to avoid decoding every row's samples).
 _SIDES = """
   SELECT s.side, {scope} AS scope, ru.device_type AS device, ru.machine_name, r.run_id, r.workload, r.case_key,
-         r.dtype, r.compile, r.metric, r.status, r.samples, r.processes, r.passed, r.message
+         r.dtype, r.compile, r.metric, r.status, r.samples, r.processes, r.passed, r.message, r.warnings_json
   FROM side_runs s JOIN runs ru ON ru.run_id = s.run_id
     JOIN results r ON r.run_seq = ru.run_seq
   WHERE true{filters}"""
@@ -71,6 +71,13 @@ _SIDE_OTHER = """
 
 SIDES = (("baseline", "b_"), ("candidate", "c_"))
 
+# a result's warnings in short: "CPU contention", "noisy op_time" (the words before a colon, when they are words),
+# else the first 60 characters; distinct per case and side, "; "-joined (the caveats carry them)
+_SHORT = ("CASE WHEN contains(split_part(w, ':', 1), ' ') AND length(split_part(w, ':', 1)) <= 40 "
+          "THEN split_part(w, ':', 1) ELSE left(w, 60) END")
+_WARNED = """
+  string_agg(DISTINCT short, '; ' ORDER BY short) FILTER (WHERE side = '{s}') AS {p}warnings"""
+
 # a chip with its GPU core count: a 30-core and a 40-core M3 Max differ (300 vs 400 GB/s), so they never pool
 _CHIP_SCOPE = ("coalesce(ru.chip || coalesce(' (' || ru.gpu_cores || '-core GPU)', ''), "
                "'unknown chip: ' || ru.machine_name)")  # each side and the prefix of its columns
@@ -91,15 +98,22 @@ def _filters(values: dict[str, list[str]]) -> tuple[str, list[str]]:
     return sql, params
 
 
-def compare_sql(baseline: Selector, candidate: Selector, scope: str,
-                filters: dict[str, list[str]]) -> tuple[str, str, list[str]]:
-    """The pivot's SQL, the detail's SQL and their (shared) parameters; neither is ordered.
+class PairSQL(NamedTuple):
+    pivot: str
+    detail: str
+    warned: str
+    params: list[str]
+
+
+def compare_sql(baseline: Selector, candidate: Selector, scope: str, filters: dict[str, list[str]]) -> PairSQL:
+    """The pivot's SQL, the detail's SQL, the warned SQL and their (shared) parameters; none is ordered.
 
     pivot: key columns, then per side (b_, c_) samples (each ok result's samples, one list per run), processes
     (each such result's samples per worker process, [] for one process), pooled (ok results
     pooled), machines, passed, results (rows of any status on that side).
     detail: key columns of the cases with a non-ok result, then per side other (its non-ok statuses, or
     null), message (of a non-ok result), fallback_median.
+    warned: key columns of the cases whose ok results carry warnings, then per side warnings (short, distinct).
     """
     scope_col = scope_sql(scope)
     filter_sql, filter_params = _filters(filters)
@@ -117,28 +131,33 @@ def compare_sql(baseline: Selector, candidate: Selector, scope: str,
     with_sides = f"WITH side_runs AS ({' UNION ALL '.join(runs)}), sides AS ({sides})"
     pivot = f"{with_sides} SELECT {keys}, {ok} FROM sides GROUP BY {keys}"
     detail = f"{with_sides} SELECT {keys}, {other} FROM sides WHERE status <> 'ok' GROUP BY {keys}"
-    return pivot, detail, params
+    warned_cols = ",".join(_WARNED.format(s=s, p=p) for s, p in SIDES)
+    warned = (f"{with_sides}, said AS (SELECT *, {_SHORT} AS short FROM (SELECT {keys}, side, "
+              f"unnest(from_json(warnings_json, '[\"VARCHAR\"]')) AS w FROM sides "
+              f"WHERE status = 'ok' AND warnings_json <> '[]')) SELECT {keys}, {warned_cols} FROM said GROUP BY {keys}")
+    return PairSQL(pivot, detail, warned, params)
 
 DETAIL = ["b_other", "b_message", "b_fallback_median", "c_other", "c_message", "c_fallback_median"]
 
 
-def read_pairs(engine: Engine, pivot_sql: str, detail_sql: str, params: Sequence[str],
-               pool: Executor | None = None) -> pa.Table:
-    """The pivot with the detail columns attached, one row per case key, in key order. With a pool, the
-    detail is read on a worker while this thread orders the pivot."""
+def read_pairs(engine: Engine, sql: PairSQL, pool: Executor | None = None) -> pa.Table:
+    """The pivot with the detail and warning columns attached, one row per case key, in key order. With a pool,
+    the detail and the warnings are read on workers while this thread orders the pivot."""
+    params = list(sql.params)
     with reader(engine) as duck:
-        duck.begin()  # one snapshot: an ingest committing between the two reads cannot split them
+        duck.begin()  # one snapshot: an ingest committing between the reads cannot split them
         try:
-            pivot = duck.sql(pivot_sql, params=list(params)).to_arrow_table()
-            read = lambda: duck.sql(detail_sql, params=list(params)).to_arrow_table()  # noqa: E731
+            pivot = duck.sql(sql.pivot, params=params).to_arrow_table()
+            # the detail and the warnings on one worker, one after the other: one connection, one snapshot
+            read = lambda: [duck.sql(q, params=params).to_arrow_table() for q in (sql.detail, sql.warned)]  # noqa: E731
             pending = pool.submit(read) if pool else None
             try:
                 pivot = pivot.take(key_order(pivot))
             finally:  # the worker is done with the connection before it is rolled back
-                detail = pending.result() if pending else read()
+                detail, warned = pending.result() if pending else read()
         finally:
             duck.rollback()  # read only
-    return attach_detail(pivot, detail.take(key_order(detail)))
+    return attach_warnings(attach_detail(pivot, detail.take(key_order(detail))), warned)
 
 
 def key_order(table: pa.Table, columns: Sequence[str] = KEY) -> np.ndarray:
@@ -168,4 +187,25 @@ def attach_detail(pivot: pa.Table, detail: pa.Table) -> pa.Table:
     index = pa.array(where, mask=where < 0)  # a null index takes a null
     for name in DETAIL:
         pivot = pivot.append_column(name, detail[name].take(index))
+    return pivot
+
+
+WARNINGS = ["b_warnings", "c_warnings"]
+
+
+def attach_warnings(pivot: pa.Table, warned: pa.Table) -> pa.Table:
+    """The pivot with WARNINGS columns: a case's short warnings per side, null where it has none."""
+    if warned.num_rows == 0:
+        return pivot.append_column("b_warnings", pa.nulls(pivot.num_rows, pa.string())).append_column(
+            "c_warnings", pa.nulls(pivot.num_rows, pa.string()))
+    both = pa.concat_tables([pivot.select(KEY), warned.select(KEY)])
+    keyed = codes.combine((_ranks(both[name]) for name in KEY), both.num_rows)  # one code per distinct key
+    mine, theirs = keyed[:pivot.num_rows], keyed[pivot.num_rows:]
+    order = np.argsort(theirs, kind="stable")
+    at = np.searchsorted(theirs[order], mine)
+    found = (at < len(order)) & (theirs[order][np.minimum(at, len(order) - 1)] == mine)
+    where = np.where(found, order[np.minimum(at, len(order) - 1)], -1)
+    index = pa.array(where, mask=where < 0)
+    for name in WARNINGS:
+        pivot = pivot.append_column(name, warned[name].take(index))
     return pivot

@@ -11,7 +11,8 @@ from bundle.metrics import METRICS
 from db.query.case_pairs import KEY
 
 COLUMNS = KEY + ["unit", "baseline_status", "candidate_status", "baseline_median", "candidate_median",
-                 "baseline_figure", "candidate_figure", "reason", "message", "baseline_message", "candidate_message"]
+                 "baseline_figure", "candidate_figure", "reason", "message", "baseline_message", "candidate_message",
+                 "candidate_passed"]
 _WHY = {"fallback": "CPU fallback: not a device figure", "unsupported": "unsupported on this device/build",
         "unavailable": "figure unavailable on this device/build", "error": "the case errored"}
 
@@ -64,4 +65,6 @@ def unmatched_frame(rest: pd.DataFrame) -> pd.DataFrame:
     out["reason"] = ["; ".join(r for r in pair if r) for pair in zip(b["reason"], c["reason"])]
     out["message"] = rest.b_message.where(rest.b_message.notna(), rest.c_message)
     out["baseline_message"], out["candidate_message"] = rest.b_message, rest.c_message  # status changes show both
+    # a case newly supported on the candidate may fail its tolerance there (status changes flag it)
+    out["candidate_passed"] = rest.c_passed if "c_passed" in rest else None
     return out[COLUMNS]

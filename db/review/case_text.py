@@ -44,6 +44,17 @@ def caveats(frame: pd.DataFrame, chip_scope: bool) -> pd.api.extensions.Extensio
     return str_column(_caveat_words(frame.iloc[first], chip_scope).take(pa.array(inverse.ravel())))
 
 
+def with_warnings(said: pd.api.extensions.ExtensionArray, frame: pd.DataFrame) -> pd.api.extensions.ExtensionArray:
+    """The caveats with each side's result warnings appended ("candidate warned: CPU contention; noisy op_time"),
+    so noisy samples and contention reach every row, card and export that shows a case's caveats."""
+    if frame.empty or "b_warnings" not in frame:
+        return said
+    parts = [pa.array(said, pa.string())]
+    parts += [_part(frame[p + "warnings"], frame[p + "warnings"].notna(), f"{side} warned: ", "")
+              for side, p in _SIDES]
+    return str_column(pc.replace_substring_regex(pc.binary_join_element_wise(*parts, ""), "^; ", ""))
+
+
 def _caveat_words(frame: pd.DataFrame, chip_scope: bool) -> pa.Array:
     parts = [_part(frame[p + "pooled"], frame[p + "pooled"] > 1, f"{side}: ", " results pooled") for side, p in _SIDES]
     if chip_scope:

@@ -20,7 +20,7 @@ from db.query.case_pairs import FILTERS, KEY, SIDES as _SIDES, compare_sql, read
 from db.errors import Problem, StoreError
 from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note
 from db.review.cache import Memo, clear_all
-from db.review.case_text import caveats, change_words, pick, str_column
+from db.review.case_text import caveats, change_words, pick, str_column, with_warnings
 from db.review.families import family_frame
 from db.review.noise import case_noise
 from db.review.rules import rule_kinds
@@ -104,7 +104,7 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     sides = ((base, "baseline"), (cand, "candidate"))
     checks = [WORKERS.submit(check_side, engine, selector, side, query.pool) for selector, side in sides]  # beside the read
     libraries = [WORKERS.submit(side_libraries, engine, selector) for selector, _ in sides]
-    table = read_pairs(engine, *compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters}), WORKERS)
+    table = read_pairs(engine, compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters}), WORKERS)
     # a selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose
     pooled = [pooled_note(side, selector, check.result()) for (selector, side), check in zip(sides, checks)]
     # unsorted: the quartiles and each significance block sort their own rows (a sort of every list up front,
@@ -187,7 +187,7 @@ def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery) -> 
         out[f"{side}_passed"] = frame[p + "passed"]
     _add_change(out, facts)
     out["replicates"] = ""  # what its test rests on: add_significance
-    out["caveats"] = caveats(frame, query.scope == "chip")
+    out["caveats"] = with_warnings(caveats(frame, query.scope == "chip"), frame)
     return pd.DataFrame(out)  # one frame built from its columns: ~30 column inserts cost more
 
 

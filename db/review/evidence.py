@@ -38,14 +38,23 @@ def evidence_by_group(timing: pd.DataFrame, group: list[str]) -> dict[tuple, str
         return {}
     frame = timing[group].astype(str).assign(
         _runs=np.minimum(timing.baseline_pooled.to_numpy(dtype=float), timing.candidate_pooled.to_numpy(dtype=float)),
-        _aa=(timing.noise.astype(str) != NO_DATA).to_numpy() if "noise" in timing else False)
-    stats = frame.groupby(group, sort=False).agg(runs=("_runs", "median"), aa=("_aa", "sum"), n=("_aa", "size"))
-    return {tuple(key): evidence_words(int(r.runs), int(r.aa), int(r.n)) for key, r in zip(stats.index, stats.itertuples())}
+        _aa=(timing.noise.astype(str) != NO_DATA).to_numpy() if "noise" in timing else False,
+        _warned=timing.caveats.astype(str).str.contains(" warned: ", regex=False).to_numpy()
+        if "caveats" in timing else False)
+    stats = frame.groupby(group, sort=False).agg(runs=("_runs", "median"), aa=("_aa", "sum"), n=("_aa", "size"),
+                                                 warned=("_warned", "sum"))
+    return {tuple(key): evidence_words(int(r.runs), int(r.aa), int(r.n), int(r.warned))
+            for key, r in zip(stats.index, stats.itertuples())}
 
 
-def evidence_words(runs: int, with_aa: int, n: int) -> str:
-    """"3 runs a side; A/A noise for 27 of 27 timing cases" — or the single-run caveat where there is none."""
+def evidence_words(runs: int, with_aa: int, n: int, warned: int = 0) -> str:
+    """"3 runs a side; A/A noise for 27 of 27 timing cases" — or the single-run caveat where there is none — and
+    how many of them carry result warnings (contention, noisy samples: their caveats say which)."""
     side = f"{runs} run{'s' * (runs != 1)} a side"
+    return _aa_words(side, runs, with_aa, n) + (f"; {warned} of {n} warned (see their caveats)" if warned else "")
+
+
+def _aa_words(side: str, runs: int, with_aa: int, n: int) -> str:
     if with_aa == 0:
         caveat = " (single run: within-run noise only)" if runs == 1 else ""
         return f"{side}{caveat}; no A/A data (the runs' own spread is the noise)"

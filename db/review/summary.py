@@ -25,6 +25,7 @@ from db.review.detectable import detectable_words
 from db.review.evidence import NO_TIMING, evidence_by_group, nothing_compared, worst
 from db.review.listing import Question, doubtful, regressions
 from db.review.review import judge_review
+from db.review.status_changes import status_changes
 from db.review.rules import SUSPECTED, UNCONFIRMED_STATE, per_metric, rule_kinds
 from db.review.wording import format_value
 from db.stats.significance import SIGNIFICANT
@@ -208,9 +209,10 @@ def review_answer(engine: Engine, question: Question) -> dict[str, Any]:
     judged = judge_review(engine, question)
     found, doubts = regressions(engine, judged), doubtful(engine, judged)
     summary = release_summary(engine, judged, found, doubts)
-    review = judged.review
+    review, result = judged.review, judged.comparison
     q = review.compare
     return {"baseline": q.baseline, "candidate": q.candidate, "scope": q.scope, "threshold": review.threshold,
             "threshold_unit": "% worse", "rules": review.rules_text, "notes": summary["notes"], "summary": summary,
             "regressions": records(found), "unconfirmed": records(doubts[doubts.verdict == UNCONFIRMED_STATE]),
-            "suspected": records(doubts[doubts.verdict == SUSPECTED])}
+            "suspected": records(doubts[doubts.verdict == SUSPECTED]),
+            "status_changes": records(status_changes(result.cases, result.unmatched))}

@@ -14,7 +14,7 @@ from db.review.review import Review, judge_review
 from db.review.summary import release_summary
 from db.views.compare_chart import case_rows
 from db.views.empty_reason import empty_reason
-from db.views.status_changes import status_changes
+from db.review.status_changes import status_changes
 from db.views.trends import FIELDS as TREND_FIELDS, trend_url
 
 

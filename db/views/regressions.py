@@ -3,12 +3,14 @@ its doubtful cases apart, its verdict cards — or why nothing was compared. GET
 same review (db.review.summary.review_answer)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 from sqlalchemy import Engine
 
+from db.query.plain import records
 from db.review.listing import doubtful, regressions
+from db.review.status_changes import status_changes
 from db.review.review import Review, judge_review
 from db.review.rules import SUSPECTED, UNCONFIRMED_STATE
 from db.views.empty_reason import empty_reason
@@ -23,6 +25,7 @@ class RegressionsView:
     unconfirmed: pd.DataFrame  # worse beyond the bound, nothing to test on
     suspected: pd.DataFrame  # their own test says worse, the review's family-wise step does not
     cards: Cards | None
+    changes: list[dict] = field(default_factory=list)  # status changes, one per case (for the export)
 
 
 def regressions_view(engine: Engine, review: Review) -> RegressionsView:
@@ -33,5 +36,7 @@ def regressions_view(engine: Engine, review: Review) -> RegressionsView:
     if why:
         return RegressionsView(review, why, found, found.iloc[:0], found.iloc[:0], None)
     doubts = doubtful(engine, judged)
+    result = judged.comparison
     return RegressionsView(review, None, found, doubts[doubts.verdict == UNCONFIRMED_STATE],
-                           doubts[doubts.verdict == SUSPECTED], verdict_cards(engine, judged, found, doubts))
+                           doubts[doubts.verdict == SUSPECTED], verdict_cards(engine, judged, found, doubts),
+                           records(status_changes(result.cases, result.unmatched)))

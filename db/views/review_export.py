@@ -48,21 +48,31 @@ def _significance(r) -> str:
 
 
 def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: Sequence[str] = (),
-                    summary: dict[str, Any] | None = None) -> str:
-    """The review as Markdown: the release summary first (db.review.summary; it carries the notes), then every
-    regression, worst first."""
+                    summary: dict[str, Any] | None = None, changes: Sequence[dict[str, Any]] = ()) -> str:
+    """The review as Markdown: the release summary first (db.review.summary; it carries the notes, the wins by
+    rule and each group's evidence), then every regression worst first by its case's name with its caveats, then
+    the status changes, one per case."""
     top = summary_markdown(summary, md_escape) if summary else [*(f"- {md_escape(note)}" for note in notes),
                                                                 *([""] if notes else [])]
     lines = [f"Regressions of {md_escape(candidate)} against baseline {md_escape(baseline)}", "", *top,
              "| scope | workload | case | dtype | compile | metric | baseline | candidate | change (baseline "
-             f"{md_escape(baseline)}) | significance | state | comment |",
-             "|" + "---|" * 12]
+             f"{md_escape(baseline)}) | significance | state | comment | caveats |",
+             "|" + "---|" * 13]
     for r in frame.itertuples():
-        cells = [r.scope, r.workload, r.case_key, r.dtype, r.compile, r.metric,
+        cells = [r.scope, r.workload, getattr(r, "case", "") or r.case_key, r.dtype, r.compile, r.metric,
                  format_value(r.baseline_median, r.unit), format_value(r.candidate_median, r.unit),
-                 f"{r.change} ({r.why})" + (f"; figures: {r.figures}" if getattr(r, "figures", "") else ""), _significance(r), r.state, r.comment]
+                 f"{r.change} ({r.why})" + (f"; figures: {r.figures}" if getattr(r, "figures", "") else ""),
+                 _significance(r), r.state, r.comment, _text(getattr(r, "caveats", ""))]
         lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
+    if len(changes):
+        lines += ["", f"Status changes ({len(changes)} case{'s' * (len(changes) != 1)}):", ""]
+        lines += [f"- {md_escape(c['scope'])} · {md_escape(c['case'])}: {md_escape(c['kind'])} "
+                  f"({md_escape(c['change'])}; {md_escape(c['metric'])})" for c in changes]
     return "\n".join(lines) + "\n"
+
+
+def _text(value: object) -> str:
+    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
 
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -1,7 +1,7 @@
 """The verdict cards at the top of Overview, Compare and Regressions: one card per (scope, device, dtype, compile)
 group of the release summary (db.review.summary; in chip scope one per chip), what a person reads first. Each card
 is built from that one summary (the API and the Markdown export give the same figures) and the comparison's status
-changes (db.views.status_changes): the verdict, faster / slower / unchanged timing cases, the family geomeans with
+changes (db.review.status_changes): the verdict, faster / slower / unchanged timing cases, the family geomeans with
 their CIs, memory, correctness, and what newly runs or newly fails."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from db.review.listing import Question
 from db.review.review import Review, judge_review
 from db.review.summary import release_summary
 from db.views.defaults import default_sides, preview_sides
-from db.views.status_changes import BETTER, WORSE, status_changes
+from db.review.status_changes import BETTER, WORSE, status_changes
 from db.views.trends import trend_url
 from db.query.selectors import available_selectors
 

@@ -1,8 +1,9 @@
 """Status changes of a baseline → candidate comparison: cases whose status moved (unsupported ↔ ok, error ↔ ok,
 OOM ↔ ok, unavailable ↔ ok, fallback ↔ ok) or whose correctness verdict moved (passed ↔ failed), each with both
 sides' messages. Read from the comparison itself (its unmatched and case rows), so Compare, its JSON twin and any
-summary count the same changes. A derived figure (bundle.metrics.DERIVED) whose timing changed the same way is
-folded into that timing's row."""
+summary count the same changes. One row per case and kind of change: the metrics that moved together (a newly
+supported case's timing, memory and PSNR) are listed in `metric`, so counts are of cases. A newly supported case
+that fails its tolerance on the candidate is its own kind, a new failure."""
 from __future__ import annotations
 
 import re
@@ -20,6 +21,7 @@ COLUMNS = ["case", "scope", "metric", "change", "kind", "direction", "baseline_s
 _OOM = re.compile(r"out of memory|\bOOM\b", re.IGNORECASE)
 _GAINED = {"unsupported": "newly supported", "error": "error fixed", "OOM": "OOM fixed",
            "unavailable": "figure now available", "fallback": "no longer falls back to the CPU"}
+FAILS_NOW = "newly supported, fails its tolerance"
 _LOST = {"unsupported": "newly unsupported", "error": "new error", "OOM": "new OOM",
          "unavailable": "figure now unavailable", "fallback": "now falls back to the CPU"}
 
@@ -49,6 +51,7 @@ def _from_unmatched(unmatched: pd.DataFrame) -> pd.DataFrame:
     rows["candidate_status"] = np.array(after, dtype=object)[moved]
     kinds = [_kind(b, a) for b, a in zip(rows.baseline_status, rows.candidate_status)]
     rows["kind"], rows["direction"] = [k for k, _ in kinds], [d for _, d in kinds]
+    rows["failing"] = (rows.candidate_passed == False).to_numpy(dtype=bool) if "candidate_passed" in rows else False  # noqa: E712
     return rows
 
 
@@ -70,9 +73,10 @@ def status_changes(cases: pd.DataFrame, unmatched: pd.DataFrame) -> pd.DataFrame
     parts = [p for p in (_from_unmatched(unmatched), _from_cases(cases)) if len(p)]
     if not parts:
         return pd.DataFrame(columns=COLUMNS)
-    rows = pd.concat([p[KEY + ["baseline_status", "candidate_status", "kind", "direction", "baseline_message",
-                               "candidate_message"]] for p in parts], ignore_index=True)
-    rows = _fold_derived(rows)
+    fields = KEY + ["baseline_status", "candidate_status", "kind", "direction", "baseline_message",
+                    "candidate_message", "failing"]
+    rows = pd.concat([p.reindex(columns=fields) for p in parts], ignore_index=True)
+    rows = _per_case(rows)
     rows["change"] = rows.baseline_status + " → " + rows.candidate_status
     rows["case"] = case_names(rows)
     for side in ("baseline_message", "candidate_message"):
@@ -81,11 +85,17 @@ def status_changes(cases: pd.DataFrame, unmatched: pd.DataFrame) -> pd.DataFrame
     return rows.assign(_o=order).sort_values(["_o", "case"], kind="stable")[COLUMNS].reset_index(drop=True)
 
 
-def _fold_derived(rows: pd.DataFrame) -> pd.DataFrame:
-    """Drop a derived figure's row when its timing's row made the same move (one change, not three)."""
+def _per_case(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per (case, kind): its metrics joined in `metric` (timing first, as KEY orders none), its messages
+    the first it has. A newly supported case any of whose figures fails its tolerance becomes FAILS_NOW."""
     case = [k for k in KEY if k != "metric"]
-    fields = rows[case + ["metric", "baseline_status", "candidate_status"]].itertuples(index=False)
-    keys = [tuple(r) for r in fields]
-    seen = set(keys)
-    keep = [not (isinstance(t, str) and (*r[:-3], t, *r[-2:]) in seen) for t, r in zip(rows.metric.map(DERIVED), keys)]
-    return rows[np.array(keep, dtype=bool)]
+    failing = rows.failing.fillna(False).astype(bool)
+    rows = rows.assign(failing=failing.groupby([rows[c] for c in case + ["kind"]]).transform("any"))
+    fails_now = (rows.kind == _GAINED["unsupported"]) & rows.failing
+    rows.loc[fails_now, "kind"], rows.loc[fails_now, "direction"] = FAILS_NOW, WORSE
+    order = rows.metric.map(lambda m: (m in DERIVED, m))  # a timing before the figures derived from it
+    rows = rows.assign(_m=order).sort_values("_m", kind="stable")
+    grouped = rows.groupby(case + ["kind"], sort=False, dropna=False)
+    first = grouped.first().reset_index()
+    first["metric"] = grouped.metric.agg(", ".join).to_numpy()
+    return first.drop(columns=["_m", "failing"])
