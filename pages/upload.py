@@ -8,7 +8,7 @@ import streamlit as st
 from db.errors import StoreError
 from db.ingest.limits import max_upload_bytes
 from pages.signin import require_writer
-from pages.widgets import engine
+from pages.widgets import engine, plain
 
 
 def outcome_of(name: str, raw: bytes, who: str) -> dict:
@@ -33,8 +33,8 @@ def body() -> None:
     st.title("Upload")
     who = require_writer("upload bundles")
     limit = max_upload_bytes()
-    st.text(f"Signed in as {who.name}. Result bundles (JSON) written by `mpsbench run`, at most {limit:,} bytes "
-            f"({limit / 2**20:g} MiB) each. A refused file changes nothing stored.")
+    st.markdown(f"Signed in as {plain(who.name)}. Result bundles (JSON) written by `mpsbench run`, at most "
+                f"{limit:,} bytes ({limit / 2**20:g} MiB) each. A refused file changes nothing stored.")
     files = st.file_uploader("Bundle files", type=["json"], accept_multiple_files=True)
     if not files:
         return
@@ -44,9 +44,11 @@ def body() -> None:
         if f.file_id not in seen:
             seen[f.file_id] = outcome_of(f.name, f.getvalue(), who.name)
     outcomes = pd.DataFrame([seen[f.file_id] for f in files])
-    st.dataframe(outcomes, hide_index=True)
-    if (outcomes["outcome"] == "refused").any():
-        st.error(f"{(outcomes['outcome'] == 'refused').sum()} file(s) refused: nothing of them was stored.")
+    st.dataframe(outcomes, hide_index=True, column_config={"detail": st.column_config.TextColumn(width="large")})
+    refused = outcomes[outcomes["outcome"] == "refused"]
+    if len(refused):  # each reason in full, wrapped (a table cell cuts it off), in one message
+        reasons = "\n".join(f"- {plain(r.file)}: {plain(r.detail)}" for r in refused.itertuples())
+        st.error(f"{len(refused)} file(s) refused: nothing of them was stored.\n{reasons}")
 
 
 body()
