@@ -9,6 +9,7 @@ from sqlalchemy import Engine
 
 from db.query.noise import KEY, case_figures, machine_chips, noise_groups
 from db.stats import noise as model
+from db.stats.codes import combine
 from db.store.aa_pairs import RATIO_METRICS
 
 NO_DATA = "no A/A data"
@@ -40,8 +41,19 @@ def case_noise(engine: Engine, cases: pd.DataFrame, scope: str) -> pd.DataFrame:
                       np.where(group, 2.0 * group_pairs * np.nan_to_num(sigma) ** 2, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         spread = 100.0 * np.expm1(np.sqrt(sum_sq / np.maximum(pairs, 1) / 2.0))
-    words = [f"A/A: this case, {n:.0f} pairs (run spread ±{s:.1f} %)" if o else
-             f"A/A: its {w} group on this chip, {n:.0f} pairs (run spread ±{s:.1f} %; the case has {c:.0f})" if g else
-             (NO_DATA if r else "") for o, g, r, n, s, c, w in
-             zip(own, group, ratio, pairs, spread, case_pairs, found.workload)]
+    words = _noise_words(own, group, ratio, pairs, spread, case_pairs, found.workload)
     return pd.DataFrame({"pairs": pairs, "sum_sq": sum_sq, "noise": words}, index=cases.index)
+
+
+def _noise_words(own, group, ratio, pairs, spread, case_pairs, workload) -> np.ndarray:
+    """Each case's noise source in words, worded once per distinct (source, pairs, spread, workload) and spread
+    to its cases (cases of one group share their figures: a 50k-case review words a few hundred)."""
+    kind = np.where(own, 0, np.where(group, 1, np.where(ratio, 2, 3)))
+    columns = [kind, pairs, np.round(spread, 1), np.where(own, 0.0, case_pairs), np.asarray(workload, dtype=object)]
+    factored = [pd.factorize(c) for c in columns]
+    _, first, codes = np.unique(combine([(f, len(u)) for f, u in factored], len(kind)), return_index=True,
+                                return_inverse=True)
+    said = [f"A/A: this case, {n:.0f} pairs (run spread ±{s:.1f} %)" if k == 0 else
+            f"A/A: its {w} group on this chip, {n:.0f} pairs (run spread ±{s:.1f} %; the case has {c:.0f})" if k == 1
+            else NO_DATA if k == 2 else "" for k, n, s, c, w in zip(*(c[first] for c in columns))]
+    return np.array(said, dtype=object)[codes.ravel()]

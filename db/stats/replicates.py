@@ -51,10 +51,10 @@ def _offsets(lengths) -> np.ndarray:
 def process_sizes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """A list<list<int>> column (per case, per run: process sizes) as (per run: its sizes count, flat sizes)."""
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    arr = pc.fill_null(arr, pa.scalar([], arr.type)) if arr.null_count else arr
+    # flatten() skips null entries as it would empty lists (filling nulls with [] first cost ~0.1 s per 50k cases);
+    # a null run's length is null: 0 sizes
     inner = arr.flatten()
-    inner = pc.fill_null(inner, pa.scalar([], inner.type)) if inner.null_count else inner
-    counts = pc.list_value_length(inner).to_numpy(zero_copy_only=False).astype(np.int64)
+    counts = pc.fill_null(pc.list_value_length(inner), 0).to_numpy(zero_copy_only=False).astype(np.int64)
     return counts, inner.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
 
 
