@@ -56,10 +56,10 @@ _KEY = ", ".join(c.format(t="runs") for c in _BUILD_AND_MACHINE)
 _PARTNERS = f"""SELECT p.run_seq FROM runs n JOIN runs p ON {_SAME}
   WHERE n.run_id = :run AND p.run_seq < n.run_seq AND p.retracted_at IS NULL ORDER BY p.run_seq DESC LIMIT {PARTNERS}"""
 
-# every stored run's partners at once (backfill): the PARTNERS runs before it in its build and machine
+# every stored run's partners at once (backfill): the PARTNERS runs before it in its build and machine (the
+# migration to v4 runs it before runs had retracted_at: no run was retracted then)
 _ALL_PAIRS = f"""WITH r AS (SELECT run_seq, dense_rank() OVER (ORDER BY {_KEY}) AS bm,
-    row_number() OVER (PARTITION BY {_KEY} ORDER BY run_seq) AS rn
-    FROM runs WHERE run_seq IS NOT NULL AND retracted_at IS NULL)
+    row_number() OVER (PARTITION BY {_KEY} ORDER BY run_seq) AS rn FROM runs WHERE run_seq IS NOT NULL)
   SELECT a.run_seq AS seq_a, b.run_seq AS seq_b FROM r b JOIN r a ON a.bm = b.bm
     AND a.rn BETWEEN b.rn - {PARTNERS} AND b.rn - 1"""
 
