@@ -54,7 +54,7 @@ _SAME = " AND ".join(f"{c.format(t='p')} IS NOT DISTINCT FROM {c.format(t='n')}"
 _KEY = ", ".join(c.format(t="runs") for c in _BUILD_AND_MACHINE)
 
 _PARTNERS = f"""SELECT p.run_seq FROM runs n JOIN runs p ON {_SAME}
-  WHERE n.run_id = :run AND p.run_seq < n.run_seq AND p.retracted_at IS NULL ORDER BY p.run_seq DESC LIMIT {PARTNERS}"""
+  WHERE n.run_id = :run AND p.run_seq < n.run_seq AND p.retracted_at IS NULL ORDER BY p.run_seq DESC LIMIT :k"""
 
 # every stored run's partners at once (backfill): the PARTNERS runs before it in its build and machine (the
 # migration to v4 runs it before runs had retracted_at: no run was retracted then)
@@ -118,14 +118,15 @@ def _store_staged(conn) -> None:
     conn.execute(text("DROP TABLE _aa_new"))
 
 
-def store_pairs_of_run(conn, run_id: str) -> None:
+def store_pairs_of_run(conn, run_id: str, partners: int = PARTNERS) -> None:
     """Inside the ingest transaction, after the run and its results are written: its pairs with the PARTNERS most
-    recent stored runs of the same build on the same machine, and its groups' figures recomputed."""
-    partners = [int(r[0]) for r in conn.execute(text(_PARTNERS), {"run": run_id})]
-    if not partners:  # the usual case (a new build or machine): nothing more is read
+    recent stored runs of the same build on the same machine, and its groups' figures recomputed. (partners:
+    another bound, for benchmarks/aa_pairs.py's comparison with pairing every earlier run.)"""
+    found = [int(r[0]) for r in conn.execute(text(_PARTNERS), {"run": run_id, "k": int(partners)})]
+    if not found:  # the usual case (a new build or machine): nothing more is read
         return
     seq = int(conn.execute(text("SELECT run_seq FROM runs WHERE run_id = :run"), {"run": run_id}).scalar())
-    seqs = ", ".join(str(s) for s in partners)  # integers from the store: safe to inline (and prunes as literals)
+    seqs = ", ".join(str(s) for s in found)  # integers from the store: safe to inline (and prunes as literals)
     pairs = f"SELECT unnest([{seqs}]) AS seq_a, {seq} AS seq_b"
     conn.execute(text(_STAGE.format(pairs=pairs, where_b=f"b.run_seq = {seq} AND",
                                     where_a=f"a.run_seq IN ({seqs}) AND")))
