@@ -29,6 +29,7 @@ from db.errors import Problem, StoreError
 from db.ingest import judge, results_text
 from db.store.aa_pairs import store_pairs_of_run
 from db.store.engine import WRITE_LOCK, bump_data_version
+from db.store.faults import is_store_fault
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,8 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
     try:  # before the header: a cut that is not the last key's array does not read
         lenient = results_text.parse(duck, array, whole)
     except duckdb.Error as exc:
+        if is_store_fault(exc):  # out of memory or temp space, a full disk: the store's, not the bundle's
+            raise
         if whole:
             raise StoreError(422, f"the results could not be read: {str(exc).splitlines()[0]}") from None
         _validate(data)  # the schema's own refusal; where it has none, read its canonical re-write as one piece

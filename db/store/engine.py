@@ -107,8 +107,9 @@ def _duplicate_of_root(engine: Engine):
         pool = engine.pool
         with lock:
             if pool.root is None:  # the first checkout (or the first after dispose) opens the database
-                pool.root = _Root(dialect.connect(*cargs, **cparams))
-                apply_limits(pool.root.conn)
+                conn = dialect.connect(*cargs, **cparams)
+                apply_limits(conn)
+                pool.root = _Root(conn)
             return pool.root.duplicate()
 
     return connect
