@@ -157,7 +157,8 @@ def test_an_invalidated_database_is_reopened_by_the_next_request(server, monkeyp
     issue 17); the guard disposes the engine, so the request after the 503 works."""
     kept = make_bundle()
     assert _upload(server, kept).status_code == 201
-    engine = db.store.engine.shared_store()
+    with db.store.engine.shared_store().connect() as conn:
+        root = conn.connection.driver_connection.root  # the open database's root connection
     real = db.ingest.core._store
 
     def fatal(*args, **kwargs):
@@ -165,7 +166,7 @@ def test_an_invalidated_database_is_reopened_by_the_next_request(server, monkeyp
                                     "Could not write file \"/srv/x.duckdb\": No space left on device")
     monkeypatch.setattr(db.ingest.core, "_store", fatal)
     _assert_503(_upload(server, make_bundle()), "full")
-    assert engine.pool.root is None  # closed: the next checkout opens the file afresh
+    assert root.retired and root.users == 0  # closed (nothing held it): the next checkout opens the file afresh
     monkeypatch.setattr(db.ingest.core, "_store", real)
     assert server.get("/api/v1/health").status_code == 200
     again = make_bundle()
@@ -343,4 +344,6 @@ def test_a_real_full_disk_with_8_concurrent_uploaders_answers_no_500(tmp_path, m
         for engine in db.store.engine._shared.values():
             engine.dispose()
         faults.write_succeeded()
-        subprocess.run(["umount", str(mnt)], check=False)
+        unmounted = subprocess.run(["umount", str(mnt)], check=False, capture_output=True, text=True)
+    # every connection of every root the faults retired is closed: nothing holds the file system
+    assert unmounted.returncode == 0, unmounted.stderr

@@ -30,7 +30,9 @@ def open_store(path: str | None = None) -> Engine:
     if target != ":memory:":
         Path(target).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(f"duckdb:///{target}", poolclass=DuplicatePool)
-    event.listen(engine, "do_connect", _duplicate_of_root(engine))
+    roots = _Roots()
+    event.listen(engine, "do_connect", roots.connect)
+    event.listen(engine, "engine_disposed", roots.retire)
     try:
         _prepare(engine)
     except BaseException:
@@ -40,21 +42,37 @@ def open_store(path: str | None = None) -> Engine:
 
 
 class DuplicatePool(NullPool):
-    """Every checkout is its own DuckDB connection, a duplicate of one root connection per engine.
+    """Every checkout is its own DuckDB connection, a duplicate of one root connection per engine (_Roots).
 
     Why not one shared connection (StaticPool): a DuckDB connection runs one transaction at a time, so a read
     from another thread during an ingest failed ("cannot start a transaction within a transaction"), and that
     reader's rollback on return undid the writer's open transaction (its later statements then autocommitted).
     Duplicates share the one database (also for :memory:) but each has its own transaction. DuckDB still
-    allows one writer per file, and WRITE_LOCK still makes writers take turns. dispose() retires the root: the
-    next checkout opens a new one, and the old one closes when its last duplicate is returned (closing a root
-    closes its duplicates: requests in flight during a fault's dispose failed "Connection already closed").
+    allows one writer per file, and WRITE_LOCK still makes writers take turns. engine.dispose() retires the
+    root: the next checkout opens a new one, and the old one closes when its last duplicate is returned (closing
+    a root closes its duplicates: requests in flight during a fault's dispose failed "Connection already closed").
     """
 
-    root: "_Root | None" = None
 
-    def dispose(self) -> None:
-        root, self.root = self.root, None
+class _Roots:
+    """An engine's current root, kept across the pools engine.dispose() recreates, under one lock: a checkout
+    racing a dispose must not open a root on the pool being thrown away (it would never close)."""
+
+    def __init__(self) -> None:
+        self.current: _Root | None = None
+        self.lock = threading.Lock()
+
+    def connect(self, dialect, _record, cargs, cparams) -> ConnectionWrapper:
+        with self.lock:
+            if self.current is None:  # the first checkout (or the first after dispose) opens the database
+                conn = dialect.connect(*cargs, **cparams)
+                apply_limits(conn)
+                self.current = _Root(conn)
+            return self.current.duplicate()
+
+    def retire(self, _engine=None) -> None:
+        with self.lock:
+            root, self.current = self.current, None
         if root is not None:
             root.retire()
 
@@ -66,9 +84,10 @@ class _Root:
         self.conn, self.users, self.retired, self.lock = conn, 0, False, threading.Lock()
 
     def duplicate(self) -> "_Duplicate":
+        conn = self.conn.duplicate()  # may raise (an invalidated database): then nothing is counted
         with self.lock:
             self.users += 1
-        return _Duplicate(self.conn.duplicate(), self)
+        return _Duplicate(conn, self)
 
     def release(self) -> None:
         with self.lock:
@@ -99,20 +118,11 @@ class _Duplicate(ConnectionWrapper):
             self.closed = True
             self.root.release()
 
-
-def _duplicate_of_root(engine: Engine):
-    lock = threading.Lock()
-
-    def connect(dialect, _record, cargs, cparams) -> ConnectionWrapper:
-        pool = engine.pool
-        with lock:
-            if pool.root is None:  # the first checkout (or the first after dispose) opens the database
-                conn = dialect.connect(*cargs, **cparams)
-                apply_limits(conn)
-                pool.root = _Root(conn)
-            return pool.root.duplicate()
-
-    return connect
+    def __del__(self) -> None:  # one never returned (a failed checkout) must not keep a retired root open
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - nothing to tell at collection
+            pass
 
 
 MEMORY_SHARE, TEMP_SHARE = 0.5, 0.5  # of the machine's RAM / of the free disk where DuckDB spills
