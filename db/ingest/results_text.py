@@ -189,8 +189,9 @@ def _objects(array: memoryview, where: str, params: list, limit: int | None = No
         f.flush()
         con = duckdb.connect()
         try:
+            size = _object_size(f.name)
             return con.execute(f"SELECT i, json FROM (SELECT row_number() OVER () - 1 AS i, json FROM "
-                               f"read_json_objects('{f.name}', format='array', maximum_object_size={_object_size(f.name)}))"
+                               f"read_json_objects('{f.name}', format='array', maximum_object_size={size}))"
                                f" WHERE {where} ORDER BY i" + (f" LIMIT {int(limit)}" if limit else ""),
                                params).fetchall()
         finally:
