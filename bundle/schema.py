@@ -127,6 +127,27 @@ def case_key_rule(params: dict[str, Any], stated: str) -> str:
     return key
 
 
+# what makes a result one case of a run: a bundle holds each at most once (a repeat would be paired with every
+# copy of itself in another run's A/A data: 6,000 copies of one case made a 36 M-row join, db.store.aa_pairs)
+CASE_FIELDS = ("workload", "case_key", "dtype", "compile", "metric")
+
+
+def repeated_case_rule(first: int, again: int) -> str:
+    return (f"results[{again}] repeats the case of results[{first}] (same {', '.join(CASE_FIELDS)}); a bundle "
+            "holds each case once (fold repeated measurements into one result's samples)")
+
+
+def first_repeat(results: list["Result"]) -> tuple[int, int] | None:
+    """(first position, its repeat's position) of the first repeated case, else None."""
+    seen: dict[tuple, int] = {}
+    for i, r in enumerate(results):
+        key = tuple(getattr(r, f) for f in CASE_FIELDS)
+        if key in seen:
+            return seen[key], i
+        seen[key] = i
+    return None
+
+
 def status_rule(status: Status, has_samples: bool, has_message: bool) -> None:
     has_value = status in (Status.ok, Status.fallback)
     if has_value and not has_samples:
@@ -230,6 +251,10 @@ class Bundle(_Strict):
     def _ordered(self) -> "Bundle":
         if self.ended_at is not None and self.ended_at < self.started_at:
             raise _field_error("ended_at", "ended_at must not be before started_at")
+        repeat = first_repeat(self.results)
+        if repeat is not None:
+            raise PydanticCustomError("repeated_case", "{rule}", {"field": f"results[{repeat[1]}]",
+                                                                  "rule": repeated_case_rule(*repeat)})
         return self
 
 

@@ -170,8 +170,7 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
 
 def _report_push(outcomes: list, console: Console) -> int:
     for o in outcomes:
-        style = {"sent": "green", "queued": "yellow", "skipped": "yellow", "busy": "red", "failed": "red",
-                 "rejected": "red"}[o.state]
+        style = {"sent": "green", "queued": "yellow", "skipped": "yellow", "busy": "red", "rejected": "red"}[o.state]
         console.print(f"[{style}]{o.state}[/] {escape(str(o.path))}: {escape(o.detail)}", soft_wrap=True)
     if not outcomes:
         console.print("nothing to send: the outbox is empty")

@@ -5,11 +5,14 @@ itself (…/api/v1/runs); both reach the same endpoint. The token is MPSBENCH_TO
 Authorization header is sent and the server answers 401 (every write needs a token, loopback too: a server
 without configured tokens prints the one it generated at start).
 Connection errors, 5xx, 408 and 429 are retried (5 attempts in all, backoff 0.5, 1, 2, 4 s, or the server's
-Retry-After up to 30 s). What still cannot be delivered for a passing reason (no connection, 502/503/504, 408,
-429) waits in the outbox (MPSBENCH_OUTBOX, default ~/.mpsbench/outbox) for the next push, and so does a bundle refused for its token (401/403: the bundle is
-fine, the credentials are not). A bundle the server keeps failing on (500 and other 5xx) is set aside in
-outbox/failed/ with the server's message: resending it forever would fail forever. Any other 4xx is a refusal of
-the bundle: not retried, kept in outbox/rejected/ with the server's error (field/rule) beside it (NAME.error.txt).
+Retry-After up to 30 s). A bundle not delivered for any reason but its own content waits in the outbox
+(MPSBENCH_OUTBOX, default ~/.mpsbench/outbox) for the next push: no connection, any 5xx (a store fault, a proxy,
+a server bug: the server may recover, and a valid bundle must not be shelved), 408, 429, 401/403 (the bundle is
+fine, the credentials are not) and any other answer that does not refuse the bundle itself (a 404 from a wrong
+URL or prefix). Only the server refusing the bundle (BUNDLE_REFUSALS with its JSON error: not JSON, invalid,
+run_id conflict, too large) moves it to outbox/rejected/ with the server's error (field/rule) beside it
+(NAME.error.txt): resending it unchanged would be refused again. outbox/failed/ (older versions set 500s aside
+there) is sent again by the next push like the outbox.
 A push holds an exclusive lock on the outbox (fcntl.flock on outbox/.lock) from listing it to the last answer, so
 two concurrent pushes never send a bundle twice: the second waits (up to lock_wait_s) and then finds what is left.
 A bundle that vanished meanwhile is skipped.
@@ -30,8 +33,8 @@ import httpx
 from collector.errors import CollectorError
 
 RETRYABLE = {408, 429}
-PASSING_5XX = {502, 503, 504}  # a proxy or a store being reopened (Retry-After): worth the next push
 CREDENTIALS = {401, 403}
+BUNDLE_REFUSALS = {400, 409, 413, 422}  # the server's answers about the bundle itself (api/upload.py)
 MAX_RETRY_AFTER_S = 30.0  # a server's Retry-After is honoured up to this, so one push stays bounded
 ENDPOINT = "/api/v1/runs"
 
@@ -39,7 +42,7 @@ ENDPOINT = "/api/v1/runs"
 @dataclass
 class Outcome:
     path: Path
-    state: str  # "sent" | "queued" | "failed" (set aside) | "rejected" | "skipped" (vanished) | "busy" (locked)
+    state: str  # "sent" | "queued" | "rejected" | "skipped" (vanished) | "busy" (locked)
     detail: str
 
 
@@ -73,7 +76,8 @@ def server_error(response: httpx.Response) -> str:
         return f"HTTP {response.status_code}: {body}"
     err = body.get("error", body)
     message = err.get("message") or err.get("detail") or str(err) if isinstance(err, dict) else str(err)
-    problems = (err.get("problems") if isinstance(err, dict) else None) or body.get("problems") or []
+    problems = (err.get("problems") if isinstance(err, dict) else None) or body.get("problems") \
+        or body.get("errors") or []  # api/errors.py: {"error": "…", "errors": [{"field", "rule"}]}
     details = "; ".join(f"{p.get('field')}: {p.get('rule')}" for p in problems if isinstance(p, dict))
     return f"HTTP {response.status_code}: {message}" + (f" ({details})" if details else "")
 
@@ -146,20 +150,13 @@ class Pusher:
         if status < 300:
             _done(path)
             return Outcome(path, "sent", f"HTTP {status} from {self.endpoint}")
-        if status in CREDENTIALS:
-            hint = "" if token() else "; MPSBENCH_TOKEN is not set"
-            return Outcome(_keep(path, body, outbox_dir()), "queued",
-                           f"{server_error(answer)}{hint}; kept in the outbox for the next push")
-        if status in RETRYABLE or status in PASSING_5XX:
-            return Outcome(_keep(path, body, outbox_dir()), "queued",
-                           f"{server_error(answer)} ({tries}); kept in the outbox for the next push")
-        if status >= 500:
-            why = f"{server_error(answer)} ({tries})"
-            kept = _keep(path, body, outbox_dir() / "failed", why)
-            return Outcome(kept, "failed", f"{why}; set aside in {kept.parent} (the next push does not resend it; "
-                           f"push {kept} does)")
-        return Outcome(_keep(path, body, outbox_dir() / "rejected", server_error(answer)), "rejected",
-                       server_error(answer))
+        if status in BUNDLE_REFUSALS and _is_json(answer):
+            return Outcome(_keep(path, body, outbox_dir() / "rejected", server_error(answer)), "rejected",
+                           server_error(answer))
+        hint = "; MPSBENCH_TOKEN is not set" if status in CREDENTIALS and not token() else ""
+        retried = f" ({tries})" if status >= 500 or status in RETRYABLE else ""
+        return Outcome(_keep(path, body, outbox_dir()), "queued",
+                       f"{server_error(answer)}{retried}{hint}; kept in the outbox for the next push")
 
     def push(self, paths: list[Path], include_outbox: bool = True) -> list[Outcome]:
         box = outbox_dir()
@@ -170,10 +167,21 @@ class Pusher:
                                 "push") for p in dict.fromkeys(paths) if p.is_file()]
                 return kept + [Outcome(box, "busy", f"{busy}; nothing sent")]
             # Listed under the lock: a bundle another push has sent is gone from the outbox by now.
-            queued = sorted(box.glob("*.json")) if include_outbox else []
-            names = {p.name for p in paths}
-            todo = list(dict.fromkeys(paths)) + [q for q in queued if q.name not in names]
+            queued = sorted([*box.glob("*.json"), *(box / "failed").glob("*.json")]) if include_outbox else []
+            todo, names = list(dict.fromkeys(paths)), {p.name for p in paths}
+            for q in queued:  # one copy of a name (the outbox's sorts before failed/'s)
+                if q.name not in names:
+                    todo.append(q)
+                    names.add(q.name)
             return [self.send(p) for p in todo]
+
+
+def _is_json(answer: httpx.Response) -> bool:
+    """The server's own JSON error (a proxy's refusal is HTML): what lets a 4xx name the bundle."""
+    try:
+        return isinstance(answer.json(), dict)
+    except ValueError:
+        return False
 
 
 def _retry_after_s(answer: httpx.Response | str) -> float:

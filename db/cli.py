@@ -12,6 +12,7 @@ from sqlalchemy.exc import DBAPIError
 
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
+from db.store.faults import as_store_error
 from db.store.engine import open_store, store_path
 
 USAGE = ("usage: mpsbench ingest PATH... | mpsbench info | mpsbench compare --baseline SEL --candidate SEL "
@@ -35,7 +36,10 @@ def _ingest_one(engine, name: str) -> int:
     except OSError as err:  # missing file, a directory, no permission: say which and go on with the rest
         print(f"{name}: ERROR: cannot read the file: {err.strerror or err}")
         return 1
-    except StoreError as err:
+    except Exception as exc:  # noqa: BLE001 - a refusal, or a store fault (memory, temp space, disk): one ERROR
+        err = exc if isinstance(exc, StoreError) else as_store_error(exc)
+        if err is None:
+            raise
         print(f"{name}: ERROR: {err.message}")
         for p in err.problems:
             print(f"  {p.field}: {p.rule}")

@@ -49,6 +49,19 @@ def test_dashboard_benchmark_tiny():
             browser["first_load"]["chart_s"] / small["first_load"]["chart_s"], abs=0.02)
 
 
+def test_aa_pairs_benchmark_tiny():
+    out = _run("aa_pairs.py", "--tiny")
+    # 12 runs of 20 cases, each paired with its 10 most recent predecessors: 20 × (0 + 1 + … + 10 + 10) pairs
+    assert (out["runs"], out["cases"], out["partners"]) == (12, 20, 10)
+    assert out["aa_pairs"] == out["aa_pairs_bound"] == 20 * (55 + 10) and out["aa_pairs_if_every_pair"] == 20 * 66
+    assert set(out["per_run_ms"]) == {"3", "6", "12"}
+    assert all(v["ingest"] >= v["pairs_step"] > 0 for v in out["per_run_ms"].values())
+    last = out["last_run_pairs_step"]
+    assert last["all_earlier_over_bounded"] == pytest.approx(
+        last["median_ms"]["all_earlier"] / last["median_ms"]["bounded"], rel=0.05)
+    assert 0 < out["peak_rss_mib"]["after_bounded_ingests"] <= out["peak_rss_mib"]["after_all_pairs_step"]
+
+
 def test_aa_ingest_benchmark_tiny():
     out = _run("aa_ingest.py", "--tiny")
     figures = out["repeat_run_ingest"]

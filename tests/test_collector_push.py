@@ -103,17 +103,55 @@ def test_refusal_is_not_retried_and_kept_in_rejected_with_the_servers_rule(tmp_p
     assert rejected.exists() and "results[0].unit: unit must be a time unit" in note.read_text()
 
 
-def test_exhausted_retries_on_a_500_set_the_bundle_aside_with_the_servers_message(tmp_path, outbox):
-    server = Server([(500, {"error": {"message": "boom"}})] * 5)
+def test_a_500_is_retried_keeps_the_bundle_in_the_outbox_and_it_is_delivered_when_the_server_recovers(tmp_path,
+                                                                                                        outbox):
+    failing = {"ok": False, "status": 500, "error": "internal error (logged on the server)",
+               "errors": [{"field": "server", "rule": "an unexpected error; nothing was stored"}]}
+    server = Server([(500, failing)] * 5)
+    f = bundle_file(tmp_path)
     try:
-        [o] = Pusher(server.url, backoff_s=0.01).push([bundle_file(tmp_path)])  # 5 attempts by default
-        again = Pusher(server.url, backoff_s=0.01).push([])  # `push --outbox`: a set-aside bundle is not resent
+        [o] = Pusher(server.url, backoff_s=0.01).push([f])  # 5 attempts by default, all answered 500
+        assert len(server.requests) == 5 and o.state == "queued" and o.path == outbox / f.name
+        assert "HTTP 500: internal error" in o.detail and "after 5 attempts" in o.detail
+        assert (outbox / f.name).read_bytes() == f.read_bytes() and not (outbox / "failed").exists()
+        [again] = Pusher(server.url, backoff_s=0.01).push([])  # the server recovered: `push --outbox` delivers it
     finally:
         server.close()
-    assert o.state == "failed" and "HTTP 500: boom" in o.detail and len(server.requests) == 5 and again == []
-    kept = outbox / "failed" / f"{'a' * 32}.json"
-    assert o.path == kept and kept.exists() and "HTTP 500: boom" in kept.with_suffix(".error.txt").read_text()
-    assert not (outbox / kept.name).exists()
+    assert again.state == "sent" and len(server.requests) == 6 and server.requests[-1][2] == f.read_bytes()
+    assert not list(outbox.glob("*.json"))
+
+
+def test_a_bundle_an_older_version_set_aside_in_failed_is_sent_by_the_next_push(tmp_path, outbox):
+    (outbox / "failed").mkdir(parents=True)
+    shelved = bundle_file(outbox / "failed")
+    shelved.with_suffix(".error.txt").write_text("HTTP 500: boom\n")
+    server = Server([])
+    try:
+        [o] = Pusher(server.url, backoff_s=0.01).push([])
+    finally:
+        server.close()
+    assert o.state == "sent" and not shelved.exists() and not shelved.with_suffix(".error.txt").exists()
+
+
+def test_a_4xx_that_does_not_refuse_the_bundle_keeps_it_in_the_outbox(tmp_path, outbox):
+    server = Server([(404, {"ok": False, "status": 404, "error": "no such API route"})])
+    try:
+        [o] = Pusher(server.url, backoff_s=0.01).push([bundle_file(tmp_path)])
+    finally:
+        server.close()
+    assert o.state == "queued" and "HTTP 404: no such API route" in o.detail and len(server.requests) == 1
+    assert (outbox / f"{'a' * 32}.json").exists() and not (outbox / "rejected").exists()
+
+
+def test_the_apis_error_shape_is_reported_with_its_field_and_rule(tmp_path, outbox):
+    refusal = {"ok": False, "status": 422, "error": "invalid bundle", "errors": [
+        {"field": "results[1]", "rule": "results[1] repeats the case of results[0]"}]}
+    server = Server([(422, refusal)])
+    try:
+        [o] = Pusher(server.url, backoff_s=0.01).push([bundle_file(tmp_path)])
+    finally:
+        server.close()
+    assert o.state == "rejected" and "results[1]: results[1] repeats the case of results[0]" in o.detail
 
 
 def test_exhausted_retries_on_a_503_queue_the_bundle_for_the_next_push(tmp_path, outbox):

@@ -51,30 +51,35 @@ def _replace(bundle: dict, old: bytes, new: bytes) -> bytes:
     return raw.replace(old, new, 1)
 
 
+def _cases(*results: dict) -> list[dict]:
+    """Each result its own case (a bundle holds a case once): the workload numbered by position."""
+    return [r | {"workload": f"{r['workload']}-{k}"} for k, r in enumerate(results)]
+
+
 VALID = {
     "make_bundle": lambda: _raw(make_bundle()),
     "example": lambda: (ROOT / "examples" / "cpu-quick.json").read_bytes(),
     "benchmark_6000": lambda: _raw(_bench_bundle(6000)),  # rows in several of DuckDB's 2048-row vectors
     "indented": lambda: _raw(make_bundle(), indent=1),
-    "units": lambda: _raw(make_bundle(results=[
+    "units": lambda: _raw(make_bundle(results=_cases(
         R(unit="ms", samples=[0.005, 0.001, 0.004]), R(unit="us"), R(unit="ns"), R(unit="usec", samples=[3.0]),
         R(metric="memory_driver_peak", unit="GiB", samples=[1.5]),
         R(metric="storage_bytes", unit="bytes", samples=[4096]),
         R(metric="decode_throughput", unit="tok/s", samples=[40, 41]), R(metric="max_abs_error", unit="1", samples=[0]),
         R(metric="psnr_vs_cpu", unit="dB", samples=[-3.0]),
         R(metric="memory_outside_allocator", unit="B", samples=[-5]),
-        R(metric="achieved_bandwidth", unit="B/s", samples=[3e11])])),
-    "statuses": lambda: _raw(make_bundle(results=[
+        R(metric="achieved_bandwidth", unit="B/s", samples=[3e11])))),
+    "statuses": lambda: _raw(make_bundle(results=_cases(
         R(status="unsupported", samples=[], message="no fp8 on this chip"),
         R(status="fallback", samples=[1.0], message="aten::foo fell back to CPU", warnings=["cpu fallback"]),
         R(status="error", samples=[], message="RuntimeError: ünïcode \"quoted\" \\ back\nslash 🚀 NaN, ]"),
         R(metric="memory_reserved_peak", unit="B", status="unavailable", samples=[], message="no API"),
-        R(status="error", samples=[], message="x", summary=summarize([1.0]).model_dump())])),  # summary dropped
-    "summaries_and_keys": lambda: _raw(make_bundle(results=[
+        R(status="error", samples=[], message="x", summary=summarize([1.0]).model_dump())))),  # summary dropped
+    "summaries_and_keys": lambda: _raw(make_bundle(results=_cases(
         _with_summary(), _with_summary(unit="ms", samples=[0.5, 0.25, 1.0, 2.0]), _with_summary(samples=[7.0]),
         R(params={"vocab": 128256, "rows": 1}, case_key='{"rows":1,"vocab":128256}'),
         R(params={"flag": True, "none": None, "ratio": 0.5, "name": "é/\"x\"", "big": 2**63 - 1}),
-        {k: v for k, v in R(warnings=["noisy: IQR 12 %", "ünï"]).items() if k != "compile"}])),
+        {k: v for k, v in R(warnings=["noisy: IQR 12 %", "ünï"]).items() if k != "compile"}))),
     "hostile_strings": lambda: _raw(make_bundle(tags={"note": "<script>'; DROP TABLE runs; --"}, results=[
         R(status="error", samples=[], message="'; DROP TABLE results; -- \u2028 \t \x01 \"compile\": null")])),
     "empty": lambda: _raw(make_bundle(results=[])),
@@ -211,7 +216,7 @@ def test_an_array_parsed_in_two_pieces_stores_the_same_rows(monkeypatch, name):
 
 def test_a_cut_inside_a_string_is_read_again_whole(monkeypatch):
     trap = "x" * 400 + "}, {" + "y" * 400
-    raw = _raw(make_bundle(results=[R(), R(status="error", samples=[], message=trap)]))
+    raw = _raw(make_bundle(results=_cases(R(), R(status="error", samples=[], message=trap))))
     assert raw.index(b"}, {", len(raw) // 2) > raw.index(trap.encode())  # the cut lands in the message
     monkeypatch.setattr(results_text, "SPLIT_BYTES", 1)
     engine = open_store(":memory:")

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -155,7 +157,8 @@ def test_an_invalidated_database_is_reopened_by_the_next_request(server, monkeyp
     issue 17); the guard disposes the engine, so the request after the 503 works."""
     kept = make_bundle()
     assert _upload(server, kept).status_code == 201
-    engine = db.store.engine.shared_store()
+    with db.store.engine.shared_store().connect() as conn:
+        root = conn.connection.driver_connection.root  # the open database's root connection
     real = db.ingest.core._store
 
     def fatal(*args, **kwargs):
@@ -163,7 +166,7 @@ def test_an_invalidated_database_is_reopened_by_the_next_request(server, monkeyp
                                     "Could not write file \"/srv/x.duckdb\": No space left on device")
     monkeypatch.setattr(db.ingest.core, "_store", fatal)
     _assert_503(_upload(server, make_bundle()), "full")
-    assert engine.pool.root is None  # closed: the next checkout opens the file afresh
+    assert root.retired and root.users == 0  # closed (nothing held it): the next checkout opens the file afresh
     monkeypatch.setattr(db.ingest.core, "_store", real)
     assert server.get("/api/v1/health").status_code == 200
     again = make_bundle()
@@ -266,3 +269,81 @@ def test_a_real_full_disk_on_a_small_tmpfs(tmp_path, monkeypatch):
             engine.dispose()
         faults.write_succeeded()
         subprocess.run(["umount", str(mnt)], check=False)
+
+
+def _concurrently(client, bundles: list[dict]) -> list[int]:
+    """Upload every bundle at once, one thread each; their statuses in order."""
+    with ThreadPoolExecutor(len(bundles)) as pool:
+        return [r.status_code for r in pool.map(lambda b: _upload(client, b), bundles)]
+
+
+def test_a_fault_answered_while_other_uploads_are_in_flight_breaks_none_of_them(server, monkeypatch):
+    """Issue 25 item 2, made deterministic: the first of 8 concurrent uploads hits a full disk; the store is
+    disposed (for reopening) only once the next upload holds its connection and is ingesting. Closing the
+    connection under that upload made it a 500 ("Connection already closed"); now it finishes on it."""
+    assert _upload(server, make_bundle()).status_code == 201  # the store is open
+    real_store, real_stage, real_dispose = db.ingest.core._store, db.ingest.core._stage, faults._dispose_shared
+    faulted, in_flight, disposed = threading.Event(), threading.Event(), threading.Event()
+    lock = threading.Lock()
+
+    def full_once(*args, **kwargs):
+        with lock:
+            first = not faulted.is_set()
+            faulted.set()
+        if first:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_store(*args, **kwargs)
+
+    def stage(*args, **kwargs):
+        if faulted.is_set() and not disposed.is_set():  # the upload after the fault, holding its connection
+            in_flight.set()
+            disposed.wait(30)
+        return real_stage(*args, **kwargs)
+
+    def dispose_later():
+        in_flight.wait(30)
+        real_dispose()
+        disposed.set()
+
+    monkeypatch.setattr(db.ingest.core, "_store", full_once)
+    monkeypatch.setattr(db.ingest.core, "_stage", stage)
+    monkeypatch.setattr(faults, "_dispose_shared", dispose_later)
+    bundles = [make_bundle() for _ in range(8)]
+    statuses = _concurrently(server, bundles)
+    assert in_flight.is_set() and disposed.is_set()  # the race happened
+    assert sorted(statuses) == [201] * 7 + [503]
+    refused = bundles[statuses.index(503)]
+    assert _upload(server, refused).status_code == 201  # the collector's retry lands
+    assert len(_stored(server)) == 9
+
+
+def test_a_real_full_disk_with_8_concurrent_uploaders_answers_no_500(tmp_path, monkeypatch):
+    mnt = tmp_path / "mnt"
+    why = _mount_tmpfs(mnt, "8m")
+    if why:
+        pytest.skip(f"no small tmpfs to fill ({why}); test_a_fault_answered_while_… covers the same race")
+    try:
+        monkeypatch.setenv("MPSBENCH_DB", str(mnt / "store.duckdb"))
+        monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "faults=tok-faults")
+        monkeypatch.setattr(db.store.engine, "_shared", {})
+        faults.write_succeeded()
+        client = TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000), base_url="http://127.0.0.1")
+        kept = [make_bundle(), make_bundle()]
+        assert [_upload(client, b).status_code for b in kept] == [201, 201]
+        filler = _fill(mnt)
+        for _ in range(3):  # three waves at the full disk
+            wave = [make_bundle() for _ in range(8)]
+            statuses = _concurrently(client, wave)
+            assert 500 not in statuses and set(statuses) <= {201, 503}, statuses
+            kept += [b for b, s in zip(wave, statuses) if s == 201]
+        filler.unlink()  # the operator frees space; no restart
+        late = make_bundle()
+        assert _upload(client, late).status_code == 201
+        assert _stored(client) == {b["run_id"] for b in kept} | {late["run_id"]}
+    finally:
+        for engine in db.store.engine._shared.values():
+            engine.dispose()
+        faults.write_succeeded()
+        unmounted = subprocess.run(["umount", str(mnt)], check=False, capture_output=True, text=True)
+    # every connection of every root the faults retired is closed: nothing holds the file system
+    assert unmounted.returncode == 0, unmounted.stderr

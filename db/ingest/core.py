@@ -24,11 +24,12 @@ import pydantic_core
 from pydantic import ValidationError
 from sqlalchemy import Engine, text
 
-from bundle.schema import Bundle, Result
+from bundle.schema import Bundle, Result, repeated_case_rule
 from db.errors import Problem, StoreError
 from db.ingest import judge, results_text
 from db.store.aa_pairs import store_pairs_of_run
 from db.store.engine import WRITE_LOCK, bump_data_version
+from db.store.faults import is_store_fault
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,8 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
     try:  # before the header: a cut that is not the last key's array does not read
         lenient = results_text.parse(duck, array, whole)
     except duckdb.Error as exc:
+        if is_store_fault(exc):  # out of memory or temp space, a full disk: the store's, not the bundle's
+            raise
         if whole:
             raise StoreError(422, f"the results could not be read: {str(exc).splitlines()[0]}") from None
         _validate(data)  # the schema's own refusal; where it has none, read its canonical re-write as one piece
@@ -179,7 +182,19 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
         _validate(data)
     if suspects:
         _suspects(array, suspects, more)
+    _refuse_repeats(duck)
     return bundle, count
+
+
+def _refuse_repeats(duck) -> None:
+    """A case twice in one bundle is refused before anything joins on it (db.store.aa_pairs pairs by case)."""
+    found, total = judge.repeats(duck, judge.SUSPECTS)
+    if not found:
+        return
+    problems = [Problem(f"results[{j}]", repeated_case_rule(i, j)) for i, j in found]
+    if total > len(found):
+        problems.append(Problem("results", f"{total} results repeat a case in all; the first {len(found)} are listed"))
+    raise StoreError(422, "invalid bundle", problems)
 
 
 def _may_hide_comma(scan) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from bundle.schema import CASE_FIELDS
 from bundle.stats import agree
 from db.ingest import derive
 
@@ -105,6 +106,15 @@ def stage(raw_conn, run_id: str) -> tuple[int, list[int], bool]:
         "SELECT i FROM _final WHERE NOT ok ORDER BY i LIMIT ?", [SUSPECTS + 1]).fetchall()] if broken else []
     found = sorted(set(found) | set(_disagreeing(raw_conn, SUSPECTS + 1)))
     return count, found[:SUSPECTS], len(found) > SUSPECTS
+
+
+def repeats(raw_conn, limit: int) -> tuple[list[tuple[int, int]], int]:
+    """The first `limit` results that repeat an earlier one's case (bundle.schema.CASE_FIELDS) as (first, repeat)
+    positions, and how many repeats there are in all; one grouped scan, whatever the copies."""
+    part = ", ".join(CASE_FIELDS)
+    found = raw_conn.execute(f"""SELECT first, i, count(*) OVER () FROM (SELECT i, min(i) OVER (PARTITION BY {part})
+        AS first FROM _final) WHERE i <> first ORDER BY i LIMIT {int(limit)}""").fetchall()
+    return [(int(a), int(b)) for a, b, _ in found], (int(found[0][2]) if found else 0)
 
 
 def _disagreeing(raw_conn, limit: int) -> list[int]:

@@ -31,6 +31,12 @@ PARTS = "_ingest_parts"  # the attached in-memory database
 _WS = b" \t\r\n"
 _BETWEEN = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")
 _OBJECT_SIZE = 1 << 30
+
+
+def _object_size(path: str) -> int:
+    """No element is longer than its file: DuckDB's reader reserves twice this against the store's memory_limit
+    (db.store.engine.apply_limits), so a fixed 1 GiB made every ingest need 2 GiB of it, per piece."""
+    return min(_OBJECT_SIZE, max(os.path.getsize(path) + 1, 1 << 20))
 # The first element of every file: every field with a non-null value (the reader infers its columns from it)
 TEMPLATE = json.dumps(dict.fromkeys(derive.FIELDS, 0)).encode()
 TRAILING_COMMA = r",[ \t\r\n]*[\]}]"
@@ -132,7 +138,7 @@ def _scan(paths: list[str]) -> bool:
 def _parse(con, n: int, path: str) -> int:
     """Piece n into table part{n} of PARTS; its element count (TEMPLATE not counted)."""
     source = (f"read_json('{path}', format='array', records=true, sample_size=1, maximum_depth=1, "
-              f"maximum_object_size={_OBJECT_SIZE})")
+              f"maximum_object_size={_object_size(path)})")
     try:
         con.execute(f"CREATE OR REPLACE TABLE {PARTS}.part{n} AS {derive.typed_select(source)}")
         return con.execute(f"SELECT count(*) - 1 FROM {PARTS}.part{n}").fetchall()[0][0]
@@ -183,8 +189,9 @@ def _objects(array: memoryview, where: str, params: list, limit: int | None = No
         f.flush()
         con = duckdb.connect()
         try:
+            size = _object_size(f.name)
             return con.execute(f"SELECT i, json FROM (SELECT row_number() OVER () - 1 AS i, json FROM "
-                               f"read_json_objects('{f.name}', format='array', maximum_object_size={_OBJECT_SIZE}))"
+                               f"read_json_objects('{f.name}', format='array', maximum_object_size={size}))"
                                f" WHERE {where} ORDER BY i" + (f" LIMIT {int(limit)}" if limit else ""),
                                params).fetchall()
         finally:

@@ -19,10 +19,20 @@ every new pair): recomputing every touched group at every ingest re-sorted all o
 (~80 ms of a ~800 ms ingest on a 1 M-result store, growing with the store), while a 95th percentile hardly moves
 with 5 % more pairs. The figure always says how many pairs it rests on; deletions recompute at once.
 
+Bounded by design: a run pairs with at most PARTNERS earlier runs of its build on its machine, the most recent
+(not retracted) ones, so a run adds at most PARTNERS × its results pairs and the pairs grow linearly with the
+runs (pairing every two runs grew with their square: 42 runs of one build made 1.58 M pairs). PARTNERS = 10
+keeps every pair of a 5-round `sweep --aa` (10 runs of the baseline); runs further apart add drift between
+them, not more of the run-to-run noise the model measures. A bundle holds each case once (bundle.schema), so
+one result pairs with at most one result of each partner.
+
 At ingest only the new run's pairs are computed (store_pairs_of_run), set-based: its partner runs are found in
 `runs` first (few), their results read by run_seq (contiguous, so DuckDB's zone maps skip the other row groups)
-and joined with the new run's. The migration to store v4 fills both tables for stored runs (backfill). A run
-leaving the store (forget_run) takes its pairs with it and its groups are recomputed.
+and joined with the new run's. The join carries run_seq in its key: the new run's rows are matched to their
+partners first (_B), then to the partner's result of the same case, so no plan joins every run's copies of a
+case (left to itself DuckDB joined results to results by case first: 949 M rows for 1 M results). The
+migration to store v4 fills both tables for stored runs (backfill, the same bound). A run leaving the store
+(forget_run) takes its pairs with it and its groups are recomputed (the runs it paired with keep the rest).
 """
 from __future__ import annotations
 
@@ -34,28 +44,39 @@ from db.stats.noise import QUANTILE
 RATIO_METRICS = tuple(m.name for m in METRICS.values() if m.comparison is Comparison.ratio)
 _METRICS_SQL = ", ".join(f"'{m}'" for m in RATIO_METRICS)
 REFRESH = 0.05  # recompute a group's figures once its new pairs reach this fraction of its counted ones
+PARTNERS = 10  # earlier runs of its build and machine a run pairs with, the most recent (see above)
 LABELS = ("chip", "gpu_cores", "machine_name", "device_type", "workload", "metric", "dtype", "compile")
 
-# two runs of one build on one machine (p: the partner, n: the new run)
-SAME_BUILD_AND_MACHINE = """p.machine_name = n.machine_name AND p.chip IS NOT DISTINCT FROM n.chip
-  AND p.device_type = n.device_type AND p.device_name = n.device_name AND p.torch_version = n.torch_version
-  AND p.git_hash IS NOT DISTINCT FROM n.git_hash AND coalesce(p.debug, false) = coalesce(n.debug, false)"""
+# what one build on one machine is (columns of runs {t}): two runs pair when all are the same, NULLs alike
+_BUILD_AND_MACHINE = ("{t}.machine_name", "{t}.chip", "{t}.device_type", "{t}.device_name", "{t}.torch_version",
+                      "{t}.git_hash", "coalesce({t}.debug, false)")
+_SAME = " AND ".join(f"{c.format(t='p')} IS NOT DISTINCT FROM {c.format(t='n')}" for c in _BUILD_AND_MACHINE)
+_KEY = ", ".join(c.format(t="runs") for c in _BUILD_AND_MACHINE)
 
-_PARTNERS = f"""SELECT p.run_seq FROM runs n JOIN runs p ON {SAME_BUILD_AND_MACHINE}
-  WHERE n.run_id = :run AND p.run_id <> n.run_id AND p.run_seq IS NOT NULL"""
+_PARTNERS = f"""SELECT p.run_seq FROM runs n JOIN runs p ON {_SAME}
+  WHERE n.run_id = :run AND p.run_seq < n.run_seq AND p.retracted_at IS NULL ORDER BY p.run_seq DESC LIMIT :k"""
+
+# every stored run's partners at once (backfill): the PARTNERS runs before it in its build and machine (the
+# migration to v4 runs it before runs had retracted_at: no run was retracted then)
+_ALL_PAIRS = f"""WITH r AS (SELECT run_seq, dense_rank() OVER (ORDER BY {_KEY}) AS bm,
+    row_number() OVER (PARTITION BY {_KEY} ORDER BY run_seq) AS rn FROM runs WHERE run_seq IS NOT NULL)
+  SELECT a.run_seq AS seq_a, b.run_seq AS seq_b FROM r b JOIN r a ON a.bm = b.bm
+    AND a.rn BETWEEN b.rn - {PARTNERS} AND b.rn - 1"""
 
 # {pairs}: (seq_a, seq_b) run pairs; {where}: what restricts the scans of results. A machine with a chip groups
 # by chip (machine_name NULL); one without is its own group, as Compare's chip scope labels it.
 _STAGE = f"""CREATE OR REPLACE TEMP TABLE _aa_new AS
+  WITH pr AS MATERIALIZED ({{pairs}}),
+  _B AS MATERIALIZED (SELECT pr.seq_a, b.run_seq AS seq_b, b.workload, b.case_key, b.dtype, b.compile, b.metric,
+      b.median FROM pr JOIN results b ON b.run_seq = pr.seq_b
+    WHERE {{where_b}} b.status = 'ok' AND b.median > 0 AND isfinite(b.median) AND b.metric IN ({_METRICS_SQL}))
   SELECT ru.chip, ru.gpu_cores, CASE WHEN ru.chip IS NULL THEN ru.machine_name END AS machine_name,
-    ru.device_type, b.workload, b.metric, b.dtype, b.compile, pr.seq_a, pr.seq_b, b.case_key,
+    ru.device_type, b.workload, b.metric, b.dtype, b.compile, b.seq_a, b.seq_b, b.case_key,
     ln(b.median / a.median) AS log_ratio
-  FROM ({{pairs}}) pr JOIN runs ru ON ru.run_seq = pr.seq_b
-    JOIN results b ON b.run_seq = pr.seq_b
-    JOIN results a ON a.run_seq = pr.seq_a AND a.workload = b.workload AND a.case_key = b.case_key
+  FROM _B b JOIN runs ru ON ru.run_seq = b.seq_b
+    JOIN results a ON a.run_seq = b.seq_a AND a.workload = b.workload AND a.case_key = b.case_key
       AND a.dtype = b.dtype AND a.compile = b.compile AND a.metric = b.metric
-  WHERE {{where}} a.status = 'ok' AND b.status = 'ok' AND a.median > 0 AND b.median > 0
-    AND isfinite(a.median) AND isfinite(b.median) AND b.metric IN ({_METRICS_SQL})"""
+  WHERE {{where_a}} a.status = 'ok' AND a.median > 0 AND isfinite(a.median)"""
 
 _SAME_LABELS = " AND ".join(f"g.{c} IS NOT DISTINCT FROM s.{c}" for c in LABELS)
 _NEW_GROUPS = f"""INSERT INTO aa_noise (group_id, {', '.join(LABELS)}, pairs, pending)
@@ -97,24 +118,25 @@ def _store_staged(conn) -> None:
     conn.execute(text("DROP TABLE _aa_new"))
 
 
-def store_pairs_of_run(conn, run_id: str) -> None:
-    """Inside the ingest transaction, after the run and its results are written: its pairs with every stored
-    run of the same build on the same machine, and its groups' figures recomputed."""
-    partners = [int(r[0]) for r in conn.execute(text(_PARTNERS), {"run": run_id})]
-    if not partners:  # the usual case (a new build or machine): nothing more is read
+def store_pairs_of_run(conn, run_id: str, partners: int = PARTNERS) -> None:
+    """Inside the ingest transaction, after the run and its results are written: its pairs with the PARTNERS most
+    recent stored runs of the same build on the same machine, and its groups' figures recomputed. (partners:
+    another bound, for benchmarks/aa_pairs.py's comparison with pairing every earlier run.)"""
+    found = [int(r[0]) for r in conn.execute(text(_PARTNERS), {"run": run_id, "k": int(partners)})]
+    if not found:  # the usual case (a new build or machine): nothing more is read
         return
     seq = int(conn.execute(text("SELECT run_seq FROM runs WHERE run_id = :run"), {"run": run_id}).scalar())
-    seqs = ", ".join(str(s) for s in partners)  # integers from the store: safe to inline (and prunes as literals)
+    seqs = ", ".join(str(s) for s in found)  # integers from the store: safe to inline (and prunes as literals)
     pairs = f"SELECT unnest([{seqs}]) AS seq_a, {seq} AS seq_b"
-    conn.execute(text(_STAGE.format(pairs=pairs, where=f"b.run_seq = {seq} AND a.run_seq IN ({seqs}) AND")))
+    conn.execute(text(_STAGE.format(pairs=pairs, where_b=f"b.run_seq = {seq} AND",
+                                    where_a=f"a.run_seq IN ({seqs}) AND")))
     _store_staged(conn)
 
 
 def backfill(conn) -> None:
-    """Every pair of the stored runs (the migration to store v4): each run pairs with the earlier ones."""
-    pairs = f"SELECT p.run_seq AS seq_a, n.run_seq AS seq_b FROM runs n JOIN runs p ON {SAME_BUILD_AND_MACHINE}" \
-            " AND p.run_seq < n.run_seq"
-    conn.execute(text(_STAGE.format(pairs=pairs, where="")))
+    """The pairs of every stored run (the migration to store v4; benchmarks/dashboard.py's store): each run pairs
+    with the PARTNERS earlier runs of its build and machine, as at ingest."""
+    conn.execute(text(_STAGE.format(pairs=_ALL_PAIRS, where_b="", where_a="")))
     _store_staged(conn)
 
 

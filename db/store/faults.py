@@ -1,10 +1,12 @@
 """What a failing store means to a client, and getting it back.
 
-DuckDB's I/O errors (a full disk), a file locked by another process, a file that is not a DuckDB database and a
-database invalidated by an earlier fatal error (a checkpoint that could not be written) become StoreError(503)
-with a short reason; the full message is logged here, never sent (it names server paths). After such a fault the
-shared engine is disposed: its next checkout opens the file afresh, so the server recovers by itself once the
-fault clears (an invalidated DuckDB refuses every statement until it is reopened). The last write fault is kept
+DuckDB's I/O errors (a full disk), a file locked by another process, a file that is not a DuckDB database, a
+database invalidated by an earlier fatal error (a checkpoint that could not be written) and a query past the
+store's memory or temp-space limit (db.store.engine.apply_limits) become StoreError(503) with a short reason;
+the full message is logged here, never sent (it names server paths). After such a fault the shared engine is
+disposed: its next checkout opens the file afresh, so the server recovers by itself once the fault clears (an
+invalidated DuckDB refuses every statement until it is reopened); requests in flight finish on the old
+connection, which closes after them (db.store.engine.DuplicatePool). The last write fault is kept
 for GET /api/v1/health until a write succeeds again.
 """
 from __future__ import annotations
@@ -22,6 +24,10 @@ log = logging.getLogger("mpsbench.store")
 
 # (what the message says, the reason a client is given); first match wins
 _KINDS = (
+    (("max_temp_directory_size",),
+     "the request needed more temporary disk than the store may use (MPSBENCH_DUCKDB_TEMP); nothing was stored"),
+    (("out of memory",),
+     "the request needed more memory than the store may use (MPSBENCH_DUCKDB_MEMORY); nothing was stored"),
     (("no space left on device", "disk full", "disk quota exceeded"),
      "the disk holding the store is full; the server retries on every request"),
     (("could not set lock", "conflicting lock"),
