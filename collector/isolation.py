@@ -89,8 +89,8 @@ def _worker_main(conn: Connection, spec: WorkerSpec) -> None:
     while True:
         try:
             job = conn.recv()
-        except (EOFError, OSError):  # the parent is gone
-            return
+        except (EOFError, OSError):  # the parent is gone: so is this worker, with whatever its cases started
+            lifeline.end_own_group()
         if job is None:
             return
         workload, case = job

@@ -55,10 +55,14 @@ def tie_to_parent(parent: int, sig: int) -> None:
 def watch(parent: int, sig: int, direct: bool = True) -> threading.Thread:
     """The portable tie: a daemon thread that sends sig to this process once `parent` is gone (polled every
     POLL_S; `direct`: it is our parent, so a changed getppid() says so without any pid-reuse doubt)."""
+    main = threading.main_thread().ident
+
     def poll() -> None:
         while (os.getppid() == parent) if direct else alive(parent):
             time.sleep(POLL_S)
-        os.kill(os.getpid(), sig)
+        # At the main thread: its blocking call (a pipe read, a sleep) is interrupted and its handler runs now; a
+        # signal this thread took would wait for the main thread's next bytecode.
+        signal.pthread_kill(main, sig)
     thread = threading.Thread(target=poll, name="mpsbench-parent-watch", daemon=True)
     thread.start()
     return thread

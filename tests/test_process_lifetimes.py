@@ -198,6 +198,10 @@ if mode == "parent":
     time.sleep(600)
 else:
     from collector import lifeline
+    def handled(*_):  # the handler runs in the main thread, its sleep interrupted
+        open(sys.argv[2] + ".handled", "w").close()
+        sys.exit(0)
+    signal.signal(signal.SIGTERM, handled)
     lifeline.watch(os.getppid(), signal.SIGTERM)
     open(sys.argv[2], "w").close()  # tied: the test may kill the parent now
     time.sleep(600)
@@ -230,5 +234,6 @@ def test_portable_tie_ends_a_child_whose_parent_was_sigkilled(tmp_path, how):
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()
         wait_until(lambda: _gone(child), 60)
+        assert (tmp_path / "tied.handled").exists()
     finally:
         _kill_left([child])
