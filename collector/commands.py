@@ -13,7 +13,7 @@ from rich.table import Table
 
 from bundle.metrics import metric as metric_info
 from bundle.schema import Bundle, Result
-from collector import session as run_session
+from collector import lifeline, session as run_session
 from collector.catalog import load_catalog
 from collector.cli import csv_list, kv_pairs
 from collector.display import progress_bar, results_table, run_summary
@@ -54,6 +54,7 @@ def _processes(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     previous = _interrupt_on_sigterm()
+    lifeline.tie_from_environment(signal.SIGTERM)  # a sweep's run: stopped like Ctrl-C when the sweep dies
     try:
         return _run(args, console)
     finally:

@@ -7,16 +7,15 @@
   killed and the case becomes `error` "timed out after N s (limit M s)". No limit: no deadline.
 - A worker that dies in a case (segfault, a Metal assertion's abort, os._exit) makes that case `error`
   "crashed: SIGSEGV (signal 11)" (or its exit status). Either way the next case gets a fresh worker.
-- Ctrl-C belongs to the parent: the worker ignores SIGINT and is killed when the parent stops (on Linux also
-  when the parent is SIGKILLed, via PR_SET_PDEATHSIG).
+- Ctrl-C belongs to the parent: the worker ignores SIGINT and is killed when the parent stops. The worker leads
+  its own process group, so killing it ends what a case started too (inductor's compile workers, a DataLoader's);
+  it is tied to the parent (collector.lifeline), so a parent that is SIGKILLed leaves no worker behind.
 """
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
 import signal
-import sys
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -24,6 +23,7 @@ from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 from bundle.schema import Result, Status
+from collector import lifeline
 from collector.bench import CaseBench
 from collector.runner import RunContext, finalize, run_case
 from collector.timing import TimingPolicy
@@ -75,26 +75,22 @@ class CaseOutcome:
     failure: str | None = None  # None | CRASHED | TIMED_OUT
 
 
-def _die_with_parent() -> None:
-    """Linux: SIGKILL this worker when the collector dies (even by SIGKILL) instead of finishing a long case
-    first. Elsewhere the worker ends at its next read of the closed pipe."""
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-
-
 def _worker_main(conn: Connection, spec: WorkerSpec) -> None:
-    _die_with_parent()
+    # Its own group first, so whatever a case starts can be ended with it; SIGTERM (the parent died) ends that
+    # group at once instead of finishing a long case first.
+    lifeline.lead_own_group()
+    signal.signal(signal.SIGTERM, lifeline.end_own_group)
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.pid is not None:
+        lifeline.tie_to_parent(parent.pid, signal.SIGTERM)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and then ends this worker
     ctx = spec.context()
     conn.send(("ready", os.getpid()))
     while True:
         try:
             job = conn.recv()
-        except (EOFError, OSError):  # the parent is gone
-            return
+        except (EOFError, OSError):  # the parent is gone: so is this worker, with whatever its cases started
+            lifeline.end_own_group()
         if job is None:
             return
         workload, case = job
@@ -139,15 +135,20 @@ class Worker:
             return CRASHED
 
     def close(self, kill: bool = False) -> None:
+        """Ask the worker to stop (or kill it), then end whatever is left in its process group."""
         if not kill and self.process.is_alive():
             try:
                 self.conn.send(None)
             except OSError:
                 pass
             self.process.join(5)
+        pid = self.process.pid
         if self.process.is_alive():
-            self.process.kill()
+            if not lifeline.end_group(pid):  # not yet its own group (still starting): the worker alone
+                self.process.kill()
             self.process.join()
+        if pid is not None:
+            lifeline.end_group(pid)  # a case's own children that outlived the worker
         self.conn.close()
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 import warnings
 
@@ -99,4 +100,27 @@ class Fp8Workload(Workload):
         raise RuntimeError("something else broke")
 
 
-WORKLOADS = [AddWorkload(), SleepWorkload(), SpinWorkload(), FallbackWorkload(), Fp8Workload()]
+class ChildWorkload(Workload):
+    """One case that starts a process of its own (as inductor's compile workers are started), appends "worker_pid
+    child_pid" to the file MPSBENCH_FAKE_PIDS, sleeps MPSBENCH_FAKE_SLEEP_S in a timed region, and ends its child
+    when it finishes: only a case that is killed can leave that child behind (process-lifetime tests)."""
+
+    name, suite = "fake_child", "models"
+    metrics = ("decode_time",)
+
+    def cases(self, profile, dtypes=None, compile_modes=("eager",)):
+        return [Case(self.name, {}, "float32")]
+
+    def run(self, case: Case, bench: Bench) -> None:
+        child = subprocess.Popen(["sleep", "600"])
+        try:
+            with open(os.environ["MPSBENCH_FAKE_PIDS"], "a", encoding="utf-8") as f:
+                f.write(f"{os.getpid()} {child.pid}\n")
+            seconds = float(os.environ.get("MPSBENCH_FAKE_SLEEP_S", "0.01"))
+            bench.time_region(lambda: time.sleep(seconds), metric="decode_time", repeats=2)
+        finally:
+            child.kill()
+            child.wait()
+
+
+WORKLOADS = [AddWorkload(), SleepWorkload(), SpinWorkload(), FallbackWorkload(), Fp8Workload(), ChildWorkload()]

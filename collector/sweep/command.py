@@ -15,30 +15,13 @@ from collector.cli import csv_list
 from collector.display import progress_bar
 from collector.errors import CollectorError
 from collector.plan import Plan, expand
+from collector.sweep.delivery import Delivery
 from collector.sweep.envs import Installer, ReadyBuild, default_envs_dir, probe
 from collector.sweep.journal import SweepJournal, SweepState, latest
+from collector.sweep.options import recorded, resume_push, run_args
 from collector.sweep.runner import SlotRun, run_slot
 from collector.sweep.schedule import Slot, schedule
 from collector.sweep.spec import BuildSpec, parse_spec, parse_specs
-
-
-def run_args(options: dict) -> list[str]:
-    """The plan options every slot's `collector run` gets (from the journal header, so a resume runs the same)."""
-    out = ["--profile", options["profile"], "--device", options["device"], "--compile", options["compile"]]
-    for name in ("workload", "suite", "tag", "case"):
-        for value in options.get(name, ()):
-            out += [f"--{name}", value]
-    for name in ("dtype", "machine_name", "case_time_limit", "processes"):
-        if options.get(name) is not None:
-            out += [f"--{name.replace('_', '-')}", str(options[name])]
-    return out
-
-
-def _options(args: argparse.Namespace) -> dict:
-    return {"workload": list(args.workload), "suite": list(args.suite), "profile": args.profile,
-            "dtype": args.dtype, "compile": args.compile, "device": args.device, "tag": list(args.tag),
-            "machine_name": args.machine_name, "case_time_limit": args.case_time_limit,
-            "processes": args.processes, "case": list(args.case)}  # None: each run's default
 
 
 def _count_cases(options: dict) -> int:
@@ -59,24 +42,27 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
-    pusher = None
-    if args.push:
-        from collector.commands import _pusher
-        pusher = _pusher(args.push, console)
+    from collector.commands import _pusher  # a bad URL is refused (and a missing token said) before anything runs
     if args.resume is not None:
         path = Path(args.resume) if args.resume else latest(args.out)
         journal = SweepJournal(path)
         state = journal.read()
+        url = resume_push(args, state.header)  # the journal's options; a conflicting one is refused here
+        pusher = _pusher(url, console)
+        if url and not state.header["options"].get("push"):
+            journal.append({"type": "options", "options": {"push": url}})
+            state.header["options"]["push"] = url
         console.print(escape(f"resuming sweep {state.header['sweep_id']} ({path})"))
     else:
+        pusher = _pusher(args.push, console)
         journal, state = _start(args, console)
-    return _run(journal, state, console, pusher)
+    return _run(journal, state, console, Delivery(pusher, journal, state, console) if pusher else None)
 
 
 def _start(args: argparse.Namespace, console: Console) -> tuple[SweepJournal, SweepState]:
     _check_args(args)
     specs = parse_specs(args.build)
-    options = _options(args)
+    options = recorded(args)
     n_cases = _count_cases(options)
     # an existing environment that is not a Python with torch is bad input: refused before anything is written
     given = {i: probe(s.python, s, i) for i, s in enumerate(specs) if s.python}
@@ -122,7 +108,7 @@ def _slots(journal: SweepJournal, state: SweepState) -> list[Slot]:
     return [Slot(**s) for s in state.order]
 
 
-def _run(journal: SweepJournal, state: SweepState, console: Console, pusher) -> int:
+def _run(journal: SweepJournal, state: SweepState, console: Console, delivery: Delivery | None) -> int:
     slots = _slots(journal, state)
     header, builds = state.header, state.builds
     n_cases, sweep_id = header["n_cases"], header["sweep_id"]
@@ -135,6 +121,8 @@ def _run(journal: SweepJournal, state: SweepState, console: Console, pusher) -> 
                          f"({len(slots) - len(pending)} done); journal {journal.path}"))
     failures = 0
     try:
+        if delivery is not None:
+            delivery.backlog()  # runs a killed sweep finished but never delivered
         with progress_bar(console) as bar:
             task = bar.add_task("starting", total=len(slots) * n_cases, completed=(len(slots) - len(pending)) * n_cases)
             for slot in pending:
@@ -147,17 +135,19 @@ def _run(journal: SweepJournal, state: SweepState, console: Console, pusher) -> 
                 outcome = run_slot(run, sweep_id, args, journal,
                                    lambda n: bar.update(task, completed=base + min(n, n_cases)))
                 bar.update(task, completed=base + n_cases)
+                state.done[slot.key] = outcome.record
                 if not outcome.ok:
                     failures += 1
                     console.print(f"[bold red]run failed:[/] {escape(slot.key)}: {escape(outcome.detail)}",
                                   soft_wrap=True)
-                elif pusher is not None:
-                    from collector.commands import _report_push
-                    _report_push(pusher.push([Path(outcome.bundle)]), console)
+                elif delivery is not None:
+                    delivery.push([slot.key])
     except KeyboardInterrupt:
         console.print(escape(f"interrupted: continue with: mpsbench sweep --resume {journal.path}"))
         return 130
     console.print(escape(f"sweep {sweep_id} done: {len(slots) - failures} of {len(slots)} runs in {folder}"))
+    if delivery is not None:
+        console.print(escape(delivery.summary()))
     failed_builds = [b for b in builds.values() if not b["ok"]]
     for b in failed_builds:
         console.print(escape(f"not measured: --build {b['spec']!r} (could not be installed)"))

@@ -1,5 +1,6 @@
 """The sweep journal: one JSON line per event, appended and fsynced at once (like the run journal), so Ctrl-C,
-SIGKILL or a crash loses nothing that finished; `sweep --resume` reads it back and continues."""
+SIGKILL or a crash loses nothing that finished; `sweep --resume` reads it back and continues. Events: sweep (the
+header: options, builds, rounds), build, schedule, slot_start, slot_end, push (a delivery answer), options."""
 from __future__ import annotations
 
 import json
@@ -20,6 +21,7 @@ class SweepState:
     order: list[dict[str, Any]] | None = None  # the schedule, fixed once the builds are known
     started: dict[str, dict[str, Any]] = field(default_factory=dict)  # slot key -> its start record
     done: dict[str, dict[str, Any]] = field(default_factory=dict)  # slot key -> its end record (ok or failed)
+    pushed: dict[str, dict[str, Any]] = field(default_factory=dict)  # slot key -> its last push answer
 
 
 class SweepJournal:
@@ -67,6 +69,10 @@ class SweepJournal:
                 state.started[r["key"]] = r
             elif kind == "slot_end":
                 state.done[r["key"]] = r
+            elif kind == "push":
+                state.pushed[r["key"]] = r
+            elif kind == "options":  # an option a resume added (--push on a sweep that had none)
+                state.header.setdefault("options", {}).update(r["options"])
         return state
 
 

@@ -5,6 +5,7 @@ finished cases are kept) or, if its bundle is complete, is simply recorded."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from collector import lifeline
 from collector.journal import SUFFIX as RUN_SUFFIX
 from collector.sweep.envs import ROOT, child_env
 from collector.sweep.journal import SweepJournal
@@ -85,13 +87,15 @@ class SlotOutcome:
     run_id: str | None = None
     detail: str = ""
     seconds: float = 0.0
-    extra: dict = field(default_factory=dict)
+    record: dict = field(default_factory=dict)  # its slot_end journal record
 
 
 def run_slot(run: SlotRun, sweep_id: str, run_args: list[str], journal: SweepJournal,
              on_cases: Callable[[int], None]) -> SlotOutcome:
-    """Run (or finish) one slot; on_cases(n) reports its finished case count as it grows. Ctrl-C reaches the
-    child too (same process group); a SIGTERM to the sweep is passed on; both leave the slot unended."""
+    """Run (or finish) one slot; on_cases(n) reports its finished case count as it grows. The child runs in its
+    own session, tied to this process (collector.lifeline): Ctrl-C or SIGTERM here is passed on as SIGTERM (its
+    Ctrl-C: the incomplete bundle is written), a SIGKILL here reaches it from the kernel; either way the slot is
+    left unended for --resume. Whatever the child leaves in its process group is killed when it ends."""
     s, key = run.slot, run.slot.key
     run.folder.mkdir(parents=True, exist_ok=True)
     journal.append({"type": "slot_start", "key": key, "round": s.round, "position": s.position, "build": s.build,
@@ -99,18 +103,20 @@ def run_slot(run: SlotRun, sweep_id: str, run_args: list[str], journal: SweepJou
     started = time.perf_counter()
     if complete_bundle(run.folder) is None:
         with (run.folder / "run.log").open("a") as log:
-            child = subprocess.Popen(run.command(sweep_id, run_args), cwd=ROOT, env=child_env(), stdout=log,
-                                     stderr=subprocess.STDOUT)
-            previous = signal.signal(signal.SIGTERM, lambda *_: (child.terminate(), _raise_interrupt()))
+            child = subprocess.Popen(run.command(sweep_id, run_args), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                                     env={**child_env(), lifeline.PARENT_VARIABLE: str(os.getpid())},
+                                     start_new_session=True)
+            previous = signal.signal(signal.SIGTERM, _raise_interrupt)
             try:
                 while child.poll() is None:
                     on_cases(cases_done(run.folder))
                     time.sleep(POLL_S)
             except KeyboardInterrupt:
-                _wait(child)
+                _stop(child)
                 raise
             finally:
                 signal.signal(signal.SIGTERM, previous)
+                lifeline.end_group(child.pid)
         code = child.returncode
     else:
         code = 0
@@ -118,15 +124,21 @@ def run_slot(run: SlotRun, sweep_id: str, run_args: list[str], journal: SweepJou
     return _finish(run, key, code, journal, time.perf_counter() - started)
 
 
-def _raise_interrupt() -> None:
+def _raise_interrupt(*_: object) -> None:
     raise KeyboardInterrupt
 
 
-def _wait(child: subprocess.Popen) -> None:
+def _stop(child: subprocess.Popen) -> None:
+    """SIGTERM (the run's Ctrl-C), then wait while it writes its incomplete bundle and journal."""
     try:
-        child.wait(timeout=60)  # it writes its incomplete bundle and journal on the way out
+        child.terminate()
+        child.wait(timeout=60)
     except subprocess.TimeoutExpired:
         child.kill()
+        child.wait()
+    except KeyboardInterrupt:  # a second Ctrl-C: no more waiting
+        child.kill()
+        child.wait()
 
 
 def _finish(run: SlotRun, key: str, code: int | None, journal: SweepJournal, seconds: float) -> SlotOutcome:
@@ -137,6 +149,7 @@ def _finish(run: SlotRun, key: str, code: int | None, journal: SweepJournal, sec
     else:
         tail = (run.folder / "run.log").read_text(errors="replace").strip().splitlines()[-5:]
         outcome = SlotOutcome(key, False, code, detail=" | ".join(tail) or "no output", seconds=seconds)
-    journal.append({"type": "slot_end", "key": key, "ok": outcome.ok, "exit_code": code, "bundle": outcome.bundle,
-                    "run_id": outcome.run_id, "detail": outcome.detail, "seconds": round(seconds, 3)})
+    outcome.record = {"type": "slot_end", "key": key, "ok": outcome.ok, "exit_code": code, "bundle": outcome.bundle,
+                      "run_id": outcome.run_id, "detail": outcome.detail, "seconds": round(seconds, 3)}
+    journal.append(outcome.record)
     return outcome
