@@ -244,7 +244,10 @@ class _Side:
         if o.get("machine_name"):
             cmd += ["--machine-name", o["machine_name"]]
         before = set(folder.glob("*.json")) if folder.exists() else set()
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        from collector.lifeline import PARENT_VARIABLE
+
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+               PARENT_VARIABLE: str(os.getpid())}  # a killed confirm takes its run (and the run its workers) with it
         done = subprocess.run(cmd, cwd=ROOT, env=env)
         made = sorted(set(folder.glob("*.json")) - before, key=lambda p: p.stat().st_mtime)
         if done.returncode != 0 or not made:
