@@ -122,6 +122,20 @@ def trend_chart(points: pd.DataFrame) -> alt.LayerChart:
     return _Layer(layer=[band, line, steps])
 
 
+def annotated_trend_chart(points: pd.DataFrame, annotations: pd.DataFrame) -> alt.LayerChart:
+    """trend_chart with its build annotations (db.views.trends.build_annotations): a dotted grey rule at each
+    build that first appeared in the series' time range, its label (build, first run) written along the rule."""
+    chart = trend_chart(points)
+    order = points.sort_values("build_rank").torch_version.drop_duplicates().tolist()
+    x = alt.X("torch_version:N", sort=order)
+    tips = [alt.Tooltip("label:N", title="build"), alt.Tooltip("store_runs:Q", title="runs of the build (store)")]
+    rules = alt.Chart(annotations).mark_rule(color="#7f7f7f", strokeDash=[2, 3]).encode(x=x, tooltip=tips)
+    labels = alt.Chart(annotations).mark_text(angle=270, align="right", baseline="bottom", dx=-4, dy=-3,
+                                              fontSize=10, color="#555555").encode(
+        x=x, y=alt.value(0), text=alt.Text("label:N"), tooltip=tips)
+    return _Layer(layer=[*chart.layer, rules, labels])
+
+
 def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float) -> alt.LayerChart:
     """Row × build heatmap of the geomean oriented ratio (× better), the number in each cell. The colour scale is
     logarithmic and symmetric around 1× (1/span … span, db.views.matrix.matrix_grid): red worse, blue better,
