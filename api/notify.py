@@ -190,7 +190,8 @@ class Notifier:
         if before is None or review is None or not uploads:
             self._remember(review, after)  # first sight of this review: its regressions are the starting point
             return
-        new = {key: line for key, line in after.items() if key not in set(before["keys"])}
+        told = set(before["keys"])
+        new = {key: line for key, line in after.items() if key not in told}
         if new and not self._deliver({"text": self._text(review, list(new.values()), uploads)}):
             after = {k: v for k, v in after.items() if k not in new}  # not told: new again at the next upload
         self._remember(review, after)
