@@ -2,8 +2,8 @@
 release review.
 
 Configured by the server's environment: MPSBENCH_NOTIFY_URL (the webhook; unset: no notifications),
-MPSBENCH_NOTIFY_REVIEW (which review, as URL parameters `baseline=…&candidate=…[&scope=…&threshold=…]`, scope chip
-unless given; unset: the default release comparison — the latest stable build against the newest rc or nightly
+MPSBENCH_NOTIFY_REVIEW (which review, as URL parameters `baseline=…&candidate=…[&scope=…&threshold=…]`, scope
+chip unless given; unset: the default release comparison — the latest stable build against the newest rc or nightly
 after it, db.views.defaults.default_sides — on chip scope, re-resolved at each upload) and MPSBENCH_PUBLIC_URL
 (the dashboard's address, for the post's link to the review's Regressions page).
 
@@ -11,8 +11,8 @@ after it, db.views.defaults.default_sides — on chip scope, re-resolved at each
 upload that was not in it before. "Before" is the set last notified for that review, kept in memory and in
 mpsbench-notified.json beside the store: no review is judged before an ingest, so an upload never waits for one.
 A post the receiver never took leaves its regressions out of that set: they are new again at the next upload.
-The first time a review is seen (no state yet: `prime()` at server start, else the first upload after
-notifications are turned on) its set is recorded and nothing is posted. An upload answers first: the hook only
+The first time a review is checked (no state yet: the first upload after notifications are turned on, or
+`prime()` where a server's start calls it) its set is recorded and nothing is posted. An upload answers first: the hook only
 queues it (microseconds); one background thread judges the review once the uploads pause (SETTLE_S; once per data
 version, shared with the pages) and posts, retried with back-off (TRIES tries); a receiver that fails or is down
 is logged, never seen by an upload. A burst of uploads is judged once and reported in one post.
