@@ -74,6 +74,12 @@ def preload() -> None:
         announce_token()
     except Exception as exc:  # noqa: BLE001 - e.g. an unreadable tokens file: writes are refused until fixed
         print(f"mpsbench: no upload token: {exc}", file=sys.stderr)
+    try:
+        from api.notify import prime
+
+        prime()  # the watched review's regressions recorded now, so the first upload's new ones are posted
+    except Exception as exc:  # noqa: BLE001 - notifications are never what stops a server from starting
+        print(f"mpsbench: notifications off: {exc}", file=sys.stderr)
 
 
 @asynccontextmanager

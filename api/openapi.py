@@ -68,9 +68,10 @@ GETS: dict[str, tuple[str, list[dict]]] = {
     "/api/v1/compare": ("per-case figures, significance and geomeans of candidate against baseline", _compare()),
     "/api/v1/regressions": ("the Regressions page's rows", [
         *_compare(), _threshold(), _param("rules", "per-metric rules: metric.field=value,…")]),
-    "/api/v1/claims": ("published MPS claims beside what was measured",
+    "/api/v1/claims": ("published MPS claims beside what was measured: a row per matching case, with its figure's "
+                       "verdict",
                        [_side("baseline", False), _side("candidate", False)]),
-    "/api/v1/trends": ("one case's points over builds and its change points", _names(trends.FIELDS)),
+    "/api/v1/trends": ("one case's points over builds, its change points and build annotations", _names(trends.FIELDS)),
     "/api/v1/matrix": ("geomean cells of builds against a baseline", _names(matrix.PARAMS)),
     "/api/v1/memory": ("the three memory peaks per case and build", _names(memory.PARAMS)),
     "/api/v1/correctness": ("PSNR and max-error records against the CPU reference", _names(correctness.PARAMS)),

@@ -7,6 +7,8 @@ Body limit: env MPSBENCH_MAX_UPLOAD_MB (default 64) -> 413, on the body as sent 
 (Content-Encoding: gzip), on the decompressed bundle too (read in bounded steps: a small bomb never expands in
 memory). Statuses: 201 new, 200 already present, 400 not UTF-8 JSON, 401 token, 409 conflicting run_id or a retracted run,
 413 too large, 415 not application/json or an encoding other than gzip, 422 invalid bundle.
+A stored new run is queued for the release review's webhook (api/notify.py, MPSBENCH_NOTIFY_URL) after the
+ingest: the answer never waits for the review or the post.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from starlette.routing import Route
 
 from api.auth import writer
 from api.errors import error_response, json_ok
+from api.notify import notify_upload
 from db.errors import Problem, StoreError
 from db.ingest.core import ingest_bundle
 from db.ingest.limits import max_upload_bytes
@@ -77,6 +80,7 @@ async def upload_run(request: Request):
         outcome = await run_in_threadpool(ingest_bundle, shared_store(), body, who.name)
     except StoreError as err:
         return error_response(err)
+    notify_upload(outcome, who.name)  # queued only: the release review is judged and posted after this answer
     payload = {"run_id": outcome.run_id, "created": outcome.created, "results": outcome.n_results}
     return json_ok(payload, 201 if outcome.created else 200)
 

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 from altair.utils.core import infer_vegalite_type_for_pandas
 
+from db.review.wording import format_value
 from db.views.compare_chart import DIRECTIONS
 
 
@@ -122,6 +123,20 @@ def trend_chart(points: pd.DataFrame) -> alt.LayerChart:
     return _Layer(layer=[band, line, steps])
 
 
+def annotated_trend_chart(points: pd.DataFrame, annotations: pd.DataFrame) -> alt.LayerChart:
+    """trend_chart with its build annotations (db.views.trends.build_annotations): a dotted grey rule at each
+    build that first appeared in the series' time range, its label (build, first run) written along the rule."""
+    chart = trend_chart(points)
+    order = points.sort_values("build_rank").torch_version.drop_duplicates().tolist()
+    x = alt.X("torch_version:N", sort=order)
+    tips = [alt.Tooltip("label:N", title="build"), alt.Tooltip("store_runs:Q", title="runs of the build (store)")]
+    rules = alt.Chart(annotations).mark_rule(color="#7f7f7f", strokeDash=[2, 3]).encode(x=x, tooltip=tips)
+    labels = alt.Chart(annotations).mark_text(angle=270, align="right", baseline="bottom", dx=-4, dy=-3,
+                                              fontSize=10, color="#555555").encode(
+        x=x, y=alt.value(0), text=alt.Text("label:N"), tooltip=tips)
+    return _Layer(layer=[*chart.layer, rules, labels])
+
+
 def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float) -> alt.LayerChart:
     """Row × build heatmap of the geomean oriented ratio (× better), the number in each cell. The colour scale is
     logarithmic and symmetric around 1× (1/span … span, db.views.matrix.matrix_grid): red worse, blue better,
@@ -168,36 +183,49 @@ def memory_chart(rows: pd.DataFrame, figures: list[str]) -> alt.FacetChart:
 SLOPE_COLORS = alt.Scale(domain=["improved", "worsened", "unchanged"], range=DIRECTION_COLORS.range)
 
 
+def value_format(unit: str) -> str:
+    """An axis format for a correctness figure: dB to 0.1 dB; a plain error ratio in significant digits (1e-6
+    would read 0.000001 — or 0.000000 — at a fixed precision)."""
+    return ".1f" if unit == "dB" else ".3~g"
+
+
 def correctness_slope_chart(slopes: pd.DataFrame, baseline: str, candidate: str) -> alt.LayerChart:
-    """Per machine and case a slope from the baseline build's margin over its tolerance to the candidate's (in
-    the metric's unit; the dashed line at 0 is the tolerance: below it fails), coloured improved / worsened /
-    unchanged like Compare's better / worse / not significant."""
-    unit = slopes["unit"].iloc[0]
+    """Per machine and case a slope from the baseline build's figure to the candidate's (in the metric's unit),
+    coloured improved / worsened / unchanged like Compare's better / worse / not significant. A dashed rule, with
+    its value written on it, marks each tolerance the records carry; a case without one (PSNR records often have
+    none) is still drawn, only without a rule."""
+    unit, fmt = slopes["unit"].iloc[0], value_format(slopes["unit"].iloc[0])
+    sides = [f"baseline {baseline}", f"candidate {candidate}"]
     long = slopes.assign(label=slopes["machine_name"] + " · " + slopes["case"]).melt(
         id_vars=["label", "direction", "metric", "unit", "tolerance", "change"],
-        value_vars=["baseline_margin", "candidate_margin"], var_name="side", value_name="margin")
-    long["side"] = long["side"].map({"baseline_margin": f"baseline {baseline}", "candidate_margin": f"candidate {candidate}"})
-    x = alt.X("side:N", sort=[f"baseline {baseline}", f"candidate {candidate}"], title=None,
-              axis=alt.Axis(labelAngle=0, labelLimit=400))
-    y = alt.Y("margin:Q", title=f"margin over tolerance ({unit}); below 0 fails")
+        value_vars=["baseline_median", "candidate_median"], var_name="side", value_name="value")
+    long["side"] = long["side"].map(dict(zip(["baseline_median", "candidate_median"], sides)))
+    x = alt.X("side:N", sort=sides, title=None, axis=alt.Axis(labelAngle=0, labelLimit=400))
+    y = alt.Y("value:Q", title=f"{slopes['metric'].iloc[0]} ({unit})", scale=alt.Scale(zero=False),
+              axis=alt.Axis(format=fmt))
     lines = alt.Chart(long).mark_line(point=True, strokeWidth=2).encode(
         x=x, y=y, detail=alt.Detail("label:N"),
         color=alt.Color("direction:N", scale=SLOPE_COLORS, title=None, legend=alt.Legend(orient="top")),
         tooltip=tooltips(long, "label", "side", "metric", "direction") + [
-            alt.Tooltip("margin:Q", title=f"margin ({unit})", format=".2f"),
-            alt.Tooltip("tolerance:Q", title=f"tolerance ({unit})"),
-            alt.Tooltip("change:Q", title=f"change ({unit})", format=".2f")])
-    rule = alt.Chart(pd.DataFrame({"y": [0.0]})).mark_rule(strokeDash=[6, 4], color="black").encode(y=alt.Y("y:Q"))
-    return _Layer(layer=[lines, rule], height=320)
+            alt.Tooltip("value:Q", title=f"value ({unit})", format=fmt),
+            alt.Tooltip("tolerance:Q", title=f"tolerance ({unit})", format=fmt),
+            alt.Tooltip("change:Q", title=f"change ({unit})", format=fmt)])
+    known = sorted(set(slopes["tolerance"].dropna().astype(float)))
+    limits = pd.DataFrame({"value": known, "text": [f"tolerance {format_value(v, unit)}" for v in known]})
+    rule = alt.Chart(limits).mark_rule(strokeDash=[6, 4], color="black").encode(y=alt.Y("value:Q"))
+    words = alt.Chart(limits).mark_text(align="left", baseline="bottom", dx=4, dy=-2, fontSize=11).encode(
+        y=alt.Y("value:Q"), x=alt.value(0), text=alt.Text("text:N"))
+    return _Layer(layer=[lines, rule, words], height=320)
 
 
 def correctness_chart(measured: pd.DataFrame, metric: str) -> alt.Chart:
     """One correctness metric's median per build and case, coloured by verdict, in its unit."""
     unit = measured["unit"].iloc[0]
+    fmt = value_format(unit)
     return alt.Chart(measured).mark_point(filled=True, size=80).encode(
         x=alt.X("build:N", axis=alt.Axis(labelLimit=400, labelAngle=-20)),
-        y=alt.Y("median:Q", title=f"{metric} ({unit})"),
+        y=alt.Y("median:Q", title=f"{metric} ({unit})", scale=alt.Scale(zero=False), axis=alt.Axis(format=fmt)),
         color=alt.Color("verdict:N"), shape=alt.Shape("dtype:N"),
         tooltip=tooltips(measured, "machine_name", "workload", "case_key", "dtype", "compile", "build", "verdict") + [
-            alt.Tooltip("median:Q", title=f"{metric} ({unit})"),
-            alt.Tooltip("tolerance:Q", title=f"tolerance ({unit})")])
+            alt.Tooltip("median:Q", title=f"{metric} ({unit})", format=fmt),
+            alt.Tooltip("tolerance:Q", title=f"tolerance ({unit})", format=fmt)])

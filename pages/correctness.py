@@ -1,5 +1,6 @@
-"""Correctness: PSNR (dB) and max error per case against tolerances: baseline → candidate slopes against the
-tolerance line with improved/worsened counts, every build's records, and "faster but wrong" flags."""
+"""Correctness: PSNR (dB) and max error per case against tolerances: baseline → candidate slopes in the metric's
+unit (each known tolerance a dashed rule; a case without one is drawn all the same) with improved/worsened counts,
+every build's records, and "faster but wrong" flags."""
 from __future__ import annotations
 
 from functools import partial
@@ -32,6 +33,10 @@ def _slopes(view, split: str, metric: str):
         return view
     st.text(f"{c['improved']} improved, {c['worsened']} worsened, {c['unchanged']} unchanged of "
             f"{len(view.slopes)} case(s) (unchanged: within 0.1 dB, or 1 % for an error ratio)")
+    untold = int(view.slopes["tolerance"].isna().sum())
+    st.caption(f"Each case's {view.metric} on both builds, in {view.slopes['unit'].iloc[0]}; a dashed rule marks each "
+               "tolerance the records carry" + (f" ({untold} case(s) carry none: drawn without a rule, their "
+                                                "verdict is 'no tolerance')" if untold else "") + ".")
     st.altair_chart(correctness_slope_chart(view.slopes, view.baseline, view.candidate), width="stretch")
     st.dataframe(view.slopes, hide_index=True)
     return view

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from db.views.trends import FIELDS, resolve_case, trend, trend_choices
-from pages.charts import trend_chart
+from db.views.trends import FIELDS, build_annotations, resolve_case, trend, trend_choices
+from pages.charts import annotated_trend_chart
 from pages.widgets import guarded, load, picker, stop_if_empty
 
 MENUS = {"workload": ("Workload", 2), "case_key": ("Case", 6), "dtype": ("dtype", 1), "compile": ("Compile", 1),
@@ -39,8 +39,9 @@ def _render() -> None:
     points = load(trend, *(chosen[k] for k in FIELDS))
     st.caption("Median per build and chip with its interquartile band; builds in version order (nightlies by "
                "date). Change points (red): L1 Potts model on log medians, penalty 4·ln(n)·σ, segments ≥ 2 builds, "
-               "steps ≥ 5 % (db/stats/changepoints.py).")
-    st.altair_chart(trend_chart(points), width="stretch")
+               "steps ≥ 5 % (db/stats/changepoints.py). A dotted grey rule marks each build that first appeared "
+               "in the store (any case, any machine) within this series' time range, labelled with that first run.")
+    st.altair_chart(annotated_trend_chart(points, load(build_annotations, points)), width="stretch")
     st.dataframe(points.drop(columns=["build_rank", "position"]), hide_index=True)
 
 

@@ -1,10 +1,15 @@
-"""Published claims beside the measured comparison that matches them: reproduced / not reproduced / no data.
+"""Published claims beside the measured cases that match them: reproduced / not reproduced / no data, per case.
 
 db/views/claims.json lists the claims; each has its own baseline and candidate selectors (overridable for every
-claim at once) and one or more figures. A figure is measured on chip scope, each (chip, dtype, compile) on its
-own row: a number never mixes chips, dtypes or compile modes. How a figure matches cases, and what each kind
-compares, is written in the file's "about". A claimed change is reproduced only when the measured one is within
-tolerance AND told apart from noise (significant cases; a geomean whose CI over cases excludes 1.00×).
+claim at once) and one or more figures. A figure is measured on chip scope and case by case: each matching case
+(on its chip, dtype and compile mode) gets its own measured figure and verdict, and no figure is ever averaged
+across cases (two PSNR cases moving +19.89 and +0 dB are two rows, never one of +9.945). A claimed change is
+reproduced on a case when the case's change is within tolerance AND told apart from noise (a significant case).
+The figure's verdict, per (chip, dtype, compile), follows its `cases` rule: "every" (the default: the claim
+states a general fact, so every matching case must reproduce it) or "some" (the claim quotes one measurement
+without naming its case: it is reproduced when at least one matching case reproduces it; the others are still
+listed with their own figures). A geomean figure claims an aggregate itself: its cases are listed with their own
+ratios ("in geomean"), its verdict is the geomean's, whose 95 % CI over cases must exclude 1.00×.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
+from bundle.case_names import case_name
 from bundle.metrics import Better, metric
 from db.review.comparison import CompareQuery, compare
 from db.errors import StoreError
@@ -23,8 +29,11 @@ from db.stats.significance import NOT_SIGNIFICANT, geomean_ci
 
 CLAIMS_FILE = Path(__file__).resolve().with_name("claims.json")
 COLUMNS = ["claim", "id", "title", "source", "baseline", "baseline_is", "candidate", "candidate_is", "chip", "dtype",
-           "compile", "status", "claimed", "measured", "unit", "tolerance", "n_cases", "claimed_cases", "detail"]
+           "compile", "case", "status", "figure_status", "claimed", "measured", "unit", "tolerance", "rule",
+           "figure_measured", "n_cases", "claimed_cases", "detail", "figure_detail", "workload", "case_key"]
 GROUP = ["scope", "dtype", "compile"]
+RULES = ("every", "some")  # a figure's `cases` rule (see above); a geomean figure has its own
+IN_GEOMEAN = "in geomean"  # a geomean figure's case: its own ratio, no verdict of its own
 
 
 def load_claims(path: Path = CLAIMS_FILE) -> list[dict]:
@@ -64,39 +73,69 @@ def _status(figure: dict, claimed: float, measured: float, noise: str) -> str:
     return "reproduced" if off <= float(figure["tolerance"]) + 1e-9 and not noise else "not reproduced"
 
 
-def _noise(group: pd.DataFrame, figure: dict, claimed: float) -> str:
-    """Why a measured change cannot count as reproducing a claimed change: it is not told apart from noise.
+def _claims_no_change(figure: dict, claimed: float) -> bool:
+    return abs(claimed - (0.0 if figure["kind"] == "difference" else 1.0)) <= float(figure["tolerance"])
 
-    A claim of no change needs no significance. Cases with one deterministic sample (memory peaks, PSNR,
-    counts) have "insufficient samples" and are taken as measured; a case that is "not significant" is noise."""
-    if abs(claimed - (0.0 if figure["kind"] == "difference" else 1.0)) <= float(figure["tolerance"]):
+
+def _case_noise(case, figure: dict, claimed: float) -> str:
+    """Why a case's measured change cannot count as reproducing a claimed change: it is not told apart from noise.
+    A claim of no change needs no significance; a case with one deterministic sample (memory peak, PSNR, count)
+    is "insufficient samples" and taken as measured."""
+    if _claims_no_change(figure, claimed) or case.significance != NOT_SIGNIFICANT:
         return ""
-    if figure["kind"] == "geomean":
-        _, low, high = geomean_ci(np.log(group.oriented_ratio.astype(float).to_numpy()))
-        if math.isfinite(low) and low <= 1.0 <= high:
-            return (f"the geomean's 95 % CI over cases ({low:.2f}–{high:.2f}×) includes 1.00×: "
-                    "not told apart from noise")
+    return "not significant: not told apart from noise"
+
+
+def _geomean_noise(group: pd.DataFrame, figure: dict, claimed: float) -> str:
+    if _claims_no_change(figure, claimed):
         return ""
-    noisy = int((group.significance == NOT_SIGNIFICANT).sum())
-    return f"{noisy} of {len(group)} case(s) not significant: not told apart from noise" if noisy else ""
+    _, low, high = geomean_ci(np.log(group.oriented_ratio.astype(float).to_numpy()))
+    if math.isfinite(low) and low <= 1.0 <= high:
+        return f"the geomean's 95 % CI over cases ({low:.2f}–{high:.2f}×) includes 1.00×: not told apart from noise"
+    return ""
 
 
-def _measure(group: pd.DataFrame, figure: dict) -> float:
-    if figure["kind"] == "difference":
-        return float(group.difference.astype(float).median())
-    logs = np.log(group.oriented_ratio.astype(float))
-    return float(np.exp(logs.mean())) if figure["kind"] == "geomean" else float(np.exp(np.median(logs)))
+def _case_value(case, figure: dict) -> float:
+    """The case's own figure: candidate − baseline median (difference) or its oriented ratio."""
+    return float(case.difference if figure["kind"] == "difference" else case.oriented_ratio)
 
 
-def _row(claim: dict, figure: dict, where: tuple, status: str, measured: float, n: int, detail: str) -> dict:
+def _row(claim: dict, figure: dict, where: tuple, status: str, measured: float, detail: str, case=None) -> dict:
     chip, dtype, compile_mode = where
     return {"claim": claim["id"], "id": figure["id"], "title": claim["title"], "source": claim["source"],
             "baseline": claim["baseline"], "baseline_is": claim.get("baseline_is", ""),
             "candidate": claim["candidate"], "candidate_is": claim.get("candidate_is", ""), "chip": chip,
-            "dtype": dtype, "compile": compile_mode, "status": status, "claimed": claimed_value(figure),
-            "measured": measured, "unit": "×" if figure["kind"] != "difference" else figure["unit"],
-            "tolerance": float(figure["tolerance"]), "n_cases": n, "claimed_cases": figure.get("claimed_cases"),
-            "detail": detail}
+            "dtype": dtype, "compile": compile_mode,
+            "case": case_name(claim["workload"], case.case_key, dtype, compile_mode) if case is not None else "",
+            "status": status, "figure_status": status, "claimed": claimed_value(figure), "measured": measured,
+            "unit": "×" if figure["kind"] != "difference" else figure["unit"],
+            "tolerance": float(figure["tolerance"]), "rule": _rule(figure), "figure_measured": math.nan,
+            "n_cases": 0, "claimed_cases": figure.get("claimed_cases"), "detail": detail, "figure_detail": detail,
+            "workload": claim["workload"], "case_key": case.case_key if case is not None else ""}
+
+
+def _rule(figure: dict) -> str:
+    if figure["kind"] == "geomean":
+        return "geomean"
+    rule = figure.get("cases", "every")
+    if rule not in RULES:
+        raise ValueError(f"claims.json: figure {figure['id']}: cases must be one of {RULES}, not {rule!r}")
+    return rule
+
+
+def _verdict(figure: dict, statuses: list[str], group: pd.DataFrame, claimed: float) -> tuple[str, float, str]:
+    """The figure's verdict on one (chip, dtype, compile): (status, figure_measured, figure_detail)."""
+    n = len(statuses)
+    if figure["kind"] == "geomean":
+        geomean = float(np.exp(np.log(group.oriented_ratio.astype(float)).mean()))
+        noise = _geomean_noise(group, figure, claimed)
+        detail = f"geomean of {n} case(s)' oriented ratios: {geomean:.3f}×" + (f"; {noise}" if noise else "")
+        return _status(figure, claimed, geomean, noise), geomean, detail
+    good = statuses.count("reproduced")
+    rule = _rule(figure)
+    status = "reproduced" if (good == n if rule == "every" else good >= 1) else "not reproduced"
+    wanted = "every matching case must" if rule == "every" else "one matching case suffices to"
+    return status, math.nan, f"{good} of {n} case(s) reproduce it ({rule}: {wanted} reproduce it)"
 
 
 def _figure_rows(claim: dict, figure: dict, cases: pd.DataFrame) -> list[dict]:
@@ -107,14 +146,21 @@ def _figure_rows(claim: dict, figure: dict, cases: pd.DataFrame) -> list[dict]:
         elsewhere = sorted(set(found.scope))
         why = (f"measured only on {', '.join(elsewhere)}; the claim is for {claim['chip']}" if elsewhere
                else "no compared case matches this figure")
-        return [_row(claim, figure, expected, "no data", math.nan, 0, why)]
-    rows = []
+        return [_row(claim, figure, expected, "no data", math.nan, why)]
+    rows, claimed = [], claimed_value(figure)
     for where, group in on_chip.groupby(GROUP, sort=True):
-        measured, claimed = _measure(group, figure), claimed_value(figure)
-        noise = _noise(group, figure, claimed)
-        detail = "; ".join(x for x in (noise, figure.get("note", ""), "; ".join(sorted(set(group.change)))[:300]) if x)
-        rows.append(_row(claim, figure, where, _status(figure, claimed, measured, noise), measured, len(group),
-                         detail))
+        mine = []
+        for case in group.sort_values("case_key").itertuples():
+            measured = _case_value(case, figure)
+            noise = _case_noise(case, figure, claimed) if figure["kind"] != "geomean" else ""
+            status = IN_GEOMEAN if figure["kind"] == "geomean" else _status(figure, claimed, measured, noise)
+            detail = "; ".join(x for x in (noise, figure.get("note", ""), str(case.change)[:300]) if x)
+            mine.append(_row(claim, figure, where, status, measured, detail, case))
+        status, figure_measured, figure_detail = _verdict(figure, [r["status"] for r in mine], group, claimed)
+        for row in mine:
+            row.update(figure_status=status, figure_measured=figure_measured, figure_detail=figure_detail,
+                       n_cases=len(mine))
+        rows += mine
     return rows
 
 
@@ -126,12 +172,14 @@ def evaluate_claim(engine: Engine, claim: dict) -> list[dict]:
         cases = compare(engine, CompareQuery.from_params(params)).cases
     except StoreError as exc:
         return [_row(claim, f, (claim.get("chip") or "", f.get("dtype") or "", f["compile"]), "no data", math.nan,
-                     0, str(exc)) for f in figures]
+                     str(exc)) for f in figures]
     return [row for f in figures for row in _figure_rows(claim, f, cases)]
 
 
 def evaluate_claims(engine: Engine, baseline: str | None = None, candidate: str | None = None) -> pd.DataFrame:
-    """Every figure of every claim; baseline/candidate, when given, replace every claim's own selectors."""
+    """One row per matching case of every figure of every claim (one "no data" row for a figure without cases),
+    each with its own figure and verdict and its figure's verdict; baseline/candidate, when given, replace every
+    claim's own selectors."""
     rows = []
     for claim in load_claims():
         rows += evaluate_claim(engine, _replaced(_replaced(claim, "baseline", baseline), "candidate", candidate))

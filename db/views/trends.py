@@ -27,10 +27,16 @@ _SQL = """
 SELECT coalesce(ru.chip, 'unknown chip: ' || ru.machine_name) AS chip, ru.device_type AS device, ru.torch_version,
        min(ru.nightly_date) AS nightly_date, any_value(r.unit) AS unit,
        quantile_cont(s, 0.5) AS median, quantile_cont(s, 0.25) AS p25, quantile_cont(s, 0.75) AS p75,
-       count(*) AS n, count(DISTINCT r.run_id) AS runs, count(DISTINCT ru.machine_name) AS machines
+       count(*) AS n, count(DISTINCT r.run_id) AS runs, count(DISTINCT ru.machine_name) AS machines,
+       min(ru.started_at) AS first_run, max(ru.started_at) AS last_run
 FROM results r JOIN runs ru ON ru.run_id = r.run_id, unnest(r.samples) AS u(s)
 WHERE r.status = 'ok' AND r.workload = ? AND r.case_key = ? AND r.dtype = ? AND r.compile = ? AND r.metric = ?
 GROUP BY ALL"""
+# each build's first run in the store (any case, machine or chip; retracted runs left out)
+_FIRST_SEEN = """
+SELECT torch_version, min(started_at) AS first_seen, count(*) AS store_runs FROM runs
+WHERE retracted_at IS NULL GROUP BY torch_version"""
+ANNOTATION_COLUMNS = ["torch_version", "first_seen", "store_runs", "label"]
 _CHOICES = "SELECT DISTINCT workload, case_key, dtype, compile, metric FROM results WHERE status = 'ok'"
 
 
@@ -47,6 +53,21 @@ def trend(engine: Engine, workload: str, case_key: str, dtype: str, compile_mode
         cuts = set(change_points(series["median"].tolist()))
         frames.append(series.assign(position=range(len(series)), change_point=[i in cuts for i in range(len(series))]))
     return pd.concat(frames, ignore_index=True)
+
+
+def build_annotations(engine: Engine, points: pd.DataFrame) -> pd.DataFrame:
+    """Where each build of the plotted series first appeared in the store, for the Trends chart's annotations (a
+    rule and a label at the build, as a time-series dashboard marks a deploy): one row per build of `points` whose
+    first run — of any case, on any machine — falls within the series' time range (its first to its last run), so
+    a build already in the store before this case was measured is not marked as new here."""
+    if points.empty:
+        return pd.DataFrame(columns=ANNOTATION_COLUMNS)
+    seen = read_frame(engine, _FIRST_SEEN)
+    start, end = points["first_run"].min(), points["last_run"].max()
+    seen = seen[seen.torch_version.isin(set(points.torch_version)) & seen.first_seen.between(start, end)]
+    seen = seen.sort_values(["first_seen", "torch_version"]).reset_index(drop=True)
+    seen["label"] = [f"{v} first run {t:%Y-%m-%d %H:%M} UTC" for v, t in zip(seen.torch_version, seen.first_seen)]
+    return seen[ANNOTATION_COLUMNS]
 
 
 def trend_choices(engine: Engine) -> pd.DataFrame:
@@ -70,6 +91,7 @@ class Trend:
     name: str  # the case's name (bundle.case_names)
     menus: dict[str, list[str]]  # per parameter, the stored options the choices before it leave
     points: pd.DataFrame  # one row per (chip, build): median, p25, p75 in `unit`, n, runs, machines, change_point
+    annotations: pd.DataFrame  # the series' builds that first appeared in its time range (build_annotations)
 
 
 def resolve_case(choices: pd.DataFrame, params: Params, lenient: Iterable[str] = ()) -> tuple[dict, dict]:
@@ -101,6 +123,7 @@ def trend_view(engine: Engine, params: Params) -> Trend:
     """The Trends page and GET /api/v1/trends: parameters resolved in menu order (resolve_case)."""
     case, menus = resolve_case(trend_choices(engine), only(params, FIELDS))
     if not case:
-        return Trend({}, "", menus, trend(engine, "", "", "", "", ""))
+        return Trend({}, "", menus, trend(engine, "", "", "", "", ""), pd.DataFrame(columns=ANNOTATION_COLUMNS))
     name = case_name(case["workload"], case["case_key"], case["dtype"], case["compile"])
-    return Trend(case, name, menus, trend(engine, *(case[k] for k in FIELDS)))
+    points = trend(engine, *(case[k] for k in FIELDS))
+    return Trend(case, name, menus, points, build_annotations(engine, points))

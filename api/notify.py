@@ -1,0 +1,285 @@
+"""Upload notifications: a Slack-compatible JSON post ({"text": "…"}) when an upload adds a new regression to the
+release review.
+
+Configured by the server's environment: MPSBENCH_NOTIFY_URL (the webhook; unset: no notifications),
+MPSBENCH_NOTIFY_REVIEW (which review, as URL parameters `baseline=…&candidate=…[&scope=…&threshold=…]`, scope
+chip unless given; unset: the default release comparison — the latest stable build against the newest rc or nightly
+after it, db.views.defaults.default_sides — on chip scope, re-resolved at each upload) and MPSBENCH_PUBLIC_URL
+(the dashboard's address, for the post's link to the review's Regressions page).
+
+"New" = a regression key (db.store.triage.NOTE_KEY: case, dtype, compile, metric, scope) in the review after the
+upload that was not in it before. "Before" is the set last notified for that review, kept in memory and in
+mpsbench-notified.json beside the store: no review is judged before an ingest, so an upload never waits for one.
+A post the receiver never took leaves its regressions out of that set: they are new again at the next upload.
+The first time a review is checked (no state yet: the first upload after notifications are turned on, or
+`prime()` where a server's start calls it) its set is recorded and nothing is posted. An upload answers first: the hook only
+queues it (microseconds); one background thread judges the review once the uploads pause (SETTLE_S; once per data
+version, shared with the pages) and posts, retried with back-off (TRIES tries); a receiver that fails or is down
+is logged, never seen by an upload. A burst of uploads is judged once and reported in one post.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import sys
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+from sqlalchemy import Engine
+
+from db.errors import StoreError
+from db.review.comparison import FILTERS
+from db.review.listing import regressions
+from db.review.review import Review
+from db.store.engine import shared_store, store_path
+from db.store.triage import NOTE_KEY
+
+URL_VAR, REVIEW_VAR, PUBLIC_VAR = "MPSBENCH_NOTIFY_URL", "MPSBENCH_NOTIFY_REVIEW", "MPSBENCH_PUBLIC_URL"
+STATE_FILE = "mpsbench-notified.json"
+TRIES = 3
+BACKOFF_S = (2.0, 8.0)  # the waits after the first and second failed tries
+POST_TIMEOUT_S = 10.0
+SETTLE_S = 1.0  # the review is judged once no upload has come for this long…
+BURST_S = 30.0  # …or this long after the first upload waiting
+LISTED = 10  # regressions written out in one post; the rest are counted
+REVIEW_KEYS = ("baseline", "candidate", "scope", "threshold", "rules", "pool") + tuple(FILTERS)
+
+
+_said: set[str] = set()
+
+
+def _log(text: str, once: bool = False) -> None:
+    if once and text in _said:
+        return  # a misconfiguration is said once, not at every upload
+    _said.add(text)
+    print(f"mpsbench notify: {text}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Settings:
+    url: str  # the webhook
+    review: str  # MPSBENCH_NOTIFY_REVIEW as written; "" = the default release comparison
+    public_url: str  # the dashboard's base address ("" = the link is the page's path only)
+
+    @classmethod
+    def from_env(cls) -> "Settings | None":
+        url = os.environ.get(URL_VAR, "").strip()
+        if not url:
+            return None
+        if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
+            raise ValueError(f"{URL_VAR}: must be an http(s) URL, not {url[:80]!r}")
+        review = os.environ.get(REVIEW_VAR, "").strip()
+        if review:
+            named_review(review)  # a bad review is named now, not at the first post
+        return cls(url, review, os.environ.get(PUBLIC_VAR, "").strip().rstrip("/"))
+
+
+def named_review(text: str) -> Review:
+    """MPSBENCH_NOTIFY_REVIEW's review; a bad one is a ValueError naming the variable and the parameter."""
+    params = dict(parse_qsl(text, keep_blank_values=True))
+    unknown = [k for k in params if k not in REVIEW_KEYS]
+    if unknown or not params.get("baseline") or not params.get("candidate"):
+        what = f"unknown parameter {unknown[0]!r}" if unknown else "baseline and candidate are required"
+        raise ValueError(f"{REVIEW_VAR}: {what} (write it as baseline=…&candidate=…[&scope=chip&threshold=5])")
+    try:
+        return Review.from_params({"scope": "chip", **params})
+    except StoreError as exc:
+        raise ValueError(f"{REVIEW_VAR}: {exc}") from None
+
+
+def release_review(engine: Engine, settings: Settings) -> Review | None:
+    """The review notified about, resolved now (the default sides move as builds arrive); None: nothing to compare."""
+    if settings.review:
+        return named_review(settings.review)
+    from db.query.selectors import available_selectors
+    from db.views.defaults import default_sides
+
+    baseline, candidate = default_sides(available_selectors(engine))
+    if not baseline or baseline == candidate:
+        return None
+    return Review.from_params({"baseline": baseline, "candidate": candidate, "scope": "chip"})
+
+
+def regression_lines(engine: Engine, review: Review | None) -> dict[str, str]:
+    """The review's regressions: key (NOTE_KEY as JSON) → one line for the post, worst first."""
+    if review is None:
+        return {}
+    found = regressions(engine, review)
+    return {json.dumps([str(r[k]) for k in NOTE_KEY]): f"{r['case']} · {r['scope']} · {r['metric']}: {r['change']}"
+            for _, r in found.iterrows()}
+
+
+def review_link(settings: Settings, review: Review) -> str:
+    """The Regressions page of `review` (base MPSBENCH_PUBLIC_URL; unset: the path alone)."""
+    return f"{settings.public_url}/regressions?{urlencode(review.params())}"
+
+
+def post_json(url: str, doc: dict) -> None:
+    """One POST; anything but a 2xx answer raises."""
+    request = urllib.request.Request(url, data=json.dumps(doc).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=POST_TIMEOUT_S) as answer:  # 4xx/5xx raise HTTPError
+        answer.read()
+
+
+class Notifier:
+    """One review's notifications for one store: a queue of uploads, one worker thread, the last seen sets."""
+
+    def __init__(self, settings: Settings, state: Path | None):
+        self.settings, self.state_path = settings, state
+        self.seen: dict[str, dict] = self._read_state()
+        self.sent: list[dict] = []  # what was delivered (for the log and tests)
+        self.judged_s = 0.0  # how long the last check took to judge the review
+        self.tries = 0  # posts tried, delivered or not
+        self._queue: queue.Queue = queue.Queue()
+        threading.Thread(target=self._work, name="mpsbench-notify", daemon=True).start()
+
+    @property
+    def spec(self) -> str:
+        return self.settings.review or "default"
+
+    def uploaded(self, run_id: str, who: str) -> None:
+        self._queue.put((run_id, who))
+
+    def prime(self) -> None:
+        self._queue.put(None)
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """True once every queued upload has been judged and posted (or given up): for tests."""
+        end = time.monotonic() + timeout_s
+        while self._queue.unfinished_tasks and time.monotonic() < end:
+            time.sleep(0.02)
+        return not self._queue.unfinished_tasks
+
+    def _work(self) -> None:
+        while True:
+            batch = self._burst()
+            try:
+                self._check([u for u in batch if u is not None])
+            except Exception as exc:  # noqa: BLE001 - a notification never takes the server down
+                _log(f"the release review could not be checked: {exc}")
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+
+    def _burst(self) -> list:
+        """The next upload and those that follow it within SETTLE_S of each other (for at most BURST_S): the
+        review is judged once the uploads pause, so its ~0.5 s of CPU does not slow their answers, and a burst
+        (a sweep pushing its runs) is one post."""
+        batch = [self._queue.get()]
+        end = time.monotonic() + BURST_S
+        while time.monotonic() < end:
+            try:
+                batch.append(self._queue.get(timeout=SETTLE_S))
+            except queue.Empty:
+                break
+        return batch
+
+    def _check(self, uploads: list[tuple[str, str]]) -> None:
+        engine = shared_store()
+        start = time.perf_counter()
+        review = release_review(engine, self.settings)
+        after = regression_lines(engine, review)
+        self.judged_s = time.perf_counter() - start
+        before = self.seen.get(self.spec)
+        if before is None or review is None or not uploads:
+            self._remember(review, after)  # first sight of this review: its regressions are the starting point
+            return
+        told = set(before["keys"])
+        new = {key: line for key, line in after.items() if key not in told}
+        if new and not self._deliver({"text": self._text(review, list(new.values()), uploads)}):
+            after = {k: v for k, v in after.items() if k not in new}  # not told: new again at the next upload
+        self._remember(review, after)
+
+    def _text(self, review: Review, new: list[str], uploads: list[tuple[str, str]]) -> str:
+        q = review.compare
+        runs = ", ".join(f"run {run_id} by {who}" for run_id, who in uploads)
+        lines = [f"• {line}" for line in new[:LISTED]]
+        if len(new) > LISTED:
+            lines.append(f"… and {len(new) - LISTED} more")
+        return "\n".join([f"mpsbench: {len(new)} new regression(s) in the release review {q.baseline} → "
+                          f"{q.candidate} ({q.scope} scope, threshold {review.threshold:g} %) after {runs}:",
+                          *lines, review_link(self.settings, review)])
+
+    def _deliver(self, doc: dict) -> bool:
+        """True once the receiver took the post; False after TRIES failures (logged)."""
+        for attempt in range(TRIES):
+            try:
+                self.tries += 1
+                post_json(self.settings.url, doc)
+                self.sent.append(doc)
+                return True
+            except Exception as exc:  # noqa: BLE001 - refused, timed out, a 5xx: try again, then log
+                if attempt + 1 == TRIES:
+                    _log(f"the post to {URL_VAR} failed {TRIES} times, last: {exc}; kept for the next upload: "
+                         f"{doc['text'][:200]}")
+                    return False
+                time.sleep(BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)])
+        return False
+
+    def _read_state(self) -> dict:
+        try:
+            return json.loads(self.state_path.read_text(encoding="utf-8")) if self.state_path else {}
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            _log(f"{self.state_path} is unreadable ({exc}): the next check starts afresh")
+            return {}
+
+    def _remember(self, review: Review | None, after: dict[str, str]) -> None:
+        q = review.compare if review else None
+        self.seen[self.spec] = {"baseline": q.baseline if q else "", "candidate": q.candidate if q else "",
+                                "keys": sorted(after)}
+        if self.state_path is None:
+            return
+        try:
+            partial = self.state_path.with_suffix(".tmp")
+            partial.write_text(json.dumps(self.seen, indent=1), encoding="utf-8")
+            os.replace(partial, self.state_path)  # whole or not at all
+        except OSError as exc:
+            _log(f"{self.state_path} could not be written ({exc}): kept in memory only")
+
+
+_notifiers: dict[tuple, Notifier] = {}
+_lock = threading.Lock()
+
+
+def notifier() -> Notifier | None:
+    """This store's notifier for the configured review (None: notifications are off or misconfigured, logged)."""
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:
+        _log(f"notifications are off: {exc}", once=True)
+        return None
+    if settings is None:
+        return None
+    target = store_path()
+    key = (target, settings)
+    with _lock:
+        if key not in _notifiers:
+            state = None if target == ":memory:" else Path(target).resolve().parent / STATE_FILE
+            _notifiers[key] = Notifier(settings, state)
+        return _notifiers[key]
+
+
+def prime() -> None:
+    """Record the configured review's regressions now (at server start), so the first upload is compared with them."""
+    found = notifier()
+    if found is not None:
+        found.prime()
+
+
+def notify_upload(outcome, who: str) -> None:
+    """api/upload.py's hook after a successful ingest: queue a stored new run (never raises, never waits)."""
+    try:
+        if outcome.created:
+            found = notifier()
+            if found is not None:
+                found.uploaded(outcome.run_id, who)
+    except Exception as exc:  # noqa: BLE001 - an upload is never failed by its notification
+        _log(f"the upload of {outcome.run_id} was not queued for notification: {exc}")
