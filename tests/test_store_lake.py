@@ -1,0 +1,109 @@
+"""The store as a DuckLake on a throwaway Postgres (db.store.lake): one schema, one ingest, one Compare; the same
+run_id uploaded through two replicas (two processes) at once is stored once; a wrong lake is a clear error."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from sqlalchemy import text
+
+from db.errors import StoreError
+from db.store.engine import open_store
+from db.views.compare import CompareQuery, compare
+from tests.pg_lake import lake_store, postgres  # noqa: F401  (the fixture)
+from tests.seed import seed_bundles, seed_store
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = ["scope", "workload", "case_key", "metric", "dtype", "compile"]
+QUERY = {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"}
+
+
+def test_a_seeded_lake_compares_exactly_as_the_file_store(postgres, tmp_path, monkeypatch):
+    lake = open_store(lake_store(postgres, tmp_path / "data", "seeded", monkeypatch))
+    file = open_store(tmp_path / "f.duckdb")
+    try:
+        seed_store(lake)
+        seed_store(file)
+        on_lake, on_file = (compare(e, CompareQuery.from_params(QUERY)).cases.sort_values(KEY).reset_index(drop=True)
+                            for e in (lake, file))
+        assert len(on_lake) == 26
+        pd.testing.assert_frame_equal(on_lake, on_file, rtol=1e-12)  # sums may differ in the last bit
+        with lake.connect() as conn:
+            assert conn.execute(text("SELECT count(*), count(DISTINCT run_id) FROM runs")).one() == (12, 12)
+            assert conn.execute(text("SELECT current_database()")).scalar() == "lake"
+        assert list((tmp_path / "data").rglob("*.parquet"))  # the results live as Parquet under MPSBENCH_LAKE_DATA
+    finally:
+        lake.dispose()
+        file.dispose()
+
+
+_REPLICA = """
+import sys, time
+from db.errors import StoreError
+from db.ingest.core import ingest_bundle
+from db.store.engine import open_store
+engine = open_store(sys.argv[1])
+body = open(sys.argv[2], 'rb').read()
+while time.time() < float(sys.argv[3]):
+    time.sleep(0.001)
+try:
+    print('201' if ingest_bundle(engine, body).created else '200')
+except StoreError as exc:
+    print(exc.status)
+"""
+
+
+def _replicas(store: str, bodies: list[Path], tmp_path: Path) -> list[str]:
+    """Each body uploaded by its own process (a replica), all released at the same instant."""
+    start = time.time() + 8  # every process has opened the lake by then
+    procs = [subprocess.Popen([sys.executable, "-c", _REPLICA, store, str(b), str(start)], cwd=ROOT, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for b in bodies]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e[-2000:] for _, e in outs]
+    return [o.strip().splitlines()[-1] for o, _ in outs]
+
+
+def test_one_run_id_uploaded_to_two_replicas_at_once_is_stored_once(postgres, tmp_path, monkeypatch):
+    store = lake_store(postgres, tmp_path / "data", "replicas", monkeypatch)
+    open_store(store).dispose()  # created once, before the replicas race
+    bundle = seed_bundles()[0]
+    same = tmp_path / "same.json"
+    same.write_text(bundle.model_dump_json())
+    assert sorted(_replicas(store, [same, same], tmp_path)) == ["200", "201"]
+
+    # the stored run_id with other content, and a new run, at once
+    other = bundle.model_copy(update={"machine": bundle.machine.model_copy(update={"name": "another-mac"})})
+    changed, fresh = tmp_path / "changed.json", tmp_path / "fresh.json"
+    changed.write_text(other.model_dump_json())
+    fresh.write_text(seed_bundles()[1].model_dump_json())
+    assert _replicas(store, [changed, fresh], tmp_path) == ["409", "201"]
+
+    engine = open_store(store)
+    try:
+        with engine.connect() as conn:
+            runs = conn.execute(text("SELECT run_id, machine_name, run_seq FROM runs ORDER BY run_seq")).all()
+            results = conn.execute(text("SELECT count(*) FROM results WHERE run_id = :r"), {"r": bundle.run_id}).scalar()
+        assert [r.run_id for r in runs] == [bundle.run_id, seed_bundles()[1].run_id]
+        assert runs[0].machine_name == bundle.machine.name and [r.run_seq for r in runs] == [1, 2]
+        assert results == len(bundle.results)  # never two copies
+    finally:
+        engine.dispose()
+
+
+def test_a_wrong_connection_string_is_a_clear_error_naming_the_variable(postgres, tmp_path, monkeypatch):
+    monkeypatch.setenv("MPSBENCH_LAKE_DATA", str(tmp_path / "data"))
+    with pytest.raises(StoreError) as err:
+        open_store(f"ducklake:postgres:host={postgres.socket} user=mps dbname=no_such_catalog")
+    assert err.value.status == 503 and "Postgres catalog cannot be reached" in str(err.value)
+    assert "no_such_catalog" in str(err.value) and [p.field for p in err.value.problems] == ["MPSBENCH_STORE"]
+
+
+def test_a_lake_without_its_data_folder_names_mpsbench_lake_data(monkeypatch):
+    monkeypatch.delenv("MPSBENCH_LAKE_DATA", raising=False)
+    with pytest.raises(StoreError) as err:
+        open_store("ducklake:postgres:host=/nowhere dbname=x")
+    assert err.value.status == 400 and "MPSBENCH_LAKE_DATA" in str(err.value)
