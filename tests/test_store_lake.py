@@ -2,8 +2,10 @@
 run_id uploaded through two replicas (two processes) at once is stored once; a wrong lake is a clear error."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -99,7 +101,7 @@ def test_a_wrong_connection_string_is_a_clear_error_naming_the_variable(postgres
     with pytest.raises(StoreError) as err:
         open_store(f"ducklake:postgres:host={postgres.socket} user=mps dbname=no_such_catalog")
     assert err.value.status == 503 and "Postgres catalog cannot be reached" in str(err.value)
-    assert "no_such_catalog" in str(err.value) and [p.field for p in err.value.problems] == ["MPSBENCH_STORE"]
+    assert 'database "no_such_catalog" does not exist' in str(err.value) and [p.field for p in err.value.problems] == ["MPSBENCH_STORE"]
 
 
 def test_a_lake_without_its_data_folder_names_mpsbench_lake_data(monkeypatch):
@@ -107,3 +109,37 @@ def test_a_lake_without_its_data_folder_names_mpsbench_lake_data(monkeypatch):
     with pytest.raises(StoreError) as err:
         open_store("ducklake:postgres:host=/nowhere dbname=x")
     assert err.value.status == 400 and "MPSBENCH_LAKE_DATA" in str(err.value)
+
+
+def test_postgres_stopped_is_a_503_with_the_reason_and_the_store_recovers_when_it_returns(tmp_path, monkeypatch):
+    from db.ingest.core import ingest_bundle
+    from db.store.faults import as_store_error
+    from tests.pg_lake import Postgres, why_not
+
+    if why_not():
+        pytest.skip(why_not())
+    own = Postgres(Path(tempfile.mkdtemp(prefix="mpsbench-pg-")))  # its own server: this test stops it
+    own.init()
+    own.start()
+    try:
+        engine = open_store(lake_store(own, tmp_path / "data", "faults", monkeypatch))
+        first, second = seed_bundles()[:2]
+        ingest_bundle(engine, first.model_dump_json().encode())
+        own.stop()
+        with pytest.raises(StoreError) as write:
+            ingest_bundle(engine, second.model_dump_json().encode())
+        assert write.value.status == 503 and "Postgres catalog cannot be reached" in str(write.value)
+        assert str(own.folder) not in str(write.value)  # the connection string stays in the log
+        with pytest.raises(Exception) as read:
+            with engine.connect() as conn:
+                conn.execute(text("SELECT count(*) FROM runs")).scalar()
+        fault = as_store_error(read.value)
+        assert fault is not None and fault.status == 503 and "Postgres catalog cannot be reached" in str(fault)
+        own.start()
+        assert ingest_bundle(engine, second.model_dump_json().encode()).created
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM runs")).scalar() == 2
+        engine.dispose()
+    finally:
+        own.stop()
+        shutil.rmtree(own.folder, ignore_errors=True)

@@ -17,6 +17,7 @@ They exist only for the DuckDB release they were built with (1.5.5): see README 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import threading
 from contextlib import contextmanager
@@ -27,7 +28,9 @@ import duckdb
 
 from db.errors import Problem, StoreError
 
+log = logging.getLogger("mpsbench.store")
 PREFIX = "ducklake:postgres:"
+REASON = "the lake's Postgres catalog cannot be reached; the server retries on every request"  # db.store.faults too
 LAKE = "lake"  # the attached lake's name in every connection
 CATALOG = "lake_catalog"  # the same Postgres database attached plainly (the advisory lock)
 _LOCK_KEY = 7_265_001  # pg_advisory_xact_lock key: "mpsbench writes"
@@ -88,9 +91,13 @@ def attach(raw, lake: Lake) -> None:
 
 
 def unreachable(exc: BaseException) -> StoreError:
-    first = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
-    return StoreError(503, "store unavailable: the lake's Postgres catalog cannot be reached; the server retries on "
-                      f"every request ({first})",
+    """StoreError(503) saying why Postgres refused, without the connection string (it may hold a password; the
+    full message goes to the log, as db.store.faults does)."""
+    message = str(exc).strip()
+    log.error("lake catalog unreachable: %s: %s", type(exc).__name__, message)
+    first = message.splitlines()[0] if message else type(exc).__name__
+    why = first.rsplit("failed: ", 1)[-1] if "failed: " in first else first.split(":", 1)[0]
+    return StoreError(503, f"store unavailable: {REASON} ({why.strip()[:200]})",
                       [Problem("MPSBENCH_STORE", "the Postgres catalog it names must be running and accept connections")])
 
 
