@@ -143,3 +143,33 @@ def test_postgres_stopped_is_a_503_with_the_reason_and_the_store_recovers_when_i
     finally:
         own.stop()
         shutil.rmtree(own.folder, ignore_errors=True)
+
+
+def test_migrate_store_copies_a_file_store_into_a_new_lake_with_its_row_counts(postgres, tmp_path, monkeypatch,
+                                                                               capsys):
+    from db.cli import main
+    from db.store.retract import retract_run
+
+    path = tmp_path / "team.duckdb"
+    file = open_store(path)
+    answers = seed_store(file)
+    retract_run(file, answers["run_ids"][-1], "a broken machine", "cli:test", admin=True)  # retracted_results travels too
+    with file.connect() as conn:
+        expected = {t: conn.execute(text(f'SELECT count(*) FROM "{t}"')).scalar()
+                    for t in ("runs", "results", "run_tags", "aa_pairs", "aa_noise", "aa_cases", "retracted_results")}
+    on_file = compare(file, CompareQuery.from_params(QUERY)).cases.sort_values(KEY).reset_index(drop=True)
+    file.dispose()
+    lake = lake_store(postgres, tmp_path / "data", "migrated", monkeypatch)
+    monkeypatch.setenv("MPSBENCH_STORE", str(path))
+    assert main(["migrate-store", "--to", lake]) == 0
+    assert f"results {expected['results']} rows" in capsys.readouterr().out
+    engine = open_store(lake)
+    try:
+        with engine.connect() as conn:
+            assert {t: conn.execute(text(f'SELECT count(*) FROM "{t}"')).scalar() for t in expected} == expected
+        on_lake = compare(engine, CompareQuery.from_params(QUERY)).cases.sort_values(KEY).reset_index(drop=True)
+        pd.testing.assert_frame_equal(on_lake, on_file, rtol=1e-12)
+    finally:
+        engine.dispose()
+    assert main(["migrate-store", "--to", lake]) == 1  # into a lake that holds runs: refused, nothing added
+    assert "already holds 12 run(s)" in capsys.readouterr().out
