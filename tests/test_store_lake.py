@@ -173,3 +173,34 @@ def test_migrate_store_copies_a_file_store_into_a_new_lake_with_its_row_counts(p
         engine.dispose()
     assert main(["migrate-store", "--to", lake]) == 1  # into a lake that holds runs: refused, nothing added
     assert "already holds 12 run(s)" in capsys.readouterr().out
+
+
+def test_a_retraction_and_a_triage_note_through_one_replica_are_seen_by_the_other(postgres, tmp_path, monkeypatch):
+    from db.store.retract import retract_run
+    from db.store.tokens import local_token, local_token_path
+    from db.store.triage import latest_notes, save_note
+
+    store = lake_store(postgres, tmp_path / "data", "shared", monkeypatch)
+    monkeypatch.setenv("MPSBENCH_STORE", store)
+    one, two = open_store(store), open_store(store)  # two replicas' engines (each its own DuckDB database)
+    try:
+        answers = seed_store(one)
+        before = compare(one, CompareQuery.from_params(QUERY)).cases
+        retracted = answers["run_ids"][0]
+        retract_run(two, retracted, "ran on battery", "alice", admin=True)
+        key = {"workload": "softmax", "case_key": "{}", "dtype": "float32", "compile": "eager", "metric": "op_time",
+               "scope": "studio-1"}
+        save_note(two, "torch=2.14.1", "torch=2.15.0rc1", key, "confirmed", "bob", "seen on both")
+        with one.connect() as conn:
+            assert conn.execute(text("SELECT retracted_by FROM runs WHERE run_id = :r"), {"r": retracted}).scalar() == "alice"
+            assert conn.execute(text("SELECT count(*) FROM results WHERE run_id = :r"), {"r": retracted}).scalar() == 0
+        after = compare(one, CompareQuery.from_params(QUERY)).cases
+        assert after.baseline_n.sum() < before.baseline_n.sum()  # the retracted baseline run left the comparison
+        notes = latest_notes(one, "torch=2.14.1", "torch=2.15.0rc1")
+        assert notes.author.tolist() == ["bob"] and notes.state.tolist() == ["confirmed"]
+    finally:
+        one.dispose()
+        two.dispose()
+    # the generated token lives in the shared data folder, so every replica accepts it
+    assert local_token_path() == (tmp_path / "data").resolve() / "mpsbench-token"
+    assert local_token() == local_token(create=False)
