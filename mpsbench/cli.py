@@ -33,6 +33,16 @@ def serve(args: list[str]) -> int:
     p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8501")))
     p.add_argument("--address", default="127.0.0.1", help="bind address (put a TLS reverse proxy in front)")
     opts = p.parse_args(args)
+    from db.errors import StoreError
+    from db.store.engine import shared_store, store_path
+    from db.store.lake import is_lake
+
+    if is_lake(store_path()):  # a wrong lake is refused here, naming the variable, not at the first request
+        try:
+            shared_store()
+        except StoreError as err:
+            print(f"ERROR: {err}")
+            return 1
     import math
 
     import app  # the st.App: its path is what streamlit runs

@@ -204,3 +204,14 @@ def test_a_retraction_and_a_triage_note_through_one_replica_are_seen_by_the_othe
     # the generated token lives in the shared data folder, so every replica accepts it
     assert local_token_path() == (tmp_path / "data").resolve() / "mpsbench-token"
     assert local_token() == local_token(create=False)
+
+
+def test_serve_on_a_wrong_lake_stops_at_start_naming_the_variable(postgres, tmp_path, monkeypatch, capsys):
+    from mpsbench.cli import main
+
+    monkeypatch.setenv("MPSBENCH_STORE", f"ducklake:postgres:host={postgres.socket} user=mps dbname=not_created")
+    monkeypatch.setenv("MPSBENCH_LAKE_DATA", str(tmp_path / "data"))
+    assert main(["serve", "--port", "1"]) == 1  # returns before binding anything
+    out = capsys.readouterr().out
+    assert out.startswith("ERROR: store unavailable: the lake's Postgres catalog cannot be reached")
+    assert 'database "not_created" does not exist' in out and "MPSBENCH_STORE" in out
