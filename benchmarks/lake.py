@@ -1,6 +1,6 @@
 """The DuckLake store (db.store.lake) beside the DuckDB file store, measured in one run.
 
-`python benchmarks/lake.py [--rows N] [--repeats K] [--uploaders U] [--uploads M] [--json] [--tiny]`
+`python -m benchmarks.lake [--rows N] [--repeats K] [--uploaders U] [--uploads M] [--json] [--tiny]`
 (default 100,000 result rows, 3 repeats, 2 uploaders of 4 uploads each per replica).
 
 Needs duckdb 1.5.5 with the extension wheels (README "A store for many teams") and the PostgreSQL binaries: a
@@ -27,22 +27,20 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from benchmarks.ingest import build_bundle_bytes  # run as a module from the repo root: benchmarks/ and tests/
+from db.ingest.core import ingest_bundle
+from db.store.engine import open_store
+from db.views.compare import CompareQuery, compare
+from tests.pg_lake import Postgres, why_not  # the throwaway Postgres of the tests
+from tests.seed import seed_store
 
-from benchmarks.ingest import build_bundle_bytes  # noqa: E402
-from db.ingest.core import ingest_bundle  # noqa: E402
-from db.store.engine import open_store  # noqa: E402
-from db.views.compare import CompareQuery, compare  # noqa: E402
-from tests.pg_lake import Postgres, why_not  # noqa: E402
-from tests.seed import seed_store  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 QUERY = {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"}
 
 _UPLOADER = """
 import sys, time
 from concurrent.futures import ThreadPoolExecutor
-sys.path.insert(0, sys.argv[5])
 from benchmarks.ingest import build_bundle_bytes
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
@@ -59,7 +57,7 @@ print(created, time.perf_counter() - start)
 def _uploaders(store: str, processes: int, threads: int, uploads: int) -> tuple[float, int]:
     """Wall seconds until every process has uploaded, and the runs created."""
     procs = [subprocess.Popen([sys.executable, "-c", _UPLOADER, store, str(threads), str(uploads),
-                               str(10_000 + p * threads * uploads), str(ROOT)], cwd=ROOT, text=True,
+                               str(10_000 + p * threads * uploads)], cwd=ROOT, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for p in range(processes)]
     outs = [p.communicate(timeout=1800) for p in procs]
     if any(p.returncode for p in procs):

@@ -19,29 +19,23 @@ DEFAULT_PATH = "data/mpsbench.duckdb"
 
 class _WriteLock:
     """Writers take turns: threads of this process (the dashboard process is the one writer of a file), and on a
-    lake also every replica (db.store.lake.replica_lock, taken before the write's transaction begins)."""
+    lake also every replica (db.store.lake: each lake transaction begun inside takes the catalog's lock)."""
 
     def __init__(self) -> None:
         self._threads = threading.Lock()
-        self._replicas = None
 
     def __enter__(self):
-        from db.store.lake import replica_lock
+        from db.store import lake
 
         self._threads.acquire()
-        try:
-            replicas = replica_lock()
-            replicas.__enter__()
-        except BaseException:
-            self._threads.release()
-            raise
-        self._replicas = replicas
+        lake.begin_write()
         return self
 
     def __exit__(self, *exc) -> None:
-        replicas, self._replicas = self._replicas, None
+        from db.store import lake
+
         try:
-            replicas.__exit__(*exc)
+            lake.end_write()
         finally:
             self._threads.release()
 
@@ -72,7 +66,6 @@ def open_store(path: str | None = None) -> Engine:
         _prepare(engine, lake_tables=spec is not None)
     except BaseException:
         engine.dispose()  # a refused store (e.g. newer version) must not stay open, locked, in this process
-        lake.forget(engine)
         raise
     return engine
 

@@ -2,7 +2,7 @@
 `mpsbench serve` replicas. Chosen by MPSBENCH_STORE=ducklake:postgres:<libpq connection string>; anything else
 is a DuckDB file (db.store.engine). Same tables, same SQL: each connection attaches the lake and `USE`s it.
 
-Why a cross-replica write lock (replica_lock): DuckLake has no PRIMARY KEY/UNIQUE, and two replicas appending
+Why a cross-replica write lock (begin_write … end_write): DuckLake has no PRIMARY KEY/UNIQUE, and two replicas appending
 the same run_id (or numbering run_seq as max + 1) both commit without a conflict. Every write already takes
 the process's WRITE_LOCK; on a lake it also holds a Postgres transaction-scoped advisory lock for the whole
 write, and the write's DuckDB transaction starts after it is granted, so it sees every committed run: the
@@ -20,7 +20,7 @@ import importlib.util
 import logging
 import os
 import threading
-from contextlib import contextmanager
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,32 +103,24 @@ def unreachable(exc: BaseException) -> StoreError:
 
 def configure(engine, lake: Lake) -> None:
     """Every new DBAPI connection of `engine` (a duplicate of its root, db.store.engine.DuplicatePool) attaches
-    and uses the lake; USE is per connection, the attachments are per database."""
+    and uses the lake (USE is per connection, the attachments per database); every transaction it begins inside
+    db.store.engine.WRITE_LOCK first takes the catalog's cross-replica lock."""
     from sqlalchemy import event
 
     @event.listens_for(engine, "connect")
     def _use_lake(dbapi_conn, _record):
         attach(dbapi_conn, lake)
 
-    with _guard:  # one lock connection per catalog: two sessions of one process would wait on each other
-        _drop(lake.conninfo)
-        _catalogs[lake.conninfo] = [engine, None]
-
-
-def forget(engine) -> None:
-    with _guard:
-        for conninfo in [c for c, (e, _) in _catalogs.items() if e is engine]:
-            _drop(conninfo)
-            del _catalogs[conninfo]
-
-
-_catalogs: dict[str, list] = {}  # conninfo -> [the engine last opened on it, its lock connection or None]
-_guard = threading.Lock()
+    @event.listens_for(engine, "begin")
+    def _lock_if_writing(conn):
+        held = getattr(_writing, "held", None)
+        if held is not None and lake.conninfo not in held:  # once per catalog and write (no self-deadlock)
+            held[lake.conninfo] = _locked(conn.engine)
 
 
 def create_tables(conn, metadata) -> None:
     """The tables without PRIMARY KEY, UNIQUE or indexes (DuckLake supports none); keys are kept by the writes
-    (db.ingest.core's check under replica_lock), as on the file store."""
+    (db.ingest.core's check under the replica lock), as on the file store."""
     dialect = conn.dialect
     for table in metadata.sorted_tables:
         cols = ", ".join(f'"{c.name}" {c.type.compile(dialect)}' + ("" if c.nullable else " NOT NULL")
@@ -136,28 +128,34 @@ def create_tables(conn, metadata) -> None:
         conn.exec_driver_sql(f'CREATE TABLE IF NOT EXISTS "{table.name}" ({cols})')
 
 
-@contextmanager
-def replica_lock():
-    """Hold the cross-replica write lock of every lake catalog open in this process (normally one) until the
-    block ends. Called inside db.store.engine.WRITE_LOCK, before the write's own transaction begins."""
-    held = []
-    try:
-        for conninfo in sorted(_catalogs):
-            held.append((conninfo, _locked(conninfo)))
-        yield
-    finally:
-        for conninfo, cursor in reversed(held):
-            try:
-                cursor.execute("COMMIT")  # ends the Postgres transaction: the lock is released
-            except duckdb.Error:  # the session is gone, and with it the lock; the next write makes a new one
-                with _guard:
-                    _drop(conninfo)
+_writing = threading.local()  # .held: {conninfo: lock connection} while this thread holds WRITE_LOCK
+_lock_conns: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> its lock connection
+_guard = threading.Lock()
 
 
-def _locked(conninfo: str) -> duckdb.DuckDBPyConnection:
-    """The catalog's lock connection, inside a transaction holding the advisory lock (blocks until granted)."""
+def begin_write() -> None:
+    """db.store.engine.WRITE_LOCK was taken: the lake transactions begun from now on take the replica lock."""
+    _writing.held = {}
+
+
+def end_write() -> None:
+    """WRITE_LOCK is being released, after the write committed or rolled back: release the replica locks."""
+    held, _writing.held = getattr(_writing, "held", None) or {}, None
+    for cursor in held.values():
+        try:
+            cursor.execute("COMMIT")  # ends the Postgres transaction: the lock is released
+        except duckdb.Error:  # the session is gone, and with it the lock; the next write makes a new connection
+            cursor.close()
+
+
+def _locked(engine) -> duckdb.DuckDBPyConnection:
+    """The engine's lock connection, in a transaction holding the advisory lock (blocks until granted). Taken
+    before the write's first statement, so the write's DuckLake snapshot includes every earlier write."""
     for attempt in (1, 2):  # a connection closed with its engine's root (dispose after a fault) is made anew once
-        cursor = _lock_connection(conninfo)
+        with _guard:
+            cursor = _lock_conns.get(engine)
+            if cursor is None:  # a child of the root: a child of a checkout would die with the checkout
+                cursor = _lock_conns[engine] = engine.pool.root.duplicate()
         try:
             cursor.execute("BEGIN")
             cursor.execute(f"SELECT * FROM postgres_query('{CATALOG}', "
@@ -165,28 +163,11 @@ def _locked(conninfo: str) -> duckdb.DuckDBPyConnection:
             return cursor
         except duckdb.Error as exc:
             with _guard:
-                _drop(conninfo)
+                _lock_conns.pop(engine, None)
+            try:
+                cursor.close()
+            except duckdb.Error:
+                pass
             if attempt == 2 or not isinstance(exc, duckdb.ConnectionException):
                 raise unreachable(exc) from exc
     raise AssertionError("unreachable")
-
-
-def _lock_connection(conninfo: str) -> duckdb.DuckDBPyConnection:
-    with _guard:
-        entry = _catalogs[conninfo]
-        if entry[1] is None:
-            engine = entry[0]
-            with engine.connect():  # opens (or reuses) the engine's root, with the catalog attached
-                entry[1] = engine.pool.root.duplicate()  # a child of the root (a child of a checkout dies with it)
-        return entry[1]
-
-
-def _drop(conninfo: str) -> None:
-    """Close the catalog's lock connection (call holding _guard)."""
-    entry = _catalogs.get(conninfo)
-    if entry is not None and entry[1] is not None:
-        cursor, entry[1] = entry[1], None
-        try:
-            cursor.close()
-        except duckdb.Error:
-            pass
