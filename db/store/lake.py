@@ -2,8 +2,10 @@
 `mpsbench serve` replicas. Chosen by MPSBENCH_STORE=ducklake:postgres:<libpq connection string>; anything else
 is a DuckDB file (db.store.engine). Same tables, same SQL: each connection attaches the lake and `USE`s it.
 
-Why a cross-replica write lock (begin_write … end_write): DuckLake has no PRIMARY KEY/UNIQUE, and two replicas appending
-the same run_id (or numbering run_seq as max + 1) both commit without a conflict. Every write already takes
+Why a cross-replica write lock (begin_write … end_write): DuckLake has no PRIMARY KEY/UNIQUE; appends of the same
+run_id (or of two runs numbered run_seq = max + 1) do not conflict, and the updates an ingest also makes (meta,
+aa_noise) fail one of the two with a DuckLake conflict (measured: "another transaction has deleted inlined data
+from it"), an error rather than the 200 the client is owed. Every write already takes
 the process's WRITE_LOCK; on a lake it also holds a Postgres transaction-scoped advisory lock for the whole
 write, and the write's DuckDB transaction starts after it is granted, so it sees every committed run: the
 ingest's check-then-insert is then race-free across replicas exactly as it is across threads (same run_id:
