@@ -1,5 +1,6 @@
 """`mpsbench ingest PATH...` (a bundle file, or a folder: every *.json under it, as `mpsbench sweep` writes them),
-`info`, `retract RUN_ID --reason TEXT [--url URL]`, `backup DIR`, `restore DIR` (also `python -m db …`).
+`info`, `retract RUN_ID --reason TEXT [--url URL]`, `backup DIR`, `restore DIR`, `migrate-store --to LAKE`
+(also `python -m db …`).
 Every failure is "ERROR: …" and exit 1, no traceback."""
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from db.store.engine import open_store, store_path
 
 USAGE = ("usage: mpsbench ingest PATH... | mpsbench info | mpsbench compare --baseline SEL --candidate SEL "
          "[--fail-on regression|untriaged] … | mpsbench retract RUN_ID --reason TEXT [--url URL] |"
-         " mpsbench backup DIR | mpsbench restore DIR")
+         " mpsbench backup DIR | mpsbench restore DIR | mpsbench migrate-store --to ducklake:postgres:<libpq>")
 
 
 def cli_identity() -> str:
@@ -115,6 +116,15 @@ def _restore(folder: str) -> int:
     return 0
 
 
+def _migrate_store(target: str) -> int:
+    from db.store.copy import copy_store
+
+    counts = copy_store(store_path(), target)
+    print(f"{store_path()} -> the lake: " + ", ".join(f"{t} {n} rows" for t, n in counts.items()) +
+          " (row counts checked)")
+    return 0
+
+
 def main(args: list[str]) -> int:
     try:
         if args[:1] == ["ingest"] and len(args) > 1:
@@ -129,6 +139,8 @@ def main(args: list[str]) -> int:
             return _retract(args[1:])
         if args[:1] in (["backup"], ["restore"]) and len(args) == 2:
             return (_backup if args[0] == "backup" else _restore)(args[1])
+        if args[:2] == ["migrate-store", "--to"] and len(args) == 3:
+            return _migrate_store(args[2])
     except StoreError as err:  # e.g. a store written by a newer mpsbench
         print(f"ERROR: {err}")
         return 1

@@ -14,13 +14,14 @@ STORE = {"ingest": "store bundles in the local DuckDB file",
          "compare": "baseline → candidate review (summary, regressions); --fail-on gates CI with exit 1",
          "info": "the store's path, version and row counts",
          "retract": "take a run out of every comparison, with a reason (local store, or --url server)",
-         "backup": "export the store to a new folder (Parquet)", "restore": "import a backup into a new store"}
+         "backup": "export the store to a new folder (Parquet)", "restore": "import a backup into a new store",
+         "migrate-store": "copy the store file into a new DuckLake (--to ducklake:postgres:…)"}
 WEB = {"serve": "the dashboard and its HTTP API (127.0.0.1, PORT or --port, default 8501)"}
 BOTH = {"confirm": "rerun a review's suspected and unconfirmed cases here, both builds interleaved, until decided"}
 
 
 def usage() -> str:
-    rows = [f"  {name:<8} {text}" for group in (COLLECTOR, STORE, BOTH, WEB) for name, text in group.items()]
+    rows = [f"  {name:<13} {text}" for group in (COLLECTOR, STORE, BOTH, WEB) for name, text in group.items()]
     return "usage: mpsbench COMMAND [options]   (mpsbench COMMAND --help for each)\n\ncommands:\n" + "\n".join(rows)
 
 
@@ -32,6 +33,16 @@ def serve(args: list[str]) -> int:
     p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8501")))
     p.add_argument("--address", default="127.0.0.1", help="bind address (put a TLS reverse proxy in front)")
     opts = p.parse_args(args)
+    from db.errors import StoreError
+    from db.store.engine import shared_store, store_path
+    from db.store.lake import is_lake
+
+    if is_lake(store_path()):  # a wrong lake is refused here, naming the variable, not at the first request
+        try:
+            shared_store()
+        except StoreError as err:
+            print(f"ERROR: {err}")
+            return 1
     import math
 
     import app  # the st.App: its path is what streamlit runs

@@ -105,3 +105,18 @@ def test_false_alarms_benchmark_tiny():
     planted = plan["planted"]["2x"]
     assert planted["reviews"] == 2 and planted["slowed_cases"] == 6 and 0 <= planted["found"] <= 6
     assert plan["review_collection_seconds"] == pytest.approx(2 * out["run_seconds"]["median"])
+
+
+def test_lake_benchmark_tiny():
+    from tests.pg_lake import why_not
+
+    if why_not():
+        pytest.skip(why_not())
+    done = subprocess.run([sys.executable, "-m", "benchmarks.lake", "--tiny", "--json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=240)  # a module: it uses the tests' Postgres
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert out["ingest"]["rows"] == 400 and out["ingest"]["lake_s"] > 0 and out["ingest"]["file_s"] > 0
+    assert out["compare"]["lake_over_file"] == pytest.approx(out["compare"]["lake_s"] / out["compare"]["file_s"])
+    replicas = out["replicas"]
+    assert replicas["lake_runs"] == replicas["file_runs"] == replicas["uploads"] == 4  # every upload stored once

@@ -100,11 +100,13 @@ _REFRESH = f"""UPDATE aa_noise SET pairs = coalesce(f.pairs, 0), pending = 0, qu
 
 
 # per case within its group: pair count and sum of squared log ratios (a review's run-to-run variance of a case)
-_CASES_ADD = f"""INSERT INTO aa_cases (group_id, case_key, pairs, sum_sq)
-  SELECT g.group_id, s.case_key, count(*), sum(s.log_ratio * s.log_ratio) FROM _aa_new s JOIN aa_noise g
-    ON {_SAME_LABELS} GROUP BY g.group_id, s.case_key
-  ON CONFLICT (group_id, case_key) DO UPDATE SET pairs = aa_cases.pairs + excluded.pairs,
-    sum_sq = aa_cases.sum_sq + excluded.sum_sq"""
+# MERGE, not INSERT … ON CONFLICT: a DuckLake store (db.store.lake) has no keys to conflict on
+_CASES_ADD = f"""MERGE INTO aa_cases USING (
+    SELECT g.group_id, s.case_key, count(*) AS pairs, sum(s.log_ratio * s.log_ratio) AS sum_sq FROM _aa_new s
+    JOIN aa_noise g ON {_SAME_LABELS} GROUP BY g.group_id, s.case_key) n
+  ON aa_cases.group_id = n.group_id AND aa_cases.case_key = n.case_key
+  WHEN MATCHED THEN UPDATE SET pairs = aa_cases.pairs + n.pairs, sum_sq = aa_cases.sum_sq + n.sum_sq
+  WHEN NOT MATCHED THEN INSERT (group_id, case_key, pairs, sum_sq) VALUES (n.group_id, n.case_key, n.pairs, n.sum_sq)"""
 _CASES_FROM_PAIRS = """INSERT INTO aa_cases (group_id, case_key, pairs, sum_sq)
   SELECT group_id, case_key, count(*), sum(log_ratio * log_ratio) FROM aa_pairs {where} GROUP BY group_id, case_key"""
 

@@ -16,25 +16,57 @@ import db.store.tables  # noqa: F401  (registers the tables on SQLModel.metadata
 from db.store.tables import STORE_VERSION
 
 DEFAULT_PATH = "data/mpsbench.duckdb"
-WRITE_LOCK = threading.Lock()  # the dashboard process is the one writer; uploads from threads take turns
+
+
+class _WriteLock:
+    """Writers take turns: threads of this process (the dashboard process is the one writer of a file), and on a
+    lake also every replica (db.store.lake: each lake transaction begun inside takes the catalog's lock)."""
+
+    def __init__(self) -> None:
+        self._threads = threading.Lock()
+
+    def __enter__(self):
+        from db.store import lake
+
+        self._threads.acquire()
+        lake.begin_write()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        from db.store import lake
+
+        try:
+            lake.end_write()
+        finally:
+            self._threads.release()
+
+
+WRITE_LOCK = _WriteLock()
 _shared: dict[str, Engine] = {}
 _shared_lock = threading.Lock()
 
 
 def store_path(path: str | None = None) -> str:
-    return path or os.environ.get("MPSBENCH_DB") or DEFAULT_PATH
+    """A DuckDB file path, or ducklake:postgres:<libpq string> (db.store.lake); MPSBENCH_STORE, then the older
+    MPSBENCH_DB, then the default file."""
+    return path or os.environ.get("MPSBENCH_STORE") or os.environ.get("MPSBENCH_DB") or DEFAULT_PATH
 
 
 def open_store(path: str | None = None) -> Engine:
+    from db.store import lake
+
     target = str(store_path(path))
-    if target != ":memory:":
+    spec = lake.parse(target) if lake.is_lake(target) else None  # a wrong lake is refused before anything opens
+    if spec is None and target != ":memory:":
         Path(target).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(f"duckdb:///{target}", poolclass=DuplicatePool)
+    engine = create_engine(f"duckdb:///{':memory:' if spec else target}", poolclass=DuplicatePool)
     roots = _Roots()
     event.listen(engine, "do_connect", roots.connect)
     event.listen(engine, "engine_disposed", roots.retire)
+    if spec:
+        lake.configure(engine, spec)
     try:
-        _prepare(engine)
+        _prepare(engine, lake_tables=spec is not None)
     except BaseException:
         engine.dispose()  # a refused store (e.g. newer version) must not stay open, locked, in this process
         raise
@@ -155,7 +187,7 @@ def apply_limits(conn) -> None:
                              [Problem(env, "a size such as 4GB or 512MiB")]) from None
 
 
-def _prepare(engine: Engine) -> None:
+def _prepare(engine: Engine, lake_tables: bool = False) -> None:
     """Migrate, create new tables and stamp the version in one transaction: a crash anywhere in between leaves
     the store at its old version, whole, and the next open migrates again (with the stamp in a later transaction
     a crash after the migration's commit left a store that never opened again). Writes only what changed, so
@@ -163,14 +195,19 @@ def _prepare(engine: Engine) -> None:
     from db.store.migrate import migrate
     with WRITE_LOCK, engine.begin() as conn:
         migrate(conn)
-        SQLModel.metadata.create_all(conn)
+        if lake_tables:  # DuckLake takes no keys or indexes (db.store.lake)
+            from db.store.lake import create_tables
+            create_tables(conn, SQLModel.metadata)
+        else:
+            SQLModel.metadata.create_all(conn)
         _stamp(conn)
 
 
 def _stamp(conn) -> None:
     found = dict(conn.execute(text("SELECT key, value FROM meta WHERE key IN ('store_version', 'data_version')")).all())
-    if found.get("store_version") != str(STORE_VERSION):
-        conn.execute(text("INSERT OR REPLACE INTO meta VALUES ('store_version', :v)"), {"v": str(STORE_VERSION)})
+    if found.get("store_version") != str(STORE_VERSION):  # delete + insert: DuckLake has no INSERT OR REPLACE
+        conn.execute(text("DELETE FROM meta WHERE key = 'store_version'"))
+        conn.execute(text("INSERT INTO meta VALUES ('store_version', :v)"), {"v": str(STORE_VERSION)})
     if "data_version" not in found:
         conn.execute(text("INSERT INTO meta VALUES ('data_version', :v)"), {"v": uuid.uuid4().hex})
 
@@ -195,4 +232,4 @@ def dispose_shared() -> None:
 def bump_data_version(conn) -> None:
     """Call inside the ingest transaction, so the version changes exactly when data commits (read it with
     db.store.read.read_data_version)."""
-    conn.execute(text("INSERT OR REPLACE INTO meta VALUES ('data_version', :v)"), {"v": uuid.uuid4().hex})
+    conn.execute(text("UPDATE meta SET value = :v WHERE key = 'data_version'"), {"v": uuid.uuid4().hex})  # _stamp made it

@@ -19,6 +19,7 @@ import time
 import duckdb
 
 from db.errors import Problem, StoreError
+from db.store.lake import REASON as LAKE_UNREACHABLE
 
 log = logging.getLogger("mpsbench.store")
 
@@ -34,6 +35,8 @@ _KINDS = (
      "the store file is locked by another process (another mpsbench or duckdb); the server retries on every request"),
     (("not a valid duckdb database", "corrupt", "checksum", "failed to read database header", "invalid database"),
      "the store file is damaged or not a DuckDB database; restore it from a backup"),
+    (("unable to connect to postgres", "failed to query most recent snapshot for ducklake"),
+     LAKE_UNREACHABLE),
     (("has been invalidated", "fatal error"),
      "the store stopped after an earlier fatal error; reopening it"),
     (("read-only", "readonly", "permission denied"),

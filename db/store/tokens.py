@@ -55,8 +55,14 @@ def _pairs(text: str, source: str, separator: str = ",") -> list[tuple[str, str]
 
 
 def local_token_path() -> Path | None:
-    """Where the generated token lives: beside the store file (None for an in-memory store)."""
+    """Where the generated token lives: beside the store file; on a lake in its data folder, which every replica
+    shares (None for an in-memory store, or a lake on s3://: set MPSBENCH_UPLOAD_TOKENS on every replica)."""
+    from db.store.lake import is_lake
+
     target = store_path()
+    if is_lake(target):
+        data = os.environ.get("MPSBENCH_LAKE_DATA", "").strip()
+        return Path(data).resolve() / TOKEN_FILE if data and "://" not in data else None
     return None if target == ":memory:" else Path(target).resolve().parent / TOKEN_FILE
 
 
