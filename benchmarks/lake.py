@@ -30,7 +30,7 @@ from pathlib import Path
 from benchmarks.ingest import build_bundle_bytes  # run as a module from the repo root: benchmarks/ and tests/
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
-from db.views.compare import CompareQuery, clear_cache, compare
+from db.review.comparison import CompareQuery, clear_cache, compare
 from tests.pg_lake import Postgres, why_not  # the throwaway Postgres of the tests
 from tests.seed import seed_store
 

@@ -15,7 +15,7 @@ from sqlalchemy import text
 
 from db.errors import StoreError
 from db.store.engine import open_store
-from db.views.compare import CompareQuery, compare
+from db.review.comparison import CompareQuery, compare
 from tests.pg_lake import lake_store, postgres  # noqa: F401  (the fixture)
 from tests.seed import seed_bundles, seed_store
 
