@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 import uuid
 from pathlib import Path
 
@@ -60,7 +61,7 @@ def open_store(path: str | None = None) -> Engine:
     if spec is None and target != ":memory:":
         Path(target).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(f"duckdb:///{':memory:' if spec else target}", poolclass=DuplicatePool)
-    roots = _Roots()
+    roots = _ROOTS[engine] = _Roots()
     event.listen(engine, "do_connect", roots.connect)
     event.listen(engine, "engine_disposed", roots.retire)
     if spec:
@@ -71,6 +72,9 @@ def open_store(path: str | None = None) -> Engine:
         engine.dispose()  # a refused store (e.g. newer version) must not stay open, locked, in this process
         raise
     return engine
+
+
+_ROOTS: "weakref.WeakKeyDictionary[Engine, _Roots]" = weakref.WeakKeyDictionary()
 
 
 class DuplicatePool(NullPool):
@@ -84,6 +88,19 @@ class DuplicatePool(NullPool):
     root: the next checkout opens a new one, and the old one closes when its last duplicate is returned (closing
     a root closes its duplicates: requests in flight during a fault's dispose failed "Connection already closed").
     """
+
+
+def root_duplicate(engine: Engine):
+    """A raw DuckDB connection on `engine`'s current database, outside the pool (db.store.lake's lock
+    connection: a child of the root, not of a checkout that would close it); the database is opened if none is."""
+    roots = _ROOTS[engine]
+    with roots.lock:
+        current = roots.current
+    if current is None:
+        engine.connect().close()  # the first checkout opens the root
+        with roots.lock:
+            current = roots.current
+    return current.conn.duplicate()
 
 
 class _Roots:

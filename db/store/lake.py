@@ -153,11 +153,13 @@ def end_write() -> None:
 def _locked(engine) -> duckdb.DuckDBPyConnection:
     """The engine's lock connection, in a transaction holding the advisory lock (blocks until granted). Taken
     before the write's first statement, so the write's DuckLake snapshot includes every earlier write."""
+    from db.store.engine import root_duplicate  # engine opens a lake through this module: imported when used
+
     for attempt in (1, 2):  # a connection closed with its engine's root (dispose after a fault) is made anew once
         with _guard:
             cursor = _lock_conns.get(engine)
             if cursor is None:  # a child of the root: a child of a checkout would die with the checkout
-                cursor = _lock_conns[engine] = engine.pool.root.duplicate()
+                cursor = _lock_conns[engine] = root_duplicate(engine)
         try:
             cursor.execute("BEGIN")
             cursor.execute(f"SELECT * FROM postgres_query('{CATALOG}', "
