@@ -2,6 +2,8 @@
 a chart; the pages only place them. Numbers are drawn with their unit in the axis title and tooltips."""
 from __future__ import annotations
 
+import json
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -166,7 +168,7 @@ def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float) -> alt.Laye
                         scale=alt.Scale(type="log", scheme="redblue", domain=[1.0 / span, span], domainMid=1.0,
                                         clamp=True),
                         legend=alt.Legend(format=".2f")),
-        tooltip=tooltips(grid, "row", "build", "label", "ci_low", "ci_high", "n_cases", "baseline"))
+        tooltip=tooltips(grid, "row", "build", "label", "ci", "n_cases", "baseline"))
     empty = base.transform_filter("!datum.has_data").mark_rect(color="#eeeeee")
     text = base.mark_text(fontSize=12).encode(
         text=alt.Text("label:N"),
@@ -174,26 +176,32 @@ def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float) -> alt.Laye
     return _Layer(layer=[cells, empty, text])
 
 
-FACET_PX = 170
+FACET_PX = 150
 SIDE_COLORS = alt.Scale(domain=["baseline", "candidate"], range=["#9e9e9e", "#1f77b4"])
 
 
-def memory_chart(rows: pd.DataFrame, figures: list[str]) -> alt.FacetChart:
+def memory_chart(rows: pd.DataFrame, figures: list[str], baseline: str = "", candidate: str = "") -> alt.FacetChart:
     """One machine's nested peaks (driver ⊇ reserved ⊇ live), a column per figure, a bar per case and side in GiB
     with its value written beside it; a side without a figure (OOM, unavailable) gets its state written instead
-    of a bar. Every bar is one figure of one case: nothing is stacked or summed."""
-    rows = rows.assign(at=rows["GiB"].fillna(0.0))
+    of a bar. Every bar is one figure of one case: nothing is stacked or summed. The legend above says which
+    colour is which build; case names wrap (an inductor case's name ends in "inductor", never cut off)."""
+    rows = rows.assign(at=rows["GiB"].fillna(0.0), lines=rows["case"].map(wrap))
+    names = {"baseline": f"baseline {baseline}".strip(), "candidate": f"candidate {candidate}".strip()}
+    legend = alt.Legend(orient="top", title=None, labelLimit=400,
+                        labelExpr=f"datum.value === 'baseline' ? {json.dumps(names['baseline'])} : "
+                                  f"{json.dumps(names['candidate'])}")
     base = alt.Chart().encode(
-        y=alt.Y("case:N", title=None, axis=alt.Axis(labelLimit=460, labelFontSize=10)),
+        y=alt.Y("lines:N", title=None, sort=rows["lines"].drop_duplicates().tolist(), axis=wrapped_axis()),
         yOffset=alt.YOffset("side:N", sort=["baseline", "candidate"]),
         tooltip=[alt.Tooltip("case:N"), alt.Tooltip("figure:N"), alt.Tooltip("side:N"),
                  alt.Tooltip("GiB:Q", format=".3f", title="peak (GiB)"), alt.Tooltip("state:N"),
                  alt.Tooltip("change:N")])
     bars = base.mark_bar().encode(x=alt.X("GiB:Q", title="peak (GiB)"),
-                                  color=alt.Color("side:N", scale=SIDE_COLORS, title=None))
+                                  color=alt.Color("side:N", scale=SIDE_COLORS, legend=legend))
     labels = base.mark_text(align="left", dx=3, fontSize=10).encode(x=alt.X("at:Q"), text=alt.Text("label:N"))
-    # a fixed width per figure: three facets and the case labels fit a 1440-px window side by side
-    return _Facet(data=rows, spec=alt.LayerChart(layer=[bars, labels], width=FACET_PX),
+    step = max(LINE_PX * int(rows["lines"].str.count("\n").max() + 1 if len(rows) else 1) + 8, 28)
+    # a fixed width per figure: three facets and the case labels (LABEL_PX at most) fit a 1280-px window
+    return _Facet(data=rows, spec=alt.LayerChart(layer=[bars, labels], width=FACET_PX, height=alt.Step(step)),
                   facet=alt.Facet("figure:N", sort=figures, title=None), columns=len(figures))
 
 
