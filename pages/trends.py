@@ -7,7 +7,7 @@ import streamlit as st
 
 from db.views.trends import FIELDS, resolve_case, trend, trend_choices
 from pages.charts import trend_chart
-from pages.widgets import guarded, load, picker, stop_if_empty
+from pages.widgets import guarded, load, picker, set_param, stop_if_empty
 
 MENUS = {"workload": ("Workload", 2), "case_key": ("Case", 6), "dtype": ("dtype", 1), "compile": ("Compile", 1),
          "metric": ("Metric", 2)}
@@ -23,10 +23,11 @@ def _menus() -> dict[str, str]:
     case, menus = resolve_case(choices, asked, lenient)
     names = dict(zip(choices.case_key, choices.case))
     chosen = {}
-    for column, key in zip(st.columns([w for _, w in MENUS.values()]), FIELDS):
+    for i, (column, key) in enumerate(zip(st.columns([w for _, w in MENUS.values()]), FIELDS)):
         if st.session_state.get(f"tr_{key}", case[key]) != case[key]:
             del st.session_state[f"tr_{key}"]  # stale after an earlier menu changed: show the default
-        st.query_params[key] = case[key]  # the URL says what is shown
+        # the URL names what differs from what an absent parameter means (the first option the earlier menus leave)
+        set_param(key, case[key], resolve_case(choices, {k: case[k] for k in FIELDS[:i]})[0][key])
         with column:
             chosen[key] = picker(MENUS[key][0], key, menus[key], case[key], page="tr",
                                  format_func=(lambda k: names.get(k, k)) if key == "case_key" else None)
