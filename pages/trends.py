@@ -7,7 +7,7 @@ import streamlit as st
 
 from db.views.trends import FIELDS, resolve_case, trend, trend_choices
 from pages.charts import trend_chart
-from pages.widgets import guarded, load, picker, set_param, stop_if_empty
+from pages.widgets import guarded, load, picker, set_param, stop_if_empty, url_moved
 
 MENUS = {"workload": ("Workload", 2), "case_key": ("Case", 6), "dtype": ("dtype", 1), "compile": ("Compile", 1),
          "metric": ("Metric", 2)}
@@ -18,6 +18,9 @@ def _menus() -> dict[str, str]:
     may have been left stale by a change before it: it falls back to its default instead."""
     choices = load(trend_choices)
     stop_if_empty(choices)
+    if url_moved():  # Back, Forward or a link: the URL's case, not the menus' last state
+        for k in FIELDS:
+            st.session_state.pop(f"tr_{k}", None)
     asked = {k: st.session_state.get(f"tr_{k}", st.query_params.get(k, "")) for k in FIELDS}
     lenient = [k for k in FIELDS if f"tr_{k}" in st.session_state]
     case, menus = resolve_case(choices, asked, lenient)

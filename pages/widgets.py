@@ -177,9 +177,19 @@ def url_param(key: str) -> str | None:
     return pending.get(key) if pending is not None else st.query_params.get(key)
 
 
+_WRITTEN = "_url_written"  # session state: the URL as the last run left it
+
+
+def url_moved() -> bool:
+    """True when the browser's URL is not the one the last run left (Back, Forward, an edited link, another page):
+    a page that keeps choices of its own (Trends) then takes the URL's."""
+    return st.query_params.to_dict() != st.session_state.get(_WRITTEN)
+
+
 def flush_params() -> None:
     """Write this run's URL (set_param) in one change, and only if it changed: one history entry per view, so
     Back undoes one choice. navigation.py calls it after every page run."""
     pending = st.session_state.pop(_PENDING, None)
     if pending is not None and pending != st.query_params.to_dict():
         st.query_params.from_dict(pending)
+    st.session_state[_WRITTEN] = st.query_params.to_dict()
