@@ -85,7 +85,8 @@ class CaseBench(Bench):
         self._add("achieved_bandwidth", Status.ok, samples=achieved, message=note, warnings=warnings)
         peak = chip_peak_bandwidth(self.chip, self.gpu_cores)
         if peak is None:
-            which = f"chip {self.chip!r} with {self.gpu_cores} GPU cores" if self.chip else "an unknown chip"
+            cores = f" with {self.gpu_cores} GPU cores" if self.gpu_cores is not None else ""
+            which = f"chip {self.chip!r}{cores}" if self.chip else "an unknown chip"
             self.unavailable("bandwidth_fraction", f"no specified peak memory bandwidth is known for {which}")
             return
         self._add("bandwidth_fraction", Status.ok, samples=[a / peak * 100 for a in achieved],

@@ -2,6 +2,8 @@
 a chart; the pages only place them. Numbers are drawn with their unit in the axis title and tooltips."""
 from __future__ import annotations
 
+import json
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -45,7 +47,37 @@ class _Chart(alt.Chart):
 # better / worse / not significant / unchanged (within a single figure's rule): one colour each, the same on every
 # view (the Matrix's red-blue too)
 DIRECTION_COLORS = alt.Scale(domain=list(DIRECTIONS), range=["#2166ac", "#b2182b", "#bdbdbd", "#e0e0e0"])
-ROW_PX = 22  # one chart row per case, tall enough for its label
+# Case labels are wrapped at their " · " parts into lines of at most LINE_CHARS characters and never drawn wider
+# than LABEL_PX: a chart stretched to the page keeps the rest for its plot (820 px wide at a 1280-px window, the
+# sidebar open; unbounded labels once left the plot 2 px, or pushed every bar out of it)
+LINE_CHARS, LABEL_PX, LINE_PX, LABEL_FONT = 60, 330, 13, 11
+FIT_WIDTH = {"type": "fit-x", "contains": "padding"}  # the page's width; the height grows with the rows
+
+
+def wrap(text: str, width: int = LINE_CHARS) -> str:
+    """`text` as lines ("\n") of at most `width` characters, broken after a " · " part where one fits, else at
+    a space (a single word longer than `width` keeps its own line: the axis's LABEL_PX cuts it, with an "…")."""
+    lines, line = [], ""
+    for part in str(text).split(" · "):
+        for word in (part.split(" ") if len(part) > width else [part]):
+            glue = " · " if line and word is part else " "
+            if line and len(line) + len(glue) + len(word) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line}{glue}{word}" if line else word
+    return "\n".join(lines + [line])
+
+
+def wrapped_axis(**kwargs) -> alt.Axis:
+    """A band axis whose labels are the wrapped values (one Vega text line per "\n"), LABEL_PX wide at most."""
+    return alt.Axis(labelExpr="split(datum.value, '\\n')", labelLimit=LABEL_PX, labelFontSize=LABEL_FONT,
+                    labelLineHeight=LINE_PX, **kwargs)
+
+
+def axis_unit(name: str, unit: str) -> str:
+    """An axis title with its unit: "sample (µs)"; a dimensionless figure (unit "1") says so."""
+    return f"{name} ({'dimensionless' if unit == '1' else unit})"
 
 
 def largest_first(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
@@ -59,13 +91,14 @@ def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
     """Diverging log-ratio chart (db.views.compare_chart.chart_rows): per case a bar from 1× to the oriented
     ratio (right: candidate better), its 95 % CI as a whisker, coloured better / worse / not significant;
     a regression is marked with a ring. Labels are whole (no truncation)."""
-    order = data.label.tolist()
-    y = alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=0, labelFontSize=11))
+    lines = data.label.map(wrap)
+    order = lines.tolist()
+    y = alt.Y("lines:N", title=None, sort=order, axis=wrapped_axis())
     ends = data[["oriented_ratio", "ci_low", "ci_high"]].astype(float).to_numpy()
     ends = ends[np.isfinite(ends) & (ends > 0)]
     reach = float(np.exp(np.abs(np.log(ends)).max()) * 1.15) if ends.size else 2.0
     x_scale = alt.Scale(type="log", domain=[1.0 / reach, reach])  # symmetric around 1×: a win and a loss look alike
-    title = f"× better than baseline {baseline} (log axis; right of 1× = candidate better)"
+    title = [f"× better than baseline {baseline}", "log axis; right of 1× = candidate better"]  # 2 lines: fits
     tips = tooltips(data, "label", "direction", "regression", "unit", "derived", "rank") + [
         alt.Tooltip("oriented_ratio:Q", title="× better", format=".3f"),
         alt.Tooltip("ci_low:Q", title="95 % CI low (×)", format=".3f"),
@@ -73,7 +106,7 @@ def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
         alt.Tooltip("baseline_median:Q", title="baseline median (unit)"),
         alt.Tooltip("candidate_median:Q", title="candidate median (unit)"), alt.Tooltip("change:N"),
         alt.Tooltip("p_value:Q")]
-    frame = data.assign(one=1.0)
+    frame = data.assign(one=1.0, lines=lines)
     base = alt.Chart(frame).encode(y=y, tooltip=tips)
     bars = base.mark_bar(height=14).encode(
         x=alt.X("oriented_ratio:Q", scale=x_scale, title=title), x2=alt.X2("one:Q"),
@@ -84,17 +117,19 @@ def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
         shape="circle", size=90, color="#b2182b", strokeWidth=2, filled=False).encode(
         x=alt.X("oriented_ratio:Q", scale=x_scale))
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x=alt.X("x:Q", scale=x_scale))
-    return _Layer(layer=[bars, whiskers, rings, rule], height=max(ROW_PX * len(order), 60))
+    step = LINE_PX * int(lines.str.count("\n").max() + 1 if len(lines) else 1) + 8  # the tallest label fits
+    return _Layer(layer=[bars, whiskers, rings, rule], height=alt.Step(step), autosize=FIT_WIDTH)
 
 
 def samples_chart(samples: pd.DataFrame, unit: str) -> alt.LayerChart:
     """One case's raw samples of both sides: ticks over a box plot, in `unit`."""
     points = alt.Chart(samples).mark_tick(thickness=2, size=24).encode(
-        x=alt.X("sample:Q", title=f"sample ({unit})", scale=alt.Scale(zero=False)), y=alt.Y("side:N", title=None),
-        color=alt.Color("side:N"), tooltip=[alt.Tooltip("side:N"), alt.Tooltip("sample:Q", title=f"sample ({unit})"),
-                                            alt.Tooltip("unit:N")])
-    box = alt.Chart(samples).mark_boxplot(opacity=0.3, size=30).encode(
-        x=alt.X("sample:Q", scale=alt.Scale(zero=False)), y=alt.Y("side:N"), color=alt.Color("side:N"))
+        x=alt.X("sample:Q", title=axis_unit("sample", unit), scale=alt.Scale(zero=False)),
+        y=alt.Y("side:N", title=None), color=alt.Color("side:N"),
+        tooltip=[alt.Tooltip("side:N"), alt.Tooltip("sample:Q", title=axis_unit("sample", unit)), alt.Tooltip("unit:N")])
+    box = alt.Chart(samples).mark_boxplot(opacity=0.3, size=30).encode(  # the same titles: Vega-Lite would join two
+        x=alt.X("sample:Q", title=axis_unit("sample", unit), scale=alt.Scale(zero=False)),
+        y=alt.Y("side:N", title=None), color=alt.Color("side:N"))
     return _Layer(layer=[box, points])
 
 
@@ -110,11 +145,11 @@ def trend_chart(points: pd.DataFrame) -> alt.LayerChart:
     x = alt.X("torch_version:N", sort=order, title="build (version order)",
               axis=alt.Axis(labelAngle=-20, labelLimit=300))
     unit = points.unit.iloc[0] if not points.empty else ""
-    y = alt.Y("median:Q", title=f"median ({unit})", scale=alt.Scale(zero=False))
+    y = alt.Y("median:Q", title=axis_unit("median", unit), scale=alt.Scale(zero=False))
     tips = tooltips(points, "chip", "torch_version", "nightly_date", "median", "p25", "p75", "unit", "n", "runs",
                     "machines", "change_point")
     band = alt.Chart(points).mark_area(opacity=0.2).encode(
-        x=x, y=alt.Y("p25:Q", title=f"median ({unit})", scale=alt.Scale(zero=False)), y2=alt.Y2("p75:Q"),
+        x=x, y=alt.Y("p25:Q", title=axis_unit("median", unit), scale=alt.Scale(zero=False)), y2=alt.Y2("p75:Q"),
         color=alt.Color("chip:N", scale=CHIP_COLORS))
     line = alt.Chart(points).mark_line(point=True).encode(x=x, y=y, color=alt.Color("chip:N", scale=CHIP_COLORS),
                                                           tooltip=tips)
@@ -149,7 +184,7 @@ def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float) -> alt.Laye
                         scale=alt.Scale(type="log", scheme="redblue", domain=[1.0 / span, span], domainMid=1.0,
                                         clamp=True),
                         legend=alt.Legend(format=".2f")),
-        tooltip=tooltips(grid, "row", "build", "label", "ci_low", "ci_high", "n_cases", "baseline"))
+        tooltip=tooltips(grid, "row", "build", "label", "ci", "n_cases", "baseline"))
     empty = base.transform_filter("!datum.has_data").mark_rect(color="#eeeeee")
     text = base.mark_text(fontSize=12).encode(
         text=alt.Text("label:N"),
@@ -157,26 +192,32 @@ def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float) -> alt.Laye
     return _Layer(layer=[cells, empty, text])
 
 
-FACET_PX = 170
+FACET_PX = 150
 SIDE_COLORS = alt.Scale(domain=["baseline", "candidate"], range=["#9e9e9e", "#1f77b4"])
 
 
-def memory_chart(rows: pd.DataFrame, figures: list[str]) -> alt.FacetChart:
+def memory_chart(rows: pd.DataFrame, figures: list[str], baseline: str = "", candidate: str = "") -> alt.FacetChart:
     """One machine's nested peaks (driver ⊇ reserved ⊇ live), a column per figure, a bar per case and side in GiB
     with its value written beside it; a side without a figure (OOM, unavailable) gets its state written instead
-    of a bar. Every bar is one figure of one case: nothing is stacked or summed."""
-    rows = rows.assign(at=rows["GiB"].fillna(0.0))
+    of a bar. Every bar is one figure of one case: nothing is stacked or summed. The legend above says which
+    colour is which build; case names wrap (an inductor case's name ends in "inductor", never cut off)."""
+    rows = rows.assign(at=rows["GiB"].fillna(0.0), lines=rows["case"].map(wrap))
+    names = {"baseline": f"baseline {baseline}".strip(), "candidate": f"candidate {candidate}".strip()}
+    legend = alt.Legend(orient="top", title=None, labelLimit=400,
+                        labelExpr=f"datum.value === 'baseline' ? {json.dumps(names['baseline'])} : "
+                                  f"{json.dumps(names['candidate'])}")
     base = alt.Chart().encode(
-        y=alt.Y("case:N", title=None, axis=alt.Axis(labelLimit=460, labelFontSize=10)),
+        y=alt.Y("lines:N", title=None, sort=rows["lines"].drop_duplicates().tolist(), axis=wrapped_axis()),
         yOffset=alt.YOffset("side:N", sort=["baseline", "candidate"]),
         tooltip=[alt.Tooltip("case:N"), alt.Tooltip("figure:N"), alt.Tooltip("side:N"),
                  alt.Tooltip("GiB:Q", format=".3f", title="peak (GiB)"), alt.Tooltip("state:N"),
                  alt.Tooltip("change:N")])
     bars = base.mark_bar().encode(x=alt.X("GiB:Q", title="peak (GiB)"),
-                                  color=alt.Color("side:N", scale=SIDE_COLORS, title=None))
+                                  color=alt.Color("side:N", scale=SIDE_COLORS, legend=legend))
     labels = base.mark_text(align="left", dx=3, fontSize=10).encode(x=alt.X("at:Q"), text=alt.Text("label:N"))
-    # a fixed width per figure: three facets and the case labels fit a 1440-px window side by side
-    return _Facet(data=rows, spec=alt.LayerChart(layer=[bars, labels], width=FACET_PX),
+    step = max(LINE_PX * int(rows["lines"].str.count("\n").max() + 1 if len(rows) else 1) + 8, 28)
+    # a fixed width per figure: three facets and the case labels (LABEL_PX at most) fit a 1280-px window
+    return _Facet(data=rows, spec=alt.LayerChart(layer=[bars, labels], width=FACET_PX, height=alt.Step(step)),
                   facet=alt.Facet("figure:N", sort=figures, title=None), columns=len(figures))
 
 
@@ -201,15 +242,15 @@ def correctness_slope_chart(slopes: pd.DataFrame, baseline: str, candidate: str)
         value_vars=["baseline_median", "candidate_median"], var_name="side", value_name="value")
     long["side"] = long["side"].map(dict(zip(["baseline_median", "candidate_median"], sides)))
     x = alt.X("side:N", sort=sides, title=None, axis=alt.Axis(labelAngle=0, labelLimit=400))
-    y = alt.Y("value:Q", title=f"{slopes['metric'].iloc[0]} ({unit})", scale=alt.Scale(zero=False),
+    y = alt.Y("value:Q", title=axis_unit(slopes['metric'].iloc[0], unit), scale=alt.Scale(zero=False),
               axis=alt.Axis(format=fmt))
     lines = alt.Chart(long).mark_line(point=True, strokeWidth=2).encode(
         x=x, y=y, detail=alt.Detail("label:N"),
         color=alt.Color("direction:N", scale=SLOPE_COLORS, title=None, legend=alt.Legend(orient="top")),
         tooltip=tooltips(long, "label", "side", "metric", "direction") + [
-            alt.Tooltip("value:Q", title=f"value ({unit})", format=fmt),
-            alt.Tooltip("tolerance:Q", title=f"tolerance ({unit})", format=fmt),
-            alt.Tooltip("change:Q", title=f"change ({unit})", format=fmt)])
+            alt.Tooltip("value:Q", title=axis_unit("value", unit), format=fmt),
+            alt.Tooltip("tolerance:Q", title=axis_unit("tolerance", unit), format=fmt),
+            alt.Tooltip("change:Q", title=axis_unit("change", unit), format=fmt)])
     known = sorted(set(slopes["tolerance"].dropna().astype(float)))
     limits = pd.DataFrame({"value": known, "text": [f"tolerance {format_value(v, unit)}" for v in known]})
     rule = alt.Chart(limits).mark_rule(strokeDash=[6, 4], color="black").encode(y=alt.Y("value:Q"))
@@ -224,8 +265,8 @@ def correctness_chart(measured: pd.DataFrame, metric: str) -> alt.Chart:
     fmt = value_format(unit)
     return alt.Chart(measured).mark_point(filled=True, size=80).encode(
         x=alt.X("build:N", axis=alt.Axis(labelLimit=400, labelAngle=-20)),
-        y=alt.Y("median:Q", title=f"{metric} ({unit})", scale=alt.Scale(zero=False), axis=alt.Axis(format=fmt)),
+        y=alt.Y("median:Q", title=axis_unit(metric, unit), scale=alt.Scale(zero=False), axis=alt.Axis(format=fmt)),
         color=alt.Color("verdict:N"), shape=alt.Shape("dtype:N"),
         tooltip=tooltips(measured, "machine_name", "workload", "case_key", "dtype", "compile", "build", "verdict") + [
-            alt.Tooltip("median:Q", title=f"{metric} ({unit})", format=fmt),
-            alt.Tooltip("tolerance:Q", title=f"tolerance ({unit})", format=fmt)])
+            alt.Tooltip("median:Q", title=axis_unit(metric, unit), format=fmt),
+            alt.Tooltip("tolerance:Q", title=axis_unit("tolerance", unit), format=fmt)])

@@ -19,7 +19,7 @@ from pages.charts import largest_first, ratio_chart, samples_chart
 from db.query.params import int_param, one_of
 from db.views.verdict_cards import verdict_cards
 from pages.verdict import show_summary
-from pages.widgets import engine, guarded, load, picker, plain, text_param
+from pages.widgets import engine, follow_url, guarded, load, picker, plain, set_param, text_param
 
 # the case's name and the numbers with their units first; the identifying keys pinned at the end
 CASE_VIEW = ["case", "trend", "scope", "metric", "direction", "regression", "change", "baseline_median",
@@ -59,9 +59,9 @@ def _controls() -> dict[str, str]:
 
 def _ratio_section(rows: pd.DataFrame, baseline: str) -> pd.DataFrame:
     start = int_param("chart_cases", st.query_params.get("chart_cases"), CHART_DEFAULT, 5, CHART_MAX)
-    limit = st.slider("Cases in the chart (largest changes first; regressions always)", 5, CHART_MAX, start,
-                      key="cmp_chart_cases")
-    st.query_params["chart_cases"] = str(limit)
+    limit = st.slider("Cases in the chart (largest changes first; regressions always)", 5, CHART_MAX,
+                      key=follow_url("cmp", "chart_cases", start))
+    set_param("chart_cases", str(limit), str(CHART_DEFAULT))
     data = chart_rows(rows, limit)
     if not data.empty:
         extra = int((data["rank"] > limit).sum())
@@ -110,9 +110,9 @@ def _case_table(cases: pd.DataFrame) -> int | None:
     """The case table; returns the row id of the case selected in it, if any."""
     asked = _all_cases() == "1"  # checked even when every case fits: a bad link is named
     every = len(cases) <= TABLE_ROWS or st.toggle(f"Show all {len(cases)} cases (slow in the browser)",
-                                                 value=asked, key="cmp_all")
+                                                 key=follow_url("cmp", "all_cases", asked))
     if len(cases) > TABLE_ROWS:
-        st.query_params["all_cases"] = "1" if every else "0"
+        set_param("all_cases", "1" if every else "0", "0")
     shown = cases if every else largest_first(cases, TABLE_ROWS)
     if not every:
         st.text(f"The {len(shown)} largest changes of {len(cases)} cases, largest first (difference metrics "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from bundle.metrics import METRICS
-from db.views.matrix import ROWS, matrix_builds, matrix_view
+from db.views.matrix import ROWS, SHOWN, matrix_builds, matrix_defaults, matrix_view
 from pages.charts import matrix_chart
 from pages.widgets import guarded, load, picker, plain, text_param
 
@@ -19,15 +19,16 @@ def _render() -> None:
     if not builds:
         st.info("No runs stored yet.")
         st.stop()
+    default_metric, default_dtype = load(matrix_defaults)  # what most was measured
     cols = st.columns(5)
     with cols[0]:
-        metric = _choice("Metric", "metric", list(METRICS), "op_time")
+        metric = _choice("Metric", "metric", list(METRICS), default_metric)
     with cols[1]:
         baseline = _choice("Baseline build", "baseline", builds, builds[0])
     with cols[2]:
         rows = _choice("Rows", "rows", list(ROWS), "chip")
     with cols[3]:
-        dtype = text_param("dtype (required for chip rows)", "dtype", "float32", page="mx")
+        dtype = text_param("dtype (required for chip rows)", "dtype", default_dtype, page="mx")
     with cols[4]:
         compile_mode = _choice("Compile", "compile", ["eager", "inductor"], "eager")
     view = load(matrix_view, {"metric": metric, "baseline": baseline, "rows": rows, "dtype": dtype,
@@ -39,7 +40,9 @@ def _render() -> None:
                      f"Colour: log scale symmetric around 1× (red {1 / view.span:.2f}× … white 1× … blue "
                      f"{view.span:.2f}×)."))  # the baseline comes from the URL: text, not Markdown
     st.altair_chart(matrix_chart(view.grid, view.builds, view.span), width="stretch")
-    st.dataframe(view.cells, hide_index=True)
+    st.dataframe(view.cells[SHOWN], hide_index=True,
+                 column_config={"geomean": st.column_config.NumberColumn("geomean (× better)"),
+                                "ci": st.column_config.TextColumn("95 % CI (×)"), "n_cases": "cases"})
 
 
 guarded(_render)

@@ -43,7 +43,7 @@ def body() -> None:
         return
     for title, panel in views.memory_panels(view.table):
         st.subheader(title)
-        st.altair_chart(memory_chart(views.chart_rows(panel), views.NESTED), width="stretch")
+        st.altair_chart(memory_chart(views.chart_rows(panel), views.NESTED, baseline, candidate), width="content")
         st.dataframe(panel[TABLE], hide_index=True)
 
 

@@ -37,8 +37,11 @@ if __name__ == "__main__":  # the Streamlit script run; importing this module (t
     st.set_page_config(page_title="mpsbench", layout="wide")
     from db.store.tokens import reads_need_token
     from pages.signin import signed_in
-    from pages.widgets import guarded  # every page under the one guard: a short st.error, never a traceback
+    from pages.widgets import flush_params, guarded  # every page under the one guard: a short st.error
 
     # with read tokens configured, a session that has not signed in sees the sign-in page only
     shown = pages() if not reads_need_token() or signed_in() else [p for p in pages() if p.url_path == "signin"]
-    guarded(st.navigation(shown).run)
+    try:
+        guarded(st.navigation(shown).run)
+    finally:  # also after st.stop/st.rerun: the page's URL in one change (one history entry)
+        flush_params()

@@ -15,7 +15,7 @@ from db.query.selectors import available_selectors
 from db.store.triage import NOTE_KEY, STATES, save_note
 from db.query.params import threshold_percent
 from pages.signin import require_writer
-from pages.widgets import engine, guarded, load, picker, plain, text_param
+from pages.widgets import engine, follow_url, guarded, load, picker, plain, set_param, text_param
 
 
 def _triage_form(found, query: CompareQuery) -> None:
@@ -49,8 +49,8 @@ def _render() -> None:
     candidate = picker("Candidate", "candidate", options, last or options[-1], page="reg", format_func=shown)
     scope = picker("Scope", "scope", ["machine", "chip"], "machine", page="reg")
     start = threshold_percent(st.query_params.get("threshold"))  # percent, read as GET /api/v1/regressions does
-    threshold = st.slider("Threshold (% worse)", 1, 100, int(round(start)), key="reg_thr")
-    st.query_params["threshold"] = str(threshold)
+    threshold = st.slider("Threshold (% worse)", 1, 100, key=follow_url("reg", "threshold", int(round(start))))
+    set_param("threshold", str(threshold), "5")
     rules = text_param("Rule overrides (metric.field=value, comma list)", "rules", page="reg")
     review = Review.from_params({"baseline": baseline, "candidate": candidate, "scope": scope,
                                  "threshold": str(threshold), "rules": rules})

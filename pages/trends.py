@@ -7,7 +7,7 @@ import streamlit as st
 
 from db.views.trends import FIELDS, build_annotations, resolve_case, trend, trend_choices
 from pages.charts import annotated_trend_chart
-from pages.widgets import guarded, load, picker, stop_if_empty
+from pages.widgets import guarded, load, picker, set_param, stop_if_empty, url_moved
 
 MENUS = {"workload": ("Workload", 2), "case_key": ("Case", 6), "dtype": ("dtype", 1), "compile": ("Compile", 1),
          "metric": ("Metric", 2)}
@@ -18,15 +18,19 @@ def _menus() -> dict[str, str]:
     may have been left stale by a change before it: it falls back to its default instead."""
     choices = load(trend_choices)
     stop_if_empty(choices)
+    if url_moved():  # Back, Forward or a link: the URL's case, not the menus' last state
+        for k in FIELDS:
+            st.session_state.pop(f"tr_{k}", None)
     asked = {k: st.session_state.get(f"tr_{k}", st.query_params.get(k, "")) for k in FIELDS}
     lenient = [k for k in FIELDS if f"tr_{k}" in st.session_state]
     case, menus = resolve_case(choices, asked, lenient)
     names = dict(zip(choices.case_key, choices.case))
     chosen = {}
-    for column, key in zip(st.columns([w for _, w in MENUS.values()]), FIELDS):
+    for i, (column, key) in enumerate(zip(st.columns([w for _, w in MENUS.values()]), FIELDS)):
         if st.session_state.get(f"tr_{key}", case[key]) != case[key]:
             del st.session_state[f"tr_{key}"]  # stale after an earlier menu changed: show the default
-        st.query_params[key] = case[key]  # the URL says what is shown
+        # the URL names what differs from what an absent parameter means (the first option the earlier menus leave)
+        set_param(key, case[key], resolve_case(choices, {k: case[k] for k in FIELDS[:i]})[0][key])
         with column:
             chosen[key] = picker(MENUS[key][0], key, menus[key], case[key], page="tr",
                                  format_func=(lambda k: names.get(k, k)) if key == "case_key" else None)

@@ -1,13 +1,15 @@
 """Look at every page as a user would, and time it: `mpsbench serve` on a fresh seeded store (tests/seed.py: two
 builds on three Macs of two chips, plus later builds for trends), bound to 127.0.0.1; each page opened in headless
-Chromium at 1440×900 and saved as OUTDIR/<page>.png (the first screen, what a person sees without scrolling) and
-OUTDIR/<page>-tall.png (1440×2700, the rest), with any error or exception text the page shows printed beside it.
+Chromium at 1440×900 (--width: another window width; 1280 and 1920 are the other common ones) and saved as
+OUTDIR/<page>.png (the first screen, what a person sees without scrolling) and OUTDIR/<page>-tall.png (2700 px
+tall, the rest), with any error or exception text the page shows printed beside it.
 
 Per page it prints two load times from the navigation's start: first content (the page's title drawn) and settled
 (Streamlit's running indicator gone and every chart drawn, unchanged for QUIET_S). Times depend on the machine's
 load: the script prints `uptime` beside them. --json writes them as JSON too.
 
-    python -m scripts.screenshots OUTDIR [--json FILE]   (from the repository root: it seeds with tests/seed.py)
+    python -m scripts.screenshots OUTDIR [--json FILE] [--width PX]   (from the repository root: it seeds with
+    tests/seed.py)
 """
 from __future__ import annotations
 
@@ -71,9 +73,10 @@ def _open(page, url: str) -> tuple[float, float]:
     return first, _settle(page, start)
 
 
-def main(out: Path, json_path: Path | None) -> int:
+def main(out: Path, json_path: Path | None, width: int = VIEWPORT["width"]) -> int:
     from playwright.sync_api import sync_playwright
 
+    viewport, tall = {**VIEWPORT, "width": width}, {**TALL, "width": width}
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="mpsbench-shots-"))
     path = work / "seeded.duckdb"
@@ -95,15 +98,15 @@ def main(out: Path, json_path: Path | None) -> int:
                 time.sleep(0.5)
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-            page = browser.new_page(viewport=VIEWPORT)
+            page = browser.new_page(viewport=viewport)
             _open(page, f"{base}/")  # warm the server's caches once; each page is then timed as a user opens it
             for _, title, url_path in PAGES:
                 url = f"{base}/{url_path}{QUERY.get(url_path, '')}"  # /overview redirects to /, the default page
-                page.set_viewport_size(VIEWPORT)
+                page.set_viewport_size(viewport)
                 first, settled = _open(page, url)
                 problems = [e.inner_text()[:300] for e in page.query_selector_all(PROBLEMS)]
                 page.screenshot(path=str(out / f"{url_path}.png"))
-                page.set_viewport_size(TALL)
+                page.set_viewport_size(tall)
                 page.wait_for_timeout(1500)  # the page re-lays itself out for the taller window
                 page.screenshot(path=str(out / f"{url_path}-tall.png"))
                 timings.append({"page": title, "first_content_s": round(first, 2), "settled_s": round(settled, 2)})
@@ -126,5 +129,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", nargs="?", default="screenshots", type=Path)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--width", type=int, default=VIEWPORT["width"], help="window width in px (default 1440)")
     args = parser.parse_args()
-    sys.exit(main(args.out, args.json))
+    sys.exit(main(args.out, args.json, args.width))

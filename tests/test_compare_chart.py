@@ -68,8 +68,10 @@ def test_the_chart_colours_are_fixed_per_direction_whatever_the_data():
     spec = ratio_chart(only_better, "torch=2.14.1").to_dict(validate=True)
     colour = spec["layer"][0]["encoding"]["color"]["scale"]
     assert colour["domain"] == list(DIRECTIONS) and colour["range"][0] == DIRECTION_COLORS.range[0]
-    assert spec["layer"][0]["encoding"]["y"]["axis"]["labelLimit"] == 0  # labels never cut
-    assert "baseline torch=2.14.1" in spec["layer"][0]["encoding"]["x"]["title"]
+    from pages.charts import LABEL_PX
+    assert spec["layer"][0]["encoding"]["y"]["axis"]["labelLimit"] == LABEL_PX  # wrapped, the plot keeps the rest
+    assert spec["autosize"]["type"] == "fit-x" and "step" in spec["height"]  # a row per case, never squeezed
+    assert "× better than baseline torch=2.14.1" in spec["layer"][0]["encoding"]["x"]["title"]
     low, high = spec["layer"][0]["encoding"]["x"]["scale"]["domain"]
     assert low == pytest.approx(1 / high) and high > 2.0 * 1.01  # symmetric in log space, the CI end inside
 
@@ -160,3 +162,17 @@ def test_status_changes_count_cases_and_flag_a_newly_supported_case_failing_its_
         ('{"px":1024}', "newly supported, fails its tolerance", WORSE),  # new failures first
         ('{"px":512}', "newly supported", BETTER)]  # one case, three metrics: one change
     assert changes.metric.iloc[1] == "memory_driver_peak, op_time, psnr_vs_cpu"
+
+
+def test_chart_labels_wrap_at_their_parts_and_units_are_named():
+    from pages.charts import axis_unit, samples_chart, wrap
+
+    label = "Apple M3 Ultra (80-core GPU) · linear k_v · Qwen3-0.6B · M=1 K=1024 N=1024 · bf16 · op_time"
+    assert wrap(label, 60).split("\n") == ["Apple M3 Ultra (80-core GPU) · linear k_v · Qwen3-0.6B",
+                                           "M=1 K=1024 N=1024 · bf16 · op_time"]
+    assert wrap("short · name", 60) == "short · name"
+    assert wrap("a" * 70 + " b", 60).split("\n") == ["a" * 70, "b"]  # a long word keeps its own line
+    assert axis_unit("sample", "µs") == "sample (µs)" and axis_unit("max_abs_error", "1") == "max_abs_error (dimensionless)"
+    samples = pd.DataFrame({"side": ["baseline", "candidate"], "sample": [1.0, 2.0], "unit": ["µs", "µs"]})
+    spec = samples_chart(samples, "µs").to_dict(validate=True)
+    assert {layer["encoding"]["x"]["title"] for layer in spec["layer"]} == {"sample (µs)"}  # not "sample, sample (µs)"

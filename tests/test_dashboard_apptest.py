@@ -115,6 +115,31 @@ def test_memory_shows_gib_and_unavailable_never_zero(known_db):
     assert reserved["baseline"] == reserved["candidate"] == "unavailable: torch.mps has no reserved-peak API in this build"
 
 
+def test_matrix_opens_on_the_most_measured_dtype_without_none_cells(tmp_path, monkeypatch):
+    _store(tmp_path, monkeypatch, seed_store)
+    at = _page("matrix.py")
+    assert not at.exception, [e.value for e in at.exception]
+    # tests/seed.py: 4 bfloat16 op_time cases, 3 float32
+    assert at.selectbox[0].value == "op_time" and at.text_input[0].value == "bfloat16"
+    table = at.dataframe[0].value
+    assert set(table["build"]) == {"2.15.0rc1"} and set(table["n_cases"]) == {3}  # linear q, k_v, o per chip
+    assert "None" not in _cells(at) and "nan" not in _cells(at)
+    assert all(ci.endswith("×") for ci in table["ci"])
+    one = _page("matrix.py", {"dtype": "float32", "baseline": "2.14.1"})  # single-case cells: no CI, said so
+    assert "None" not in _cells(one) and "— (no CI from 1 case)" in _cells(one)
+
+
+def test_memory_legend_names_both_builds(known_db):
+    at = _page("memory.py")
+    charts = at.get("vega_lite_chart")
+    assert charts, "the memory chart"
+    spec = json.loads(charts[0].proto.spec)
+    legend = spec["spec"]["layer"][0]["encoding"]["color"]["legend"]
+    assert legend["orient"] == "top"
+    assert "baseline 2.14.1 (stable, 0000000)" in legend["labelExpr"]  # the known bundles: git hash 0000000
+    assert "candidate 2.15.0rc1 (rc, 0000000)" in legend["labelExpr"]
+
+
 def test_correctness_flags_faster_but_wrong(known_db):
     at = _page("correctness.py")
     assert any("faster but wrong: 1 case" in e.value for e in at.error)

@@ -48,3 +48,61 @@ def test_names_are_normalised_case_and_space():
 def test_every_entry_names_its_source():
     assert all(entry.source for entry in CHIPS.values())
     assert all((entry.gbs is None) != (entry.by_gpu_cores is None) for entry in CHIPS.values())
+
+
+# --- NVIDIA GPUs: named from the device, bandwidth from collector/nvidia.py (no GPU here: recorded names) ------
+# device names as torch.cuda.get_device_name() / nvidia-smi report them on each board
+@pytest.mark.parametrize(("device_name", "chip", "gbs"), [
+    ("NVIDIA H200", "NVIDIA H200", 4800), ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3", 3350),
+    ("NVIDIA H100 PCIe", "NVIDIA H100 PCIe", 2000), ("NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", 2039),
+    ("NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB", 1555), ("  NVIDIA  L4 ", "NVIDIA L4", 300),
+    ("Tesla T4", "Tesla T4", 320)])
+def test_nvidia_chips_are_named_from_the_gpu_with_their_datasheet_bandwidth(device_name, chip, gbs):
+    from collector.nvidia import gpu_chip
+
+    assert gpu_chip(device_name) == chip
+    assert peak_bandwidth_gbs(gpu_chip(device_name), None) == gbs
+
+
+@pytest.mark.parametrize("device_name", ["NVIDIA GeForce RTX 5090", "NVIDIA H100", "NVIDIA B300 SXM6 AC"])
+def test_unknown_or_ambiguous_gpus_have_no_bandwidth(device_name):
+    from collector.nvidia import gpu_chip
+
+    assert gpu_chip(device_name) == device_name and peak_bandwidth_gbs(device_name, None) is None
+
+
+def test_a_cuda_machine_records_its_gpu_as_its_chip(monkeypatch):
+    import torch
+
+    import collector.fingerprint as fingerprint
+
+    smi = "NVIDIA H200, 143771 MiB\n"  # recorded `nvidia-smi --query-gpu=name,memory.total --format=csv,noheader`
+    monkeypatch.setattr(fingerprint, "_run", lambda cmd, timeout_s=20.0: smi if cmd[0] == "nvidia-smi" else "")
+    assert fingerprint._linux_fields("cuda")["chip"] == "NVIDIA H200"
+    monkeypatch.setattr(fingerprint, "_run", lambda cmd, timeout_s=20.0: "")  # no nvidia-smi: torch names it
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
+    assert fingerprint._linux_fields("cuda")["chip"] == "NVIDIA H200"
+    assert fingerprint._linux_fields("cpu")["chip"] is None  # a CPU run names no GPU
+
+
+def test_bandwidth_fraction_on_a_known_and_an_unknown_gpu():
+    import torch
+
+    from bundle.schema import Status
+    from collector.adapters.cpu import CpuAdapter
+    from collector.runner import RunContext, run_case
+    from collector.timing import TimingPolicy
+    from tests.test_collector_passes import OneOff
+
+    a = torch.ones(1 << 16)
+    w = OneOff(lambda b: b.time_op(lambda: a * 2, bytes_per_call=2 * a.numel() * 4))
+    quick = TimingPolicy(budget_s=0.05, min_samples=6, min_time_s=0.01)
+    for chip, peak in (("NVIDIA H200", 4800.0), ("NVIDIA GeForce RTX 5090", None)):
+        got = {r.metric: r for r in run_case(w, w.cases("quick")[0], RunContext(CpuAdapter(), quick, chip=chip))}
+        fraction, achieved = got["bandwidth_fraction"], got["achieved_bandwidth"]
+        if peak is None:
+            assert fraction.status == Status.unavailable and fraction.samples == []
+            assert fraction.message == f"no specified peak memory bandwidth is known for chip {chip!r}"
+        else:
+            assert fraction.status == Status.ok and "4800 GB/s" in fraction.message
+            assert fraction.samples == pytest.approx([s / peak * 100 for s in achieved.samples])

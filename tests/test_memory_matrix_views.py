@@ -9,7 +9,7 @@ import pytest
 
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
-from db.views.matrix import matrix, matrix_builds, matrix_grid
+from db.views.matrix import builds_ran, matrix, matrix_builds, matrix_defaults, matrix_grid, matrix_view
 from db.views.memory import NESTED, chart_rows, memory_builds, memory_compare, memory_long, memory_panels
 from pages.charts import matrix_chart, memory_chart
 from tests.bundles import make_bundle, make_result
@@ -156,3 +156,54 @@ def test_matrix_cells_scale_and_no_data(matrix_engine):
     assert spec["layer"][0]["encoding"]["color"]["legend"]["format"] == ".2f"
     labels = {r["label"] for rows in spec["datasets"].values() for r in rows}
     assert {"3.47×", "1.52×", "0.50×", "no data"} <= labels
+
+
+def test_matrix_leaves_out_the_builds_a_chip_never_ran(matrix_engine):
+    assert builds_ran(matrix_engine) == {("Apple M3 Ultra", "2.14.1"), ("Apple M3 Ultra", "2.15.0rc1"),
+                                         ("Apple M3 Ultra", "2.16.0.dev20261120"), ("Apple M2 Max", "2.14.1"),
+                                         ("Apple M2 Max", "2.15.0rc1")}
+    view = matrix_view(matrix_engine, {})
+    cells = {(r.row, r.build): r.label for r in view.grid.itertuples()}
+    # the M2 never ran the nightly: no "no data" cell for it; the M3 ran every build
+    assert cells == {("Apple M2 Max", "2.15.0rc1"): "0.50×", ("Apple M3 Ultra", "2.15.0rc1"): "3.47×",
+                     ("Apple M3 Ultra", "2.16.0.dev20261120"): "1.52×"}
+    assert list(view.cells.columns) == ["row", "build", "geomean", "ci_low", "ci_high", "ci", "n_cases", "unit",
+                                         "baseline"]
+
+
+def test_a_build_the_chip_ran_without_a_comparable_case_still_says_no_data(matrix_engine):
+    cells = matrix(matrix_engine, "op_time", "2.14.1", "chip", "float32", "eager", "")
+    ran = builds_ran(matrix_engine) | {("Apple M2 Max", "2.16.0.dev20261120")}  # as if the M2 ran it, no op_time
+    grid, _ = matrix_grid(cells, matrix_builds(matrix_engine), "2.14.1", ran)
+    assert dict(zip(zip(grid.row, grid.build), grid.label))[("Apple M2 Max", "2.16.0.dev20261120")] == "no data"
+
+
+def test_matrix_defaults_to_the_metric_and_dtype_with_the_most_cases(matrix_engine, tmp_path):
+    from tests.seed import seed_store
+
+    assert matrix_defaults(matrix_engine) == ("op_time", "float32")  # the only thing stored
+    seeded = open_store(tmp_path / "seeded.duckdb")
+    seed_store(seeded)
+    # tests/seed.py: bf16 op_time cases are linear q, k_v, o and grouped_mm (4); fp32: softmax ×2, constant_pad (3)
+    assert matrix_defaults(seeded) == ("op_time", "bfloat16")
+    view = matrix_view(seeded, {})
+    assert (view.metric, view.dtype) == ("op_time", "bfloat16") and len(view.cells) == 2
+    assert matrix_defaults(open_store(tmp_path / "empty.duckdb")) == ("op_time", "float32")
+    seeded.dispose()
+
+
+def test_memory_chart_tells_eager_from_inductor_and_names_its_colours():
+    from bundle.case_names import case_name
+
+    names = [case_name("vae_tiled_decode", {"model": "Wan2.2-TI2V-5B", "frames": 21, "height": 704, "width": 1280,
+                                            "tiles": 28}, "bfloat16", mode) for mode in ("eager", "inductor")]
+    rows = pd.DataFrame([{"case": name, "figure": figure, "side": side, "GiB": 1.0, "state": "ok", "label": "1.00",
+                          "change": ""} for name in names for figure in NESTED for side in ("baseline", "candidate")])
+    spec = memory_chart(rows, NESTED, "2.14.1 (stable)", "2.15.0rc1 (rc)").to_dict(validate=True)
+    drawn = {r["lines"] for data in spec["datasets"].values() for r in data}
+    assert len(drawn) == 2  # two rows, not one shared label
+    assert [line.split("\n")[-1].endswith("inductor") for line in sorted(drawn)] == [False, True]
+    assert all(len(line) <= 60 for label in drawn for line in label.split("\n"))  # wrapped, none cut
+    legend = spec["spec"]["layer"][0]["encoding"]["color"]["legend"]
+    assert legend["orient"] == "top" and "baseline 2.14.1 (stable)" in legend["labelExpr"]
+    assert "candidate 2.15.0rc1 (rc)" in legend["labelExpr"]

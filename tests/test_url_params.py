@@ -63,6 +63,7 @@ BAD = [  # (page, parameters, the parameter the error must name)
     ("correctness.py", {"candidate": "nope"}, "candidate"),
     ("correctness.py", {"metric": "speed"}, "metric"),
     ("compare.py", {"baseline": B, "candidate": C, "pool": "maybe"}, "pool"),
+    ("runs.py", {"run_id": "nope"}, "run_id"),  # named, not silently dropped
 ]
 
 
@@ -80,8 +81,17 @@ def test_a_bad_url_value_is_named_never_a_traceback(seeded_path, monkeypatch, fi
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     errors = [e.value for e in at.error]
-    assert any(e.startswith(f"{named}:") for e in errors), errors
+    assert sum(e.startswith(f"{named}:") for e in errors) == 1, errors  # once
     assert not any("Traceback" in e or "/work/" in e for e in errors)
+
+
+def test_a_problem_the_message_already_says_is_not_repeated():
+    from db.errors import Problem
+    from db.query.params import bad
+
+    assert str(bad("chart_cases", "a whole number from 5 to 500", "abc")) == \
+        "chart_cases: a whole number from 5 to 500 (got 'abc')"
+    assert str(StoreError(400, "refused", [Problem("x", "must be y")])) == "refused (x: must be y)"
 
 
 def test_the_api_reads_threshold_in_percent_like_the_page(seeded_path, monkeypatch):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bundle.schema import Machine
 from collector.fingerprint import linux, macos
+from collector.nvidia import gpu_chip
 
 
 def _run(cmd: list[str], timeout_s: float = 20.0) -> str:
@@ -38,7 +39,8 @@ def _linux_fields(device_type: str) -> dict[str, object]:
             gpu = torch.cuda.get_device_name()
         except Exception:  # noqa: BLE001 - unknown stays None
             gpu = None
-    return {"cpu_model": linux.parse_cpuinfo(_read("/proc/cpuinfo")), "gpu_name": gpu,
+    # a CUDA run's chip is its GPU ("NVIDIA H200"): the name its pages group by and its bandwidth is looked up by
+    return {"cpu_model": linux.parse_cpuinfo(_read("/proc/cpuinfo")), "gpu_name": gpu, "chip": gpu_chip(gpu),
             "memory_bytes": linux.parse_meminfo(_read("/proc/meminfo")),
             "os_version": linux.parse_os_release(_read("/etc/os-release")) or platform.release()}
 

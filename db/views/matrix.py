@@ -12,12 +12,14 @@ from sqlalchemy import Engine
 from bundle.metrics import METRICS
 from db.query.params import Params, one_of, only
 
+from db.query.case_pairs import scope_sql
 from db.review.comparison import CompareQuery, compare
 from db.store.read import read_frame
 from db.stats.significance import geomean_ci
 from bundle.builds import build_sort_key
 
-COLUMNS = ["row", "build", "geomean", "ci_low", "ci_high", "n_cases", "unit", "baseline"]
+COLUMNS = ["row", "build", "geomean", "ci_low", "ci_high", "ci", "n_cases", "unit", "baseline"]
+SHOWN = ["row", "build", "geomean", "ci", "n_cases", "unit", "baseline"]  # the page's table: no bare None cell
 
 
 def matrix_builds(engine: Engine) -> list[str]:
@@ -39,8 +41,38 @@ def matrix(engine: Engine, metric_name: str, baseline_build: str, rows: str = "c
         for row, group in cases.groupby(label):
             centre, low, high = geomean_ci(np.log(group.oriented_ratio.to_numpy(dtype=float)))
             cells.append({"row": row, "build": build, "geomean": centre, "ci_low": low, "ci_high": high,
-                          "n_cases": len(group), "unit": "×", "baseline": f"torch={baseline_build}"})
-    return pd.DataFrame(cells, columns=COLUMNS)
+                          "ci": ci_text(low, high, len(group)),
+                          "n_cases": len(group), "unit": "×", "baseline": f"torch={baseline_build}",
+                          "scope": group.scope.iloc[0]})
+    return pd.DataFrame(cells, columns=COLUMNS + ["scope"])  # scope: the row's chip, for matrix_grid
+
+
+def ci_text(low: float | None, high: float | None, n: int) -> str:
+    """The 95 % CI in words: "0.911–1.249×", or why there is none (one case gives no interval)."""
+    if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
+        return f"— (no CI from {n} case{'s' * (n != 1)})"
+    return f"{low:.3f}–{high:.3f}×"
+
+
+def builds_ran(engine: Engine) -> set[tuple[str, str]]:
+    """Every (chip scope, build) with a stored run: a Mac never ran a CUDA or CPU wheel, so the Matrix leaves
+    those cells out instead of calling them "no data"."""
+    found = read_frame(engine, f"SELECT DISTINCT {scope_sql('chip')} AS scope, ru.torch_version AS build FROM runs ru")
+    return set(zip(found.scope, found.build))
+
+
+def matrix_defaults(engine: Engine) -> tuple[str, str]:
+    """The ratio metric and dtype with the most stored cases (ok results; a case is a workload, shape and compile
+    mode), op_time and float32 when nothing is stored: the Matrix opens on what most was measured."""
+    ratio = [m.name for m in METRICS.values() if m.comparison.value == "ratio"]
+    found = read_frame(engine, "SELECT metric, dtype, count(DISTINCT (workload, case_key, compile)) AS n FROM results "
+                               "WHERE status = 'ok' GROUP BY ALL")
+    found = found[found.metric.isin(ratio)]
+    if found.empty:
+        return "op_time", "float32"
+    best = found.assign(op=found.metric != "op_time").sort_values(["n", "op", "metric", "dtype"],
+                                                                   ascending=[False, True, True, True]).iloc[0]
+    return str(best["metric"]), str(best["dtype"])
 
 
 ROWS = ("chip", "dtype")
@@ -63,22 +95,25 @@ class Matrix:
 
 
 def matrix_view(engine: Engine, params: Params) -> Matrix:
-    """The Matrix page and GET /api/v1/matrix. Empty parameters take: metric op_time, the oldest build as
-    baseline, chip rows, dtype float32 (chip rows only), compile eager, every workload."""
+    """The Matrix page and GET /api/v1/matrix. Empty parameters take: the metric and dtype with the most cases
+    (matrix_defaults; the dtype for chip rows only), the oldest build as baseline, chip rows, compile eager, every
+    workload."""
     p = only(params, PARAMS)
-    metric_name = one_of("metric", p["metric"] or "op_time", METRICS)
+    default_metric, default_dtype = matrix_defaults(engine)
+    metric_name = one_of("metric", p["metric"] or default_metric, METRICS)
     rows = one_of("rows", p["rows"] or "chip", ROWS)
     builds = matrix_builds(engine)
     baseline = p["baseline"].removeprefix("torch=") or (builds[0] if builds else "")
     if p["baseline"] and builds:
         one_of("baseline", baseline, builds)  # a build the store does not hold is named, not compared
-    dtype = (p["dtype"] or "float32") if rows == "chip" else ""
+    dtype = (p["dtype"] or default_dtype) if rows == "chip" else ""
     compile_mode = p["compile"] or "eager"
     cells = (matrix(engine, metric_name, baseline, rows, dtype, compile_mode, p["workload"]) if builds
              else pd.DataFrame(columns=COLUMNS))
-    grid, span = matrix_grid(cells, builds, baseline)
+    grid, span = matrix_grid(cells, builds, baseline, builds_ran(engine))
     why = "" if len(cells) else _why_empty(engine, metric_name, baseline, dtype, compile_mode, p["workload"], builds)
-    return Matrix(metric_name, baseline, rows, dtype, compile_mode, p["workload"], builds, cells, grid, span, why)
+    return Matrix(metric_name, baseline, rows, dtype, compile_mode, p["workload"], builds, cells[COLUMNS], grid, span,
+                  why)
 
 
 def _why_empty(engine: Engine, metric: str, baseline: str, dtype: str, compile_mode: str, workload: str,
@@ -103,14 +138,19 @@ def _why_empty(engine: Engine, metric: str, baseline: str, dtype: str, compile_m
             f"Stored for {metric}: dtypes {listed('dtype')}; compile modes {listed('compile')}.")
 
 
-def matrix_grid(cells: pd.DataFrame, builds: list[str], baseline_build: str) -> tuple[pd.DataFrame, float]:
-    """Every (row, build) of the heatmap, a missing one marked "no data", each with its number as text, and the
-    colour scale's half-width `span` (×): the scale runs from 1/span to span, symmetric in log space around 1×,
-    so equal wins and losses get equal colour and 1× is always the neutral midpoint."""
+def matrix_grid(cells: pd.DataFrame, builds: list[str], baseline_build: str,
+                ran: set[tuple[str, str]] | None = None) -> tuple[pd.DataFrame, float]:
+    """Every (row, build) of the heatmap whose chip ran the build (`ran`: builds_ran; None: every build), a
+    missing one marked "no data", each with its number as text, and the colour scale's half-width `span` (×): the
+    scale runs from 1/span to span, symmetric in log space around 1×, so equal wins and losses get equal colour
+    and 1× is always the neutral midpoint."""
     columns = [b for b in builds if b != baseline_build]
+    scopes = cells.drop_duplicates("row").set_index("row")["scope"] if "scope" in cells else pd.Series(dtype=str)
     rows = sorted(cells["row"].unique()) if not cells.empty else []
     full = pd.MultiIndex.from_product([rows, columns], names=["row", "build"]).to_frame(index=False)
-    grid = full.merge(cells, on=["row", "build"], how="left")
+    if ran is not None and len(full):
+        full = full[[(scopes.get(r, r), b) in ran for r, b in full.itertuples(index=False)]]
+    grid = full.merge(cells.drop(columns=["scope"], errors="ignore"), on=["row", "build"], how="left")
     logs = np.log(grid["geomean"].astype(float))
     span = float(np.exp(np.nanmax(np.abs(logs)))) if logs.notna().any() else 2.0
     span = max(span, 1.1)  # a flat matrix still gets a readable scale
