@@ -25,8 +25,11 @@ Same-run ratios (absolute times swing ±30 % on a shared machine): the cold Comp
 that reads the same selected rows and takes each case's median per side (BARE_SQL, timed in alternation; goal
 ≤ 2×), and the page's time to chart against the same page on a ~100-case store timed right after (goal ≤ 1.3×).
 --tiny: 8,000 rows on 2 machines, 1 repeat, 1 reload (seconds; what the tests run so the script cannot rot).
+--scaling: the cold Compare, the bare read, the ingest of one more run and the page's time to chart at each of
+--sizes (default 1 M, 3 M and 10 M rows), with each cost's growth exponent fitted over the sizes
+(benchmarks/scaling.py; --tiny: 8,000, 16,000 and 32,000 rows).
 Usage: python benchmarks/dashboard.py [--rows N] [--machines M] [--db PATH] [--repeats K] [--interleave]
-                                      [--no-browser] [--tiny] [--json]
+                                      [--no-browser] [--tiny] [--json] [--scaling [--sizes N,N,…]]
 """
 from __future__ import annotations
 
@@ -271,7 +274,12 @@ def main() -> None:
     parser.add_argument("--reloads", type=int, default=3, help="page reloads timed in the browser")
     parser.add_argument("--tiny", action="store_true", help="8,000 rows, 2 machines, 1 repeat, 1 reload (seconds)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--scaling", action="store_true", help="Compare, bare read, ingest of one run and the "
+                        "page at each --sizes, with each cost's fitted growth exponent (benchmarks/scaling.py)")
+    parser.add_argument("--sizes", default="1000000,3000000,10000000", help="store sizes (rows) for --scaling")
     args = parser.parse_args()
+    if args.scaling:
+        return scaling(args)
     if args.tiny:
         args.rows, args.machines, args.repeats, args.reloads = 8_000, 2, 1, 1
     workdir = Path(tempfile.mkdtemp(prefix="mpsbench-bench-"))
@@ -297,6 +305,40 @@ def main() -> None:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(json.dumps(figures, indent=2) if args.json else "\n".join(f"{k}: {v}" for k, v in figures.items()))
+
+
+def scaling(args) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, run as a script or a module
+    from scaling import exponent, run_bundle, table, time_ingest
+
+    sizes = [8_000, 16_000, 32_000] if args.tiny else [int(x) for x in args.sizes.split(",")]
+    machines, repeats = (2, 1) if args.tiny else (args.machines, args.repeats)
+    workdir = Path(tempfile.mkdtemp(prefix="mpsbench-scaling-"))
+    points = []
+    try:
+        for rows in sizes:
+            path = workdir / f"{rows}.duckdb"
+            start = time.perf_counter()
+            shape = generate(path, rows, args.interleave, machines)
+            generated = time.perf_counter() - start
+            cmp = time_compare(path, BASE, repeats, bare=True)
+            page = None if args.no_browser else time_browser(path, max(1, args.reloads // 3))
+            bundle_of = lambda: run_bundle(0, "2.11.0", PER_RUN, WORKLOADS, DTYPES, CHIPS, SAMPLES)  # noqa: E731
+            ingest = time_ingest(path, bundle_of, repeats)
+            points.append({"rows": shape["rows"], "generate_s": round(generated, 1),
+                           "compare_cold_ms": cmp["cold"]["median_ms"], "bare_ms": cmp["bare_duckdb"]["median_ms"],
+                           "ingest_one_run_ms": ingest["median_ms"],
+                           "page_chart_s": page["first_load"]["chart_s"] if page and "skipped" not in page else None,
+                           "page_reload_chart_s": page["reload"]["chart_s_median"]
+                           if page and "skipped" not in page else None})
+            path.unlink()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    rows = [p["rows"] for p in points]
+    fits = {name: exponent(rows, [p[name] for p in points]) if all(p[name] for p in points) else None
+            for name in ("compare_cold_ms", "bare_ms", "ingest_one_run_ms", "page_chart_s", "page_reload_chart_s")}
+    out = {"sizes": points, "growth_exponent": fits}
+    print(json.dumps(out, indent=2) if args.json else table(points, fits))
 
 
 if __name__ == "__main__":

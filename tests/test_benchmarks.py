@@ -20,6 +20,28 @@ def _run(script: str, *args: str, limit_s: float = 240) -> dict:
     return json.loads(done.stdout)
 
 
+def test_dashboard_scaling_tiny():
+    out = _run("dashboard.py", "--scaling", "--tiny", "--no-browser")
+    sizes = out["sizes"]
+    assert [p["rows"] for p in sizes] == [8_000, 16_000, 32_000]
+    assert all(p["compare_cold_ms"] > 0 and p["bare_ms"] > 0 and p["ingest_one_run_ms"] > 0 for p in sizes)
+    assert all(p["page_chart_s"] is None for p in sizes)  # --no-browser: no figure, never a 0
+    fits = out["growth_exponent"]
+    assert isinstance(fits["compare_cold_ms"], float) and fits["page_chart_s"] is None
+
+
+def test_growth_exponent_is_the_log_log_slope():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("scaling", ROOT / "benchmarks" / "scaling.py")
+    scaling = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scaling)
+    assert scaling.exponent([1e6, 3e6, 1e7], [0.1, 0.3, 1.0]) == pytest.approx(1.0)  # linear
+    assert scaling.exponent([1e6, 1e7], [2.0, 2.0]) == pytest.approx(0.0)  # flat
+    assert scaling.exponent([1e6, 1e7], [1.0, 100.0]) == pytest.approx(2.0)  # quadratic
+    assert scaling.exponent([1e6], [1.0]) is None
+
+
 def test_dashboard_benchmark_tiny():
     args = ("--tiny",) if CHROMIUM.exists() else ("--tiny", "--no-browser")
     out = _run("dashboard.py", *args)

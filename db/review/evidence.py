@@ -15,8 +15,9 @@ WORST_NAMED = 3  # regressions a group names, worst first; the Regressions page 
 
 
 def nothing_compared(unmatched: pd.DataFrame, baseline: str, candidate: str, scope: str) -> str:
-    """Why a group compared no case: "no torch=2.16.0 run on Apple M4 Pro" when one side never ran there, else the
-    commonest reason a case could not be paired."""
+    """Why a group compared no case: "no torch=2.16.0 run on Apple M4 Pro" when one side never ran there, "its 1
+    case is newly supported on torch=2.15.0rc1" when the candidate alone has ok figures, else the commonest reason
+    a case could not be paired."""
     if unmatched.empty:
         return f"nothing compared on {scope}"
     b_absent = (unmatched.baseline_status == "absent").all()
@@ -25,8 +26,12 @@ def nothing_compared(unmatched: pd.DataFrame, baseline: str, candidate: str, sco
         return f"nothing compared: no {candidate} run on {scope}"
     if b_absent and not c_absent:
         return f"nothing compared: no {baseline} run on {scope}"
+    cases = len(unmatched.drop_duplicates(["workload", "case_key"]))
+    some = f"{cases} case{'s' * (cases != 1)}"
+    if (unmatched.candidate_status == "ok").all():
+        return f"nothing compared: {some} newly running on {candidate} (no ok baseline figure)"
     reason = unmatched.reason.astype(str).value_counts().index[0]
-    return f"nothing compared on {scope}: {len(unmatched)} cases without an ok figure on both sides ({reason})"
+    return f"nothing compared on {scope}: {some} without an ok figure on both sides ({reason})"
 
 
 NO_TIMING = "no timing case compared"
