@@ -106,3 +106,24 @@ def test_bandwidth_fraction_on_a_known_and_an_unknown_gpu():
         else:
             assert fraction.status == Status.ok and "4800 GB/s" in fraction.message
             assert fraction.samples == pytest.approx([s / peak * 100 for s in achieved.samples])
+
+
+def test_a_cuda_bundle_without_a_chip_is_stored_under_its_gpu_name(tmp_path):
+    """A bundle from a collector that did not name a CUDA chip (chip null, device "NVIDIA H200") is stored under
+    the GPU's name, so chip scope pools it as "NVIDIA H200", not "unknown chip: vm"."""
+    from db.ingest.core import ingest_bundle
+    from db.review.comparison import CompareQuery, compute_compare
+    from db.store.engine import open_store
+    from tests.bundles import make_bundle
+
+    engine = open_store(tmp_path / "s.duckdb")
+    vm = {"name": "vm", "os": "Linux", "os_version": "6.8", "chip": None, "arch": "x86_64",
+          "memory_bytes": 2**37, "power_source": "ac"}
+    stable = {"torch_version": "2.14.1", "channel": "stable", "python_version": "3.11.7", "collector_version": "0.1.0"}
+    for build in (stable, None):
+        ingest_bundle(engine, make_bundle(machine=vm, device={"type": "cuda", "name": "NVIDIA H200"},
+                                          **({"build": build} if build else {})))
+    result = compute_compare(engine, CompareQuery.from_params({"baseline": "torch=2.14.1",
+                                                               "candidate": "torch=2.15.0rc1", "scope": "chip"}))
+    engine.dispose()
+    assert set(result.cases.scope) == {"NVIDIA H200"}

@@ -204,13 +204,22 @@ def _may_hide_comma(scan) -> bool:
         return True
 
 
+def _chip(b: Bundle) -> str | None:
+    """The machine's chip; a CUDA run from a collector that did not name it is labelled by its GPU ("NVIDIA H200"),
+    so chip scope pools it with its kind instead of "unknown chip: <host>" (gpu_name first, then the device's)."""
+    m, d = b.machine, b.device
+    if m.chip or d.type != "cuda":
+        return m.chip
+    return m.gpu_name or d.name or None
+
+
 def _run_row(b: Bundle, sha: str, n: int) -> dict:
     m, bd, d = b.machine, b.build, b.device
     return dict(run_id=b.run_id, schema_version=b.schema_version, bundle_sha256=sha,
                 ingested_at=datetime.now(timezone.utc).replace(tzinfo=None),
                 started_at=b.started_at.astimezone(timezone.utc).replace(tzinfo=None),
                 ended_at=b.ended_at and b.ended_at.astimezone(timezone.utc).replace(tzinfo=None),
-                complete=b.complete, machine_name=m.name, chip=m.chip, hw_model=m.hw_model, gpu_name=m.gpu_name,
+                complete=b.complete, machine_name=m.name, chip=_chip(b), hw_model=m.hw_model, gpu_name=m.gpu_name,
                 gpu_cores=m.gpu_cores, cpu_model=m.cpu_model, memory_bytes=m.memory_bytes, os=m.os,
                 os_version=m.os_version, arch=m.arch, power_source=m.power_source,
                 low_power_mode=m.low_power_mode, thermal_state=m.thermal_state, torch_version=bd.torch_version,
