@@ -141,7 +141,8 @@ def _render() -> None:
         st.warning(plain(why))  # names the selectors from the URL: text
     # the summary and the ratio chart come first: they answer "is it a win?" before 10⁴ table rows arrive
     rows = case_rows(judged)
-    data = _ratio_section(rows, query.baseline) if not rows.empty else pd.DataFrame()
+    if not rows.empty:
+        _ratio_section(rows, query.baseline)
     with top:  # the verdict first; its notes are the comparison's
         show_summary(verdict_cards(engine(), judged))
     _status_panel(status_changes(result.cases, result.unmatched))
