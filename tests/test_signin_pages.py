@@ -57,7 +57,7 @@ def test_upload_without_sign_in_offers_no_uploader_and_a_wrong_token_changes_not
     at.text_input[0].input("tok-alice")
     at.button[0].click()
     at.run()
-    assert len(at.file_uploader) == 1 and any("Signed in as alice" in t.value for t in at.text)
+    assert len(at.file_uploader) == 1 and any("Signed in as alice" in t.value for t in at.markdown)
     assert _rows(path, "SELECT count(*) FROM runs") == [(0,)]  # nothing stored by any of that
     at.file_uploader[0].set_value([("good.json", _good(), "application/json")])
     at.run()
@@ -69,7 +69,7 @@ def test_a_link_with_the_token_signs_in_and_leaves_the_address_bar(tmp_path, mon
     _store(tmp_path, monkeypatch)
     at = _page("upload.py", {"token": "tok-ci"})
     assert len(at.file_uploader) == 1 and "token" not in at.query_params
-    assert any("Signed in as ci-mac-1" in t.value for t in at.text)
+    assert any("Signed in as ci-mac-1" in t.value for t in at.markdown)
 
 
 def test_the_upload_page_states_and_keeps_the_servers_size_limit(tmp_path, monkeypatch):
@@ -77,7 +77,7 @@ def test_the_upload_page_states_and_keeps_the_servers_size_limit(tmp_path, monke
     good = _good()
     monkeypatch.setenv("MPSBENCH_MAX_UPLOAD_MB", repr((len(good) - 1) / 2**20))  # one byte too small
     at = _page("upload.py", token="tok-alice")
-    assert any(f"at most {len(good) - 1:,} bytes" in t.value for t in at.text)
+    assert any(f"at most {len(good) - 1:,} bytes" in t.value for t in at.markdown)
     at.file_uploader[0].set_value([("big.json", good, "application/json")])
     outcome = at.run().dataframe[0].value.iloc[0]
     assert outcome["outcome"] == "refused" and "above the server's limit" in outcome["detail"]
