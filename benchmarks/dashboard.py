@@ -308,8 +308,12 @@ def main() -> None:
 
 
 def scaling(args) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, run as a script or a module
-    from scaling import exponent, run_bundle, table, time_ingest
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("scaling", Path(__file__).resolve().with_name("scaling.py"))
+    helpers = importlib.util.module_from_spec(spec)  # its sibling file, whether run as a script or a module
+    spec.loader.exec_module(helpers)
+    exponent, run_bundle, table, time_ingest = helpers.exponent, helpers.run_bundle, helpers.table, helpers.time_ingest
 
     sizes = [8_000, 16_000, 32_000] if args.tiny else [int(x) for x in args.sizes.split(",")]
     machines, repeats = (2, 1) if args.tiny else (args.machines, args.repeats)

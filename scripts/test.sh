@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh dev
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@" tests
+. .venv/bin/activate  # its tools (lint-imports, the mpsbench script) on PATH for the tests
+python -m pytest -q -p no:cacheprovider "$@" tests
 scripts/setup_lake.sh
 .venv-lake/bin/python -m pytest -q -p no:cacheprovider -k lake tests/test_store_lake.py tests/test_benchmarks.py
