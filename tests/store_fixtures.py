@@ -2,7 +2,9 @@
 (`from tests.store_fixtures import seeded`)."""
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -39,3 +41,28 @@ def cli_store_file(tmp_path: Path, monkeypatch, fill) -> Path:
     for name in ("MPSBENCH_TOKEN", "MPSBENCH_READ_TOKENS"):
         monkeypatch.delenv(name, raising=False)
     return path
+
+
+@contextmanager
+def api_client(monkeypatch, store: Path, tokens: str, **env: str) -> Iterator:
+    """The HTTP API (app.api_routes) on a store at `store` (MPSBENCH_DB) with MPSBENCH_UPLOAD_TOKENS `tokens` and
+    any other variables in `env`, set before its first request; its engines disposed and faults forgotten after."""
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    import db.store.engine
+    from app import api_routes
+    from db.store import faults
+
+    monkeypatch.setenv("MPSBENCH_DB", str(store))
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", tokens)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(db.store.engine, "_shared", {})
+    faults.write_succeeded()
+    try:
+        yield TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000), base_url="http://127.0.0.1")
+    finally:
+        for engine in db.store.engine._shared.values():
+            engine.dispose()
+        faults.write_succeeded()

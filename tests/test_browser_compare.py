@@ -112,6 +112,16 @@ def test_compare_page_in_a_browser_and_upload_api(server):
                 card = page.locator("[data-testid='stVerticalBlock']", has_text=title).last  # the innermost: the card
                 text = card.inner_text(timeout=PAGE_S * 1000)
                 assert all(line in text for line in CARD_LINES), (title, text)
+            # every card says what the API's summary says of its group: its counts, or why nothing was compared
+            groups = httpx.get(f"{server}/api/v1/compare?{COMPARE_QUERY}", timeout=PAGE_S).json()["summary"]["groups"]
+            assert 5 <= len(groups) <= 9  # all drawn (pages/verdict.py SHOWN)
+            for g in groups:
+                title = f"{g['scope']} · {g['dtype']} · {g['compile']}"
+                text = page.locator("[data-testid='stVerticalBlock']", has_text=title).last.inner_text(
+                    timeout=PAGE_S * 1000)
+                said = (f"{g['faster']} faster / {g['slower']} slower / {g['unchanged']} unchanged" if g["compared"]
+                        else g["verdict"])
+                assert g["verdict"] in text and said in text, (title, said, text)
             assert page.locator(REGRESSION_BAR).count() == 2  # k_v on each chip
             body = page.inner_text("body")
             assert "Per family geomean" in body and "Status changes" in body and "baseline torch=2.14.1" in body

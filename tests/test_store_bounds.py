@@ -9,17 +9,14 @@ import os
 
 import pytest
 from sqlalchemy import text
-from starlette.applications import Starlette
-from starlette.testclient import TestClient
 
 import db.store.engine
-from app import api_routes
 from db.cli import main as db_cli
 from db.ingest.core import ingest_bundle
-from db.store import faults
 from db.store.aa_pairs import PARTNERS, backfill
 from db.store.engine import open_store
 from tests.bundles import make_bundle, make_result
+from tests.store_fixtures import api_client
 
 JSON = {"content-type": "application/json", "authorization": "Bearer tok-bounds"}
 
@@ -27,15 +24,9 @@ JSON = {"content-type": "application/json", "authorization": "Bearer tok-bounds"
 @pytest.fixture
 def client(tmp_path, monkeypatch):
     """The API on a store under a 256 MB DuckDB memory limit."""
-    monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "store.duckdb"))
-    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "bounds=tok-bounds")
-    monkeypatch.setenv("MPSBENCH_DUCKDB_MEMORY", "256MB")
-    monkeypatch.setattr(db.store.engine, "_shared", {})
-    faults.write_succeeded()
-    yield TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000), base_url="http://127.0.0.1")
-    for engine in db.store.engine._shared.values():
-        engine.dispose()
-    faults.write_succeeded()
+    with api_client(monkeypatch, tmp_path / "store.duckdb", "bounds=tok-bounds",
+                    MPSBENCH_DUCKDB_MEMORY="256MB") as found:
+        yield found
 
 
 def _upload(client, bundle: dict):

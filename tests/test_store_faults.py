@@ -11,22 +11,22 @@ import sys
 import textwrap
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import duckdb
 import pytest
 import sqlalchemy.exc
 from sqlalchemy import text
-from starlette.applications import Starlette
-from starlette.testclient import TestClient
 
 import db.ingest.core
 import db.store.engine
-from app import api_routes
 from db.store import faults
 from db.store.engine import open_store
 from db.store.tables import STORE_VERSION
 from tests.bundles import make_bundle
+from tests.store_fixtures import api_client
 from tests.test_store_migrate import V0_DDL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,14 +104,8 @@ def test_a_failed_stamp_rolls_the_migration_back(tmp_path, monkeypatch):
 @pytest.fixture
 def server(tmp_path, monkeypatch):
     """An API client on a store at MPSBENCH_DB (set it before the first request), faults forgotten after."""
-    monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "store.duckdb"))
-    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "faults=tok-faults")
-    monkeypatch.setattr(db.store.engine, "_shared", {})
-    faults.write_succeeded()
-    yield TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000), base_url="http://127.0.0.1")
-    for engine in db.store.engine._shared.values():
-        engine.dispose()
-    faults.write_succeeded()
+    with api_client(monkeypatch, tmp_path / "store.duckdb", "faults=tok-faults") as found:
+        yield found
 
 
 def _upload(client, bundle):
@@ -234,17 +228,24 @@ def _fill(where: Path) -> Path:
     return filler
 
 
-def test_a_real_full_disk_on_a_small_tmpfs(tmp_path, monkeypatch):
+@contextmanager
+def _on_small_tmpfs(tmp_path: Path, monkeypatch, instead: str) -> Iterator[tuple]:
+    """(the API on a store in an 8 MB tmpfs, the mount point, {"umount": its result after}); skips naming
+    `instead` where no tmpfs can be mounted."""
     mnt = tmp_path / "mnt"
     why = _mount_tmpfs(mnt, "8m")
     if why:
-        pytest.skip(f"no small tmpfs to fill ({why}); test_simulated_disk_full_… covers the same path")
+        pytest.skip(f"no small tmpfs to fill ({why}); {instead} covers the same path")
+    after: dict = {}
     try:
-        monkeypatch.setenv("MPSBENCH_DB", str(mnt / "store.duckdb"))
-        monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "faults=tok-faults")
-        monkeypatch.setattr(db.store.engine, "_shared", {})
-        faults.write_succeeded()
-        client = TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000), base_url="http://127.0.0.1")
+        with api_client(monkeypatch, mnt / "store.duckdb", "faults=tok-faults") as client:
+            yield client, mnt, after
+    finally:
+        after["umount"] = subprocess.run(["umount", str(mnt)], check=False, capture_output=True, text=True)
+
+
+def test_a_real_full_disk_on_a_small_tmpfs(tmp_path, monkeypatch):
+    with _on_small_tmpfs(tmp_path, monkeypatch, "test_simulated_disk_full_…") as (client, mnt, _):
         kept = [make_bundle(), make_bundle()]
         for bundle in kept:
             assert _upload(client, bundle).status_code == 201
@@ -264,11 +265,6 @@ def test_a_real_full_disk_on_a_small_tmpfs(tmp_path, monkeypatch):
         assert _upload(client, late).status_code == 201
         assert client.get("/api/v1/health").json()["store"]["state"] == "ok"
         assert _stored(client) == {b["run_id"] for b in kept} | {late["run_id"]}
-    finally:
-        for engine in db.store.engine._shared.values():
-            engine.dispose()
-        faults.write_succeeded()
-        subprocess.run(["umount", str(mnt)], check=False)
 
 
 def _concurrently(client, bundles: list[dict]) -> list[int]:
@@ -318,16 +314,7 @@ def test_a_fault_answered_while_other_uploads_are_in_flight_breaks_none_of_them(
 
 
 def test_a_real_full_disk_with_8_concurrent_uploaders_answers_no_500(tmp_path, monkeypatch):
-    mnt = tmp_path / "mnt"
-    why = _mount_tmpfs(mnt, "8m")
-    if why:
-        pytest.skip(f"no small tmpfs to fill ({why}); test_a_fault_answered_while_… covers the same race")
-    try:
-        monkeypatch.setenv("MPSBENCH_DB", str(mnt / "store.duckdb"))
-        monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "faults=tok-faults")
-        monkeypatch.setattr(db.store.engine, "_shared", {})
-        faults.write_succeeded()
-        client = TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000), base_url="http://127.0.0.1")
+    with _on_small_tmpfs(tmp_path, monkeypatch, "test_a_fault_answered_while_…") as (client, mnt, after):
         kept = [make_bundle(), make_bundle()]
         assert [_upload(client, b).status_code for b in kept] == [201, 201]
         filler = _fill(mnt)
@@ -340,10 +327,5 @@ def test_a_real_full_disk_with_8_concurrent_uploaders_answers_no_500(tmp_path, m
         late = make_bundle()
         assert _upload(client, late).status_code == 201
         assert _stored(client) == {b["run_id"] for b in kept} | {late["run_id"]}
-    finally:
-        for engine in db.store.engine._shared.values():
-            engine.dispose()
-        faults.write_succeeded()
-        unmounted = subprocess.run(["umount", str(mnt)], check=False, capture_output=True, text=True)
     # every connection of every root the faults retired is closed: nothing holds the file system
-    assert unmounted.returncode == 0, unmounted.stderr
+    assert after["umount"].returncode == 0, after["umount"].stderr
