@@ -24,6 +24,15 @@ def _size(fraction: float) -> str:
     return f"≥ {100 * fraction:.0f} % slower" if fraction < 1.0 else f"≥ {1 + fraction:.1f}× slower"
 
 
+def runs_a_side(cases: pd.DataFrame) -> np.ndarray:
+    """Per case, the runs its thinner side pooled: what "N runs a side" counts (a group states its median)."""
+    return np.minimum(cases.baseline_pooled.to_numpy(dtype=float), cases.candidate_pooled.to_numpy(dtype=float))
+
+
+def side_words(runs: int) -> str:
+    return f"{runs} run{'s' * (runs != 1)} a side"
+
+
 def detectable_words(cases: pd.DataFrame, group: list[str], threshold: float) -> dict[tuple, str]:
     """Per group key (its GROUP values as text): the sentence; `cases` are the review's timing cases."""
     if cases.empty or "se" not in cases:
@@ -34,14 +43,12 @@ def detectable_words(cases: pd.DataFrame, group: list[str], threshold: float) ->
     with np.errstate(invalid="ignore"):
         found = np.expm1(detectable(se, df, REVIEW_ALPHA / m, POWER))
         smallest = np.where(np.isfinite(found), np.maximum(found, threshold), np.nan)  # an untestable case stays NaN
-    frame = cases[group].astype(str).assign(_d=smallest, _runs=np.minimum(
-        cases.baseline_pooled.to_numpy(dtype=float), cases.candidate_pooled.to_numpy(dtype=float)))
+    frame = cases[group].astype(str).assign(_d=smallest, _runs=runs_a_side(cases))
     out = {}
     for key, part in frame.groupby(group, sort=False):
         figures = part._d.to_numpy()
         known = figures[np.isfinite(figures)]
-        runs = int(np.median(part._runs))
-        side = f"{runs} run{'s' * (runs != 1)} a side"
+        side = side_words(int(np.median(part._runs)))
         untested = len(figures) - len(known)
         if not len(known):
             out[tuple(key)] = f"detects nothing: no case has replicates or A/A data ({side})"

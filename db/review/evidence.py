@@ -5,19 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
-from bundle.case_names import case_names
+from db.review.detectable import runs_a_side, side_words
 from db.review.noise import NO_DATA
 
 WORST_NAMED = 3  # regressions a group names, worst first; the Regressions page lists them all
 
 
 def nothing_compared(unmatched: pd.DataFrame, baseline: str, candidate: str, scope: str) -> str:
-    """Why a group compared no case: "no torch=2.16.0 run on Apple M4 Pro" when one side never ran there, "its 1
-    case is newly supported on torch=2.15.0rc1" when the candidate alone has ok figures, else the commonest reason
-    a case could not be paired."""
+    """Why a group compared no case: "no torch=2.16.0 run on Apple M4 Pro" when one side never ran there, "1 case
+    newly running on torch=2.15.0rc1" when the candidate alone has ok figures, else the commonest reason a case
+    could not be paired."""
     if unmatched.empty:
         return f"nothing compared on {scope}"
     b_absent = (unmatched.baseline_status == "absent").all()
@@ -42,7 +41,7 @@ def evidence_by_group(timing: pd.DataFrame, group: list[str]) -> dict[tuple, str
     if timing.empty:
         return {}
     frame = timing[group].astype(str).assign(
-        _runs=np.minimum(timing.baseline_pooled.to_numpy(dtype=float), timing.candidate_pooled.to_numpy(dtype=float)),
+        _runs=runs_a_side(timing),
         _aa=(timing.noise.astype(str) != NO_DATA).to_numpy() if "noise" in timing else False,
         _warned=timing.caveats.astype(str).str.contains(" warned: ", regex=False).to_numpy()
         if "caveats" in timing else False)
@@ -55,8 +54,7 @@ def evidence_by_group(timing: pd.DataFrame, group: list[str]) -> dict[tuple, str
 def evidence_words(runs: int, with_aa: int, n: int, warned: int = 0) -> str:
     """"3 runs a side; A/A noise for 27 of 27 timing cases" — or the single-run caveat where there is none — and
     how many of them carry result warnings (contention, noisy samples: their caveats say which)."""
-    side = f"{runs} run{'s' * (runs != 1)} a side"
-    return _aa_words(side, runs, with_aa, n) + (f"; {warned} of {n} warned (see their caveats)" if warned else "")
+    return _aa_words(side_words(runs), runs, with_aa, n) + (f"; {warned} of {n} warned (see their caveats)" if warned else "")
 
 
 def _aa_words(side: str, runs: int, with_aa: int, n: int) -> str:
@@ -67,11 +65,10 @@ def _aa_words(side: str, runs: int, with_aa: int, n: int) -> str:
 
 
 def worst(found: pd.DataFrame) -> list[dict[str, Any]]:
-    """The group's worst regressions (already worst first), named, with the fields a link needs."""
+    """The group's worst regressions (db.review.listing's rows: named, worst first), with the fields a link needs."""
     top = found.head(WORST_NAMED)
     if top.empty:
         return []
-    names = top.case if "case" in top else case_names(top)
     return [{"case": str(n), "metric": str(r.metric), "change": str(r.change), "workload": str(r.workload),
              "case_key": str(r.case_key), "dtype": str(r.dtype), "compile": str(r.compile)}
-            for n, r in zip(names, top.itertuples())]
+            for n, r in zip(top.case, top.itertuples())]
