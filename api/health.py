@@ -15,6 +15,7 @@ from starlette.routing import Route
 from api.errors import error_response, json_ok
 from bundle.schema import SCHEMA_VERSION
 from db.store import faults
+from db.store.lake import is_lake
 from db.store.engine import shared_store, store_path
 from db.store.tables import STORE_VERSION
 
@@ -26,7 +27,7 @@ def _count_runs() -> int:
 
 def _free_bytes() -> int | None:
     path = store_path()
-    if path == ":memory:":
+    if path == ":memory:" or is_lake(path):  # a lake's data may be anywhere (s3://): unavailable, not this disk's
         return None
     try:
         return shutil.disk_usage(Path(path).resolve().parent).free

@@ -25,11 +25,11 @@ import queue
 import sys
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+import httpx
 from sqlalchemy import Engine
 
 from db.errors import StoreError
@@ -37,6 +37,7 @@ from db.review.comparison import FILTERS
 from db.review.listing import regressions
 from db.review.review import Review
 from db.store.engine import shared_store, store_path
+from db.store.tokens import beside_store
 from db.store.triage import NOTE_KEY
 
 URL_VAR, REVIEW_VAR, PUBLIC_VAR = "MPSBENCH_NOTIFY_URL", "MPSBENCH_NOTIFY_REVIEW", "MPSBENCH_PUBLIC_URL"
@@ -96,13 +97,10 @@ def release_review(engine: Engine, settings: Settings) -> Review | None:
     """The review notified about, resolved now (the default sides move as builds arrive); None: nothing to compare."""
     if settings.review:
         return named_review(settings.review)
-    from db.query.selectors import available_selectors
-    from db.views.defaults import default_sides
+    from db.views.verdict_cards import release_sides
 
-    baseline, candidate = default_sides(available_selectors(engine))
-    if not baseline or baseline == candidate:
-        return None
-    return Review.from_params({"baseline": baseline, "candidate": candidate, "scope": "chip"})
+    sides = release_sides(engine)
+    return Review.from_params({"baseline": sides[0], "candidate": sides[1], "scope": "chip"}) if sides else None
 
 
 def regression_lines(engine: Engine, review: Review | None) -> dict[str, str]:
@@ -121,10 +119,7 @@ def review_link(settings: Settings, review: Review) -> str:
 
 def post_json(url: str, doc: dict) -> None:
     """One POST; anything but a 2xx answer raises."""
-    request = urllib.request.Request(url, data=json.dumps(doc).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=POST_TIMEOUT_S) as answer:  # 4xx/5xx raise HTTPError
-        answer.read()
+    httpx.post(url, json=doc, timeout=POST_TIMEOUT_S).raise_for_status()
 
 
 class Notifier:
@@ -262,7 +257,7 @@ def notifier() -> Notifier | None:
     key = (target, settings)
     with _lock:
         if key not in _notifiers:
-            state = None if target == ":memory:" else Path(target).resolve().parent / STATE_FILE
+            state = beside_store(STATE_FILE)  # beside the store file, or a lake's shared data folder
             _notifiers[key] = Notifier(settings, state)
         return _notifiers[key]
 

@@ -45,7 +45,9 @@ class SignInLink:
         except StoreError:  # sessions are off (e.g. a refused secret file): the page says so on sign-in
             session = None
         rest = [(k, v) for k, v in query if k not in ("token", "signin")] + ([] if session else [("signin", "refused")])
-        target = scope.get("root_path", "") + scope["path"] + (f"?{urlencode(rest)}" if rest else "")
+        # one leading slash: a path "//evil.example" (sent as /%2Fevil.example) must not become another site's URL
+        path = "/" + scope["path"].lstrip("/")
+        target = scope.get("root_path", "") + path + (f"?{urlencode(rest)}" if rest else "")
         response = RedirectResponse(target, status_code=303, headers={"Cache-Control": "no-store"})
         if session:
             secure = served_as(request)[0] == "https"

@@ -15,6 +15,7 @@ from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.store.faults import as_store_error
 from db.store.engine import open_store, store_path
+from db.store.lake import shown
 
 USAGE = ("usage: mpsbench ingest PATH... | mpsbench info | mpsbench compare --baseline SEL --candidate SEL "
          "[--fail-on regression|untriaged] … | mpsbench retract RUN_ID --reason TEXT [--url URL] |"
@@ -72,7 +73,7 @@ def _info() -> int:
     engine = open_store()
     with engine.connect() as conn:
         version = conn.execute(text("SELECT value FROM meta WHERE key='store_version'")).scalar()
-        print(f"path: {store_path()}\nstore version: {version}")
+        print(f"path: {shown(store_path())}\nstore version: {version}")
         for table in ("runs", "run_tags", "results", "review_notes", "aa_pairs"):
             print(f"{table}: {conn.execute(text(f'SELECT count(*) FROM {table}')).scalar()}")
     return 0
@@ -104,7 +105,7 @@ def _backup(folder: str) -> int:
     from db.store.backup import backup
 
     files = backup(store_path(), folder)
-    print(f"{store_path()} -> {folder}: {len(files)} files ({', '.join(files)})")
+    print(f"{shown(store_path())} -> {folder}: {len(files)} files ({', '.join(files)})")
     return 0
 
 
@@ -112,7 +113,7 @@ def _restore(folder: str) -> int:
     from db.store.backup import restore
 
     counts = restore(folder, store_path())
-    print(f"{folder} -> {store_path()}: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
+    print(f"{folder} -> {shown(store_path())}: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
     return 0
 
 
@@ -150,7 +151,7 @@ def main(args: list[str]) -> int:
     except DBAPIError as err:  # the store file itself: locked by another process, a directory, not DuckDB
         hint = (" (a running server holds it: read through the server instead, e.g. mpsbench compare --url "
                 "http://127.0.0.1:8501)") if "lock" in str(err.orig).lower() else ""
-        print(f"ERROR: cannot open the store {store_path()}: {err.orig}{hint}")
+        print(f"ERROR: cannot open the store {shown(store_path())}: {err.orig}{hint}")
         return 1
     print(USAGE, file=sys.stderr)
     return 2

@@ -20,6 +20,5 @@ class StoreError(Exception):
     def __str__(self) -> str:
         # a problem the message already says ("chart_cases: a whole number from 5 to 500 (got 'abc')") is not
         # said a second time in brackets
-        said = [f"{p.field}: {p.rule}" for p in self.problems[:5]]
-        details = "; ".join(d for d, p in zip(said, self.problems) if d not in self.message and p.rule not in self.message)
+        details = "; ".join(f"{p.field}: {p.rule}" for p in self.problems[:5] if p.rule not in self.message)
         return f"{self.message} ({details})" if details else self.message

@@ -12,16 +12,18 @@ from db.query.browse import CORRECTNESS_METRICS
 from db.views.correctness import correctness_view
 from db.query.params import one_of
 from db.views.memory import as_build
-from pages.charts import correctness_chart, correctness_slope_chart
+from pages.charts import axis_unit, correctness_chart, correctness_slope_chart
 from pages.widgets import guarded, load, picker, plain, stop_if_empty
 
 
 def _slopes(view, split: str, metric: str):
     left, right = st.columns(2)
     with left:
-        baseline = picker("Baseline build", "baseline", view.builds, view.baseline, page="cor", clean=partial(as_build, view.builds))
+        baseline = picker("Baseline build", "baseline", view.builds, view.baseline, page="cor",
+                          clean=partial(as_build, view.builds))
     with right:
-        candidate = picker("Candidate build", "candidate", view.builds, view.candidate, page="cor", clean=partial(as_build, view.builds))
+        candidate = picker("Candidate build", "candidate", view.builds, view.candidate, page="cor",
+                           clean=partial(as_build, view.builds))
     if (baseline, candidate) != (view.baseline, view.candidate):
         view = load(correctness_view, {"split_tag": split, "metric": metric, "baseline": baseline,
                                        "candidate": candidate})
@@ -34,7 +36,8 @@ def _slopes(view, split: str, metric: str):
     st.text(f"{c['improved']} improved, {c['worsened']} worsened, {c['unchanged']} unchanged of "
             f"{len(view.slopes)} case(s) (unchanged: within 0.1 dB, or 1 % for an error ratio)")
     untold = int(view.slopes["tolerance"].isna().sum())
-    st.caption(f"Each case's {view.metric} on both builds, in {view.slopes['unit'].iloc[0]}; a dashed rule marks each "
+    figure = axis_unit(view.metric, view.slopes["unit"].iloc[0])  # "psnr_vs_cpu (dB)"
+    st.caption(f"Each case's {figure} on both builds; a dashed rule marks each "
                "tolerance the records carry" + (f" ({untold} case(s) carry none: drawn without a rule, their "
                                                 "verdict is 'no tolerance')" if untold else "") + ".")
     st.altair_chart(correctness_slope_chart(view.slopes, view.baseline, view.candidate), width="stretch")

@@ -28,9 +28,11 @@ def body() -> None:
     stop_if_empty(view.records, "memory records")
     left, right, third = st.columns([3, 3, 2])
     with left:
-        baseline = picker("Baseline build", "baseline", view.builds, view.baseline, page="mem", clean=partial(as_build, view.builds))
+        baseline = picker("Baseline build", "baseline", view.builds, view.baseline, page="mem",
+                          clean=partial(as_build, view.builds))
     with right:
-        candidate = picker("Candidate build", "candidate", view.builds, view.candidate, page="mem", clean=partial(as_build, view.builds))
+        candidate = picker("Candidate build", "candidate", view.builds, view.candidate, page="mem",
+                           clean=partial(as_build, view.builds))
     with third:
         workload = picker("Workload", "workload", view.workloads, page="mem")
     if (baseline, candidate, workload) != (view.baseline, view.candidate, view.workload):

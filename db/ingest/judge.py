@@ -3,7 +3,8 @@ stage its rows as temp table _final: one row per result, samples in canonical un
 one SQL. Rows that break a rule come back as suspects, for pydantic to word the refusal (db.ingest.core)."""
 from __future__ import annotations
 
-import numpy as np
+import sys
+
 import pyarrow as pa
 
 from bundle.schema import CASE_FIELDS
@@ -17,7 +18,7 @@ _FACT_SQL = {"metric": "coalesce(metric, '')", "unit": "coalesce(unit, '')", "st
              "has_samples": "len(samples) > 0", "has_message": "coalesce(length(message_value), 0) > 0",
              # the smallest sample's sign, or a subnormal stand-in (5e-324) for a positive one below the normal range
              "sign": "CASE WHEN len(samples) = 0 THEN 0 WHEN list_min(samples) > 0 AND list_min(samples) < "
-                     "2.2250738585072014e-308 THEN 5e-324 ELSE sign(list_min(samples)) END"}  # the rules' inputs
+                     f"{sys.float_info.min!r} THEN 5e-324 ELSE sign(list_min(samples)) END"}  # the rules' inputs
 _FACTS = ", ".join(f"{sql} AS {name}" for name, sql in _FACT_SQL.items())
 _COMBO_KEYS = tuple(_FACT_SQL)
 _N_SAMPLES = "len(samples) AS n_samples"  # processes_rule's other input

@@ -130,7 +130,7 @@ def _correctness_rows(found: pd.DataFrame, correctness: np.ndarray) -> pd.DataFr
 
 
 def _value(value: float, unit: str) -> str:
-    return f"{value:.3g}" if unit == "1" else format_value(value, unit)  # a plain number has no unit to print
+    return f"{value:.3g}" if unit == "1" else format_value(value, unit)  # an error ratio to 3 digits in figures
 
 
 def _figure(r) -> str:

@@ -31,6 +31,8 @@ def format_value(value: float | None, unit: str) -> str:
         return f"{value:,.0f} B"
     if unit == "calls":
         return f"{value:,.0f} calls"
+    if unit == "1":  # dimensionless (an error ratio): no unit to print after it
+        return f"{value:,.4g}"
     return f"{value:,.4g} {unit}"
 
 

@@ -14,24 +14,28 @@ import duckdb
 
 from db.errors import Problem, StoreError
 from db.store.engine import open_store
+from db.store.lake import is_lake, quoted
 
 
-def _quoted(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"  # EXPORT/IMPORT take a literal, not a parameter
+def _file_store(store: str) -> None:
+    if is_lake(store):
+        raise StoreError(400, "backup and restore work on a store file, not a lake (README: backups of a lake)",
+                         [Problem("MPSBENCH_STORE", "must name a DuckDB file")])
 
 
 def backup(store: str, target: str) -> list[str]:
     """Export the store at `store` into the folder `target` (new or empty); returns the files written."""
+    _file_store(store)
     folder = Path(target)
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise StoreError(409, f"{target} is not an empty folder: back up into a new one",
                          [Problem("DIR", "must not exist or be an empty folder")])
     if not Path(store).is_file():
-        raise StoreError(404, f"no store at {store}", [Problem("MPSBENCH_DB", "must name an existing store file")])
+        raise StoreError(404, f"no store at {store}", [Problem("MPSBENCH_STORE", "must name an existing store file (or MPSBENCH_DB)")])
     engine = open_store(store)  # opened (and migrated) like every other use: the backup has the current layout
     try:
         with engine.connect() as conn:
-            conn.connection.driver_connection.execute(f"EXPORT DATABASE {_quoted(folder)} (FORMAT PARQUET)")
+            conn.connection.driver_connection.execute(f"EXPORT DATABASE {quoted(folder)} (FORMAT PARQUET)")
     finally:
         engine.dispose()
     return sorted(p.name for p in folder.iterdir())
@@ -50,6 +54,7 @@ def restore(source: str, store: str) -> dict[str, int]:
     The import goes to `<store>.restoring` and is renamed to `store` only once complete (imported, committed,
     opened and migrated): a restore killed midway leaves no store file behind, only its temporary one, which
     the next restore replaces."""
+    _file_store(store)
     folder = Path(source)
     if not (folder / "schema.sql").is_file() or not (folder / "load.sql").is_file():
         raise StoreError(404, f"{source} is not an mpsbench backup (no schema.sql and load.sql)",
@@ -57,7 +62,7 @@ def restore(source: str, store: str) -> dict[str, int]:
     target = Path(store)
     if target.exists() and (tables := _tables(target)):
         raise StoreError(409, f"the store {store} already holds {tables} table(s): restore into a new file",
-                         [Problem("MPSBENCH_DB", "must not exist or hold no tables")])
+                         [Problem("MPSBENCH_STORE", "must not exist or hold no tables (or MPSBENCH_DB)")])
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".restoring")
     for leftover in (partial, partial.with_name(partial.name + ".wal")):  # an earlier restore, killed
@@ -65,7 +70,7 @@ def restore(source: str, store: str) -> dict[str, int]:
     duck = duckdb.connect(str(partial))
     try:
         duck.execute("BEGIN")
-        duck.execute(f"IMPORT DATABASE {_quoted(folder)}")
+        duck.execute(f"IMPORT DATABASE {quoted(folder)}")
         duck.execute("COMMIT")  # all tables or none
     finally:
         duck.close()

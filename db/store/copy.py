@@ -14,7 +14,7 @@ from sqlmodel import SQLModel
 
 from db.errors import Problem, StoreError
 from db.store.engine import WRITE_LOCK, open_store
-from db.store.lake import is_lake
+from db.store.lake import is_lake, quoted
 
 SOURCE = "mpsbench_source"
 _ORDER = {"results": " ORDER BY run_seq", "retracted_results": " ORDER BY run_seq"}
@@ -34,9 +34,8 @@ def copy_store(source: str, target: str) -> dict[str, int]:
             if stored:
                 raise StoreError(409, f"the lake already holds {stored} run(s): migrate into a new catalog",
                                  [Problem("--to", "must name a lake with no runs")])
-            quoted = "'" + str(Path(source).resolve()).replace("'", "''") + "'"
             conn.rollback()  # the check's transaction; the copy's own begins below
-            conn.exec_driver_sql(f"ATTACH {quoted} AS {SOURCE} (READ_ONLY)")
+            conn.exec_driver_sql(f"ATTACH {quoted(Path(source).resolve())} AS {SOURCE} (READ_ONLY)")
             conn.commit()
             try:
                 with conn.begin():

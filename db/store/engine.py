@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import weakref
 import uuid
@@ -192,8 +193,7 @@ def apply_limits(conn) -> None:
         where = Path(conn.execute("SELECT current_setting('temp_directory')").fetchone()[0] or ".").absolute()
         while not where.exists():
             where = where.parent
-        stat = os.statvfs(where)
-        temp = f"{max(int(TEMP_SHARE * stat.f_bavail * stat.f_frsize) >> 20, 1)}MiB"
+        temp = f"{max(int(TEMP_SHARE * shutil.disk_usage(where).free) >> 20, 1)}MiB"
     for setting, env, value in (("memory_limit", "MPSBENCH_DUCKDB_MEMORY", memory),
                                 ("max_temp_directory_size", "MPSBENCH_DUCKDB_TEMP", temp)):
         try:

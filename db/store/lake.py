@@ -18,6 +18,7 @@ They exist only for the DuckDB release they were built with (1.5.5): see README 
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import os
@@ -64,10 +65,17 @@ def parse(target: str) -> Lake:
     return Lake(conninfo, data.rstrip("/") + "/")
 
 
-def _quoted(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+def quoted(value: str | Path) -> str:
+    """A SQL string literal (ATTACH, LOAD, EXPORT/IMPORT take literals, not parameters)."""
+    return "'" + str(value).replace("'", "''") + "'"
 
 
+def shown(target: str) -> str:
+    """A store's name fit to print: a lake's connection string may hold a password, so only its kind is said."""
+    return PREFIX + "<catalog>" if is_lake(target) else target
+
+
+@functools.cache  # per process: LOAD runs on every new connection, the wheel's file never moves
 def _extension_file(module: str, name: str) -> str:
     version = duckdb.__version__
     spec = importlib.util.find_spec(module)
@@ -82,11 +90,11 @@ def _extension_file(module: str, name: str) -> str:
 def attach(raw, lake: Lake) -> None:
     """Load the extensions, attach the lake and its catalog database (once per database) and USE the lake."""
     for module, name in _EXTENSIONS:
-        raw.execute(f"LOAD {_quoted(_extension_file(module, name))}")
+        raw.execute(f"LOAD {quoted(_extension_file(module, name))}")
     try:
-        raw.execute(f"ATTACH IF NOT EXISTS {_quoted('ducklake:postgres:' + lake.conninfo)} AS {LAKE} "
-                    f"(DATA_PATH {_quoted(lake.data_path)})")
-        raw.execute(f"ATTACH IF NOT EXISTS {_quoted(lake.conninfo)} AS {CATALOG} (TYPE postgres)")
+        raw.execute(f"ATTACH IF NOT EXISTS {quoted('ducklake:postgres:' + lake.conninfo)} AS {LAKE} "
+                    f"(DATA_PATH {quoted(lake.data_path)})")
+        raw.execute(f"ATTACH IF NOT EXISTS {quoted(lake.conninfo)} AS {CATALOG} (TYPE postgres)")
     except duckdb.Error as exc:
         raise unreachable(exc) from exc
     raw.execute(f"USE {LAKE}")

@@ -17,10 +17,9 @@ import os
 import secrets
 import threading
 import time
-from pathlib import Path
 
 from db.errors import StoreError
-from db.store.tokens import Identity, all_tokens, identify, local_token_path, read_private, write_private
+from db.store.tokens import Identity, all_tokens, beside_store, identify, read_private, write_private
 
 COOKIE = "mpsbench_session"
 SESSION_HOURS = 12
@@ -30,22 +29,25 @@ _memory: dict[str, object] = {}  # an in-memory store's secret and signed-out id
 _lock = threading.Lock()
 
 
-def _beside_store(name: str) -> Path | None:
-    token_file = local_token_path()
-    return None if token_file is None else token_file.with_name(name)
-
-
 def _secret() -> bytes:
-    path = _beside_store(SECRET_FILE)
+    path = beside_store(SECRET_FILE)
     if path is None:
         return _memory.setdefault("secret", secrets.token_bytes(32))  # type: ignore[return-value]
     with _lock:
         if not os.path.lexists(path):
-            write_private(path, secrets.token_hex(32) + "\n")
+            try:
+                write_private(path, secrets.token_hex(32) + "\n")
+            except FileExistsError:  # another replica made it first: read theirs
+                pass
+            except OSError as exc:  # e.g. a read-only store folder
+                raise StoreError(500, f"sign-in sessions are off: cannot write {path} ({exc.strerror})") from None
     text, why = read_private(path)
     if why or not text.strip():
         raise StoreError(500, f"sign-in sessions are off: {why or f'{path} is empty'}")
-    return bytes.fromhex(text.strip())
+    try:
+        return bytes.fromhex(text.strip())
+    except ValueError:
+        raise StoreError(500, f"sign-in sessions are off: {path} is not a hex secret") from None
 
 
 def _mac(secret: bytes, text: str) -> str:
@@ -57,19 +59,23 @@ def issue(token: str, now: float | None = None) -> str | None:
     if identify(token) is None:
         return None
     secret = _secret()
-    body = f"{secrets.token_hex(16)}.{int((now or time.time()) + SESSION_HOURS * 3600)}.{_mac(secret, 'token:' + token)}"
+    body = f"{secrets.token_hex(16)}.{int(_now(now) + SESSION_HOURS * 3600)}.{_mac(secret, 'token:' + token)}"
     return f"{body}.{_mac(secret, body)}"
 
 
-def _parts(session: str | None, now: float | None) -> tuple[str, int, str] | None:
+def _now(now: float | None) -> float:
+    return time.time() if now is None else now
+
+
+def _parts(session: str | None, now: float | None, secret: bytes) -> tuple[str, int, str] | None:
     """(sid, expires, fingerprint) of a well-signed, unexpired session; None otherwise."""
     fields = (session or "").split(".")
-    if len(fields) != 4 or not fields[1].isdigit():
+    if len(fields) != 4 or not (fields[1].isascii() and fields[1].isdigit()):
         return None
     sid, expires, fingerprint, mac = fields
-    if not hmac.compare_digest(mac.encode(), _mac(_secret(), ".".join(fields[:3])).encode()):
+    if not hmac.compare_digest(mac.encode(), _mac(secret, ".".join(fields[:3])).encode()):
         return None
-    if int(expires) <= (now or time.time()):
+    if int(expires) <= _now(now):
         return None
     return sid, int(expires), fingerprint
 
@@ -78,10 +84,10 @@ def session_identity(session: str | None, now: float | None = None) -> Identity 
     """Who a session belongs to now (None: absent, forged, expired, signed out, or its token is gone)."""
     if not session:
         return None
-    parts = _parts(session, now)
+    secret = _secret()  # read once per request
+    parts = _parts(session, now, secret)
     if parts is None or parts[0] in _signed_out(now):
         return None
-    secret = _secret()
     match = None
     for role, name, token in all_tokens():  # every token compared (constant time each), as tokens.identify does
         if hmac.compare_digest(parts[2].encode(), _mac(secret, "token:" + token).encode()) and match is None:
@@ -96,7 +102,7 @@ def identity(bearer: str | None, session: str | None) -> Identity | None:
 
 def _signed_out(now: float | None = None) -> dict[str, int]:
     """Signed-out session ids → their expiry, the expired ones left out."""
-    path, now = _beside_store(SIGNED_OUT_FILE), now or time.time()
+    path, now = beside_store(SIGNED_OUT_FILE), _now(now)
     if path is None:
         found = _memory.setdefault("signed_out", {})
     else:
@@ -113,12 +119,12 @@ def _signed_out(now: float | None = None) -> dict[str, int]:
 
 def sign_out(session: str | None) -> None:
     """End a session for good (any copy of its cookie too)."""
-    parts = _parts(session, None)
+    parts = _parts(session, None, _secret())
     if parts is None:
         return
     with _lock:
         current = _signed_out() | {parts[0]: parts[1]}
-        path = _beside_store(SIGNED_OUT_FILE)
+        path = beside_store(SIGNED_OUT_FILE)
         if path is None:
             _memory["signed_out"] = current
             return

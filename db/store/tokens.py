@@ -66,6 +66,12 @@ def local_token_path() -> Path | None:
     return None if target == ":memory:" else Path(target).resolve().parent / TOKEN_FILE
 
 
+def beside_store(name: str) -> Path | None:
+    """A file of the server's own beside the store, where the generated token lives (None: nowhere to keep it)."""
+    token_file = local_token_path()
+    return None if token_file is None else token_file.with_name(name)
+
+
 _memory_token: list[str] = []  # an in-memory store's generated token, for this process only
 
 

@@ -99,9 +99,10 @@ def matrix_view(engine: Engine, params: Params) -> Matrix:
     (matrix_defaults; the dtype for chip rows only), the oldest build as baseline, chip rows, compile eager, every
     workload."""
     p = only(params, PARAMS)
-    default_metric, default_dtype = matrix_defaults(engine)
-    metric_name = one_of("metric", p["metric"] or default_metric, METRICS)
     rows = one_of("rows", p["rows"] or "chip", ROWS)
+    asked = p["metric"] and (rows != "chip" or p["dtype"])  # the page passes its own: no second query
+    default_metric, default_dtype = ("", "") if asked else matrix_defaults(engine)
+    metric_name = one_of("metric", p["metric"] or default_metric, METRICS)
     builds = matrix_builds(engine)
     baseline = p["baseline"].removeprefix("torch=") or (builds[0] if builds else "")
     if p["baseline"] and builds:

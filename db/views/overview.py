@@ -10,9 +10,7 @@ from sqlalchemy import Engine
 
 from db.query import browse
 from db.query.params import Params, only
-from db.query.selectors import available_selectors
-from db.views.defaults import default_sides
-from db.views.verdict_cards import overview_cards, preview_cards
+from db.views.verdict_cards import overview_cards
 
 LATEST = ["machine_name", "chip", "memory_GiB", "gpu_cores", "device_type", "build", "git_hash", "runs", "run_id",
           "started_at", "complete", "n_results"]
@@ -45,9 +43,7 @@ def overview_of(engine: Engine, baseline: str = "", candidate: str = "") -> Over
     else:
         latest = runs.sort_values("started_at").groupby(["machine_name", "build"], as_index=False).last()
         latest = latest.assign(runs=runs.groupby(["machine_name", "build"]).size().values)[LATEST]
-    cards = overview_cards(engine, baseline, candidate) if len(runs) else None
     # the preview goes with the release question only; another chosen comparison is the one shown
-    default = cards is not None and (cards.baseline, cards.candidate) == default_sides(available_selectors(engine))
-    preview = preview_cards(engine) if default else None
+    cards, preview = overview_cards(engine, baseline, candidate) if len(runs) else (None, None)
     return Overview(len(runs), latest, browse.status_counts(engine), browse.open_warnings(engine),
                     asdict(cards) if cards else None, asdict(preview) if preview else None)

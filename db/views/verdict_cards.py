@@ -95,18 +95,26 @@ def verdict_cards(engine: Engine, question: Question, found: pd.DataFrame | None
     return cards_from(release_summary(engine, judged, found, doubts), status_changes(result.cases, result.unmatched))
 
 
-def overview_cards(engine: Engine, baseline: str = "", candidate: str = "") -> Cards | None:
-    """Overview's cards, chip scope: the comparison asked for, else the release question (db.views.defaults); None
-    when the store holds fewer than two builds and nothing was asked."""
-    first, last = default_sides(available_selectors(engine))
-    baseline, candidate = baseline or first, candidate or last
+def release_sides(engine: Engine) -> tuple[str, str] | None:
+    """The release question's (baseline, candidate) (db.views.defaults); None with fewer than two builds."""
+    baseline, candidate = default_sides(available_selectors(engine))
+    return (baseline, candidate) if baseline and baseline != candidate else None
+
+
+def overview_cards(engine: Engine, baseline: str = "", candidate: str = "") -> tuple[Cards | None, Cards | None]:
+    """Overview's cards, chip scope: the comparison asked for, else the release question (db.views.defaults), and
+    beside the release question its labelled preview (the stable build against the newest nightly, where the
+    default candidate is an rc). (None, None) when the store holds fewer than two builds and nothing was asked."""
+    selectors = available_selectors(engine)  # read once for both
+    first, last = default_sides(selectors)
+    asked = (baseline or first, candidate or last)
+    cards = _chip_cards(engine, *asked)
+    pair = preview_sides(selectors) if cards is not None and asked == (first, last) else None
+    return cards, (_chip_cards(engine, *pair) if pair else None)
+
+
+def _chip_cards(engine: Engine, baseline: str, candidate: str) -> Cards | None:
     if not baseline or baseline == candidate:
         return None
     query = CompareQuery.from_params({"baseline": baseline, "candidate": candidate, "scope": "chip"})
     return verdict_cards(engine, Review(query))
-
-
-def preview_cards(engine: Engine) -> Cards | None:
-    """The second, labelled comparison beside an rc default: the stable build against the newest nightly."""
-    pair = preview_sides(available_selectors(engine))
-    return overview_cards(engine, *pair) if pair else None
