@@ -226,3 +226,20 @@ def test_every_answer_carries_the_security_headers(store, path):
 
 
 import db.errors  # noqa: E402 - for the StoreError above
+
+
+def test_the_link_redirect_never_leaves_the_server(store, monkeypatch):
+    """A path of two slashes (sent as /%2Fevil.example) must not become "//evil.example": another site's URL."""
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "alice=tok-alice")
+    answer = _client().get("/%2Fevil.example?token=anything")
+    assert answer.status_code == 303 and answer.headers["location"] == "/evil.example?signin=refused"
+
+
+def test_a_damaged_secret_file_is_a_clear_error_not_a_traceback(store, monkeypatch):
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "alice=tok-alice")
+    session = sessions.issue("tok-alice")
+    (store / sessions.SECRET_FILE).write_text("not hex\n")  # still 0600: only its content is wrong
+    with pytest.raises(db.errors.StoreError, match="is not a hex secret"):
+        sessions.session_identity(session)
+    answer = _client().get("/upload?token=tok-alice")
+    assert answer.headers["location"] == "/upload?signin=refused" and "set-cookie" not in answer.headers
