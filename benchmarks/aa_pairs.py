@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import sys
 import statistics
 import tempfile
 import time
@@ -28,6 +29,8 @@ import numpy as np
 import db.ingest.core
 from db.store import aa_pairs
 from db.store.engine import open_store
+
+RSS_PER_MIB = 2**20 if sys.platform == "darwin" else 2**10  # ru_maxrss: bytes on macOS, KiB on Linux
 
 
 def run_bundle(rng, cases: int) -> bytes:
@@ -43,7 +46,7 @@ def run_bundle(rng, cases: int) -> bytes:
 
 
 def _peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / RSS_PER_MIB
 
 
 def measure(runs: int, cases: int, repeats: int) -> dict:

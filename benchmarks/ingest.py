@@ -44,6 +44,8 @@ from db.ingest.core import ingest_bundle
 from db.ingest.results_text import SCRATCH, split
 from db.store.engine import open_store
 
+RSS_PER_MIB = 2**20 if sys.platform == "darwin" else 2**10  # ru_maxrss: bytes on macOS, KiB on Linux
+
 DTYPES, COMPILES = ("float32", "float16", "bfloat16"), ("eager", "inductor")
 METRICS = [("op_time", "µs", 8, 7.0), ("achieved_bandwidth", "GB/s", 8, 300.0), ("bandwidth_fraction", "%", 8, 37.5),
            ("memory_driver_peak", "MiB", 1, 512.0), ("memory_allocated_peak", "MiB", 1, 256.0),
@@ -148,7 +150,7 @@ def _timed(fn, data: bytes) -> tuple[float, float, int, float]:
         count = fn(engine, data)
         seconds, cpu = time.perf_counter() - start, _cpu() - cpu
         engine.dispose()
-    return seconds, cpu, count, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return seconds, cpu, count, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / RSS_PER_MIB
 
 
 def upload_seconds(data: bytes) -> float:
@@ -182,7 +184,7 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     data = build_bundle_bytes(args.rows)
-    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / RSS_PER_MIB
     raw, project, cpu = [], [], {"raw": [], "project": []}
     for _ in range(args.repeats):  # alternated, so a change in the box's load hits both sides alike
         for fn, times, side in ((raw_insert, raw, "raw"), (_project, project, "project")):

@@ -59,8 +59,9 @@ def wrap(text: str, width: int = LINE_CHARS) -> str:
     a space (a single word longer than `width` keeps its own line: the axis's LABEL_PX cuts it, with an "…")."""
     lines, line = [], ""
     for part in str(text).split(" · "):
-        for word in (part.split(" ") if len(part) > width else [part]):
-            glue = " · " if line and word is part else " "
+        words = part.split(" ") if len(part) > width else [part]
+        for i, word in enumerate(words):
+            glue = " · " if line and i == 0 else " "  # a part's first word keeps the " · " before it
             if line and len(line) + len(glue) + len(word) > width:
                 lines.append(line)
                 line = word

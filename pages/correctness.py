@@ -11,7 +11,7 @@ from db.query import browse
 from db.query.browse import CORRECTNESS_METRICS
 from db.views.correctness import correctness_view
 from db.query.params import one_of
-from db.views.memory import as_build
+from db.query.params import as_build
 from pages.charts import axis_unit, correctness_chart, correctness_slope_chart
 from pages.widgets import guarded, load, picker, plain, stop_if_empty
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from db.query import browse
 from db.views import memory as views
-from db.views.memory import as_build
+from db.query.params import as_build
 from pages.charts import memory_chart
 from pages.widgets import guarded, load, picker, plain, stop_if_empty
 

@@ -176,3 +176,9 @@ def test_chart_labels_wrap_at_their_parts_and_units_are_named():
     samples = pd.DataFrame({"side": ["baseline", "candidate"], "sample": [1.0, 2.0], "unit": ["µs", "µs"]})
     spec = samples_chart(samples, "µs").to_dict(validate=True)
     assert {layer["encoding"]["x"]["title"] for layer in spec["layer"]} == {"sample (µs)"}  # not "sample, sample (µs)"
+
+
+def test_a_long_part_keeps_the_separator_before_it_when_wrapped():
+    from pages.charts import wrap
+
+    assert wrap("ab · " + "x" * 40 + " " + "y" * 40, 60).split("\n") == ["ab · " + "x" * 40, "y" * 40]

@@ -70,3 +70,16 @@ def int_param(name: str, text: str | None, default: int, low: int, high: int) ->
     if value is None or not low <= value <= high:
         raise bad(name, f"a whole number from {low} to {high}", text)
     return value
+
+
+def as_build(builds: list[str], value: str) -> str:
+    """A build as Compare and Overview write it ("torch=2.15.0rc1") as Memory and Correctness name it ("2.15.0rc1
+    (rc)"), so one URL's baseline and candidate mean the same builds on every page; any other value as it is."""
+    version = value.removeprefix("torch=")
+    same = [b for b in builds if b.split(" ")[0] == version] if version != value else []
+    return same[0] if len(same) == 1 else value
+
+
+def build_choice(name: str, value: str, builds: list[str]) -> str:
+    """One of `builds` (as_build applied), else a 400 naming `name`."""
+    return one_of(name, as_build(builds, value), builds)

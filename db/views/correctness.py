@@ -16,8 +16,8 @@ from bundle.case_names import case_names
 from bundle.metrics import METRICS, Better
 from db.query.browse import CORRECTNESS_METRICS, results, split_builds
 from db.views.defaults import default_pair
-from db.views.memory import build_choice, memory_builds
-from db.query.params import Params, one_of, only
+from db.views.memory import memory_builds
+from db.query.params import Params, build_choice, one_of, only
 from db.review.wording import format_value
 
 _CASE = ["machine_name", "workload", "case_key", "dtype", "compile"]

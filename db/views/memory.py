@@ -19,7 +19,7 @@ from bundle.case_names import case_names
 from bundle.units import convert
 from db.query.browse import MEMORY_METRICS, results, split_builds
 from db.views.defaults import default_pair
-from db.query.params import Params, one_of, only
+from db.query.params import Params, build_choice, only
 
 FIGURE_NAMES = {  # nested: the driver's total holds the allocator's reserved pool, which holds the live tensors
     "memory_driver_peak": "driver total peak",
@@ -50,19 +50,6 @@ def memory_long(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
     frame["state"] = [_state(s, m) for s, m in frame[["status", "message"]].itertuples(index=False)]
     return frame[["machine", "chip", "case", "build", "channel", "torch_version", "nightly_date", "figure", "GiB",
                   "state", "run_id"] + _KEYS]
-
-
-def as_build(builds: list[str], value: str) -> str:
-    """A build as Compare and Overview write it ("torch=2.15.0rc1") as this page names it ("2.15.0rc1 (rc)"), so one
-    URL's baseline and candidate mean the same builds on every page; any other value as it is."""
-    version = value.removeprefix("torch=")
-    same = [b for b in builds if b.split(" ")[0] == version] if version != value else []
-    return same[0] if len(same) == 1 else value
-
-
-def build_choice(name: str, value: str, builds: list[str]) -> str:
-    """One of `builds` (as_build applied), else a 400 naming `name`."""
-    return one_of(name, as_build(builds, value), builds)
 
 
 def memory_builds(long: pd.DataFrame) -> tuple[list[str], list[str]]:
