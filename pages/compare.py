@@ -1,16 +1,15 @@
 """Compare: baseline → candidate, case by case, with per-family geomeans and the cases that could not be paired."""
 from __future__ import annotations
 
-from functools import partial
-
 import pandas as pd
 import streamlit as st
 
+from bundle.case_names import case_names
 from db.review.comparison import CompareQuery, ComparisonResult
 from db.review.review import Review, judge_review
 from db.views.compare import named_cases
 from db.query.selectors import available_selectors
-from db.views.defaults import default_sides, side_label
+from db.views.defaults import default_sides, side_labels
 from db.views.case_detail import case_provenance, case_trend_url
 from db.views.compare_chart import CHART_DEFAULT, case_rows, chart_rows
 from db.views.empty_reason import empty_reason
@@ -39,7 +38,7 @@ def _controls() -> dict[str, str]:
         st.stop()
     left, right, scope_col = st.columns([3, 3, 1])
     first, last = default_sides(selectors)  # the latest stable build vs the newest rc or nightly after it
-    shown = partial(side_label, selectors)
+    shown = side_labels(selectors)
     with left:
         baseline = picker("Baseline (build, tag:key=value or runs:id,id)", "baseline", options, first or options[0],
                           page="cmp", format_func=shown)
@@ -72,13 +71,16 @@ def _ratio_section(rows: pd.DataFrame, baseline: str) -> pd.DataFrame:
     return data
 
 
-def _case_detail(result: ComparisonResult, rows: pd.DataFrame, picked: int | None) -> None:
+def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFrame, picked: int | None) -> None:
     """The case picked in the table (else the worst regression, else the largest change): its samples on both
-    sides, its trend link and both sides' runs with their provenance."""
+    sides, its trend link and both sides' runs with their provenance. The menu holds the chart's cases and the
+    one picked: what the screen shows, not every case (50k options are megabytes for the browser)."""
     st.subheader("Case detail")
-    order = chart_rows(rows, len(rows)).row.tolist() or rows.row.tolist()
-    names = named_cases(rows.loc[order])
-    labels = dict(zip(order, names.scope + " · " + names.case + " · " + names.metric))
+    order = chart.row.tolist() or rows.row.tolist()[:CHART_MAX]
+    if picked is not None and picked in rows.index and picked not in order:
+        order = [picked] + order
+    named = rows.loc[order]
+    labels = dict(zip(order, named.scope + " · " + case_names(named) + " · " + named.metric))
     first = picked if picked in labels else order[0]
     row = st.selectbox("Case (or select a row in the table above)", order, index=order.index(first),
                        key=f"cmp_case_{first}", format_func=lambda r: labels[r])
@@ -141,8 +143,7 @@ def _render() -> None:
         st.warning(plain(why))  # names the selectors from the URL: text
     # the summary and the ratio chart come first: they answer "is it a win?" before 10⁴ table rows arrive
     rows = case_rows(judged)
-    if not rows.empty:
-        _ratio_section(rows, query.baseline)
+    chart = _ratio_section(rows, query.baseline) if not rows.empty else rows
     with top:  # the verdict first; its notes are the comparison's
         show_summary(verdict_cards(engine(), judged))
     _status_panel(status_changes(result.cases, result.unmatched))
@@ -152,7 +153,7 @@ def _render() -> None:
     if not rows.empty:
         st.subheader("Per case")
         picked = _case_table(rows)
-        _case_detail(result, rows, picked)
+        _case_detail(result, rows, chart, picked)
     st.subheader("Not compared (one side only, or no ok figure on a side)")
     st.dataframe(result.unmatched, hide_index=True)
 

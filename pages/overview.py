@@ -2,12 +2,10 @@
 nightly preview labelled apart; machines × builds with their latest runs, result counts by status, open warnings."""
 from __future__ import annotations
 
-from functools import partial
-
 import streamlit as st
 
 from db.query.selectors import available_selectors
-from db.views.defaults import default_sides, side_label
+from db.views.defaults import default_sides, side_labels
 from db.views.overview import overview_of
 from pages.verdict import show_summary
 from pages.widgets import guarded, load, picker, stop_if_empty
@@ -20,7 +18,7 @@ def _sides() -> tuple[str, str]:
     first, last = default_sides(selectors)  # the release question: latest stable vs the newest rc
     if len(options) < 2 or not first or first == last:
         return "", ""
-    shown = partial(side_label, selectors)
+    shown = side_labels(selectors)
     left, right = st.columns(2)
     with left:
         baseline = picker("Baseline", "baseline", options, first, page="ovw", format_func=shown)

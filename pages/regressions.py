@@ -1,13 +1,11 @@
 """Regressions: every significant slowdown beyond a threshold (and every passed → failed), worst first, with triage."""
 from __future__ import annotations
 
-from functools import partial
-
 import streamlit as st
 
 from db.review.comparison import CompareQuery
 from db.review.review import Review
-from db.views.defaults import default_sides, side_label
+from db.views.defaults import default_sides, side_labels
 from db.views.regressions import regressions_view
 from pages.verdict import show_summary
 from db.views.review_export import review_csv, review_markdown
@@ -44,7 +42,7 @@ def _render() -> None:
         st.info("No runs stored yet.")
         st.stop()
     first, last = default_sides(selectors)  # the latest stable build vs the newest rc or nightly after it
-    shown = partial(side_label, selectors)
+    shown = side_labels(selectors)
     baseline = picker("Baseline", "baseline", options, first or options[0], page="reg", format_func=shown)
     candidate = picker("Candidate", "candidate", options, last or options[-1], page="reg", format_func=shown)
     scope = picker("Scope", "scope", ["machine", "chip"], "machine", page="reg")

@@ -33,7 +33,7 @@ def test_one_build_or_none():
 def test_release_counts_as_stable_and_compare_sides_come_from_the_selectors():
     import pandas as pd
 
-    from db.views.defaults import default_sides, side_label
+    from db.views.defaults import default_sides, side_labels
 
     assert default_pair(["2.14.1", "2.15.0rc1"], ["release", "rc"]) == ("2.14.1", "2.15.0rc1")
     selectors = pd.DataFrame({"selector": ["torch=2.14.1", "torch=2.15.0rc1", "torch=2.16.0.dev1", "tag:role=x"],
@@ -42,8 +42,9 @@ def test_release_counts_as_stable_and_compare_sides_come_from_the_selectors():
                                         "tag role = x"],
                               "n_runs": [4, 1, 2, 3], "channel": ["release", "rc", "local", ""]})
     assert default_sides(selectors) == ("torch=2.14.1", "torch=2.15.0rc1")  # never a tag, never first vs last
-    assert side_label(selectors, "torch=2.15.0rc1") == "torch 2.15.0rc1 (rc) · 1 run"
-    assert side_label(selectors, "runs:abc") == "runs:abc"
+    assert side_labels(selectors)("torch=2.15.0rc1") == "torch 2.15.0rc1 (rc) · 1 run"
+    assert side_labels(selectors)("torch=2.14.1") == "torch 2.14.1 (release) · 4 runs"
+    assert side_labels(selectors)("runs:abc") == "runs:abc"
 
 
 def _three_builds(engine) -> None:

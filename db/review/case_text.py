@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 
 from db.stats.codes import combine
 from db.query.case_pairs import SIDES as _SIDES
-from db.review.wording import difference_words, ratio_words
+from db.review.wording import difference_words, pick, ratio_words, str_column
 
 
 def change_words(metrics: tuple[np.ndarray, pd.Index], oriented: np.ndarray, diff: np.ndarray,
@@ -46,13 +46,21 @@ def caveats(frame: pd.DataFrame, chip_scope: bool) -> pd.api.extensions.Extensio
 
 def with_warnings(said: pd.api.extensions.ExtensionArray, frame: pd.DataFrame) -> pd.api.extensions.ExtensionArray:
     """The caveats with each side's result warnings appended ("candidate warned: CPU contention; noisy op_time"),
-    so noisy samples and contention reach every row, card and export that shows a case's caveats."""
+    so noisy samples and contention reach every row, card and export that shows a case's caveats. Only the rows
+    with a warning are worded (usually few; none at all costs nothing)."""
     if frame.empty or "b_warnings" not in frame:
         return said
-    parts = [pa.array(said, pa.string())]
-    parts += [_part(frame[p + "warnings"], frame[p + "warnings"].notna(), f"{side} warned: ", "")
+    warned = np.flatnonzero((frame.b_warnings.notna() | frame.c_warnings.notna()).to_numpy(dtype=bool))
+    if not len(warned):
+        return said
+    some = frame.iloc[warned]
+    parts = [pa.array(said, pa.string()).take(pa.array(warned))]
+    parts += [_part(some[p + "warnings"], some[p + "warnings"].notna(), f"{side} warned: ", "")
               for side, p in _SIDES]
-    return str_column(pc.replace_substring_regex(pc.binary_join_element_wise(*parts, ""), "^; ", ""))
+    worded = pc.replace_substring_regex(pc.binary_join_element_wise(*parts, ""), "^; ", "")
+    where = np.arange(len(frame))  # each row's place in said, or in worded after it
+    where[warned] = len(frame) + np.arange(len(warned))
+    return str_column(pa.concat_arrays([pa.array(said, pa.string()), worded]).take(pa.array(where)))
 
 
 def _caveat_words(frame: pd.DataFrame, chip_scope: bool) -> pa.Array:
@@ -72,13 +80,3 @@ def _part(values: pd.Series, shown: pd.Series, before: str, after: str) -> pa.Ar
     text = pc.cast(pa.array(values.to_numpy(), from_pandas=True), pa.string())
     made = pc.binary_join_element_wise("; " + before, pc.fill_null(text, ""), after, "")
     return pc.if_else(pa.array(shown.to_numpy(dtype=bool)), made, "")
-
-
-def str_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
-    """Arrow strings as a pandas str column, without a copy (from an object array: ~5 ms per 50k rows)."""
-    return pd.array(values, dtype="str")
-
-
-def pick(choices: list[str], index: np.ndarray) -> pd.api.extensions.ExtensionArray:
-    """choices[index[i]] for each i, as a str column."""
-    return str_column(pa.array(choices, pa.string()).take(pa.array(index)))

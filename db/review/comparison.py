@@ -5,7 +5,7 @@ from `compare`, cached per store data version."""
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -20,9 +20,10 @@ from db.query.case_pairs import FILTERS, KEY, SIDES as _SIDES, compare_sql, read
 from db.errors import Problem, StoreError
 from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note
 from db.review.cache import Memo, clear_all
-from db.review.case_text import caveats, change_words, pick, str_column, with_warnings
-from db.review.families import family_frame
-from db.review.noise import case_noise
+from db.review.case_text import caveats, change_words, with_warnings
+from db.review.wording import pick, str_column
+from db.review.families import FAMILY_INPUT, family_frame
+from db.review.noise import case_noise, noise_model
 from db.review.rules import rule_kinds
 from db.query.libraries import differing_note, side_libraries
 from db.stats.significance import SIGNIFICANT, VERDICTS, SampleLists, Significance, significance, summarize_lists
@@ -104,6 +105,7 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     sides = ((base, "baseline"), (cand, "candidate"))
     checks = [WORKERS.submit(check_side, engine, selector, side, query.pool) for selector, side in sides]  # beside the read
     libraries = [WORKERS.submit(side_libraries, engine, selector) for selector, _ in sides]
+    model = WORKERS.submit(noise_model, engine)
     table = read_pairs(engine, compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters}), WORKERS)
     # a selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose
     pooled = [pooled_note(side, selector, check.result()) for (selector, side), check in zip(sides, checks)]
@@ -119,16 +121,27 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
         frame[prefix + "n"] = lists.counts
         frame[prefix + "median"], frame[prefix + "p25"], frame[prefix + "p75"] = stats.median, stats.p25, stats.p75
     cases = case_frame(frame[paired].reset_index(drop=True), facts, query)
-    noise = case_noise(engine, cases, query.scope)  # the A/A model: each case's pairs, Σ log ratio², and which
-    cases["noise"] = noise.noise
-    rows = pa.array(np.flatnonzero(paired))
-    change = np.where(facts.use_ratio, cases.ratio.to_numpy(dtype=float), cases.difference.to_numpy(dtype=float))
-    tested = rule_kinds(cases, RULES) == RuleKind.significant.value  # a derived figure beside its timing: not again
-    sig = significance(b_paired, c_paired, table["b_processes"].take(rows), table["c_processes"].take(rows),
-                       change, facts.use_ratio, tested, noise.pairs.to_numpy(), noise.sum_sq.to_numpy())
+    # the families' geomeans and bootstrap CIs on a worker, beside the noise lookup and the tests; they wait for
+    # the verdicts only at the end. They read their own columns: this thread adds columns to `cases` meanwhile.
+    tests: Future = Future()
+    families = WORKERS.submit(family_frame, cases[FAMILY_INPUT], query,
+                              lambda: tests.result().verdict == SIGNIFICANT, lambda: oriented_cis(tests.result(), facts))
+    try:
+        # the A/A model: each case's pairs, Σ log ratio², and which
+        noise = case_noise(engine, cases, query.scope, model.result())
+        cases["noise"] = noise.noise
+        rows = pa.array(np.flatnonzero(paired))
+        change = np.where(facts.use_ratio, cases.ratio.to_numpy(dtype=float), cases.difference.to_numpy(dtype=float))
+        tested = rule_kinds(cases, RULES) == RuleKind.significant.value  # a derived figure beside its timing: not again
+        sig = significance(b_paired, c_paired, table["b_processes"].take(rows), table["c_processes"].take(rows),
+                           change, facts.use_ratio, tested, noise.pairs.to_numpy(), noise.sum_sq.to_numpy())
+    except BaseException as exc:
+        tests.set_exception(exc)  # the worker waiting for the verdicts stops too
+        raise
+    tests.set_result(sig)
     unmatched = unmatched_frame(frame[~paired].reset_index(drop=True))
-    families = family_frame(cases, query, lambda: sig.verdict == SIGNIFICANT, lambda: oriented_cis(sig, facts))
     add_significance(cases, sig, facts)
+    families = families.result()
     notes = _notes(query, cases, differing_note(*(side.result() for side in libraries))) + [n for n in pooled if n]
     return ComparisonResult(query, cases, families, unmatched, notes, (b_paired, c_paired))
 

@@ -23,6 +23,7 @@ from db.stats.significance import SIGNIFICANT, bootstrap_means, row_percentiles
 from db.review.wording import ci_words, ratio_words
 
 GROUP = ["scope", "device", "workload", "metric", "dtype", "compile"]
+FAMILY_INPUT = GROUP + ["comparison", "oriented_ratio"]  # what family_frame reads of the cases, given the verdicts
 COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better", "n_worse", "n_unchanged",
                    "baseline", "candidate", "summary"]
 

@@ -6,8 +6,8 @@ chart, Regressions, the release summary and its cards, the Markdown export, the 
 judged once per review and store data version (db.review.cache)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Mapping
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, TypeVar
 
 import pandas as pd
 from sqlalchemy import Engine
@@ -19,6 +19,7 @@ from db.review.cache import Memo
 from db.review.comparison import CompareQuery, ComparisonResult, compare
 from db.review.rules import judge
 
+T = TypeVar("T")
 DEFAULT_THRESHOLD = 0.05  # a replicated figure regresses when worse by more than this fraction (and significant)
 
 
@@ -76,6 +77,9 @@ class JudgedReview:
     review: Review
     comparison: ComparisonResult
     verdicts: pd.DataFrame
+    # what views derive from this answer (Compare's rows, the summary), each computed once: it lives as long as
+    # the answer, i.e. until the next upload or retraction (db.review.cache)
+    _derived: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @classmethod
     def of(cls, comparison: ComparisonResult, review: Review | None = None) -> "JudgedReview":
@@ -86,6 +90,12 @@ class JudgedReview:
     @property
     def cases(self) -> pd.DataFrame:
         return self.comparison.cases
+
+    def once(self, name: str, compute: Callable[[], T]) -> T:
+        """compute(), the first time `name` is asked of this answer; the same object after (treat as read-only)."""
+        if name not in self._derived:
+            self._derived[name] = compute()  # two threads may both compute it: the same answer either way
+        return self._derived[name]
 
 
 _JUDGED = Memo()

@@ -43,9 +43,14 @@ def per_metric(metric: pd.Series, values: dict, dtype=float, missing=np.nan) -> 
 def ruled_by(cases: pd.DataFrame) -> pd.Series:
     """Per case, the metric whose rule judges it: its own, or for a derived figure compared without its timing
     (nothing carries it) that timing's, so a rate filtered apart from its time still gates like the time."""
-    alone = cases.metric.isin(list(DERIVED)).to_numpy(dtype=bool) & ~folded_rows(cases)
-    metric = cases.metric.astype(object)
-    return metric.where(~alone, metric.map(DERIVED))
+    codes, names = pd.factorize(cases.metric)  # mapped once per distinct metric, not once per case
+    own = np.append(names.to_numpy(dtype=object), None)[codes]
+    alone = cases.metric.isin(list(DERIVED)).to_numpy(dtype=bool)
+    if alone.any():
+        alone = alone & ~folded_rows(cases)
+        timing = np.array([DERIVED.get(n, n) for n in names] + [None], dtype=object)[codes]
+        own = np.where(alone, timing, own)
+    return pd.Series(own, index=cases.index, dtype=object)
 
 
 def rule_kinds(cases: pd.DataFrame, rules: dict[str, Rule]) -> np.ndarray:

@@ -5,6 +5,7 @@ import math
 from typing import Sequence
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -92,3 +93,13 @@ def _two_decimals(values: np.ndarray) -> pa.Array:
     text = text.to_numpy(zero_copy_only=False).astype(object)
     text[odd] = [f"{v:.2f}" for v in values[odd].tolist()]
     return pa.array(text, type=pa.string())
+
+
+def str_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:
+    """Arrow strings as a pandas str column, without a copy (from an object array: ~5 ms per 50k rows)."""
+    return pd.array(values, dtype="str")
+
+
+def pick(choices: list[str], index: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """choices[index[i]] for each i, as a str column."""
+    return str_column(pa.array(choices, pa.string()).take(pa.array(index)))

@@ -15,14 +15,14 @@ from db.review.summary import release_summary
 from db.views.compare_chart import case_rows
 from db.views.empty_reason import empty_reason
 from db.review.status_changes import status_changes
-from db.views.trends import FIELDS as TREND_FIELDS, trend_url
+from db.views.trends import FIELDS as TREND_FIELDS, trend_urls
 
 
 def named_cases(cases: pd.DataFrame) -> pd.DataFrame:
     """Case rows with their name (bundle.case_names) and their Trends link (relative to the dashboard's root)
     added: what the page's table and the JSON twin lead with. Named on request, not in the cached comparison:
     a page names only the rows it shows."""
-    links = [trend_url(*row) for row in cases[list(TREND_FIELDS)].itertuples(index=False)]
+    links = trend_urls(cases[list(TREND_FIELDS)].itertuples(index=False, name=None))
     return cases.assign(case=case_names(cases), trend=links)
 
 

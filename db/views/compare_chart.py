@@ -54,7 +54,12 @@ def _better_difference(cases: pd.DataFrame, change: np.ndarray) -> np.ndarray:
 
 def case_rows(judged: JudgedReview) -> pd.DataFrame:
     """Compare's rows: derived figures folded, with `direction`, `regression` (the review's verdict) and `row` (the
-    compared case's index, for its samples)."""
+    compared case's index, for its samples). Made once per judged review (every render and the API share it):
+    treat as read-only."""
+    return judged.once("case_rows", lambda: _case_rows(judged))
+
+
+def _case_rows(judged: JudgedReview) -> pd.DataFrame:
     folded = fold_derived(judged.cases)
     verdicts = judged.verdicts.loc[folded.index]
     return folded.assign(direction=directions(folded, verdicts) if len(folded) else [],

