@@ -14,7 +14,8 @@ selector checks, the DuckDB pivot over the 10M-row table, pooled samples to nump
 and a 400-draw bootstrap CI per case (on worker threads, beside the rest), per-family geomeans with
 1000-draw CIs, wording, the unmatched list.
 `cold` clears the per-data-version cache before every call (the full work); `warm` is a cache hit (what a
-page reload or the API's second identical request costs until the next ingest).
+page reload or the API's second identical request costs until the next ingest). `cold_profile_ms`: one more
+cold call under cProfile, the cumulative ms of each step (benchmarks/scaling.py STAGES): where the time goes.
 
 Browser: `streamlit run app.py` on the generated store, Chromium (/usr/bin/chromium, headless) opens
 /compare?baseline=…&candidate=…; time from navigation to the ratio chart drawn (a Vega canvas/svg) and to the
@@ -138,6 +139,16 @@ FROM (SELECT r.machine_name, x.workload, x.case_key, x.dtype, x.compile, x.metri
 GROUP BY ALL"""
 
 
+def _helpers():
+    """benchmarks/scaling.py, whether this file runs as a script or a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("scaling", Path(__file__).resolve().with_name("scaling.py"))
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    return helpers
+
+
 def time_compare(path: Path, params: dict, repeats: int, bare: bool = False) -> dict:
     """Cold and warm Compare; with `bare`, the bare DuckDB query timed in alternation with the cold Compare
     (same run, same machine state) and the ratio of their medians."""
@@ -165,6 +176,9 @@ def time_compare(path: Path, params: dict, repeats: int, bare: bool = False) -> 
     if bare:
         figures["bare_duckdb"] = {**_ms(floor), "cases": bare_cases}
         figures["cold_vs_bare_ratio"] = round(statistics.median(cold) / statistics.median(floor), 2)
+        engine = open_store(str(path))
+        figures["cold_profile_ms"] = _helpers().stage_profile(engine, query)  # where the cold time goes
+        engine.dispose()
     return figures
 
 
@@ -308,11 +322,7 @@ def main() -> None:
 
 
 def scaling(args) -> None:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("scaling", Path(__file__).resolve().with_name("scaling.py"))
-    helpers = importlib.util.module_from_spec(spec)  # its sibling file, whether run as a script or a module
-    spec.loader.exec_module(helpers)
+    helpers = _helpers()
     exponent, run_bundle, table, time_ingest = helpers.exponent, helpers.run_bundle, helpers.table, helpers.time_ingest
 
     sizes = [8_000, 16_000, 32_000] if args.tiny else [int(x) for x in args.sizes.split(",")]

@@ -74,3 +74,34 @@ def table(points: list[dict], fits: dict) -> str:
         f"{name} {k if k is not None else '—'} (goal ≤ {GOALS[name]})" if name in GOALS else
         f"{name} {k if k is not None else '—'}" for name, k in fits.items()))
     return "\n".join(lines)
+
+
+# where a cold Compare's time goes, by step (db.review.comparison.compute_compare's parts, main thread)
+STAGES = {"read (pivot, detail, warnings)": ("case_pairs.py", "read_pairs"),
+          "sample lists": ("significance.py", "from_arrow"), "quartiles": ("significance.py", "summarize_lists"),
+          "case frame": ("comparison.py", "case_frame"), "A/A lookup": ("noise.py", "case_noise"),
+          "rule kinds": ("rules.py", "rule_kinds"), "tests on replicates": ("significance.py", "significance"),
+          "unmatched": ("unmatched.py", "unmatched_frame"), "verdict columns": ("comparison.py", "add_significance"),
+          "waiting on workers (checks, A/A model, families)": ("_base.py", "result")}
+
+
+def stage_profile(engine, query) -> dict:
+    """One cold Compare under cProfile: cumulative ms per step of the main thread (the families' bootstrap runs on
+    a worker: its wait shows as waiting on workers). cProfile slows Python-heavy steps more than numpy/DuckDB."""
+    import cProfile
+    import pstats
+
+    from db.review.comparison import clear_cache, compare
+
+    clear_cache()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    compare(engine, query)
+    profiler.disable()
+    stats = pstats.Stats(profiler).stats  # {(file, line, name): (calls, primitive, tottime, cumtime, callers)}
+    out = {}
+    for stage, (file, name) in STAGES.items():
+        found = [v[3] for (f, _, n), v in stats.items() if f.endswith(file) and n == name]
+        out[stage] = round(1000 * sum(found), 1) if found else None
+    out["total"] = round(1000 * sum(v[2] for v in stats.values()), 1)
+    return out

@@ -56,6 +56,9 @@ def test_dashboard_benchmark_tiny():
     assert bare["cases"] == 1980 and bare["median_ms"] > 0
     assert out["compare_all"]["cold_vs_bare_ratio"] == pytest.approx(
         out["compare_all"]["cold"]["median_ms"] / bare["median_ms"], rel=0.02)
+    # where the cold time went, step by step: every step of the path was seen, none took longer than the whole
+    profile = out["compare_all"]["cold_profile_ms"]
+    assert all(ms is not None and 0 < ms <= profile["total"] for ms in profile.values()), profile
     # softmax × float16: 1,000 / 18 case keys of one (workload, dtype) per machine, the unavailable ones left out
     assert out["compare_filtered"]["cases"] + out["compare_filtered"]["unmatched"] == 2 * 56
     # every (machine, build) ran twice: 2 machines × 2 builds × 990 ok cases are A/A pairs; groups per chip
