@@ -17,7 +17,8 @@ Parts (--only, default all four; each on its own new catalog):
             this measures what sharing costs, not a speed-up.
   load      2 real `mpsbench serve` replicas under HTTP uploads and Compare readers for S seconds (default
             120), then same-moment uploads of one run_id to both (benchmarks/lake_load.py).
-With --compare-rows N (default 0: off): cold Compare on an N-result store, lake vs file (benchmarks/lake_sizes.py).
+With --compare-rows N (default 0: off): cold Compare on an N-result store, lake vs file (benchmarks/lake_sizes.py;
+alone: --only '' --compare-rows N).
 --tiny: every part small, and --compare-rows 8000 (tens of seconds; what tests/test_benchmarks.py runs).
 """
 from __future__ import annotations
@@ -177,7 +178,7 @@ def report(out: dict) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--only", default=",".join(PARTS), help=f"parts to run, of {','.join(PARTS)} (default: all)")
+    p.add_argument("--only", default=",".join(PARTS), help=f"parts to run, of {','.join(PARTS)} (default: all; '' for none)")
     p.add_argument("--rows", type=int, default=100_000, help="ingest: results in the bundle")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--uploaders", type=int, default=2, help="replicas: threads per replica")
