@@ -145,3 +145,13 @@ def test_lake_benchmark_tiny():
     assert out["compare"]["lake_over_file"] == pytest.approx(out["compare"]["lake_s"] / out["compare"]["file_s"])
     replicas = out["replicas"]
     assert replicas["lake_runs"] == replicas["file_runs"] == replicas["uploads"] == 4  # every upload stored once
+    load = out["load"]  # 2 real `mpsbench serve` replicas over HTTP: 2 uploaders × 2 bundles each, 1 reader
+    assert load["uploads"] == load["acknowledged"] == load["created_201"] == 8
+    assert load["upload_errors"] == {} and load["read_errors"] == {} and load["reads"] >= 1
+    assert load["upload_latency"]["p50_ms"] > 0 and load["read_latency"]["p95_ms"] > 0
+    stored = load["store"]
+    assert stored["acknowledged_stored_once"] == 8 and stored["raced_stored_once"] == 2
+    assert stored["duplicated"] == stored["missing"] == stored["unacknowledged_stored"] == []
+    assert load["race"]["same_bundle"] == [[200, 201]] and load["race"]["other_content"] == [[201, 409]]
+    big = out["compare_big"]
+    assert big["rows"] == big["migrated_results"] == 8_000 and big["cases"] > 0 and big["lake_s"] > 0

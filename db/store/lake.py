@@ -22,6 +22,7 @@ import functools
 import importlib.util
 import logging
 import os
+import re
 import threading
 import weakref
 from dataclasses import dataclass
@@ -96,8 +97,19 @@ def attach(raw, lake: Lake) -> None:
                     f"(DATA_PATH {quoted(lake.data_path)})")
         raw.execute(f"ATTACH IF NOT EXISTS {quoted(lake.conninfo)} AS {CATALOG} (TYPE postgres)")
     except duckdb.Error as exc:
-        raise unreachable(exc) from exc
+        raise (elsewhere(exc, lake) or unreachable(exc)) from exc
     raw.execute(f"USE {LAKE}")
+
+
+def elsewhere(exc: BaseException, lake: Lake) -> StoreError | None:
+    """The catalog names another data folder than MPSBENCH_LAKE_DATA (e.g. a restored copy): say which."""
+    found = re.search(r'does not match existing data path in the catalog "([^"]*)"', str(exc))
+    if found is None:
+        return None
+    return StoreError(503, f"MPSBENCH_LAKE_DATA ({lake.data_path}) is not this lake's data folder: its catalog names "
+                           f"{found.group(1)}",
+                      [Problem("MPSBENCH_LAKE_DATA", "must be the folder the catalog names; a backup restored "
+                                                     "elsewhere updates the catalog's data_path (README)")])
 
 
 def unreachable(exc: BaseException) -> StoreError:
