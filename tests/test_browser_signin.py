@@ -29,7 +29,9 @@ def test_the_sign_in_link_leaves_no_token_behind_and_survives_a_reload(server): 
             assert TOKEN not in session[0]["value"] and page.evaluate("document.cookie").find(TOKEN) == -1
             page.reload(timeout=PAGE_S * 1000)
             page.get_by_text(SIGNED_IN).wait_for(timeout=PAGE_S * 1000)  # still signed in
-            assert page.locator("[data-testid='stFileUploader']").count() == 1
+            uploader = page.locator("[data-testid='stFileUploader']")
+            uploader.first.wait_for(timeout=PAGE_S * 1000)  # drawn after the signed-in line: a loaded box shows it later
+            assert uploader.count() == 1
             assert page.url == f"{server}/upload"
             leaked = [(url, ref) for url, ref in sent[1:] if TOKEN in url or TOKEN in ref]
             assert len(sent) > 5 and not leaked, leaked[:3]  # only the link itself carried it
