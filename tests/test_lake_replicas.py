@@ -1,7 +1,10 @@
 """Real `mpsbench serve` replicas on one lake (benchmarks.lake_load.Replicas: processes, HTTP, a named token).
 
-- examples/cpu-quick.json and a second build made from it, uploaded through both replicas: GET /api/v1/compare
-  gives the same JSON from each.
+- examples/cpu-quick.json through one replica, a second build made from it through the other: GET
+  /api/v1/compare gives the same JSON from each. One run per side: with several runs of a case on one side, the
+  order of a case's runs in DuckDB's list() varies between computations (parallel aggregation over several
+  Parquet files), and the tests on replicates sum in that order, so such answers can differ in the last bits
+  (and a zero change's p between 0 and 1): not a lake-only matter, reported with issue #26's check.
 - kill -9 of a replica mid-upload leaves nothing of the run. The kill lands at a fixed point, not after a guessed
   sleep: the test holds an EXCLUSIVE lock on the catalog table `ducklake_snapshot_changes` (reads still pass),
   so the replica's DuckLake commit — one batch of catalog inserts ending with that table, then COMMIT — blocks
@@ -64,16 +67,14 @@ def _stored(store: str, run_id: str) -> tuple[int, int]:
         engine.dispose()
 
 
-def second_build(body: bytes, run_id: str, torch: str | None, slower: float = 1.0) -> bytes:
-    """A copy of a bundle under a new run_id: another torch build (op_time samples × slower) or, torch None, another
-    run of the same build."""
+def second_build(body: bytes, run_id: str, torch: str, slower: float) -> bytes:
+    """A copy of a bundle under a new run_id and another torch build, its op_time samples × slower."""
     doc = json.loads(body)
     doc["run_id"] = run_id
-    if torch:
-        doc["build"] |= {"torch_version": torch, "git_hash": "0" * 40}
-        for r in doc["results"]:
-            if r["metric"] == "op_time":
-                r |= {"samples": [s * slower for s in r["samples"]], "summary": None}  # derived again on ingest
+    doc["build"] |= {"torch_version": torch, "git_hash": "0" * 40}
+    for r in doc["results"]:
+        if r["metric"] == "op_time":
+            r |= {"samples": [s * slower for s in r["samples"]], "summary": None}  # derived again on ingest
     return json.dumps(doc).encode()
 
 
@@ -83,7 +84,6 @@ def test_examples_uploaded_through_both_replicas_compare_identically(served):
     example = (ROOT / "examples" / "cpu-quick.json").read_bytes()
     base = json.loads(example)["build"]["torch_version"]
     assert _post(one, example) == 201
-    assert _post(two, second_build(example, "a" * 32, None)) == 201
     assert _post(two, second_build(example, "b" * 32, "9.9.0+cpu", slower=1.3)) == 201
     assert _post(one, example) == 200 and _post(two, example) == 200  # each stored once
     query = {"baseline": f"torch={base}", "candidate": "torch=9.9.0+cpu"}
@@ -121,7 +121,8 @@ def test_a_replica_killed_mid_commit_leaves_nothing_and_another_stores_the_bundl
         while postgres.query(CATALOG, BLOCKED) != "1|1":  # its commit waits on our lock, its write lock held
             assert poster.is_alive() and time.monotonic() < deadline, f"the commit never blocked: {outcome}"
             time.sleep(0.1)
-        assert set(data.rglob("*.parquet")) - before  # its results' Parquet files are written
+        written = {p.name for p in set(data.rglob("*.parquet")) - before}
+        assert written  # its results' Parquet files are written
         os.killpg(victim.procs[0].pid, signal.SIGKILL)
         victim.procs[0].wait(timeout=30)
         poster.join(timeout=60)
@@ -139,5 +140,12 @@ def test_a_replica_killed_mid_commit_leaves_nothing_and_another_stores_the_bundl
     assert _post(one, body) == 201  # the bundle again, through a live replica: stored whole, once
     assert _post(two, body) == 200
     assert _stored(store, run_id) == (1, results)
-    on_disk = {p.name for p in data.rglob("*.parquet")}  # the killed commit's files stay behind, unreferenced
-    assert {Path(p).name for p in postgres.query(CATALOG, "SELECT path FROM ducklake_data_file").split()} <= on_disk
+    # the killed commit's files stay behind, named by no snapshot: DuckLake's orphan cleanup finds them
+    engine = open_store(store)
+    try:
+        with engine.connect() as conn:
+            orphans = conn.exec_driver_sql("FROM ducklake_delete_orphaned_files('lake', cleanup_all => true)").all()
+    finally:
+        engine.dispose()
+    assert written <= {Path(row[0]).name for row in orphans}
+    assert _stored(store, run_id) == (1, results)
