@@ -2,7 +2,8 @@
 # Create .venv-lake: the project's .venv with duckdb 1.5.5 and the DuckLake + Postgres extension wheels in front
 # of it (those wheels exist only for duckdb 1.5.5; the project otherwise runs duckdb 2.x). Everything else — the
 # project, its other requirements — is read from .venv, so this is a ~30 MB layer, not a second install.
-# Usage: scripts/setup_lake.sh   (after scripts/setup.sh); then `. .venv-lake/bin/activate` for a lake server.
+# Usage: scripts/setup_lake.sh   (after scripts/setup.sh); then `. .venv-lake/bin/activate` for a lake server
+# (its bin/ holds an `mpsbench` of its own: .venv's script would run .venv's duckdb).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || { echo "ERROR: .venv missing: run scripts/setup.sh first"; exit 1; }
@@ -21,4 +22,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$key" ]; then
   .venv-lake/bin/python -c 'import duckdb, duckdb_extension_ducklake, sqlmodel, db.store.lake; assert duckdb.__version__ == "1.5.5"' \
     || { echo "ERROR: .venv-lake install failed"; exit 1; }
   echo "$key" > "$stamp"
+fi
+if [ ! -x .venv-lake/bin/mpsbench ]; then
+  printf '#!/bin/sh\nexec "%s/.venv-lake/bin/python" -m mpsbench "$@"\n' "$PWD" > .venv-lake/bin/mpsbench
+  chmod +x .venv-lake/bin/mpsbench
 fi

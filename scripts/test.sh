@@ -8,4 +8,4 @@ scripts/setup.sh dev
 . .venv/bin/activate  # its tools (lint-imports, the mpsbench script) on PATH for the tests
 python -m pytest -q -p no:cacheprovider "$@" tests
 scripts/setup_lake.sh
-.venv-lake/bin/python -m pytest -q -p no:cacheprovider -k lake tests/test_store_lake.py tests/test_lake_backup.py tests/test_benchmarks.py
+.venv-lake/bin/python -m pytest -q -p no:cacheprovider -k lake tests/test_store_lake.py tests/test_lake_backup.py tests/test_lake_replicas.py tests/test_benchmarks.py

@@ -74,9 +74,19 @@ class Postgres:
                 return
             time.sleep(0.05)
 
+    def psql_args(self, dbname: str) -> list[str]:
+        """psql on `dbname` (as the server's user), unaligned rows, no command tags, stopping at the first error."""
+        psql = str(BIN / "psql") if (BIN / "psql").is_file() else "psql"
+        return [*self._as, psql, "-h", str(self.socket), "-U", "mps", "-d", dbname, "-qAt", "-v", "ON_ERROR_STOP=1"]
+
+    def query(self, dbname: str, sql: str) -> str:
+        done = subprocess.run([*self.psql_args(dbname), "-c", sql], capture_output=True, text=True, timeout=60)
+        if done.returncode:
+            raise RuntimeError(f"psql failed ({done.returncode}): {done.stderr.strip()[-800:]}")
+        return done.stdout.strip()
+
     def createdb(self, name: str) -> str:
-        self._run(str(BIN / "psql") if (BIN / "psql").is_file() else "psql", "-h", str(self.socket), "-U", "mps",
-                  "-d", "postgres", "-c", f'CREATE DATABASE "{name}"')
+        self.query("postgres", f'CREATE DATABASE "{name}"')
         return f"host={self.socket} user=mps dbname={name}"
 
 
