@@ -74,3 +74,37 @@ def test_trend_links_are_what_urlencode_writes():
     expected = ["trends?" + urlencode(dict(zip(FIELDS, case))) for case in cases]
     assert trend_urls(cases) == expected
     assert trend_url(*cases[1]) == expected[1]
+
+
+def test_each_cases_runs_come_out_in_run_order_whatever_order_they_were_read_in():
+    from db.query.case_pairs import runs_in_order
+
+    def side(runs: list[list[tuple[int, list[float], list[int]]]]) -> dict:
+        return {"samples": [[r[1] for r in case] for case in runs], "processes": [[r[2] for r in case] for case in runs],
+                "seqs": [[r[0] for r in case] for case in runs]}
+
+    read = [[(7, [3.0, 3.1], [1, 1]), (2, [1.0], []), (5, [2.0, 2.2], [2])],  # three runs, read out of order
+            [],  # no ok result on this side
+            [(4, [9.0], []), (4, [8.0], [])]]  # one run repeating the case: its first sample decides
+    b, c = side(read), side([[(1, [0.5], [])], [(3, [1.5], []), (2, [2.5], [])], [(6, [6.0], [])]])
+    pivot = pa.table({"metric": ["op_time"] * 3, **{f"b_{k}": v for k, v in b.items()},
+                      **{f"c_{k}": v for k, v in c.items()}})
+    out = runs_in_order(pivot)
+    assert "b_seqs" not in out.column_names and "c_seqs" not in out.column_names
+    assert out["b_samples"].to_pylist() == [[[1.0], [2.0, 2.2], [3.0, 3.1]], [], [[8.0], [9.0]]]
+    assert out["b_processes"].to_pylist() == [[[], [2], [1, 1]], [], [[], []]]  # moved with their runs
+    assert out["c_samples"].to_pylist() == [[[0.5]], [[2.5], [1.5]], [[6.0]]]
+
+
+def test_identical_samples_on_both_sides_are_no_change_wherever_they_sit_in_the_arrays():
+    """A case's sums are its own: with running sums, the rounding of the cases before it made identical samples
+    a change of 1e-12 with no spread, p = 0 (seen: PSNR cases flipping between p 0 and 1)."""
+    from db.stats.replicates import change_test, side_replicates
+
+    def side(first: float):
+        values = np.array([first, first * 1.7, first * 0.3, 31.2345, 31.2345, 31.2345])
+        return side_replicates(values, np.array([0, 3, 6]), np.arange(7), np.zeros(6, np.int64),
+                               np.zeros(0, np.int64), np.array([False, False]))
+
+    test = change_test(side(12345.678), side(0.001234), np.zeros(2), np.zeros(2))
+    assert test.d[1] == 0.0 and test.p_value[1] == 1.0

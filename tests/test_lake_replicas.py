@@ -1,10 +1,9 @@
 """Real `mpsbench serve` replicas on one lake (benchmarks.lake_load.Replicas: processes, HTTP, a named token).
 
-- examples/cpu-quick.json through one replica, a second build made from it through the other: GET
-  /api/v1/compare gives the same JSON from each. One run per side: with several runs of a case on one side, the
-  order of a case's runs in DuckDB's list() varies between computations (parallel aggregation over several
-  Parquet files), and the tests on replicates sum in that order, so such answers can differ in the last bits
-  (and a zero change's p between 0 and 1): not a lake-only matter, reported with issue #26's check.
+- examples/cpu-quick.json and a copy of it under another run id (two runs of the baseline), and two runs of a
+  second build made from it, spread over both replicas: GET /api/v1/compare gives the same JSON from each. With
+  several runs of a case on a side this needs each case's runs in run order (db.query.case_pairs.runs_in_order:
+  DuckDB's list() order varies between reads, and the tests on replicates sum in list order).
 - kill -9 of a replica mid-upload leaves nothing of the run. The kill lands at a fixed point, not after a guessed
   sleep: the test holds an EXCLUSIVE lock on the catalog table `ducklake_snapshot_changes` (reads still pass),
   so the replica's DuckLake commit — one batch of catalog inserts ending with that table, then COMMIT — blocks
@@ -83,8 +82,10 @@ def test_examples_uploaded_through_both_replicas_compare_identically(served):
     one, two = servers.urls
     example = (ROOT / "examples" / "cpu-quick.json").read_bytes()
     base = json.loads(example)["build"]["torch_version"]
-    assert _post(one, example) == 201
+    again = json.loads(example) | {"run_id": "c" * 32}  # a second run of the baseline, the same samples
+    assert _post(one, example) == 201 and _post(two, json.dumps(again).encode()) == 201
     assert _post(two, second_build(example, "b" * 32, "9.9.0+cpu", slower=1.3)) == 201
+    assert _post(one, second_build(example, "d" * 32, "9.9.0+cpu", slower=1.31)) == 201
     assert _post(one, example) == 200 and _post(two, example) == 200  # each stored once
     query = {"baseline": f"torch={base}", "candidate": "torch=9.9.0+cpu"}
     answers = [httpx.get(u + "/api/v1/compare", params=query, timeout=120) for u in (one, two)]

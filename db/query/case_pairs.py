@@ -42,7 +42,7 @@ _RUNS = "SELECT '{side}' AS side, run_id FROM ({runs})"
 # skipped, yet the filter still applies in the scan: measured no slower than the earlier run_id join with a
 # rowid semi-join (which re-fetched the joined rows by rowid to avoid decoding every row's samples).
 _SIDES = """
-  SELECT s.side, {scope} AS scope, ru.device_type AS device, ru.machine_name, r.run_id, r.workload, r.case_key,
+  SELECT s.side, {scope} AS scope, ru.device_type AS device, ru.machine_name, r.run_id, r.run_seq, r.workload, r.case_key,
          r.dtype, r.compile, r.metric, r.status, r.samples, r.processes, r.passed, r.message, r.warnings_json
   FROM side_runs s JOIN runs ru ON ru.run_id = s.run_id
     JOIN results r ON r.run_seq = ru.run_seq
@@ -54,6 +54,7 @@ _SIDES = """
 _SIDE_OK = """
   list(samples) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}samples,
   list(processes) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}processes,
+  list(run_seq) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}seqs,
   count(*) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}pooled,
   {machines} AS {p}machines,
   bool_and(passed) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}passed,
@@ -152,12 +153,69 @@ def read_pairs(engine: Engine, sql: PairSQL, pool: Executor | None = None) -> pa
             read = lambda: [duck.sql(q, params=params).to_arrow_table() for q in (sql.detail, sql.warned)]  # noqa: E731
             pending = pool.submit(read) if pool else None
             try:
-                pivot = pivot.take(key_order(pivot))
+                pivot = runs_in_order(pivot.take(key_order(pivot)))
             finally:  # the worker is done with the connection before it is rolled back
                 detail, warned = pending.result() if pending else read()
         finally:
             duck.rollback()  # read only
     return attach_warnings(attach_detail(pivot, detail.take(key_order(detail))), warned)
+
+
+def runs_in_order(pivot: pa.Table) -> pa.Table:
+    """Each case's runs (its samples and processes lists) in run order, the seqs columns dropped. DuckDB's list()
+    keeps the order its threads met the rows in, which varies from one read to the next; the tests on the runs add
+    them up in list order, so two reads (two replicas, or one after a cache clear) gave answers differing in the
+    last bits. Ordering inside DuckDB (list(… ORDER BY …)) doubled the read; here the runs are sorted within
+    their cases (one stable sort of mostly sorted integers) and the child lists gathered once, only where some
+    case's runs came out of order. Runs repeating a case (one run_seq twice) are ordered by their first sample."""
+    for _, p in SIDES:
+        seqs, samples, processes = (pivot[p + n].combine_chunks() for n in ("seqs", "samples", "processes"))
+        pivot = pivot.drop_columns([p + "seqs"])
+        runs = np.where(seqs.is_valid().to_numpy(zero_copy_only=False), np.diff(seqs.offsets.to_numpy()), 0)
+        case = np.repeat(np.arange(len(runs)), runs)
+        within = np.arange(len(case)) - np.repeat(np.cumsum(runs) - runs, runs)  # a run's place in its case
+        at = {name: np.repeat(lists.offsets.to_numpy()[:-1], runs) + within
+              for name, lists in (("seqs", seqs), ("samples", samples), ("processes", processes))}
+        seq = seqs.values.to_numpy(zero_copy_only=False).astype(np.int64)[at["seqs"]]
+        gather = _run_order(case, seq, lambda: _first_values(samples.values, at["samples"]))
+        if gather is None:
+            continue
+        offsets = pa.array(np.concatenate([[0], np.cumsum(runs)]), samples.offsets.type)
+        for name, lists in (("samples", samples), ("processes", processes)):
+            index = pivot.schema.get_field_index(p + name)
+            pivot = pivot.set_column(index, p + name, _listed(lists, offsets, at[name][gather]))
+    return pivot
+
+
+def _run_order(case: np.ndarray, seq: np.ndarray, first) -> np.ndarray | None:
+    """The order putting runs (grouped by case, in case order) in (case, seq, first()) order; None when they are."""
+    same_case = case[1:] == case[:-1]
+    if not (same_case & (seq[1:] <= seq[:-1])).any():
+        return None  # in order already, no run repeated
+    low, span = (int(seq.min()), int(seq.max()) - int(seq.min()) + 1) if len(seq) else (0, 1)
+    if len(case) and int(case[-1]) < (1 << 62) // span:
+        key = case * span + (seq - low)
+        order = np.argsort(key, kind="stable")  # mostly sorted already: a fast stable sort
+        ordered = key[order]
+        if not (ordered[1:] == ordered[:-1]).any():
+            return order
+    return np.lexsort((first(), seq, case))  # a run repeating a case: its first sample decides
+
+
+def _first_values(lists: pa.Array, rows: np.ndarray) -> np.ndarray:
+    """The first value of lists[rows] (0 for an empty or null one)."""
+    offsets = lists.offsets.to_numpy()
+    values = lists.values.to_numpy(zero_copy_only=False).astype(float)
+    start, length = offsets[rows], np.diff(offsets)[rows]
+    if not len(values):
+        return np.zeros(len(rows))
+    return np.where(length > 0, values[np.minimum(start, len(values) - 1)], 0.0)
+
+
+def _listed(lists: pa.Array, offsets: pa.Array, rows: np.ndarray) -> pa.Array:
+    """New outer lists (`offsets`) over the child lists lists.values[rows]."""
+    kind = pa.LargeListArray if pa.types.is_large_list(lists.type) else pa.ListArray
+    return kind.from_arrays(offsets, lists.values.take(pa.array(rows)))
 
 
 def key_order(table: pa.Table, columns: Sequence[str] = KEY) -> np.ndarray:
