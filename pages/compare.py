@@ -4,14 +4,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from bundle.case_names import case_names
 from db.review.comparison import CompareQuery, ComparisonResult
 from db.review.review import Review, judge_review
 from db.views.compare import named_cases
 from db.query.selectors import available_selectors
 from db.views.defaults import default_sides, side_labels
 from db.views.case_detail import case_provenance, case_trend_url
-from db.views.compare_chart import CHART_DEFAULT, case_rows, chart_rows
+from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows
 from db.views.empty_reason import empty_reason
 from db.review.status_changes import status_changes
 from pages.charts import largest_first, ratio_chart, samples_chart
@@ -79,8 +78,7 @@ def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFra
     order = chart.row.tolist() or rows.row.tolist()[:CHART_MAX]
     if picked is not None and picked in rows.index and picked not in order:
         order = [picked] + order
-    named = rows.loc[order]
-    labels = dict(zip(order, named.scope + " · " + case_names(named) + " · " + named.metric))
+    labels = dict(zip(order, case_labels(rows.loc[order])))
     first = picked if picked in labels else order[0]
     row = st.selectbox("Case (or select a row in the table above)", order, index=order.index(first),
                        key=f"cmp_case_{first}", format_func=lambda r: labels[r])

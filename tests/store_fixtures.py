@@ -43,6 +43,30 @@ def cli_store_file(tmp_path: Path, monkeypatch, fill) -> Path:
     return path
 
 
+# who may do what, and from where: cleared so a server test sees only the variables it sets
+SERVER_ENV = ("MPSBENCH_UPLOAD_TOKENS", "MPSBENCH_UPLOAD_TOKENS_FILE", "MPSBENCH_ADMIN_TOKENS", "MPSBENCH_READ_TOKENS",
+              "MPSBENCH_ALLOWED_HOSTS", "MPSBENCH_TRUSTED_PROXIES", "MPSBENCH_TOKEN")
+
+
+@contextmanager
+def server_store(monkeypatch, path: Path, **env: str) -> Iterator[None]:
+    """The server's store at `path` (MPSBENCH_DB) with SERVER_ENV cleared and `env` set; the shared engines
+    forgotten before and disposed after."""
+    import db.store.engine
+
+    for name in SERVER_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MPSBENCH_DB", str(path))
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(db.store.engine, "_shared", {})
+    try:
+        yield
+    finally:
+        for engine in db.store.engine._shared.values():
+            engine.dispose()
+
+
 @contextmanager
 def api_client(monkeypatch, store: Path, tokens: str, **env: str) -> Iterator:
     """The HTTP API (app.api_routes) on a store at `store` (MPSBENCH_DB) with MPSBENCH_UPLOAD_TOKENS `tokens` and

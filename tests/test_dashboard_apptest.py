@@ -12,7 +12,7 @@ from db.store.engine import open_store
 from db.store.tables import ResultRow, Run
 from db.ingest.core import ingest_bundle
 from pages.navigation import PAGES
-from tests.dashboard_bundles import GIB, MACHINE_NAME, known_bundle, known_bundles, raw
+from tests.dashboard_bundles import MACHINE_NAME, known_bundle, known_bundles, raw
 from tests.page_store import SCRIPT, TIMEOUT_S, open_page as _page, page_store
 from tests.seed import seed_store
 

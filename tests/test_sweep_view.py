@@ -85,7 +85,7 @@ def test_bad_and_unknown_sweeps(engine):
 
 
 def test_api_twin(engine, monkeypatch):
-    from api import query, sweeps as api_sweeps
+    from api import sweeps as api_sweeps
 
     _ingest(engine)
     monkeypatch.setattr(api_sweeps, "_engine", lambda: engine)

@@ -24,26 +24,20 @@ from api.auth import protect_routes
 from db.cli import main as db_cli
 from db.views.review_export import review_csv
 from tests.bundles import make_bundle, make_result
+from tests.store_fixtures import server_store
 
 JSON = {"content-type": "application/json"}
 TOKENS = {"ci-mac-1": "tok-ci", "alice": "tok-alice", "ops": "tok-ops"}
-ENV = ("MPSBENCH_UPLOAD_TOKENS", "MPSBENCH_UPLOAD_TOKENS_FILE", "MPSBENCH_ADMIN_TOKENS", "MPSBENCH_READ_TOKENS",
-       "MPSBENCH_ALLOWED_HOSTS", "MPSBENCH_TRUSTED_PROXIES", "MPSBENCH_TOKEN")
 BASELINE_BUILD = {"torch_version": "2.14.1", "channel": "stable", "python_version": "3.11.7",
                   "collector_version": "0.1.0"}
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    for name in ENV:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "team.duckdb"))
-    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", f"ci-mac-1={TOKENS['ci-mac-1']},alice={TOKENS['alice']}")
-    monkeypatch.setenv("MPSBENCH_ADMIN_TOKENS", f"ops={TOKENS['ops']}")
-    monkeypatch.setattr(db.store.engine, "_shared", {})
-    engine = db.store.engine.shared_store()
-    yield engine
-    engine.dispose()
+    with server_store(monkeypatch, tmp_path / "team.duckdb",
+                      MPSBENCH_UPLOAD_TOKENS=f"ci-mac-1={TOKENS['ci-mac-1']},alice={TOKENS['alice']}",
+                      MPSBENCH_ADMIN_TOKENS=f"ops={TOKENS['ops']}"):
+        yield db.store.engine.shared_store()
 
 
 def _app() -> Starlette:

@@ -3,7 +3,6 @@ correctness and status changes; regressions first; the seeded store's cards per 
 from __future__ import annotations
 
 import pandas as pd
-import pytest
 
 from db.views.verdict_cards import cards_from
 from tests.seed import BASELINE, CANDIDATE

@@ -14,30 +14,22 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-import api.upload
 import app
 import db.store.engine
 import db.store.tokens as tokens
-from api.auth import HostCheck, protect_routes
-from api.signin_link import SignInLink
+from api.auth import HostCheck
 from db.store import sessions
 from tests.bundles import make_bundle
+from tests.store_fixtures import server_store
 
-ENV = ("MPSBENCH_UPLOAD_TOKENS", "MPSBENCH_UPLOAD_TOKENS_FILE", "MPSBENCH_ADMIN_TOKENS", "MPSBENCH_READ_TOKENS",
-       "MPSBENCH_ALLOWED_HOSTS", "MPSBENCH_TRUSTED_PROXIES")
 HEADERS = {"content-security-policy": "frame-ancestors 'none'", "x-frame-options": "DENY",
            "referrer-policy": "no-referrer"}
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    for name in ENV:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "ways.duckdb"))
-    monkeypatch.setattr(db.store.engine, "_shared", {})
-    yield tmp_path
-    for engine in db.store.engine._shared.values():
-        engine.dispose()
+    with server_store(monkeypatch, tmp_path / "ways.duckdb"):
+        yield tmp_path
 
 
 def _server() -> Starlette:

@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 
 from db.stats.codes import combine
 from db.query.case_pairs import SIDES as _SIDES
-from db.review.wording import difference_words, pick, ratio_words, str_column
+from db.review.wording import difference_words, ratio_words, str_column
 
 
 def change_words(metrics: tuple[np.ndarray, pd.Index], oriented: np.ndarray, diff: np.ndarray,

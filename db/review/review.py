@@ -77,7 +77,7 @@ class JudgedReview:
     review: Review
     comparison: ComparisonResult
     verdicts: pd.DataFrame
-    # what views derive from this answer (Compare's rows, the summary), each computed once: it lives as long as
+    # what views derive from this answer (Compare's rows), each computed once: it lives as long as
     # the answer, i.e. until the next upload or retraction (db.review.cache)
     _derived: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 

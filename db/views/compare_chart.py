@@ -66,6 +66,11 @@ def _case_rows(judged: JudgedReview) -> pd.DataFrame:
                          regression=verdicts.regressed.to_numpy(dtype=bool), row=folded.index)
 
 
+def case_labels(rows: pd.DataFrame) -> pd.Series:
+    """Each row's label where a case is named on its own (the chart's bars, the case menu): scope · case · metric."""
+    return rows.scope + " · " + case_names(rows) + " · " + rows.metric
+
+
 def chart_rows(rows: pd.DataFrame, limit: int = CHART_DEFAULT) -> pd.DataFrame:
     """The ratio rows to draw: the `limit` largest |log ratio|, then every regression not among them. Each gets
     its label (scope · case name · metric, unique), log2 of the ratio and of its CI ends."""
@@ -75,7 +80,7 @@ def chart_rows(rows: pd.DataFrame, limit: int = CHART_DEFAULT) -> pd.DataFrame:
     size = np.abs(np.log(ratios.oriented_ratio.astype(float)))
     top = size.sort_values(ascending=False, kind="stable").index[:limit]
     chosen = ratios.loc[top.union(ratios.index[ratios.regression.to_numpy(dtype=bool)], sort=False)].copy()
-    label = chosen.scope + " · " + case_names(chosen) + " · " + chosen.metric
+    label = case_labels(chosen)
     dup = label.groupby(label).cumcount()
     chosen["label"] = np.where(dup > 0, label + " (" + (dup + 1).astype(str) + ")", label)
     chosen["rank"] = size.rank(ascending=False, method="first")[chosen.index].astype(int)
