@@ -182,3 +182,19 @@ def test_a_long_part_keeps_the_separator_before_it_when_wrapped():
     from pages.charts import wrap
 
     assert wrap("ab · " + "x" * 40 + " " + "y" * 40, 60).split("\n") == ["ab · " + "x" * 40, "y" * 40]
+
+
+def test_the_case_menu_holds_the_charted_cases_not_every_case(tmp_path, monkeypatch):
+    """The case-detail menu lists what the chart shows (and a case picked in the table), not every compared case:
+    a 50k-case review sent every label to the browser."""
+    from tests.page_store import open_page, page_store
+    from tests.seed import seed_store
+
+    page_store(tmp_path, monkeypatch, seed_store)
+    query = {"baseline": BASELINE, "candidate": CANDIDATE, "chart_cases": "5"}
+    at = open_page("compare.py", query)
+    assert not at.exception, [e.value for e in at.exception]
+    menu = next(s for s in at.selectbox if s.label.startswith("Case (or select"))
+    at_all = open_page("compare.py", {**query, "chart_cases": "500"})
+    every = next(s for s in at_all.selectbox if s.label.startswith("Case (or select"))
+    assert 5 <= len(menu.options) < len(every.options)  # 5 largest changes (+ regressions ranked lower) of them all

@@ -14,6 +14,7 @@ from db.review.case_text import with_warnings
 from db.review.derived import derived_pairs
 from db.review.wording import str_column
 from db.stats.replicates import t_quantile
+from tests.store_fixtures import seeded  # noqa: F401 (a fixture)
 
 
 def test_t_quantile_is_stdtrit_per_case():
@@ -108,3 +109,14 @@ def test_identical_samples_on_both_sides_are_no_change_wherever_they_sit_in_the_
 
     test = change_test(side(12345.678), side(0.001234), np.zeros(2), np.zeros(2))
     assert test.d[1] == 0.0 and test.p_value[1] == 1.0
+
+
+def test_compares_rows_are_made_once_per_judged_review(seeded):  # noqa: F811
+    from db.review.comparison import CompareQuery
+    from db.review.review import Review, judge_review
+    from db.views.compare_chart import case_rows
+    from tests.seed import BASELINE, CANDIDATE
+
+    judged = judge_review(seeded, Review(CompareQuery(BASELINE, CANDIDATE)))
+    assert case_rows(judged) is case_rows(judged)  # every render and the API share one frame until the data changes
+    assert len(case_rows(judged)) > 0
