@@ -26,13 +26,16 @@ from db.review.families import FAMILY_INPUT, family_frame
 from db.review.noise import case_noise, noise_model
 from db.review.rules import rule_kinds
 from db.query.libraries import differing_note, side_libraries
-from db.stats.significance import SIGNIFICANT, VERDICTS, SampleLists, Significance, significance, summarize_lists
+from db.stats.significance import (SIGNIFICANT, VERDICTS, SampleLists, Significance, side_figures, significance,
+                                   summarize_lists)
 from db.query.unmatched import unmatched_frame
 
 SCOPES = ("machine", "chip")
 _COMPARISONS = Memo()
-# the significance blocks, the detail read and the selector checks of every comparison in this process
-WORKERS = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="compare")
+# the detail read, the selector checks, each side's quartiles and replicate figures and the families of every
+# comparison in this process. One core is left to the thread building the frames: on 2 cores one worker made the
+# cold 10⁷-row Compare ~300 ms against 320–350 ms with two (GIL and DuckDB contention; benchmarks/dashboard.py)
+WORKERS = ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 1), thread_name_prefix="compare")
 
 
 @dataclass(frozen=True)
@@ -103,24 +106,35 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     """
     base, cand = query.selectors()
     sides = ((base, "baseline"), (cand, "candidate"))
-    checks = [WORKERS.submit(check_side, engine, selector, side, query.pool) for selector, side in sides]  # beside the read
+    table = read_pairs(engine, compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters}), WORKERS)
+    # small reads on workers beside this thread's numpy and pandas work, which leaves a core idle (beside the
+    # pivot, which keeps every core busy, they only slowed it)
+    checks = [WORKERS.submit(check_side, engine, selector, side, query.pool) for selector, side in sides]
     libraries = [WORKERS.submit(side_libraries, engine, selector) for selector, _ in sides]
     model = WORKERS.submit(noise_model, engine)
-    table = read_pairs(engine, compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters}), WORKERS)
-    # a selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose
-    pooled = [pooled_note(side, selector, check.result()) for (selector, side), check in zip(sides, checks)]
-    # unsorted: the quartiles and each significance block sort their own rows (a sort of every list up front,
-    # before the significance can start, cost more than sorting twice)
+    # unsorted: the quartiles and each side's figures sort their own rows (a sort of every list up front cost more)
     b_lists, c_lists = (SampleLists.from_arrow(table[c]) for c in ("b_samples", "c_samples"))
     paired = (b_lists.counts > 0) & (c_lists.counts > 0)
     b_paired, c_paired = b_lists.take(paired), c_lists.take(paired)
     facts = MetricFacts.of(table["metric"], paired)
-    frame = table.drop_columns(["b_samples", "c_samples", "b_processes", "c_processes"]).to_pandas()
-    for prefix, lists in (("b_", b_lists), ("c_", c_lists)):
-        stats = summarize_lists(lists)
-        frame[prefix + "n"] = lists.counts
-        frame[prefix + "median"], frame[prefix + "p25"], frame[prefix + "p75"] = stats.median, stats.p25, stats.p75
-    cases = case_frame(frame[paired].reset_index(drop=True), facts, query)
+    rows = pa.array(np.flatnonzero(paired))
+    # numpy on workers (it releases the GIL) while this thread builds the frames: each side's quartiles, then its
+    # replicate figures
+    quartiles = [WORKERS.submit(summarize_lists, lists) for lists in (b_lists, c_lists)]
+    figures = [WORKERS.submit(side_figures, lists, table[p + "processes"].take(rows), facts.use_ratio)
+             for lists, p in ((b_paired, "b_"), (c_paired, "c_"))]
+    # the paired and the unpaired rows split in Arrow (a pandas mask over ~40 columns, strings among them, cost
+    # more), without the list columns
+    scalars = table.drop_columns(["b_samples", "c_samples", "b_processes", "c_processes"])
+    frame, rest = (scalars.filter(pa.array(mask)).to_pandas() for mask in (paired, ~paired))
+    for prefix, lists, stats in (("b_", b_lists, quartiles[0].result()), ("c_", c_lists, quartiles[1].result())):
+        for part, keep in ((frame, paired), (rest, ~paired)):
+            part[prefix + "n"] = lists.counts[keep]
+            for name in ("median", "p25", "p75"):
+                part[prefix + name] = getattr(stats, name)[keep]
+    cases = case_frame(frame, facts, query)
+    # a selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose
+    pooled = [pooled_note(side, selector, check.result()) for (selector, side), check in zip(sides, checks)]
     # the families' geomeans and bootstrap CIs on a worker, beside the noise lookup and the tests; they wait for
     # the verdicts only at the end. They read their own columns: this thread adds columns to `cases` meanwhile.
     tests: Future = Future()
@@ -130,16 +144,15 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
         # the A/A model: each case's pairs, Σ log ratio², and which
         noise = case_noise(engine, cases, query.scope, model.result())
         cases["noise"] = noise.noise
-        rows = pa.array(np.flatnonzero(paired))
         change = np.where(facts.use_ratio, cases.ratio.to_numpy(dtype=float), cases.difference.to_numpy(dtype=float))
         tested = rule_kinds(cases, RULES) == RuleKind.significant.value  # a derived figure beside its timing: not again
-        sig = significance(b_paired, c_paired, table["b_processes"].take(rows), table["c_processes"].take(rows),
-                           change, facts.use_ratio, tested, noise.pairs.to_numpy(), noise.sum_sq.to_numpy())
+        sig = significance((figures[0].result(), figures[1].result()), change, facts.use_ratio, tested,
+                           noise.pairs.to_numpy(), noise.sum_sq.to_numpy())
     except BaseException as exc:
         tests.set_exception(exc)  # the worker waiting for the verdicts stops too
         raise
     tests.set_result(sig)
-    unmatched = unmatched_frame(frame[~paired].reset_index(drop=True))
+    unmatched = unmatched_frame(rest)
     add_significance(cases, sig, facts)
     families = families.result()
     notes = _notes(query, cases, differing_note(*(side.result() for side in libraries))) + [n for n in pooled if n]

@@ -109,17 +109,21 @@ class Significance:
     replicates: np.ndarray  # what the variance rests on (REPLICATE_WORDS)
 
 
-def significance(base: SampleLists, cand: SampleLists, base_processes, cand_processes, change: np.ndarray,
+def side_figures(lists: SampleLists, processes, use_ratio: np.ndarray) -> replicates.SideReplicates:
+    """One side's replicate figures per case (db.stats.replicates.side_replicates) from its sample lists and its
+    process sizes per run (a list<list<int>> column aligned with the lists). Pure numpy, which releases the
+    GIL: db.review.comparison computes both sides on workers beside its frames."""
+    return replicates.side_replicates(lists.values, *_runs(lists), *replicates.process_sizes(processes), use_ratio)
+
+
+def significance(sides: tuple[replicates.SideReplicates, replicates.SideReplicates], change: np.ndarray,
                  use_ratio: np.ndarray, tested: np.ndarray, aa_pairs: np.ndarray | None = None,
                  aa_sum_sq: np.ndarray | None = None, alpha: float = REVIEW_ALPHA) -> Significance:
-    """Per case: the change's test on its replicates (db.stats.replicates) and the verdict. `change` is the shown
-    change (ratio of pooled medians, or their difference); `tested` marks the cases whose metric a review judges
-    by significance: those are the family whose family-wise error Holm's step holds at alpha (the others are
-    judged by their own rule: BY_RULE). base_processes / cand_processes: each case's process sizes per run
-    (list<list<int>> columns, aligned with the lists)."""
-    m = len(base.offsets) - 1
-    sides = [replicates.side_replicates(lists.values, *_runs(lists), *replicates.process_sizes(procs), use_ratio)
-             for lists, procs in ((base, base_processes), (cand, cand_processes))]
+    """Per case: the change's test on its replicates (db.stats.replicates) and the verdict. `sides`: the baseline's
+    and the candidate's side_figures; `change` is the shown change (ratio of pooled medians, or their
+    difference); `tested` marks the cases whose metric a review judges by significance: those are the family whose
+    family-wise error Holm's step holds at alpha (the others are judged by their own rule: BY_RULE)."""
+    m = len(use_ratio)
     zeros = np.zeros(m)
     test = replicates.change_test(*sides, zeros if aa_pairs is None else aa_pairs,
                                   zeros if aa_sum_sq is None else aa_sum_sq)
