@@ -49,6 +49,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 from db.review.comparison import CompareQuery, clear_cache, compare
+from db.store import side_cases
 from db.store.aa_pairs import backfill
 from db.store.engine import open_store
 from db.views.noise import noise_view
@@ -119,6 +120,7 @@ def generate(path: Path, rows: int, interleave: bool = False, machines: int = MA
         # the A/A pairs ingest would have stored (each machine ran each build twice), with ingest's bound and its
         # join by run first: the store's 5 M pairs took most of 697 s for 10 M rows when results joined by case
         backfill(conn)
+        side_cases.backfill(conn)  # each (build, machine) group's side summaries, as ingest keeps them
         n = duck.execute("SELECT count(*) FROM results").fetchone()[0]
     engine.dispose()
     return {"rows": n, "runs": n_runs, "builds": n_runs // (machines * REPEATS), "machines": machines,

@@ -76,15 +76,14 @@ def table(points: list[dict], fits: dict) -> str:
     return "\n".join(lines)
 
 
-# where a cold Compare's time goes, by step (db.review.comparison.compute_compare's parts, main thread; each side's
-# quartiles and replicate figures, the checks and the families run on workers: what the main thread waits for
-# shows as waiting on workers)
-STAGES = {"read (pivot, detail, warnings)": ("case_pairs.py", "read_pairs"),
-          "sample lists": ("significance.py", "from_arrow"), "quartiles": ("significance.py", "summarize_lists"),
-          "case frame": ("comparison.py", "case_frame"), "A/A lookup": ("noise.py", "case_noise"),
-          "rule kinds": ("rules.py", "rule_kinds"), "tests on replicates": ("significance.py", "significance"),
+# where a cold Compare's time goes, by step (db.review.comparison.compute_compare's parts, main thread). The A/A
+# lookup, the checks, each side's quartiles and replicate figures (when they come from samples) and the families run
+# on workers: what the main thread waits for shows as waiting on workers.
+STAGES = {"read (side summaries, or pivot with detail and warnings)": ("side_inputs.py", "side_inputs"),
+          "case frame": ("comparison.py", "case_frame"), "rule kinds": ("rules.py", "rule_kinds"),
+          "tests on replicates": ("significance.py", "significance"),
           "unmatched": ("unmatched.py", "unmatched_frame"), "verdict columns": ("comparison.py", "add_significance"),
-          "waiting on workers (side figures, checks, A/A model, families)": ("_base.py", "result")}
+          "waiting on workers (A/A lookup, checks, side figures, families)": ("_base.py", "result")}
 
 
 def stage_profile(engine, query) -> dict:

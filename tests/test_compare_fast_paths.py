@@ -13,7 +13,7 @@ from db.query.case_pairs import KEY
 from db.review.case_text import with_warnings
 from db.review.derived import derived_pairs
 from db.review.wording import str_column
-from db.stats.replicates import t_quantile
+from db.stats.replicates import holm, t_quantile
 from tests.store_fixtures import seeded  # noqa: F401 (a fixture)
 
 
@@ -25,6 +25,32 @@ def test_t_quantile_is_stdtrit_per_case():
     for q in (0.975, 0.8, 0.5):
         assert np.array_equal(t_quantile(df, q), stdtrit(df, q), equal_nan=True)
     assert t_quantile(np.array([]), 0.975).shape == (0,)
+    few = np.array([3.0, np.nan, 7.0, 3.0, 1e6, 7.0, np.inf, 3.0] * 50)  # fewer distinct values than _FEW
+    assert np.array_equal(t_quantile(few, 0.975), stdtrit(few, 0.975), equal_nan=True)
+    assert t_quantile(np.float64(4.0), 0.9) == stdtrit(4.0, 0.9)
+
+
+def _holm_by_hand(p: np.ndarray, alpha: float) -> np.ndarray:
+    """Holm's step over every finite p, sorted in full (stable: ties in case order)."""
+    finite = [i for i in range(len(p)) if np.isfinite(p[i])]
+    order, out = sorted(finite, key=lambda i: p[i]), np.zeros(len(p), dtype=bool)
+    for rank, i in enumerate(order):
+        if p[i] > alpha / (len(order) - rank):
+            break
+        out[i] = True
+    return out
+
+
+def test_holm_sorts_only_what_can_pass_and_answers_as_the_full_step():
+    rng = np.random.default_rng(5)
+    for trial in range(200):
+        m = int(rng.integers(1, 60))
+        p = rng.choice([rng.uniform(0, 1e-3), rng.uniform(0, 0.06), rng.uniform(0, 1)], size=m)
+        p[rng.random(m) < 0.1] = np.nan
+        p[rng.random(m) < 0.1] = 0.05 / max(1, m - int(rng.integers(0, m)))  # exactly on a bound
+        if trial % 7 == 0:
+            p[:] = p[0]  # all tied
+        assert np.array_equal(holm(p, 0.05), _holm_by_hand(p, 0.05)), p
 
 
 def _pairs_by_hand(cases: pd.DataFrame) -> set[tuple]:

@@ -28,6 +28,7 @@ from bundle.schema import Bundle, Result, repeated_case_rule
 from db.errors import Problem, StoreError
 from db.ingest import judge, results_text
 from db.store.aa_pairs import store_pairs_of_run
+from db.store.side_cases import refresh_runs
 from db.store.engine import WRITE_LOCK, bump_data_version
 from db.store.faults import is_store_fault
 
@@ -256,6 +257,7 @@ def _store(conn, bundle: Bundle, n: int, sha: str, uploaded_by: str | None) -> I
         # no ORDER BY i: a run's rows land together whatever their order within it (db.store.tables: run_seq)
         conn.exec_driver_sql(f"INSERT INTO results ({_COLUMNS}, run_seq) SELECT {_COLUMNS}, {int(seq)} FROM _final")
         store_pairs_of_run(conn, bundle.run_id)  # its A/A pairs (db.store.aa_pairs), in the same transaction
+        refresh_runs(conn, [bundle.run_id])  # its group's side summaries (db.store.side_cases), likewise
         bump_data_version(conn)
     return IngestOutcome(bundle.run_id, True, n)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -15,8 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import Engine
 
-from bundle.metrics import METRICS, RULES, Better, Comparison, RuleKind
-from db.query.case_pairs import FILTERS, KEY, SIDES as _SIDES, compare_sql, read_pairs
+from bundle.metrics import METRICS, RULES, RuleKind
+from db.query.case_pairs import FILTERS, KEY, SIDES as _SIDES
 from db.errors import Problem, StoreError
 from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note
 from db.review.cache import Memo, clear_all
@@ -25,9 +25,9 @@ from db.review.wording import pick, str_column
 from db.review.families import FAMILY_INPUT, family_frame
 from db.review.noise import case_noise, noise_model
 from db.review.rules import rule_kinds
+from db.review.side_inputs import MetricFacts, case_sample_reader, side_inputs
 from db.query.libraries import differing_note, side_libraries
-from db.stats.significance import (SIGNIFICANT, VERDICTS, SampleLists, Significance, side_figures, significance,
-                                   summarize_lists)
+from db.stats.significance import REPLICATE_WORDS, SIGNIFICANT, VERDICTS, SampleLists, Significance, significance
 from db.query.unmatched import unmatched_frame
 
 SCOPES = ("machine", "chip")
@@ -77,14 +77,17 @@ class ComparisonResult:
     unmatched: pd.DataFrame  # cases on one side only or without ok figures on a side, with the reason
     notes: list[str] = field(default_factory=list)
     samples: tuple[SampleLists, SampleLists] | None = None  # pooled ok samples of each case row, both sides
+    sample_reader: Callable[[pd.Series], tuple[np.ndarray, np.ndarray]] | None = None  # where samples were not read
 
     def case_samples(self, row: int) -> pd.DataFrame:
         """The raw samples of cases row `row`, both sides, for the sample-distribution chart."""
         case = self.cases.iloc[row]
-        parts = []
-        for side, lists in zip(("baseline", "candidate"), self.samples or ()):
-            values = np.sort(lists.values[lists.offsets[row]:lists.offsets[row + 1]])  # pooled order varies
-            parts.append(pd.DataFrame({"side": side, "sample": values, "unit": case.unit}))
+        if self.samples:
+            found = [lists.values[lists.offsets[row]:lists.offsets[row + 1]] for lists in self.samples]
+        else:
+            found = self.sample_reader(case) if self.sample_reader else []
+        parts = [pd.DataFrame({"side": side, "sample": np.sort(values), "unit": case.unit})  # pooled order varies
+                 for side, values in zip(("baseline", "candidate"), found)]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["side", "sample", "unit"])
 
 
@@ -106,30 +109,21 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     """
     base, cand = query.selectors()
     sides = ((base, "baseline"), (cand, "candidate"))
-    table = read_pairs(engine, compare_sql(base, cand, query.scope, {k: list(v) for k, v in query.filters}), WORKERS)
-    # small reads on workers beside this thread's numpy and pandas work, which leaves a core idle (beside the
-    # pivot, which keeps every core busy, they only slowed it)
+    # small reads on workers beside this thread's pairing, numpy and pandas work
     checks = [WORKERS.submit(check_side, engine, selector, side, query.pool) for selector, side in sides]
     libraries = [WORKERS.submit(side_libraries, engine, selector) for selector, _ in sides]
     model = WORKERS.submit(noise_model, engine)
-    # unsorted: the quartiles and each side's figures sort their own rows (a sort of every list up front cost more)
-    b_lists, c_lists = (SampleLists.from_arrow(table[c]) for c in ("b_samples", "c_samples"))
-    paired = (b_lists.counts > 0) & (c_lists.counts > 0)
-    b_paired, c_paired = b_lists.take(paired), c_lists.take(paired)
-    facts = MetricFacts.of(table["metric"], paired)
-    rows = pa.array(np.flatnonzero(paired))
-    # numpy on workers (it releases the GIL) while this thread builds the frames: each side's quartiles, then its
-    # replicate figures
-    quartiles = [WORKERS.submit(summarize_lists, lists) for lists in (b_lists, c_lists)]
-    figures = [WORKERS.submit(side_figures, lists, table[p + "processes"].take(rows), facts.use_ratio)
-             for lists, p in ((b_paired, "b_"), (c_paired, "c_"))]
+    inputs = side_inputs(engine, query, base, cand, WORKERS)
+    paired, facts, figures = inputs.paired, inputs.facts, inputs.figures
     # the paired and the unpaired rows split in Arrow (a pandas mask over ~40 columns, strings among them, cost
-    # more), without the list columns
-    scalars = table.drop_columns(["b_samples", "c_samples", "b_processes", "c_processes"])
-    frame, rest = (scalars.filter(pa.array(mask)).to_pandas() for mask in (paired, ~paired))
-    for prefix, lists, stats in (("b_", b_lists, quartiles[0].result()), ("c_", c_lists, quartiles[1].result())):
+    # more)
+    frame, rest = (inputs.table.filter(pa.array(mask)).to_pandas() for mask in (paired, ~paired))
+    # the A/A lookup (each case's pairs, Σ log ratio², and which) reads the key columns alone: a worker's job too
+    noise = WORKERS.submit(lambda: case_noise(engine, frame[KEY], query.scope, model.result()))
+    for (_, prefix), counts, stats in zip(_SIDES, inputs.counts, inputs.quartiles):
+        stats = stats.result()
         for part, keep in ((frame, paired), (rest, ~paired)):
-            part[prefix + "n"] = lists.counts[keep]
+            part[prefix + "n"] = counts[keep]
             for name in ("median", "p25", "p75"):
                 part[prefix + name] = getattr(stats, name)[keep]
     cases = case_frame(frame, facts, query)
@@ -141,8 +135,7 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     families = WORKERS.submit(family_frame, cases[FAMILY_INPUT], query,
                               lambda: tests.result().verdict == SIGNIFICANT, lambda: oriented_cis(tests.result(), facts))
     try:
-        # the A/A model: each case's pairs, Σ log ratio², and which
-        noise = case_noise(engine, cases, query.scope, model.result())
+        noise = noise.result()
         cases["noise"] = noise.noise
         change = np.where(facts.use_ratio, cases.ratio.to_numpy(dtype=float), cases.difference.to_numpy(dtype=float))
         tested = rule_kinds(cases, RULES) == RuleKind.significant.value  # a derived figure beside its timing: not again
@@ -156,7 +149,7 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     add_significance(cases, sig, facts)
     families = families.result()
     notes = _notes(query, cases, differing_note(*(side.result() for side in libraries))) + [n for n in pooled if n]
-    return ComparisonResult(query, cases, families, unmatched, notes, (b_paired, c_paired))
+    return ComparisonResult(query, cases, families, unmatched, notes, inputs.samples, case_sample_reader(engine, query))
 
 
 def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> list[str]:
@@ -172,30 +165,6 @@ def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> l
     if libraries:
         notes.append(libraries)
     return notes
-
-
-@dataclass(frozen=True)
-class MetricFacts:
-    """Per case, what its metric says: the comparison (ratio or difference) and its direction. Looked up once
-    per metric (the metric column factorized), not once per case."""
-    codes: np.ndarray
-    names: pd.Index
-    use_ratio: np.ndarray
-    lower: np.ndarray  # lower is better
-
-    @classmethod
-    def of(cls, metric: pa.ChunkedArray, rows: np.ndarray) -> "MetricFacts":
-        """For the cases where `rows` (a mask) is true."""
-        encoded = pc.dictionary_encode(metric).combine_chunks()
-        codes, names = encoded.indices.to_numpy()[rows], pd.Index(encoded.dictionary.to_pylist())
-        known = [METRICS[n] for n in names]
-        use_ratio = np.array([m.comparison is Comparison.ratio for m in known], dtype=bool)[codes]
-        lower = np.array([m.better is Better.lower for m in known], dtype=bool)[codes]
-        return cls(codes, names, use_ratio, lower)
-
-    def units(self) -> pa.Array:
-        """Each case's canonical unit."""
-        return pa.array([METRICS[n].unit for n in self.names], pa.string()).take(pa.array(self.codes))
 
 
 def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery) -> pd.DataFrame:
@@ -250,8 +219,8 @@ def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts)
     cases["p_value"], cases["significance"] = sig.p_value, pick(list(VERDICTS), sig.codes)
     cases["se"], cases["df"] = sig.se, sig.df
     # the standard error is of ln(candidate / baseline) for ratios, of the difference (its unit) otherwise
-    cases["se_unit"] = np.where(facts.use_ratio, "ln(ratio)", cases.unit.to_numpy(dtype=object))
-    cases["replicates"] = sig.replicates
+    cases["se_unit"] = str_column(pc.if_else(pa.array(facts.use_ratio), "ln(ratio)", facts.units()))
+    cases["replicates"] = pick(list(REPLICATE_WORDS), sig.replicates)
 
 
 CASE_COLUMNS = KEY + ["unit", "baseline_median", "baseline_iqr", "baseline_n", "baseline_pooled",

@@ -159,27 +159,39 @@ def change_test(b: SideReplicates, c: SideReplicates, aa_pairs: np.ndarray, aa_s
                       df_t > 0)
 
 
+_FEW = 8  # t_quantile: distinct df values found by comparison before it sorts the rest
+
+
 def t_quantile(df: np.ndarray, q: float) -> np.ndarray:
     """Student's t q-quantile for each df, inverted once per distinct df: the same floats as stdtrit(df, q), whose
     iterative inversion is most of a 50k-case test's time, while cases share few df values (one process per
     run gives integer df: runs − 1 plus A/A pairs)."""
-    df = np.asarray(df, dtype=float)
-    distinct, where = np.unique(df, return_inverse=True)  # NaN df (untestable) stays NaN
-    return stdtrit(distinct, q)[where.reshape(df.shape)]
+    shape, df = np.shape(df), np.asarray(df, dtype=float).ravel()
+    out, left = np.full(len(df), np.nan), ~np.isnan(df)  # NaN df (untestable) stays NaN
+    for _ in range(_FEW):  # a few distinct values: one comparison each, not a sort of every df
+        if not left.any():
+            return out.reshape(shape)
+        same = df == df[np.argmax(left)]
+        out[same] = stdtrit(df[np.argmax(left)], q)
+        left &= ~same
+    distinct, where = np.unique(df[left], return_inverse=True)  # many (fractional Satterthwaite df): one sort
+    out[left] = stdtrit(distinct, q)[where.ravel()]
+    return out.reshape(shape)
 
 
 def holm(p_values: np.ndarray, alpha: float) -> np.ndarray:
     """Holm's step-down over the finite p-values: which are rejected with family-wise error ≤ alpha (the i-th
     smallest is compared with alpha / (m − i + 1), stopping at the first that fails)."""
     p = np.asarray(p_values, float)
-    finite = np.flatnonzero(np.isfinite(p))
+    finite = np.isfinite(p)
+    m = int(finite.sum())
     out = np.zeros(len(p), dtype=bool)
-    if not len(finite):
-        return out
-    order = finite[np.argsort(p[finite], kind="stable")]
-    m = len(order)
-    passes = p[order] <= alpha / (m - np.arange(m))
-    first_fail = np.argmin(passes) if not passes.all() else m
+    # only a p ≤ alpha can pass (every bound alpha / (m − i) is at most alpha), and the first p above alpha fails
+    # if nothing before it did: sorting those few is the whole step (the stable sort keeps ties in case order)
+    low = np.flatnonzero(finite & (p <= alpha))
+    order = low[np.argsort(p[low], kind="stable")]
+    passes = p[order] <= alpha / (m - np.arange(len(order)))
+    first_fail = np.argmin(passes) if not passes.all() else len(order)
     out[order[:first_fail]] = True
     return out
 

@@ -28,7 +28,6 @@ _VERDICTS = np.array(VERDICTS, dtype=object)
 # what a case's variance rests on (Significance.replicates)
 REPLICATE_WORDS = ("none: one process, one run a side, no A/A data", "worker processes",
                    "runs and A/A pairs", "worker processes, runs and A/A pairs")
-_REPLICATE_WORDS = np.array(REPLICATE_WORDS, dtype=object)
 
 
 @dataclass
@@ -106,7 +105,7 @@ class Significance:
     codes: np.ndarray  # the verdict as its index in VERDICTS
     se: np.ndarray  # standard error of the change (log ratio, or difference)
     df: np.ndarray  # its degrees of freedom
-    replicates: np.ndarray  # what the variance rests on (REPLICATE_WORDS)
+    replicates: np.ndarray  # what the variance rests on, as its index in REPLICATE_WORDS
 
 
 def side_figures(lists: SampleLists, processes, use_ratio: np.ndarray) -> replicates.SideReplicates:
@@ -137,7 +136,7 @@ def significance(sides: tuple[replicates.SideReplicates, replicates.SideReplicat
     with np.errstate(over="ignore"):
         low = np.where(use_ratio, np.exp(test.ci_low + shift), test.ci_low + shift)
         high = np.where(use_ratio, np.exp(test.ci_high + shift), test.ci_high + shift)
-    words = _REPLICATE_WORDS[np.where(~test.testable, 0, np.where(test.processes, np.where(test.run_level, 3, 1), 2))]
+    words = np.where(~test.testable, 0, np.where(test.processes, np.where(test.run_level, 3, 1), 2))
     return Significance(test.p_value, low, high, _VERDICTS[codes], codes, test.se, test.df, words)
 
 

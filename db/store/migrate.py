@@ -1,6 +1,6 @@
 """Ordered store migrations keyed by store_version. v0: a file from before the meta table existed; v1: before
 run_seq; v2: before the build's library versions; v3: before the A/A pairs; v4: before uploaded_by and
-retractions; v5: before the A/A groups' pending counts; v6: before per-process samples and per-case A/A figures. Each migration runs in the one transaction that also
+retractions; v5: before the A/A groups' pending counts; v6: before per-process samples and per-case A/A figures; v7: before the side summaries. Each migration runs in the one transaction that also
 stamps the new store_version, so a store is never stamped ahead of its data."""
 from __future__ import annotations
 
@@ -104,7 +104,17 @@ def _v6_to_v7(conn) -> None:
     backfill_cases(conn)
 
 
-MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7}
+def _v7_to_v8(conn) -> None:
+    """v8 keeps each run group's side summaries (db.store.side_cases), filled from the stored results."""
+    from db.store.side_cases import backfill
+    from db.store.tables import SIDE_CASES
+
+    SIDE_CASES.create(conn, checkfirst=True)
+    backfill(conn)
+
+
+MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
+              7: _v7_to_v8}
 
 
 def migrate(conn) -> None:

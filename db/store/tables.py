@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ARRAY, BigInteger, Column, Double, Integer, String, Table
+from sqlalchemy import ARRAY, BigInteger, Boolean, Column, Double, Integer, String, Table
 from sqlmodel import Field, SQLModel
 
-STORE_VERSION = 7  # bump with a migration in db/store/migrate.py
+STORE_VERSION = 8  # bump with a migration in db/store/migrate.py
 
 
 class Meta(SQLModel, table=True):
@@ -150,6 +150,25 @@ AA_PAIRS = Table(
     Column("seq_b", BigInteger, nullable=False),  # and of the later one
     Column("case_key", String, nullable=False),
     Column("log_ratio", Double, nullable=False))  # ln(median in run b / median in run a)
+
+
+# One case of one run group — a build (version, git hash, debug) on one machine and device — summarised as Compare
+# reads a side of it: the group's ok samples pooled over its runs, their quartiles, the replicate figures the
+# change test adds up (db.stats.replicates.SideReplicates), and what the non-ok results and the warnings say.
+# Derived from `results` (db.store.side_cases refreshes a group whenever one of its runs is stored or retracted),
+# so a machine-scope Compare of two builds reads ~2 rows per case instead of grouping every sample of every run.
+# No key: deleted and written a group at a time, by group_seq (the run_seq of the group's first run).
+SIDE_CASES = Table(
+    "side_cases", SQLModel.metadata,
+    Column("group_seq", BigInteger, nullable=False),
+    Column("torch_version", String, nullable=False), Column("git_hash", String), Column("debug", Boolean),
+    Column("scope", String, nullable=False),  # the machine name
+    *(Column(name, String, nullable=False) for name in ("device", "workload", "case_key", "dtype", "compile", "metric")),
+    *(Column(name, BigInteger) for name in ("pooled", "machines", "results", "n", "runs")),
+    Column("passed", Boolean), Column("other", String), Column("message", String), Column("warnings", String),
+    *(Column(name, Double) for name in ("fallback_median", "median", "p25", "p75", "inv_processes", "processes",
+                                        "ss_within", "df_within", "ss_between", "mean")),
+    Column("valid", Boolean))
 
 
 class ReviewNote(SQLModel, table=True):

@@ -1,0 +1,122 @@
+"""What a comparison needs of each side, per case: its counts and detail columns, its pooled quartiles and its
+replicate figures (db.stats.replicates) — read two ways that give the same numbers. A machine-scope Compare of
+two single builds reads them from the side summaries kept at ingest (db.store.side_cases, db.query.side_reads):
+two rows per case, nothing grouped. Every other question (chip scope, pooled builds, tag and run selectors) is
+answered by the pivot of the selected results (db.query.case_pairs) and the statistics of its samples, computed
+on workers while the caller builds its frames. The raw samples of one case, for its distribution chart, are read
+when asked for (`case_samples`)."""
+from __future__ import annotations
+
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from sqlalchemy import Engine
+
+from bundle.metrics import METRICS, Better, Comparison
+from db.query.case_pairs import DETAIL, KEY, SIDES, WARNINGS, compare_sql, pivot_sql, read_pairs, scope_sql
+from db.query.selectors import Selector
+from db.query.side_reads import FIGURES, read_sides, readable
+from db.stats.replicates import SideReplicates
+from db.stats.significance import Quartiles, SampleLists, side_figures, summarize_lists
+
+_LISTS = ["b_samples", "c_samples", "b_processes", "c_processes"]
+
+
+@dataclass(frozen=True)
+class MetricFacts:
+    """Per case, what its metric says: the comparison (ratio or difference) and its direction. Looked up once
+    per metric (the metric column factorized), not once per case."""
+    codes: np.ndarray
+    names: pd.Index
+    use_ratio: np.ndarray
+    lower: np.ndarray  # lower is better
+
+    @classmethod
+    def of(cls, metric: pa.ChunkedArray, rows: np.ndarray) -> "MetricFacts":
+        """For the cases where `rows` (a mask) is true."""
+        encoded = pc.dictionary_encode(metric).combine_chunks()
+        codes, names = encoded.indices.to_numpy()[rows], pd.Index(encoded.dictionary.to_pylist())
+        known = [METRICS[n] for n in names]
+        use_ratio = np.array([m.comparison is Comparison.ratio for m in known], dtype=bool)[codes]
+        lower = np.array([m.better is Better.lower for m in known], dtype=bool)[codes]
+        return cls(codes, names, use_ratio, lower)
+
+    def units(self) -> pa.Array:
+        """Each case's canonical unit."""
+        return pa.array([METRICS[n].unit for n in self.names], pa.string()).take(pa.array(self.codes))
+
+
+@dataclass
+class SideInputs:
+    table: pa.Table  # KEY, then per side pooled, machines, passed, results, detail and warnings: in key order
+    counts: tuple[np.ndarray, np.ndarray]  # each side's ok samples per case
+    paired: np.ndarray  # both sides have ok samples
+    facts: MetricFacts  # of the paired cases
+    quartiles: tuple[Future, Future]  # each side's Quartiles, every case
+    figures: tuple[Future, Future]  # each side's SideReplicates, paired cases
+    samples: tuple[SampleLists, SampleLists] | None  # the paired cases' samples, where they were read
+
+
+def side_inputs(engine: Engine, query, baseline: Selector, candidate: Selector, pool: Executor) -> SideInputs:
+    """`query`: the CompareQuery (scope, filters, pool)."""
+    filters = {name: list(values) for name, values in query.filters}
+    if all(readable(s, query.scope, query.pool) for s in (baseline, candidate)):
+        table = read_sides(engine, baseline, candidate, filters)
+        if table is not None:
+            return _from_summaries(table)
+    return _from_samples(read_pairs(engine, compare_sql(baseline, candidate, query.scope, filters), pool), pool)
+
+
+def _from_samples(table: pa.Table, pool: Executor) -> SideInputs:
+    # unsorted: the quartiles and each side's figures sort their own rows (a sort of every list up front cost more)
+    b_lists, c_lists = (SampleLists.from_arrow(table[c]) for c in ("b_samples", "c_samples"))
+    paired = (b_lists.counts > 0) & (c_lists.counts > 0)
+    b_paired, c_paired = b_lists.take(paired), c_lists.take(paired)
+    facts = MetricFacts.of(table["metric"], paired)
+    rows = pa.array(np.flatnonzero(paired))
+    # numpy on workers (it releases the GIL) while the caller builds its frames
+    quartiles = tuple(pool.submit(summarize_lists, lists) for lists in (b_lists, c_lists))
+    figures = tuple(pool.submit(side_figures, lists, table[p + "processes"].take(rows), facts.use_ratio)
+                    for lists, (_, p) in zip((b_paired, c_paired), SIDES))
+    return SideInputs(table.drop_columns(_LISTS), (b_lists.counts, c_lists.counts), paired, facts, quartiles,
+                      figures, (b_paired, c_paired))
+
+
+def _from_summaries(table: pa.Table) -> SideInputs:
+    counts = tuple(table[p + "n"].to_numpy() for _, p in SIDES)
+    paired = (counts[0] > 0) & (counts[1] > 0)
+    facts = MetricFacts.of(table["metric"], paired)
+    quartiles = tuple(_done(Quartiles(*(table[p + q].to_numpy(zero_copy_only=False) for q in ("median", "p25", "p75"))))
+                      for _, p in SIDES)
+    figures = tuple(_done(SideReplicates(**{name: table[p + name].filter(pa.array(paired)).to_numpy(
+        zero_copy_only=False) for name in FIGURES})) for _, p in SIDES)
+    # the pivot's columns, in its order
+    scalars = table.select(KEY + [p + name for _, p in SIDES for name in ("pooled", "machines", "passed", "results")]
+                           + DETAIL + WARNINGS)
+    return SideInputs(scalars, counts, paired, facts, quartiles, figures, None)
+
+
+def _done(value) -> Future:
+    future: Future = Future()
+    future.set_result(value)
+    return future
+
+
+def case_sample_reader(engine: Engine, query) -> Callable[[pd.Series], tuple[np.ndarray, np.ndarray]]:
+    """Reads one case's pooled ok samples of each side (a cases row: its key columns), as Compare pooled them."""
+    def read(case: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+        baseline, candidate = query.selectors()
+        scope = "chip" if query.scope == "chip" else "machine"
+        where = f" AND {scope_sql(scope)} = ?" + "".join(
+            f" AND {'ru.device_type' if name == 'device' else 'r.' + name} = ?" for name in KEY[1:])
+        sql = pivot_sql([baseline.run_ids_sql(), candidate.run_ids_sql()], scope, scope_sql(scope), where,
+                        [str(case[name]) for name in KEY])
+        table = read_pairs(engine, sql)
+        return tuple(SampleLists.from_arrow(table[p + "samples"]).values if table.num_rows else np.array([])
+                     for _, p in SIDES)
+    return read

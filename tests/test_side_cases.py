@@ -1,0 +1,114 @@
+"""Side summaries (db.store.side_cases): a machine-scope Compare of two builds read from them answers exactly as
+the pivot of every sample does — before and after an upload, after a retraction, after the migration that fills
+them — and a side they cannot answer (several builds of one version) goes to the pivot."""
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pytest
+from sqlalchemy import text
+
+import db.review.side_inputs as side_inputs
+from db.ingest.core import ingest_bundle
+from db.query.side_reads import pair_sides
+from db.review.comparison import CompareQuery, clear_cache, compute_compare
+from db.store.engine import open_store
+from db.store.retract import retract_run
+from tests.seed import BASELINE, CANDIDATE, _bundle, _kernel_results, _Noise, seed_store
+
+QUERIES = [CompareQuery(BASELINE, CANDIDATE), CompareQuery(CANDIDATE, BASELINE),
+           CompareQuery(BASELINE, CANDIDATE, filters=(("workload", ("softmax", "linear")), ("dtype", ("float32", "bfloat16")))),
+           CompareQuery("tag:role=baseline", "tag:role=candidate")]  # tags: the pivot either way
+
+
+def _both_ways(engine, query: CompareQuery, monkeypatch) -> tuple:
+    """The comparison from the summaries (where they answer) and from the pivot, uncached."""
+    clear_cache()
+    summary = compute_compare(engine, query)
+    with monkeypatch.context() as patch:
+        patch.setattr(side_inputs, "readable", lambda *_: False)
+        pivot = compute_compare(engine, query)
+    return summary, pivot
+
+
+def _assert_same(engine, monkeypatch, queries=QUERIES) -> None:
+    for query in queries:
+        summary, pivot = _both_ways(engine, query, monkeypatch)
+        assert (summary.samples is None) == query.baseline.startswith("torch=")  # which way answered
+        assert len(summary.cases) > 0
+        for name in ("cases", "families", "unmatched"):
+            pd.testing.assert_frame_equal(getattr(summary, name), getattr(pivot, name), check_exact=True)
+        assert summary.notes == pivot.notes
+        for row in (0, len(summary.cases) - 1):  # the distribution chart's samples: read when asked for
+            pd.testing.assert_frame_equal(summary.case_samples(row), pivot.case_samples(row), check_exact=True)
+
+
+@pytest.fixture(name="store")
+def _store(tmp_path):
+    engine = open_store(tmp_path / "s.duckdb")
+    answers = seed_store(engine)
+    yield engine, answers
+    engine.dispose()
+
+
+def _group_runs(engine, machine: str, version: str) -> set[int]:
+    with engine.connect() as conn:
+        return set(conn.execute(text("SELECT DISTINCT runs FROM side_cases WHERE scope = :m AND torch_version = :v "
+                                     "AND workload = 'softmax' AND metric = 'op_time'"),
+                                {"m": machine, "v": version}).scalars())
+
+
+def test_the_summaries_answer_as_the_pivot_to_the_last_bit(store, monkeypatch):
+    engine, _ = store
+    _assert_same(engine, monkeypatch)
+
+
+def test_an_upload_and_a_retraction_refresh_their_group(store, monkeypatch):
+    engine, _ = store
+    assert _group_runs(engine, "studio-2", "2.15.0rc1") == {1}
+    extra = _bundle(99, "studio-2", "2.15.0rc1", "rc", "candidate", _kernel_results(_Noise(7), True, "Apple M3 Ultra"))
+    assert ingest_bundle(engine, extra.model_dump_json().encode(), "alice").created
+    assert _group_runs(engine, "studio-2", "2.15.0rc1") == {2}  # the group's second run, pooled
+    _assert_same(engine, monkeypatch, QUERIES[:2])
+    retract_run(engine, extra.run_id, "ran on battery", "admin", admin=True)
+    assert _group_runs(engine, "studio-2", "2.15.0rc1") == {1}
+    _assert_same(engine, monkeypatch, QUERIES[:2])
+
+
+def test_a_store_from_before_the_summaries_gets_them_when_opened(tmp_path, monkeypatch):
+    path = tmp_path / "v7.duckdb"
+    engine = open_store(path)
+    seed_store(engine)
+    before = _summaries(engine)
+    engine.dispose()
+    with duckdb.connect(str(path)) as raw:  # as store v7 left it: no summaries
+        raw.execute("DROP TABLE side_cases")
+        raw.execute("UPDATE meta SET value = '7' WHERE key = 'store_version'")
+    engine = open_store(path)
+    try:
+        pd.testing.assert_frame_equal(_summaries(engine), before, check_exact=True)
+        _assert_same(engine, monkeypatch, QUERIES[:1])
+    finally:
+        engine.dispose()
+
+
+def _summaries(engine) -> pd.DataFrame:
+    with engine.connect() as conn:
+        return conn.connection.driver_connection.sql("SELECT * FROM side_cases ORDER BY ALL").df()
+
+
+def test_a_side_with_two_builds_of_a_case_is_left_to_the_pivot():
+    side = pa.table({"scope": ["m", "m"], "device": ["mps"] * 2, "workload": ["w"] * 2, "case_key": ["{}"] * 2,
+                     "dtype": ["float16"] * 2, "compile": ["eager"] * 2, "metric": ["op_time"] * 2,
+                     **{name: pa.nulls(2, pa.float64()) for name in side_inputs_columns()}})
+    one = side.slice(0, 1)
+    assert pair_sides(side, one) is None and pair_sides(one, side) is None
+    paired = pair_sides(one, one.slice(0, 0))  # a case on the baseline only: counts 0 on the candidate
+    assert paired.num_rows == 1 and paired["c_n"].to_pylist() == [0] and paired["c_median"].to_pylist() == [None]
+    assert paired["c_pooled"].to_pylist() == [0] and paired["c_passed"].to_pylist() == [None]
+
+
+def side_inputs_columns() -> list[str]:
+    from db.query.side_reads import COLUMNS
+    return COLUMNS
