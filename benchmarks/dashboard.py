@@ -9,10 +9,14 @@ of unselected runs. By default a build's 100 runs are consecutive (all machines 
 the best case for that pruning. A real store need not be laid out so; --interleave gives every run the next
 build in turn (run i is build i mod builds), so each row group holds runs of ~every build and nothing prunes.
 
+The store also holds what ingest keeps beside the results: the A/A pairs and each (build, machine) group's side
+summaries (db.store.side_cases), filled by the same functions the migrations use.
+
 "Compare query" = db.review.comparison.compare for baseline torch=2.10.0 → candidate torch=2.11.0 on machine scope:
-selector checks, the DuckDB pivot over the 10M-row table, pooled samples to numpy, medians/IQR, Mann–Whitney U
-and a 400-draw bootstrap CI per case (on worker threads, beside the rest), per-family geomeans with
-1000-draw CIs, wording, the unmatched list.
+selector checks, each side's per-case figures (two single builds on machine scope: read from the side summaries
+and paired; otherwise the DuckDB pivot of the selected samples and their statistics), the A/A lookup, each case's
+test on its replicates with Holm's step, per-family geomeans with 1000-draw bootstrap CIs, wording, the unmatched
+list. `compare_chip` is the same review on chip scope (machines of one chip pooled): the pivot's path.
 `cold` clears the per-data-version cache before every call (the full work); `warm` is a cache hit (what a
 page reload or the API's second identical request costs until the next ingest). `cold_profile_ms`: one more
 cold call under cProfile, the cumulative ms of each step (benchmarks/scaling.py STAGES): where the time goes.
@@ -308,6 +312,7 @@ def main() -> None:
                              "size_MiB": round(path.stat().st_size / 2**20)},
                    "compare_all": time_compare(path, BASE, args.repeats, bare=True),
                    "compare_filtered": time_compare(path, FILTERED, args.repeats),
+                   "compare_chip": time_compare(path, {**BASE, "scope": "chip"}, args.repeats),
                    "noise_view": time_noise(path, args.repeats)}
         if args.no_browser:
             figures["browser"] = {"skipped": "--no-browser"}

@@ -46,11 +46,13 @@ def test_dashboard_benchmark_tiny():
     args = ("--tiny",) if CHROMIUM.exists() else ("--tiny", "--no-browser")
     out = _run("dashboard.py", *args)
     assert out["store"]["rows"] == 8_000 and out["store"]["machines"] == 2 and out["store"]["builds"] == 2
-    for name in ("compare_all", "compare_filtered"):
+    for name in ("compare_all", "compare_filtered", "compare_chip"):
         figures = out[name]
         assert figures["cold"]["median_ms"] > 0 and figures["warm"]["median_ms"] > 0 and figures["cold"]["repeats"] == 1
     # 2 machines × 1,000 cases, every 100th unavailable on both sides: 1,980 compared and 20 unmatched
     assert (out["compare_all"]["cases"], out["compare_all"]["unmatched"]) == (1980, 20)
+    # chip scope (the pivot's path): the 2 machines have 2 chips, so it finds the same cases
+    assert (out["compare_chip"]["cases"], out["compare_chip"]["unmatched"]) == (1980, 20)
     # the bare DuckDB floor reads the same cases (one row per case and side) and its ratio is the medians'
     bare = out["compare_all"]["bare_duckdb"]
     assert bare["cases"] == 1980 and bare["median_ms"] > 0

@@ -23,7 +23,7 @@ from db.review.cache import Memo, clear_all
 from db.review.case_text import caveats, change_words, with_warnings
 from db.review.wording import pick, str_column
 from db.review.families import FAMILY_INPUT, family_frame
-from db.review.noise import case_noise, noise_model
+from db.review.noise import case_noise
 from db.review.rules import rule_kinds
 from db.review.side_inputs import MetricFacts, case_sample_reader, side_inputs
 from db.query.libraries import differing_note, side_libraries
@@ -112,20 +112,17 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     # small reads on workers beside this thread's pairing, numpy and pandas work
     checks = [WORKERS.submit(check_side, engine, selector, side, query.pool) for selector, side in sides]
     libraries = [WORKERS.submit(side_libraries, engine, selector) for selector, _ in sides]
-    model = WORKERS.submit(noise_model, engine)
     inputs = side_inputs(engine, query, base, cand, WORKERS)
     paired, facts, figures = inputs.paired, inputs.facts, inputs.figures
-    # the paired and the unpaired rows split in Arrow (a pandas mask over ~40 columns, strings among them, cost
-    # more)
-    frame, rest = (inputs.table.filter(pa.array(mask)).to_pandas() for mask in (paired, ~paired))
-    # the A/A lookup (each case's pairs, Σ log ratio², and which) reads the key columns alone: a worker's job too
-    noise = WORKERS.submit(lambda: case_noise(engine, frame[KEY], query.scope, model.result()))
-    for (_, prefix), counts, stats in zip(_SIDES, inputs.counts, inputs.quartiles):
-        stats = stats.result()
-        for part, keep in ((frame, paired), (rest, ~paired)):
-            part[prefix + "n"] = counts[keep]
-            for name in ("median", "p25", "p75"):
-                part[prefix + name] = getattr(stats, name)[keep]
+    # the paired and the unpaired rows split in Arrow, each side's counts and quartiles added there (a pandas mask
+    # over ~40 columns, strings among them, and column inserts cost more)
+    keep = pa.array(paired)
+    both = inputs.table.filter(keep)
+    # the A/A lookup (each case's pairs, Σ log ratio², and which) reads the key columns alone: a worker's job
+    noise = WORKERS.submit(case_noise, engine, both.select(KEY), query.scope)
+    stats = [quartiles.result() for quartiles in inputs.quartiles]
+    frame, rest = (_with_stats(part, rows, inputs.counts, stats).to_pandas()
+                   for part, rows in ((both, paired), (inputs.table.filter(pc.invert(keep)), ~paired)))
     cases = case_frame(frame, facts, query)
     # a selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose
     pooled = [pooled_note(side, selector, check.result()) for (selector, side), check in zip(sides, checks)]
@@ -135,10 +132,10 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     families = WORKERS.submit(family_frame, cases[FAMILY_INPUT], query,
                               lambda: tests.result().verdict == SIGNIFICANT, lambda: oriented_cis(tests.result(), facts))
     try:
+        tested = rule_kinds(cases, RULES) == RuleKind.significant.value  # a derived figure beside its timing: not again
+        change = np.where(facts.use_ratio, cases.ratio.to_numpy(dtype=float), cases.difference.to_numpy(dtype=float))
         noise = noise.result()
         cases["noise"] = noise.noise
-        change = np.where(facts.use_ratio, cases.ratio.to_numpy(dtype=float), cases.difference.to_numpy(dtype=float))
-        tested = rule_kinds(cases, RULES) == RuleKind.significant.value  # a derived figure beside its timing: not again
         sig = significance((figures[0].result(), figures[1].result()), change, facts.use_ratio, tested,
                            noise.pairs.to_numpy(), noise.sum_sq.to_numpy())
     except BaseException as exc:
@@ -150,6 +147,15 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     families = families.result()
     notes = _notes(query, cases, differing_note(*(side.result() for side in libraries))) + [n for n in pooled if n]
     return ComparisonResult(query, cases, families, unmatched, notes, inputs.samples, case_sample_reader(engine, query))
+
+
+def _with_stats(table: pa.Table, rows: np.ndarray, counts, stats) -> pa.Table:
+    """`table` (the rows where `rows` is true) with each side's n, median, p25 and p75 appended."""
+    for (_, prefix), n, quartiles in zip(_SIDES, counts, stats):
+        table = table.append_column(prefix + "n", pa.array(n[rows]))
+        for name in ("median", "p25", "p75"):
+            table = table.append_column(prefix + name, pa.array(getattr(quartiles, name)[rows]))
+    return table
 
 
 def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> list[str]:

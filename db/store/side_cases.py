@@ -64,9 +64,14 @@ def refresh(conn, groups: list[int], fresh: bool = False) -> None:
     listed = ", ".join(str(int(g)) for g in groups)
     if not fresh:
         conn.execute(text(f"DELETE FROM side_cases WHERE group_seq IN ({listed})"))
-    runs = f"SELECT run_id FROM ({_GROUPS}) WHERE group_seq IN ({listed}) AND retracted_at IS NULL"
+    # the groups' runs found once, then named: the pivot's three reads need not each number every run again
+    ids = conn.execute(text(f"SELECT run_id FROM ({_GROUPS}) WHERE group_seq IN ({listed}) "
+                            f"AND retracted_at IS NULL")).scalars().all()
+    if not ids:
+        return
+    runs = (f"SELECT run_id FROM runs WHERE run_id IN ({', '.join('?' * len(ids))})", list(ids))
     duck = conn.connection.driver_connection
-    table = read_pairs_on(duck, pivot_sql([(runs, []), NO_RUNS], "machine", _LABEL))
+    table = read_pairs_on(duck, pivot_sql([runs, NO_RUNS], "machine", _LABEL))
     if not table.num_rows:
         return
     identity = conn.execute(text(_IDENTITY.format(groups=listed))).all()
