@@ -102,7 +102,8 @@ def clear_cache() -> None:
 
 
 def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
-    """The comparison itself, uncached: selectors checked, DuckDB pivot, numpy statistics, geomeans, unmatched.
+    """The comparison itself, uncached: selectors checked, each side's figures per case (the side summaries, or
+    the pivot of the samples: db.review.side_inputs), the A/A lookup, the tests, geomeans, unmatched.
 
     Each case's change is tested on its replicates (worker processes, runs, the store's A/A pairs of the case or
     its group: db.stats.replicates), with Holm's step over the cases judged by significance (db.stats.significance).
