@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 import db.review.side_inputs as side_inputs
 from db.ingest.core import ingest_bundle
-from db.query.side_reads import pair_sides
+from db.query.side_reads import COLUMNS, pair_sides
 from db.review.comparison import CompareQuery, clear_cache, compute_compare
 from db.store.engine import open_store
 from db.store.retract import retract_run
@@ -101,14 +101,10 @@ def _summaries(engine) -> pd.DataFrame:
 def test_a_side_with_two_builds_of_a_case_is_left_to_the_pivot():
     side = pa.table({"scope": ["m", "m"], "device": ["mps"] * 2, "workload": ["w"] * 2, "case_key": ["{}"] * 2,
                      "dtype": ["float16"] * 2, "compile": ["eager"] * 2, "metric": ["op_time"] * 2,
-                     **{name: pa.nulls(2, pa.float64()) for name in side_inputs_columns()}})
+                     **{name: pa.nulls(2, pa.float64()) for name in COLUMNS}})
     one = side.slice(0, 1)
     assert pair_sides(side, one) is None and pair_sides(one, side) is None
     paired = pair_sides(one, one.slice(0, 0))  # a case on the baseline only: counts 0 on the candidate
     assert paired.num_rows == 1 and paired["c_n"].to_pylist() == [0] and paired["c_median"].to_pylist() == [None]
     assert paired["c_pooled"].to_pylist() == [0] and paired["c_passed"].to_pylist() == [None]
 
-
-def side_inputs_columns() -> list[str]:
-    from db.query.side_reads import COLUMNS
-    return COLUMNS

@@ -22,7 +22,7 @@ _MODEL = f"""SELECT ru.group_id, {_CHIP} AS chip, ru.device_type AS device, ru.w
     ru.pairs, ru.pending, ru.quantile_log, ru.sigma_log, ru.max_log
   FROM aa_noise ru WHERE ru.pairs > 0{{filters}}"""
 
-# a machine's chip label, to find a machine-scope case's group
+# a machine's chip label, to find a machine-scope case's group (case_lookup)
 _CHIPS = f"SELECT DISTINCT ru.machine_name AS scope, ru.device_type AS device, {_CHIP} AS chip FROM runs ru"
 
 
@@ -39,16 +39,6 @@ def noise_groups(engine: Engine, filters: dict[str, str] | None = None) -> pd.Da
     found = read_frame(engine, _MODEL.format(filters=sql), params)
     return found.sort_values(["quantile_log", *KEY], ascending=[False, *[True] * len(KEY)],
                              na_position="last").reset_index(drop=True)
-
-
-def case_figures(engine: Engine, group_ids) -> pd.DataFrame:
-    """The per-case A/A figures (group_id, case_key, pairs, sum_sq) of these groups."""
-    ids = sorted({int(g) for g in group_ids})
-    if not ids:
-        return pd.DataFrame({"group_id": pd.Series(dtype="int64"), "case_key": pd.Series(dtype=object),
-                             "pairs": pd.Series(dtype="int64"), "sum_sq": pd.Series(dtype=float)})
-    return read_frame(engine, f"SELECT group_id, case_key, pairs, sum_sq FROM aa_cases WHERE group_id IN "
-                              f"({', '.join(map(str, ids))})")  # integers from the store
 
 
 # each case's A/A figures in one join: its chip's group (a machine-scope case's machine looked up by its chip label)
@@ -79,11 +69,6 @@ def case_lookup(engine: Engine, keys: pa.Table, scope: str) -> pa.Table:
     if found.num_rows != keys.num_rows:  # one model group per chip label and key, one figure per group and case
         raise RuntimeError("the A/A lookup matched a case twice: aa_noise or aa_cases hold a key twice")
     return found
-
-
-def machine_chips(engine: Engine) -> pd.DataFrame:
-    """scope (machine name), device → chip: the label the model is keyed by."""
-    return read_frame(engine, _CHIPS)
 
 
 def aa_pair_count(engine: Engine) -> int:

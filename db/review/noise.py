@@ -30,7 +30,7 @@ def case_noise(engine: Engine, keys: pa.Table, scope: str) -> pd.DataFrame:
     sigma = found["sigma_log"].to_numpy(zero_copy_only=False).astype(float)
     case_pairs = found["case_pairs"].to_numpy(zero_copy_only=False).astype(float)
     case_sum_sq = found["case_sum_sq"].to_numpy(zero_copy_only=False).astype(float)
-    ratio = pc.is_in(keys["metric"], pa.array(sorted(RATIO_METRICS))).to_numpy(zero_copy_only=False)
+    ratio = pc.is_in(keys["metric"], pa.array(RATIO_METRICS)).to_numpy(zero_copy_only=False)
     own = ratio & (case_pairs >= model.MIN_CASE_PAIRS)
     in_group = ratio & ~own & (group_pairs >= model.MIN_PAIRS) & np.isfinite(sigma)
     pairs = np.where(own, case_pairs, np.where(in_group, group_pairs, 0.0))

@@ -111,11 +111,10 @@ def case_sample_reader(engine: Engine, query) -> Callable[[pd.Series], tuple[np.
     """Reads one case's pooled ok samples of each side (a cases row: its key columns), as Compare pooled them."""
     def read(case: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         baseline, candidate = query.selectors()
-        scope = "chip" if query.scope == "chip" else "machine"
-        where = f" AND {scope_sql(scope)} = ?" + "".join(
+        where = f" AND {scope_sql(query.scope)} = ?" + "".join(
             f" AND {'ru.device_type' if name == 'device' else 'r.' + name} = ?" for name in KEY[1:])
-        sql = pivot_sql([baseline.run_ids_sql(), candidate.run_ids_sql()], scope, scope_sql(scope), where,
-                        [str(case[name]) for name in KEY])
+        sql = pivot_sql([baseline.run_ids_sql(), candidate.run_ids_sql()], query.scope, scope_sql(query.scope),
+                        where, [str(case[name]) for name in KEY])
         table = read_pairs(engine, sql)
         return tuple(SampleLists.from_arrow(table[p + "samples"]).values if table.num_rows else np.array([])
                      for _, p in SIDES)

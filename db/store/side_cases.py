@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import text
 
-from bundle.metrics import METRICS, Comparison
+from db.store.aa_pairs import RATIO_METRICS
 from db.stats.significance import SampleLists, side_figures, summarize_lists
 from db.store.case_pivot import NO_RUNS, pivot_sql, read_pairs_on
 
@@ -88,9 +88,8 @@ def summary_rows(table: pa.Table, identity: dict) -> pa.Table:
     """The side_cases rows of a refresh's pivot (its baseline side; its scope is the group's label)."""
     lists = SampleLists.from_arrow(table["b_samples"])
     quartiles = summarize_lists(lists)
-    names = pc.dictionary_encode(table["metric"]).combine_chunks()
-    ratio = np.array([METRICS[n].comparison is Comparison.ratio for n in names.dictionary.to_pylist()], dtype=bool)
-    figures = side_figures(lists, table["b_processes"], ratio[names.indices.to_numpy()])
+    ratio = pc.is_in(table["metric"], pa.array(RATIO_METRICS)).to_numpy(zero_copy_only=False)
+    figures = side_figures(lists, table["b_processes"], ratio)
     who = [identity[key] for key in zip(table["scope"].to_pylist(), table["device"].to_pylist())]
     out = {"group_seq": pa.array([w.group_seq for w in who], pa.int64()),
            "torch_version": pa.array([w.torch_version for w in who], pa.string()),
