@@ -6,12 +6,16 @@ from __future__ import annotations
 import duckdb
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from sqlalchemy import text
 
 import db.review.side_inputs as side_inputs
 from db.ingest.core import ingest_bundle
-from db.query.side_reads import COLUMNS, pair_sides
+import numpy as np
+
+from db.query.case_pairs import KEY
+from db.query.side_reads import COLUMNS, _aligned, _grouped_in_order, _matched, pair_sides
 from db.review.comparison import CompareQuery, clear_cache, compute_compare
 from db.store.engine import open_store
 from db.store.retract import retract_run
@@ -99,7 +103,7 @@ def _summaries(engine) -> pd.DataFrame:
 
 
 def test_a_side_with_two_builds_of_a_case_is_left_to_the_pivot():
-    side = pa.table({"scope": ["m", "m"], "device": ["mps"] * 2, "workload": ["w"] * 2, "case_key": ["{}"] * 2,
+    side = pa.table({"group_seq": [1, 2], "scope": ["m", "m"], "device": ["mps"] * 2, "workload": ["w"] * 2, "case_key": ["{}"] * 2,
                      "dtype": ["float16"] * 2, "compile": ["eager"] * 2, "metric": ["op_time"] * 2,
                      **{name: pa.nulls(2, pa.float64()) for name in COLUMNS}})
     one = side.slice(0, 1)
@@ -108,3 +112,41 @@ def test_a_side_with_two_builds_of_a_case_is_left_to_the_pivot():
     assert paired.num_rows == 1 and paired["c_n"].to_pylist() == [0] and paired["c_median"].to_pylist() == [None]
     assert paired["c_pooled"].to_pylist() == [0] and paired["c_passed"].to_pylist() == [None]
 
+
+
+def _side(engine, version: str) -> pa.Table:
+    with engine.connect() as conn:
+        return conn.connection.driver_connection.sql(
+            f"SELECT group_seq, {', '.join(KEY + COLUMNS)} FROM side_cases WHERE torch_version = ?",
+            params=[version]).to_arrow_table()
+
+
+def _blocks_reversed(side: pa.Table) -> pa.Table:
+    seq = side["group_seq"].to_numpy()
+    starts = list(np.flatnonzero(np.r_[True, seq[1:] != seq[:-1]])) + [len(seq)]
+    return side.take(pa.array(np.concatenate([np.arange(a, b) for a, b in zip(starts[:-1], starts[1:])][::-1])))
+
+
+def test_sides_stored_alike_pair_without_matching_and_as_matching_pairs_them(store):
+    """Two builds on the same machines with the same cases (the usual review) pair row for row: each group's rows
+    are stored in key order, its blocks put in machine order. Whatever the stored order, the answer is the one
+    matching every key gives (_matched)."""
+    engine, _ = store
+    base, cand = _side(engine, "2.14.1"), _side(engine, "2.15.0rc1")
+    assert base.num_rows != cand.num_rows  # the seed's sides differ (cases on one side only) ...
+    both = lambda side, other: side.filter(pc.is_in(_joined_key(side), _joined_key(other)))
+    base, cand = both(base, cand), both(cand, base)  # ... their common cases are a review of alike sides
+    assert base.num_rows == cand.num_rows > 0 and _aligned(*map(_grouped_in_order, (base, cand))) is not None
+    shuffled = _blocks_reversed(cand)
+    assert not shuffled["group_seq"].equals(cand["group_seq"])  # more than one group: the order really changed
+    dropped = cand.filter(pa.array(np.arange(cand.num_rows) != cand.num_rows // 2))
+    for b, c in ((base, cand), (base, shuffled), (_blocks_reversed(base), cand), (base, dropped), (dropped, base)):
+        paired, matched = pair_sides(b, c), _matched(b, c)
+        pd.testing.assert_frame_equal(paired.to_pandas(), matched.to_pandas(), check_exact=True)
+    keys = pair_sides(base, cand).select(KEY).to_pandas()
+    pd.testing.assert_frame_equal(keys, keys.sort_values(KEY, ignore_index=True))  # key order
+    assert pair_sides(base, dropped).num_rows == base.num_rows  # the dropped case: on the baseline only
+
+
+def _joined_key(side: pa.Table) -> pa.Array:
+    return pc.binary_join_element_wise(*(side[name] for name in KEY), "\x1f")

@@ -16,8 +16,8 @@ NOT_RECORDED = "not recorded"
 def side_libraries(engine: Engine, selector: Selector) -> dict[str, frozenset[str]]:
     """Every version of each library across the selector's runs; a run that did not record one (a bundle from
     before build.libraries, or the package not installed) counts as NOT_RECORDED for it."""
-    sql, params = selector.run_ids_sql()
-    found = read_frame(engine, f"SELECT DISTINCT libraries_json FROM runs WHERE run_id IN ({sql})", params)
+    where, params = selector.runs_where()
+    found = read_frame(engine, f"SELECT DISTINCT libraries_json FROM runs WHERE {where}", params)
     recorded = [json.loads(t or "{}") for t in found["libraries_json"]]
     names = {name for libraries in recorded for name in libraries}
     return {name: frozenset(libraries.get(name, NOT_RECORDED) for libraries in recorded) for name in sorted(names)}

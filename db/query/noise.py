@@ -6,12 +6,16 @@ labels it (chip and GPU cores; a machine without a chip stands for itself).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlalchemy import Engine
 
 from db.query.case_pairs import scope_sql
+from db.store.case_pivot import find_rows
 from db.store.read import read_frame, reader
 
 KEY = ["chip", "device", "workload", "metric", "dtype", "compile"]
@@ -22,8 +26,6 @@ _MODEL = f"""SELECT ru.group_id, {_CHIP} AS chip, ru.device_type AS device, ru.w
     ru.pairs, ru.pending, ru.quantile_log, ru.sigma_log, ru.max_log
   FROM aa_noise ru WHERE ru.pairs > 0{{filters}}"""
 
-# a machine's chip label, to find a machine-scope case's group (case_lookup)
-_CHIPS = f"SELECT DISTINCT ru.machine_name AS scope, ru.device_type AS device, {_CHIP} AS chip FROM runs ru"
 
 
 def noise_groups(engine: Engine, filters: dict[str, str] | None = None) -> pd.DataFrame:
@@ -41,34 +43,46 @@ def noise_groups(engine: Engine, filters: dict[str, str] | None = None) -> pd.Da
                              na_position="last").reset_index(drop=True)
 
 
-# each case's A/A figures in one join: its chip's group (a machine-scope case's machine looked up by its chip label)
-# and the case's own figures in that group; one row per key row, in its order. DuckDB joins the 10⁴–10⁵ keys of a
-# review on a worker in a few ms: the same lookup in pandas, once per distinct key, took ~30 ms of the GIL.
-_CASE_FIGURES = f"""SELECT g.pairs AS group_pairs, g.sigma_log, coalesce(c.pairs, 0) AS case_pairs,
-    coalesce(c.sum_sq, 0.0) AS case_sum_sq
-  FROM _noise_keys k
-    LEFT JOIN (SELECT DISTINCT ON (scope) scope, chip FROM ({_CHIPS})) m ON {{machine}} AND m.scope = k.scope
-    LEFT JOIN ({_MODEL.format(filters="")}) g ON g.chip = {{chip}} AND g.device = k.device AND
-      g.workload = k.workload AND g.metric = k.metric AND g.dtype = k.dtype AND g.compile = k.compile
-    LEFT JOIN aa_cases c ON c.group_id = g.group_id AND c.case_key = k.case_key
-  ORDER BY k.row"""
+# a machine's one chip label (a machine-scope case's group is its chip's)
+_MACHINE_CHIPS = f"""SELECT DISTINCT ON (scope) scope, chip FROM (SELECT DISTINCT ru.machine_name AS scope,
+    ru.device_type AS device, {_CHIP} AS chip FROM runs ru)"""
+_CASES = "SELECT group_id, case_key, pairs, sum_sq FROM aa_cases"
+_GROUP = ["chip", "device", "workload", "metric", "dtype", "compile"]
 
 
-def case_lookup(engine: Engine, keys: pa.Table, scope: str) -> pa.Table:
-    """Per row of `keys` (scope, device, workload, case_key, dtype, compile, metric), in order: its group's pairs
-    and sigma_log (null where its chip has no such group), its own case_pairs and case_sum_sq (0 where none).
-    scope "machine": a key's scope is a machine, found in its chip's group; "chip": the scope is the chip label."""
-    machine = scope == "machine"
-    sql = _CASE_FIGURES.format(machine="true" if machine else "false", chip="m.chip" if machine else "k.scope")
+@dataclass(frozen=True)
+class CaseFigures:
+    """The A/A figures of a review's cases: per key row the row of its group in `groups` and of its own figures
+    in `cases` (-1: none); `groups` (group_id, workload, pairs, sigma_log: the model's rows with pairs) and
+    `cases` (pairs, sum_sq) are the small tables those rows index."""
+    group: np.ndarray
+    case: np.ndarray
+    groups: pa.Table
+    cases: pa.Table
+
+
+def case_lookup(engine: Engine, keys: pa.Table, scope: str) -> CaseFigures:
+    """For each row of `keys` (scope, device, workload, case_key, dtype, compile, metric): its chip's group of the
+    A/A model (chip, device, workload, metric, dtype, compile) and the case's own figures in that group.
+    scope "machine": a key's scope is a machine, found in its chip's group; "chip": the scope is the chip label.
+
+    The model and the case figures are small tables (hundreds and thousands of rows), read whole in one
+    snapshot and matched to the 10⁴–10⁵ keys of a review in Arrow and numpy (db.store.case_pivot.find_rows):
+    a join in DuckDB spent most of its ~20 ms scanning the keys handed to it."""
     with reader(engine) as duck:
-        duck.register("_noise_keys", keys.append_column("row", pa.array(np.arange(keys.num_rows))))
+        duck.begin()
         try:
-            found = duck.sql(sql).to_arrow_table()
+            groups = duck.sql(_MODEL.format(filters="")).to_arrow_table()
+            cases = duck.sql(_CASES).to_arrow_table()
+            chips = duck.sql(_MACHINE_CHIPS).to_arrow_table() if scope == "machine" else None
         finally:
-            duck.unregister("_noise_keys")
-    if found.num_rows != keys.num_rows:  # one model group per chip label and key, one figure per group and case
-        raise RuntimeError("the A/A lookup matched a case twice: aa_noise or aa_cases hold a key twice")
-    return found
+            duck.rollback()
+    chip = keys["scope"] if chips is None else chips["chip"].take(pc.index_in(keys["scope"], value_set=chips["scope"]))
+    group = find_rows([chip] + [keys[name] for name in _GROUP[1:]], [groups[name] for name in _GROUP])
+    group_id = pc.fill_null(groups["group_id"].take(pa.array(group, mask=group < 0)), -1)  # -1: no group
+    case = find_rows([group_id, keys["case_key"]], [cases["group_id"], cases["case_key"]])
+    return CaseFigures(group, case, groups.select(["group_id", "workload", "pairs", "sigma_log"]),
+                       cases.select(["pairs", "sum_sq"]))
 
 
 def aa_pair_count(engine: Engine) -> int:

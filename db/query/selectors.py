@@ -13,7 +13,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from db.errors import Problem, StoreError
-from db.store.read import read_frame
+from db.store.read import read_frame, reader
 from bundle.builds import build_label, build_selector, build_sort_key
 
 SYNTAX = "torch=<version>, build=<version>@<git hash>, tag:<key>=<value> or runs:<run_id>,<run_id>"
@@ -31,20 +31,24 @@ class Selector:
 
     def run_ids_sql(self) -> tuple[str, list[str]]:
         """SQL selecting the run_ids this selector means, with its parameters; never a retracted run."""
-        sql, params = self._any_run_ids_sql()
-        return f"SELECT run_id FROM ({sql}) WHERE run_id NOT IN (SELECT run_id FROM runs WHERE retracted_at IS NOT NULL)", params
+        where, params = self.runs_where()
+        return f"SELECT run_id FROM runs WHERE {where}", params
 
-    def _any_run_ids_sql(self) -> tuple[str, list[str]]:
+    def runs_where(self) -> tuple[str, list[str]]:
+        """The condition on `runs` (its own column names) picking this selector's runs; never a retracted run. A
+        direct condition, not `run_id IN (…)`: each review reads a side's builds and libraries with it."""
         if self.kind == "build" and self.value:
-            return "SELECT run_id FROM runs WHERE torch_version = ? AND starts_with(git_hash, ?)", [self.key, self.value]
-        if self.kind == "build":
-            return "SELECT run_id FROM runs WHERE torch_version = ?", [self.key]
-        if self.kind == "tag":
-            return "SELECT run_id FROM run_tags WHERE key = ? AND value = ?", [self.key, self.value]
-        if self.kind == "runs-all":  # every stored run (the pickers' build list)
-            return "SELECT run_id FROM runs", []
-        ids = self.value.split(",")
-        return f"SELECT run_id FROM runs WHERE run_id IN ({', '.join('?' * len(ids))})", ids
+            where, params = "torch_version = ? AND starts_with(git_hash, ?)", [self.key, self.value]
+        elif self.kind == "build":
+            where, params = "torch_version = ?", [self.key]
+        elif self.kind == "tag":
+            where, params = "run_id IN (SELECT run_id FROM run_tags WHERE key = ? AND value = ?)", [self.key, self.value]
+        elif self.kind == "runs-all":  # every stored run (the pickers' build list)
+            where, params = "true", []
+        else:
+            ids = self.value.split(",")
+            where, params = f"run_id IN ({', '.join('?' * len(ids))})", ids
+        return f"retracted_at IS NULL AND {where}", params
 
 
 def _bad(field: str, rule: str, got: str) -> StoreError:
@@ -110,24 +114,19 @@ def _runs(body: str, field: str) -> Selector:
 
 
 _BUILDS = ("SELECT torch_version, git_hash, coalesce(debug, false) AS debug, any_value(channel) AS channel,"
-           " min(nightly_date) AS nightly_date, count(*) AS n_runs FROM runs WHERE run_id IN ({runs})"
+           " min(nightly_date) AS nightly_date, count(*) AS n_runs FROM runs WHERE {where}"
            " GROUP BY torch_version, git_hash, coalesce(debug, false)")
 
 
 def side_builds(engine: Engine, selector: Selector) -> pd.DataFrame:
     """The builds the selector's runs come from, in build order: torch_version, git_hash, debug, channel, label,
     selector (the text picking that build alone), n_runs."""
-    sql, params = selector.run_ids_sql()
-    found = read_frame(engine, _BUILDS.format(runs=sql), params)
-    for column in ("git_hash", "nightly_date"):  # NULL reads as NaN beside strings: None, like a bundle's null
-        found[column] = found[column].astype(object).where(found[column].notna(), None)
-    found["label"] = [build_label(v, c, h, d) for v, c, h, d in
-                      zip(found.torch_version, found.channel, found.git_hash, found.debug)]
-    found["selector"] = [build_selector(v, h) for v, h in zip(found.torch_version, found.git_hash)]
-    order = [build_sort_key(v, d, c, h) for v, d, c, h in
-             zip(found.torch_version, found.nightly_date, found.channel, found.git_hash)]
-    found = found.iloc[sorted(range(len(found)), key=order.__getitem__)].reset_index(drop=True)
-    return found[["torch_version", "git_hash", "debug", "channel", "label", "selector", "n_runs"]]
+    where, params = selector.runs_where()
+    with reader(engine) as duck:  # rows, not a frame: a review reads each side's builds, a few rows
+        rows = duck.sql(_BUILDS.format(where=where), params=params).fetchall()
+    rows.sort(key=lambda r: build_sort_key(r[0], r[4], r[3], r[1]))  # version, nightly date, channel, hash
+    return pd.DataFrame([(v, h, d, c, build_label(v, c, h, d), build_selector(v, h), n) for v, h, d, c, _, n in rows],
+                        columns=["torch_version", "git_hash", "debug", "channel", "label", "selector", "n_runs"])
 
 
 def builds_text(builds: pd.DataFrame) -> str:

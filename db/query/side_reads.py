@@ -3,6 +3,8 @@ per case from its build's groups, paired here by case key, in key order — no g
 pivot (db.query.case_pairs) answers every other question: chip scope, pooled builds, tag and run selectors."""
 from __future__ import annotations
 
+from concurrent.futures import Executor
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -17,7 +19,7 @@ from db.store.read import reader
 COUNTS = ["pooled", "machines", "results", "n"]  # 0 on a side without the case, as the pivot counts
 FIGURES = ["runs", "inv_processes", "processes", "ss_within", "df_within", "ss_between", "valid", "mean"]
 COLUMNS = COUNTS + ["passed", "other", "message", "fallback_median", "warnings", "median", "p25", "p75"] + FIGURES
-_SIDE = "SELECT {keys}, {columns} FROM side_cases r WHERE {build}{filters}"
+_SIDE = "SELECT group_seq, {keys}, {columns} FROM side_cases r WHERE {build}{filters}"
 
 
 def readable(selector: Selector, scope: str, pool: bool) -> bool:
@@ -32,26 +34,66 @@ def _build_sql(selector: Selector) -> tuple[str, list[str]]:
     return "torch_version = ?", [selector.key]
 
 
-def read_sides(engine: Engine, baseline: Selector, candidate: Selector,
-               filters: dict[str, list[str]]) -> pa.Table | None:
+def read_sides(engine: Engine, baseline: Selector, candidate: Selector, filters: dict[str, list[str]],
+               pool: Executor | None = None) -> pa.Table | None:
     """KEY, then per side (b_, c_) COLUMNS, one row per case key on either side, in key order; None when a side
-    holds more than one group per case (several builds of one version: the caller's checks refuse or pool it)."""
+    holds more than one group per case (several builds of one version: the caller's checks refuse or pool it).
+    With a pool the candidate is read on a worker beside the baseline. Each side is as one commit left it (a
+    group's rows change in the transaction of its run's ingest or retraction); the two reads may see different
+    commits, as the Compare's other reads (builds, A/A figures) may: no figure combines the two sides' rows."""
     where, params = filter_sql(filters)
-    sides = []
-    with reader(engine) as duck:
-        duck.begin()  # both sides from one snapshot
-        try:
-            for selector in (baseline, candidate):
-                build, build_params = _build_sql(selector)
-                sql = _SIDE.format(keys=", ".join(KEY), columns=", ".join(COLUMNS), build=build, filters=where)
-                sides.append(duck.sql(sql, params=build_params + params).to_arrow_table())
-        finally:
-            duck.rollback()
-    return pair_sides(*sides)
+
+    def read(selector: Selector) -> pa.Table:
+        build, build_params = _build_sql(selector)
+        sql = _SIDE.format(keys=", ".join(KEY), columns=", ".join(COLUMNS), build=build, filters=where)
+        with reader(engine) as duck:
+            return duck.sql(sql, params=build_params + params).to_arrow_table()
+
+    other = pool.submit(read, candidate) if pool else None
+    base = read(baseline)
+    return pair_sides(base, other.result() if other else read(candidate))
 
 
 def pair_sides(b: pa.Table, c: pa.Table) -> pa.Table | None:
-    """The two sides' rows paired by case key (a null side where it lacks the case), in key order."""
+    """The two sides' rows (group_seq, KEY, COLUMNS) paired by case key (a null side where it lacks the case), in
+    key order."""
+    b, c = _grouped_in_order(b), _grouped_in_order(c)
+    aligned = _aligned(b, c)
+    return aligned if aligned is not None else _matched(b, c)
+
+
+def _grouped_in_order(side: pa.Table) -> pa.Table:
+    """The side with its groups' row blocks in (scope, device) order. A group is one machine and device, so if
+    each block is in key order (db.store.side_cases writes a group's rows so) the side is; _aligned checks it."""
+    seq = side["group_seq"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, seq[1:] != seq[:-1]]) if len(seq) else np.array([], dtype=np.int64)
+    firsts = pa.array(starts)
+    labels = list(zip(side["scope"].take(firsts).to_pylist(), side["device"].take(firsts).to_pylist()))
+    order = sorted(range(len(starts)), key=labels.__getitem__)  # str order is UTF-8 byte order, as ranks sort
+    if order == list(range(len(starts))):
+        return side
+    ends = np.append(starts[1:], len(seq))
+    return side.take(pa.array(np.concatenate([np.arange(starts[i], ends[i]) for i in order])))
+
+
+def _aligned(b: pa.Table, c: pa.Table) -> pa.Table | None:
+    """Both sides side by side when they hold the same cases in the same row order and that order is key order
+    (two builds run on the same machines with the same suite: the usual review); None otherwise."""
+    if not b.select(KEY).equals(c.select(KEY)):
+        return None
+    code = combine((ranks(b[name]) for name in KEY), b.num_rows)
+    if not (code[1:] > code[:-1]).all():  # not in key order, or a case twice on a side
+        return None
+    out = b.select(KEY)
+    for (_, p), side in zip(SIDES, (b, c)):
+        for name in COLUMNS:
+            out = out.append_column(p + name, side[name])
+    return out
+
+
+def _matched(b: pa.Table, c: pa.Table) -> pa.Table | None:
+    """pair_sides in general: the sides' keys ranked together and matched; None when a side holds a case twice
+    (more than one build)."""
     keys = pa.concat_tables([b.select(KEY), c.select(KEY)])
     code = combine((ranks(keys[name]) for name in KEY), keys.num_rows)  # sorts as the key columns do
     _, first, where = np.unique(code, return_index=True, return_inverse=True)

@@ -110,9 +110,6 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     """
     base, cand = query.selectors()
     sides = ((base, "baseline"), (cand, "candidate"))
-    # small reads on workers beside this thread's pairing, numpy and pandas work
-    checks = [WORKERS.submit(check_side, engine, selector, side, query.pool) for selector, side in sides]
-    libraries = [WORKERS.submit(side_libraries, engine, selector) for selector, _ in sides]
     inputs = side_inputs(engine, query, base, cand, WORKERS)
     paired, facts, figures = inputs.paired, inputs.facts, inputs.figures
     # the paired and the unpaired rows split in Arrow, each side's counts and quartiles added there (a pandas mask
@@ -124,20 +121,21 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     stats = [quartiles.result() for quartiles in inputs.quartiles]
     frame, rest = (_with_stats(part, rows, inputs.counts, stats).to_pandas()
                    for part, rows in ((both, paired), (inputs.table.filter(pc.invert(keep)), ~paired)))
-    cases = case_frame(frame, facts, query)
-    # a selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose
-    pooled = [pooled_note(side, selector, check.result()) for (selector, side), check in zip(sides, checks)]
-    # the families' geomeans and bootstrap CIs on a worker, beside the noise lookup and the tests; they wait for
-    # the verdicts only at the end. They read their own columns: this thread adds columns to `cases` meanwhile.
+    change = case_change(frame, facts)
+    # the families' geomeans and bootstrap CIs on a worker as soon as the changes are known, beside the noise
+    # lookup, the case table and the tests; they wait for the verdicts only at the end
     tests: Future = Future()
-    families = WORKERS.submit(family_frame, cases[FAMILY_INPUT], query,
-                              lambda: tests.result().verdict == SIGNIFICANT, lambda: oriented_cis(tests.result(), facts))
+    families = WORKERS.submit(family_frame, pd.DataFrame({**{name: frame[name] for name in FAMILY_INPUT[:-2]},
+                                                          **{name: change[name] for name in FAMILY_INPUT[-2:]}}),
+                              query, lambda: tests.result().verdict == SIGNIFICANT,
+                              lambda: oriented_cis(tests.result(), facts))
     try:
+        cases = case_frame(frame, facts, query, change)
         tested = rule_kinds(cases, RULES) == RuleKind.significant.value  # a derived figure beside its timing: not again
-        change = np.where(facts.use_ratio, cases.ratio.to_numpy(dtype=float), cases.difference.to_numpy(dtype=float))
+        shown = np.where(facts.use_ratio, change["ratio"], change["difference"])
         noise = noise.result()
         cases["noise"] = noise.noise
-        sig = significance((figures[0].result(), figures[1].result()), change, facts.use_ratio, tested,
+        sig = significance((figures[0].result(), figures[1].result()), shown, facts.use_ratio, tested,
                            noise.pairs.to_numpy(), noise.sum_sq.to_numpy())
     except BaseException as exc:
         tests.set_exception(exc)  # the worker waiting for the verdicts stops too
@@ -145,8 +143,12 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     tests.set_result(sig)
     unmatched = unmatched_frame(rest)
     add_significance(cases, sig, facts)
+    # a selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose. Small reads
+    # made here, while the worker finishes the families: the worker is the longer path
+    pooled = [pooled_note(side, selector, check_side(engine, selector, side, query.pool)) for selector, side in sides]
+    libraries = differing_note(*(side_libraries(engine, selector) for selector, _ in sides))
     families = families.result()
-    notes = _notes(query, cases, differing_note(*(side.result() for side in libraries))) + [n for n in pooled if n]
+    notes = _notes(query, cases, libraries) + [n for n in pooled if n]
     return ComparisonResult(query, cases, families, unmatched, notes, inputs.samples, case_sample_reader(engine, query))
 
 
@@ -174,12 +176,13 @@ def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> l
     return notes
 
 
-def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery) -> pd.DataFrame:
-    """The case table without its significance columns (NaN until add_significance fills them)."""
+def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery, change: dict[str, object]) -> pd.DataFrame:
+    """The case table without its significance columns (NaN until add_significance fills them); `change`: the
+    frame's case_change."""
     if frame.empty:
         return _empty_cases()
     out = {k: frame[k] for k in KEY}
-    out["unit"] = str_column(facts.units())
+    out["unit"] = str_column(facts.units)
     for side, p in _SIDES:
         out[f"{side}_median"] = frame[p + "median"]
         out[f"{side}_iqr"] = frame[p + "p75"] - frame[p + "p25"]
@@ -187,27 +190,32 @@ def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery) -> 
         out[f"{side}_pooled"] = frame[p + "pooled"].astype(int)
         out[f"{side}_machines"] = frame[p + "machines"].astype(int)
         out[f"{side}_passed"] = frame[p + "passed"]
-    _add_change(out, facts)
+    out.update(change)
+    for name in ("ci_low", "ci_high", "p_value", "significance"):  # in place, in column order, until known
+        out[name] = np.full(len(frame), np.nan)
+    out["change"] = change_words((facts.codes, facts.names), out.pop("_oriented"), out.pop("_difference"),
+                                 facts.use_ratio)
     out["replicates"] = ""  # what its test rests on: add_significance
     out["caveats"] = with_warnings(caveats(frame, query.scope == "chip"), frame)
     return pd.DataFrame(out)  # one frame built from its columns: ~30 column inserts cost more
 
 
-def _add_change(out: dict, facts: MetricFacts) -> None:
+def case_change(frame: pd.DataFrame, facts: MetricFacts) -> dict[str, object]:
+    """The change columns of the case table (comparison, ratio, oriented_ratio, difference, change_unit), and
+    the oriented ratio and the difference of every case as `_oriented` and `_difference` (words are made of
+    them)."""
     use_ratio, lower = facts.use_ratio, facts.lower
-    b_median, c_median = out["baseline_median"].to_numpy(dtype=float), out["candidate_median"].to_numpy(dtype=float)
+    b_median, c_median = frame.b_median.to_numpy(dtype=float), frame.c_median.to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = c_median / b_median
         oriented = np.where(lower, 1.0 / ratio, ratio)
     diff = c_median - b_median
-    out["comparison"] = pick(["difference", "ratio"], use_ratio.astype(np.int64))
-    out["ratio"] = np.where(use_ratio, ratio, np.nan)  # candidate / baseline of medians
-    out["oriented_ratio"] = np.where(use_ratio, oriented, np.nan)  # > 1: candidate better
-    out["difference"] = np.where(use_ratio, np.nan, diff)  # candidate - baseline, in `unit`
-    out["change_unit"] = str_column(pc.if_else(pa.array(use_ratio), "×", facts.units()))
-    for name in ("ci_low", "ci_high", "p_value", "significance"):  # in place, in column order, until known
-        out[name] = np.full(len(use_ratio), np.nan)
-    out["change"] = change_words((facts.codes, facts.names), oriented, diff, use_ratio)
+    return {"comparison": pick(["difference", "ratio"], use_ratio.astype(np.int64)),
+            "ratio": np.where(use_ratio, ratio, np.nan),  # candidate / baseline of medians
+            "oriented_ratio": np.where(use_ratio, oriented, np.nan),  # > 1: candidate better
+            "difference": np.where(use_ratio, np.nan, diff),  # candidate - baseline, in `unit`
+            "change_unit": str_column(pc.if_else(pa.array(use_ratio), "×", facts.units)),
+            "_oriented": oriented, "_difference": diff}
 
 
 def oriented_cis(sig: Significance, facts: MetricFacts) -> tuple[np.ndarray, np.ndarray]:
@@ -226,7 +234,7 @@ def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts)
     cases["p_value"], cases["significance"] = sig.p_value, pick(list(VERDICTS), sig.codes)
     cases["se"], cases["df"] = sig.se, sig.df
     # the standard error is of ln(candidate / baseline) for ratios, of the difference (its unit) otherwise
-    cases["se_unit"] = str_column(pc.if_else(pa.array(facts.use_ratio), "ln(ratio)", facts.units()))
+    cases["se_unit"] = str_column(pc.if_else(pa.array(facts.use_ratio), "ln(ratio)", facts.units))
     cases["replicates"] = pick(list(REPLICATE_WORDS), sig.replicates)
 
 

@@ -23,13 +23,13 @@ def case_noise(engine: Engine, keys: pa.Table, scope: str) -> pd.DataFrame:
     returned is indexed 0, 1, … like them) the A/A figures its run-to-run variance rests on
     (db.stats.replicates): the case's own pairs where it has at least MIN_CASE_PAIRS, else its group's (chip,
     device, workload, metric, dtype, compile), else none — `pairs`, `sum_sq` (Σ log ratio²; from a group,
-    2·pairs·sigma²) and `noise`, which says which. The figures are looked up in one join (db.query.noise)."""
+    2·pairs·sigma²) and `noise`, which says which. The figures are looked up in the A/A tables (db.query.noise)."""
     found = case_lookup(engine, keys, scope)
-    group_pairs = found["group_pairs"].to_numpy(zero_copy_only=False).astype(float)
-    group_pairs = np.where(np.isnan(group_pairs), 0.0, group_pairs)  # no group: no pairs
-    sigma = found["sigma_log"].to_numpy(zero_copy_only=False).astype(float)
-    case_pairs = found["case_pairs"].to_numpy(zero_copy_only=False).astype(float)
-    case_sum_sq = found["case_sum_sq"].to_numpy(zero_copy_only=False).astype(float)
+    g, c = found.group, found.case  # -1 takes the appended "none" entry
+    group_pairs = np.append(_floats(found.groups["pairs"]), 0.0)[g]  # no group: no pairs
+    sigma = np.append(_floats(found.groups["sigma_log"]), np.nan)[g]
+    case_pairs = np.append(_floats(found.cases["pairs"]), 0.0)[c]
+    case_sum_sq = np.append(_floats(found.cases["sum_sq"]), 0.0)[c]
     ratio = pc.is_in(keys["metric"], pa.array(RATIO_METRICS)).to_numpy(zero_copy_only=False)
     own = ratio & (case_pairs >= model.MIN_CASE_PAIRS)
     in_group = ratio & ~own & (group_pairs >= model.MIN_PAIRS) & np.isfinite(sigma)
@@ -37,23 +37,34 @@ def case_noise(engine: Engine, keys: pa.Table, scope: str) -> pd.DataFrame:
     sum_sq = np.where(own, case_sum_sq, np.where(in_group, 2.0 * group_pairs * np.nan_to_num(sigma) ** 2, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         spread = 100.0 * np.expm1(np.sqrt(sum_sq / np.maximum(pairs, 1) / 2.0))
-    workload = pc.dictionary_encode(keys["workload"]).combine_chunks()
-    words = _noise_words(own, in_group, ratio, pairs, spread, case_pairs,
-                         (workload.indices.to_numpy(), pd.Index(workload.dictionary.to_pylist())))
-    return pd.DataFrame({"pairs": pairs, "sum_sq": sum_sq, "noise": words})
+    # every figure worded is a function of (group, case figures, ratio or not): worded once per distinct triple
+    # (a 50k-case review words a few hundred) and spread to its cases
+    code = combine([(g + 1, found.groups.num_rows + 1), (c + 1, found.cases.num_rows + 1), (ratio.astype(np.int64), 2)],
+                   len(g))
+    _, first, codes = np.unique(code, return_index=True, return_inverse=True)
+    workload = np.append(np.asarray(found.groups["workload"].to_pylist(), dtype=object), "")[g[first]]
+    words = _noise_words(own[first], in_group[first], ratio[first], pairs[first], spread[first], case_pairs[first],
+                         workload)
+    return pd.DataFrame({"pairs": pairs, "sum_sq": sum_sq, "noise": pick(words, codes.ravel())})
 
 
-def _noise_words(own, group, ratio, pairs, spread, case_pairs, workload: tuple[np.ndarray, pd.Index]):
-    """Each case's noise source in words (a str column), worded once per distinct (source, pairs, spread,
-    workload) and spread to its cases (cases of one group share their figures: a 50k-case review words a few
-    hundred). `workload`: the workload column factorized (codes, names)."""
+def _floats(column: pa.ChunkedArray) -> np.ndarray:
+    return column.to_numpy(zero_copy_only=False).astype(float)
+
+
+def _noise_words(own, group, ratio, pairs, spread, case_pairs, workload) -> list[str]:
+    """The noise source of each (distinct) figure set in words; figure sets reading alike worded once."""
     kind = np.where(own, 0, np.where(group, 1, np.where(ratio, 2, 3)))
-    figures = [kind, pairs, np.round(spread, 1), np.where(own, 0.0, case_pairs)]
-    factored = [pd.factorize(c) for c in figures] + [(workload[0], workload[1])]
-    _, first, codes = np.unique(combine([(f, len(u)) for f, u in factored], len(kind)), return_index=True,
-                                return_inverse=True)
-    names = np.asarray(workload[1], dtype=object)[workload[0][first]]
-    said = [f"A/A: this case, {n:.0f} pairs (run spread ±{s:.1f} %)" if k == 0 else
-            f"A/A: its {w} group on this chip, {n:.0f} pairs (run spread ±{s:.1f} %; the case has {c:.0f})" if k == 1
-            else NO_DATA if k == 2 else "" for k, n, s, c, w in zip(*(c[first] for c in figures), names)]
-    return pick(said, codes.ravel())
+    said = list(zip(kind.tolist(), pairs.tolist(), np.round(spread, 1).tolist(),
+                    np.where(own, 0.0, case_pairs).tolist(), workload.tolist()))
+    words = {figures: _words(*figures) for figures in set(said)}
+    return [words[figures] for figures in said]
+
+
+def _words(kind: int, pairs: float, spread: float, case_pairs: float, workload: str) -> str:
+    if kind == 0:
+        return f"A/A: this case, {pairs:.0f} pairs (run spread ±{spread:.1f} %)"
+    if kind == 1:
+        return (f"A/A: its {workload} group on this chip, {pairs:.0f} pairs (run spread ±{spread:.1f} %; the case "
+                f"has {case_pairs:.0f})")
+    return NO_DATA if kind == 2 else ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -46,8 +47,9 @@ class MetricFacts:
         lower = np.array([m.better is Better.lower for m in known], dtype=bool)[codes]
         return cls(codes, names, use_ratio, lower)
 
+    @cached_property
     def units(self) -> pa.Array:
-        """Each case's canonical unit."""
+        """Each case's canonical unit (made once: three columns read it)."""
         return pa.array([METRICS[n].unit for n in self.names], pa.string()).take(pa.array(self.codes))
 
 
@@ -66,7 +68,7 @@ def side_inputs(engine: Engine, query, baseline: Selector, candidate: Selector, 
     """`query`: the CompareQuery (scope, filters, pool)."""
     filters = {name: list(values) for name, values in query.filters}
     if all(readable(s, query.scope, query.pool) for s in (baseline, candidate)):
-        table = read_sides(engine, baseline, candidate, filters)
+        table = read_sides(engine, baseline, candidate, filters, pool)
         if table is not None:
             return _from_summaries(table)
     return _from_samples(read_pairs(engine, compare_sql(baseline, candidate, query.scope, filters), pool), pool)
@@ -93,8 +95,9 @@ def _from_summaries(table: pa.Table) -> SideInputs:
     facts = MetricFacts.of(table["metric"], paired)
     quartiles = tuple(_done(Quartiles(*(table[p + q].to_numpy(zero_copy_only=False) for q in ("median", "p25", "p75"))))
                       for _, p in SIDES)
-    figures = tuple(_done(SideReplicates(**{name: table[p + name].filter(pa.array(paired)).to_numpy(
-        zero_copy_only=False) for name in FIGURES})) for _, p in SIDES)
+    both = table.select([p + name for _, p in SIDES for name in FIGURES]).filter(pa.array(paired))  # no nulls left
+    figures = tuple(_done(SideReplicates(**{name: both[p + name].to_numpy(zero_copy_only=False) for name in FIGURES}))
+                    for _, p in SIDES)
     # the pivot's columns, in its order
     scalars = table.select(KEY + [p + name for _, p in SIDES for name in ("pooled", "machines", "passed", "results")]
                            + DETAIL + WARNINGS)

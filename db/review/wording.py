@@ -90,9 +90,13 @@ def _two_decimals(values: np.ndarray) -> pa.Array:
     odd = np.flatnonzero(~plain)
     if not len(odd):
         return text
-    text = text.to_numpy(zero_copy_only=False).astype(object)
-    text[odd] = [f"{v:.2f}" for v in values[odd].tolist()]
-    return pa.array(text, type=pa.string())
+    rare = values[odd]
+    said = np.where(np.isnan(rare), "nan", np.where(rare > 0, "inf", "-inf")).astype(object)  # as f"{v:.2f}"
+    finite = np.flatnonzero(np.isfinite(rare))
+    said[finite] = [f"{v:.2f}" for v in rare[finite].tolist()]
+    where = np.arange(len(values))
+    where[odd] = len(values) + np.arange(len(odd))  # the rare texts appended and taken in place
+    return pa.concat_arrays([text, pa.array(said, pa.string())]).take(pa.array(where))
 
 
 def str_column(values: pa.Array) -> pd.api.extensions.ExtensionArray:

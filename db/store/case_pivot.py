@@ -255,14 +255,34 @@ def attach_warnings(pivot: pa.Table, warned: pa.Table) -> pa.Table:
     if warned.num_rows == 0:
         return pivot.append_column("b_warnings", pa.nulls(pivot.num_rows, pa.string())).append_column(
             "c_warnings", pa.nulls(pivot.num_rows, pa.string()))
-    both = pa.concat_tables([pivot.select(KEY), warned.select(KEY)])
-    keyed = codes.combine((ranks(both[name]) for name in KEY), both.num_rows)  # one code per distinct key
-    mine, theirs = keyed[:pivot.num_rows], keyed[pivot.num_rows:]
-    order = np.argsort(theirs, kind="stable")
-    at = np.searchsorted(theirs[order], mine)
-    found = (at < len(order)) & (theirs[order][np.minimum(at, len(order) - 1)] == mine)
-    where = np.where(found, order[np.minimum(at, len(order) - 1)], -1)
+    where = find_rows([pivot[name] for name in KEY], [warned[name] for name in KEY])
     index = pa.array(where, mask=where < 0)
     for name in WARNINGS:
         pivot = pivot.append_column(name, warned[name].take(index))
     return pivot
+
+
+def find_rows(rows: Sequence[pa.ChunkedArray | pa.Array], table: Sequence[pa.ChunkedArray | pa.Array]) -> np.ndarray:
+    """For each row of `rows` (columns), the row of `table` (the same columns, in order) equal to it on every
+    column, -1 where none: a left join on a small table, in Arrow and numpy. Nulls equal nothing, as in SQL. A
+    row appearing twice in `table` is a RuntimeError (the join would repeat rows)."""
+    mine, theirs = [], []
+    for column, other in zip(rows, table):
+        values = pc.drop_null(pc.unique(other))
+        size = len(values) + 1  # one code more: the value `table` lacks (and null)
+        mine.append((pc.fill_null(pc.index_in(column, value_set=values), size - 1).to_numpy(), size))
+        theirs.append((pc.fill_null(pc.index_in(other, value_set=values), size - 1).to_numpy(), size))
+    n = len(rows[0]) if rows else 0
+    code, known = codes.combine(mine, n), codes.combine(theirs, len(table[0]) if table else 0)
+    complete = np.ones(len(known), dtype=bool)
+    for (found, size) in theirs:
+        complete &= found < size - 1
+    order = np.flatnonzero(complete)
+    order = order[np.argsort(known[order], kind="stable")]
+    ordered = known[order]
+    if (ordered[1:] == ordered[:-1]).any():
+        raise RuntimeError("find_rows: a row appears twice in the table looked up")
+    if not len(order):
+        return np.full(n, -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(ordered, code), len(order) - 1)
+    return np.where(ordered[at] == code, order[at], -1)
