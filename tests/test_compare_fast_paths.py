@@ -61,7 +61,7 @@ def _pairs_by_hand(cases: pd.DataFrame) -> set[tuple]:
             if r["metric"] in DERIVED and (tuple(r[k] for k in case), DERIVED[r["metric"]]) in rows}
 
 
-def test_derived_pairs_match_a_lookup_by_hand_in_any_row_order():
+def test_derived_pairs_match_a_lookup_by_hand_in_any_row_order_and_in_key_order():
     rng = np.random.default_rng(11)
     metrics = ["op_time", "achieved_bandwidth", "decode_time", "decode_throughput", "time_to_first_token",
                "prefill_throughput", "psnr_db"]
@@ -75,6 +75,11 @@ def test_derived_pairs_match_a_lookup_by_hand_in_any_row_order():
         frame.index = rng.permutation(len(frame)) * 7 + 3  # labels, not positions
         found = derived_pairs(frame)
         assert set(zip(found.row, found.timing_row)) == _pairs_by_hand(frame), trial
+        ordered = frame.sort_values(KEY)  # as the Compare's cases come: a case's rows adjacent
+        if trial % 2:
+            ordered = ordered[rng.random(len(ordered)) < 0.8]  # a subset in that order is still key-ordered
+        found = derived_pairs(ordered, key_ordered=True)
+        assert set(zip(found.row, found.timing_row)) == _pairs_by_hand(ordered), trial
         matched += len(found)
     assert matched > 20  # the frames had pairs to find, not only rows without one
 

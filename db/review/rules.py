@@ -40,23 +40,24 @@ def per_metric(metric: pd.Series, values: dict, dtype=float, missing=np.nan) -> 
     return table[codes]  # code -1 (a missing metric) takes the last entry
 
 
-def ruled_by(cases: pd.DataFrame) -> pd.Series:
+def ruled_by(cases: pd.DataFrame, key_ordered: bool = False) -> pd.Series:
     """Per case, the metric whose rule judges it: its own, or for a derived figure compared without its timing
-    (nothing carries it) that timing's, so a rate filtered apart from its time still gates like the time."""
+    (nothing carries it) that timing's, so a rate filtered apart from its time still gates like the time.
+    `key_ordered`: the cases are in key order (db.review.derived.derived_pairs)."""
     codes, names = pd.factorize(cases.metric)  # mapped once per distinct metric, not once per case
     own = np.append(names.to_numpy(dtype=object), None)[codes]
     alone = cases.metric.isin(list(DERIVED)).to_numpy(dtype=bool)
     if alone.any():
-        alone = alone & ~folded_rows(cases)
+        alone = alone & ~folded_rows(cases, key_ordered=key_ordered)
         timing = np.array([DERIVED.get(n, n) for n in names] + [None], dtype=object)[codes]
         own = np.where(alone, timing, own)
     return pd.Series(own, index=cases.index, dtype=object)
 
 
-def rule_kinds(cases: pd.DataFrame, rules: dict[str, Rule]) -> np.ndarray:
+def rule_kinds(cases: pd.DataFrame, rules: dict[str, Rule], key_ordered: bool = False) -> np.ndarray:
     """Per case, the kind of the rule that judges it (significant, growth, …, derived where its timing's row
     carries it): what the verdicts and the release summary's timing counts read."""
-    return _kinds(ruled_by(cases), rules)
+    return _kinds(ruled_by(cases, key_ordered), rules)
 
 
 def _kinds(ruled: pd.Series, rules: dict[str, Rule]) -> np.ndarray:
