@@ -151,3 +151,17 @@ def test_compares_rows_are_made_once_per_judged_review(seeded):  # noqa: F811
     judged = judge_review(seeded, Review(CompareQuery(BASELINE, CANDIDATE)))
     assert case_rows(judged) is case_rows(judged)  # every render and the API share one frame until the data changes
     assert len(case_rows(judged)) > 0
+
+
+def test_family_medians_are_pandas_groupby_medians_for_even_and_uneven_families():
+    from db.review.families import _family_medians
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        families, n = int(rng.integers(1, 60)), int(rng.integers(1, 400))
+        family = np.sort(rng.integers(0, families, n))
+        if trial == 0:  # one family of nearly every value: sorted by one lexsort, not a padded matrix
+            family = np.sort(np.r_[np.zeros(200_000, dtype=np.int64), np.arange(1, 101)])
+            families, n = 101, len(family)
+        values = np.round(rng.normal(size=n), 1)  # ties too
+        expected = pd.DataFrame({"f": family, "v": values}).groupby("f").v.median().to_numpy()
+        assert np.array_equal(_family_medians(family, values, families), expected), trial

@@ -17,8 +17,10 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from db.stats import codes
+from db.store.case_pivot import ranks
 from db.stats.significance import SIGNIFICANT, bootstrap_means, row_percentiles
 from db.review.wording import ci_words, ratio_words
 
@@ -38,50 +40,74 @@ def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarra
         keep = (cases.comparison == "ratio").to_numpy(dtype=bool) & np.isfinite(ratio) & (ratio > 0)
     if not keep.any():
         return pd.DataFrame(columns=COLUMNS)
-    order, starts = _family_order(cases.loc[keep, GROUP])
-    logs, ratio = np.log(ratio[keep])[order], ratio[keep][order]
-    fam = cases.loc[keep, GROUP].iloc[order[starts]].reset_index(drop=True)
+    rows = np.flatnonzero(keep)
+    order, starts = _family_order([pa.chunked_array([pa.array(cases[name]).take(pa.array(rows))]) for name in GROUP])
+    in_order = rows[order]  # the kept cases, family by family
+    logs, ratio = np.log(ratio[in_order]), ratio[in_order]
     sizes = np.diff(np.append(starts, len(order)))
+    fam = {name: cases[name].iloc[in_order[starts]].reset_index(drop=True) for name in GROUP}
     fam["n_cases"] = sizes
-    fam["geomean"] = np.exp(np.add.reduceat(logs, starts) / sizes)
-    fam["ci_low"], fam["ci_high"] = _cis(logs, starts, sizes)
-    sig = np.asarray(significant() if significant else cases.significance == SIGNIFICANT, dtype=bool)[keep][order]
+    fam["geomean"] = geomean = np.exp(np.add.reduceat(logs, starts) / sizes)
+    low, high = _cis(logs, starts, sizes)
+    sig = np.asarray(significant() if significant else cases.significance == SIGNIFICANT, dtype=bool)[in_order]
     if case_cis or "ci_low" in cases:
-        low, high = case_cis() if case_cis else (cases.ci_low.to_numpy(dtype=float), cases.ci_high.to_numpy(dtype=float))
-        replicated = np.isfinite(np.asarray(low, dtype=float)) & np.isfinite(np.asarray(high, dtype=float))
-        _widen_for_runs(fam, ratio, *(np.asarray(a)[keep][order] for a in (low, high, replicated)), sizes)
+        case_low, case_high = (np.asarray(a, dtype=float) for a in (case_cis() if case_cis else (
+            cases.ci_low.to_numpy(dtype=float), cases.ci_high.to_numpy(dtype=float))))
+        low, high = _widen_for_runs(geomean, low, high, ratio, case_low[in_order], case_high[in_order], sizes)
+    fam["ci_low"], fam["ci_high"] = low, high
     fam["n_better"] = np.add.reduceat(sig & (ratio > 1), starts)
     fam["n_worse"] = np.add.reduceat(sig & (ratio < 1), starts)
-    fam["n_unchanged"] = fam.n_cases - fam.n_better - fam.n_worse
+    fam["n_unchanged"] = sizes - fam["n_better"] - fam["n_worse"]
     fam["unit"], fam["baseline"], fam["candidate"] = "×", query.baseline, query.candidate
-    fam["summary"] = _summaries(fam, query.baseline)
-    return fam[COLUMNS]
+    frame = pd.DataFrame(fam)  # one frame built from its columns: column inserts cost more
+    frame["summary"] = _summaries(frame, query.baseline)
+    return frame[COLUMNS]
 
 
-def _widen_for_runs(fam: pd.DataFrame, ratio: np.ndarray, low: np.ndarray, high: np.ndarray,
-                    replicated: np.ndarray, sizes: np.ndarray) -> None:
+def _widen_for_runs(geomean: np.ndarray, low: np.ndarray, high: np.ndarray, ratio: np.ndarray,
+                    case_low: np.ndarray, case_high: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Families of >= 2 cases tested on their replicates: CI widened to their median case's log half-widths
-    (arrays in family order)."""
+    (case arrays in family order; a case with a finite CI was tested on its replicates)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        below, above = np.log(ratio / low), np.log(high / ratio)
-    use = replicated & np.isfinite(below) & np.isfinite(above)
+        below, above = np.log(ratio / case_low), np.log(case_high / ratio)
+    use = np.isfinite(case_low) & np.isfinite(case_high) & np.isfinite(below) & np.isfinite(above)
     if not use.any():
-        return
-    family = np.repeat(np.arange(len(sizes)), sizes)
-    medians = pd.DataFrame({"family": family[use], "below": below[use], "above": above[use]}).groupby("family").median()
-    rows = medians.index.to_numpy()
+        return low, high
+    family = np.repeat(np.arange(len(sizes)), sizes)[use]
+    rows = np.flatnonzero(np.bincount(family, minlength=len(sizes)))
+    below, above = (_family_medians(family, values[use], len(sizes)) for values in (below, above))
     wide = sizes[rows] >= 2  # one case: no CI, as ever
-    rows, below, above = rows[wide], medians.below.to_numpy()[wide], medians.above.to_numpy()[wide]
-    centre = fam.geomean.to_numpy()[rows]
-    fam.loc[rows, "ci_low"] = np.fmin(fam.ci_low.to_numpy()[rows], centre * np.exp(-below))
-    fam.loc[rows, "ci_high"] = np.fmax(fam.ci_high.to_numpy()[rows], centre * np.exp(above))
+    rows, below, above = rows[wide], below[wide], above[wide]
+    low, high = low.copy(), high.copy()
+    low[rows] = np.fmin(low[rows], geomean[rows] * np.exp(-below))
+    high[rows] = np.fmax(high[rows], geomean[rows] * np.exp(above))
+    return low, high
 
 
-def _family_order(keys: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """The order that sorts cases by family (GROUP, lexicographic: pandas' groupby order) and where each family
-    starts in it. One integer code per case from each column's sorted factorization, then one stable sort."""
-    factorized = (pd.factorize(keys[name], sort=True) for name in GROUP)
-    code = codes.combine(((found, len(uniques)) for found, uniques in factorized), len(keys))
+def _family_medians(family: np.ndarray, values: np.ndarray, families: int) -> np.ndarray:
+    """The median of `values` per family that has any (`family`: non-decreasing ids < families), as pandas'
+    groupby median: the mean of the two middle values of an even count, (a + b) / 2. Families of similar sizes
+    are sorted as the rows of one padded matrix (numpy's vectorised row sort); very uneven ones by one lexsort."""
+    counts = np.bincount(family, minlength=families)
+    present = np.flatnonzero(counts)
+    count, start = counts[present], np.concatenate([[0], np.cumsum(counts)])[present]
+    width = int(count.max())
+    if len(present) * width <= 4 * len(values) + 100_000:
+        row = np.repeat(np.arange(len(present)), count)
+        padded = np.full((len(present), width), np.inf)
+        padded[row, np.arange(len(values)) - start[row]] = values
+        padded.sort(axis=1)
+        below, above = (padded[np.arange(len(present)), at] for at in ((count - 1) // 2, count // 2))
+    else:
+        ordered = values[np.lexsort((values, family))]
+        below, above = ordered[start + (count - 1) // 2], ordered[start + count // 2]
+    return np.where(count % 2 == 1, below, (below + above) / 2)
+
+
+def _family_order(keys: list[pa.ChunkedArray]) -> tuple[np.ndarray, np.ndarray]:
+    """The order that sorts cases by family (GROUP columns, lexicographic: pandas' groupby order) and where each
+    family starts in it. One integer code per case from each column's rank, then one stable sort."""
+    code = codes.combine((ranks(column) for column in keys), len(keys[0]))
     order = np.argsort(code, kind="stable")
     ordered = code[order]
     return order, np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
