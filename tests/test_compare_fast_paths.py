@@ -51,6 +51,7 @@ def test_holm_sorts_only_what_can_pass_and_answers_as_the_full_step():
         if trial % 7 == 0:
             p[:] = p[0]  # all tied
         assert np.array_equal(holm(p, 0.05), _holm_by_hand(p, 0.05)), p
+    assert not holm(np.array([np.nan, np.nan]), 0.05).any() and holm(np.array([]), 0.05).shape == (0,)
 
 
 def _pairs_by_hand(cases: pd.DataFrame) -> set[tuple]:

@@ -186,11 +186,17 @@ def holm(p_values: np.ndarray, alpha: float) -> np.ndarray:
     finite = np.isfinite(p)
     m = int(finite.sum())
     out = np.zeros(len(p), dtype=bool)
+    if not m:
+        return out
     # only a p ≤ alpha can pass (every bound alpha / (m − i) is at most alpha), and the first p above alpha fails
-    # if nothing before it did: sorting those few is the whole step (the stable sort keeps ties in case order)
+    # if nothing before it did; a p ≤ alpha / m passes wherever it ranks (every bound is at least that), and
+    # those rank first: the step is the sort of the p between the two (the stable sort keeps ties in case order)
     low = np.flatnonzero(finite & (p <= alpha))
-    order = low[np.argsort(p[low], kind="stable")]
-    passes = p[order] <= alpha / (m - np.arange(len(order)))
+    sure = p[low] <= alpha / m
+    out[low[sure]] = True
+    rest = low[~sure]
+    order = rest[np.argsort(p[rest], kind="stable")]
+    passes = p[order] <= alpha / (m - int(sure.sum()) - np.arange(len(order)))
     first_fail = np.argmin(passes) if not passes.all() else len(order)
     out[order[:first_fail]] = True
     return out
