@@ -7,8 +7,7 @@ import json
 
 from sqlalchemy import Engine
 
-from db.store.read import read_frame
-from db.query.selectors import Selector
+from db.query.selectors import Selector, side_runs
 
 NOT_RECORDED = "not recorded"
 
@@ -16,9 +15,12 @@ NOT_RECORDED = "not recorded"
 def side_libraries(engine: Engine, selector: Selector) -> dict[str, frozenset[str]]:
     """Every version of each library across the selector's runs; a run that did not record one (a bundle from
     before build.libraries, or the package not installed) counts as NOT_RECORDED for it."""
-    where, params = selector.runs_where()
-    found = read_frame(engine, f"SELECT DISTINCT libraries_json FROM runs WHERE {where}", params)
-    recorded = [json.loads(t or "{}") for t in found["libraries_json"]]
+    return recorded_libraries(side_runs(engine, [selector])[0].libraries)
+
+
+def recorded_libraries(texts: frozenset[str | None]) -> dict[str, frozenset[str]]:
+    """side_libraries from the runs' distinct build.libraries JSON texts (None: none recorded)."""
+    recorded = [json.loads(t or "{}") for t in texts]
     names = {name for libraries in recorded for name in libraries}
     return {name: frozenset(libraries.get(name, NOT_RECORDED) for libraries in recorded) for name in sorted(names)}
 

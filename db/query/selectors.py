@@ -113,20 +113,43 @@ def _runs(body: str, field: str) -> Selector:
     return Selector("runs", "", ",".join(unique), "runs:" + ",".join(unique))
 
 
-_BUILDS = ("SELECT torch_version, git_hash, coalesce(debug, false) AS debug, any_value(channel) AS channel,"
-           " min(nightly_date) AS nightly_date, count(*) AS n_runs FROM runs WHERE {where}"
-           " GROUP BY torch_version, git_hash, coalesce(debug, false)")
+_BUILDS = ("SELECT {side} AS side, torch_version, git_hash, coalesce(debug, false) AS debug, any_value(channel) AS"
+           " channel, min(nightly_date) AS nightly_date, count(*) AS n_runs, list(DISTINCT libraries_json) AS libraries"
+           " FROM runs WHERE {where} GROUP BY torch_version, git_hash, coalesce(debug, false)")
+BUILD_COLUMNS = ["torch_version", "git_hash", "debug", "channel", "label", "selector", "n_runs"]
+
+
+@dataclass(frozen=True)
+class SideRuns:
+    """What a side's runs are: its builds (side_builds' frame) and the library versions they recorded (the
+    distinct build.libraries JSON texts, None for a run that recorded none: db.query.libraries)."""
+    builds: pd.DataFrame
+    libraries: frozenset[str | None]
+
+
+def side_runs(engine: Engine, selectors: list[Selector]) -> list[SideRuns]:
+    """Each selector's SideRuns, all read in one query (a review reads both sides' at once)."""
+    parts, params = [], []
+    for side, selector in enumerate(selectors):
+        where, found = selector.runs_where()
+        parts.append(_BUILDS.format(side=side, where=where))
+        params += found
+    with reader(engine) as duck:  # rows, not a frame: a few rows
+        rows = duck.sql(" UNION ALL ".join(parts), params=params).fetchall()
+    out = []
+    for side in range(len(selectors)):
+        mine = sorted((r for r in rows if r[0] == side),  # version, nightly date, channel, hash
+                      key=lambda r: build_sort_key(r[1], r[5], r[4], r[2]))
+        builds = pd.DataFrame([(v, h, d, c, build_label(v, c, h, d), build_selector(v, h), n)
+                               for _, v, h, d, c, _, n, _ in mine], columns=BUILD_COLUMNS)
+        out.append(SideRuns(builds, frozenset(text for r in mine for text in r[7])))
+    return out
 
 
 def side_builds(engine: Engine, selector: Selector) -> pd.DataFrame:
     """The builds the selector's runs come from, in build order: torch_version, git_hash, debug, channel, label,
     selector (the text picking that build alone), n_runs."""
-    where, params = selector.runs_where()
-    with reader(engine) as duck:  # rows, not a frame: a review reads each side's builds, a few rows
-        rows = duck.sql(_BUILDS.format(where=where), params=params).fetchall()
-    rows.sort(key=lambda r: build_sort_key(r[0], r[4], r[3], r[1]))  # version, nightly date, channel, hash
-    return pd.DataFrame([(v, h, d, c, build_label(v, c, h, d), build_selector(v, h), n) for v, h, d, c, _, n in rows],
-                        columns=["torch_version", "git_hash", "debug", "channel", "label", "selector", "n_runs"])
+    return side_runs(engine, [selector])[0].builds
 
 
 def builds_text(builds: pd.DataFrame) -> str:
@@ -137,7 +160,11 @@ def builds_text(builds: pd.DataFrame) -> str:
 def check_side(engine: Engine, selector: Selector, field: str, pool: bool = False) -> pd.DataFrame:
     """The side's builds (side_builds). No stored run is a 404 naming the parameter; runs of more than one build
     are a 400 naming the builds and how to pick one, unless `pool` (the caller then says what was pooled)."""
-    builds = side_builds(engine, selector)
+    return check_builds(side_builds(engine, selector), selector, field, pool)
+
+
+def check_builds(builds: pd.DataFrame, selector: Selector, field: str, pool: bool = False) -> pd.DataFrame:
+    """check_side on builds already read (side_runs)."""
     if builds.empty:
         raise StoreError(404, f"{field}: no stored run matches {selector.text}",
                          [Problem(field, "must select at least one stored run")])

@@ -18,7 +18,7 @@ from sqlalchemy import Engine
 from bundle.metrics import METRICS, RULES, RuleKind
 from db.query.case_pairs import FILTERS, KEY, SIDES as _SIDES
 from db.errors import Problem, StoreError
-from db.query.selectors import Selector, check_side, parse_selector, parse_pool, pooled_note
+from db.query.selectors import Selector, check_builds, parse_selector, parse_pool, pooled_note, side_runs
 from db.review.cache import Memo, clear_all
 from db.review.case_text import caveats, change_words, with_warnings
 from db.review.wording import pick, str_column
@@ -26,7 +26,7 @@ from db.review.families import FAMILY_INPUT, family_frame
 from db.review.noise import case_noise
 from db.review.rules import rule_kinds
 from db.review.side_inputs import MetricFacts, case_sample_reader, side_inputs
-from db.query.libraries import differing_note, side_libraries
+from db.query.libraries import differing_note, recorded_libraries
 from db.stats.significance import REPLICATE_WORDS, SIGNIFICANT, VERDICTS, SampleLists, Significance, significance
 from db.query.unmatched import unmatched_frame
 
@@ -146,8 +146,10 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     add_significance(cases, sig, facts)
     # a selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose. Small reads
     # made here, while the worker finishes the families: the worker is the longer path
-    pooled = [pooled_note(side, selector, check_side(engine, selector, side, query.pool)) for selector, side in sides]
-    libraries = differing_note(*(side_libraries(engine, selector) for selector, _ in sides))
+    found = side_runs(engine, [base, cand])
+    pooled = [pooled_note(side, selector, check_builds(runs.builds, selector, side, query.pool))
+              for (selector, side), runs in zip(sides, found)]
+    libraries = differing_note(*(recorded_libraries(runs.libraries) for runs in found))
     families = families.result()
     notes = _notes(query, cases, libraries) + [n for n in pooled if n]
     return ComparisonResult(query, cases, families, unmatched, notes, inputs.samples, case_sample_reader(engine, query))
