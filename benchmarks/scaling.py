@@ -76,19 +76,20 @@ def table(points: list[dict], fits: dict) -> str:
     return "\n".join(lines)
 
 
-# where a cold Compare's time goes, by step (db.review.comparison.compute_compare's parts, main thread). The A/A
-# lookup, the checks, each side's quartiles and replicate figures (when they come from samples) and the families run
-# on workers: what the main thread waits for shows as waiting on workers.
+# where a cold Compare's time goes, by step (db.review.comparison.compute_compare's parts, main thread). The
+# candidate side's read, the A/A lookup, each side's quartiles and replicate figures (when they come from samples)
+# and the families run on a worker: what the main thread waits for shows as waiting on the worker.
 STAGES = {"read (side summaries, or pivot with detail and warnings)": ("side_inputs.py", "side_inputs"),
           "case frame": ("comparison.py", "case_frame"), "rule kinds": ("rules.py", "rule_kinds"),
           "tests on replicates": ("significance.py", "significance"),
           "unmatched": ("unmatched.py", "unmatched_frame"), "verdict columns": ("comparison.py", "add_significance"),
-          "waiting on workers (A/A lookup, checks, side figures, families)": ("_base.py", "result")}
+          "builds and libraries": ("selectors.py", "side_runs"),
+          "waiting on the worker (candidate read, A/A lookup, side figures, families)": ("_base.py", "result")}
 
 
 def stage_profile(engine, query) -> dict:
     """One cold Compare under cProfile: cumulative ms per step of the main thread (the families' bootstrap runs on
-    a worker: its wait shows as waiting on workers). cProfile slows Python-heavy steps more than numpy/DuckDB."""
+    a worker: its wait shows as waiting on the worker). cProfile slows Python-heavy steps more than numpy/DuckDB."""
     import cProfile
     import pstats
 

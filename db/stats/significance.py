@@ -174,7 +174,21 @@ def bootstrap_means(logs: np.ndarray, seed: int = SEED) -> np.ndarray:
     draws = np.random.default_rng([seed, k]).integers(0, k, size=(BOOTSTRAP_DRAWS, k))
     flat = (np.arange(BOOTSTRAP_DRAWS)[:, None] * k + draws).ravel()
     counts = np.bincount(flat, minlength=BOOTSTRAP_DRAWS * k).reshape(BOOTSTRAP_DRAWS, k).astype(float)
-    # numpy's own single-threaded loop, not BLAS: multi-threaded OpenBLAS waits 10–20 ms per call for a worker
-    # whenever the other cores are busy (a loaded server), and its spinning threads then take the cores from
-    # db.review.comparison's significance workers (matmul here: the 10⁷-row Compare query ~50 ms slower, ~130 ms more CPU)
-    return np.einsum("fk,kd->fd", logs, np.ascontiguousarray(counts.T)) / k
+    # BLAS on one thread: multi-threaded OpenBLAS waits 10–20 ms per call for a worker whenever the other cores
+    # are busy (a loaded server) and its spinning threads take the cores from db.review.comparison's own threads
+    # (unlimited here: the 10⁷-row Compare ~50 ms slower, ~130 ms more CPU); numpy's einsum loop, which needs no
+    # limit, took ~10 ms for 1,350 families of 37 cases against ~2 ms
+    with _one_blas_thread():
+        return (logs @ np.ascontiguousarray(counts.T)) / k
+
+
+_BLAS = []  # the threadpoolctl controller, made once (it scans the loaded libraries)
+
+
+def _one_blas_thread():
+    """A context in which BLAS runs on one thread (process-wide while it lasts: BLAS has one setting)."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
