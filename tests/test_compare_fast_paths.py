@@ -166,3 +166,13 @@ def test_family_medians_are_pandas_groupby_medians_for_even_and_uneven_families(
         values = np.round(rng.normal(size=n), 1)  # ties too
         expected = pd.DataFrame({"f": family, "v": values}).groupby("f").v.median().to_numpy()
         assert np.array_equal(_family_medians(family, values, families), expected), trial
+
+
+def test_code_groups_are_np_unique_groups_with_or_without_a_lookup_array():
+    from db.stats.codes import groups
+    rng = np.random.default_rng(3)
+    for span, n in ((50, 1000), (10**9, 500), (7, 0)):  # a lookup array; np.unique (span too wide); nothing
+        code = rng.integers(0, span, n)
+        member, inverse = groups(code, span)
+        distinct, expected = np.unique(code, return_inverse=True)
+        assert np.array_equal(code[member], distinct) and np.array_equal(inverse, expected.ravel())

@@ -12,7 +12,7 @@ from sqlalchemy import Engine
 from db.review.wording import pick
 from db.query.noise import case_lookup
 from db.stats import noise as model
-from db.stats.codes import combine
+from db.stats.codes import combine, groups
 from db.store.aa_pairs import RATIO_METRICS
 
 NO_DATA = "no A/A data"
@@ -39,13 +39,13 @@ def case_noise(engine: Engine, keys: pa.Table, scope: str) -> pd.DataFrame:
         spread = 100.0 * np.expm1(np.sqrt(sum_sq / np.maximum(pairs, 1) / 2.0))
     # every figure worded is a function of (group, case figures, ratio or not): worded once per distinct triple
     # (a 50k-case review words a few hundred) and spread to its cases
-    code = combine([(g + 1, found.groups.num_rows + 1), (c + 1, found.cases.num_rows + 1), (ratio.astype(np.int64), 2)],
-                   len(g))
-    _, first, codes = np.unique(code, return_index=True, return_inverse=True)
+    spans = (found.groups.num_rows + 1, found.cases.num_rows + 1, 2)
+    code = combine(zip((g + 1, c + 1, ratio.astype(np.int64)), spans), len(g))
+    first, codes = groups(code, spans[0] * spans[1] * spans[2])
     workload = np.append(np.asarray(found.groups["workload"].to_pylist(), dtype=object), "")[g[first]]
     words = _noise_words(own[first], in_group[first], ratio[first], pairs[first], spread[first], case_pairs[first],
                          workload)
-    return pd.DataFrame({"pairs": pairs, "sum_sq": sum_sq, "noise": pick(words, codes.ravel())})
+    return pd.DataFrame({"pairs": pairs, "sum_sq": sum_sq, "noise": pick(words, codes)})
 
 
 def _floats(column: pa.ChunkedArray) -> np.ndarray:

@@ -20,3 +20,21 @@ def combine(columns: Iterable[tuple[np.ndarray, int]], rows: int) -> np.ndarray:
             span = int(code.max()) + 1 if rows else 1
         code, span = code * size + values, span * size
     return code
+
+
+def groups(code: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows grouped by their code (0 ≤ code < span): one member row of each distinct code (codes ascending; any
+    of its rows) and each row's group number. Without a sort where the span is small (a lookup array of that
+    size); np.unique otherwise."""
+    if span > 4 * len(code) + 1_000_000:
+        _, member, inverse = np.unique(code, return_index=True, return_inverse=True)
+        return member, inverse.ravel()
+    present = np.zeros(span, dtype=bool)
+    present[code] = True
+    distinct = np.flatnonzero(present)
+    number = np.empty(span, dtype=np.int64)
+    number[distinct] = np.arange(len(distinct))
+    inverse = number[code]
+    member = np.empty(len(distinct), dtype=np.int64)
+    member[inverse] = np.arange(len(code))  # a repeated group keeps one of its rows: any will do
+    return member, inverse
