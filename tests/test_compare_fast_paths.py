@@ -176,3 +176,15 @@ def test_code_groups_are_np_unique_groups_with_or_without_a_lookup_array():
         member, inverse = groups(code, span)
         distinct, expected = np.unique(code, return_inverse=True)
         assert np.array_equal(code[member], distinct) and np.array_equal(inverse, expected.ravel())
+
+
+def test_ratio_words_worded_once_per_distinct_text_are_each_rows_words():
+    from bundle.metrics import metric
+    from db.review.wording import _ratio_words, ratio_words
+    rng = np.random.default_rng(1)
+    special = [1.0, 1.005, 0.995, 2.675, 1 / 1.125, 0.0, -1.5, np.nan, np.inf, 1e20]  # halves, undefined, huge
+    for trial in range(30):
+        n = int(rng.integers(0, 3000))
+        oriented = np.where(rng.random(n) < 0.3, rng.choice(special, n), rng.lognormal(0, [0.03, 2.0][trial % 2], n))
+        for name in ("op_time", "decode_throughput", "memory_driver_peak", "max_abs_error"):
+            assert ratio_words(name, oriented).to_pylist() == _ratio_words(metric(name), oriented).to_pylist()
