@@ -51,6 +51,15 @@ _GROUP = ["chip", "device", "workload", "metric", "dtype", "compile"]
 
 
 @dataclass(frozen=True)
+class AAModel:
+    """The A/A tables a review looks its cases up in, read whole (hundreds and thousands of rows): the model's
+    groups with pairs, each case's own figures, and for machine scope each machine's chip label."""
+    groups: pa.Table  # group_id, chip, device, workload, metric, dtype, compile, pairs, sigma_log, …
+    cases: pa.Table  # group_id, case_key, pairs, sum_sq
+    chips: pa.Table | None  # scope (machine), chip; None for chip scope (the scope is the chip label)
+
+
+@dataclass(frozen=True)
 class CaseFigures:
     """The A/A figures of a review's cases: per key row the row of its group in `groups` and of its own figures
     in `cases` (-1: none); `groups` (group_id, workload, pairs, sigma_log: the model's rows with pairs) and
@@ -61,22 +70,25 @@ class CaseFigures:
     cases: pa.Table
 
 
-def case_lookup(engine: Engine, keys: pa.Table, scope: str) -> CaseFigures:
-    """For each row of `keys` (scope, device, workload, case_key, dtype, compile, metric): its chip's group of the
-    A/A model (chip, device, workload, metric, dtype, compile) and the case's own figures in that group.
-    scope "machine": a key's scope is a machine, found in its chip's group; "chip": the scope is the chip label.
-
-    The model and the case figures are small tables (hundreds and thousands of rows), read whole in one
-    snapshot and matched to the 10⁴–10⁵ keys of a review in Arrow and numpy (db.store.case_pivot.find_rows):
-    a join in DuckDB spent most of its ~20 ms scanning the keys handed to it."""
+def read_model(engine: Engine, scope: str) -> AAModel:
+    """The A/A tables, in one snapshot; scope "machine" adds each machine's chip label."""
     with reader(engine) as duck:
         duck.begin()
         try:
-            groups = duck.sql(_MODEL.format(filters="")).to_arrow_table()
-            cases = duck.sql(_CASES).to_arrow_table()
-            chips = duck.sql(_MACHINE_CHIPS).to_arrow_table() if scope == "machine" else None
+            return AAModel(duck.sql(_MODEL.format(filters="")).to_arrow_table(), duck.sql(_CASES).to_arrow_table(),
+                           duck.sql(_MACHINE_CHIPS).to_arrow_table() if scope == "machine" else None)
         finally:
             duck.rollback()
+
+
+def case_lookup(model: AAModel, keys: pa.Table) -> CaseFigures:
+    """For each row of `keys` (scope, device, workload, case_key, dtype, compile, metric): its chip's group of the
+    A/A model (chip, device, workload, metric, dtype, compile) and the case's own figures in that group. A
+    machine-scope key's machine is found in its chip's group (model.chips); a chip-scope key's scope is the chip.
+
+    Matched in Arrow and numpy (db.store.case_pivot.find_rows): a join in DuckDB spent most of its ~20 ms scanning
+    the 10⁴–10⁵ keys of a review handed to it."""
+    groups, cases, chips = model.groups, model.cases, model.chips
     chip = keys["scope"] if chips is None else chips["chip"].take(pc.index_in(keys["scope"], value_set=chips["scope"]))
     group = find_rows([chip] + [keys[name] for name in _GROUP[1:]], [groups[name] for name in _GROUP])
     group_id = pc.fill_null(groups["group_id"].take(pa.array(group, mask=group < 0)), -1)  # -1: no group

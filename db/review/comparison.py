@@ -24,6 +24,7 @@ from db.review.case_text import caveats, change_words, with_warnings
 from db.review.wording import pick, str_column
 from db.review.families import FAMILY_INPUT, family_frame
 from db.review.noise import case_noise
+from db.query.noise import read_model
 from db.review.rules import rule_kinds
 from db.review.side_inputs import MetricFacts, case_sample_reader, side_inputs
 from db.query.libraries import differing_note, recorded_libraries
@@ -110,14 +111,17 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     """
     base, cand = query.selectors()
     sides = ((base, "baseline"), (cand, "candidate"))
+    # the worker reads the A/A tables, then the candidate side (side_inputs): the A/A lookup waits for the pairing
+    model = WORKERS.submit(read_model, engine, query.scope)
     inputs = side_inputs(engine, query, base, cand, WORKERS)
     paired, facts, figures = inputs.paired, inputs.facts, inputs.figures
+    keep = pa.array(paired)
+    # the A/A lookup (each case's pairs, Σ log ratio², and which) reads the key columns alone: a worker's job
+    keys = inputs.table.select(KEY).filter(keep)
+    noise = WORKERS.submit(lambda: case_noise(model.result(), keys))
     # the paired and the unpaired rows split in Arrow, each side's counts and quartiles added there (a pandas mask
     # over ~40 columns, strings among them, and column inserts cost more)
-    keep = pa.array(paired)
     both = inputs.table.filter(keep)
-    # the A/A lookup (each case's pairs, Σ log ratio², and which) reads the key columns alone: a worker's job
-    noise = WORKERS.submit(case_noise, engine, both.select(KEY), query.scope)
     stats = [quartiles.result() for quartiles in inputs.quartiles]
     frame, rest = (_with_stats(part, rows, inputs.counts, stats).to_pandas()
                    for part, rows in ((both, paired), (inputs.table.filter(pc.invert(keep)), ~paired)))

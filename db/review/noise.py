@@ -7,10 +7,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from sqlalchemy import Engine
 
 from db.review.wording import pick
-from db.query.noise import case_lookup
+from db.query.noise import AAModel, case_lookup
 from db.stats import noise as model
 from db.stats.codes import combine, groups
 from db.store.aa_pairs import RATIO_METRICS
@@ -18,13 +17,13 @@ from db.store.aa_pairs import RATIO_METRICS
 NO_DATA = "no A/A data"
 
 
-def case_noise(engine: Engine, keys: pa.Table, scope: str) -> pd.DataFrame:
+def case_noise(tables: AAModel, keys: pa.Table) -> pd.DataFrame:
     """Per compared case (a row of `keys`: scope, device, workload, case_key, dtype, compile, metric; the frame
     returned is indexed 0, 1, … like them) the A/A figures its run-to-run variance rests on
     (db.stats.replicates): the case's own pairs where it has at least MIN_CASE_PAIRS, else its group's (chip,
     device, workload, metric, dtype, compile), else none — `pairs`, `sum_sq` (Σ log ratio²; from a group,
     2·pairs·sigma²) and `noise`, which says which. The figures are looked up in the A/A tables (db.query.noise)."""
-    found = case_lookup(engine, keys, scope)
+    found = case_lookup(tables, keys)
     g, c = found.group, found.case  # -1 takes the appended "none" entry
     group_pairs = np.append(_floats(found.groups["pairs"]), 0.0)[g]  # no group: no pairs
     sigma = np.append(_floats(found.groups["sigma_log"]), np.nan)[g]
