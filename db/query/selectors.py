@@ -42,7 +42,8 @@ class Selector:
         elif self.kind == "build":
             where, params = "torch_version = ?", [self.key]
         elif self.kind == "tag":
-            where, params = "run_id IN (SELECT run_id FROM run_tags WHERE key = ? AND value = ?)", [self.key, self.value]
+            where = "run_id IN (SELECT run_id FROM run_tags WHERE key = ? AND value = ?)"
+            params = [self.key, self.value]
         elif self.kind == "runs-all":  # every stored run (the pickers' build list)
             where, params = "true", []
         else:

@@ -64,7 +64,8 @@ def unmatched_frame(rest: pd.DataFrame) -> pd.DataFrame:
         out[f"{side}_status"], out[f"{side}_median"], out[f"{side}_figure"] = got["status"], got["median"], got["figure"]
     out["reason"] = ["; ".join(r for r in pair if r) for pair in zip(b["reason"], c["reason"])]
     out["message"] = rest.b_message.where(rest.b_message.notna(), rest.c_message)
-    out["baseline_message"], out["candidate_message"] = rest.b_message, rest.c_message  # status changes show both
+    out["baseline_message"] = rest.b_message  # status changes show both
+    out["candidate_message"] = rest.c_message
     # a case newly supported on the candidate may fail its tolerance there (status changes flag it)
     out["candidate_passed"] = rest.c_passed if "c_passed" in rest else None
     return pd.DataFrame({name: out[name] for name in COLUMNS}, index=rest.index)  # one frame: column inserts cost more

@@ -129,15 +129,15 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     # the families' geomeans and bootstrap CIs on a worker as soon as the changes are known, beside the noise
     # lookup, the case table and the tests; they wait for the verdicts only at the end
     tests: Future = Future()
-    families = WORKERS.submit(family_frame, pd.DataFrame({**{name: frame[name] for name in FAMILY_INPUT[:-2]},
-                                                          **{name: change[name] for name in FAMILY_INPUT[-2:]}}),
-                              query, lambda: tests.result().verdict == SIGNIFICANT,
+    family_input = pd.DataFrame({**{name: frame[name] for name in FAMILY_INPUT[:-2]},
+                                 **{name: change.columns[name] for name in FAMILY_INPUT[-2:]}})
+    families = WORKERS.submit(family_frame, family_input, query, lambda: tests.result().verdict == SIGNIFICANT,
                               lambda: oriented_cis(tests.result(), facts))
     try:
         cases = case_frame(frame, facts, query, change)
         # a derived figure beside its timing is not tested again; the cases are in key order
         tested = rule_kinds(cases, RULES, key_ordered=True) == RuleKind.significant.value
-        shown = np.where(facts.use_ratio, change["ratio"], change["difference"])
+        shown = np.where(facts.use_ratio, change.columns["ratio"], change.columns["difference"])
         noise = noise.result()
         cases["noise"] = noise.noise
         sig = significance((figures[0].result(), figures[1].result()), shown, facts.use_ratio, tested,
@@ -183,7 +183,7 @@ def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> l
     return notes
 
 
-def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery, change: dict[str, object]) -> pd.DataFrame:
+def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery, change: "CaseChange") -> pd.DataFrame:
     """The case table without its significance columns (NaN until add_significance fills them); `change`: the
     frame's case_change."""
     if frame.empty:
@@ -197,32 +197,35 @@ def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery, cha
         out[f"{side}_pooled"] = frame[p + "pooled"].astype(int)
         out[f"{side}_machines"] = frame[p + "machines"].astype(int)
         out[f"{side}_passed"] = frame[p + "passed"]
-    out.update(change)
+    out.update(change.columns)
     for name in ("ci_low", "ci_high", "p_value", "significance"):  # in place, in column order, until known
         out[name] = np.full(len(frame), np.nan)
-    out["change"] = change_words((facts.codes, facts.names), out.pop("_oriented"), out.pop("_difference"),
-                                 facts.use_ratio)
+    out["change"] = change_words((facts.codes, facts.names), change.oriented, change.difference, facts.use_ratio)
     out["replicates"] = ""  # what its test rests on: add_significance
     out["caveats"] = with_warnings(caveats(frame, query.scope == "chip"), frame)
     return pd.DataFrame(out)  # one frame built from its columns: ~30 column inserts cost more
 
 
-def case_change(frame: pd.DataFrame, facts: MetricFacts) -> dict[str, object]:
-    """The change columns of the case table (comparison, ratio, oriented_ratio, difference, change_unit), and
-    the oriented ratio and the difference of every case as `_oriented` and `_difference` (words are made of
-    them)."""
+@dataclass(frozen=True)
+class CaseChange:
+    columns: dict[str, object]  # the case table's comparison, ratio, oriented_ratio, difference, change_unit
+    oriented: np.ndarray  # every case's oriented ratio and difference, whatever its comparison (for the words)
+    difference: np.ndarray
+
+
+def case_change(frame: pd.DataFrame, facts: MetricFacts) -> CaseChange:
+    """Each case's change: ratio of medians or their difference, as its metric compares."""
     use_ratio, lower = facts.use_ratio, facts.lower
     b_median, c_median = frame.b_median.to_numpy(dtype=float), frame.c_median.to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = c_median / b_median
         oriented = np.where(lower, 1.0 / ratio, ratio)
     diff = c_median - b_median
-    return {"comparison": pick(["difference", "ratio"], use_ratio.astype(np.int64)),
-            "ratio": np.where(use_ratio, ratio, np.nan),  # candidate / baseline of medians
-            "oriented_ratio": np.where(use_ratio, oriented, np.nan),  # > 1: candidate better
-            "difference": np.where(use_ratio, np.nan, diff),  # candidate - baseline, in `unit`
-            "change_unit": str_column(pc.if_else(pa.array(use_ratio), "×", facts.units)),
-            "_oriented": oriented, "_difference": diff}
+    return CaseChange({"comparison": pick(["difference", "ratio"], use_ratio.astype(np.int64)),
+                       "ratio": np.where(use_ratio, ratio, np.nan),  # candidate / baseline of medians
+                       "oriented_ratio": np.where(use_ratio, oriented, np.nan),  # > 1: candidate better
+                       "difference": np.where(use_ratio, np.nan, diff),  # candidate - baseline, in `unit`
+                       "change_unit": str_column(pc.if_else(pa.array(use_ratio), "×", facts.units))}, oriented, diff)
 
 
 def oriented_cis(sig: Significance, facts: MetricFacts) -> tuple[np.ndarray, np.ndarray]:
