@@ -76,6 +76,8 @@ def refresh(conn, groups: list[int], fresh: bool = False) -> None:
         return
     identity = conn.execute(text(_IDENTITY.format(groups=listed))).all()
     rows = summary_rows(table, {(r.label, r.device): r for r in identity})
+    # in the pivot's key order, group by group: a reader pairs two alike sides row for row while a group's rows keep
+    # that order (db.query.side_reads checks it and matches by key otherwise)
     duck.register("_side_cases_new", rows)
     try:
         cols = ", ".join(_COLUMNS)
