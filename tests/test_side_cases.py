@@ -103,11 +103,12 @@ def _summaries(engine) -> pd.DataFrame:
 
 
 def test_a_side_with_two_builds_of_a_case_is_left_to_the_pivot():
-    side = pa.table({"group_seq": [1, 2], "scope": ["m", "m"], "device": ["mps"] * 2, "workload": ["w"] * 2, "case_key": ["{}"] * 2,
-                     "dtype": ["float16"] * 2, "compile": ["eager"] * 2, "metric": ["op_time"] * 2,
+    side = pa.table({"group_seq": [1, 2], "scope": ["m", "m"], "device": ["mps"] * 2, "workload": ["w"] * 2,
+                     "case_key": ["{}"] * 2, "dtype": ["float16"] * 2, "compile": ["eager"] * 2, "metric": ["op_time"] * 2,
                      **{name: pa.nulls(2, pa.float64()) for name in COLUMNS}})
     one = side.slice(0, 1)
     assert pair_sides(side, one) is None and pair_sides(one, side) is None
+    assert pair_sides(side, side) is None  # alike sides, but a case twice: not row for row
     paired = pair_sides(one, one.slice(0, 0))  # a case on the baseline only: counts 0 on the candidate
     assert paired.num_rows == 1 and paired["c_n"].to_pylist() == [0] and paired["c_median"].to_pylist() == [None]
     assert paired["c_pooled"].to_pylist() == [0] and paired["c_passed"].to_pylist() == [None]
