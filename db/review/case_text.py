@@ -2,12 +2,14 @@
 (one metric's words at a time, db.review.wording) and the caveats (what was pooled or left out)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from db.stats.codes import combine
+from db.stats.codes import combine, groups
 from db.query.case_pairs import SIDES as _SIDES
 from db.review.wording import difference_words, ratio_words, str_column
 
@@ -40,8 +42,8 @@ def caveats(frame: pd.DataFrame, chip_scope: bool) -> pd.api.extensions.Extensio
     counts = [p + "pooled" for _, p in _SIDES] + ([p + "machines" for _, p in _SIDES] if chip_scope else [])
     coded = [(v, int(v.max()) + 1) for v in (frame[name].to_numpy(dtype=np.int64) for name in counts)]
     coded += [(v, len(u) + 1) for v, u in (pd.factorize(frame[p + "other"], use_na_sentinel=False) for _, p in _SIDES)]
-    _, first, inverse = np.unique(combine(coded, len(frame)), return_index=True, return_inverse=True)
-    return str_column(_caveat_words(frame.iloc[first], chip_scope).take(pa.array(inverse.ravel())))
+    first, inverse = groups(combine(coded, len(frame)), math.prod(span for _, span in coded))
+    return str_column(_caveat_words(frame.iloc[first], chip_scope).take(pa.array(inverse)))
 
 
 def with_warnings(said: pd.api.extensions.ExtensionArray, frame: pd.DataFrame) -> pd.api.extensions.ExtensionArray:

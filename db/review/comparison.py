@@ -32,6 +32,8 @@ from db.stats.significance import REPLICATE_WORDS, SIGNIFICANT, VERDICTS, Sample
 from db.query.unmatched import unmatched_frame
 
 SCOPES = ("machine", "chip")
+# what the case table reads of a paired case's pivot columns (its counts, quartiles and change come beside them)
+_PAIRED = KEY + [p + name for _, p in _SIDES for name in ("pooled", "machines", "passed", "other", "warnings")]
 _COMPARISONS = Memo()
 # the detail read, the selector checks, each side's quartiles and replicate figures and the families of every
 # comparison in this process. One core is left to the thread building the frames: on 2 cores one worker made the
@@ -121,7 +123,7 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     noise = WORKERS.submit(lambda: case_noise(model.result(), keys))
     # the paired and the unpaired rows split in Arrow, each side's counts and quartiles added there (a pandas mask
     # over ~40 columns, strings among them, and column inserts cost more)
-    both = inputs.table.filter(keep)
+    both = inputs.table.select(_PAIRED).filter(keep)
     stats = [quartiles.result() for quartiles in inputs.quartiles]
     frame, rest = (_with_stats(part, rows, inputs.counts, stats).to_pandas()
                    for part, rows in ((both, paired), (inputs.table.filter(pc.invert(keep)), ~paired)))

@@ -36,11 +36,11 @@ def case_noise(tables: AAModel, keys: pa.Table) -> pd.DataFrame:
     sum_sq = np.where(own, case_sum_sq, np.where(in_group, 2.0 * group_pairs * np.nan_to_num(sigma) ** 2, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
         spread = 100.0 * np.expm1(np.sqrt(sum_sq / np.maximum(pairs, 1) / 2.0))
-    # every figure worded is a function of (group, case figures, ratio or not): worded once per distinct triple
-    # (a 50k-case review words a few hundred) and spread to its cases
-    spans = (found.groups.num_rows + 1, found.cases.num_rows + 1, 2)
-    code = combine(zip((g + 1, c + 1, ratio.astype(np.int64)), spans), len(g))
-    first, codes = groups(code, spans[0] * spans[1] * spans[2])
+    # what is worded is a function of the case's A/A source (its own figures, which belong to one group, or else
+    # its group) and whether its metric is a ratio: worded once per distinct pair and spread to its cases
+    source = np.where(c >= 0, c, found.cases.num_rows + 1 + g)
+    span = found.cases.num_rows + found.groups.num_rows + 1
+    first, codes = groups(combine([(source, span), (ratio.astype(np.int64), 2)], len(g)), 2 * span)
     workload = np.append(np.asarray(found.groups["workload"].to_pylist(), dtype=object), "")[g[first]]
     words = _noise_words(own[first], in_group[first], ratio[first], pairs[first], spread[first], case_pairs[first],
                          workload)
