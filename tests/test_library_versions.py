@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from db.review.comparison import CompareQuery, compute_compare
 from db.ingest.core import ingest_bundle
-from db.query.libraries import differing_note, side_libraries
+from db.query.libraries import differing_note, recorded_libraries
+from db.query.selectors import side_runs
 from db.query.selectors import parse_selector
 from db.store.engine import open_store
 from tests.bundles import make_bundle
@@ -21,8 +22,8 @@ def test_versions_per_side_and_the_note_naming_each_difference(tmp_path):
     _ingest(engine, "2.14.1", "a", {"transformers": "5.24.0", "diffusers": "0.42.1"})
     _ingest(engine, "2.14.1", "a", None)  # a bundle from before build.libraries
     _ingest(engine, "2.15.0", "b", {"transformers": "5.25.0", "diffusers": "0.42.1", "triton": "3.6.0"})
-    base = side_libraries(engine, parse_selector("torch=2.14.1", "baseline"))
-    cand = side_libraries(engine, parse_selector("torch=2.15.0", "candidate"))
+    base, cand = (recorded_libraries(side.libraries) for side in side_runs(
+        engine, [parse_selector("torch=2.14.1", "baseline"), parse_selector("torch=2.15.0", "candidate")]))
     assert base == {"diffusers": {"0.42.1", "not recorded"}, "transformers": {"5.24.0", "not recorded"}}
     assert cand == {"diffusers": {"0.42.1"}, "transformers": {"5.25.0"}, "triton": {"3.6.0"}}
     note = differing_note(base, cand)

@@ -5,21 +5,13 @@ from __future__ import annotations
 
 import json
 
-from sqlalchemy import Engine
-
-from db.query.selectors import Selector, side_runs
-
 NOT_RECORDED = "not recorded"
 
 
-def side_libraries(engine: Engine, selector: Selector) -> dict[str, frozenset[str]]:
-    """Every version of each library across the selector's runs; a run that did not record one (a bundle from
-    before build.libraries, or the package not installed) counts as NOT_RECORDED for it."""
-    return recorded_libraries(side_runs(engine, [selector])[0].libraries)
-
-
 def recorded_libraries(texts: frozenset[str | None]) -> dict[str, frozenset[str]]:
-    """side_libraries from the runs' distinct build.libraries JSON texts (None: none recorded)."""
+    """Every version of each library across a side's runs, from their distinct build.libraries JSON texts
+    (db.query.selectors.side_runs); a run that did not record one (a bundle from before build.libraries, or the
+    package not installed: None) counts as NOT_RECORDED for it."""
     recorded = [json.loads(t or "{}") for t in texts]
     names = {name for libraries in recorded for name in libraries}
     return {name: frozenset(libraries.get(name, NOT_RECORDED) for libraries in recorded) for name in sorted(names)}

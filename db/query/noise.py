@@ -47,7 +47,6 @@ def noise_groups(engine: Engine, filters: dict[str, str] | None = None) -> pd.Da
 _MACHINE_CHIPS = f"""SELECT DISTINCT ON (scope) scope, chip FROM (SELECT DISTINCT ru.machine_name AS scope,
     ru.device_type AS device, {_CHIP} AS chip FROM runs ru)"""
 _CASES = "SELECT group_id, case_key, pairs, sum_sq FROM aa_cases"
-_GROUP = ["chip", "device", "workload", "metric", "dtype", "compile"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +89,7 @@ def case_lookup(model: AAModel, keys: pa.Table) -> CaseFigures:
     the 10⁴–10⁵ keys of a review handed to it."""
     groups, cases, chips = model.groups, model.cases, model.chips
     chip = keys["scope"] if chips is None else chips["chip"].take(pc.index_in(keys["scope"], value_set=chips["scope"]))
-    group = find_rows([chip] + [keys[name] for name in _GROUP[1:]], [groups[name] for name in _GROUP])
+    group = find_rows([chip] + [keys[name] for name in KEY[1:]], [groups[name] for name in KEY])
     group_id = pc.fill_null(groups["group_id"].take(pa.array(group, mask=group < 0)), -1)  # -1: no group
     case = find_rows([group_id, keys["case_key"]], [cases["group_id"], cases["case_key"]])
     return CaseFigures(group, case, groups.select(["group_id", "workload", "pairs", "sigma_log"]),

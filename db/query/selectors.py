@@ -37,10 +37,8 @@ class Selector:
     def runs_where(self) -> tuple[str, list[str]]:
         """The condition on `runs` (its own column names) picking this selector's runs; never a retracted run. A
         direct condition, not `run_id IN (…)`: each review reads a side's builds and libraries with it."""
-        if self.kind == "build" and self.value:
-            where, params = "torch_version = ? AND starts_with(git_hash, ?)", [self.key, self.value]
-        elif self.kind == "build":
-            where, params = "torch_version = ?", [self.key]
+        if self.kind == "build":
+            where, params = self.build_where()
         elif self.kind == "tag":
             where = "run_id IN (SELECT run_id FROM run_tags WHERE key = ? AND value = ?)"
             params = [self.key, self.value]
@@ -50,6 +48,12 @@ class Selector:
             ids = self.value.split(",")
             where, params = f"run_id IN ({', '.join('?' * len(ids))})", ids
         return f"retracted_at IS NULL AND {where}", params
+
+    def build_where(self) -> tuple[str, list[str]]:
+        """A build selector's condition on any table with torch_version and git_hash (runs, side_cases)."""
+        if self.value:
+            return "torch_version = ? AND starts_with(git_hash, ?)", [self.key, self.value]
+        return "torch_version = ?", [self.key]
 
 
 def _bad(field: str, rule: str, got: str) -> StoreError:
@@ -158,14 +162,9 @@ def builds_text(builds: pd.DataFrame) -> str:
     return "; ".join(f"{r.label}: {int(r.n_runs)} run{'s' if r.n_runs != 1 else ''}" for r in builds.itertuples())
 
 
-def check_side(engine: Engine, selector: Selector, field: str, pool: bool = False) -> pd.DataFrame:
-    """The side's builds (side_builds). No stored run is a 404 naming the parameter; runs of more than one build
-    are a 400 naming the builds and how to pick one, unless `pool` (the caller then says what was pooled)."""
-    return check_builds(side_builds(engine, selector), selector, field, pool)
-
-
 def check_builds(builds: pd.DataFrame, selector: Selector, field: str, pool: bool = False) -> pd.DataFrame:
-    """check_side on builds already read (side_runs)."""
+    """A side's builds (side_runs), checked: no stored run is a 404 naming the parameter; runs of more than one
+    build are a 400 naming the builds and how to pick one, unless `pool` (the caller then says what was pooled)."""
     if builds.empty:
         raise StoreError(404, f"{field}: no stored run matches {selector.text}",
                          [Problem(field, "must select at least one stored run")])

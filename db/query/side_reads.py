@@ -1,5 +1,6 @@
 """A machine-scope Compare of two builds read from the side summaries (db.store.side_cases): each side one row
-per case from its build's groups, paired here by case key, in key order — no grouping of samples at all. The
+per case from its build's groups, paired here in key order — row for row when both sides hold the same cases
+(the usual review), else by case key — with no grouping of samples at all. The
 pivot (db.query.case_pairs) answers every other question: chip scope, pooled builds, tag and run selectors."""
 from __future__ import annotations
 
@@ -27,13 +28,6 @@ def readable(selector: Selector, scope: str, pool: bool) -> bool:
     return selector.kind == "build" and scope == "machine" and not pool
 
 
-def _build_sql(selector: Selector) -> tuple[str, list[str]]:
-    """The selector's builds as a condition on side_cases (its runs' condition: db.query.selectors)."""
-    if selector.value:
-        return "torch_version = ? AND starts_with(git_hash, ?)", [selector.key, selector.value]
-    return "torch_version = ?", [selector.key]
-
-
 def read_sides(engine: Engine, baseline: Selector, candidate: Selector, filters: dict[str, list[str]],
                pool: Executor | None = None) -> pa.Table | None:
     """KEY, then per side (b_, c_) COLUMNS, one row per case key on either side, in key order; None when a side
@@ -44,7 +38,7 @@ def read_sides(engine: Engine, baseline: Selector, candidate: Selector, filters:
     where, params = filter_sql(filters)
 
     def read(selector: Selector) -> pa.Table:
-        build, build_params = _build_sql(selector)
+        build, build_params = selector.build_where()
         sql = _SIDE.format(keys=", ".join(KEY), columns=", ".join(COLUMNS), build=build, filters=where)
         with reader(engine) as duck:
             return duck.sql(sql, params=build_params + params).to_arrow_table()

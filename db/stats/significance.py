@@ -9,11 +9,13 @@ geomean's bootstrap over cases.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from threadpoolctl import ThreadpoolController
 
 from db.stats import replicates
 from db.stats.lists import list_quantiles, sorted_quantiles
@@ -178,17 +180,11 @@ def bootstrap_means(logs: np.ndarray, seed: int = SEED) -> np.ndarray:
     # are busy (a loaded server) and its spinning threads take the cores from db.review.comparison's own threads
     # (unlimited here: the 10⁷-row Compare ~50 ms slower, ~130 ms more CPU); numpy's einsum loop, which needs no
     # limit, took ~10 ms for 1,350 families of 37 cases against ~2 ms
-    with _one_blas_thread():
+    with _blas().limit(limits=1, user_api="blas"):  # process-wide while it lasts: BLAS has one setting
         return (logs @ np.ascontiguousarray(counts.T)) / k
 
 
-_BLAS = []  # the threadpoolctl controller, made once (it scans the loaded libraries)
-
-
-def _one_blas_thread():
-    """A context in which BLAS runs on one thread (process-wide while it lasts: BLAS has one setting)."""
-    if not _BLAS:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS.append(ThreadpoolController())
-    return _BLAS[0].limit(limits=1, user_api="blas")
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """The BLAS libraries numpy loaded, found once (threadpoolctl scans the process's libraries)."""
+    return ThreadpoolController()

@@ -70,7 +70,7 @@ _SIDE_OTHER = """
   any_value(message) FILTER (WHERE side = '{s}') AS {p}message,
   median(list_median(samples)) FILTER (WHERE side = '{s}' AND status = 'fallback') AS {p}fallback_median"""
 
-SIDES = (("baseline", "b_"), ("candidate", "c_"))
+SIDES = (("baseline", "b_"), ("candidate", "c_"))  # each side and the prefix of its columns
 
 # a result's warnings in short: "CPU contention", "noisy op_time" (the words before a colon, when they are words),
 # else the first 60 characters; distinct per case and side, "; "-joined (the caveats carry them)
@@ -81,7 +81,7 @@ _WARNED = """
 
 # a chip with its GPU core count: a 30-core and a 40-core M3 Max differ (300 vs 400 GB/s), so they never pool
 _CHIP_SCOPE = ("coalesce(ru.chip || coalesce(' (' || ru.gpu_cores || '-core GPU)', ''), "
-               "'unknown chip: ' || ru.machine_name)")  # each side and the prefix of its columns
+               "'unknown chip: ' || ru.machine_name)")
 
 
 def scope_sql(scope: str) -> str:
