@@ -92,6 +92,8 @@ _METRICS = [
 ]
 METRICS: dict[str, Metric] = {m.name: m for m in _METRICS}
 DERIVED: dict[str, str] = {m.name: m.derived_from for m in _METRICS if m.derived_from}  # figure -> its timing
+# the figures a timing clock gives (and those computed from one): what other processes on the cores inflate
+TIMINGS = tuple(m.name for m in _METRICS if m.quantity in ("latency", "bandwidth", "throughput"))
 
 
 def metric(name: str) -> Metric:
@@ -158,6 +160,14 @@ RULES: dict[str, Rule] = {
 }
 # a case's correctness figures: judged together, one regression row per case (not one per metric)
 CORRECTNESS = tuple(m.name for m in _METRICS if m.quantity == "correctness")
+# The dtype's own scale for a drop or factor rule (docs/regressions.md, "Correctness on the dtype's scale"): a
+# figure recorded with its rounding level (collector.correctness: the figure of the reference rounded once to the
+# output's dtype) whose candidate error stays within ROUNDING_UNITS of that level, moved by less than
+# ROUNDING_MOVE (× error, 20 dB) and passes (a PSNR: TOLERANCE_MARGIN × clear of a stated tolerance) is the
+# dtype's jitter, not a regression (bf16's reordered accumulations move a PSNR by ±4 dB).
+ROUNDING_UNITS = 4.0
+ROUNDING_MOVE = 10.0
+TOLERANCE_MARGIN = 2.0
 assert set(RULES) == set(METRICS), "every metric needs a regression rule"
 
 

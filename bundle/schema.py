@@ -17,11 +17,14 @@ from typing import Annotated, Any
 from pydantic_core import PydanticCustomError
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, field_validator, model_validator
 
+from bundle.contention import Share
 from bundle.metrics import check_unit, metric
 from bundle.stats import FiniteFloat, Summary, summarize
 
-SCHEMA_VERSION = 2  # 2: results carry `processes` (samples per worker process); 1 still reads (one process)
-READABLE_VERSIONS = (1, 2)
+# 3: results carry `contention` (per worker process) and correctness records `rounding`; 2: `processes` (samples
+# per worker process); 1: one process. All three read.
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 MAX_TAGS = 1000  # a run's tags are labels (role, machine group), not data
 YEARS = (2000, 2100)  # a timestamp outside these is a broken clock or a probe, not a run
 
@@ -166,6 +169,14 @@ def processes_rule(processes: list[int], n_samples: int) -> None:
                                         f"has {n_samples} samples (they must split the samples exactly)")
 
 
+def contention_rule(n_contention: int, n_processes: int) -> None:
+    """`contention` has one share per worker process (one, for a result of one process), or none at all."""
+    entries = max(1, n_processes)
+    if n_contention and n_contention != entries:
+        raise _field_error("contention", f"{n_contention} contention shares for {entries} worker process"
+                                         f"{'es' * (entries != 1)} (one share per entry of `processes`, or none)")
+
+
 def sign_rule(metric_name: str, smallest: float) -> None:
     """The metric registry says which samples a metric allows (bundle.metrics.Sign), judged on the smallest."""
     sign = metric(metric_name).sign
@@ -192,9 +203,15 @@ class Result(_Strict):
     # schema 2: how many of `samples` each worker process gave, in order (the replicates a review tests on:
     # process state moves timings more than calls within a process do); empty: one process
     processes: list[ProcessSize] = Field(default_factory=list, max_length=MAX_PROCESSES)
+    # schema 3: per worker process (aligned with `processes`; one for a one-process result), the share of the
+    # machine's cores other processes took while it ran the case (bundle.contention); null: not measurable
+    contention: list[Share | None] = Field(default_factory=list, max_length=MAX_PROCESSES)
     summary: Summary | None = None
     passed: bool | None = None  # correctness records: within the dtype's tolerance?
     tolerance: FiniteFloat | None = None
+    # schema 3, correctness records: the same figure for the CPU reference rounded once to the output's dtype,
+    # what rounding alone gives (PSNR dB, max abs / max rel error): the scale a change is judged on
+    rounding: FiniteFloat | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "Result":
@@ -202,6 +219,7 @@ class Result(_Strict):
         object.__setattr__(self, "case_key", case_key_rule(self.params, self.case_key))
         status_rule(self.status, bool(self.samples), bool(self.message))
         processes_rule(self.processes, len(self.samples))
+        contention_rule(len(self.contention), len(self.processes))
         if self.samples:
             sign_rule(self.metric, min(self.samples))
         try:

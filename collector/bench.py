@@ -14,6 +14,7 @@ from bundle.schema import Result, Status
 from bundle.units import convert
 from collector.adapters.base import Adapter, Figure
 from collector.chips import peak_bandwidth_gbs
+from collector.contention import ShareMeter
 from collector.correctness import check_against_reference
 from collector.timing import TimingPolicy, block_ns, time_op, time_region
 from collector.workload import Bench, Case, Workload
@@ -42,11 +43,12 @@ class CaseBench(Bench):
         self.chip, self.gpu_cores = chip, gpu_cores
         self.results: list[Result] = []
         self.case_warnings: list[str] = []
+        self.meter = ShareMeter()  # other processes' share of the cores while the timing passes ran
 
     # --- records -------------------------------------------------------------------------------------------
     def _add(self, metric: str, status: Status, *, unit: str | None = None, samples: list[float] | None = None,
              message: str | None = None, warnings: list[str] | None = None, passed: bool | None = None,
-             tolerance: float | None = None) -> None:
+             tolerance: float | None = None, rounding: float | None = None) -> None:
         if any(r.metric == metric for r in self.results):
             raise ValueError(f"metric {metric!r} recorded twice for case {self.case.label()}")
         self.results.append(Result(
@@ -54,7 +56,7 @@ class CaseBench(Bench):
             dtype=self.case.dtype, compile=self.case.compile, metric=metric,
             unit=unit or metric_info(metric).unit, status=status, message=message,
             warnings=list(warnings or []), samples=[float(x) for x in samples or []], passed=passed,
-            tolerance=tolerance))
+            tolerance=tolerance, rounding=rounding))
 
     def record(self, metric: str, samples: list[float], unit: str | None = None, *, warnings: list[str] | None = None,
                passed: bool | None = None, tolerance: float | None = None) -> None:
@@ -71,7 +73,8 @@ class CaseBench(Bench):
 
     # --- timing pass ---------------------------------------------------------------------------------------
     def time_op(self, fn: Callable[[], Any], *, bytes_per_call: int | None = None) -> None:
-        t = time_op(self.adapter, fn, self.policy, self.deadline)
+        with self.meter.measuring():
+            t = time_op(self.adapter, fn, self.policy, self.deadline)
         self._add("op_time", Status.ok, samples=[s * 1e6 for s in t.samples], message=t.describe(),
                   warnings=t.warnings)
         self._add("first_call_time", Status.ok, samples=[t.first_call_s or 0.0],
@@ -94,14 +97,16 @@ class CaseBench(Bench):
 
     def time_region(self, fn: Callable[[], Any], *, metric: str = "decode_time",
                     repeats: int | None = None) -> list[float]:
-        t = time_region(self.adapter, fn, self.policy, repeats, self.deadline, what=metric)
+        with self.meter.measuring():
+            t = time_region(self.adapter, fn, self.policy, repeats, self.deadline, what=metric)
         unit = metric_info(metric).unit
         self._add(metric, Status.ok, samples=[convert(s, "s", unit) for s in t.samples], warnings=t.warnings,
                   message=f"{len(t.samples)} synchronised calls after one warm-up call of {t.first_call_s:.4g} s")
         return list(t.samples)
 
     def time_once(self, fn: Callable[[], Any], *, metric: str = "first_call_time", note: str | None = None) -> float:
-        seconds = block_ns(self.adapter, fn, 1) / 1e9
+        with self.meter.measuring():
+            seconds = block_ns(self.adapter, fn, 1) / 1e9
         if metric in ONCE_PER_RUN and not self.full:
             return seconds  # run (the case needs it), not recorded: see ONCE_PER_RUN
         what = "one call timed on its own, synchronised before both clock reads"
@@ -133,11 +138,14 @@ class CaseBench(Bench):
         if not self.full:
             return
         c = check_against_reference(output, reference, self.case.dtype)
-        figures = {psnr_metric: (c.psnr_db, None), "max_abs_error": (c.max_abs_error, c.tolerance.atol),
-                   "max_rel_error": (c.max_rel_error, c.tolerance.rtol)}
-        for name, (value, tol) in figures.items():
+        levels = c.rounding or (None, None, None)
+        figures = {psnr_metric: (c.psnr_db, None, levels[0]),
+                   "max_abs_error": (c.max_abs_error, c.tolerance.atol, levels[1]),
+                   "max_rel_error": (c.max_rel_error, c.tolerance.rtol, levels[2])}
+        for name, (value, tol, level) in figures.items():
             if value is None:
                 self._add(name, Status.error, message=c.error, passed=False)
             else:
                 self._add(name, Status.ok, samples=[value], message=f"{self.case.dtype} tolerance: {c.rule}",
-                          warnings=c.warnings if name == psnr_metric else [], passed=c.passed, tolerance=tol)
+                          warnings=c.warnings if name == psnr_metric else [], passed=c.passed, tolerance=tol,
+                          rounding=level)

@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from bundle.builds import DECLARABLE
-from collector.plan import DEFAULT_PROCESSES, PROCESSES_VARIABLE
+from bundle.contention import THRESHOLD
+from collector.plan import DEFAULT_IDLE_WAIT_S, DEFAULT_PROCESSES, PROCESSES_VARIABLE
 from collector.errors import CollectorError
 
 # Piped into a log (scripts/start.sh), rich would wrap tables at 80 columns; a log reads better wide.
@@ -69,6 +70,10 @@ def _plan_options(r: argparse.ArgumentParser) -> None:
                    help="only this case (repeatable): workload|case_key|dtype|compile, as `mpsbench confirm` names it")
     r.add_argument("--case-time-limit", type=float, metavar="SECONDS",
                    help="per case: passes stop repeating at it; at it + max(2 s, 25 %%) the case is killed (error)")
+    r.add_argument("--idle-wait", type=float, metavar="SECONDS", default=DEFAULT_IDLE_WAIT_S,
+                   help=f"before timing a case, wait up to this long while other processes take more than "
+                        f"{THRESHOLD * 100:.0f} %% of the cores (default %(default)g; a run waits at most 20× this in all); a "
+                        "worker process that ran contended anyway is re-timed in a fresh one; 0: never wait")
 
 
 def _run_options(r: argparse.ArgumentParser) -> None:

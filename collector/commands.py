@@ -15,6 +15,7 @@ from bundle.metrics import metric as metric_info
 from bundle.schema import Bundle, Result
 from collector import lifeline, session as run_session
 from collector.catalog import load_catalog
+from collector.contention import IdleGate, IdlePolicy
 from collector.cli import csv_list, kv_pairs
 from collector.display import progress_bar, results_table, run_summary
 from collector.errors import CollectorError
@@ -37,7 +38,8 @@ def _open_session(args: argparse.Namespace) -> run_session.Session:
         return run_session.resume(path, catalog, args.retry_crashed)
     plan = Plan(workloads=tuple(args.workload), suites=tuple(args.suite), dtypes=csv_list(args.dtype),
                 compile_modes=csv_list(args.compile) or ("eager",), profile=args.profile,
-                case_time_limit_s=args.case_time_limit, processes=_processes(args), cases=tuple(args.case))
+                case_time_limit_s=args.case_time_limit, processes=_processes(args), cases=tuple(args.case),
+                idle_wait_s=args.idle_wait)
     return run_session.start(args.out, plan, catalog, args.device, args.machine_name, kv_pairs(args.tag),
                              " ".join(shlex.quote(a) for a in sys.argv), args.channel, args.install_source)
 
@@ -72,19 +74,24 @@ def _announce(session: run_session.Session, console: Console) -> None:
                          f"{session.state.header['device']['name']}"))
 
 
-def _run_with_progress(session: run_session.Session, console: Console, finished: list[Result],
-                       in_process: bool = False) -> Path:
+def _run_with_progress(session: run_session.Session, console: Console, in_process: bool = False) -> Path:
     with progress_bar(console) as bar:
         task = bar.add_task("starting", total=session.pending_measurements())
         processes = session.plan.processes
 
         def on_progress(event: str, planned: PlannedCase | None, results: list[Result] | None, process: int) -> None:
-            if event == "start" and planned is not None:
+            if event == "retake" and planned is not None:  # not counted: the bar's total is the planned processes
+                bar.update(task, description=escape(planned.case.label() + " · re-timing a contended process"))
+            elif event == "start" and planned is not None:
                 where = f" · process {process + 1}/{processes}" if processes > 1 else ""
                 bar.update(task, description=escape(planned.case.label() + where))
             else:
-                finished.extend(results or [])
                 bar.advance(task)
+
+        def on_wait(share: float, limit_s: float) -> None:
+            bar.update(task, description=f"waiting up to {limit_s:.0f} s for an idle machine: other processes take "
+                                         f"{share * 100:.0f} % of the cores")
+        session.gate = IdleGate(IdlePolicy(wait_s=session.plan.idle_wait_s), on_wait=on_wait)
         return run_session.run(session, on_progress, isolate=not in_process)
 
 
@@ -103,14 +110,17 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     pusher = _pusher(args.push, console)
     session = _open_session(args)
     _announce(session, console)
-    finished: list[Result] = []
     try:
-        path = _run_with_progress(session, console, finished, args.in_process)
+        path = _run_with_progress(session, console, args.in_process)
     except KeyboardInterrupt:
         console.print(escape(f"interrupted: incomplete bundle {session.bundle_path} (continue with: "
                              f"python -m collector run --resume {session.journal.path})"))
         return 130
-    console.print(run_summary(finished, f"run {session.run_id}"))
+    bundle = run_session.build_bundle(session)  # the figures as stored: retakes included
+    console.print(run_summary(bundle.results, f"run {session.run_id}"))
+    for line in bundle.warnings:
+        if line.startswith("CPU contention"):
+            console.print(f"[bold yellow]{escape(line)}[/]", soft_wrap=True)
     if session.state.crashed:
         console.print(escape(f"{len(session.state.crashed)} case(s) crashed or timed out (error records); "
                              f"--resume skips them, `run --resume {session.journal.path} --retry-crashed` runs "

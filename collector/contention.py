@@ -1,35 +1,55 @@
-"""CPU contention during a case: the share of the machine's CPU time that OTHER processes took while it ran.
+"""CPU contention during a case: the share of the machine's CPU time that OTHER processes took while it ran, and
+the wait for an idle machine before a case is timed.
 
 Why it matters: torch runs an op's work on one thread per core and joins them; when another process holds a core,
 the op waits for its descheduled worker for a scheduler time slice (milliseconds). So a busy machine inflates
 µs-scale timings by whole orders of magnitude, not by a few percent. Measured on a 2-core Linux box:
-softmax 5×51866 fp32 median 117 µs idle; 562 µs (IQR 198 % of the median) beside three busy-loop processes.
-The timing pass also flags such samples as noisy; this names the cause, as a warning on the result.
+softmax 5×51866 fp32 median 117 µs idle; 562 µs (IQR 198 % of the median) beside three busy-loop processes; a
+grouped_mm case 47 µs in a quiet worker process and 14,644–44,104 µs in the contended ones of the same run.
+Each worker process records its share per case (`Result.contention`); bundle.contention says when a process
+ran contended and when a case still has enough clean processes to be evidence.
+
+The share is measured over a case's timing passes only (ShareMeter: what the timings met; a compile before them,
+with inductor's worker processes, is not timed), "own" CPU time being this process's (all its threads).
 """
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
 
 import psutil
 
-THRESHOLD = 0.25  # other processes' share of all cores above which a case's timings are suspect
+from bundle.contention import THRESHOLD, contended
+
 _NOT_BUSY = {"idle", "iowait", "guest", "guest_nice"}  # guest time is already counted in user on Linux
+__all__ = ["THRESHOLD", "CpuSnapshot", "snapshot", "other_share", "cores", "ShareMeter", "IdlePolicy", "IdleGate",
+           "probe"]
 
 
 @dataclass(frozen=True)
 class CpuSnapshot:
     wall_s: float
     machine_busy_s: float  # all processes, summed over cores
-    own_s: float  # this process (all its threads)
+    own_s: float  # this process (all its threads) and its reaped children
+
+
+_ME: list[psutil.Process] = []  # this process, made once (a new one per call costs more than the read)
+
+
+def _own_cpu_s() -> float:
+    """CPU seconds of this process (all its threads) and of its children it has reaped."""
+    if not _ME or _ME[0].pid != os.getpid():
+        _ME[:] = [psutil.Process()]
+    own = _ME[0].cpu_times()
+    return own.user + own.system + own.children_user + own.children_system
 
 
 def snapshot() -> CpuSnapshot:
     machine = psutil.cpu_times()._asdict()
-    own = psutil.Process().cpu_times()
-    return CpuSnapshot(time.monotonic(), sum(v for k, v in machine.items() if k not in _NOT_BUSY),
-                       own.user + own.system)
+    return CpuSnapshot(time.monotonic(), sum(v for k, v in machine.items() if k not in _NOT_BUSY), _own_cpu_s())
 
 
 def other_share(before: CpuSnapshot, after: CpuSnapshot, cores: int) -> float | None:
@@ -38,15 +58,98 @@ def other_share(before: CpuSnapshot, after: CpuSnapshot, cores: int) -> float | 
     if wall <= 0.05 or cores < 1:
         return None
     others = (after.machine_busy_s - before.machine_busy_s) - (after.own_s - before.own_s)
-    return min(1.0, max(0.0, others / (wall * cores)))
-
-
-def contention_warning(share: float | None, cores: int) -> str | None:
-    if share is None or share < THRESHOLD:
-        return None
-    return (f"CPU contention: other processes used {share * 100:.0f} % of the machine's {cores} cores during this "
-            "case; timings may be inflated (torch's worker threads wait when descheduled), rerun on an idle machine")
+    return round(min(1.0, max(0.0, others / (wall * cores))), 4)  # CPU times tick at 10 ms: 4 decimals say all
 
 
 def cores() -> int:
     return os.cpu_count() or 1
+
+
+@dataclass
+class ShareMeter:
+    """Other processes' share of the cores over the intervals measured (a case's timing passes), added up."""
+    wall_s: float = 0.0
+    others_s: float = 0.0
+
+    @contextmanager
+    def measuring(self) -> Iterator[None]:
+        before = snapshot()
+        try:
+            yield
+        finally:
+            after = snapshot()
+            self.wall_s += after.wall_s - before.wall_s
+            self.others_s += (after.machine_busy_s - before.machine_busy_s) - (after.own_s - before.own_s)
+
+    def share(self) -> float | None:
+        """As other_share, over every interval measured; None when they add up to too short a time."""
+        return other_share(CpuSnapshot(0.0, 0.0, 0.0), CpuSnapshot(self.wall_s, self.others_s, 0.0), cores())
+
+
+def probe(window_s: float) -> float | None:
+    """Other processes' share of the cores over the next `window_s` seconds (this process sleeps meanwhile)."""
+    before = snapshot()
+    time.sleep(window_s)
+    return other_share(before, snapshot(), cores())
+
+
+@dataclass(frozen=True)
+class IdlePolicy:
+    """How long a run waits for other processes to leave the cores before it times a case (`--idle-wait`)."""
+    wait_s: float = 30.0  # the longest one wait lasts; 0: never wait (nor re-time contended processes)
+    budget_factor: float = 20.0  # a run waits at most this many × wait_s in all, then times without waiting
+    probe_s: float = 0.2  # the first look (psutil's CPU times tick at 10 ms: 40 ticks of 2 cores)
+    poll_s: float = 1.0  # each further look while waiting
+
+    @property
+    def budget_s(self) -> float:
+        return self.wait_s * self.budget_factor
+
+
+@dataclass
+class IdleGate:
+    """Waits, before a case is timed, while other processes take more than THRESHOLD of the cores: at most
+    wait_s each time and budget_s in all. `look(seconds)` measures the share (probe; a test gives a fake)."""
+    policy: IdlePolicy
+    look: Callable[[float], float | None] = probe
+    clock: Callable[[], float] = time.monotonic
+    on_wait: Callable[[float, float], None] | None = None  # (share, seconds it may wait): progress shows it
+    waited_s: float = 0.0  # in all, this run
+    waits: int = 0  # how many waits found the machine busy
+    timeouts: int = 0  # how many of them ended busy
+    last: float | None = field(default=None)  # the last share seen (a case's own, or a look's)
+
+    @property
+    def enabled(self) -> bool:
+        return self.policy.wait_s > 0
+
+    @property
+    def spent(self) -> bool:
+        return self.waited_s >= self.policy.budget_s
+
+    def saw(self, share: float | None) -> None:
+        """A case's own share, measured by its worker: the next wait starts from it."""
+        if share is not None:
+            self.last = share
+
+    def wait(self) -> float | None:
+        """Wait until the machine is idle (or the limits are reached); the share last seen. No look at all while
+        the last share seen was clean: a case just measured it, and its own share catches a change."""
+        if not self.enabled or (self.last is not None and not contended(self.last)):
+            return self.last
+        if self.spent:
+            return self.last
+        start = self.clock()
+        share = self.last = self.look(self.policy.probe_s)
+        if not contended(share):
+            self.waited_s += self.clock() - start
+            return share
+        self.waits += 1
+        limit = min(self.policy.wait_s, self.policy.budget_s - self.waited_s)
+        if self.on_wait is not None:
+            self.on_wait(share, limit)
+        while contended(share) and self.clock() - start < limit:
+            share = self.last = self.look(min(self.policy.poll_s, max(0.05, limit - (self.clock() - start))))
+        self.waited_s += self.clock() - start
+        self.timeouts += contended(share)
+        return share

@@ -5,6 +5,12 @@ from each format's unit roundoff (fp32 2^-24, tf32/fp16 2^-11, bf16 2^-8, e4m3 2
 for reductions over a few thousand terms (long dot products, softmax denominators):
   float64 1e-10/1e-10 · float32 1e-4/1e-4 · tf32 5e-3/5e-3 · float16 1e-2/1e-3 (rtol/atol) · bfloat16 5e-2/1e-2
   · float8_e4m3fn(uz) 0.25/0.1 · float8_e5m2(fnuz) 0.5/0.2 · integers and bool exact.
+
+Each figure also carries its rounding level (`rounding`): the same figure for the reference itself rounded once
+to the output's dtype — measured on this reference, so it holds both the dtype's unit roundoff and the
+reference's magnitudes (a softmax's tiny probabilities round to far smaller errors than its peak). A review
+judges a change of the figure on that scale (bundle.metrics: ROUNDING_UNITS): bf16's 8-bit mantissa moves a
+PSNR by a few dB between builds that only reorder an accumulation.
 """
 from __future__ import annotations
 
@@ -50,6 +56,8 @@ class ReferenceCheck:
     tolerance: Tolerance
     warnings: list[str] = field(default_factory=list)
     error: str | None = None  # set when no finite figure exists (non-finite output, shape mismatch)
+    # the same three figures for the reference rounded once to the output's dtype (None: no finite figure)
+    rounding: tuple[float, float, float] | None = None
 
     @property
     def rule(self) -> str:
@@ -104,4 +112,7 @@ def check_against_reference(output: torch.Tensor, reference: torch.Tensor, dtype
     passed = bool((diff <= tol.atol + tol.rtol * ref.abs()).all())
     max_abs = float(diff.max()) if diff.numel() else 0.0
     max_rel = float((diff / denominator).max()) if diff.numel() else 0.0
-    return ReferenceCheck(psnr, max_abs, max_rel, passed, tol, warnings)
+    rounded = (ref.to(output.dtype).to(torch.float64) - ref).abs()  # what rounding alone gives this reference
+    level = (psnr_db(rounded, ref)[0], float(rounded.max()) if rounded.numel() else 0.0,
+             float((rounded / denominator).max()) if rounded.numel() else 0.0)
+    return ReferenceCheck(psnr, max_abs, max_rel, passed, tol, warnings, rounding=level)

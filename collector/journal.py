@@ -42,8 +42,9 @@ class JournalState:
             self.crashed.pop(cid, None)
 
     def finished(self, cid: str, processes: int) -> bool:
-        """Measured by every process, or crashed in one (a case that crashes a worker would crash the next)."""
-        return cid in self.crashed or len(self.parts.get(cid, {})) >= processes
+        """Measured by every process, or crashed in one (a case that crashes a worker would crash the next).
+        Parts from later indices are retakes of contended processes (collector.session), not processes."""
+        return cid in self.crashed or sum(p < processes for p in self.parts.get(cid, {})) >= processes
 
 
 class Journal:

@@ -14,6 +14,7 @@ COMPILE_MODES = ("eager", "inductor")
 # false-alarm / power / collection-time measurements of benchmarks/false_alarms.py)
 DEFAULT_PROCESSES = 10
 MAX_PROCESSES = 100
+DEFAULT_IDLE_WAIT_S, MAX_IDLE_WAIT_S = 30.0, 3600.0
 PROCESSES_VARIABLE = "MPSBENCH_PROCESSES"  # a machine's own default (e.g. a CI Mac that runs more), else the above
 
 
@@ -45,6 +46,9 @@ class Plan:
     # worker processes that each time every case (collector.processes); the CLI's default is default_processes()
     processes: int = 1
     cases: tuple[str, ...] = ()  # only these case ids (workload|case_key|dtype|compile): what `confirm` reruns
+    # --idle-wait: the longest a run waits for other processes to leave the cores before it times a case (0:
+    # never wait, never re-time a contended process); collector.contention.IdlePolicy
+    idle_wait_s: float = DEFAULT_IDLE_WAIT_S
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -61,6 +65,8 @@ class Plan:
                                  f"(got {self.processes!r})")
         if self.case_time_limit_s is not None and self.case_time_limit_s <= 0:
             raise CollectorError("--case-time-limit must be a positive number of seconds")
+        if not 0 <= self.idle_wait_s <= MAX_IDLE_WAIT_S:
+            raise CollectorError(f"--idle-wait must be from 0 to {MAX_IDLE_WAIT_S:g} seconds (got {self.idle_wait_s!r})")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -72,7 +78,8 @@ class Plan:
                    dtypes=tuple(dtypes) if dtypes else None, compile_modes=tuple(data.get("compile_modes", ("eager",))),
                    profile=data.get("profile", "quick"), case_time_limit_s=data.get("case_time_limit_s"),
                    processes=int(data.get("processes", 1)),  # journals from before processes: one
-                   cases=tuple(data.get("cases", ())))
+                   cases=tuple(data.get("cases", ())),
+                   idle_wait_s=float(data.get("idle_wait_s", 0.0)))  # journals from before the wait: none
 
 
 @dataclass

@@ -5,29 +5,41 @@ A run times every case in `processes` worker processes, one after another, each 
 than calls within one process do, so the processes are the replicates a review tests on (pyperf's reasoning).
 Process 0 runs every pass; the others only the timing passes (collector.bench: `full`), so a memory peak or a
 correctness figure is one process's figure, and a timing has the samples of every process, concatenated in
-process order, with `processes` saying how many each gave.
+process order, with `processes` saying how many each gave and `contention` the share of the cores other
+processes took while each ran (bundle.contention). A process that ran contended is re-timed in a fresh worker
+process after the run's processes (index ≥ the plan's count: collector.session's retakes): both are kept, the
+retake after them, and the record's warning names both.
 """
 from __future__ import annotations
 
 from typing import Any
 
+from bundle.contention import MIN_CLEAN_PROCESSES, contended, enough_clean, share_range
+from bundle.metrics import TIMINGS
 from bundle.schema import Result, Status
+from collector.contention import cores
 
 VALUE = (Status.ok.value, Status.fallback.value)
 
 
-def merge(parts: dict[int, list[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """Per metric, in process 0's order (then any a later process alone recorded): the merged result dict."""
+def process_share(results: list[dict[str, Any]]) -> float | None:
+    """The share one process's part of a case ran under (every measured record of it carries the same)."""
+    return next((r["contention"][0] for r in results if r.get("contention")), None)
+
+
+def merge(parts: dict[int, list[dict[str, Any]]], planned: int | None = None) -> list[dict[str, Any]]:
+    """Per metric, in process 0's order (then any a later process alone recorded): the merged result dict.
+    `planned`: the run's process count (parts from later indices are retakes); None: every part is planned."""
     by_metric: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for process in sorted(parts):
         for result in parts[process]:
             by_metric.setdefault(result["metric"], []).append((process, result))
-    return [_merge_metric(found) for found in by_metric.values()]
+    return [_merge_metric(found, planned) for found in by_metric.values()]
 
 
-def _merge_metric(found: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+def _merge_metric(found: list[tuple[int, dict[str, Any]]], planned: int | None) -> dict[str, Any]:
     if len(found) == 1:
-        return found[0][1]
+        return _worded(dict(found[0][1]), [found[0][0]], planned)
     measured = [(p, r) for p, r in found if r["status"] in VALUE and r["samples"]]
     if not measured:  # no process gave a figure: the first one's record says why
         return found[0][1]
@@ -42,13 +54,58 @@ def _merge_metric(found: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
             warnings.append(note[:2000])
     first["samples"] = [x for _, r in measured for x in r["samples"]]
     first["processes"] = [len(r["samples"]) for _, r in measured]
+    shares = [(r.get("contention") or [None])[0] for _, r in measured]
+    first["contention"] = shares if any(s is not None for s in shares) else []
     first["warnings"] = warnings
     if any(r["status"] == Status.fallback.value for _, r in measured):
         first["status"] = Status.fallback.value
     note = f"{len(measured)} worker processes"
     first["message"] = f"{first['message']}; {note}" if first.get("message") else note
-    return first
+    return _worded(first, [p for p, _ in measured], planned)
 
 
-def merged_results(parts: dict[int, list[dict[str, Any]]]) -> list[Result]:
-    return [Result.model_validate(r) for r in merge(parts)]
+def _worded(result: dict[str, Any], processes: list[int], planned: int | None) -> dict[str, Any]:
+    """A timing record with a warning naming its contended processes and their retakes, where it has any."""
+    shares = (result.get("contention") or []) if result["metric"] in TIMINGS else []
+    hot = [s for s in shares if contended(s)]
+    if not hot:
+        return result
+    total = len(shares)
+    retakes = [p for p in processes if planned is not None and p >= planned]
+    clean = total - len(hot)
+    what = (f"CPU contention: {len(hot)} of {total} worker process{'es' * (total != 1)} ran while other processes "
+            f"took {share_range(hot)} of the machine's {cores()} cores")
+    if retakes:
+        what += f"; {len(retakes)} of the {total} are retakes in fresh processes after the run's {planned}"
+    what += ("; a review leaves the contended out of its test" if enough_clean(clean, total) else
+             f"; only {clean} ran clean: these timings are not evidence (rerun on an idle machine)")
+    result["warnings"] = [*(result.get("warnings") or []), what]
+    return result
+
+
+def merged_results(parts: dict[int, list[dict[str, Any]]], planned: int | None = None) -> list[Result]:
+    return [Result.model_validate(r) for r in merge(parts, planned)]
+
+
+def run_note(results: list[Result]) -> str | None:
+    """The run's line on contention (a bundle warning, and what `mpsbench run` ends with): how many cases ran
+    contended beyond evidence, or how many processes were contended and left out. None on an idle machine."""
+    widest: dict[tuple, list[float | None]] = {}  # case -> the shares of its most replicated timing record
+    for r in results:
+        key = (r.workload, r.case_key, r.dtype, r.compile)
+        if r.metric in TIMINGS and len(r.contention) > len(widest.get(key, [])):
+            widest[key] = list(r.contention)
+    cases = {key: (sum(not contended(s) for s in shares), len(shares)) for key, shares in widest.items()}
+    hot = [s for shares in widest.values() for s in shares if contended(s)]
+    if not hot:
+        return None
+    busy = [key for key, (clean, total) in cases.items() if not enough_clean(clean, total)]
+    if busy:
+        return (f"CPU contention: {len(busy)} of {len(cases)} cases ran while other processes took "
+                f"{share_range(hot)} of the machine's {cores()} cores; their timings are not evidence (fewer than "
+                f"{MIN_CLEAN_PROCESSES} clean worker processes; rerun them on an idle machine: `mpsbench confirm`)")
+    some = sum(1 for clean, total in cases.values() if clean < total)
+    timings = f"{len(hot)} worker-process timing{'s' * (len(hot) != 1)}"
+    return (f"CPU contention: {timings} ({some} of {len(cases)} cases) ran while other processes took "
+            f"{share_range(hot)} of the machine's {cores()} cores; a review leaves {'them' if len(hot) > 1 else 'it'} "
+            f"out (every case kept at least {MIN_CLEAN_PROCESSES} clean processes)")

@@ -5,7 +5,9 @@
 - a CPU-fallback warning during the case -> every measured record of the case is `fallback`, naming the ops;
 - Unsupported / a not-implemented or unsupported-dtype error -> `unsupported` for each declared metric not
   yet measured; any other exception -> `error` likewise; records already measured are kept;
-- the per-case time limit is soft here: passes stop repeating at the deadline; an overrun is a warning.
+- the per-case time limit is soft here: passes stop repeating at the deadline; an overrun is a warning;
+- the share of the cores other processes took while the case's timing passes ran is each measured record's
+  `contention` (collector.contention; a run's processes are merged and worded in collector.processes).
   collector.isolation runs this in a worker process and makes the limit hard (and survives a crash).
 """
 from __future__ import annotations
@@ -21,7 +23,6 @@ import torch
 from bundle.schema import Result, Status
 from collector.adapters.base import Adapter
 from collector.bench import CaseBench
-from collector import contention
 from collector.capture import CaseWarnings
 from collector.failures import describe, fallback_ops, is_unsupported, other_warnings
 from collector.timing import TimingPolicy
@@ -50,7 +51,7 @@ def _warn_always() -> Iterator[None]:
 
 
 def run_case(workload: Workload, case: Case, ctx: RunContext) -> list[Result]:
-    start, cpu_before = time.perf_counter(), contention.snapshot()
+    start = time.perf_counter()
     deadline = start + ctx.case_time_limit_s if ctx.case_time_limit_s else None
     bench = CaseBench(case, workload, ctx.adapter, ctx.policy, deadline=deadline, chip=ctx.chip,
                       gpu_cores=ctx.gpu_cores, full=ctx.full)
@@ -61,13 +62,11 @@ def run_case(workload: Workload, case: Case, ctx: RunContext) -> list[Result]:
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status; the suite goes on
             failure = (Status.unsupported if is_unsupported(exc) else Status.error, describe(exc))
     elapsed = time.perf_counter() - start
-    share = contention.other_share(cpu_before, contention.snapshot(), contention.cores())
-    return finalize(bench, caught.messages, failure, elapsed, ctx.case_time_limit_s,
-                    contention.contention_warning(share, contention.cores()))
+    return finalize(bench, caught.messages, failure, elapsed, ctx.case_time_limit_s, bench.meter.share())
 
 
 def finalize(bench: CaseBench, caught: list[warnings.WarningMessage], failure: tuple[Status, str] | None,
-             elapsed_s: float, limit_s: float | None, contention_note: str | None = None) -> list[Result]:
+             elapsed_s: float, limit_s: float | None, share: float | None = None) -> list[Result]:
     if failure is None and not bench.results:
         failure = (Status.error, "the workload ran but recorded no figure")
     if failure is not None:
@@ -75,12 +74,10 @@ def finalize(bench: CaseBench, caught: list[warnings.WarningMessage], failure: t
     case_warnings = list(bench.case_warnings) + other_warnings(caught)
     if limit_s and elapsed_s > limit_s:
         case_warnings.append(f"case took {elapsed_s:.1f} s, over its {limit_s:g} s time limit")
-    if contention_note:
-        case_warnings.append(contention_note)
     ops = fallback_ops(caught)
     if ops:
         case_warnings.insert(0, f"CPU fallback of {', '.join(ops)}: figures are not the device's alone")
-    return [_with_case_status(r, case_warnings, ops) for r in bench.results]
+    return [_with_case_status(r, case_warnings, ops, share) for r in bench.results]
 
 
 def _fill_missing(bench: CaseBench, status: Status, message: str) -> None:
@@ -93,9 +90,11 @@ def _fill_missing(bench: CaseBench, status: Status, message: str) -> None:
                 bench.warn(f"declared metric {metric!r} not recorded: {exc}")
 
 
-def _with_case_status(result: Result, case_warnings: list[str], ops: list[str]) -> Result:
+def _with_case_status(result: Result, case_warnings: list[str], ops: list[str], share: float | None) -> Result:
     data = result.model_dump()
     data["warnings"] = result.warnings + [w for w in case_warnings if w not in result.warnings]
+    if result.samples and share is not None:  # one process measured it: one share
+        data["contention"] = [share]
     if ops and result.status == Status.ok:
         data["status"] = Status.fallback
         note = f"ops fell back to the CPU: {', '.join(ops)}"

@@ -10,21 +10,25 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from bundle.contention import contended
 from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result
 from collector.adapters import get_adapter, resolve
 from collector.catalog import Catalog
+from collector.contention import IdleGate, IdlePolicy
 from collector.errors import CollectorError
 from collector.fingerprint import current_machine, run_warnings
 from collector.fingerprint.build import current_build
 from collector.journal import SUFFIX, Journal, JournalState
 from collector.plan import CaseList, PlannedCase, Plan, expand
 from collector.isolation import CaseOutcome, Isolator, WorkerSpec
-from collector.processes import merged_results
+from collector.processes import merged_results, process_share, run_note
 from collector.runner import run_case
 
-COLLECTOR_VERSION = "0.1.0"
-# event ("start" | "done"), the case, its merged results once every process has measured it, the process index
+COLLECTOR_VERSION = "0.2.0"
+# event ("start" | "done" | "retake"), the case, its merged results once every process has measured it, the
+# process index
 Progress = Callable[[str, PlannedCase | None, list[Result] | None, int], None]
+RETAKES = 2  # times a contended worker process's timing is re-timed, at most (each a fresh process)
 
 
 def _now() -> str:
@@ -40,6 +44,7 @@ class Session:
     plan: Plan
     results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     retry_crashed: bool = False  # --retry-crashed: cases that crashed or timed out count as pending
+    gate: IdleGate | None = None  # the wait for an idle machine (made from the plan when the run starts)
 
     @property
     def run_id(self) -> str:
@@ -64,6 +69,23 @@ class Session:
     def pending_measurements(self) -> int:
         """(case, process) measurements still to make: what the progress bar counts."""
         return sum(len(self.pending(p)) for p in range(self.plan.processes))
+
+    def needs_retake(self, cid: str) -> bool:
+        """Whether a finished case has a contended process still to re-time: it has fewer clean processes than
+        the plan's, and its retakes so far are fewer than RETAKES for each of its contended processes."""
+        parts, planned = self.state.parts.get(cid, {}), self.plan.processes
+        if cid in self.state.crashed or not self.state.finished(cid, planned):
+            return False
+        shares = {p: process_share(results) for p, results in parts.items()}
+        hot = sum(contended(shares[p]) for p in shares if p < planned)
+        clean = sum(not contended(share) for share in shares.values())
+        retakes = sum(p >= planned for p in shares)
+        return bool(hot) and clean < planned and retakes < RETAKES * hot
+
+    def next_retake_process(self) -> int:
+        """The process index of the next retake round (after every journaled one)."""
+        used = [p for parts in self.state.parts.values() for p in parts]
+        return max([self.plan.processes - 1, *used]) + 1
 
 
 def start(out_dir: Path, plan: Plan, catalog: Catalog, device: str, machine_name: str | None,
@@ -140,7 +162,10 @@ def _rotated(cases: list[PlannedCase], process: int) -> list[PlannedCase]:
 
 def _run_pending(session: Session, notify: Progress, isolate: bool) -> None:
     """Process after process, each a fresh worker running every pending case: the cases interleave across the
-    processes, so drift over the run spreads over each case's replicates instead of biasing one case."""
+    processes, so drift over the run spreads over each case's replicates instead of biasing one case. Before
+    each case the run waits for an idle machine (collector.contention.IdleGate); then the contended processes
+    are re-timed (_retake)."""
+    gate = _gate(session)
     for process in range(session.plan.processes):
         todo = session.pending(process)
         if not todo:
@@ -149,21 +174,58 @@ def _run_pending(session: Session, notify: Progress, isolate: bool) -> None:
         ctx = spec.context()
         with Isolator(spec, ctx) if isolate else nullcontext() as isolator:
             for planned in _rotated(todo, process):
+                gate.wait()
                 notify("start", planned, None, process)
                 if isolator is None:
                     outcome = CaseOutcome(run_case(planned.workload, planned.case, ctx))
                 else:
                     outcome = isolator.run(planned.workload, planned.case)
                 dumped = [r.model_dump(mode="json") for r in outcome.results]
+                gate.saw(process_share(dumped))
                 session.journal.finish_case(planned.id, dumped, outcome.failure, process)
                 session.state.record(planned.id, dumped, outcome.failure, process)
                 done = session.state.finished(planned.id, session.plan.processes)
                 notify("done", planned, case_results(session, planned.id) if done else None, process)
         session.retry_crashed = False  # a crash retried in this pass is not retried again in the next process
+    if isolate:
+        _retake(session, notify, gate)
+
+
+def _gate(session: Session) -> IdleGate:
+    """The run's gate: the plan's wait (a caller may have set session.gate, with progress on each wait)."""
+    if session.gate is None:
+        session.gate = IdleGate(IdlePolicy(wait_s=session.plan.idle_wait_s))
+    return session.gate
+
+
+def _retake(session: Session, notify: Progress, gate: IdleGate) -> None:
+    """Re-time the cases whose processes ran contended, in rounds: each round a fresh worker process (timing
+    passes only) that waits for an idle machine before each case and times every case still short of clean
+    processes once. Both timings are kept (collector.processes words them). A retake that fails is not kept:
+    the case keeps what its processes measured. No retakes without the wait, nor once the run's wait budget is
+    spent on a machine still busy (they would run contended again)."""
+    for _ in range(RETAKES * session.plan.processes if gate.enabled else 0):  # a retake that keeps failing ends
+        todo = [c for c in session.cases.cases if session.needs_retake(c.id)]
+        if not todo or (gate.spent and contended(gate.wait())):
+            return
+        process = session.next_retake_process()
+        spec = worker_spec(session, process)
+        with Isolator(spec, spec.context()) as isolator:
+            for planned in todo:
+                gate.wait()
+                notify("retake", planned, None, process)
+                outcome = isolator.run(planned.workload, planned.case)
+                dumped = [r.model_dump(mode="json") for r in outcome.results]
+                measured = any(r["samples"] for r in dumped)
+                if outcome.failure or not measured:
+                    continue
+                gate.saw(process_share(dumped))
+                session.journal.finish_case(planned.id, dumped, None, process)
+                session.state.record(planned.id, dumped, None, process)
 
 
 def case_results(session: Session, cid: str) -> list[Result]:
-    return merged_results(session.state.parts.get(cid, {}))
+    return merged_results(session.state.parts.get(cid, {}), session.plan.processes)
 
 
 def run(session: Session, on_progress: Progress | None = None, isolate: bool = True) -> Path:
@@ -195,6 +257,9 @@ def build_bundle(session: Session) -> Bundle:
     if not complete:
         warnings.append(f"incomplete: {len(done)} of {len(planned)} cases finished")
     results = [r for cid in done for r in case_results(session, cid)]
+    busy = run_note(results)
+    if busy:
+        warnings.append(busy)
     return Bundle(schema_version=SCHEMA_VERSION, run_id=h["run_id"], started_at=h["started_at"], ended_at=_now(), complete=complete,
                   machine=Machine.model_validate(h["machine"]), build=Build.model_validate(h["build"]),
                   device=DeviceInfo.model_validate(h["device"]), tags=h.get("tags", {}), warnings=warnings,

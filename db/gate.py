@@ -23,6 +23,8 @@ NUMBERS = ("baseline_median", "candidate_median", "oriented_ratio", "difference"
            "worse_by", "bound")
 # figures last: a correctness case's three figures, or a timing's tokens/s or bandwidth, are long
 SHOWN = ["scope", "workload", "case_key", "dtype", "compile", "metric", "change", "why", "state", "figures"]
+DOUBT_SHOWN = ["scope", "workload", "case_key", "dtype", "compile", "metric", "change", "doubt", "contention",
+               "figures"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -107,12 +109,13 @@ def render(answer: dict[str, Any], fmt: str) -> str:
     lines += [f"{len(frame)} regression(s), worst first:"]
     if len(frame):
         lines += [frame[SHOWN].to_string(index=False)]
-    for kind, what in (("unconfirmed", "unconfirmed (no replicates, no A/A data: not regressions; `mpsbench "
-                                       "confirm` reruns them)"),
+    for kind, what in (("unconfirmed", "unconfirmed (not regressions: nothing to test them on, or contended — too "
+                                       "few clean worker processes; `mpsbench confirm` reruns them)"),
                        ("suspected", "suspected (their own test passed, the review's family-wise step did not)")):
         doubts = regression_frame({"regressions": answer.get(kind, [])})
         if len(doubts):
-            lines += ["", f"{len(doubts)} {what}:", doubts[[c for c in SHOWN if c != "state"]].to_string(index=False)]
+            shown = [c for c in DOUBT_SHOWN if c in doubts and (c != "contention" or doubts[c].astype(bool).any())]
+            lines += ["", f"{len(doubts)} {what}:", doubts[shown].to_string(index=False)]
     return "\n".join(lines + [""] + [f"note: {n}" for n in answer["notes"]])
 
 
@@ -128,7 +131,10 @@ def _gate(answer: dict[str, Any], fail_on: str | None) -> int:
     if fail_on:
         what = {"regression": "regression", "unconfirmed": "regression or unconfirmed case",
                 "untriaged": "untriaged regression"}[fail_on]
-        apart = len(answer.get("unconfirmed", [])) if fail_on == "regression" else 0
-        note = f"; {apart} unconfirmed case(s) counted apart (--fail-on unconfirmed fails on them)" if apart else ""
+        apart = answer.get("unconfirmed", []) if fail_on == "regression" else []
+        busy = sum(1 for r in apart if str(r.get("doubt", "")).startswith("contended"))
+        said = f" ({busy} contended)" if busy else ""
+        note = (f"; {len(apart)} unconfirmed case(s){said} counted apart (--fail-on unconfirmed fails on them)"
+                if apart else "")
         print(f"PASS: no {what} (--fail-on {fail_on}){note}", file=sys.stderr)
     return 0

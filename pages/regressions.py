@@ -63,8 +63,11 @@ def _render() -> None:
             f"(threshold {threshold} % for replicated figures; each metric's own rule otherwise; "
             "docs/regressions.md)")
     st.dataframe(found, hide_index=True)
-    for mine, words in ((view.unconfirmed, "unconfirmed: worse beyond the threshold, but with nothing to test them "
-                                           "on (one process, one run a side, no A/A data): not regressions"),
+    for mine, words in ((view.unconfirmed, "unconfirmed, not regressions: worse beyond the threshold with nothing "
+                                           "to test them on (one process, one run a side, no A/A data), or contended "
+                                           "— too few worker processes ran while the cores were free, whichever way "
+                                           "they moved (`doubt` and `contention` say which; `mpsbench confirm` "
+                                           "reruns them)"),
                         (view.suspected, "suspected: their own test says worse, the review's family-wise step does "
                                          "not (more runs decide: `mpsbench confirm`)")):
         if len(mine):

@@ -124,7 +124,10 @@ def test_case_isolation_benchmark_tiny():
 
 
 def test_false_alarms_benchmark_tiny():
-    out = _run("false_alarms.py", "--tiny", limit_s=600)
+    done = subprocess.run([sys.executable, "-m", "benchmarks.false_alarms", "--tiny", "--disturb", "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)  # a module: it imports its parts
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
     [plan] = out["plans"]
     # 2 plain runs: 1 A/A review; 1 planted 2× run: 2 reviews of 3 softmax cases each
     assert out["runs"] == 2 and out["cases"] == 3 and plan["processes"] == 2
@@ -132,6 +135,11 @@ def test_false_alarms_benchmark_tiny():
     planted = plan["planted"]["2x"]
     assert planted["reviews"] == 2 and planted["slowed_cases"] == 6 and 0 <= planted["found"] <= 6
     assert plan["review_collection_seconds"] == pytest.approx(2 * out["run_seconds"]["median"])
+    # --disturb: 1 disturbed plain run (reviewed against each plain run), 1 disturbed planted run
+    assert out["disturbed_runs"] == 1 and plan["aa_disturbed"]["reviews"] == 2
+    busy = plan["planted_disturbed"]["2x"]
+    assert busy["reviews"] == 2 and busy["slowed_cases"] == 6
+    assert busy["found"] + busy["contended"] + busy["doubtful"] + busy["missed"] == 6
 
 
 def test_lake_benchmark_tiny():

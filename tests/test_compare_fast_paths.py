@@ -114,6 +114,7 @@ def test_each_cases_runs_come_out_in_run_order_whatever_order_they_were_read_in(
 
     def side(runs: list[list[tuple[int, list[float], list[int]]]]) -> dict:
         return {"samples": [[r[1] for r in case] for case in runs], "processes": [[r[2] for r in case] for case in runs],
+                "contention": [[[0.01 * r[0]] * max(1, len(r[2])) for r in case] for case in runs],
                 "seqs": [[r[0] for r in case] for case in runs]}
 
     read = [[(7, [3.0, 3.1], [1, 1]), (2, [1.0], []), (5, [2.0, 2.2], [2])],  # three runs, read out of order
@@ -126,6 +127,7 @@ def test_each_cases_runs_come_out_in_run_order_whatever_order_they_were_read_in(
     assert "b_seqs" not in out.column_names and "c_seqs" not in out.column_names
     assert out["b_samples"].to_pylist() == [[[1.0], [2.0, 2.2], [3.0, 3.1]], [], [[8.0], [9.0]]]
     assert out["b_processes"].to_pylist() == [[[], [2], [1, 1]], [], [[], []]]  # moved with their runs
+    assert out["b_contention"].to_pylist() == [[[0.02], [0.05], [0.07, 0.07]], [], [[0.04], [0.04]]]
     assert out["c_samples"].to_pylist() == [[[0.5]], [[2.5], [1.5]], [[6.0]]]
 
 

@@ -56,14 +56,14 @@ def test_the_markdown_export_names_cases_carries_caveats_wins_and_status_changes
                                    "not implemented for 'MPS'"))
         return make_bundle(schema_version=2, results=results, **({"build": build} if build else {}))
     ingest_bundle(engine, bundle(1.0, STABLE, [], 33 * gib, "unsupported"))
-    ingest_bundle(engine, bundle(1.21, None, ["CPU contention: other processes used 30 % of the cores"], gib, "ok"))
+    ingest_bundle(engine, bundle(1.21, None, ["noisy op_time: IQR is 12.5 % of the median (> 10 %)"], gib, "ok"))
     answer = review_answer(engine, Review(CompareQuery.from_params({"baseline": "torch=2.14.1",
                                                                     "candidate": "torch=2.15.0rc1"})))
     engine.dispose()
     md = render(answer, "md").replace("\\_", "_")
     [row] = [line for line in md.splitlines() if line.startswith("| m3u | softmax |")]
     assert "| softmax · rows=1 vocab=128256 · fp32 |" in row  # the case's name, not its JSON key
-    assert row.rstrip(" |").endswith("candidate warned: CPU contention")
+    assert row.rstrip(" |").endswith("candidate warned: noisy op_time")
     assert "1 smaller: vae memory_driver_peak 33" in md  # a win by its rule, in the summary table
     assert "Status changes (1 case):" in md and "fp8" in md and "newly supported (unsupported → ok; op_time)" in md
     group = answer["summary"]["groups"][0]

@@ -15,7 +15,7 @@ from collector.errors import CollectorError
 from collector.push import endpoint
 
 PLAN = ("workload", "suite", "profile", "dtype", "compile", "device", "tag", "machine_name", "case_time_limit",
-        "processes", "case")  # what each slot's `collector run` gets
+        "processes", "case", "idle_wait")  # what each slot's `collector run` gets
 
 
 def recorded(args: argparse.Namespace) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def run_args(options: dict) -> list[str]:
     for name in ("workload", "suite", "tag", "case"):
         for value in options.get(name, ()):
             out += [f"--{name}", value]
-    for name in ("dtype", "machine_name", "case_time_limit", "processes"):
+    for name in ("dtype", "machine_name", "case_time_limit", "processes", "idle_wait"):
         if options.get(name) is not None:
             out += [f"--{name.replace('_', '-')}", str(options[name])]
     return out

@@ -28,6 +28,7 @@ from bundle.schema import Bundle, Result, repeated_case_rule
 from db.errors import Problem, StoreError
 from db.ingest import judge, results_text
 from db.store.aa_pairs import store_pairs_of_run
+from db.store.contention import STORED_SQL
 from db.store.side_cases import refresh_runs
 from db.store.engine import WRITE_LOCK, bump_data_version
 from db.store.faults import is_store_fault
@@ -234,7 +235,8 @@ def _run_row(b: Bundle, sha: str, n: int) -> dict:
 
 
 _COLUMNS = ("result_id, run_id, workload, suite, case_key, params_json, dtype, compile, metric, unit, status, "
-            "message, warnings_json, samples, processes, n, median, mean, min, max, p25, p75, stdev, passed, tolerance")
+            "message, warnings_json, samples, processes, n, median, mean, min, max, p25, p75, stdev, passed, tolerance, "
+            "rounding")
 
 
 def _store(conn, bundle: Bundle, n: int, sha: str, uploaded_by: str | None) -> IngestOutcome:
@@ -255,7 +257,8 @@ def _store(conn, bundle: Bundle, n: int, sha: str, uploaded_by: str | None) -> I
         conn.execute(text(f"INSERT INTO runs ({', '.join(run)}) VALUES ({', '.join(':' + k for k in run)})"), run)
         _insert_tags(conn, bundle)
         # no ORDER BY i: a run's rows land together whatever their order within it (db.store.tables: run_seq)
-        conn.exec_driver_sql(f"INSERT INTO results ({_COLUMNS}, run_seq) SELECT {_COLUMNS}, {int(seq)} FROM _final")
+        conn.exec_driver_sql(f"INSERT INTO results ({_COLUMNS}, contention, run_seq) SELECT {_COLUMNS}, "
+                             f"{STORED_SQL}, {int(seq)} FROM _final")
         store_pairs_of_run(conn, bundle.run_id)  # its A/A pairs (db.store.aa_pairs), in the same transaction
         refresh_runs(conn, [bundle.run_id])  # its group's side summaries (db.store.side_cases), likewise
         bump_data_version(conn)
@@ -277,6 +280,10 @@ def _insert_tags(conn, bundle: Bundle) -> None:
 
 _INPUTS = ("result_id, workload, suite, case_key, params_json, dtype, compile, metric, unit, status, message, "
            "warnings_json, samples, processes, passed, tolerance")  # what a result says; the rest is derived from it
+# what bundle schema 3 added, hashed only where a result states it: a bundle stored before keeps its hash (a
+# re-post of it is "already present", not a 409)
+_DIGEST = (f"bit_xor(CASE WHEN len(contention) = 0 AND rounding IS NULL THEN hash({_INPUTS}) "
+           f"ELSE hash({_INPUTS}, contention, rounding) END)::VARCHAR")
 
 
 def ingest_bundle(engine: Engine, raw, uploaded_by: str | None = None) -> IngestOutcome:
@@ -292,7 +299,7 @@ def ingest_bundle(engine: Engine, raw, uploaded_by: str | None = None) -> Ingest
                 if err.status == 400:
                     _require_utf8(data)
                 raise
-            digest = duck.execute(f"SELECT bit_xor(hash({_INPUTS}))::VARCHAR FROM _final").fetchall()[0][0]
+            digest = duck.execute(f"SELECT {_DIGEST} FROM _final").fetchall()[0][0]
             sha = hashlib.sha256(f"{bundle.model_dump_json(exclude={'results'})}\n{digest}".encode()).hexdigest()
             return _store(conn, bundle, n, sha, uploaded_by)
         finally:

@@ -20,14 +20,16 @@ from typing import Annotated, Any, get_args
 from pydantic import TypeAdapter, ValidationError
 
 from bundle.metrics import METRICS
-from bundle.schema import Result, Status, case_key_rule, processes_rule, sign_rule, status_rule, unit_rule
+from bundle.schema import (Result, Status, case_key_rule, contention_rule, processes_rule, sign_rule, status_rule,
+                           unit_rule)
 from bundle.stats import Summary
 from bundle.units import conversion_factor
 
 FIELDS = Result.model_fields
-BULK = ("samples", "summary")  # one value per row: compiled to SQL, never judged one by one
+BULK = ("samples", "summary", "contention")  # one value per row: compiled to SQL, never judged one by one
 COMBO = ("metric", "unit", "status")  # judged together with the facts below (cross-field rules)
-# judged together (case_key_rule; processes_rule with the sample count) or re-dumped for storage
+# judged together (case_key_rule; processes_rule with the sample count, contention_rule with the number of
+# shares) or re-dumped for storage
 OWN = ("params", "case_key", "warnings", "processes")
 SIMPLE = tuple(f for f in FIELDS if f not in BULK + COMBO + OWN)  # judged alone: only the bad values matter
 
@@ -80,8 +82,32 @@ def _spelling(schema: dict) -> str:
 
 
 _ELEMENT_SCHEMA = TypeAdapter(_ELEMENT).json_schema()
+
+
+def _array_re(schema: dict) -> str:
+    """A JSON array of values of this schema, as DuckDB re-writes it."""
+    return r"\[(?:" + _spelling(schema) + "(?:," + _spelling(schema) + r")*)?\]"
+
+
 # samples: a JSON array of numbers (only numbers re-write to these bytes)
-SAMPLES_RE = r"\[(?:" + _spelling(_ELEMENT_SCHEMA) + "(?:," + _spelling(_ELEMENT_SCHEMA) + r")*)?\]"
+SAMPLES_RE = _array_re(_ELEMENT_SCHEMA)
+# contention: an array of shares or nulls, each share within the bounds its annotation states
+_CONTENTION = FIELDS["contention"]
+(_SHARE,) = get_args(_CONTENTION.annotation)
+_SHARE_SCHEMA = TypeAdapter(_SHARE).json_schema()
+MAX_SHARES = next(m.max_length for m in _CONTENTION.metadata)
+
+
+def _bounds(schema: dict) -> tuple[float, float]:
+    """(minimum, maximum) a number of this JSON schema may take (the share's Field(ge=, le=))."""
+    numbers = [s for s in schema.get("anyOf", [schema]) if s.get("type") == "number"]
+    if len(numbers) != 1 or "minimum" not in numbers[0] or "maximum" not in numbers[0]:
+        raise TypeError(f"db.ingest.derive cannot compile a bounds check for JSON schema {schema}")
+    return float(numbers[0]["minimum"]), float(numbers[0]["maximum"])
+
+
+CONTENTION_RE = _array_re(_SHARE_SCHEMA)
+_SHARE_LOW, _SHARE_HIGH = _bounds(_SHARE_SCHEMA)
 
 
 def _finite(ta: TypeAdapter) -> bool:
@@ -125,7 +151,9 @@ def typed_select(source: str) -> str:
     return f"""SELECT {', '.join(texts + values)},
   j.samples IS NULL OR regexp_full_match(j.samples::VARCHAR, '{SAMPLES_RE}') AS samples_typed,
   coalesce(TRY_CAST(j.samples AS DOUBLE[]), []) AS samples, TRY_CAST(j.passed AS BOOLEAN) AS passed_value,
-  TRY_CAST(j.tolerance AS DOUBLE) AS tolerance_value, coalesce({_summary_typed('j.summary::VARCHAR')}, false)
+  j.contention IS NULL OR regexp_full_match(j.contention::VARCHAR, '{CONTENTION_RE}') AS contention_typed,
+  coalesce(TRY_CAST(j.contention AS DOUBLE[]), []) AS contention,
+  TRY_CAST(j.tolerance AS DOUBLE) AS tolerance_value, TRY_CAST(j.rounding AS DOUBLE) AS rounding_value, coalesce({_summary_typed('j.summary::VARCHAR')}, false)
   AS summary_typed, TRY_CAST(j.summary AS {SUMMARY_STRUCT}) AS summary
 FROM {source} j"""
 
@@ -160,14 +188,15 @@ def params_row(params_j, case_key_j) -> tuple:
         return params_j, case_key_j, False, None, None
 
 
-def processes_row(processes_j, n_samples) -> tuple:
-    """(the keys…, ok, the sizes as stored): each distinct (processes, sample count) once."""
+def processes_row(processes_j, n_samples, n_contention) -> tuple:
+    """(the keys…, ok, the sizes as stored): each distinct (processes, sample count, share count) once."""
     try:
         sizes = judge("processes", _text(processes_j))
         processes_rule(sizes, int(n_samples))
-        return processes_j, n_samples, True, sizes
+        contention_rule(int(n_contention), len(sizes))
+        return processes_j, n_samples, n_contention, True, sizes
     except (ValueError, TypeError):
-        return processes_j, n_samples, False, None
+        return processes_j, n_samples, n_contention, False, None
 
 
 def warnings_row(warnings_j) -> tuple:
@@ -194,5 +223,8 @@ def _finite_sql(col: str) -> str:
 _DERIVED_FINITE = " AND ".join(map(_finite_sql, _SUMMARY_FINITE))
 _ELEMENTS_FINITE = "(len(samples) = 0 OR (isfinite(list_min(samples)) AND isfinite(list_max(samples))))" \
     if _finite(TypeAdapter(_ELEMENT)) else "true"
+_SHARES_BOUNDED = (f"(len(contention) = 0 OR (coalesce(list_min(contention), {_SHARE_LOW!r}) >= {_SHARE_LOW!r} "
+                   f"AND coalesce(list_max(contention), {_SHARE_HIGH!r}) <= {_SHARE_HIGH!r}))")
 ROW_OK = f"""samples_typed AND summary_typed AND len(samples) <= {MAX_SAMPLES} AND {_ELEMENTS_FINITE}
-  AND (n = 0 OR ({_DERIVED_FINITE}))"""
+  AND (n = 0 OR ({_DERIVED_FINITE})) AND contention_typed AND len(contention) <= {MAX_SHARES}
+  AND {_SHARES_BOUNDED}"""

@@ -21,11 +21,12 @@ _FACT_SQL = {"metric": "coalesce(metric, '')", "unit": "coalesce(unit, '')", "st
                      f"{sys.float_info.min!r} THEN 5e-324 ELSE sign(list_min(samples)) END"}  # the rules' inputs
 _FACTS = ", ".join(f"{sql} AS {name}" for name, sql in _FACT_SQL.items())
 _COMBO_KEYS = tuple(_FACT_SQL)
-_N_SAMPLES = "len(samples) AS n_samples"  # processes_rule's other input
-_SETS = [_COMBO_KEYS, ("params", "case_key"), ("warnings",), ("processes", "n_samples")] + [(f,) for f in derive.SIMPLE]
-_OWN_COLUMNS = sorted({c for s in _SETS for c in s} - set(_COMBO_KEYS) - {"n_samples"})
-_GROUPED = _COMBO_KEYS + ("n_samples",) + tuple(_OWN_COLUMNS)
-_DISTINCT = (f"SELECT grouping({', '.join(_GROUPED)}) AS g, * FROM (SELECT {_FACTS}, {_N_SAMPLES}, "
+_COUNTS = "len(samples) AS n_samples, len(contention) AS n_contention"  # processes_rule's and contention_rule's
+_SETS = [_COMBO_KEYS, ("params", "case_key"), ("warnings",), ("processes", "n_samples", "n_contention")] + [
+    (f,) for f in derive.SIMPLE]
+_OWN_COLUMNS = sorted({c for s in _SETS for c in s} - set(_COMBO_KEYS) - {"n_samples", "n_contention"})
+_GROUPED = _COMBO_KEYS + ("n_samples", "n_contention") + tuple(_OWN_COLUMNS)
+_DISTINCT = (f"SELECT grouping({', '.join(_GROUPED)}) AS g, * FROM (SELECT {_FACTS}, {_COUNTS}, "
              + ", ".join(f"coalesce(\"{c}\", '') AS \"{c}\"" for c in _OWN_COLUMNS) + " FROM _typed) "
              + "GROUP BY GROUPING SETS (" + ", ".join("(" + ", ".join(f'"{c}"' for c in s) + ")" for s in _SETS) + ")")
 
@@ -33,9 +34,9 @@ _TABLES = {  # name: (key columns, judged columns, Python judge)
     "_combo": (_COMBO_KEYS, ("ok", "metric_value", "canon", "factor", "status_value"), derive.combo_row),
     "_params": (("params", "case_key"), ("ok", "key", "params_json"), derive.params_row),
     "_warnings": (("warnings",), ("ok", "warnings_json"), derive.warnings_row),
-    "_processes": (("processes", "n_samples"), ("ok", "processes_value"), derive.processes_row),
+    "_processes": (("processes", "n_samples", "n_contention"), ("ok", "processes_value"), derive.processes_row),
 }
-_TYPES = {"n_samples": pa.int64(), "processes_value": pa.list_(pa.int32())}  # columns whose type rows cannot tell
+_TYPES = {"n_samples": pa.int64(), "n_contention": pa.int64(), "processes_value": pa.list_(pa.int32())}  # columns whose type rows cannot tell
 
 
 def _register(raw_conn, name: str, columns: tuple, rows: list[tuple]) -> None:
@@ -79,7 +80,7 @@ def _stored(f: str) -> str:
 _STORED = ", ".join(map(_stored, ("workload", "suite", "dtype", "compile", "message")))
 _FACT_COLUMNS = ", ".join(f"{sql} AS f_{k}" for k, sql in _FACT_SQL.items())
 _ON = " AND ".join(f"c.{k} = t.f_{k}" for k in _COMBO_KEYS)
-_FINAL = """CREATE TEMP TABLE _final AS SELECT * EXCLUDE (judged, samples_typed, summary_typed),
+_FINAL = """CREATE TEMP TABLE _final AS SELECT * EXCLUDE (judged, samples_typed, summary_typed, contention_typed),
   coalesce(judged AND {row_ok}, false) AS ok
 FROM (SELECT *, len(samples) AS n, q[2] AS median, list_avg(samples) AS mean, list_min(samples) AS min,
   list_max(samples) AS max, q[1] AS p25, q[3] AS p75,
@@ -88,13 +89,15 @@ FROM (SELECT *, CASE WHEN len(samples) > 0 THEN list_aggregate(samples, 'quantil
   END AS q FROM (SELECT t.i, '{run}:' || t.i AS result_id, '{run}' AS run_id, {stored}, p.key AS case_key,
   p.params_json, c.metric_value AS metric, c.canon AS unit, c.status_value AS status, w.warnings_json,
   list_transform(t.samples, lambda v: v * c.factor) AS samples, t.passed_value AS passed,
-  t.tolerance_value AS tolerance, t.summary, c.factor, t.samples_typed, t.summary_typed,
+  t.tolerance_value AS tolerance, t.rounding_value AS rounding, t.contention, t.summary, c.factor, t.samples_typed,
+  t.summary_typed, t.contention_typed,
   coalesce(pr.processes_value, []) AS processes, (c.ok AND p.ok AND w.ok AND pr.ok {simple}) AS judged
 FROM (SELECT *, {facts} FROM _typed) t
 LEFT JOIN _combo c ON {on}
 LEFT JOIN _params p ON p.params = coalesce(t.params, '') AND p.case_key = coalesce(t.case_key, '')
 LEFT JOIN _warnings w ON w.warnings = coalesce(t.warnings, '')
-LEFT JOIN _processes pr ON pr.processes = coalesce(t.processes, '') AND pr.n_samples = len(t.samples))))"""
+LEFT JOIN _processes pr ON pr.processes = coalesce(t.processes, '') AND pr.n_samples = len(t.samples)
+  AND pr.n_contention = len(t.contention))))"""
 
 
 def stage(raw_conn, run_id: str) -> tuple[int, list[int], bool]:

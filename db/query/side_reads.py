@@ -14,12 +14,15 @@ from sqlalchemy import Engine
 from db.query.case_pairs import KEY, SIDES, filter_sql
 from db.query.selectors import Selector
 from db.stats.codes import combine
+from db.stats.contention import COLUMNS as CONTENTION_COLUMNS
 from db.store.case_pivot import ranks
 from db.store.read import reader
 
 COUNTS = ["pooled", "machines", "results", "n"]  # 0 on a side without the case, as the pivot counts
 FIGURES = ["runs", "inv_processes", "processes", "ss_within", "df_within", "ss_between", "valid", "mean"]
-COLUMNS = COUNTS + ["passed", "other", "message", "fallback_median", "warnings", "median", "p25", "p75"] + FIGURES
+CONTENTION = list(CONTENTION_COLUMNS)  # each side's contention, as db.store.side_cases keeps it
+COLUMNS = COUNTS + ["passed", "tolerance", "rounding", "other", "message", "fallback_median", "warnings", "median",
+                    "p25", "p75"] + FIGURES + CONTENTION
 _SIDE = "SELECT group_seq, {keys}, {columns} FROM side_cases r WHERE {build}{filters}"
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bundle.contention import share_range
 from db.stats.codes import combine, groups
 from db.query.case_pairs import SIDES as _SIDES
 from db.review.wording import difference_words, ratio_words, str_column
@@ -63,6 +64,37 @@ def with_warnings(said: pd.api.extensions.ExtensionArray, frame: pd.DataFrame) -
     where = np.arange(len(frame))  # each row's place in said, or in worded after it
     where[warned] = len(frame) + np.arange(len(warned))
     return str_column(pa.concat_arrays([pa.array(said, pa.string()), worded]).take(pa.array(where)))
+
+
+def contention_words(frame: pd.DataFrame) -> pd.api.extensions.ExtensionArray:
+    """Per case, the contention its sides met (db.stats.contention), e.g. "candidate: 8 of 10 worker processes
+    contended (70–84 % of the cores): too few clean, not tested"; "" where none was. Few cases have any: only
+    those are worded."""
+    words = np.full(len(frame), "", dtype=object)
+    if frame.empty or "b_contended_processes" not in frame:
+        return str_column(pa.array(words, pa.string()))
+    hot = [frame[p + "contended_processes"].to_numpy(dtype=float, na_value=0) for _, p in _SIDES]
+    for i in np.flatnonzero((hot[0] > 0) | (hot[1] > 0)):
+        parts = []
+        for (side, p), n in zip(_SIDES, hot):
+            if n[i] > 0:
+                row = frame.iloc[i]
+                shares = [float(row[p + "contention_low"]), float(row[p + "contention_high"])]
+                timed = int(row[p + "timed_processes"])
+                fate = "too few clean: not tested" if bool(row[p + "contended"]) else "left out"
+                parts.append(f"{side}: {int(n[i])} of {timed} worker process{'es' * (timed != 1)} contended "
+                             f"({share_range(shares)} of the cores), {fate}")
+        words[i] = "; ".join(parts)
+    return str_column(pa.array(words, pa.string()))
+
+
+def with_contention(said: pd.api.extensions.ExtensionArray,
+                    words: pd.api.extensions.ExtensionArray) -> pd.api.extensions.ExtensionArray:
+    """The caveats with the contention words appended, so they reach every view that shows a case's caveats."""
+    said, words = pa.array(said, pa.string()), pa.array(words, pa.string())
+    joined = pc.binary_join_element_wise(said, words, "; ")
+    both = pc.and_(pc.not_equal(said, ""), pc.not_equal(words, ""))
+    return str_column(pc.if_else(both, joined, pc.if_else(pc.equal(words, ""), said, words)))
 
 
 def _caveat_words(frame: pd.DataFrame, chip_scope: bool) -> pa.Array:

@@ -20,20 +20,21 @@ from db.query.case_pairs import FILTERS, KEY, SIDES as _SIDES
 from db.errors import Problem, StoreError
 from db.query.selectors import Selector, check_builds, parse_selector, parse_pool, pooled_note, side_runs
 from db.review.cache import Memo, clear_all
-from db.review.case_text import caveats, change_words, with_warnings
+from db.review.case_text import caveats, change_words, contention_words, with_contention, with_warnings
 from db.review.wording import pick, str_column
 from db.review.families import FAMILY_INPUT, family_frame
 from db.review.noise import case_noise
 from db.query.noise import read_model
 from db.review.rules import rule_kinds
-from db.review.side_inputs import MetricFacts, case_sample_reader, side_inputs
+from db.review.side_inputs import MetricFacts, SideStats, case_sample_reader, side_inputs
 from db.query.libraries import differing_note, recorded_libraries
 from db.stats.significance import REPLICATE_WORDS, SIGNIFICANT, VERDICTS, SampleLists, Significance, significance
 from db.query.unmatched import unmatched_frame
 
 SCOPES = ("machine", "chip")
 # what the case table reads of a paired case's pivot columns (its counts, quartiles and change come beside them)
-_PAIRED = KEY + [p + name for _, p in _SIDES for name in ("pooled", "machines", "passed", "other", "warnings")]
+_PAIRED = KEY + [p + name for _, p in _SIDES for name in ("pooled", "machines", "passed", "tolerance", "rounding",
+                                                            "other", "warnings")]
 _COMPARISONS = Memo()
 # the detail read, the selector checks, each side's quartiles and replicate figures and the families of every
 # comparison in this process. One core is left to the thread building the frames: on 2 cores one worker made the
@@ -116,7 +117,7 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     # the worker reads the A/A tables, then the candidate side (side_inputs): the A/A lookup waits for the pairing
     model = WORKERS.submit(read_model, engine, query.scope)
     inputs = side_inputs(engine, query, base, cand, WORKERS)
-    paired, facts, figures = inputs.paired, inputs.facts, inputs.figures
+    paired, facts = inputs.paired, inputs.facts
     keep = pa.array(paired)
     # the A/A lookup (each case's pairs, Σ log ratio², and which) reads the key columns alone: a worker's job
     keys = inputs.table.select(KEY).filter(keep)
@@ -124,8 +125,8 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     # the paired and the unpaired rows split in Arrow, each side's counts and quartiles added there (a pandas mask
     # over ~40 columns, strings among them, and column inserts cost more)
     both = inputs.table.select(_PAIRED).filter(keep)
-    stats = [quartiles.result() for quartiles in inputs.quartiles]
-    frame, rest = (_with_stats(part, rows, inputs.counts, stats).to_pandas()
+    stats = [side.result() for side in inputs.sides]
+    frame, rest = (_with_stats(part, rows, stats).to_pandas()
                    for part, rows in ((both, paired), (inputs.table.filter(pc.invert(keep)), ~paired)))
     change = case_change(frame, facts)
     # the families' geomeans and bootstrap CIs on a worker as soon as the changes are known, beside the noise
@@ -142,8 +143,9 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
         shown = np.where(facts.use_ratio, change.columns["ratio"], change.columns["difference"])
         noise = noise.result()
         cases["noise"] = noise.noise
-        sig = significance((figures[0].result(), figures[1].result()), shown, facts.use_ratio, tested,
-                           noise.pairs.to_numpy(), noise.sum_sq.to_numpy())
+        busy = (frame.b_contended | frame.c_contended).to_numpy(dtype=bool)
+        sig = significance((stats[0].figures, stats[1].figures), shown, facts.use_ratio, tested,
+                           noise.pairs.to_numpy(), noise.sum_sq.to_numpy(), contended=busy)
     except BaseException as exc:
         tests.set_exception(exc)  # the worker waiting for the verdicts stops too
         raise
@@ -158,15 +160,19 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     libraries = differing_note(*(recorded_libraries(runs.libraries) for runs in found))
     families = families.result()
     notes = _notes(query, cases, libraries) + [n for n in pooled if n]
-    return ComparisonResult(query, cases, families, unmatched, notes, inputs.samples, case_sample_reader(engine, query))
+    samples = None if stats[0].samples is None else (stats[0].samples, stats[1].samples)
+    return ComparisonResult(query, cases, families, unmatched, notes, samples, case_sample_reader(engine, query))
 
 
-def _with_stats(table: pa.Table, rows: np.ndarray, counts, stats) -> pa.Table:
-    """`table` (the rows where `rows` is true) with each side's n, median, p25 and p75 appended."""
-    for (_, prefix), n, quartiles in zip(_SIDES, counts, stats):
-        table = table.append_column(prefix + "n", pa.array(n[rows]))
+def _with_stats(table: pa.Table, rows: np.ndarray, stats: list[SideStats]) -> pa.Table:
+    """`table` (the rows where `rows` is true) with each side's n, median, p25, p75 and contention appended (n
+    counts the samples the figures are of: its clean processes', db.stats.contention)."""
+    for (_, prefix), side in zip(_SIDES, stats):
+        table = table.append_column(prefix + "n", pa.array(side.n[rows]))
         for name in ("median", "p25", "p75"):
-            table = table.append_column(prefix + name, pa.array(getattr(quartiles, name)[rows]))
+            table = table.append_column(prefix + name, pa.array(getattr(side.quartiles, name)[rows]))
+        for name, values in side.contention.items():
+            table = table.append_column(prefix + name, pa.array(values[rows], from_pandas=True))
     return table
 
 
@@ -179,7 +185,9 @@ def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> l
         notes.append("Each change is tested on its replicates: worker processes within a run, runs above them, and "
                      "the store's A/A pairs for the run-to-run part; Holm's step over the cases tested keeps the "
                      "chance that a review of unchanged software shows any significant change at 5 %. A case with "
-                     "none of these is unconfirmed. Medians are of the pooled samples.")
+                     "none of these is unconfirmed. Medians are of the pooled samples. A worker process that ran while "
+                     "other processes took the cores is left out where enough clean ones remain; a case without "
+                     "enough is unconfirmed (contended), never tested.")
     if libraries:
         notes.append(libraries)
     return notes
@@ -199,12 +207,18 @@ def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery, cha
         out[f"{side}_pooled"] = frame[p + "pooled"].astype(int)
         out[f"{side}_machines"] = frame[p + "machines"].astype(int)
         out[f"{side}_passed"] = frame[p + "passed"]
+    # a correctness figure's scale (db.review.rules: a move within a few roundings is the dtype's jitter): the
+    # candidate's rounding level (the baseline's where the candidate states none), the larger stated tolerance
+    b_level, c_level = (frame[p + "rounding"].to_numpy(dtype=float, na_value=np.nan) for _, p in _SIDES)
+    out["rounding"] = np.where(np.isnan(c_level), b_level, c_level)
+    out["tolerance"] = np.fmax(*(frame[p + "tolerance"].to_numpy(dtype=float, na_value=np.nan) for _, p in _SIDES))
     out.update(change.columns)
     for name in ("ci_low", "ci_high", "p_value", "significance"):  # in place, in column order, until known
         out[name] = np.full(len(frame), np.nan)
     out["change"] = change_words((facts.codes, facts.names), change.oriented, change.difference, facts.use_ratio)
     out["replicates"] = ""  # what its test rests on: add_significance
-    out["caveats"] = with_warnings(caveats(frame, query.scope == "chip"), frame)
+    out["contention"] = contention_words(frame)
+    out["caveats"] = with_contention(with_warnings(caveats(frame, query.scope == "chip"), frame), out["contention"])
     return pd.DataFrame(out)  # one frame built from its columns: ~30 column inserts cost more
 
 
@@ -252,9 +266,10 @@ def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts)
 
 CASE_COLUMNS = KEY + ["unit", "baseline_median", "baseline_iqr", "baseline_n", "baseline_pooled",
                       "baseline_machines", "baseline_passed", "candidate_median", "candidate_iqr", "candidate_n",
-                      "candidate_pooled", "candidate_machines", "candidate_passed", "comparison", "ratio",
+                      "candidate_pooled", "candidate_machines", "candidate_passed", "rounding", "tolerance",
+                      "comparison", "ratio",
                       "oriented_ratio", "difference", "change_unit", "ci_low", "ci_high", "p_value", "significance",
-                      "change", "replicates", "caveats", "noise", "se", "se_unit", "df"]
+                      "change", "replicates", "contention", "caveats", "noise", "se", "se_unit", "df"]
 
 
 def _empty_cases() -> pd.DataFrame:

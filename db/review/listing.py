@@ -21,12 +21,12 @@ from db.review.derived import derived_text
 from db.review.review import JudgedReview, Review, judge_review
 from db.review.rules import PASSED_FAILED, REGRESSION, SUSPECTED, UNCONFIRMED_STATE, is_correctness
 from db.review.wording import format_value
-from db.query.tolerances import tolerances
 from db.store.triage import NOTE_KEY, latest_notes
 
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
 # the case's name (bundle.case_names) and the figures first, the raw canonical case_key pinned last
-COLUMNS = ["case", "scope", "metric", "change", "baseline_value", "candidate_value", "why", "verdict", "state",
+COLUMNS = ["case", "scope", "metric", "change", "baseline_value", "candidate_value", "why", "verdict", "doubt",
+           "contention", "state",
            "comment", "author", "link", "baseline_median", "candidate_median", "unit", "oriented_ratio", "difference",
            "ci_low", "ci_high", "p_value", "significance", "worse_by", "severity", "bound", "noise", "rule", "figures",
            "replicates", "se", "se_unit", "df", "caveats", "baseline", "candidate", "device", "workload", "dtype", "compile",
@@ -43,8 +43,9 @@ def regressions(engine: Engine, question: Question, threshold: float | None = No
 
 def doubtful(engine: Engine, question: Question) -> pd.DataFrame:
     """The cases worse beyond their bound that are not regressions, worst first, counted apart: `unconfirmed`
-    (nothing to test on: no replicates, no A/A data) and `suspected` (their own test passed, the review's
-    family-wise step did not). `mpsbench confirm` reruns them."""
+    (nothing to test on: no replicates, no A/A data; or contended, whichever way it moved: too few clean worker
+    processes) and `suspected` (their own test passed, the review's family-wise step did not); `doubt` says
+    which. `mpsbench confirm` reruns them."""
     return _listed(engine, judge_review(engine, question), (UNCONFIRMED_STATE, SUSPECTED))
 
 
@@ -65,7 +66,7 @@ def _listed(engine: Engine, judged: JudgedReview, verdicts: tuple[str, ...]) -> 
     merged["state"] = merged["state"].fillna("new")
     for col in ("comment", "author", "link"):
         merged[col] = merged[col].fillna("")
-    merged["severity"] = severity(engine, merged, found)
+    merged["severity"] = severity(merged, found)
     merged = merged.sort_values(["severity", "worse_by"] + NOTE_KEY, ascending=[True, False] + [True] * len(NOTE_KEY),
                                 kind="stable")
     merged["case"] = case_names(merged) if len(merged) else []
@@ -81,7 +82,7 @@ FAR_ABOVE_DB, SMALL_DROP_DB = 10.0, 6.0
 DB_METRICS = ("psnr_vs_cpu", "psnr_vs_input")
 
 
-def severity(engine: Engine, rows: pd.DataFrame, found: pd.DataFrame) -> np.ndarray:
+def severity(rows: pd.DataFrame, found: pd.DataFrame) -> np.ndarray:
     """Per listed row, its rank tier (docs/regressions.md, "Order"): 0 a case that fails its tolerance now, 1 every
     other regression, 2 a correctness regression whose PSNR fell by less than SMALL_DROP_DB and stays ≥ FAR_ABOVE_DB
     above its tolerance (a few dB that still pass by a wide margin matter less than a 1.2× slowdown); `why` says so."""
@@ -90,10 +91,9 @@ def severity(engine: Engine, rows: pd.DataFrame, found: pd.DataFrame) -> np.ndar
     if listed.empty:
         return tier
     psnr = found[found.metric.isin(DB_METRICS)].merge(listed[CASE].drop_duplicates(), on=CASE)
-    stored = tolerances(engine, psnr)
-    if stored.empty:
+    margins = psnr[psnr.tolerance.notna()]  # the larger stated tolerance of either side (the case table's)
+    if margins.empty:
         return tier
-    margins = psnr.merge(stored, on=list(stored.columns[:-1]))
     margins = margins.assign(margin=margins.candidate_median.astype(float) - margins.tolerance.astype(float),
                              drop=margins.baseline_median.astype(float) - margins.candidate_median.astype(float))
     least = margins.groupby(CASE, sort=False, as_index=False).agg(margin=("margin", "min"),

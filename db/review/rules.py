@@ -8,6 +8,8 @@ so the bound is what matters to a user, not a noise floor. Every verdict (Regres
 CLI gate) reads it. A case judged by significance that is worse beyond its bound is a regression when its test
 passed the review's family-wise step, `suspected` when only its own test did (p < REVIEW_ALPHA:
 `mpsbench confirm` reruns it), and `unconfirmed` when it has nothing to test on (no replicates, no A/A data).
+A case whose side had too few clean worker processes (db.stats.contention) is `unconfirmed` whichever way it
+moved: its figures timed the machine's load, so it is neither a change nor unchanged (`doubt` says why).
 `worse_by` is one scale for every rule, so regressions of different metrics sort together: the fraction the
 candidate is worse by (1/oriented ratio − 1 for a ratio, relative growth for memory and errors, and for a PSNR
 drop of d dB the growth of the mean squared error it means, 10^(d/10) − 1).
@@ -17,12 +19,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bundle.metrics import CORRECTNESS, DERIVED, Rule, RuleKind
-from db.stats.significance import NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
+from bundle.metrics import CORRECTNESS, DERIVED, ROUNDING_MOVE, ROUNDING_UNITS, TOLERANCE_MARGIN, Rule, RuleKind
+from db.stats.significance import CONTENDED, NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
 from db.review.derived import folded_rows
 
 SLOWDOWN, PASSED_FAILED = "significant slowdown", "passed → failed"
 REGRESSION, SUSPECTED, UNCONFIRMED_STATE = "regression", "suspected", "unconfirmed"  # judge()'s `verdict`
+# judge()'s `doubt`: why a doubtful case is one
+BUSY = "contended: other processes took the cores while it was timed (its figures are not evidence)"
+UNTESTED = "nothing to test on: one process, one run a side, no A/A data"
+OWN_TEST = "its own test passed (p < 5 %), the review's family-wise step did not"
 
 
 def case_bounds(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
@@ -71,7 +77,8 @@ def _per_case(ruled: pd.Series, rules: dict[str, Rule], field: str) -> np.ndarra
 
 def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.DataFrame:
     """Per case (same index as `cases`): regressed, why, worse_by, bound (fraction), rule (its kind), verdict:
-    REGRESSION, SUSPECTED, UNCONFIRMED_STATE or "" (see the module's note), and improved: a single figure judged
+    REGRESSION, SUSPECTED, UNCONFIRMED_STATE or "" (see the module's note), doubt (BUSY, UNTESTED, OWN_TEST or
+    "": why a case is doubtful), and improved: a single figure judged
     by its own rule (growth, drop, factor) that got better beyond that rule read the other way (memory smaller by
     the rule's percent and floor, PSNR up by more than its drop, an error divided by its factor)."""
     ruled = ruled_by(cases)
@@ -91,16 +98,20 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         slower = worse & (verdict_of == SIGNIFICANT)
         p = cases.p_value.to_numpy(dtype=float, na_value=np.nan)
         suspected = worse & (verdict_of == NOT_SIGNIFICANT) & (p < REVIEW_ALPHA)
-        unconfirmed = worse & (verdict_of == UNCONFIRMED)
+        busy = verdict_of == CONTENDED
+        unconfirmed = (worse & (verdict_of == UNCONFIRMED)) | busy
         grew = (kind == RuleKind.growth.value) & (growth * 100.0 >= _per_case(ruled, rules, "percent")) \
             & (c - b >= _per_case(ruled, rules, "floor"))
-        dropped = (kind == RuleKind.drop.value) & (drop_db > _per_case(ruled, rules, "drop"))
-        multiplied = (kind == RuleKind.factor.value) & (c > 0) & (growth + 1.0 >= _per_case(ruled, rules, "factor"))
+        jitter = rounding_jitter(cases, kind, b, c)
+        dropped = (kind == RuleKind.drop.value) & (drop_db > _per_case(ruled, rules, "drop")) & ~jitter
+        multiplied = (kind == RuleKind.factor.value) & (c > 0) & (growth + 1.0 >= _per_case(ruled, rules, "factor")) \
+            & ~jitter
         # the same rules read the other way: what a single figure (memory, PSNR, error) gained beyond its rule
         shrank = (kind == RuleKind.growth.value) & (-growth * 100.0 >= _per_case(ruled, rules, "percent")) \
             & (b - c >= _per_case(ruled, rules, "floor"))
-        rose = (kind == RuleKind.drop.value) & (-drop_db > _per_case(ruled, rules, "drop"))
-        divided = (kind == RuleKind.factor.value) & (b > 0) & ((c == 0) | (b / c >= _per_case(ruled, rules, "factor")))
+        rose = (kind == RuleKind.drop.value) & (-drop_db > _per_case(ruled, rules, "drop")) & ~jitter
+        divided = (kind == RuleKind.factor.value) & (b > 0) & ((c == 0) | (b / c >= _per_case(ruled, rules, "factor"))) \
+            & ~jitter
     broke = (cases.baseline_passed == True).to_numpy(dtype=bool) & (cases.candidate_passed == False).to_numpy(dtype=bool)  # noqa: E712
     broke &= kind != RuleKind.derived.value
     why = np.select([broke, slower, grew, dropped, multiplied],
@@ -109,9 +120,34 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
     worse_by = np.where(broke, np.inf, worse_by)
     bound = np.where(kind == RuleKind.significant.value, bound, np.nan)  # the other rules carry their own figures
     verdict = np.select([why != "", suspected, unconfirmed], [REGRESSION, SUSPECTED, UNCONFIRMED_STATE], "")
+    doubt = np.select([why != "", busy, suspected, unconfirmed], ["", BUSY, OWN_TEST, UNTESTED], "")
     improved = (shrank | rose | divided) & ~broke
     return pd.DataFrame({"regressed": why != "", "why": why, "worse_by": worse_by, "bound": bound, "rule": kind,
-                         "verdict": verdict, "improved": improved}, index=cases.index)
+                         "verdict": verdict, "doubt": doubt, "improved": improved}, index=cases.index)
+
+
+def rounding_jitter(cases: pd.DataFrame, kind: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Per case, whether a drop- or factor-ruled figure moved within its dtype's rounding (bundle.metrics,
+    ROUNDING_UNITS), either way: it has a rounding level, both sides' errors are within ROUNDING_UNITS of it, it
+    moved by less than ROUNDING_MOVE, and the candidate passes — and, for a PSNR with a stated tolerance (dB),
+    stays TOLERANCE_MARGIN clear of it. (An error figure's stated tolerance is one part of the combined pass rule,
+    |out − ref| ≤ atol + rtol·|ref|: not its own scale; `passed` is.) Such a move is neither a regression nor a
+    win."""
+    if "rounding" not in cases:
+        return np.zeros(len(cases), dtype=bool)
+    level = cases.rounding.to_numpy(dtype=float, na_value=np.nan)
+    tolerance = cases.tolerance.to_numpy(dtype=float, na_value=np.nan)
+    db = kind == RuleKind.drop.value
+    margin_db = 20.0 * np.log10(TOLERANCE_MARGIN)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # each side's error in roundings (RMS for a PSNR), and how far it moved (×, either way)
+        units = np.fmax(*(np.where(db, 10.0 ** ((level - x) / 20.0), x / level) for x in (b, c)))
+        moved = np.where(db, 10.0 ** (np.abs(b - c) / 20.0), np.fmax(c / b, b / c))
+        near = db & (c - tolerance < margin_db)  # NaN (no tolerance): False
+        scaled = np.isfinite(level) & np.where(db, True, level > 0)
+        return (db | (kind == RuleKind.factor.value)) & scaled & (units <= ROUNDING_UNITS) \
+            & (moved < ROUNDING_MOVE) & ~near \
+            & (cases.candidate_passed != False).to_numpy(dtype=bool)  # noqa: E712
 
 
 def is_correctness(metric: pd.Series) -> np.ndarray:

@@ -21,11 +21,12 @@ from sqlalchemy import Engine
 from bundle.metrics import METRICS, Better, Comparison
 from db.query.case_pairs import DETAIL, KEY, SIDES, WARNINGS, compare_sql, pivot_sql, read_pairs, scope_sql
 from db.query.selectors import Selector
-from db.query.side_reads import FIGURES, read_sides, readable
+from db.query.side_reads import CONTENTION, FIGURES, read_sides, readable
+from db.stats.contention import clean_side
 from db.stats.replicates import SideReplicates
 from db.stats.significance import Quartiles, SampleLists, side_figures, summarize_lists
 
-_LISTS = ["b_samples", "c_samples", "b_processes", "c_processes"]
+_LISTS = [p + name for _, p in SIDES for name in ("samples", "processes", "contention")]
 
 
 @dataclass(frozen=True)
@@ -56,12 +57,19 @@ class MetricFacts:
 @dataclass
 class SideInputs:
     table: pa.Table  # KEY, then per side pooled, machines, passed, results, detail and warnings: in key order
-    counts: tuple[np.ndarray, np.ndarray]  # each side's ok samples per case
     paired: np.ndarray  # both sides have ok samples
     facts: MetricFacts  # of the paired cases
-    quartiles: tuple[Future, Future]  # each side's Quartiles, every case
-    figures: tuple[Future, Future]  # each side's SideReplicates, paired cases
-    samples: tuple[SampleLists, SampleLists] | None  # the paired cases' samples, where they were read
+    sides: tuple[Future, Future]  # each side's SideStats
+
+
+@dataclass(frozen=True)
+class SideStats:
+    """One side's figures per case, from its clean processes (db.stats.contention)."""
+    n: np.ndarray  # every case: the samples its figures are of
+    quartiles: Quartiles  # every case
+    figures: SideReplicates  # the paired cases
+    contention: dict[str, np.ndarray]  # CONTENTION columns, every case
+    samples: SampleLists | None  # the paired cases' clean samples, where they were read
 
 
 def side_inputs(engine: Engine, query, baseline: Selector, candidate: Selector, pool: Executor) -> SideInputs:
@@ -76,32 +84,48 @@ def side_inputs(engine: Engine, query, baseline: Selector, candidate: Selector, 
 
 def _from_samples(table: pa.Table, pool: Executor) -> SideInputs:
     # unsorted: the quartiles and each side's figures sort their own rows (a sort of every list up front cost more)
-    b_lists, c_lists = (SampleLists.from_arrow(table[c]) for c in ("b_samples", "c_samples"))
-    paired = (b_lists.counts > 0) & (c_lists.counts > 0)
-    b_paired, c_paired = b_lists.take(paired), c_lists.take(paired)
+    lists = [SampleLists.from_arrow(table[p + "samples"]) for _, p in SIDES]
+    paired = (lists[0].counts > 0) & (lists[1].counts > 0)  # a side keeps samples whatever its contention
     facts = MetricFacts.of(table["metric"], paired)
-    rows = pa.array(np.flatnonzero(paired))
+    rows = np.flatnonzero(paired)
     # numpy on workers (it releases the GIL) while the caller builds its frames
-    quartiles = tuple(pool.submit(summarize_lists, lists) for lists in (b_lists, c_lists))
-    figures = tuple(pool.submit(side_figures, lists, table[p + "processes"].take(rows), facts.use_ratio)
-                    for lists, (_, p) in zip((b_paired, c_paired), SIDES))
-    return SideInputs(table.drop_columns(_LISTS), (b_lists.counts, c_lists.counts), paired, facts, quartiles,
-                      figures, (b_paired, c_paired))
+    stats = tuple(pool.submit(_side_stats, side, table[p + "processes"], table[p + "contention"], rows, facts.use_ratio)
+                  for side, (_, p) in zip(lists, SIDES))
+    return SideInputs(table.drop_columns(_LISTS), paired, facts, stats)
+
+
+def _side_stats(lists: SampleLists, processes, contention, rows: np.ndarray, use_ratio: np.ndarray) -> SideStats:
+    """A side's contended processes left out (db.stats.contention), then its quartiles, its paired cases'
+    figures and its contention columns."""
+    clean = clean_side(lists, processes, contention)
+    paired = clean.take(rows)
+    return SideStats(clean.lists.counts, summarize_lists(clean.lists), side_figures(paired, use_ratio),
+                     clean.columns(), paired.lists)
 
 
 def _from_summaries(table: pa.Table) -> SideInputs:
     counts = tuple(table[p + "n"].to_numpy() for _, p in SIDES)
     paired = (counts[0] > 0) & (counts[1] > 0)
     facts = MetricFacts.of(table["metric"], paired)
-    quartiles = tuple(_done(Quartiles(*(table[p + q].to_numpy(zero_copy_only=False) for q in ("median", "p25", "p75"))))
-                      for _, p in SIDES)
     both = table.select([p + name for _, p in SIDES for name in FIGURES]).filter(pa.array(paired))  # no nulls left
-    figures = tuple(_done(SideReplicates(**{name: both[p + name].to_numpy(zero_copy_only=False) for name in FIGURES}))
-                    for _, p in SIDES)
+    stats = tuple(_done(SideStats(
+        table[p + "n"].to_numpy(zero_copy_only=False),
+        Quartiles(*(table[p + q].to_numpy(zero_copy_only=False) for q in ("median", "p25", "p75"))),
+        SideReplicates(**{name: both[p + name].to_numpy(zero_copy_only=False) for name in FIGURES}),
+        {name: _filled(table[p + name]) for name in CONTENTION}, None)) for _, p in SIDES)
     # the pivot's columns, in its order
-    scalars = table.select(KEY + [p + name for _, p in SIDES for name in ("pooled", "machines", "passed", "results")]
-                           + DETAIL + WARNINGS)
-    return SideInputs(scalars, counts, paired, facts, quartiles, figures, None)
+    scalars = table.select(KEY + [p + name for _, p in SIDES for name in ("pooled", "machines", "passed", "tolerance",
+                                                                          "rounding", "results")] + DETAIL + WARNINGS)
+    return SideInputs(scalars, paired, facts, stats)
+
+
+def _filled(column: pa.ChunkedArray) -> np.ndarray:
+    """A contention column as numpy: a side without the case (null) not contended, no process, no share."""
+    if pa.types.is_boolean(column.type):
+        return pc.fill_null(column, False).to_numpy(zero_copy_only=False)
+    if pa.types.is_integer(column.type):
+        return pc.fill_null(column, 0).to_numpy(zero_copy_only=False)
+    return column.to_numpy(zero_copy_only=False).astype(float)  # null: NaN
 
 
 def _done(value) -> Future:
@@ -119,6 +143,8 @@ def case_sample_reader(engine: Engine, query) -> Callable[[pd.Series], tuple[np.
         sql = pivot_sql([baseline.run_ids_sql(), candidate.run_ids_sql()], query.scope, scope_sql(query.scope),
                         where, [str(case[name]) for name in KEY])
         table = read_pairs(engine, sql)
-        return tuple(SampleLists.from_arrow(table[p + "samples"]).values if table.num_rows else np.array([])
-                     for _, p in SIDES)
+        if not table.num_rows:
+            return np.array([]), np.array([])
+        return tuple(clean_side(SampleLists.from_arrow(table[p + "samples"]), table[p + "processes"],
+                                table[p + "contention"]).lists.values for _, p in SIDES)
     return read

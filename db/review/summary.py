@@ -26,15 +26,15 @@ from db.review.evidence import NO_TIMING, evidence_by_group, nothing_compared, w
 from db.review.listing import Question, doubtful, regressions
 from db.review.review import judge_review
 from db.review.status_changes import status_changes
-from db.review.rules import SUSPECTED, UNCONFIRMED_STATE, per_metric, rule_kinds
+from db.review.rules import BUSY, SUSPECTED, UNCONFIRMED_STATE, per_metric, rule_kinds
 from db.review.wording import format_value
-from db.stats.significance import SIGNIFICANT
+from db.stats.significance import NOT_SIGNIFICANT, SIGNIFICANT
 
 GROUP = ["scope", "device", "dtype", "compile"]
 FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", "ci_high", "unit", "summary"]
 FAMILY = GROUP + ["workload", "metric"]
 GROUP_COLUMNS = GROUP + ["verdict", "compared", "faster", "slower", "unchanged", "regressed", "unconfirmed",
-                         "suspected", "unmatched", "memory", "correctness", "detects", "evidence", "worst"]
+                         "contended", "suspected", "unmatched", "memory", "correctness", "detects", "evidence", "worst"]
 
 
 class Summary(TypedDict):
@@ -48,7 +48,8 @@ class Summary(TypedDict):
     rules: str
     verdict: str
     regressions: int
-    unconfirmed: int
+    unconfirmed: int  # contended ones included
+    contended: int  # of the unconfirmed: too few clean worker processes (db.stats.contention)
     suspected: int
     groups: list[dict[str, Any]]
     families: list[dict[str, Any]]
@@ -68,13 +69,16 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     timing = (kinds == RuleKind.significant.value) & (cases.comparison == "ratio").to_numpy(dtype=bool)
     sig = (cases.significance == SIGNIFICANT).to_numpy(dtype=bool)
     oriented = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)
+    # unchanged is what a test found no change in: a case nothing could test (no replicates, contended) is not
+    quiet = (cases.significance == NOT_SIGNIFICANT).to_numpy(dtype=bool) | (sig & (oriented == 1))
     flags = pd.DataFrame({"faster": timing & sig & (oriented > 1), "slower": timing & sig & (oriented < 1),
-                          "unchanged": timing & ~(sig & (oriented != 1))}, index=cases.index)
+                          "unchanged": timing & quiet}, index=cases.index)
     counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), ["faster", "slower", "unchanged"])
     unmatched_cases = result.unmatched[~folded_rows(result.unmatched)]  # a failed decode is one case, not its tokens/s too
     regressed, unmatched = _sizes(found), _sizes(unmatched_cases)
     compared = _sizes(cases[~folded_rows(cases)])
     unconfirmed = _sizes(doubts[doubts.verdict == UNCONFIRMED_STATE]) if len(doubts) else {}
+    contended = _sizes(doubts[doubts.doubt == BUSY]) if len(doubts) else {}
     suspected = _sizes(doubts[doubts.verdict == SUSPECTED]) if len(doubts) else {}
     detects = detectable_words(cases[timing], GROUP, review.threshold / 100.0)
     evidence = evidence_by_group(cases[timing], GROUP)
@@ -86,12 +90,13 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     for key in sorted(set(counts) | set(regressed) | set(unmatched)):
         hit = regressed.get(key, 0)
         got = counts.get(key, {"faster": 0, "slower": 0, "unchanged": 0})
-        doubt = unconfirmed.get(key, 0)
+        doubt, busy = unconfirmed.get(key, 0), contended.get(key, 0)
         n = compared.get(key, 0)
-        verdict = (_group_verdict(hit, doubt, got) if n else
+        verdict = (_group_verdict(hit, doubt, busy) if n else
                    nothing_compared(_in(unmatched_cases, key), q.baseline, q.candidate, key[0]))
         rows.append({**dict(zip(GROUP, key)), "verdict": verdict, "compared": n, **got, "regressed": hit,
-                     "unconfirmed": doubt, "suspected": suspected.get(key, 0), "unmatched": unmatched.get(key, 0),
+                     "unconfirmed": doubt, "contended": busy, "suspected": suspected.get(key, 0),
+                     "unmatched": unmatched.get(key, 0),
                      "memory": _memory(_in(memory_cases, key), _in(found, key)),
                      "correctness": _correctness(_in(correctness_cases, key), _in(found, key)),
                      "detects": detects.get(key, ""), "evidence": evidence.get(key, NO_TIMING),
@@ -101,11 +106,13 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     notes = list(result.notes) + condition_notes(engine, base, "baseline") + condition_notes(engine, cand, "candidate")
     total = len(found)
     n_doubt = int((doubts.verdict == UNCONFIRMED_STATE).sum()) if len(doubts) else 0
+    n_busy = int((doubts.doubt == BUSY).sum()) if len(doubts) else 0
     n_suspect = int((doubts.verdict == SUSPECTED).sum()) if len(doubts) else 0
     return {"baseline": review.compare.baseline, "candidate": review.compare.candidate, "scope": review.compare.scope,
             "threshold": review.threshold, "threshold_unit": "% worse", "rules": review.rules_text,
-            "verdict": _overall(total, rows, n_doubt), "regressions": total, "unconfirmed": n_doubt,
-            "suspected": n_suspect, "groups": records(pd.DataFrame(rows, columns=GROUP_COLUMNS)),
+            "verdict": _overall(total, rows, n_doubt, n_busy), "regressions": total, "unconfirmed": n_doubt,
+            "contended": n_busy, "suspected": n_suspect,
+            "groups": records(pd.DataFrame(rows, columns=GROUP_COLUMNS)),
             "families": records(fams.reindex(columns=FAMILY_COLUMNS)), "notes": notes}
 
 
@@ -180,20 +187,28 @@ def _correctness(mine: pd.DataFrame, found: pd.DataFrame) -> str:
     return f"{len(hit)} of {checked} cases regressed: {said}{gains}"
 
 
-def _group_verdict(hit: int, doubt: int, counts: dict[str, int]) -> str:
+def _group_verdict(hit: int, doubt: int, busy: int = 0) -> str:
     if hit:
         return f"{hit} regression{'s' * (hit != 1)}"
     if doubt:
-        return f"no confirmed regression ({doubt} unconfirmed: nothing to test them on)"
+        return f"no confirmed regression ({_unconfirmed_words(doubt, busy)})"
     return "no regressions"
 
 
-def _overall(total: int, rows: list[dict], unconfirmed: int = 0) -> str:
+def _unconfirmed_words(doubt: int, busy: int) -> str:
+    """"24 unconfirmed: contended (other processes took the cores while they were timed)", or the reasons split."""
+    untested = doubt - busy
+    why = [f"{busy} contended: other processes took the cores while {'they were' if busy != 1 else 'it was'} timed"
+           if busy else "", f"{untested} with nothing to test {'them' if untested != 1 else 'it'} on" if untested else ""]
+    return f"{doubt} unconfirmed: " + "; ".join(w for w in why if w)
+
+
+def _overall(total: int, rows: list[dict], unconfirmed: int = 0, busy: int = 0) -> str:
     empty = [r for r in rows if not r["compared"]]
     if len(empty) == len(rows):
         return "nothing compared"
     rows = [r for r in rows if r["compared"]]
-    apart = f"; {unconfirmed} unconfirmed (no replicates, no A/A data: counted apart)" if unconfirmed else ""
+    apart = f"; {_unconfirmed_words(unconfirmed, busy)} (counted apart)" if unconfirmed else ""
     if empty:
         apart += f"; {len(empty)} group{'s' * (len(empty) != 1)} with nothing compared"
     if not total:

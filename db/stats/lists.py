@@ -2,10 +2,15 @@
 
 Lists of one length are taken together as one sorted 2-D array, one length at a time: a case's pooled samples
 (db.stats.significance) and each worker process's samples (db.stats.replicates) both go through here.
+SampleLists holds each case's samples in that layout, run by run.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 
 def list_quantiles(values: np.ndarray, offsets: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
@@ -37,3 +42,56 @@ def sorted_quantiles(x: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
         diff = b - a
         out.append(np.where(bad, np.nan, np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)))
     return out
+
+
+@dataclass
+class SampleLists:
+    """Variable-length sample lists in Arrow layout: case i's samples are values[offsets[i]:offsets[i+1]]. With
+    `runs`, case i's samples come from runs runs[i]..runs[i+1]-1, run j's being values[run_offsets[j]:…[j+1]]
+    (a case pooled over several runs: db.stats.replicates uses the runs as replicates)."""
+    values: np.ndarray  # each list in the order it was read (run after run)
+    offsets: np.ndarray
+    runs: np.ndarray | None = None  # per case, offsets into the runs (None: every case is one run)
+    run_offsets: np.ndarray | None = None  # per run, offsets into values
+
+    @classmethod
+    def from_arrow(cls, column: pa.ChunkedArray | pa.Array) -> "SampleLists":
+        """From a list<double> column (one run per case), or a list<list<double>> column (each case's runs); a
+        null list (no ok sample) is an empty one."""
+        arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        arr = pc.fill_null(arr, pa.scalar([], arr.type)) if arr.null_count else arr
+        if not pa.types.is_list(arr.type.value_type):
+            values = arr.flatten().to_numpy(zero_copy_only=False).astype(float, copy=False)
+            return cls(values, _offsets(pc.list_value_length(arr)))
+        inner = arr.flatten()
+        inner = pc.fill_null(inner, pa.scalar([], inner.type)) if inner.null_count else inner
+        runs, run_offsets = _offsets(pc.list_value_length(arr)), _offsets(pc.list_value_length(inner))
+        values = inner.flatten().to_numpy(zero_copy_only=False).astype(float, copy=False)
+        return cls(values, run_offsets[runs], runs, run_offsets)
+
+    @property
+    def counts(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def run_counts(self) -> np.ndarray:
+        """Runs per case (1 where the lists carry no runs)."""
+        return np.ones(len(self.offsets) - 1, dtype=np.int64) if self.runs is None else np.diff(self.runs)
+
+    def take(self, mask: np.ndarray) -> "SampleLists":
+        """The lists where mask is true, in order, as a new compact SampleLists (runs kept)."""
+        rows = np.flatnonzero(mask)
+        counts = self.counts[rows]
+        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        index = np.arange(offsets[-1]) - np.repeat(offsets[:-1] - self.offsets[rows], counts)
+        if self.runs is None:
+            return SampleLists(self.values[index], offsets)
+        per_case = self.run_counts[rows]
+        runs = np.concatenate([[0], np.cumsum(per_case)]).astype(np.int64)
+        kept = np.arange(runs[-1]) - np.repeat(runs[:-1] - self.runs[rows], per_case)
+        run_offsets = np.concatenate([[0], np.cumsum(np.diff(self.run_offsets)[kept])]).astype(np.int64)
+        return SampleLists(self.values[index], offsets, runs, run_offsets)
+
+
+def _offsets(lengths: pa.Array) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(lengths.to_numpy(zero_copy_only=False))]).astype(np.int64)

@@ -18,71 +18,21 @@ import pyarrow.compute as pc
 from threadpoolctl import ThreadpoolController
 
 from db.stats import replicates
-from db.stats.lists import list_quantiles, sorted_quantiles
+from db.stats.contention import CleanSide
+from db.stats.lists import SampleLists, list_quantiles, sorted_quantiles
 
 REVIEW_ALPHA = 0.05  # family-wise: at most 5 % of reviews of unchanged software call any case significant
 BOOTSTRAP_DRAWS = 1000  # per family (over cases)
 SEED = 20261202
 UNCONFIRMED, SIGNIFICANT, NOT_SIGNIFICANT = "unconfirmed: no replicates", "significant", "not significant"
 BY_RULE = "judged by its rule"  # single figures (memory, correctness): their metric's rule, not a test
-VERDICTS = (UNCONFIRMED, SIGNIFICANT, NOT_SIGNIFICANT, BY_RULE)  # Significance.codes index this
+# a side with too few clean worker processes (db.stats.contention): its figures timed the machine's load
+CONTENDED = "unconfirmed: contended"
+VERDICTS = (UNCONFIRMED, SIGNIFICANT, NOT_SIGNIFICANT, BY_RULE, CONTENDED)  # Significance.codes index this
 _VERDICTS = np.array(VERDICTS, dtype=object)
 # what a case's variance rests on (Significance.replicates)
 REPLICATE_WORDS = ("none: one process, one run a side, no A/A data", "worker processes",
                    "runs and A/A pairs", "worker processes, runs and A/A pairs")
-
-
-@dataclass
-class SampleLists:
-    """Variable-length sample lists in Arrow layout: case i's samples are values[offsets[i]:offsets[i+1]]. With
-    `runs`, case i's samples come from runs runs[i]..runs[i+1]-1, run j's being values[run_offsets[j]:…[j+1]]
-    (a case pooled over several runs: db.stats.replicates uses the runs as replicates)."""
-    values: np.ndarray  # each list in the order it was read (run after run)
-    offsets: np.ndarray
-    runs: np.ndarray | None = None  # per case, offsets into the runs (None: every case is one run)
-    run_offsets: np.ndarray | None = None  # per run, offsets into values
-
-    @classmethod
-    def from_arrow(cls, column: pa.ChunkedArray | pa.Array) -> "SampleLists":
-        """From a list<double> column (one run per case), or a list<list<double>> column (each case's runs); a
-        null list (no ok sample) is an empty one."""
-        arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-        arr = pc.fill_null(arr, pa.scalar([], arr.type)) if arr.null_count else arr
-        if not pa.types.is_list(arr.type.value_type):
-            values = arr.flatten().to_numpy(zero_copy_only=False).astype(float, copy=False)
-            return cls(values, _offsets(pc.list_value_length(arr)))
-        inner = arr.flatten()
-        inner = pc.fill_null(inner, pa.scalar([], inner.type)) if inner.null_count else inner
-        runs, run_offsets = _offsets(pc.list_value_length(arr)), _offsets(pc.list_value_length(inner))
-        values = inner.flatten().to_numpy(zero_copy_only=False).astype(float, copy=False)
-        return cls(values, run_offsets[runs], runs, run_offsets)
-
-    @property
-    def counts(self) -> np.ndarray:
-        return np.diff(self.offsets)
-
-    @property
-    def run_counts(self) -> np.ndarray:
-        """Runs per case (1 where the lists carry no runs)."""
-        return np.ones(len(self.offsets) - 1, dtype=np.int64) if self.runs is None else np.diff(self.runs)
-
-    def take(self, mask: np.ndarray) -> "SampleLists":
-        """The lists where mask is true, in order, as a new compact SampleLists (runs kept)."""
-        rows = np.flatnonzero(mask)
-        counts = self.counts[rows]
-        offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        index = np.arange(offsets[-1]) - np.repeat(offsets[:-1] - self.offsets[rows], counts)
-        if self.runs is None:
-            return SampleLists(self.values[index], offsets)
-        per_case = self.run_counts[rows]
-        runs = np.concatenate([[0], np.cumsum(per_case)]).astype(np.int64)
-        kept = np.arange(runs[-1]) - np.repeat(runs[:-1] - self.runs[rows], per_case)
-        run_offsets = np.concatenate([[0], np.cumsum(np.diff(self.run_offsets)[kept])]).astype(np.int64)
-        return SampleLists(self.values[index], offsets, runs, run_offsets)
-
-
-def _offsets(lengths: pa.Array) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum(lengths.to_numpy(zero_copy_only=False))]).astype(np.int64)
 
 
 @dataclass
@@ -110,20 +60,23 @@ class Significance:
     replicates: np.ndarray  # what the variance rests on, as its index in REPLICATE_WORDS
 
 
-def side_figures(lists: SampleLists, processes, use_ratio: np.ndarray) -> replicates.SideReplicates:
-    """One side's replicate figures per case (db.stats.replicates.side_replicates) from its sample lists and its
-    process sizes per run (a list<list<int>> column aligned with the lists). Pure numpy, which releases the
-    GIL: db.review.comparison computes both sides on workers beside its frames."""
-    return replicates.side_replicates(lists.values, *_runs(lists), *replicates.process_sizes(processes), use_ratio)
+def side_figures(side: CleanSide, use_ratio: np.ndarray) -> replicates.SideReplicates:
+    """One side's replicate figures per case (db.stats.replicates.side_replicates) from its clean samples and
+    their process sizes per run (db.stats.contention.clean_side). Pure numpy, which releases the GIL:
+    db.review.comparison computes both sides on workers beside its frames."""
+    lists = side.lists
+    return replicates.side_replicates(lists.values, *_runs(lists), side.size_counts, side.sizes, use_ratio)
 
 
 def significance(sides: tuple[replicates.SideReplicates, replicates.SideReplicates], change: np.ndarray,
                  use_ratio: np.ndarray, tested: np.ndarray, aa_pairs: np.ndarray | None = None,
-                 aa_sum_sq: np.ndarray | None = None, alpha: float = REVIEW_ALPHA) -> Significance:
+                 aa_sum_sq: np.ndarray | None = None, alpha: float = REVIEW_ALPHA,
+                 contended: np.ndarray | None = None) -> Significance:
     """Per case: the change's test on its replicates (db.stats.replicates) and the verdict. `sides`: the baseline's
     and the candidate's side_figures; `change` is the shown change (ratio of pooled medians, or their
     difference); `tested` marks the cases whose metric a review judges by significance: those are the family whose
-    family-wise error Holm's step holds at alpha (the others are judged by their own rule: BY_RULE)."""
+    family-wise error Holm's step holds at alpha (the others are judged by their own rule: BY_RULE). `contended`
+    marks the cases a side of which had too few clean processes (db.stats.contention): never tested, CONTENDED."""
     m = len(use_ratio)
     zeros = np.zeros(m)
     test = replicates.change_test(*sides, zeros if aa_pairs is None else aa_pairs,
@@ -132,14 +85,17 @@ def significance(sides: tuple[replicates.SideReplicates, replicates.SideReplicat
         # the CI keeps its width and is moved onto the shown change (pooled medians), so the figure a table
         # shows is inside its own CI; the test is on the means of process figures (db.stats.replicates)
         shift = np.where(use_ratio, np.log(change), change) - test.d
-    family = tested & test.testable
+    busy = np.zeros(m, dtype=bool) if contended is None else np.asarray(contended, dtype=bool)
+    family = tested & test.testable & ~busy
     passed = replicates.holm(np.where(family, test.p_value, np.nan), alpha)
-    codes = np.where(~tested, 3, np.where(~test.testable, 0, np.where(passed, 1, 2)))
+    codes = np.where(~tested, 3, np.where(busy, 4, np.where(~test.testable, 0, np.where(passed, 1, 2))))
     with np.errstate(over="ignore"):
         low = np.where(use_ratio, np.exp(test.ci_low + shift), test.ci_low + shift)
         high = np.where(use_ratio, np.exp(test.ci_high + shift), test.ci_high + shift)
     words = np.where(~test.testable, 0, np.where(test.processes, np.where(test.run_level, 3, 1), 2))
-    return Significance(test.p_value, low, high, _VERDICTS[codes], codes, test.se, test.df, words)
+    untested = tested & busy  # a contended case's p and CI would be the machine's load: none is shown
+    p_value, low, high = (np.where(untested, np.nan, a) for a in (test.p_value, low, high))
+    return Significance(p_value, low, high, _VERDICTS[codes], codes, test.se, test.df, words)
 
 
 def _runs(lists: SampleLists) -> tuple[np.ndarray, np.ndarray]:

@@ -43,7 +43,8 @@ _RUNS = "SELECT '{side}' AS side, run_id FROM ({runs})"
 # rowid semi-join (which re-fetched the joined rows by rowid to avoid decoding every row's samples).
 _SIDES = """
   SELECT s.side, {scope} AS scope, ru.device_type AS device, ru.machine_name, r.run_id, r.run_seq, r.workload, r.case_key,
-         r.dtype, r.compile, r.metric, r.status, r.samples, r.processes, r.passed, r.message, r.warnings_json
+         r.dtype, r.compile, r.metric, r.status, r.samples, r.processes, r.contention, r.passed, r.tolerance,
+         r.rounding, r.message, r.warnings_json
   FROM side_runs s JOIN runs ru ON ru.run_id = s.run_id
     JOIN results r ON r.run_seq = ru.run_seq
   WHERE true{filters}"""
@@ -54,10 +55,13 @@ _SIDES = """
 _SIDE_OK = """
   list(samples) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}samples,
   list(processes) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}processes,
+  list(contention) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}contention,
   list(run_seq) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}seqs,
   count(*) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}pooled,
   {machines} AS {p}machines,
   bool_and(passed) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}passed,
+  max(tolerance) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}tolerance,
+  median(rounding) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}rounding,
   count(*) FILTER (WHERE side = '{s}') AS {p}results"""
 
 # machine scope: one machine per scope by construction, so the distinct count is not computed
@@ -104,8 +108,10 @@ def pivot_sql(sides: Sequence[tuple[str, list]], scope: str, scope_expr: str, fi
     "chip" (how machines are counted); scope_expr: the SQL of a result's scope (scope_sql, or a label of its own);
     filter_sql: " AND r.<column> IN (?, …)" conditions on the results, with filter_params.
     pivot: key columns, then per side (b_, c_) samples (each ok result's samples, one list per run), processes
-    (each such result's samples per worker process, [] for one process), pooled (ok results
-    pooled), machines, passed, results (rows of any status on that side).
+    (each such result's samples per worker process, [] for one process), contention (each such result's
+    shares per worker process, [] where not measured: bundle.contention), pooled (ok results
+    pooled), machines, passed, tolerance (the largest stated), rounding (the median rounding level of a
+    correctness figure: collector.correctness), results (rows of any status on that side).
     detail: key columns of the cases with a non-ok result, then per side other (its non-ok statuses, or
     null), message (of a non-ok result), fallback_median.
     warned: key columns of the cases whose ok results carry warnings, then per side warnings (short, distinct).
@@ -160,27 +166,31 @@ def read_pairs_on(duck, sql: PairSQL, pool: Executor | None = None) -> pa.Table:
     return attach_warnings(attach_detail(pivot, detail.take(key_order(detail))), warned)
 
 
+_PER_RUN = ("samples", "processes", "contention")  # a case's lists with one entry per run
+
+
 def runs_in_order(pivot: pa.Table) -> pa.Table:
-    """Each case's runs (its samples and processes lists) in run order, the seqs columns dropped. DuckDB's list()
+    """Each case's runs (its samples, processes and contention lists) in run order, the seqs columns dropped. DuckDB's list()
     keeps the order its threads met the rows in, which varies from one read to the next; the tests on the runs add
     them up in list order, so two reads (two replicas, or one after a cache clear) gave answers differing in the
     last bits. Ordering inside DuckDB (list(… ORDER BY …)) doubled the read; here the runs are sorted within
     their cases (one stable sort of mostly sorted integers) and the child lists gathered once, only where some
     case's runs came out of order. Runs repeating a case (one run_seq twice) are ordered by their first sample."""
     for _, p in SIDES:
-        seqs, samples, processes = (pivot[p + n].combine_chunks() for n in ("seqs", "samples", "processes"))
+        seqs, samples = (pivot[p + n].combine_chunks() for n in ("seqs", "samples"))
+        per_run = {name: pivot[p + name].combine_chunks() for name in _PER_RUN}
         pivot = pivot.drop_columns([p + "seqs"])
         runs = np.where(seqs.is_valid().to_numpy(zero_copy_only=False), np.diff(seqs.offsets.to_numpy()), 0)
         case = np.repeat(np.arange(len(runs)), runs)
         within = np.arange(len(case)) - np.repeat(np.cumsum(runs) - runs, runs)  # a run's place in its case
         at = {name: np.repeat(lists.offsets.to_numpy()[:-1], runs) + within
-              for name, lists in (("seqs", seqs), ("samples", samples), ("processes", processes))}
+              for name, lists in (("seqs", seqs), *per_run.items())}
         seq = seqs.values.to_numpy(zero_copy_only=False).astype(np.int64)[at["seqs"]]
         gather = _run_order(case, seq, lambda: _first_values(samples.values, at["samples"]))
         if gather is None:
             continue
         offsets = pa.array(np.concatenate([[0], np.cumsum(runs)]), samples.offsets.type)
-        for name, lists in (("samples", samples), ("processes", processes)):
+        for name, lists in per_run.items():
             index = pivot.schema.get_field_index(p + name)
             pivot = pivot.set_column(index, p + name, _listed(lists, offsets, at[name][gather]))
     return pivot

@@ -1,6 +1,6 @@
 """Ordered store migrations keyed by store_version. v0: a file from before the meta table existed; v1: before
 run_seq; v2: before the build's library versions; v3: before the A/A pairs; v4: before uploaded_by and
-retractions; v5: before the A/A groups' pending counts; v6: before per-process samples and per-case A/A figures; v7: before the side summaries. Each migration runs in the one transaction that also
+retractions; v5: before the A/A groups' pending counts; v6: before per-process samples and per-case A/A figures; v7: before the side summaries; v8: before per-process contention and correctness rounding. Each migration runs in the one transaction that also
 stamps the new store_version, so a store is never stamped ahead of its data."""
 from __future__ import annotations
 
@@ -68,6 +68,7 @@ def _v3_to_v4(conn) -> None:
     AANoise.__table__.create(conn, checkfirst=True)
     AACase.__table__.create(conn, checkfirst=True)  # the backfill adds to it (v7 recomputes it whole)
     AA_PAIRS.create(conn, checkfirst=True)
+    _results_v9(conn)  # the backfill is today's: it reads each result's contention
     backfill(conn)
 
 
@@ -109,12 +110,49 @@ def _v7_to_v8(conn) -> None:
     from db.store.side_cases import backfill
     from db.store.tables import SIDE_CASES
 
+    _results_v9(conn)  # the backfill is today's: it reads contention, tolerance and rounding
     SIDE_CASES.create(conn, checkfirst=True)
     backfill(conn)
 
 
+def _results_v9(conn) -> None:
+    """The result columns of store v9 (contention per process, a correctness figure's rounding level), where
+    missing; a record's old contention warning read into its processes' shares (db.store.contention)."""
+    from db.store.contention import STORED_SQL
+
+    cols = {r[0] for r in conn.execute(text(
+        "SELECT column_name FROM information_schema.columns WHERE table_name='results'"))}
+    if "contention" not in cols:
+        conn.execute(text("ALTER TABLE results ADD COLUMN contention DOUBLE[] DEFAULT []"))
+    if "rounding" not in cols:
+        conn.execute(text("ALTER TABLE results ADD COLUMN rounding DOUBLE"))
+    if "processes" in cols:  # before v7 there are none to give shares to: the v9 step fills them then
+        conn.execute(text(f"UPDATE results SET contention = {STORED_SQL} WHERE len(contention) = 0 "
+                          "AND warnings_json LIKE '%CPU contention%'"))
+
+
+def _v8_to_v9(conn) -> None:
+    """v9 keeps each result's contention per worker process (bundle schema 3; a stored record's old "CPU
+    contention" warning becomes its processes' shares: db.store.contention) and a correctness figure's rounding
+    level; the A/A model is made again without contended results, and the side summaries, with their new
+    contention and correctness columns, again from the results (contended processes leave the figures:
+    db.stats.contention)."""
+    from db.store import aa_pairs
+    from db.store.side_cases import backfill
+    from db.store.tables import SIDE_CASES
+
+    _results_v9(conn)
+    # the A/A model made again without the results that ran contended (db.store.aa_pairs)
+    for table in ("aa_pairs", "aa_cases", "aa_noise"):
+        conn.execute(text(f"DELETE FROM {table}"))
+    aa_pairs.backfill(conn)
+    conn.execute(text("DROP TABLE IF EXISTS side_cases"))
+    SIDE_CASES.create(conn)
+    backfill(conn)
+
+
 MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
-              7: _v7_to_v8}
+              7: _v7_to_v8, 8: _v8_to_v9}
 
 
 def migrate(conn) -> None:

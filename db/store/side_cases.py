@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from sqlalchemy import text
 
 from db.store.aa_pairs import RATIO_METRICS
+from db.stats.contention import COLUMNS as CONTENTION, clean_side
 from db.stats.significance import SampleLists, side_figures, summarize_lists
 from db.store.case_pivot import NO_RUNS, pivot_sql, read_pairs_on
 
@@ -33,7 +34,7 @@ BATCH = 200  # groups refreshed per pivot: a whole store's backfill in bounded m
 _COLUMNS = ["group_seq", "torch_version", "git_hash", "debug", "scope", "device", "workload", "case_key", "dtype",
             "compile", "metric", "pooled", "machines", "results", "n", "runs", "passed", "other", "message",
             "warnings", "fallback_median", "median", "p25", "p75", "inv_processes", "processes", "ss_within",
-            "df_within", "ss_between", "mean", "valid"]
+            "df_within", "ss_between", "mean", "tolerance", "rounding", "valid", *CONTENTION]
 
 
 def groups_of_runs(conn, run_ids: list[str]) -> list[int]:
@@ -88,10 +89,11 @@ def refresh(conn, groups: list[int], fresh: bool = False) -> None:
 
 def summary_rows(table: pa.Table, identity: dict) -> pa.Table:
     """The side_cases rows of a refresh's pivot (its baseline side; its scope is the group's label)."""
-    lists = SampleLists.from_arrow(table["b_samples"])
+    clean = clean_side(SampleLists.from_arrow(table["b_samples"]), table["b_processes"], table["b_contention"])
+    lists = clean.lists
     quartiles = summarize_lists(lists)
     ratio = pc.is_in(table["metric"], pa.array(RATIO_METRICS)).to_numpy(zero_copy_only=False)
-    figures = side_figures(lists, table["b_processes"], ratio)
+    figures = side_figures(clean, ratio)
     who = [identity[key] for key in zip(table["scope"].to_pylist(), table["device"].to_pylist())]
     out = {"group_seq": pa.array([w.group_seq for w in who], pa.int64()),
            "torch_version": pa.array([w.torch_version for w in who], pa.string()),
@@ -100,7 +102,8 @@ def summary_rows(table: pa.Table, identity: dict) -> pa.Table:
            "scope": pa.array([w.machine_name for w in who], pa.string())}
     for name in ("device", "workload", "case_key", "dtype", "compile", "metric"):
         out[name] = table[name]
-    for name in ("pooled", "machines", "results", "passed", "other", "message", "warnings", "fallback_median"):
+    for name in ("pooled", "machines", "results", "passed", "other", "message", "warnings", "fallback_median",
+                 "tolerance", "rounding"):
         out[name] = table["b_" + name]
     out["n"] = pa.array(lists.counts, pa.int64())
     out["median"], out["p25"], out["p75"] = (pa.array(q, pa.float64()) for q in (quartiles.median, quartiles.p25,
@@ -109,4 +112,5 @@ def summary_rows(table: pa.Table, identity: dict) -> pa.Table:
     for name in ("inv_processes", "processes", "ss_within", "df_within", "ss_between", "mean"):
         out[name] = pa.array(np.asarray(getattr(figures, name), dtype=float), pa.float64())
     out["valid"] = pa.array(np.asarray(figures.valid, dtype=bool))
+    out.update({name: pa.array(values, from_pandas=True) for name, values in clean.columns().items()})
     return pa.table({name: out[name] for name in _COLUMNS})

@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import ARRAY, BigInteger, Boolean, Column, Double, Integer, String, Table
 from sqlmodel import Field, SQLModel
 
-STORE_VERSION = 8  # bump with a migration in db/store/migrate.py
+STORE_VERSION = 9  # bump with a migration in db/store/migrate.py
 
 
 class Meta(SQLModel, table=True):
@@ -95,6 +95,10 @@ class ResultRow(SQLModel, table=True):
     samples: list[float] = Field(default_factory=list, sa_column=Column(ARRAY(Double)))
     # samples per worker process, in order (bundle schema 2); empty: one process (schema 1, single figures)
     processes: list[int] = Field(default_factory=list, sa_column=Column(ARRAY(Integer)))
+    # per worker process, the share of the cores other processes took while it ran the case (bundle schema 3;
+    # an older record's "CPU contention" warning, one share for each process: db.store.contention); empty: not
+    # measured. NULL entries: not measurable
+    contention: list[float] = Field(default_factory=list, sa_column=Column(ARRAY(Double)))
     n: int = 0
     median: float | None = Field(default=None, sa_type=Double)
     mean: float | None = Field(default=None, sa_type=Double)
@@ -105,6 +109,7 @@ class ResultRow(SQLModel, table=True):
     stdev: float | None = Field(default=None, sa_type=Double)
     passed: bool | None = None
     tolerance: float | None = Field(default=None, sa_type=Double)
+    rounding: float | None = Field(default=None, sa_type=Double)  # correctness: the figure rounding alone gives
     run_seq: int | None = Field(default=None, sa_type=BigInteger)  # = its run's run_seq
 
 
@@ -153,8 +158,9 @@ AA_PAIRS = Table(
 
 
 # One case of one run group — a build (version, git hash, debug) on one machine and device — summarised as Compare
-# reads a side of it: the group's ok samples pooled over its runs, their quartiles, the replicate figures the
-# change test adds up (db.stats.replicates.SideReplicates), and what the non-ok results and the warnings say.
+# reads a side of it: the group's ok samples pooled over its runs (its clean processes', where enough ran clean:
+# db.stats.contention), their quartiles, the replicate figures the change test adds up
+# (db.stats.replicates.SideReplicates), its contention, and what the non-ok results and the warnings say.
 # Derived from `results` (db.store.side_cases refreshes a group whenever one of its runs is stored or retracted),
 # so a machine-scope Compare of two builds reads ~2 rows per case instead of grouping every sample of every run.
 # No key: deleted and written a group at a time, by group_seq (the run_seq of the group's first run).
@@ -167,8 +173,12 @@ SIDE_CASES = Table(
     *(Column(name, BigInteger) for name in ("pooled", "machines", "results", "n", "runs")),
     Column("passed", Boolean), Column("other", String), Column("message", String), Column("warnings", String),
     *(Column(name, Double) for name in ("fallback_median", "median", "p25", "p75", "inv_processes", "processes",
-                                        "ss_within", "df_within", "ss_between", "mean")),
-    Column("valid", Boolean))
+                                        "ss_within", "df_within", "ss_between", "mean", "tolerance", "rounding")),
+    Column("valid", Boolean),
+    # the side's contention (db.stats.contention): too few clean processes (its figures are every process's),
+    # how many of how many processes ran contended, and the range of their shares of the cores (0–1)
+    Column("contended", Boolean), *(Column(name, BigInteger) for name in ("contended_processes", "timed_processes")),
+    *(Column(name, Double) for name in ("contention_low", "contention_high")))
 
 
 class ReviewNote(SQLModel, table=True):

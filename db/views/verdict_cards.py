@@ -74,9 +74,11 @@ def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
         out.append({**{k: g[k] for k in GROUP}, "title": f"{g['scope']} · {g['dtype']} · {g['compile']}",
                     "verdict": g["verdict"], "regressed": int(g["regressed"] or 0),
                     "counts": f"{g['faster']} faster / {g['slower']} slower / {g['unchanged']} unchanged "
-                              "(timing cases)",
+                              "(timing cases)" + (f"; {g['contended']} contended (not tested)"
+                                                  if g.get("contended") else ""),
                     "families": _family_lines(summary["families"], g), "memory": g["memory"],
                     "correctness": g["correctness"], "status": status, "unconfirmed": int(g.get("unconfirmed") or 0),
+                    "contended": int(g.get("contended") or 0),
                     "detects": g.get("detects", ""), "compared": int(g.get("compared") or 0),
                     "evidence": g.get("evidence", ""),
                     "worst": [{"text": f"{w['case']} · {w['metric']}: {w['change']}",
