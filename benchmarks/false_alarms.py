@@ -170,9 +170,12 @@ def _print(out: dict) -> None:
             d = p["reordered"]
             moved = d["psnr_move_db"] or [0, 0]
             ratio = d["max_abs_ratio"] or [1, 1]
+            figures = d.get("by_figure", {})
             print(f"  reordered half-precision linears: {d['correctness_regressions']} correctness regressions in "
-                  f"{d['reviews']} reviews (goal 0); PSNR moved {moved[0]:+.2f} to {moved[1]:+.2f} dB, max abs "
-                  f"error {ratio[0]:.2f}× to {ratio[1]:.2f}×")
+                  f"{d['reviews']} reviews, by PSNR {figures.get('psnr_vs_cpu', 0)} and max abs error "
+                  f"{figures.get('max_abs_error', 0)} (goal 0), by max rel error {figures.get('max_rel_error', 0)}; "
+                  f"PSNR moved {moved[0]:+.2f} to {moved[1]:+.2f} dB, max abs error {ratio[0]:.2f}× to "
+                  f"{ratio[1]:.2f}×")
 
 
 def main() -> None:

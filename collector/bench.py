@@ -43,7 +43,7 @@ class CaseBench(Bench):
         self.chip, self.gpu_cores = chip, gpu_cores
         self.results: list[Result] = []
         self.case_warnings: list[str] = []
-        self.meter = ShareMeter()  # other processes' share of the cores while the timing passes ran
+        self.meter = ShareMeter()  # other processes' share of the cores while the timing and memory passes ran
 
     # --- records -------------------------------------------------------------------------------------------
     def _add(self, metric: str, status: Status, *, unit: str | None = None, samples: list[float] | None = None,
@@ -118,7 +118,8 @@ class CaseBench(Bench):
     def memory(self, fn: Callable[[], Any]) -> None:
         if not self.full:
             return
-        report = self.adapter.measure_memory(fn)
+        with self.meter.measuring():  # its driver peak is sampled while it runs (bundle.metrics.SAMPLED)
+            report = self.adapter.measure_memory(fn)
         figures = {"memory_driver_peak": report.driver_peak, "memory_reserved_peak": report.reserved_peak,
                    "memory_allocated_peak": report.allocated_peak,
                    "memory_outside_allocator": report.outside_allocator}

@@ -66,7 +66,8 @@ class Plan:
         if self.case_time_limit_s is not None and self.case_time_limit_s <= 0:
             raise CollectorError("--case-time-limit must be a positive number of seconds")
         if not 0 <= self.idle_wait_s <= MAX_IDLE_WAIT_S:
-            raise CollectorError(f"--idle-wait must be from 0 to {MAX_IDLE_WAIT_S:g} seconds (got {self.idle_wait_s!r})")
+            raise CollectorError(f"--idle-wait must be from 0 to {MAX_IDLE_WAIT_S:g} seconds "
+                                 f"(got {self.idle_wait_s!r})")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

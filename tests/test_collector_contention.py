@@ -174,13 +174,24 @@ class ScriptedIsolator:
         return CaseOutcome([Result.model_validate(_timing(share, [value, value * 1.01]))])
 
 
-def test_a_contended_process_is_retimed_in_a_fresh_one_and_both_are_kept(tmp_path: Path, monkeypatch):
+@pytest.fixture
+def scripted(monkeypatch):
+    """A run of three processes whose case workers give op_time with the shares given, on an idle machine."""
     monkeypatch.setattr(run_session, "Isolator", ScriptedIsolator)
     monkeypatch.setattr(run_session, "worker_spec", lambda s, p: _Spec(p == 0))
+
+    def make(out: Path, shares: list[float], idle_wait_s: float = 1.0) -> run_session.Session:
+        ScriptedIsolator.shares, ScriptedIsolator.processes = list(shares), []
+        session = _session(out, processes=3, idle_wait_s=idle_wait_s)
+        load = FakeLoad([0.0])
+        session.gate = IdleGate(IdlePolicy(wait_s=idle_wait_s), look=load.look, clock=load.clock)
+        return session
+    return make
+
+
+def test_a_contended_process_is_retimed_in_a_fresh_one_and_both_are_kept(tmp_path: Path, scripted):
     # three processes; the second ran contended; its first retake ran contended too, the second clean
-    ScriptedIsolator.shares, ScriptedIsolator.processes = [0.0, 0.9, 0.0, 0.8, 0.05], []
-    session = _session(tmp_path, processes=3)
-    session.gate = IdleGate(IdlePolicy(wait_s=1), look=FakeLoad([0.0]).look, clock=FakeLoad([0.0]).clock)
+    session = scripted(tmp_path, [0.0, 0.9, 0.0, 0.8, 0.05])
     path = run_session.run(session)
     bundle = json.loads(path.read_text())
     [timing] = [r for r in bundle["results"] if r["metric"] == "op_time"]
@@ -191,17 +202,10 @@ def test_a_contended_process_is_retimed_in_a_fresh_one_and_both_are_kept(tmp_pat
     assert any(w.startswith("CPU contention: 2 worker-process timings (1 of 1 cases)") for w in bundle["warnings"])
 
 
-def test_retakes_stop_at_twice_the_contended_processes_and_without_the_wait(tmp_path: Path, monkeypatch):
-    monkeypatch.setattr(run_session, "Isolator", ScriptedIsolator)
-    monkeypatch.setattr(run_session, "worker_spec", lambda s, p: _Spec(p == 0))
-    ScriptedIsolator.shares, ScriptedIsolator.processes = [0.0, 0.9, 0.0, 0.9, 0.9], []
-    session = _session(tmp_path, processes=3)
-    session.gate = IdleGate(IdlePolicy(wait_s=1), look=FakeLoad([0.0]).look, clock=FakeLoad([0.0]).clock)
-    run_session.run(session)
+def test_retakes_stop_at_twice_the_contended_processes_and_without_the_wait(tmp_path: Path, scripted):
+    run_session.run(scripted(tmp_path, [0.0, 0.9, 0.0, 0.9, 0.9]))
     assert len(ScriptedIsolator.processes) == 5 and ScriptedIsolator.shares == []  # 2 retakes of 1 contended
-    ScriptedIsolator.shares, ScriptedIsolator.processes = [0.0, 0.9, 0.0], []
-    session = _session(tmp_path / "off", processes=3, idle_wait_s=0.0)
-    run_session.run(session)
+    run_session.run(scripted(tmp_path / "off", [0.0, 0.9, 0.0], idle_wait_s=0.0))
     assert len(ScriptedIsolator.processes) == 3  # --idle-wait 0: no retakes either
 
 

@@ -184,3 +184,38 @@ def test_a_v8_store_is_migrated_its_old_warnings_read_as_contention_and_its_aa_m
     engine.dispose()
     # the three runs are one group (a build on a machine): 10 of its 30 processes contended, 20 clean remain
     assert sides == [(False, 10, 30)] * CASES
+
+
+def test_a_sampled_memory_peak_read_in_a_contended_process_is_unconfirmed_an_exact_one_is_judged(store):
+    gib = 2.0 ** 30
+
+    def peaks(driver: float, reserved: float, share: float) -> list[dict]:
+        common = dict(workload="constant_pad", suite="kernels", params={"case": 0}, dtype="float32", compile="eager",
+                      status="ok", contention=[share])
+        return [dict(common, metric="memory_driver_peak", unit="B", samples=[driver]),
+                dict(common, metric="memory_reserved_peak", unit="B", samples=[reserved])]
+    ingest_bundle(store, _bundle("2.14.1", peaks(1.0 * gib, 1.0 * gib, 0.0)))
+    ingest_bundle(store, _bundle("2.15.0", peaks(1.25 * gib, 1.25 * gib, 0.5)))  # both 25 % and 256 MiB more
+    answer = review_answer(store, Review(CompareQuery.from_params(
+        {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"})))
+    assert [r["metric"] for r in answer["regressions"]] == ["memory_reserved_peak"]  # an allocator count: exact
+    [doubt] = answer["unconfirmed"]
+    assert doubt["metric"] == "memory_driver_peak" and doubt["doubt"].startswith("contended")
+
+
+def test_a_sampled_peak_with_a_run_spread_is_tested_a_move_within_it_is_no_regression(store):
+    """Three runs of the baseline whose CPU driver peaks spread ±20 % (A/A pairs and runs to test on): a candidate
+    peak 18 % (and 80 MiB) above their mean is within that spread, one 3× above is not."""
+    mib = 2.0 ** 20
+
+    def peak(case: int, value: float) -> dict:
+        return dict(workload="constant_pad", suite="kernels", params={"case": case}, dtype="float32",
+                    compile="eager", status="ok", metric="memory_driver_peak", unit="B", samples=[value * mib])
+    for level in (350.0, 450.0, 550.0):
+        ingest_bundle(store, _bundle("2.14.1", [peak(0, level), peak(1, level)]))
+    for level in (500.0, 560.0):
+        ingest_bundle(store, _bundle("2.15.0", [peak(0, level), peak(1, 3 * level)]))
+    answer = review_answer(store, Review(CompareQuery.from_params(
+        {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"})))
+    assert [json.loads(r["case_key"])["case"] for r in answer["regressions"]] == [1]
+    assert answer["regressions"][0]["significance"] == "significant"

@@ -26,19 +26,20 @@ def _processes(rng, n_processes: int, centre: float, spread: float, calls: int =
 
 
 def test_processes_of_one_run_a_side_are_yuens_trimmed_t_test_on_process_medians():
-    """One run a side: the test is Yuen's (20 % trimmed means, winsorized variances pooled), scipy's own."""
+    """One run a side: the test is Yuen's (one process trimmed from each end, winsorized variances pooled),
+    scipy's own (its trim is a fraction: 1/8 cuts one of 8 and one of 10)."""
     rng = np.random.default_rng(1)
     base, cand = _processes(rng, 8, 100.0, 0.05), _processes(rng, 10, 110.0, 0.05)
     yb = np.log([np.median(p) for p in base])
     yc = np.log([np.median(p) for p in cand])
-    d = stats.trim_mean(yc, 0.2) - stats.trim_mean(yb, 0.2)
+    d = stats.trim_mean(yc, 0.125) - stats.trim_mean(yb, 0.125)
     test = change_test(_side([base]), _side([cand]), np.zeros(1), np.zeros(1))
     assert test.d[0] == pytest.approx(d)
-    expected = stats.ttest_ind(yc, yb, equal_var=True, trim=0.2)
-    # 8 processes keep 6 (one trimmed from each end), 10 keep 6 (two): 5 + 5 degrees of freedom
-    assert test.testable[0] and test.df[0] == pytest.approx(10) == expected.df
+    expected = stats.ttest_ind(yc, yb, equal_var=True, trim=0.125)
+    # 8 processes keep 6, 10 keep 8 (one trimmed from each end): 5 + 7 degrees of freedom
+    assert test.testable[0] and test.df[0] == pytest.approx(12) == expected.df
     assert test.p_value[0] == pytest.approx(expected.pvalue, rel=1e-9)
-    half = stats.t.ppf(0.975, 10) * abs(d / expected.statistic)
+    half = stats.t.ppf(0.975, 12) * abs(d / expected.statistic)
     assert (test.ci_low[0], test.ci_high[0]) == pytest.approx((d - half, d + half))
 
 
@@ -61,8 +62,8 @@ def test_one_wild_process_of_ten_moves_neither_the_figure_nor_the_verdict():
     y = np.log([np.median(p) for p in wild])
     assert abs(test.d[0]) < 0.1 < np.log(12658 / 57) / 10  # 1.7× by the mean, within ±10 % trimmed
     assert test.p_value[0] > 0.05
-    assert test.d[0] == pytest.approx(stats.trim_mean(y, 0.2) - stats.trim_mean(
-        np.log([np.median(p) for p in quiet]), 0.2))
+    assert test.d[0] == pytest.approx(stats.trim_mean(y, 0.1) - stats.trim_mean(
+        np.log([np.median(p) for p in quiet]), 0.1))
 
 
 def test_runs_without_processes_are_a_t_test_on_run_medians():

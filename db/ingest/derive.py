@@ -153,7 +153,8 @@ def typed_select(source: str) -> str:
   coalesce(TRY_CAST(j.samples AS DOUBLE[]), []) AS samples, TRY_CAST(j.passed AS BOOLEAN) AS passed_value,
   j.contention IS NULL OR regexp_full_match(j.contention::VARCHAR, '{CONTENTION_RE}') AS contention_typed,
   coalesce(TRY_CAST(j.contention AS DOUBLE[]), []) AS contention,
-  TRY_CAST(j.tolerance AS DOUBLE) AS tolerance_value, TRY_CAST(j.rounding AS DOUBLE) AS rounding_value, coalesce({_summary_typed('j.summary::VARCHAR')}, false)
+  TRY_CAST(j.tolerance AS DOUBLE) AS tolerance_value, TRY_CAST(j.rounding AS DOUBLE) AS rounding_value,
+  coalesce({_summary_typed('j.summary::VARCHAR')}, false)
   AS summary_typed, TRY_CAST(j.summary AS {SUMMARY_STRUCT}) AS summary
 FROM {source} j"""
 

@@ -36,7 +36,8 @@ _TABLES = {  # name: (key columns, judged columns, Python judge)
     "_warnings": (("warnings",), ("ok", "warnings_json"), derive.warnings_row),
     "_processes": (("processes", "n_samples", "n_contention"), ("ok", "processes_value"), derive.processes_row),
 }
-_TYPES = {"n_samples": pa.int64(), "n_contention": pa.int64(), "processes_value": pa.list_(pa.int32())}  # columns whose type rows cannot tell
+# columns whose type rows cannot tell
+_TYPES = {"n_samples": pa.int64(), "n_contention": pa.int64(), "processes_value": pa.list_(pa.int32())}
 
 
 def _register(raw_conn, name: str, columns: tuple, rows: list[tuple]) -> None:

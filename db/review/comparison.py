@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import Engine
 
-from bundle.metrics import METRICS, RULES, RuleKind
+from bundle.metrics import METRICS, RULES, SAMPLED, RuleKind
 from db.query.case_pairs import FILTERS, KEY, SIDES as _SIDES
 from db.errors import Problem, StoreError
 from db.query.selectors import Selector, check_builds, parse_selector, parse_pool, pooled_note, side_runs
@@ -143,9 +143,9 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
         shown = np.where(facts.use_ratio, change.columns["ratio"], change.columns["difference"])
         noise = noise.result()
         cases["noise"] = noise.noise
-        busy = (frame.b_contended | frame.c_contended).to_numpy(dtype=bool)
         sig = significance((stats[0].figures, stats[1].figures), shown, facts.use_ratio, tested,
-                           noise.pairs.to_numpy(), noise.sum_sq.to_numpy(), contended=busy)
+                           noise.pairs.to_numpy(), noise.sum_sq.to_numpy(), contended=cases.contended.to_numpy(),
+                           sampled=cases.metric.isin(SAMPLED).to_numpy(dtype=bool))
     except BaseException as exc:
         tests.set_exception(exc)  # the worker waiting for the verdicts stops too
         raise
@@ -217,6 +217,8 @@ def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery, cha
         out[name] = np.full(len(frame), np.nan)
     out["change"] = change_words((facts.codes, facts.names), change.oriented, change.difference, facts.use_ratio)
     out["replicates"] = ""  # what its test rests on: add_significance
+    # a side with too few clean processes (db.stats.contention): a memory peak read there is unconfirmed too
+    out["contended"] = (frame.b_contended | frame.c_contended).to_numpy(dtype=bool)
     out["contention"] = contention_words(frame)
     out["caveats"] = with_contention(with_warnings(caveats(frame, query.scope == "chip"), frame), out["contention"])
     return pd.DataFrame(out)  # one frame built from its columns: ~30 column inserts cost more
@@ -269,7 +271,7 @@ CASE_COLUMNS = KEY + ["unit", "baseline_median", "baseline_iqr", "baseline_n", "
                       "candidate_pooled", "candidate_machines", "candidate_passed", "rounding", "tolerance",
                       "comparison", "ratio",
                       "oriented_ratio", "difference", "change_unit", "ci_low", "ci_high", "p_value", "significance",
-                      "change", "replicates", "contention", "caveats", "noise", "se", "se_unit", "df"]
+                      "change", "replicates", "contended", "contention", "caveats", "noise", "se", "se_unit", "df"]
 
 
 def _empty_cases() -> pd.DataFrame:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bundle.metrics import CORRECTNESS, DERIVED, ROUNDING_MOVE, ROUNDING_UNITS, TOLERANCE_MARGIN, Rule, RuleKind
+from bundle.metrics import (CORRECTNESS, DERIVED, ROUNDING_MOVE, ROUNDING_UNITS, SAMPLED, TOLERANCE_MARGIN, Rule,
+                            RuleKind)
 from db.stats.significance import CONTENDED, NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
 from db.review.derived import folded_rows
 
@@ -99,7 +100,6 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         p = cases.p_value.to_numpy(dtype=float, na_value=np.nan)
         suspected = worse & (verdict_of == NOT_SIGNIFICANT) & (p < REVIEW_ALPHA)
         busy = verdict_of == CONTENDED
-        unconfirmed = (worse & (verdict_of == UNCONFIRMED)) | busy
         grew = (kind == RuleKind.growth.value) & (growth * 100.0 >= _per_case(ruled, rules, "percent")) \
             & (c - b >= _per_case(ruled, rules, "floor"))
         jitter = rounding_jitter(cases, kind, b, c)
@@ -109,6 +109,14 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         # the same rules read the other way: what a single figure (memory, PSNR, error) gained beyond its rule
         shrank = (kind == RuleKind.growth.value) & (-growth * 100.0 >= _per_case(ruled, rules, "percent")) \
             & (b - c >= _per_case(ruled, rules, "floor"))
+        # a sampled peak read in a contended process (bundle.metrics.SAMPLED): moved beyond its rule either way,
+        # it is unconfirmed (contended), neither a regression nor a win
+        sampled = cases.metric.isin(SAMPLED).to_numpy(dtype=bool)
+        peak_busy = (grew | shrank) & _contended(cases) & sampled
+        # a sampled peak that runs or A/A pairs could test moved within its noise: not beyond its rule either way
+        peak_noise = sampled & (verdict_of == NOT_SIGNIFICANT)
+        grew, shrank, busy = grew & ~peak_busy & ~peak_noise, shrank & ~peak_busy & ~peak_noise, busy | peak_busy
+        unconfirmed = (worse & (verdict_of == UNCONFIRMED)) | busy
         rose = (kind == RuleKind.drop.value) & (-drop_db > _per_case(ruled, rules, "drop")) & ~jitter
         divided = (kind == RuleKind.factor.value) & (b > 0) & ((c == 0) | (b / c >= _per_case(ruled, rules, "factor"))) \
             & ~jitter
@@ -124,6 +132,12 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
     improved = (shrank | rose | divided) & ~broke
     return pd.DataFrame({"regressed": why != "", "why": why, "worse_by": worse_by, "bound": bound, "rule": kind,
                          "verdict": verdict, "doubt": doubt, "improved": improved}, index=cases.index)
+
+
+def _contended(cases: pd.DataFrame) -> np.ndarray:
+    if "contended" not in cases:
+        return np.zeros(len(cases), dtype=bool)
+    return cases.contended.to_numpy(dtype=bool, na_value=False)
 
 
 def rounding_jitter(cases: pd.DataFrame, kind: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -6,12 +6,14 @@ launch-bound ops moved ±50 % between processes while each run's own CI said ±2
 case in several worker processes (bundle `processes`), and this module reduces each process to one figure — the
 log of its median for ratio metrics, its median for difference metrics — and tests on those:
 
-- within a run the processes are replicates, taken robustly: a run's figure is the 20 % trimmed mean of its
-  process figures (TRIM from each end: 2 of 10), its spread their winsorized sum of squares, as Yuen's test
-  takes them — so one or two wild processes (a run's one process at 12,658 µs beside nine at 50–70 µs) cannot
-  move a case's figure or make its change significant; the pooled within-run variance s²_p has
-  df_p = Σ (h_r − 1), h_r = P_r − 2·⌊TRIM·P_r⌋ the processes a run's trimmed mean keeps (a run of fewer than
-  five is not trimmed);
+- within a run the processes are replicates, taken robustly: a run's figure is the trimmed mean of its process
+  figures (one cut from each end of a run of 5–19 processes, ⌊P/10⌋ from a larger one: trimmed), its spread their
+  winsorized sum of squares, as Yuen's test takes them — so one wild process (a run's one process at 12,658 µs
+  beside nine at 50–70 µs) cannot move a case's figure or make its change significant; the pooled within-run
+  variance s²_p has df_p = Σ (h_r − 1), h_r the processes a run's trimmed mean keeps (a run of fewer than five
+  is not trimmed). Why one and not Yuen's usual 20 %: this box's bf16 cases time in two modes per process
+  (~56 and ~88 µs, 2–4 of 10 processes in the slow one), where a 20 % trim's variance is 3× the mean's and lost
+  6 of 108 planted 2× slowdowns that a 10 % trim finds (benchmarks/false_alarms.py);
 - above them, runs: a run's figure (the mean of its processes) varies by τ² more than its processes explain,
   estimated from the review's own runs (between-run spread, df Σ (R − 1)) and from the store's A/A pairs of the
   case or its group (each pair's log ratio x has E[x²] = 2·(run variance): df = pairs), minus the process part;
@@ -35,7 +37,12 @@ from scipy.special import stdtr, stdtrit
 
 from db.stats.lists import list_quantiles
 
-TRIM = 0.2  # of a run's process figures, trimmed from each end (Wilcox's usual choice for Yuen's test)
+MIN_TRIMMED = 5  # a run of fewer processes is not trimmed
+
+
+def trimmed_count(processes: np.ndarray) -> np.ndarray:
+    """How many process figures a run's trimmed mean cuts from each end (see the module note)."""
+    return np.where(processes >= MIN_TRIMMED, np.maximum(1, processes // 10), 0).astype(np.int64)
 
 
 @dataclass
@@ -122,17 +129,17 @@ def side_replicates(values: np.ndarray, case_runs: np.ndarray, run_offsets: np.n
 
 
 def trimmed(y: np.ndarray, run_proc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per run (its figures y[run_proc[j]:run_proc[j+1]]): the TRIM-trimmed mean, the winsorized sum of squares
+    """Per run (its figures y[run_proc[j]:run_proc[j+1]]): the trimmed mean (trimmed_count), the winsorized sum of squares
     about the winsorized mean, and h, the figures the trimmed mean keeps (Yuen: Var = SS_w / (h (h − 1))). A run
     of fewer than five figures trims nothing: its plain mean and sum of squares."""
     per_run = np.diff(run_proc)
-    g = np.floor(TRIM * per_run).astype(np.int64)
+    g = trimmed_count(per_run)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = _segment_sum(y, run_proc) / per_run
     ss = _segment_sum((y - np.repeat(mean, per_run)) ** 2, run_proc)
     for n in np.unique(per_run[g > 0]):  # runs of one size at once, as one sorted 2-D array
         rows = np.flatnonzero(per_run == n)
-        cut = int(np.floor(TRIM * n))
+        cut = int(trimmed_count(np.array([n]))[0])
         x = np.sort(y[run_proc[rows][:, None] + np.arange(n)], axis=1)
         mean[rows] = x[:, cut:n - cut].mean(axis=1)
         w = np.clip(x, x[:, cut:cut + 1], x[:, n - 1 - cut:n - cut])

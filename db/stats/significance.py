@@ -71,12 +71,14 @@ def side_figures(side: CleanSide, use_ratio: np.ndarray) -> replicates.SideRepli
 def significance(sides: tuple[replicates.SideReplicates, replicates.SideReplicates], change: np.ndarray,
                  use_ratio: np.ndarray, tested: np.ndarray, aa_pairs: np.ndarray | None = None,
                  aa_sum_sq: np.ndarray | None = None, alpha: float = REVIEW_ALPHA,
-                 contended: np.ndarray | None = None) -> Significance:
+                 contended: np.ndarray | None = None, sampled: np.ndarray | None = None) -> Significance:
     """Per case: the change's test on its replicates (db.stats.replicates) and the verdict. `sides`: the baseline's
     and the candidate's side_figures; `change` is the shown change (ratio of pooled medians, or their
     difference); `tested` marks the cases whose metric a review judges by significance: those are the family whose
     family-wise error Holm's step holds at alpha (the others are judged by their own rule: BY_RULE). `contended`
-    marks the cases a side of which had too few clean processes (db.stats.contention): never tested, CONTENDED."""
+    marks the cases a side of which had too few clean processes (db.stats.contention): never tested, CONTENDED.
+    `sampled` marks single figures a sampler reads (bundle.metrics.SAMPLED): judged by their rule, and where runs
+    or A/A pairs can test them, tested too, as a family of their own under Holm's step (untestable: BY_RULE)."""
     m = len(use_ratio)
     zeros = np.zeros(m)
     test = replicates.change_test(*sides, zeros if aa_pairs is None else aa_pairs,
@@ -89,6 +91,10 @@ def significance(sides: tuple[replicates.SideReplicates, replicates.SideReplicat
     family = tested & test.testable & ~busy
     passed = replicates.holm(np.where(family, test.p_value, np.nan), alpha)
     codes = np.where(~tested, 3, np.where(busy, 4, np.where(~test.testable, 0, np.where(passed, 1, 2))))
+    if sampled is not None and sampled.any():
+        peaks = sampled & ~tested & test.testable
+        passed = replicates.holm(np.where(peaks, test.p_value, np.nan), alpha)
+        codes = np.where(peaks, np.where(passed, 1, 2), codes)
     with np.errstate(over="ignore"):
         low = np.where(use_ratio, np.exp(test.ci_low + shift), test.ci_low + shift)
         high = np.where(use_ratio, np.exp(test.ci_high + shift), test.ci_high + shift)

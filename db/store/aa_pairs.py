@@ -5,8 +5,9 @@ selector means: the same torch version, git hash (both absent counts as the same
 the same machine name, chip, device type and device name. Any two such runs pair (a sweep's `--aa` repeats are
 the usual source; two runs of one build on one Mac a week apart measure the same kind of noise). A pair holds
 ln(median of the later run / median of the earlier) for each case both measured with status ok and positive
-medians, for ratio metrics only (a dB or count difference has no ratio), and neither run's result with a worker
-process that ran contended (db.store.contention: a busy hour is not the machine's run-to-run noise).
+medians, for ratio metrics only (a dB or count difference has no ratio), and neither run's result contended
+beyond evidence; a median is of the clean processes' samples (db.store.contention: a busy hour is not the
+machine's run-to-run noise).
 
 Three tables (db.store.tables): aa_pairs (group_id, seq_a, seq_b, case_key, log_ratio: integers where possible,
 no key, so 5 M pairs stay cheap) and aa_noise, one row per group (chip, gpu_cores, device, workload, metric,
@@ -41,7 +42,7 @@ from sqlalchemy import text
 
 from bundle.metrics import METRICS, Comparison
 from db.stats.noise import QUANTILE
-from db.store.contention import UNTOUCHED
+from db.store.contention import CLEAN_MEDIAN, EVIDENCE
 
 RATIO_METRICS = tuple(m.name for m in METRICS.values() if m.comparison is Comparison.ratio)
 _METRICS_SQL = ", ".join(f"'{m}'" for m in RATIO_METRICS)
@@ -69,17 +70,19 @@ _ALL_PAIRS = f"""WITH r AS (SELECT run_seq, dense_rank() OVER (ORDER BY {_KEY}) 
 # by chip (machine_name NULL); one without is its own group, as Compare's chip scope labels it.
 _STAGE = f"""CREATE OR REPLACE TEMP TABLE _aa_new AS
   WITH pr AS MATERIALIZED ({{pairs}}),
-  _B AS MATERIALIZED (SELECT pr.seq_a, b.run_seq AS seq_b, b.workload, b.case_key, b.dtype, b.compile, b.metric,
-      b.median FROM pr JOIN results b ON b.run_seq = pr.seq_b
-    WHERE {{where_b}} b.status = 'ok' AND b.median > 0 AND isfinite(b.median) AND b.metric IN ({_METRICS_SQL})
-      AND {UNTOUCHED.format(t="b")})
+  _B AS MATERIALIZED (SELECT * FROM (SELECT pr.seq_a, b.run_seq AS seq_b, b.workload, b.case_key, b.dtype,
+      b.compile, b.metric, {CLEAN_MEDIAN.format(t="b")} AS median FROM pr JOIN results b ON b.run_seq = pr.seq_b
+    WHERE {{where_b}} b.status = 'ok' AND b.metric IN ({_METRICS_SQL}) AND {EVIDENCE.format(t="b")})
+    WHERE median > 0 AND isfinite(median))
+  SELECT * EXCLUDE (a_median), ln(median / a_median) AS log_ratio FROM (
   SELECT ru.chip, ru.gpu_cores, CASE WHEN ru.chip IS NULL THEN ru.machine_name END AS machine_name,
-    ru.device_type, b.workload, b.metric, b.dtype, b.compile, b.seq_a, b.seq_b, b.case_key,
-    ln(b.median / a.median) AS log_ratio
+    ru.device_type, b.workload, b.metric, b.dtype, b.compile, b.seq_a, b.seq_b, b.case_key, b.median,
+    {CLEAN_MEDIAN.format(t="a")} AS a_median
   FROM _B b JOIN runs ru ON ru.run_seq = b.seq_b
     JOIN results a ON a.run_seq = b.seq_a AND a.workload = b.workload AND a.case_key = b.case_key
       AND a.dtype = b.dtype AND a.compile = b.compile AND a.metric = b.metric
-  WHERE {{where_a}} a.status = 'ok' AND a.median > 0 AND isfinite(a.median) AND {UNTOUCHED.format(t="a")}"""
+  WHERE {{where_a}} a.status = 'ok' AND {EVIDENCE.format(t="a")})
+  WHERE a_median > 0 AND isfinite(a_median)"""
 
 _SAME_LABELS = " AND ".join(f"g.{c} IS NOT DISTINCT FROM s.{c}" for c in LABELS)
 _NEW_GROUPS = f"""INSERT INTO aa_noise (group_id, {', '.join(LABELS)}, pairs, pending)

@@ -4,12 +4,13 @@ for each of its processes (the old collector measured the whole case in each pro
 distinct share: which process it was is lost, so every process counts as contended with the largest).
 
 One SQL expression over a results row's `contention`, `processes` and `warnings_json`: the ingest stores it
-(db.ingest.core) and the migration to store v9 fills stored rows with it (db.store.migrate). UNTOUCHED is
-the condition that none of a result's processes ran contended: the A/A pairs take only such results
-(db.store.aa_pairs), so a busy hour does not become a machine's run-to-run noise."""
+(db.ingest.core) and the migration to store v9 fills stored rows with it (db.store.migrate). EVIDENCE is
+bundle.contention.enough_clean over a stored result's shares, in SQL: the A/A pairs take only such results
+(db.store.aa_pairs), so a busy hour is not a machine's run-to-run noise, while a run that a burst left slower
+for a while (its processes clean, its level shifted: seen on this project's box) is, as it should be."""
 from __future__ import annotations
 
-from bundle.contention import OLD_WARNING, THRESHOLD
+from bundle.contention import MIN_CLEAN_PROCESSES, OLD_WARNING, THRESHOLD
 
 # a warning is a JSON string in warnings_json: it starts after a quote
 _SHARES = f"""regexp_extract_all(warnings_json, '"{OLD_WARNING}', 1)"""
@@ -18,4 +19,16 @@ STORED_SQL = f"""CASE WHEN len(contention) = 0 AND len({_SHARES}) > 0 THEN
                  lambda i: least(1.0, list_max(list_transform({_SHARES}, lambda s: s::DOUBLE)) / 100.0))
   ELSE contention END"""
 
-UNTOUCHED = "coalesce(list_max({t}.contention), 0) <= " + repr(THRESHOLD)  # {t}: the results table's alias
+# {t}: the results table's alias. hot > total − min(MIN, total) ⟺ clean < min(MIN, total); no shares: clean
+_HOT = "len(list_filter(coalesce({t}.contention, []), lambda s: s > " + repr(THRESHOLD) + "))"
+_TOTAL = "greatest(coalesce(len({t}.contention), 0), 1)"  # NULL (a row written by hand): not measured
+EVIDENCE = f"NOT ({_HOT} > {_TOTAL} - least({MIN_CLEAN_PROCESSES}, {_TOTAL}))"
+
+# a stored result's median over its clean processes' samples (its stored median where none ran contended): what
+# an A/A pair compares. Each process's flag repeated over its samples (a result of one process: its one share)
+_CLEAN = "NOT coalesce({t}.contention[i] > " + repr(THRESHOLD) + ", false)"
+_MASK = ("flatten(list_transform(range(1, greatest(coalesce(len({t}.processes), 0), 1) + 1), lambda i: list_resize(["
+         + _CLEAN
+         + "], coalesce({t}.processes[i], len({t}.samples)), " + _CLEAN + ")))")
+CLEAN_MEDIAN = ("CASE WHEN coalesce(list_max({t}.contention), 0) <= " + repr(THRESHOLD) + " THEN {t}.median "
+                "ELSE list_median(list_where({t}.samples, " + _MASK + ")) END")

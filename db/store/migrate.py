@@ -61,15 +61,12 @@ def _v2_to_v3(conn) -> None:
 
 
 def _v3_to_v4(conn) -> None:
-    """v4 keeps the A/A pairs (db.store.aa_pairs): the table, filled from the stored runs."""
-    from db.store.aa_pairs import backfill
+    """v4 keeps the A/A pairs (db.store.aa_pairs): the tables."""
     from db.store.tables import AA_PAIRS, AACase, AANoise
 
     AANoise.__table__.create(conn, checkfirst=True)
-    AACase.__table__.create(conn, checkfirst=True)  # the backfill adds to it (v7 recomputes it whole)
-    AA_PAIRS.create(conn, checkfirst=True)
-    _results_v9(conn)  # the backfill is today's: it reads each result's contention
-    backfill(conn)
+    AACase.__table__.create(conn, checkfirst=True)
+    AA_PAIRS.create(conn, checkfirst=True)  # filled by the step to v9, with today's rule (db.store.aa_pairs)
 
 
 def _v4_to_v5(conn) -> None:
@@ -106,13 +103,10 @@ def _v6_to_v7(conn) -> None:
 
 
 def _v7_to_v8(conn) -> None:
-    """v8 keeps each run group's side summaries (db.store.side_cases), filled from the stored results."""
-    from db.store.side_cases import backfill
+    """v8 keeps each run group's side summaries (db.store.side_cases)."""
     from db.store.tables import SIDE_CASES
 
-    _results_v9(conn)  # the backfill is today's: it reads contention, tolerance and rounding
-    SIDE_CASES.create(conn, checkfirst=True)
-    backfill(conn)
+    SIDE_CASES.create(conn, checkfirst=True)  # filled by the step to v9, with today's figures
 
 
 def _results_v9(conn) -> None:
