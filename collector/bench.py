@@ -43,7 +43,7 @@ class CaseBench(Bench):
         self.chip, self.gpu_cores = chip, gpu_cores
         self.results: list[Result] = []
         self.case_warnings: list[str] = []
-        self.meter = ShareMeter()  # other processes' share of the cores while the timing and memory passes ran
+        self.meter = ShareMeter()  # other processes' share of the cores while the case ran (collector.runner)
 
     # --- records -------------------------------------------------------------------------------------------
     def _add(self, metric: str, status: Status, *, unit: str | None = None, samples: list[float] | None = None,
@@ -73,8 +73,7 @@ class CaseBench(Bench):
 
     # --- timing pass ---------------------------------------------------------------------------------------
     def time_op(self, fn: Callable[[], Any], *, bytes_per_call: int | None = None) -> None:
-        with self.meter.measuring():
-            t = time_op(self.adapter, fn, self.policy, self.deadline)
+        t = time_op(self.adapter, fn, self.policy, self.deadline)
         self._add("op_time", Status.ok, samples=[s * 1e6 for s in t.samples], message=t.describe(),
                   warnings=t.warnings)
         self._add("first_call_time", Status.ok, samples=[t.first_call_s or 0.0],
@@ -97,16 +96,14 @@ class CaseBench(Bench):
 
     def time_region(self, fn: Callable[[], Any], *, metric: str = "decode_time",
                     repeats: int | None = None) -> list[float]:
-        with self.meter.measuring():
-            t = time_region(self.adapter, fn, self.policy, repeats, self.deadline, what=metric)
+        t = time_region(self.adapter, fn, self.policy, repeats, self.deadline, what=metric)
         unit = metric_info(metric).unit
         self._add(metric, Status.ok, samples=[convert(s, "s", unit) for s in t.samples], warnings=t.warnings,
                   message=f"{len(t.samples)} synchronised calls after one warm-up call of {t.first_call_s:.4g} s")
         return list(t.samples)
 
     def time_once(self, fn: Callable[[], Any], *, metric: str = "first_call_time", note: str | None = None) -> float:
-        with self.meter.measuring():
-            seconds = block_ns(self.adapter, fn, 1) / 1e9
+        seconds = block_ns(self.adapter, fn, 1) / 1e9
         if metric in ONCE_PER_RUN and not self.full:
             return seconds  # run (the case needs it), not recorded: see ONCE_PER_RUN
         what = "one call timed on its own, synchronised before both clock reads"
@@ -118,8 +115,7 @@ class CaseBench(Bench):
     def memory(self, fn: Callable[[], Any]) -> None:
         if not self.full:
             return
-        with self.meter.measuring():  # its driver peak is sampled while it runs (bundle.metrics.SAMPLED)
-            report = self.adapter.measure_memory(fn)
+        report = self.adapter.measure_memory(fn)
         figures = {"memory_driver_peak": report.driver_peak, "memory_reserved_peak": report.reserved_peak,
                    "memory_allocated_peak": report.allocated_peak,
                    "memory_outside_allocator": report.outside_allocator}

@@ -9,13 +9,15 @@ grouped_mm case 47 µs in a quiet worker process and 14,644–44,104 µs in the 
 Each worker process records its share per case (`Result.contention`); bundle.contention says when a process
 ran contended and when a case still has enough clean processes to be evidence.
 
-The share is measured over a case's timing passes only (ShareMeter: what the timings met; a compile before them,
-with inductor's worker processes, is not timed), "own" CPU time being this process's (all its threads).
+The share is measured over the whole case in its worker, or over the 0.1 s before its end where the case was
+shorter (ShareMeter, collector.runner). "Own" CPU time is the worker's process tree (its threads, and children
+such as inductor's compile workers), so only other processes count.
 """
 from __future__ import annotations
 
 import os
 import time
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -33,18 +35,26 @@ __all__ = ["THRESHOLD", "CpuSnapshot", "snapshot", "other_share", "cores", "Shar
 class CpuSnapshot:
     wall_s: float
     machine_busy_s: float  # all processes, summed over cores
-    own_s: float  # this process (all its threads) and its reaped children
+    own_s: float  # this process tree (collector.contention._own_cpu_s)
 
 
 _ME: list[psutil.Process] = []  # this process, made once (a new one per call costs more than the read)
 
 
 def _own_cpu_s() -> float:
-    """CPU seconds of this process (all its threads) and of its children it has reaped."""
+    """CPU seconds of this process (all its threads), its reaped children and its living descendants (a case's
+    inductor compile workers are part of the case, not other processes)."""
     if not _ME or _ME[0].pid != os.getpid():
         _ME[:] = [psutil.Process()]
     own = _ME[0].cpu_times()
-    return own.user + own.system + own.children_user + own.children_system
+    total = own.user + own.system + own.children_user + own.children_system
+    for child in _ME[0].children(recursive=True):
+        try:
+            times = child.cpu_times()
+        except psutil.Error:  # ended between the listing and the read: its time is in children_* once reaped
+            continue
+        total += times.user + times.system
+    return total
 
 
 def snapshot() -> CpuSnapshot:
@@ -65,25 +75,36 @@ def cores() -> int:
     return os.cpu_count() or 1
 
 
+WINDOW_S = 0.1  # the shortest interval a share is read over: 20 ticks of psutil's 10 ms on 2 cores (±10 %)
+_HISTORY: deque[CpuSnapshot] = deque(maxlen=256)  # this process's case-boundary snapshots, newest last
+
+
 @dataclass
 class ShareMeter:
-    """Other processes' share of the cores over the intervals measured (a case's timing passes), added up."""
-    wall_s: float = 0.0
-    others_s: float = 0.0
+    """Other processes' share of the cores while a case ran, read over at least WINDOW_S before its end: a
+    worker process's case often lasts 20–50 ms at the quick profile's shared-out budgets, shorter than psutil's
+    10 ms CPU ticks resolve, so a short case's share looks back over this process's cases before it (contention
+    lasts seconds, not milliseconds)."""
+    before: CpuSnapshot | None = None
+    after: CpuSnapshot | None = None
 
     @contextmanager
     def measuring(self) -> Iterator[None]:
-        before = snapshot()
+        start = snapshot()
+        _HISTORY.append(start)
         try:
             yield
         finally:
-            after = snapshot()
-            self.wall_s += after.wall_s - before.wall_s
-            self.others_s += (after.machine_busy_s - before.machine_busy_s) - (after.own_s - before.own_s)
+            self.after = snapshot()
+            _HISTORY.append(self.after)
+            self.before = next((s for s in reversed(_HISTORY) if self.after.wall_s - s.wall_s >= WINDOW_S),
+                               _HISTORY[0])
 
     def share(self) -> float | None:
-        """As other_share, over every interval measured; None when they add up to too short a time."""
-        return other_share(CpuSnapshot(0.0, 0.0, 0.0), CpuSnapshot(self.wall_s, self.others_s, 0.0), cores())
+        """As other_share over the window; None when even the lookback is too short to say."""
+        if self.before is None or self.after is None:
+            return None
+        return other_share(self.before, self.after, cores())
 
 
 def probe(window_s: float) -> float | None:

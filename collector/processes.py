@@ -93,8 +93,9 @@ def run_note(results: list[Result]) -> str | None:
     widest: dict[tuple, list[float | None]] = {}  # case -> the shares of its most replicated timing record
     for r in results:
         key = (r.workload, r.case_key, r.dtype, r.compile)
-        if r.metric in TIMINGS and len(r.contention) > len(widest.get(key, [])):
-            widest[key] = list(r.contention)
+        shares = list(r.contention) or [None] * max(1, len(r.processes))  # none measured: clean, as a review reads
+        if r.metric in TIMINGS and r.samples and len(shares) > len(widest.get(key, [])):
+            widest[key] = shares
     cases = {key: (sum(not contended(s) for s in shares), len(shares)) for key, shares in widest.items()}
     hot = [s for shares in widest.values() for s in shares if contended(s)]
     if not hot:

@@ -6,8 +6,8 @@
 - Unsupported / a not-implemented or unsupported-dtype error -> `unsupported` for each declared metric not
   yet measured; any other exception -> `error` likewise; records already measured are kept;
 - the per-case time limit is soft here: passes stop repeating at the deadline; an overrun is a warning;
-- the share of the cores other processes took while the case's timing passes ran is each measured record's
-  `contention` (collector.contention; a run's processes are merged and worded in collector.processes).
+- the share of the cores other processes took while the case ran is each measured record's `contention`
+  (collector.contention; a run's processes are merged and worded in collector.processes).
   collector.isolation runs this in a worker process and makes the limit hard (and survives a crash).
 """
 from __future__ import annotations
@@ -58,7 +58,8 @@ def run_case(workload: Workload, case: Case, ctx: RunContext) -> list[Result]:
     failure: tuple[Status, str] | None = None
     with CaseWarnings() as caught, _warn_always():
         try:
-            workload.run(case, bench)
+            with bench.meter.measuring():
+                workload.run(case, bench)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a status; the suite goes on
             failure = (Status.unsupported if is_unsupported(exc) else Status.error, describe(exc))
     elapsed = time.perf_counter() - start

@@ -52,23 +52,39 @@ def test_the_rule_one_place():
     assert old_warning_share("noisy op_time: IQR is 12 %") is None
 
 
-def test_a_busy_case_records_the_share_of_its_timing_passes_on_every_measured_record(monkeypatch):
-    # two timing passes, 1 s each: others took 1.6 s of the first's 2 core-seconds and 0.4 s of the second's;
-    # what happens between them (a memory or correctness pass) is not measured
-    snaps = iter([CpuSnapshot(0.0, 0.0, 0.0), CpuSnapshot(1.0, 1.8, 0.2),
-                  CpuSnapshot(5.0, 9.0, 1.0), CpuSnapshot(6.0, 10.0, 1.6)])
+def test_a_busy_case_records_its_share_on_every_measured_record(monkeypatch):
+    snaps = iter([CpuSnapshot(0.0, 0.0, 0.0), CpuSnapshot(1.0, 1.8, 0.2)])  # others: 1.6 s of 2 cores × 1 s
     monkeypatch.setattr(contention, "snapshot", lambda: next(snaps))
     monkeypatch.setattr(contention, "cores", lambda: 2)
 
     def timed(bench):
         bench.time_once(lambda: None, metric="first_call_time")
-        bench.time_once(lambda: None, metric="compile_time")
         bench.record("pad_calls", [3.0])
     w = OneOff(timed)
     results = run_case(w, w.cases("quick")[0], RunContext(CpuAdapter(), TimingPolicy.for_profile("quick")))
     measured = [r for r in results if r.samples]
-    assert len(measured) == 3 and all(r.contention == [0.5] for r in measured)  # (1.6 + 0.4) s / (2 s × 2 cores)
-    assert all(r.contention == [] for r in results if not r.samples)
+    assert len(measured) == 2 and all(r.contention == [0.8] for r in measured)
+    assert all(r.contention == [] for r in results if not r.samples)  # no figure: no share
+
+
+def test_a_short_cases_share_looks_back_over_the_cases_before_it(monkeypatch):
+    """Cases of 20 ms: each share is read over the last ≥ 0.1 s of this process's case boundaries."""
+    monkeypatch.setattr(contention, "_HISTORY", contention.deque(maxlen=256))
+    monkeypatch.setattr(contention, "cores", lambda: 2)
+    clock = iter(range(100))
+
+    def snap() -> CpuSnapshot:  # every 20 ms; others take one core throughout, this process the other
+        t = 0.02 * next(clock)
+        return CpuSnapshot(t, 2 * t, t)
+    monkeypatch.setattr(contention, "snapshot", snap)
+    shares = []
+    for _ in range(8):
+        meter = contention.ShareMeter()
+        with meter.measuring():
+            pass
+        shares.append(meter.share())
+    assert shares[0] is None  # 20 ms of history: too short to say
+    assert shares[1:] == [pytest.approx(0.5)] * 7  # 60 ms back, then from the third case on ≥ 0.1 s back
 
 
 class FakeLoad:
