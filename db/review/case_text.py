@@ -70,11 +70,13 @@ def contention_words(frame: pd.DataFrame) -> pd.api.extensions.ExtensionArray:
     """Per case, the contention its sides met (db.stats.contention), e.g. "candidate: 8 of 10 worker processes
     contended (70–84 % of the cores): too few clean, not tested"; "" where none was. Few cases have any: only
     those are worded."""
+    hot = [frame[p + "contended_processes"].to_numpy(dtype=float, na_value=0) for _, p in _SIDES] \
+        if "b_contended_processes" in frame else [np.zeros(len(frame))] * 2
+    said = np.flatnonzero((hot[0] > 0) | (hot[1] > 0))
+    if not len(said):  # the usual review: one empty text for every case, without a Python string per case
+        return str_column(pa.array([""], pa.string()).take(pa.array(np.zeros(len(frame), dtype=np.int64))))
     words = np.full(len(frame), "", dtype=object)
-    if frame.empty or "b_contended_processes" not in frame:
-        return str_column(pa.array(words, pa.string()))
-    hot = [frame[p + "contended_processes"].to_numpy(dtype=float, na_value=0) for _, p in _SIDES]
-    for i in np.flatnonzero((hot[0] > 0) | (hot[1] > 0)):
+    for i in said:
         parts = []
         for (side, p), n in zip(_SIDES, hot):
             if n[i] > 0:
@@ -92,6 +94,8 @@ def with_contention(said: pd.api.extensions.ExtensionArray,
                     words: pd.api.extensions.ExtensionArray) -> pd.api.extensions.ExtensionArray:
     """The caveats with the contention words appended, so they reach every view that shows a case's caveats."""
     said, words = pa.array(said, pa.string()), pa.array(words, pa.string())
+    if not pc.any(pc.not_equal(words, "")).as_py():
+        return str_column(said)
     joined = pc.binary_join_element_wise(said, words, "; ")
     both = pc.and_(pc.not_equal(said, ""), pc.not_equal(words, ""))
     return str_column(pc.if_else(both, joined, pc.if_else(pc.equal(words, ""), said, words)))
