@@ -10,7 +10,6 @@ while at least MIN_CLEAN_PROCESSES remain (all of them, for a case timed in fewe
 """
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from pydantic import Field
@@ -21,9 +20,9 @@ MIN_CLEAN_PROCESSES = 3  # clean processes a case needs on a side to be tested (
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 
 # what collectors before bundle schema 3 wrote on a contended record (one share for the whole case: every
-# process of such a record counts as contended with it); its first group is the percentage
+# process of such a record counts as contended with it); its first group is the percentage. db.store.contention
+# reads it where such records are stored
 OLD_WARNING = r"CPU contention: other processes used (\d+(?:\.\d+)?) %"
-_OLD_WARNING = re.compile("^" + OLD_WARNING)
 
 
 def contended(share: float | None) -> bool:
@@ -34,12 +33,6 @@ def contended(share: float | None) -> bool:
 def enough_clean(clean: int, total: int) -> bool:
     """Whether `clean` of a side's `total` processes are enough to test a case on."""
     return clean >= min(MIN_CLEAN_PROCESSES, total)
-
-
-def old_warning_share(warning: str) -> float | None:
-    """The share an old collector's "CPU contention: other processes used 62 % …" warning states, else None."""
-    found = _OLD_WARNING.match(warning)
-    return None if found is None else min(1.0, float(found.group(1)) / 100.0)
 
 
 def share_range(shares: list[float]) -> str:

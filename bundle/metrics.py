@@ -166,12 +166,12 @@ CORRECTNESS = tuple(m.name for m in _METRICS if m.quantity == "correctness")
 # ROUNDING_MOVE (× error, 20 dB) and passes (a PSNR: TOLERANCE_MARGIN × clear of a stated tolerance) is the
 # dtype's jitter, not a regression (bf16's reordered accumulations move a PSNR by ±4 dB).
 ROUNDING_UNITS = 4.0
+ROUNDING_MOVE = 10.0
+TOLERANCE_MARGIN = 2.0
 # figures a sampler thread reads while the case runs (collector.adapters.sampler): other processes on the cores
 # change what it catches (a CPU driver peak read 1.14–1.26× higher beside busy loops), so one read in a contended
 # process is unconfirmed (contended), like a timing (bundle.contention)
 SAMPLED = ("memory_driver_peak",)
-ROUNDING_MOVE = 10.0
-TOLERANCE_MARGIN = 2.0
 assert set(RULES) == set(METRICS), "every metric needs a regression rule"
 
 

@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from bundle.builds import DECLARABLE
 from bundle.contention import THRESHOLD
+from collector.contention import IdlePolicy
 from collector.plan import DEFAULT_IDLE_WAIT_S, DEFAULT_PROCESSES, PROCESSES_VARIABLE
 from collector.errors import CollectorError
 
@@ -72,8 +73,9 @@ def _plan_options(r: argparse.ArgumentParser) -> None:
                    help="per case: passes stop repeating at it; at it + max(2 s, 25 %%) the case is killed (error)")
     r.add_argument("--idle-wait", type=float, metavar="SECONDS", default=DEFAULT_IDLE_WAIT_S,
                    help=f"before timing a case, wait up to this long while other processes take more than "
-                        f"{THRESHOLD * 100:.0f} %% of the cores (default %(default)g; a run waits at most 20× this in all); a "
-                        "worker process that ran contended anyway is re-timed in a fresh one; 0: never wait")
+                        f"{THRESHOLD * 100:.0f} %% of the cores (default %(default)g; a run waits at most "
+                        f"{IdlePolicy.budget_factor:g}× this in all); a worker process that ran contended anyway is "
+                        "re-timed in a fresh one; 0: never wait")
 
 
 def _run_options(r: argparse.ArgumentParser) -> None:

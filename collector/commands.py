@@ -116,7 +116,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         console.print(escape(f"interrupted: incomplete bundle {session.bundle_path} (continue with: "
                              f"python -m collector run --resume {session.journal.path})"))
         return 130
-    bundle = run_session.build_bundle(session)  # the figures as stored: retakes included
+    bundle = session.written  # the figures as stored: retakes included
     console.print(run_summary(bundle.results, f"run {session.run_id}"))
     for line in bundle.warnings:
         if line.startswith("CPU contention"):

@@ -45,6 +45,7 @@ class Session:
     results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     retry_crashed: bool = False  # --retry-crashed: cases that crashed or timed out count as pending
     gate: IdleGate | None = None  # the wait for an idle machine (made from the plan when the run starts)
+    written: Bundle | None = None  # the bundle last written (write_bundle): what the run's summary shows
 
     @property
     def run_id(self) -> str:
@@ -268,7 +269,7 @@ def build_bundle(session: Session) -> Bundle:
 
 def write_bundle(session: Session) -> Path:
     """Write <out>/<run_id>.json atomically (a reader never sees half a bundle)."""
-    bundle = build_bundle(session)
+    bundle = session.written = build_bundle(session)
     path = session.bundle_path
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(bundle.model_dump_json(indent=1), encoding="utf-8")

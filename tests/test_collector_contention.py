@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bundle.contention import MIN_CLEAN_PROCESSES, THRESHOLD, enough_clean, old_warning_share
+from bundle.contention import MIN_CLEAN_PROCESSES, THRESHOLD, enough_clean
 from bundle.schema import Result, Status
 from collector import contention, session as run_session
 from collector.adapters.cpu import CpuAdapter
@@ -48,8 +48,6 @@ def test_the_rule_one_place():
     assert not contention.contended(None)  # not measured is not evidence of contention
     assert enough_clean(MIN_CLEAN_PROCESSES, 10) and not enough_clean(MIN_CLEAN_PROCESSES - 1, 10)
     assert enough_clean(2, 2) and not enough_clean(1, 2)  # a case timed in fewer needs all of them
-    assert old_warning_share("CPU contention: other processes used 62 % of the machine's 2 cores") == 0.62
-    assert old_warning_share("noisy op_time: IQR is 12 %") is None
 
 
 def test_a_busy_case_records_its_share_on_every_measured_record(monkeypatch):

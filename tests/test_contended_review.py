@@ -106,6 +106,21 @@ def test_a_contended_case_that_moved_the_other_way_is_unconfirmed_not_faster(sto
     assert answer["summary"]["groups"][0]["faster"] == 0
 
 
+def test_an_old_warning_is_read_as_its_share_for_every_process_and_nothing_else_is():
+    import duckdb
+
+    from db.store.contention import STORED_SQL
+
+    sql = f"SELECT {STORED_SQL} FROM (SELECT ?::DOUBLE[] AS contention, ?::INT[] AS processes, ? AS warnings_json)"
+    said = lambda warnings, processes=(2, 2), shares=(): duckdb.execute(  # noqa: E731
+        sql, [list(shares), list(processes), json.dumps(warnings)]).fetchall()[0][0]
+    assert said(["CPU contention: other processes used 62 % of the machine's 2 cores"]) == [0.62, 0.62]
+    assert said(["noisy op_time: IQR is 12 %"]) == []
+    assert said(["CPU contention: other processes used 62 %", "CPU contention: other processes used 81.5 %"],
+                processes=()) == [0.815]  # one process; the largest share stated
+    assert said(["CPU contention: other processes used 62 %"], shares=(0.1, 0.0)) == [0.1, 0.0]  # measured stays
+
+
 def test_an_old_bundles_contention_warning_counts_every_process_as_contended(store):
     old = [_timing(c, _quiet(c, 3.0), None) | {"warnings": [
         "CPU contention: other processes used 62 % of the machine's 2 cores during this case; timings may be "

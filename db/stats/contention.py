@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bundle.contention import MIN_CLEAN_PROCESSES, THRESHOLD
-from db.stats.lists import SampleLists
+from db.stats.lists import SampleLists, offsets_of, run_lists
 from db.stats.replicates import process_offsets, process_sizes
 
 
@@ -51,31 +51,17 @@ class CleanSide:
         run_index = _gather(lists.runs[:-1][rows], case_runs)
         run_len = np.diff(lists.run_offsets)[run_index]
         values = lists.values[_gather(lists.run_offsets[:-1][run_index], run_len)]
-        size_starts = _offsets(self.size_counts)
+        size_starts = offsets_of(self.size_counts)
         sizes = self.sizes[_gather(size_starts[:-1][run_index], self.size_counts[run_index])]
-        runs, run_offsets = _offsets(case_runs), _offsets(run_len)
+        runs, run_offsets = offsets_of(case_runs), offsets_of(run_len)
         return CleanSide(SampleLists(values, run_offsets[runs], runs, run_offsets), self.size_counts[run_index],
                          sizes, *(a[rows] for a in (self.contended, self.hot, self.timed, self.low, self.high)))
-
-
-def _offsets(lengths: np.ndarray) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
 
 
 def _gather(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Indices starts[i] .. starts[i] + lengths[i] − 1, for each i in turn."""
     total = int(lengths.sum())
-    return np.repeat(starts - _offsets(lengths)[:-1], lengths) + np.arange(total, dtype=np.int64)
-
-
-def _list_offsets(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """A list<list<double>> column (per case, per run: shares) as (per run: its share count, flat shares; null
-    shares NaN)."""
-    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    inner = arr.flatten()
-    counts = pc.fill_null(pc.list_value_length(inner), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    shares = pc.fill_null(inner.flatten().cast(pa.float64()), np.nan).to_numpy(zero_copy_only=False)
-    return counts, shares
+    return np.repeat(starts - offsets_of(lengths)[:-1], lengths) + np.arange(total, dtype=np.int64)
 
 
 def clean_side(lists: SampleLists, processes, contention) -> CleanSide:
@@ -87,7 +73,8 @@ def clean_side(lists: SampleLists, processes, contention) -> CleanSide:
     size_counts, sizes = process_sizes(processes)
     run_proc, proc_offsets = process_offsets(run_offsets, size_counts, sizes)
     per_run = np.diff(run_proc)
-    share_counts, shares = _list_offsets(contention)
+    share_counts, flat = run_lists(contention)
+    shares = pc.fill_null(flat.cast(pa.float64()), np.nan).to_numpy(zero_copy_only=False)  # null: not measured
     n_cases, n_proc = len(runs) - 1, int(run_proc[-1])
     share = np.full(n_proc, np.nan)
     aligned = share_counts == per_run  # a run whose shares do not match its processes: not measured
@@ -116,8 +103,8 @@ def clean_side(lists: SampleLists, processes, contention) -> CleanSide:
     kept_per_run = np.bincount(run_of_proc, weights=keep, minlength=len(per_run)).astype(np.int64)
     live = kept_per_run > 0
     run_len = np.bincount(run_of_proc, weights=proc_len * keep, minlength=len(per_run)).astype(np.int64)[live]
-    new_runs = _offsets(np.bincount(case_of_run[live], minlength=n_cases))
-    new_run_offsets = _offsets(run_len)
+    new_runs = offsets_of(np.bincount(case_of_run[live], minlength=n_cases))
+    new_run_offsets = offsets_of(run_len)
     return CleanSide(SampleLists(kept_values, new_run_offsets[new_runs], new_runs, new_run_offsets),
                      kept_per_run[live], proc_len[keep], contended, hot, timed, low, high)
 

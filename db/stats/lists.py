@@ -94,4 +94,19 @@ class SampleLists:
 
 
 def _offsets(lengths: pa.Array) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum(lengths.to_numpy(zero_copy_only=False))]).astype(np.int64)
+    return offsets_of(lengths.to_numpy(zero_copy_only=False))
+
+
+def offsets_of(lengths) -> np.ndarray:
+    """Offsets of consecutive lists of these lengths: [0, l0, l0 + l1, …]."""
+    return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
+
+
+def run_lists(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """A list<list<…>> column (per case, per run: a list) as (per run: its list's length, the values flat).
+    flatten() skips null entries as it would empty lists (filling nulls with [] first cost ~0.1 s per 50k cases);
+    a null run's length is null: 0 values."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    inner = arr.flatten()
+    counts = pc.fill_null(pc.list_value_length(inner), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return counts, inner.flatten()

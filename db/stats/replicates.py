@@ -32,10 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 from scipy.special import stdtr, stdtrit
 
-from db.stats.lists import list_quantiles
+from db.stats.lists import list_quantiles, offsets_of, run_lists
 
 MIN_TRIMMED = 5  # a run of fewer processes is not trimmed
 
@@ -59,18 +58,10 @@ class SideReplicates:
     mean: np.ndarray  # mean over runs of each run's mean process figure
 
 
-def _offsets(lengths) -> np.ndarray:
-    return np.concatenate([[0], np.cumsum(np.asarray(lengths, dtype=np.int64))]).astype(np.int64)
-
-
 def process_sizes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """A list<list<int>> column (per case, per run: process sizes) as (per run: its sizes count, flat sizes)."""
-    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    # flatten() skips null entries as it would empty lists (filling nulls with [] first cost ~0.1 s per 50k cases);
-    # a null run's length is null: 0 sizes
-    inner = arr.flatten()
-    counts = pc.fill_null(pc.list_value_length(inner), 0).to_numpy(zero_copy_only=False).astype(np.int64)
-    return counts, inner.flatten().to_numpy(zero_copy_only=False).astype(np.int64)
+    counts, sizes = run_lists(column)
+    return counts, sizes.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
 def process_offsets(run_offsets: np.ndarray, size_counts: np.ndarray,
@@ -78,7 +69,7 @@ def process_offsets(run_offsets: np.ndarray, size_counts: np.ndarray,
     """(per run: offsets into the processes, per process: offsets into the values). A run without sizes (schema
     1, a single figure) or whose sizes do not add up to its samples is one process."""
     run_len = np.diff(run_offsets)
-    starts = _offsets(size_counts)
+    starts = offsets_of(size_counts)
     sums = np.add.reduceat(np.append(sizes, 0), np.minimum(starts[:-1], len(sizes))) * (size_counts > 0)
     use = (size_counts > 0) & (sums == run_len)
     per_run = np.where(use, size_counts, 1)
@@ -88,7 +79,7 @@ def process_offsets(run_offsets: np.ndarray, size_counts: np.ndarray,
     keep = np.repeat(use, size_counts)  # the sizes of runs whose sizes are used, in order
     flat[mine] = sizes[keep]
     flat[~mine] = run_len[owner[~mine]]
-    return _offsets(per_run), run_offsets[0] + _offsets(flat)
+    return offsets_of(per_run), run_offsets[0] + offsets_of(flat)
 
 
 def _segment_sum(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
