@@ -79,6 +79,8 @@ def test_an_aa_review_against_a_busy_run_has_no_regression_and_names_every_conte
         group = answer["summary"]["groups"][0]
         assert (group["faster"], group["slower"], group["unchanged"], group["contended"]) == (0, 0, 0, CASES)
         assert f"{CASES} unconfirmed: {CASES} contended" in answer["summary"]["verdict"]
+        # no family geomean, no detectable size from the load's figures (a 418× "slowdown" over contended cases)
+        assert answer["summary"]["families"] == [] and group["detects"] == ""
         assert _gate(base, cand, "--fail-on", "unconfirmed")[0] == 1
 
 

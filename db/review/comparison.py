@@ -134,6 +134,9 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     tests: Future = Future()
     family_input = pd.DataFrame({**{name: frame[name] for name in FAMILY_INPUT[:-2]},
                                  **{name: change.columns[name] for name in FAMILY_INPUT[-2:]}})
+    # a contended case's ratio is the machine's load: no family geomean takes it (family_frame skips a NaN ratio)
+    family_input["oriented_ratio"] = family_input.oriented_ratio.where(
+        ~(frame.b_contended | frame.c_contended).to_numpy(dtype=bool))
     families = WORKERS.submit(family_frame, family_input, query, lambda: tests.result().verdict == SIGNIFICANT,
                               lambda: oriented_cis(tests.result(), facts))
     try:

@@ -80,7 +80,8 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     unconfirmed = _sizes(doubts[doubts.verdict == UNCONFIRMED_STATE]) if len(doubts) else {}
     contended = _sizes(doubts[doubts.doubt == BUSY]) if len(doubts) else {}
     suspected = _sizes(doubts[doubts.verdict == SUSPECTED]) if len(doubts) else {}
-    detects = detectable_words(cases[timing], GROUP, review.threshold / 100.0)
+    # what a review can detect is said of the cases it tests: a contended case's spread is the machine's load
+    detects = detectable_words(cases[timing & ~cases.contended.to_numpy(dtype=bool)], GROUP, review.threshold / 100.0)
     evidence = evidence_by_group(cases[timing], GROUP)
     with_gains = cases.assign(improved=judged.verdicts.improved)
     memory_cases = with_gains[(quantity == "memory") & (kinds == RuleKind.growth.value)]
@@ -196,7 +197,8 @@ def _group_verdict(hit: int, doubt: int, busy: int = 0) -> str:
 
 
 def _unconfirmed_words(doubt: int, busy: int) -> str:
-    """"24 unconfirmed: contended (other processes took the cores while they were timed)", or the reasons split."""
+    """"24 unconfirmed: 24 contended: other processes took the cores while they were timed", or the reasons
+    split."""
     untested = doubt - busy
     why = [f"{busy} contended: other processes took the cores while {'they were' if busy != 1 else 'it was'} timed"
            if busy else "", f"{untested} with nothing to test {'them' if untested != 1 else 'it'} on" if untested else ""]
