@@ -92,13 +92,16 @@ def render(answer: dict[str, Any], fmt: str) -> str:
     from db.views.review_export import review_csv, review_markdown
 
     frame = regression_frame(answer)
+    doubts = regression_frame({"regressions": answer.get("unconfirmed", []) + answer.get("suspected", [])})
+    if len(doubts):  # one list, worst first, as the review lists them
+        doubts = doubts.sort_values("worse_by", ascending=False, kind="stable", na_position="last")
     if fmt == "json":
         return json.dumps(answer, indent=2, ensure_ascii=False)
     if fmt == "csv":
-        return review_csv(frame).rstrip("\n")
+        return review_csv(frame, doubts).rstrip("\n")
     if fmt == "md":
         return review_markdown(frame, answer["baseline"], answer["candidate"], answer["notes"],
-                               answer["summary"], answer.get("status_changes") or ()).rstrip("\n")
+                               answer["summary"], answer.get("status_changes") or (), doubts).rstrip("\n")
     summary = answer["summary"]
     lines = [f"{answer['candidate']} against baseline {answer['baseline']} ({answer['scope']} scope, threshold "
              f"{answer['threshold']:g} % worse): {summary['verdict']}", ""]
@@ -116,6 +119,8 @@ def render(answer: dict[str, Any], fmt: str) -> str:
         if len(doubts):
             shown = [c for c in DOUBT_SHOWN if c in doubts and (c != "contention" or doubts[c].astype(bool).any())]
             lines += ["", f"{len(doubts)} {what}:", doubts[shown].to_string(index=False)]
+    if summary.get("confirm"):
+        lines += ["", f"decide the doubtful cases on a machine of each scope: {summary['confirm']}"]
     return "\n".join(lines + [""] + [f"note: {n}" for n in answer["notes"]])
 
 
@@ -131,10 +136,21 @@ def _gate(answer: dict[str, Any], fail_on: str | None) -> int:
     if fail_on:
         what = {"regression": "regression", "unconfirmed": "regression or unconfirmed case",
                 "untriaged": "untriaged regression"}[fail_on]
-        apart = answer.get("unconfirmed", []) if fail_on == "regression" else []
-        busy = sum(1 for r in apart if str(r.get("doubt", "")).startswith("contended"))
-        said = f" ({busy} contended)" if busy else ""
-        note = (f"; {len(apart)} unconfirmed case(s){said} counted apart (--fail-on unconfirmed fails on them)"
-                if apart else "")
-        print(f"PASS: no {what} (--fail-on {fail_on}){note}", file=sys.stderr)
+        verdict = _pass_words(answer, fail_on)
+        print(f"{verdict}: no {what} (--fail-on {fail_on})", file=sys.stderr)
+        if verdict != "PASS" and (answer.get("summary") or {}).get("confirm"):
+            print(f"decide them on a machine of each scope: {answer['summary']['confirm']}", file=sys.stderr)
     return 0
+
+
+def _pass_words(answer: dict[str, Any], fail_on: str) -> str:
+    """"PASS", or "PASS with 6 unconfirmed (2 contended), 1 suspected, 8 untested (no replicates)": never a bare
+    PASS over cases the review could not test."""
+    summary = answer.get("summary") or {}
+    apart = [] if fail_on == "unconfirmed" else answer.get("unconfirmed", [])
+    busy = sum(1 for r in apart if str(r.get("doubt", "")).startswith("contended"))
+    said = [f"{len(apart)} unconfirmed" + (f" ({busy} contended)" if busy else "") if apart else "",
+            f"{len(answer.get('suspected', []))} suspected" if answer.get("suspected") else "",
+            f"{summary.get('untested', 0)} untested (no replicates)" if summary.get("untested") else ""]
+    said = [w for w in said if w]
+    return f"PASS with {', '.join(said)}" if said else "PASS"

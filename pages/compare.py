@@ -12,7 +12,7 @@ from db.views.defaults import default_sides, side_labels
 from db.views.case_detail import case_provenance, case_trend_url
 from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows
 from db.views.empty_reason import empty_reason
-from db.review.status_changes import status_changes
+from db.review.status_changes import status_changes, status_words
 from pages.charts import largest_first, ratio_chart, samples_chart
 from db.query.params import int_param, one_of
 from db.views.verdict_cards import verdict_cards
@@ -101,8 +101,7 @@ def _status_panel(changes: pd.DataFrame) -> None:
         st.text("No case changed status (unsupported, error, OOM, unavailable, fallback, passed/failed) between "
                 "the sides.")
         return
-    counts = changes.kind.value_counts()
-    st.text("; ".join(f"{n} {kind}" for kind, n in counts.items()))
+    st.text(status_words(changes))
     st.dataframe(changes.drop(columns=["case_key"]), hide_index=True)
 
 

@@ -9,7 +9,7 @@ import streamlit as st
 
 from db.query import browse
 from db.query.browse import CORRECTNESS_METRICS
-from db.views.correctness import correctness_view
+from db.views.correctness import RULE_WORDS, WITHIN, correctness_view
 from db.query.params import one_of
 from db.query.params import as_build
 from pages.charts import axis_unit, correctness_chart, correctness_slope_chart
@@ -29,12 +29,11 @@ def _slopes(view, split: str, metric: str):
                                        "candidate": candidate})
     st.subheader(plain(f"{view.metric}: baseline {view.baseline} → candidate {view.candidate}"))  # URL text
     c = view.counts
-    if view.slopes.empty:
-        st.info(plain(f"No case has a {view.metric} record on both {view.baseline} and {view.candidate} "
-                      "(same machine): nothing to compare."))
+    if view.empty:
+        st.info(plain(view.empty))
         return view
-    st.text(f"{c['improved']} improved, {c['worsened']} worsened, {c['unchanged']} unchanged of "
-            f"{len(view.slopes)} case(s) (unchanged: within 0.1 dB, or 1 % for an error ratio)")
+    st.text(f"{c['improved']} improved, {c['worsened']} worsened, {c[WITHIN]} {WITHIN} of {len(view.slopes)} "
+            f"case(s), by the rule Regressions uses ({RULE_WORDS})")
     untold = int(view.slopes["tolerance"].isna().sum())
     figure = axis_unit(view.metric, view.slopes["unit"].iloc[0])  # "psnr_vs_cpu (dB)"
     st.caption(f"Each case's {figure} on both builds; a dashed rule marks each "

@@ -8,7 +8,7 @@ from db.query.selectors import available_selectors
 from db.views.defaults import default_sides, side_labels
 from db.views.overview import overview_of
 from pages.verdict import show_summary
-from pages.widgets import guarded, load, picker, stop_if_empty
+from pages.widgets import guarded, load, picker, plain, stop_if_empty
 
 
 def _sides() -> tuple[str, str]:
@@ -32,6 +32,8 @@ def body() -> None:
     baseline, candidate = _sides()
     view = load(overview_of, baseline, candidate)
     stop_if_empty(view.latest)
+    if view.hint:
+        st.info(plain(view.hint))
     show_summary(view.verdict)  # the answer first: the release question per chip
     if view.preview:
         st.divider()

@@ -74,9 +74,13 @@ def _render() -> None:
             st.text(f"{len(mine)} {words}")
             st.dataframe(mine.drop(columns=["state", "comment", "author", "link"]), hide_index=True)
     summary = cards.summary
-    st.download_button("Markdown", review_markdown(found, baseline, candidate, summary["notes"], summary, view.changes),
-                       "regressions.md", "text/markdown")
-    st.download_button("CSV", review_csv(found), "regressions.csv", "text/csv")
+    if summary.get("confirm"):
+        st.text("Decide the doubtful cases on a machine of each scope (each build's environment filled in):")
+        st.code(summary["confirm"], language="bash")  # copyable
+    doubts = view.doubts
+    st.download_button("Markdown", review_markdown(found, baseline, candidate, summary["notes"], summary, view.changes,
+                                                   doubts), "regressions.md", "text/markdown")
+    st.download_button("CSV", review_csv(found, doubts), "regressions.csv", "text/csv")
     if not found.empty:
         _triage_form(found, query)
 

@@ -26,30 +26,57 @@ def show_summary(cards: Cards | dict | None) -> None:
     for start in range(0, len(shown), PER_ROW):
         for column, card in zip(st.columns(PER_ROW), shown[start:start + PER_ROW]):
             with column.container(border=True):
-                _card(card)
+                _card(card, bool(cards.summary.get("same_build")))
     if len(cards.cards) > SHOWN:
         st.caption(f"… {len(cards.cards) - SHOWN} more groups in the table below (chip scope: one card per chip)")
+    if cards.summary.get("confirm"):  # the doubtful cases named on the cards are decided by rerunning them
+        st.text("Decide the unconfirmed and suspected cases on a machine of each scope (each build's environment "
+                "filled in):")
+        st.code(cards.summary["confirm"], language="bash")
     with st.expander("Release summary: every group", expanded=False):
         st.dataframe(pd.DataFrame(cards.summary["groups"]), hide_index=True)
     for note in cards.summary["notes"]:
         st.text(note)  # notes carry selector text (tag values from bundles): text, not Markdown
 
 
-def _card(card: dict) -> None:
+DOUBTS_SHOWN = 3  # doubtful cases a card names; Regressions lists them all
+
+
+def _card(card: dict, same_build: bool = False) -> None:
     st.markdown(f"**{plain(card['title'])}**")
-    # red: regressed; orange: nothing regressed but some cases could not be tested; grey: nothing compared (never
-    # green over nothing); green otherwise
+    # red: regressed; orange: nothing regressed but some cases were not confirmed or not tested; grey: nothing
+    # compared (never green over nothing); blue: one build on both sides; green otherwise
+    doubtful = card.get("unconfirmed") or card.get("suspected") or card.get("untested")
     colour = ("red" if card["regressed"] or card["new_failures"] else "gray" if not card.get("compared", 1)
-              else "orange" if card.get("unconfirmed") else "green")
+              else "blue" if same_build else "orange" if doubtful else "green")  # an A/A review is no verdict
     st.markdown(f":{colour}[**{plain(card['verdict'])}**]")
     for worst in card.get("worst") or []:  # the regressions by name, each linked to its trend
         st.markdown(f"- [{plain(worst['text'])}]({worst['link']})")
+    doubts = card.get("doubts") or []
+    for doubt in doubts[:DOUBTS_SHOWN]:  # what could not be confirmed, by name: never only a count
+        st.markdown(f"- :orange[unconfirmed:] [{plain(doubt['text'])}]({doubt['link']})")
+    more = max(card.get("unconfirmed", 0) + card.get("suspected", 0), len(doubts)) - DOUBTS_SHOWN
+    if more > 0:
+        st.caption(f"… {more} more doubtful on the Regressions page")
+    if not card.get("compared", 1):  # the verdict says why; zero counts would only look like a result
+        if card["newly_supported"] or card["fixed"] or card["new_failures"]:
+            st.text(card["status"])
+        return
+    tones = [{"better": "green", "worse": "red"}.get(f.get("tone", "")) for f in card["families"]]
+    st.markdown("  \n".join([_counts(card)] + [f":{tone}[{plain(f['text'])}]" if tone else plain(f["text"])
+                                                for f, tone in zip(card["families"], tones)]))
     quiet = ("no memory figures compared", "no correctness figures compared")  # nothing to say: left out
-    moved = card["newly_supported"] or card["fixed"] or card["new_failures"]
-    lines = [card["counts"], *card["families"], *(x for x in (card["memory"], card["correctness"]) if x not in quiet),
+    moved = card["newly_supported"] or card["fixed"] or card["new_failures"] or card.get("other_gains")
+    lines = [*(x for x in (card["memory"], card["correctness"]) if x not in quiet),
              *([card["status"]] if moved else []), *([card["detects"]] if card.get("detects") else []),
              *([f"evidence: {card['evidence']}"] if card.get("evidence") else [])]
-    if not card.get("compared", 1):  # the verdict says why; zero counts would only look like a result
-        lines = [card["status"]] if moved else []
     st.text("\n".join(lines))  # one element: a compact card
 
+
+def _counts(card: dict) -> str:
+    """The timing counts with the wins green and the losses red (Markdown: the words are ours, the numbers ints)."""
+    faster, slower = card.get("faster", 0), card.get("slower", 0)
+    words = [f":green[{faster} faster]" if faster else "0 faster", f":red[{slower} slower]" if slower else "0 slower",
+             f"{card.get('unchanged', 0)} unchanged (tested timing cases)"]
+    extra = card["counts"].partition("(tested timing cases)")[2]  # untested / contended, as worded
+    return " / ".join(words) + plain(extra)

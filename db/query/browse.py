@@ -20,7 +20,7 @@ _RUN_COLUMNS = ("run_id, started_at, complete, machine_name, chip, gpu_cores, me
                 "torch_version, git_hash, channel, nightly_date, device_type, device_name, power_source, tags_json, "
                 "warnings_json, n_results")
 _RESULT_COLUMNS = ("r.result_id, r.run_id, r.workload, r.suite, r.case_key, r.dtype, r.compile, r.metric, r.unit, "
-                   "r.status, r.message, r.warnings_json, r.n, r.median, r.p25, r.p75, r.passed, r.tolerance, "
+                   "r.status, r.message, r.warnings_json, r.n, r.median, r.p25, r.p75, r.passed, r.tolerance, r.rounding, "
                    "ru.machine_name, ru.chip, ru.torch_version, ru.git_hash, ru.channel, ru.nightly_date, ru.started_at, "
                    "ru.tags_json")
 MEMORY_METRICS = ["memory_driver_peak", "memory_reserved_peak", "memory_allocated_peak", "memory_outside_allocator"]

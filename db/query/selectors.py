@@ -119,8 +119,9 @@ def _runs(body: str, field: str) -> Selector:
 
 
 _BUILDS = ("SELECT {side} AS side, torch_version, git_hash, coalesce(debug, false) AS debug, any_value(channel) AS"
-           " channel, min(nightly_date) AS nightly_date, count(*) AS n_runs, list(DISTINCT libraries_json) AS libraries"
-           " FROM runs WHERE {where} GROUP BY torch_version, git_hash, coalesce(debug, false)")
+           " channel, min(nightly_date) AS nightly_date, count(*) AS n_runs, list(DISTINCT libraries_json) AS libraries,"
+           " bit_xor(hash(run_id)) AS runs_hash FROM runs WHERE {where} GROUP BY torch_version, git_hash,"
+           " coalesce(debug, false)")
 BUILD_COLUMNS = ["torch_version", "git_hash", "debug", "channel", "label", "selector", "n_runs"]
 
 
@@ -130,6 +131,17 @@ class SideRuns:
     distinct build.libraries JSON texts, None for a run that recorded none: db.query.libraries)."""
     builds: pd.DataFrame
     libraries: frozenset[str | None]
+    runs_hash: int = 0  # the runs' ids hashed together (XOR: order-free), to tell two selectors of one run set
+
+    def same_runs(self, other: "SideRuns") -> bool:
+        """Both select exactly the same runs (n and hash equal)."""
+        return (int(self.builds.n_runs.sum()) == int(other.builds.n_runs.sum()) and self.runs_hash == other.runs_hash
+                and len(self.builds) > 0)
+
+    def same_build(self, other: "SideRuns") -> bool:
+        """Both sides are runs of one and the same build (version, git hash, debug)."""
+        key = ["torch_version", "git_hash", "debug"]
+        return len(self.builds) == 1 and self.builds[key].equals(other.builds[key])
 
 
 def side_runs(engine: Engine, selectors: list[Selector]) -> list[SideRuns]:
@@ -146,8 +158,11 @@ def side_runs(engine: Engine, selectors: list[Selector]) -> list[SideRuns]:
         mine = sorted((r for r in rows if r[0] == side),  # version, nightly date, channel, hash
                       key=lambda r: build_sort_key(r[1], r[5], r[4], r[2]))
         builds = pd.DataFrame([(v, h, d, c, build_label(v, c, h, d), build_selector(v, h), n)
-                               for _, v, h, d, c, _, n, _ in mine], columns=BUILD_COLUMNS)
-        out.append(SideRuns(builds, frozenset(text for r in mine for text in r[7])))
+                               for _, v, h, d, c, _, n, _, _ in mine], columns=BUILD_COLUMNS)
+        runs_hash = 0
+        for r in mine:
+            runs_hash ^= int(r[8])
+        out.append(SideRuns(builds, frozenset(text for r in mine for text in r[7]), runs_hash))
     return out
 
 

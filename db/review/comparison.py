@@ -73,6 +73,9 @@ def _values(text: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in (text or "").split(",") if v.strip())
 
 
+SAME_RUNS, SAME_BUILD = "same runs", "same build"
+
+
 @dataclass
 class ComparisonResult:
     query: CompareQuery
@@ -82,6 +85,7 @@ class ComparisonResult:
     notes: list[str] = field(default_factory=list)
     samples: tuple[SampleLists, SampleLists] | None = None  # pooled ok samples of each case row, both sides
     sample_reader: Callable[[pd.Series], tuple[np.ndarray, np.ndarray]] | None = None  # where samples were not read
+    same: str = ""  # SAME_RUNS when both sides select the same runs, SAME_BUILD when runs of one build; else ""
 
     def case_samples(self, row: int) -> pd.DataFrame:
         """The raw samples of cases row `row`, both sides, for the sample-distribution chart."""
@@ -164,7 +168,12 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     families = families.result()
     notes = _notes(query, cases, libraries) + [n for n in pooled if n]
     samples = None if stats[0].samples is None else (stats[0].samples, stats[1].samples)
-    return ComparisonResult(query, cases, families, unmatched, notes, samples, case_sample_reader(engine, query))
+    same = SAME_RUNS if found[0].same_runs(found[1]) else SAME_BUILD if found[0].same_build(found[1]) else ""
+    if same == SAME_BUILD:
+        notes.append(f"Both sides are runs of one build ({found[0].builds.label.iloc[0]}): an A/A review — whatever "
+                     "it finds is run-to-run noise, not a change of build.")
+    return ComparisonResult(query, cases, families, unmatched, notes, samples, case_sample_reader(engine, query),
+                            same)
 
 
 def _with_stats(table: pa.Table, rows: np.ndarray, stats: list[SideStats]) -> pa.Table:

@@ -33,26 +33,46 @@ def side_words(runs: int) -> str:
     return f"{runs} run{'s' * (runs != 1)} a side"
 
 
+MORE_RUNS = 2  # what a group's sentence projects: this many more runs a side
+TESTABLE = "a 2nd run a side or --processes 2+ makes them testable"
+
+
 def detectable_words(cases: pd.DataFrame, group: list[str], threshold: float) -> dict[tuple, str]:
-    """Per group key (its GROUP values as text): the sentence; `cases` are the review's timing cases."""
+    """Per group key (its GROUP values as text): the sentence, with what more evidence would give — MORE_RUNS
+    more runs a side (each case's standard error scaled by √(R / (R + k)) and its degrees of freedom by (R + k) / R:
+    the same processes a run, the noise as measured) or, for cases with nothing to test on, what makes them
+    testable. `cases` are the review's timing cases."""
     if cases.empty or "se" not in cases:
         return {}
     se = cases.se.to_numpy(dtype=float, na_value=np.nan)
     df = cases.df.to_numpy(dtype=float, na_value=np.nan)
+    runs = runs_a_side(cases)
     m = max(int(np.isfinite(se).sum()), 1)
-    with np.errstate(invalid="ignore"):
-        found = np.expm1(detectable(se, df, REVIEW_ALPHA / m, POWER))
-        smallest = np.where(np.isfinite(found), np.maximum(found, threshold), np.nan)  # an untestable case stays NaN
-    frame = cases[group].astype(str).assign(_d=smallest, _runs=runs_a_side(cases))
+    grown = (runs + MORE_RUNS) / np.maximum(runs, 1)
+    smallest, more = (_smallest(se / np.sqrt(scale), df * scale, m, threshold) for scale in (1.0, grown))
+    frame = cases[group].astype(str).assign(_d=smallest, _more=more, _runs=runs)
     out = {}
     for key, part in frame.groupby(group, sort=False):
         figures = part._d.to_numpy()
-        known = figures[np.isfinite(figures)]
+        known = np.isfinite(figures)
         side = side_words(int(np.median(part._runs)))
-        untested = len(figures) - len(known)
-        if not len(known):
-            out[tuple(key)] = f"detects nothing: no case has replicates or A/A data ({side})"
+        untested = int((~known).sum())
+        if not known.any():
+            out[tuple(key)] = f"detects nothing: no case has replicates or A/A data ({side}); {TESTABLE}"
             continue
-        words = f"detects {_size(float(np.median(known)))} (median case, {POWER:.0%} power) with {side}"
-        out[tuple(key)] = words + (f"; {untested} case{'s' * (untested != 1)} untestable" if untested else "")
+        now, then = float(np.median(figures[known])), float(np.median(part._more.to_numpy()[known]))
+        words = f"detects {_size(now)} (median case, {POWER:.0%} power) with {side}"
+        if _size(then) != _size(now):  # more runs matter until the bound is what stops a smaller change
+            words += f"; {MORE_RUNS} more runs a side would detect {_size(then)}"
+        if untested:
+            words += f"; {untested} case{'s' * (untested != 1)} untestable ({TESTABLE})"
+        out[tuple(key)] = words
     return out
+
+
+def _smallest(se: np.ndarray, df: np.ndarray, m: int, threshold: float) -> np.ndarray:
+    """Per case, the smallest slowdown (a fraction) its test finds with POWER at Holm's first level, never below
+    the review's bound; NaN where nothing can test it."""
+    with np.errstate(invalid="ignore"):
+        found = np.expm1(detectable(se, df, REVIEW_ALPHA / m, POWER))
+        return np.where(np.isfinite(found), np.maximum(found, threshold), np.nan)

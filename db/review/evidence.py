@@ -3,6 +3,7 @@ which A/A noise the tests had, and the group's worst regressions by name. The re
 puts these on every group, so a card can never be green over nothing or hide what it counted."""
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import pandas as pd
@@ -72,3 +73,33 @@ def worst(found: pd.DataFrame) -> list[dict[str, Any]]:
     return [{"case": str(n), "metric": str(r.metric), "change": str(r.change), "workload": str(r.workload),
              "case_key": str(r.case_key), "dtype": str(r.dtype), "compile": str(r.compile)}
             for n, r in zip(top.case, top.itertuples())]
+
+
+DOUBTS_NAMED = 20  # doubtful cases a group's summary names, worst first; the answer's lists hold them all
+DOUBT_WORDS = {"contended": "contended", "nothing to test on": "untested: no replicates",
+               "its own test passed": "suspected: own test only"}
+
+
+def doubt_word(doubt: str) -> str:
+    """A doubt's reason (db.review.rules BUSY, UNTESTED, OWN_TEST) in two or three words, for a card's line."""
+    return next((short for start, short in DOUBT_WORDS.items() if doubt.startswith(start)), doubt)
+
+
+def named_doubts(doubts: pd.DataFrame) -> list[dict[str, Any]]:
+    """A group's unconfirmed, contended and suspected cases (db.review.listing.doubtful's rows: worst first), named
+    with their change and why, with the fields a link needs."""
+    top = doubts.head(DOUBTS_NAMED)
+    return [{"case": str(n), "metric": str(r.metric), "change": str(r.change), "why": doubt_word(str(r.doubt)),
+             "verdict": str(r.verdict), "workload": str(r.workload), "case_key": str(r.case_key),
+             "dtype": str(r.dtype), "compile": str(r.compile)} for n, r in zip(top.case, top.itertuples())]
+
+
+def confirm_command(params: dict[str, str]) -> str:
+    """The `mpsbench confirm` line that decides a review's doubtful cases (db.review.review.Review.params: the
+    review as URL parameters), to copy and run on a Mac of the scope, each build's environment filled in."""
+    words = ["mpsbench", "confirm", "--baseline", params["baseline"], "--candidate", params["candidate"]]
+    for name in ("scope", "threshold", "rules"):
+        if params.get(name) and (name, params[name]) not in (("scope", "machine"), ("threshold", "5")):
+            words += [f"--{name}", params[name]]
+    words += ["--baseline-python", "BASELINE_ENV/bin/python", "--candidate-python", "CANDIDATE_ENV/bin/python"]
+    return " ".join(shlex.quote(w) for w in words)

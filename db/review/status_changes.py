@@ -99,3 +99,11 @@ def _per_case(rows: pd.DataFrame) -> pd.DataFrame:
     first = grouped.first().reset_index()
     first["metric"] = grouped.metric.agg(", ".join).to_numpy()
     return first.drop(columns=["_m", "failing"])
+
+
+def status_words(changes: pd.DataFrame) -> str:
+    """"1 newly supported, fails its tolerance; 2 OOM fixed": each kind counted in the rows' order (worst first),
+    the one wording of status changes on the cards and on Compare."""
+    if changes.empty:
+        return ""
+    return "; ".join(f"{n} {kind}" for kind, n in changes.kind.value_counts(sort=False).items())

@@ -20,21 +20,26 @@ from sqlalchemy import Engine
 from bundle.metrics import METRICS, RuleKind
 from db.query.conditions import condition_notes
 from db.query.plain import records
+from db.review.comparison import SAME_BUILD
 from db.review.derived import folded_rows
 from db.review.detectable import detectable_words
-from db.review.evidence import NO_TIMING, evidence_by_group, nothing_compared, worst
+from db.review.evidence import NO_TIMING, confirm_command, evidence_by_group, named_doubts, nothing_compared, worst
 from db.review.listing import Question, doubtful, regressions
 from db.review.review import judge_review
 from db.review.status_changes import status_changes
 from db.review.rules import BUSY, SUSPECTED, UNCONFIRMED_STATE, per_metric, rule_kinds
 from db.review.wording import format_value
-from db.stats.significance import NOT_SIGNIFICANT, SIGNIFICANT
+from db.stats.significance import NOT_SIGNIFICANT, SIGNIFICANT, UNCONFIRMED
 
 GROUP = ["scope", "device", "dtype", "compile"]
-FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", "ci_high", "unit", "summary"]
+FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better",
+                          "n_worse", "summary"]
 FAMILY = GROUP + ["workload", "metric"]
-GROUP_COLUMNS = GROUP + ["verdict", "compared", "faster", "slower", "unchanged", "regressed", "unconfirmed",
-                         "contended", "suspected", "unmatched", "memory", "correctness", "detects", "evidence", "worst"]
+GROUP_COLUMNS = GROUP + ["verdict", "compared", "faster", "slower", "unchanged", "untested", "regressed",
+                         "unconfirmed", "contended", "suspected", "unmatched", "memory", "correctness", "detects",
+                         "evidence", "worst", "doubts"]
+AA_WORDS = "A/A, one build on both sides (any change is run-to-run noise): "
+COUNTED = ["faster", "slower", "unchanged", "untested"]  # timing cases: the first three tested, the last not
 
 
 class Summary(TypedDict):
@@ -48,12 +53,15 @@ class Summary(TypedDict):
     rules: str
     verdict: str
     regressions: int
+    untested: int  # timing cases with nothing to test on (no replicates, no A/A data): neither changed nor not
     unconfirmed: int  # contended ones included
     contended: int  # of the unconfirmed: too few clean worker processes (db.stats.contention)
     suspected: int
     groups: list[dict[str, Any]]
     families: list[dict[str, Any]]
     notes: list[str]
+    confirm: str  # the `mpsbench confirm` line deciding the doubtful cases ("" when there are none)
+    same_build: bool  # both sides are runs of one build: an A/A review (its verdict says so)
 
 
 def release_summary(engine: Engine, question: Question, found: pd.DataFrame | None = None,
@@ -71,9 +79,10 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     oriented = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)
     # unchanged is what a test found no change in: a case nothing could test (no replicates, contended) is not
     quiet = (cases.significance == NOT_SIGNIFICANT).to_numpy(dtype=bool) | (sig & (oriented == 1))
+    untested = timing & (cases.significance == UNCONFIRMED).to_numpy(dtype=bool)
     flags = pd.DataFrame({"faster": timing & sig & (oriented > 1), "slower": timing & sig & (oriented < 1),
-                          "unchanged": timing & quiet}, index=cases.index)
-    counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), ["faster", "slower", "unchanged"])
+                          "unchanged": timing & quiet, "untested": untested}, index=cases.index)
+    counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), COUNTED)
     unmatched_cases = result.unmatched[~folded_rows(result.unmatched)]  # a failed decode is one case, not its tokens/s too
     regressed, unmatched = _sizes(found), _sizes(unmatched_cases)
     compared = _sizes(cases[~folded_rows(cases)])
@@ -90,39 +99,62 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     q = review.compare
     for key in sorted(set(counts) | set(regressed) | set(unmatched)):
         hit = regressed.get(key, 0)
-        got = counts.get(key, {"faster": 0, "slower": 0, "unchanged": 0})
-        doubt, busy = unconfirmed.get(key, 0), contended.get(key, 0)
+        got = counts.get(key, dict.fromkeys(COUNTED, 0))
+        doubt, busy, suspect = unconfirmed.get(key, 0), contended.get(key, 0), suspected.get(key, 0)
         n = compared.get(key, 0)
-        verdict = (_group_verdict(hit, doubt, busy) if n else
+        verdict = (_group_verdict(hit, doubt, busy, suspect, got) if n else
                    nothing_compared(_in(unmatched_cases, key), q.baseline, q.candidate, key[0]))
         rows.append({**dict(zip(GROUP, key)), "verdict": verdict, "compared": n, **got, "regressed": hit,
-                     "unconfirmed": doubt, "contended": busy, "suspected": suspected.get(key, 0),
+                     "unconfirmed": doubt, "contended": busy, "suspected": suspect,
                      "unmatched": unmatched.get(key, 0),
                      "memory": _memory(_in(memory_cases, key), _in(found, key)),
                      "correctness": _correctness(_in(correctness_cases, key), _in(found, key)),
                      "detects": detects.get(key, ""), "evidence": evidence.get(key, NO_TIMING),
-                     "worst": worst(_in(found, key))})
-    fams = _timed(result.families, cases[timing])
+                     "worst": worst(_in(found, key)), "doubts": named_doubts(_in(doubts, key))})
+    fams = _timed(result.families, cases[timing], untested[timing])
     base, cand = review.compare.selectors()
     notes = list(result.notes) + condition_notes(engine, base, "baseline") + condition_notes(engine, cand, "candidate")
     total = len(found)
     n_doubt = int((doubts.verdict == UNCONFIRMED_STATE).sum()) if len(doubts) else 0
     n_busy = int((doubts.doubt == BUSY).sum()) if len(doubts) else 0
     n_suspect = int((doubts.verdict == SUSPECTED).sum()) if len(doubts) else 0
+    n_untested = int(untested.sum())
+    same_build = result.same == SAME_BUILD
     return {"baseline": review.compare.baseline, "candidate": review.compare.candidate, "scope": review.compare.scope,
             "threshold": review.threshold, "threshold_unit": "% worse", "rules": review.rules_text,
-            "verdict": _overall(total, rows, n_doubt, n_busy), "regressions": total, "unconfirmed": n_doubt,
-            "contended": n_busy, "suspected": n_suspect,
+            "verdict": (AA_WORDS if same_build else "") + _overall(total, rows, n_doubt, n_busy, n_suspect, n_untested),
+            "regressions": total, "same_build": same_build,
+            "untested": n_untested, "unconfirmed": n_doubt, "contended": n_busy, "suspected": n_suspect,
             "groups": records(pd.DataFrame(rows, columns=GROUP_COLUMNS)),
-            "families": records(fams.reindex(columns=FAMILY_COLUMNS)), "notes": notes}
+            "families": records(fams.reindex(columns=FAMILY_COLUMNS)), "notes": notes,
+            "confirm": confirm_command(review.params()) if len(doubts) else ""}
 
 
-def _timed(families: pd.DataFrame, timing: pd.DataFrame) -> pd.DataFrame:
-    """The families of the timing cases counted above (not bandwidth or tokens/s beside their timing)."""
+def _timed(families: pd.DataFrame, timing: pd.DataFrame, untested: np.ndarray) -> pd.DataFrame:
+    """The families of the timing cases counted above (not bandwidth or tokens/s beside their timing), each
+    saying how many of its cases were untested (`untested`: per timing case): a geomean of untested cases is a
+    figure, not a tested change, and must not read as one beside counts without a faster case."""
     if families.empty:
         return families
-    said = set(timing[FAMILY].astype(str).itertuples(index=False, name=None))
-    return families[[t in said for t in families[FAMILY].astype(str).itertuples(index=False, name=None)]]
+    said: dict[tuple, int] = {}
+    for key, blind in zip(timing[FAMILY].astype(str).itertuples(index=False, name=None), untested):
+        said[key] = said.get(key, 0) + int(blind)
+    own = list(families[FAMILY].astype(str).itertuples(index=False, name=None))
+    mine = families[[t in said for t in own]].copy()
+    blind = [said[t] for t in own if t in said]
+    mine["summary"] = [_untested_words(text, n, int(total)) for text, n, total in
+                       zip(mine["summary"].astype(str), blind, mine["n_cases"].fillna(0))]
+    return mine
+
+
+def _untested_words(summary: str, untested: int, cases: int) -> str:
+    """The family's words with its untested cases said before its baseline (a card shows the words up to it)."""
+    if not untested:
+        return summary
+    words = ("untested: no replicates, not a tested change" if untested >= cases else
+             f"{untested} of {cases} cases untested (no replicates)")
+    head, sep, tail = summary.partition(", baseline ")
+    return f"{head} — {words}{sep}{tail}"
 
 
 def _by_group(frame: pd.DataFrame, columns: list[str]) -> dict[tuple, dict[str, int]]:
@@ -188,36 +220,51 @@ def _correctness(mine: pd.DataFrame, found: pd.DataFrame) -> str:
     return f"{len(hit)} of {checked} cases regressed: {said}{gains}"
 
 
-def _group_verdict(hit: int, doubt: int, busy: int = 0) -> str:
+def _group_verdict(hit: int, doubt: int, busy: int, suspect: int, counts: dict[str, int]) -> str:
+    """A group's verdict: its regressions, else what could not be confirmed, else what was not tested — never a
+    bare "no regressions" over cases nothing tested."""
+    apart = _doubt_words(doubt, busy, suspect)
     if hit:
-        return f"{hit} regression{'s' * (hit != 1)}"
-    if doubt:
-        return f"no confirmed regression ({_unconfirmed_words(doubt, busy)})"
+        return f"{hit} regression{'s' * (hit != 1)}" + (f" ({apart})" if apart else "")
+    if apart:
+        return f"no confirmed regression ({apart})"
+    untested, tested = counts["untested"], sum(counts[k] for k in ("faster", "slower", "unchanged"))
+    if untested and not tested:
+        return f"untested: {untested} timing case{'s' * (untested != 1)} without replicates"
+    if untested:
+        return f"no regression in {tested} tested case{'s' * (tested != 1)}; {untested} untested (no replicates)"
     return "no regressions"
 
 
-def _unconfirmed_words(doubt: int, busy: int) -> str:
-    """"24 unconfirmed: 24 contended: other processes took the cores while they were timed", or the reasons
-    split."""
+def _doubt_words(doubt: int, busy: int, suspect: int = 0) -> str:
+    """"6 unconfirmed: 2 contended: other processes took the cores while they were timed; 4 with nothing to
+    test them on; 1 suspected", or "" when nothing is doubtful."""
     untested = doubt - busy
     why = [f"{busy} contended: other processes took the cores while {'they were' if busy != 1 else 'it was'} timed"
            if busy else "", f"{untested} with nothing to test {'them' if untested != 1 else 'it'} on" if untested else ""]
-    return f"{doubt} unconfirmed: " + "; ".join(w for w in why if w)
+    words = f"{doubt} unconfirmed: " + "; ".join(w for w in why if w) if doubt else ""
+    if suspect:
+        words += ("; " if words else "") + f"{suspect} suspected (own test only)"
+    return words
 
 
-def _overall(total: int, rows: list[dict], unconfirmed: int = 0, busy: int = 0) -> str:
+def _overall(total: int, rows: list[dict], unconfirmed: int = 0, busy: int = 0, suspect: int = 0,
+             untested: int = 0) -> str:
     empty = [r for r in rows if not r["compared"]]
     if len(empty) == len(rows):
         return "nothing compared"
     rows = [r for r in rows if r["compared"]]
-    apart = f"; {_unconfirmed_words(unconfirmed, busy)} (counted apart)" if unconfirmed else ""
+    doubts = _doubt_words(unconfirmed, busy, suspect)
+    apart = f"; {doubts} (counted apart)" if doubts else ""
+    if untested:
+        apart += f"; {untested} timing case{'s' * (untested != 1)} untested (no replicates)"
     if empty:
         apart += f"; {len(empty)} group{'s' * (len(empty) != 1)} with nothing compared"
+    groups = f"{len(rows)} group{'s' * (len(rows) != 1)} (scope · device · dtype · compile)"
     if not total:
-        return f"no regressions in {len(rows)} group{'s' * (len(rows) != 1)} (scope · device · dtype · compile){apart}"
+        return f"{'no confirmed regression' if doubts or untested else 'no regressions'} in {groups}{apart}"
     hit = sum(1 for r in rows if r["regressed"])
-    return (f"{total} regression{'s' * (total != 1)} in {hit} of {len(rows)} groups (scope · device · dtype · "
-            f"compile){apart}")
+    return f"{total} regression{'s' * (total != 1)} in {hit} of {groups}{apart}"
 
 
 def review_answer(engine: Engine, question: Question) -> dict[str, Any]:

@@ -13,11 +13,13 @@ from sqlalchemy import Engine
 import numpy as np
 
 from bundle.case_names import case_names
-from bundle.metrics import METRICS, Better
+from bundle.metrics import METRICS, RULES, Better, RuleKind
 from db.query.browse import CORRECTNESS_METRICS, results, split_builds
 from db.views.defaults import default_pair
+from db.views.empty_reason import NEXT_BUILD
 from db.views.memory import memory_builds
 from db.query.params import Params, build_choice, one_of, only
+from db.review.rules import rounding_jitter
 from db.review.wording import format_value
 
 _CASE = ["machine_name", "workload", "case_key", "dtype", "compile"]
@@ -34,7 +36,7 @@ def correctness(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
     frame["build_order"] = _order(frame)
     # the case's name and its figures with units first; the identifying keys pinned at the end
     return frame[["case", "machine_name", "build", "metric", "median", "unit", "tolerance", "verdict", "status",
-                  "message", "chip", "started_at", "run_id", "workload", "dtype", "compile", "case_key", "channel",
+                  "passed", "rounding", "message", "chip", "started_at", "run_id", "workload", "dtype", "compile", "case_key", "channel",
                   "build_order"]]
 
 
@@ -46,20 +48,25 @@ def _order(frame: pd.DataFrame) -> list[int]:
     return [builds.index(b) for b in frame["build"]]
 
 
-UNCHANGED_DB, UNCHANGED_REL = 0.1, 0.01  # a PSNR move under 0.1 dB, an error move under 1 %: unchanged
+WITHIN = "within its rule"  # a move the review's rule calls neither a regression nor a gain
+RULE_WORDS = (f"a PSNR moved by more than {RULES['psnr_vs_cpu'].drop:g} dB, an error by "
+              f"{RULES['max_abs_error'].factor:g}×, passed → failed; a move within the dtype's rounding is neither")
 
 
 def correctness_slopes(records: pd.DataFrame, baseline: str, candidate: str) -> pd.DataFrame:
     """Per machine and case: the baseline build's median beside the candidate's, each as its margin over the
     tolerance (in the metric's unit; > 0 passes, so one tolerance line at 0 serves every case), and whether the
-    case improved, worsened or stayed (within 0.1 dB, or 1 % for an error ratio). Medians over a build's runs."""
+    case improved, worsened or stayed within its rule — the rule Regressions judges it by (bundle.metrics RULES,
+    RULE_WORDS; db.review.rules.rounding_jitter). Medians over a build's runs."""
     keys = ["machine_name", "case", "metric", "unit", "workload", "dtype", "compile", "case_key"]
     ok = records[records["median"].notna()]
     sides = []
     for build, side in ((baseline, "baseline"), (candidate, "candidate")):
         got = ok[ok["build"] == build].groupby(keys, dropna=False).agg(
-            median=("median", "median"), tolerance=("tolerance", "max"), verdict=("verdict", "min")).reset_index()
-        sides.append(got.rename(columns={c: f"{side}_{c}" for c in ("median", "tolerance", "verdict")}))
+            median=("median", "median"), tolerance=("tolerance", "max"), verdict=("verdict", "min"),
+            rounding=("rounding", "median"), passed=("passed", "min")).reset_index()
+        sides.append(got.rename(columns={c: f"{side}_{c}" for c in ("median", "tolerance", "verdict", "rounding",
+                                                                      "passed")}))
     both = sides[0].merge(sides[1], on=keys, how="inner")
     if both.empty:
         return pd.DataFrame(columns=SLOPE_COLUMNS)
@@ -69,11 +76,30 @@ def correctness_slopes(records: pd.DataFrame, baseline: str, candidate: str) -> 
     both["tolerance"] = tolerance
     for side in ("baseline", "candidate"):
         both[f"{side}_margin"] = sign * (both[f"{side}_median"].astype(float) - tolerance)
-    moved = sign * (both["candidate_median"] - both["baseline_median"]).astype(float)
-    scale = np.where(both["unit"] == "dB", UNCHANGED_DB, UNCHANGED_REL * both["baseline_median"].abs().astype(float))
     both["change"] = both["candidate_median"] - both["baseline_median"]
-    both["direction"] = np.where(moved > scale, "improved", np.where(moved < -scale, "worsened", "unchanged"))
+    both["direction"] = _by_rule(both)
     return both[SLOPE_COLUMNS]
+
+
+def _by_rule(both: pd.DataFrame) -> np.ndarray:
+    """improved / worsened / WITHIN per slope row, by the review's rules (db.review.rules.judge's, on one figure)."""
+    rules = [RULES[m] for m in both["metric"]]
+    kind = np.array([r.kind.value for r in rules], dtype=object)
+    b = both["baseline_median"].to_numpy(dtype=float)
+    c = both["candidate_median"].to_numpy(dtype=float)
+    drop = np.array([r.drop if r.drop is not None else np.nan for r in rules], dtype=float)
+    factor = np.array([r.factor if r.factor is not None else np.nan for r in rules], dtype=float)
+    frame = pd.DataFrame({"rounding": both["candidate_rounding"].fillna(both["baseline_rounding"]),
+                          "tolerance": both["tolerance"],
+                          "candidate_passed": ~both["candidate_passed"].eq(False).to_numpy(dtype=bool, na_value=False)})
+    jitter = rounding_jitter(frame, kind, b, c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        is_db, is_factor = kind == RuleKind.drop.value, kind == RuleKind.factor.value
+        worse = (is_db & (b - c > drop)) | (is_factor & (c > 0) & ((b == 0) | (c / b >= factor)))
+        better = (is_db & (c - b > drop)) | (is_factor & (b > 0) & ((c == 0) | (b / c >= factor)))
+    broke = (both["baseline_passed"].eq(True).to_numpy(dtype=bool, na_value=False)
+             & both["candidate_passed"].eq(False).to_numpy(dtype=bool, na_value=False))
+    return np.where(broke | (worse & ~jitter), "worsened", np.where(better & ~jitter, "improved", WITHIN))
 
 
 SLOPE_COLUMNS = ["case", "machine_name", "metric", "baseline_median", "candidate_median", "change", "unit",
@@ -129,7 +155,8 @@ class Correctness:
     baseline: str  # the slope's sides (default: the latest stable build vs the newest rc or nightly after it)
     candidate: str
     slopes: pd.DataFrame  # per machine and case, baseline → candidate with margins over the tolerance
-    counts: dict  # improved / worsened / unchanged cases of the slope
+    counts: dict  # improved / worsened / within-its-rule cases of the slope (the rule Regressions uses)
+    empty: str = ""  # why the slope compares nothing, when it does not
 
 
 def correctness_view(engine: Engine, params: Params) -> Correctness:
@@ -144,8 +171,12 @@ def correctness_view(engine: Engine, params: Params) -> Correctness:
     first, last = default_pair(builds, channels)
     baseline = build_choice("baseline", p["baseline"], builds) if p["baseline"] else first
     candidate = build_choice("candidate", p["candidate"], builds) if p["candidate"] else last
-    slopes = correctness_slopes(shown, baseline, candidate)
-    counts = {d: int((slopes["direction"] == d).sum()) for d in ("improved", "worsened", "unchanged")}
+    same = bool(baseline) and baseline == candidate  # a build against itself: every case "within its rule"
+    slopes = correctness_slopes(shown, baseline, candidate) if not same else pd.DataFrame(columns=SLOPE_COLUMNS)
+    counts = {d: int((slopes["direction"] == d).sum()) for d in ("improved", "worsened", WITHIN)}
+    empty = (f"Baseline and candidate are the same build ({baseline}): nothing to compare. {NEXT_BUILD}" if same else
+             f"No case has a {metric} record on both {baseline} and {candidate} (same machine): nothing to compare."
+             if slopes.empty else "")
     return Correctness(p["split_tag"], metric, sorted(set(records["metric"])),
                        shown.drop(columns=["channel", "build_order"]), faster_but_wrong(engine, split), builds,
-                       baseline, candidate, slopes, counts)
+                       baseline, candidate, slopes, counts, empty)

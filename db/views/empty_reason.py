@@ -2,7 +2,11 @@
 compared cases is a false all-clear. Compare, Regressions and their JSON twins call `empty_reason`."""
 from __future__ import annotations
 
-from db.review.comparison import ComparisonResult
+from db.review.comparison import SAME_RUNS, ComparisonResult
+
+NEXT_BUILD = ("For a second build: `mpsbench sweep --build 'torch==2.14.1' --build python=/path/to/other/env/bin/python` "
+              "on the same Mac runs both, interleaved (or `mpsbench run` in the other build's environment); then "
+              "push or upload its bundle.")
 
 
 def _listed(values) -> str:
@@ -16,7 +20,10 @@ def empty_reason(result: ComparisonResult) -> str | None:
     q = result.query
     if q.baseline == q.candidate:
         return (f"Nothing compared: baseline and candidate are the same selector ({q.baseline}). Pick a different "
-                "candidate build (or tag) to compare against.")
+                f"candidate build (or tag) to compare against. {NEXT_BUILD}")
+    if result.same == SAME_RUNS:
+        return (f"Nothing compared: {q.baseline} and {q.candidate} select the same runs, so every ratio would be 1. "
+                f"Pick a different candidate build (or tag). {NEXT_BUILD}")
     if len(result.cases):
         return None
     filters = "; ".join(f"{k} in {', '.join(v)}" for k, v in q.filters)

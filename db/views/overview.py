@@ -10,6 +10,7 @@ from sqlalchemy import Engine
 
 from db.query import browse
 from db.query.params import Params, only
+from db.views.empty_reason import NEXT_BUILD
 from db.views.verdict_cards import overview_cards
 
 LATEST = ["machine_name", "chip", "memory_GiB", "gpu_cores", "device_type", "build", "git_hash", "runs", "run_id",
@@ -25,6 +26,7 @@ class Overview:
     verdict: dict | None  # the comparison's verdict cards (db.views.verdict_cards.Cards as a dict), chip scope;
     # None with fewer than two builds
     preview: dict | None = None  # the nightly against the stable build, beside an rc default (labelled); else None
+    hint: str = ""  # with runs of one build only: what a second build would show, and how to collect it
 
 
 PARAMS = ("baseline", "candidate")
@@ -45,5 +47,8 @@ def overview_of(engine: Engine, baseline: str = "", candidate: str = "") -> Over
         latest = latest.assign(runs=runs.groupby(["machine_name", "build"]).size().values)[LATEST]
     # the preview goes with the release question only; another chosen comparison is the one shown
     cards, preview = overview_cards(engine, baseline, candidate) if len(runs) else (None, None)
+    builds = sorted(set(latest["build"]))
+    hint = (f"One build stored ({builds[0]}): a verdict compares two builds — which cases got faster or slower, "
+            f"what newly runs or fails, memory and correctness moves. {NEXT_BUILD}" if len(builds) == 1 else "")
     return Overview(len(runs), latest, browse.status_counts(engine), browse.open_warnings(engine),
-                    asdict(cards) if cards else None, asdict(preview) if preview else None)
+                    asdict(cards) if cards else None, asdict(preview) if preview else None, hint)

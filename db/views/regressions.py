@@ -27,6 +27,12 @@ class RegressionsView:
     cards: Cards | None
     changes: list[dict] = field(default_factory=list)  # status changes, one per case (for the export)
 
+    @property
+    def doubts(self) -> pd.DataFrame:
+        """The unconfirmed and suspected cases in one list, worst first (the exports carry them)."""
+        both = pd.concat([self.unconfirmed, self.suspected], ignore_index=True)
+        return both.sort_values("worse_by", ascending=False, kind="stable", na_position="last") if len(both) else both
+
 
 def regressions_view(engine: Engine, review: Review) -> RegressionsView:
     """Not memoised as a whole: the judged review under it is, and triage notes show as soon as they are saved."""

@@ -49,10 +49,12 @@ def _significance(r) -> str:
 
 
 def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: Sequence[str] = (),
-                    summary: dict[str, Any] | None = None, changes: Sequence[dict[str, Any]] = ()) -> str:
+                    summary: dict[str, Any] | None = None, changes: Sequence[dict[str, Any]] = (),
+                    doubts: pd.DataFrame | None = None) -> str:
     """The review as Markdown: the release summary first (db.review.summary; it carries the notes, the wins by
     rule and each group's evidence), then every regression worst first by its case's name with its caveats, then
-    the status changes, one per case."""
+    the doubtful cases (unconfirmed, contended, suspected: db.review.listing.doubtful) with the command that
+    decides them, then the status changes, one per case."""
     top = summary_markdown(summary, md_escape) if summary else [*(f"- {md_escape(note)}" for note in notes),
                                                                 *([""] if notes else [])]
     lines = [f"Regressions of {md_escape(candidate)} against baseline {md_escape(baseline)}", "", *top,
@@ -65,6 +67,17 @@ def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: S
                  f"{r.change} ({r.why})" + (f"; figures: {r.figures}" if getattr(r, "figures", "") else ""),
                  _significance(r), r.state, r.comment, _text(getattr(r, "caveats", ""))]
         lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
+    if doubts is not None and len(doubts):
+        lines += ["", f"Doubtful, not regressions ({len(doubts)} case{'s' * (len(doubts) != 1)}: worse beyond the "
+                  "threshold with nothing to test them on, contended, or past their own test only), worst first:", "",
+                  "| scope | case | metric | baseline | candidate | change | why |", "|" + "---|" * 7]
+        for r in doubts.itertuples():
+            cells = [r.scope, getattr(r, "case", "") or r.case_key, r.metric, format_value(r.baseline_median, r.unit),
+                     format_value(r.candidate_median, r.unit), r.change, r.doubt]
+            lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
+        if summary and summary.get("confirm"):
+            lines += ["", "Decide them on a machine of each scope (each build's environment filled in):", "",
+                      "```", summary["confirm"], "```"]
     if len(changes):
         lines += ["", f"Status changes ({len(changes)} case{'s' * (len(changes) != 1)}):", ""]
         lines += [f"- {md_escape(c['scope'])} · {md_escape(c['case'])}: {md_escape(c['kind'])} "
@@ -87,9 +100,10 @@ def csv_cell(value: object) -> object:
     return value
 
 
-def review_csv(frame: pd.DataFrame) -> str:
-    """Every cell quoted, so a CR or LF inside a note or a tag value stays inside its row."""
-    safe = frame.copy()
+def review_csv(frame: pd.DataFrame, doubts: pd.DataFrame | None = None) -> str:
+    """The regressions, then the doubtful cases (their `verdict` and `doubt` say which), every cell quoted, so a
+    CR or LF inside a note or a tag value stays inside its row."""
+    safe = frame.copy() if doubts is None or doubts.empty else pd.concat([frame, doubts], ignore_index=True)
     for column in safe.columns:
         if not pd.api.types.is_numeric_dtype(safe[column]):
             safe[column] = safe[column].map(csv_cell).astype(object)

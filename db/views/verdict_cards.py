@@ -16,7 +16,7 @@ from db.review.listing import Question
 from db.review.review import Review, judge_review
 from db.review.summary import release_summary
 from db.views.defaults import default_sides, preview_sides
-from db.review.status_changes import BETTER, WORSE, status_changes
+from db.review.status_changes import BETTER, WORSE, status_changes, status_words
 from db.views.trends import trend_url
 from db.query.selectors import available_selectors
 
@@ -35,15 +35,19 @@ class Cards:
     summary: dict[str, Any] = field(default_factory=dict)  # the release summary the cards were drawn from
 
 
-def _statuses(changes: pd.DataFrame, key: dict) -> dict[str, int]:
+def _statuses(changes: pd.DataFrame, key: dict) -> dict[str, Any]:
+    """The group's status changes counted, and worded with Compare's own kinds ("1 newly supported, fails its
+    tolerance; 1 OOM fixed"), worst first as status_changes orders them."""
     mine = changes
     for name in GROUP:
         mine = mine[mine[name].astype(str) == str(key[name])] if len(mine) else mine
     kinds = mine.kind if len(mine) else pd.Series([], dtype=object)
+    words = status_words(mine) if len(mine) else ""
     return {"newly_supported": int((kinds == "newly supported").sum()), "fixed": int(kinds.isin(FIXED).sum()),
             "oom_fixed": int((kinds == "OOM fixed").sum()),
             "new_failures": int((mine.direction == WORSE).sum()) if len(mine) else 0,
-            "other_gains": int((mine.direction == BETTER).sum()) if len(mine) else 0}
+            "other_gains": int((mine.direction == BETTER).sum()) if len(mine) else 0,
+            "status": f"status changes: {words}" if words else "no status changes"}
 
 
 # what a release manager reads first: op time, then the model timings; single-sample timings (one figure a run:
@@ -57,11 +61,24 @@ def _family_order(f: dict) -> tuple:
     return rank, -(f["n_cases"] or 0), f["workload"], f["metric"]
 
 
-def _family_lines(families: list[dict], key: dict) -> list[str]:
+def _family_lines(families: list[dict], key: dict) -> list[dict[str, str]]:
+    """The group's headline families: their words (up to the baseline) and their tone — better or worse only
+    when the geomean's CI is clear of 1× and its cases were tested (db.review.summary marks untested ones)."""
     mine = [f for f in families if all(str(f[g]) == str(key[g]) for g in GROUP)]
     mine.sort(key=_family_order)
-    return [f"{f['workload']} {f['metric']}: {str(f['summary']).split(': ', 1)[-1].split(', baseline ')[0]}"
-            for f in mine[:FAMILIES_SHOWN]]
+    return [{"text": f"{f['workload']} {f['metric']}: {str(f['summary']).split(': ', 1)[-1].split(', baseline ')[0]}",
+             "tone": _tone(f)} for f in mine[:FAMILIES_SHOWN]]
+
+
+def _tone(family: dict) -> str:
+    """better / worse when the family's CI is clear of 1× (one case, no CI: when its test found it so), else ""."""
+    if "untested" in str(family["summary"]):
+        return ""
+    low, high = (float(family.get(k) or "nan") for k in ("ci_low", "ci_high"))
+    n, better, worse = (int(family.get(k) or 0) for k in ("n_cases", "n_better", "n_worse"))
+    if low == low:
+        return BETTER if low > 1.0 else WORSE if high < 1.0 else ""
+    return BETTER if n and better == n else WORSE if n and worse == n else ""
 
 
 def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
@@ -69,23 +86,30 @@ def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
     out = []
     for g in summary["groups"]:
         s = _statuses(changes, g)
-        status = (f"{s['newly_supported']} newly supported, {s['fixed']} fixed ({s['oom_fixed']} OOM), "
-                  f"{s['new_failures']} new failures")
+        untested, busy = int(g.get("untested") or 0), int(g.get("contended") or 0)
         out.append({**{k: g[k] for k in GROUP}, "title": f"{g['scope']} · {g['dtype']} · {g['compile']}",
                     "verdict": g["verdict"], "regressed": int(g["regressed"] or 0),
                     "counts": f"{g['faster']} faster / {g['slower']} slower / {g['unchanged']} unchanged "
-                              "(timing cases)" + (f"; {g['contended']} contended (not tested)"
-                                                  if g.get("contended") else ""),
+                              "(tested timing cases)" + (f"; {untested} untested (no replicates)" if untested else "")
+                              + (f"; {busy} contended (not tested)" if busy else ""),
+                    "faster": int(g["faster"] or 0), "slower": int(g["slower"] or 0),
+                    "unchanged": int(g["unchanged"] or 0), "untested": untested,
                     "families": _family_lines(summary["families"], g), "memory": g["memory"],
-                    "correctness": g["correctness"], "status": status, "unconfirmed": int(g.get("unconfirmed") or 0),
-                    "contended": int(g.get("contended") or 0),
+                    "correctness": g["correctness"], "unconfirmed": int(g.get("unconfirmed") or 0),
+                    "suspected": int(g.get("suspected") or 0), "contended": busy,
+                    "doubts": [{"text": f"{d['case']} · {d['metric']}: {d['change']} ({d['why']})",
+                                "link": case_link(d)} for d in g.get("doubts") or []],
                     "detects": g.get("detects", ""), "compared": int(g.get("compared") or 0),
                     "evidence": g.get("evidence", ""),
-                    "worst": [{"text": f"{w['case']} · {w['metric']}: {w['change']}",
-                               "link": trend_url(w["workload"], w["case_key"], w["dtype"], w["compile"], w["metric"])}
+                    "worst": [{"text": f"{w['case']} · {w['metric']}: {w['change']}", "link": case_link(w)}
                               for w in g.get("worst") or []], **s})
     out.sort(key=lambda c: (-c["regressed"], -c["new_failures"], not c["compared"], c["title"]))
     return Cards(summary["baseline"], summary["candidate"], summary["scope"], summary["verdict"], out, summary)
+
+
+def case_link(row: dict) -> str:
+    """Where a card's named case opens: its trend (one link rule for the regressions and the doubtful cases)."""
+    return trend_url(row["workload"], row["case_key"], row["dtype"], row["compile"], row["metric"])
 
 
 def verdict_cards(engine: Engine, question: Question, found: pd.DataFrame | None = None,

@@ -1,0 +1,90 @@
+"""The release answer in Chromium (issue 35): `streamlit run app.py` on tests/release_walk.py's single-process
+store, where none of the planted slowdowns can be tested. Regressions names each on its card, shows the command
+that decides them, and its Markdown download carries them; the counts say untested, never unchanged. A store of
+one build says on Overview what a second build would show (AppTest: no browser needed for one message)."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from db.store.engine import open_store
+from tests import release_walk as w
+from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, PAGE_S, ROOT, _free_port, _wait_healthy
+from tests.test_release_answer import LINEAR_NAME, SDPA_NAME
+
+IDLE = "() => !document.querySelector(\"[data-testid='stStatusWidget']\")"
+QUERY = "baseline=torch%3D2.14.1&candidate=torch%3D2.15.0rc1"
+
+
+@pytest.fixture
+def walk_server(tmp_path):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium); the real-browser test needs it")
+    path = tmp_path / "walk.duckdb"
+    engine = open_store(path)
+    w.walk_store(engine, processes=1, runs=1)
+    engine.dispose()
+    port = _free_port()
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+           str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+           "--browser.gatherUsageStats", "false"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "MPSBENCH_DB": str(path)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(base, proc)
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # our own process group, started above
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=15)
+
+
+def test_regressions_names_every_untested_slowdown_with_its_command_and_export(walk_server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1440, "height": 1400})
+            page.goto(f"{walk_server}/regressions?{QUERY}", timeout=PAGE_S * 1000)
+            page.get_by_text("Decide the doubtful cases").first.wait_for(timeout=PAGE_S * 1000)
+            page.wait_for_function(IDLE, timeout=PAGE_S * 1000)
+            for title, name in (("mbp-m4pro · float16 · eager", SDPA_NAME), ("mbp-m4pro · bfloat16 · eager", LINEAR_NAME),
+                                ("studio-m3u · bfloat16 · eager", LINEAR_NAME)):
+                card = page.locator("[data-testid='stVerticalBlock']", has_text=title).last.inner_text()
+                assert "no confirmed regression (1 unconfirmed" in card and f"unconfirmed: {name}" in card, card
+                assert "0 unchanged (tested timing cases)" in card and "untested (no replicates)" in card, card
+            code = page.locator("[data-testid='stCode']").first.inner_text()
+            assert "mpsbench confirm --baseline torch=2.14.1 --candidate torch=2.15.0rc1" in code
+            assert page.locator("[data-testid='stAlertContentError']").count() == 0
+            with page.expect_download(timeout=PAGE_S * 1000) as got:
+                page.get_by_role("button", name="Markdown").click()
+            markdown = Path(got.value.path()).read_text()
+            assert "Doubtful, not regressions (3 cases" in markdown and markdown.count("phase=decode") == 1
+        finally:
+            browser.close()
+
+
+def test_overview_of_one_build_says_what_a_second_build_would_show(tmp_path, monkeypatch):
+    path = tmp_path / "one.duckdb"
+    engine = open_store(path)
+    from db.ingest.core import ingest_bundle
+    for bundle in w.walk_bundles(processes=2, runs=1):
+        if bundle.build.torch_version == "2.14.1":
+            ingest_bundle(engine, bundle.model_dump_json().encode())
+    engine.dispose()
+    monkeypatch.setenv("MPSBENCH_DB", str(path))
+    at = AppTest.from_file(str(ROOT / "pages" / "overview.py"), default_timeout=PAGE_S).run()
+    said = [i.value for i in at.info]
+    assert any(s.startswith("One build stored (2.14.1") and "mpsbench sweep" in s for s in said), said
+    assert not at.exception
