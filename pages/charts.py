@@ -11,6 +11,7 @@ from altair.utils.core import infer_vegalite_type_for_pandas
 
 from db.review.wording import format_value
 from db.views.compare_chart import DIRECTIONS
+from db.views.correctness import SLOPE_DIRECTIONS
 
 
 def tooltips(data: pd.DataFrame, *fields: str) -> list[alt.Tooltip]:
@@ -222,7 +223,7 @@ def memory_chart(rows: pd.DataFrame, figures: list[str], baseline: str = "", can
                   facet=alt.Facet("figure:N", sort=figures, title=None), columns=len(figures))
 
 
-SLOPE_COLORS = alt.Scale(domain=["improved", "worsened", "unchanged"], range=DIRECTION_COLORS.range)
+SLOPE_COLORS = alt.Scale(domain=list(SLOPE_DIRECTIONS), range=DIRECTION_COLORS.range)
 
 
 def value_format(unit: str) -> str:
@@ -233,7 +234,7 @@ def value_format(unit: str) -> str:
 
 def correctness_slope_chart(slopes: pd.DataFrame, baseline: str, candidate: str) -> alt.LayerChart:
     """Per machine and case a slope from the baseline build's figure to the candidate's (in the metric's unit),
-    coloured improved / worsened / unchanged like Compare's better / worse / not significant. A dashed rule, with
+    coloured improved / worsened / within its rule like Compare's better / worse / not significant. A dashed rule, with
     its value written on it, marks each tolerance the records carry; a case without one (PSNR records often have
     none) is still drawn, only without a rule."""
     unit, fmt = slopes["unit"].iloc[0], value_format(slopes["unit"].iloc[0])

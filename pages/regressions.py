@@ -74,9 +74,6 @@ def _render() -> None:
             st.text(f"{len(mine)} {words}")
             st.dataframe(mine.drop(columns=["state", "comment", "author", "link"]), hide_index=True)
     summary = cards.summary
-    if summary.get("confirm"):
-        st.text("Decide the doubtful cases on a machine of each scope (each build's environment filled in):")
-        st.code(summary["confirm"], language="bash")  # copyable
     doubts = view.doubts
     st.download_button("Markdown", review_markdown(found, baseline, candidate, summary["notes"], summary, view.changes,
                                                    doubts), "regressions.md", "text/markdown")

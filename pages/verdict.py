@@ -32,7 +32,7 @@ def show_summary(cards: Cards | dict | None) -> None:
     if cards.summary.get("confirm"):  # the doubtful cases named on the cards are decided by rerunning them
         st.text("Decide the unconfirmed and suspected cases on a machine of each scope (each build's environment "
                 "filled in):")
-        st.code(cards.summary["confirm"], language="bash")
+        st.code(cards.summary["confirm"], language=None, wrap_lines=True)
     with st.expander("Release summary: every group", expanded=False):
         st.dataframe(pd.DataFrame(cards.summary["groups"]), hide_index=True)
     for note in cards.summary["notes"]:
@@ -69,7 +69,8 @@ def _card(card: dict, same_build: bool = False) -> None:
     moved = card["newly_supported"] or card["fixed"] or card["new_failures"] or card.get("other_gains")
     lines = [*(x for x in (card["memory"], card["correctness"]) if x not in quiet),
              *([card["status"]] if moved else []), *([card["detects"]] if card.get("detects") else []),
-             *([f"evidence: {card['evidence']}"] if card.get("evidence") else [])]
+             *([f"evidence: {card['evidence']}"] if card.get("evidence")
+               and not str(card.get("detects")).startswith("detects nothing") else [])]  # said there already
     st.text("\n".join(lines))  # one element: a compact card
 
 

@@ -57,7 +57,7 @@ def test_regressions_names_every_untested_slowdown_with_its_command_and_export(w
         try:
             page = browser.new_page(viewport={"width": 1440, "height": 1400})
             page.goto(f"{walk_server}/regressions?{QUERY}", timeout=PAGE_S * 1000)
-            page.get_by_text("Decide the doubtful cases").first.wait_for(timeout=PAGE_S * 1000)
+            page.get_by_text("Decide the unconfirmed and suspected cases").first.wait_for(timeout=PAGE_S * 1000)
             page.wait_for_function(IDLE, timeout=PAGE_S * 1000)
             for title, name in (("mbp-m4pro · float16 · eager", SDPA_NAME), ("mbp-m4pro · bfloat16 · eager", LINEAR_NAME),
                                 ("studio-m3u · bfloat16 · eager", LINEAR_NAME)):

@@ -95,7 +95,7 @@ def test_cards_name_the_doubtful_cases_and_never_read_green_over_untested_ones(s
         # a family over untested cases says so, and takes no colour of a tested change
         assert all(f["tone"] == "" and "untested" in f["text"] for f in card["families"])
     softmax = cards["mbp-m4pro", "float32"]["families"][0]["text"]
-    assert "faster" in softmax and "untested: no replicates, not a tested change" in softmax
+    assert "faster" in softmax and "— untested (no replicates)" in softmax
     # status changes worded as Compare's table words them: the fp8 matmul newly runs and fails its tolerance
     assert cards["mbp-m4pro", "float8_e4m3fn"]["status"] == "status changes: 1 newly supported, fails its tolerance"
 

@@ -151,7 +151,7 @@ def _untested_words(summary: str, untested: int, cases: int) -> str:
     """The family's words with its untested cases said before its baseline (a card shows the words up to it)."""
     if not untested:
         return summary
-    words = ("untested: no replicates, not a tested change" if untested >= cases else
+    words = ("untested (no replicates)" if untested >= cases else
              f"{untested} of {cases} cases untested (no replicates)")
     head, sep, tail = summary.partition(", baseline ")
     return f"{head} — {words}{sep}{tail}"

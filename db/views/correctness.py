@@ -1,7 +1,7 @@
 """Correctness per case across builds, and the "faster but wrong" flag.
 
-A case is faster but wrong when its op_time median improved against the previous build on the same machine
-while the correctness record of the same run failed its tolerance.
+A case is faster but wrong when its op_time median improved against the previous build on the same machine by
+more than the review's default bound (5 %) while the correctness record of the same run failed its tolerance.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from db.views.defaults import default_pair
 from db.views.empty_reason import NEXT_BUILD
 from db.views.memory import memory_builds
 from db.query.params import Params, build_choice, one_of, only
+from db.review.review import DEFAULT_THRESHOLD
 from db.review.rules import rounding_jitter
 from db.review.wording import format_value
 
@@ -48,7 +49,9 @@ def _order(frame: pd.DataFrame) -> list[int]:
     return [builds.index(b) for b in frame["build"]]
 
 
+IMPROVED, WORSENED = "improved", "worsened"
 WITHIN = "within its rule"  # a move the review's rule calls neither a regression nor a gain
+SLOPE_DIRECTIONS = (IMPROVED, WORSENED, WITHIN)  # a slope's direction; the chart's colours follow this order
 RULE_WORDS = (f"a PSNR moved by more than {RULES['psnr_vs_cpu'].drop:g} dB, an error by "
               f"{RULES['max_abs_error'].factor:g}×, passed → failed; a move within the dtype's rounding is neither")
 
@@ -99,7 +102,7 @@ def _by_rule(both: pd.DataFrame) -> np.ndarray:
         better = (is_db & (c - b > drop)) | (is_factor & (b > 0) & ((c == 0) | (b / c >= factor)))
     broke = (both["baseline_passed"].eq(True).to_numpy(dtype=bool, na_value=False)
              & both["candidate_passed"].eq(False).to_numpy(dtype=bool, na_value=False))
-    return np.where(broke | (worse & ~jitter), "worsened", np.where(better & ~jitter, "improved", WITHIN))
+    return np.where(broke | (worse & ~jitter), WORSENED, np.where(better & ~jitter, IMPROVED, WITHIN))
 
 
 SLOPE_COLUMNS = ["case", "machine_name", "metric", "baseline_median", "candidate_median", "change", "unit",
@@ -118,7 +121,8 @@ def faster_but_wrong(engine: Engine, split_tag: str | None = None) -> pd.DataFra
                  .sort_values("started_at"))  # a build's repeats are one point: its previous build is another build
     per_build["previous_µs"] = per_build.groupby(_CASE, dropna=False)["median"].shift(1)
     per_build["previous_build"] = per_build.groupby(_CASE, dropna=False)["build"].shift(1)
-    improved = per_build[per_build["median"] < per_build["previous_µs"]]
+    # faster as a review would call it: beyond its default bound (a 0.2 % move is noise, not "faster")
+    improved = per_build[per_build["median"] * (1.0 + DEFAULT_THRESHOLD) < per_build["previous_µs"]]
     failed = correctness(engine, split_tag)
     failed = failed[failed["verdict"] == "failed"].sort_values("metric")
     failed["figure"] = [f"{m} {format_value(v, u)} (tolerance {format_value(t, u)})" for m, v, u, t in
@@ -173,7 +177,7 @@ def correctness_view(engine: Engine, params: Params) -> Correctness:
     candidate = build_choice("candidate", p["candidate"], builds) if p["candidate"] else last
     same = bool(baseline) and baseline == candidate  # a build against itself: every case "within its rule"
     slopes = correctness_slopes(shown, baseline, candidate) if not same else pd.DataFrame(columns=SLOPE_COLUMNS)
-    counts = {d: int((slopes["direction"] == d).sum()) for d in ("improved", "worsened", WITHIN)}
+    counts = {d: int((slopes["direction"] == d).sum()) for d in SLOPE_DIRECTIONS}
     empty = (f"Baseline and candidate are the same build ({baseline}): nothing to compare. {NEXT_BUILD}" if same else
              f"No case has a {metric} record on both {baseline} and {candidate} (same machine): nothing to compare."
              if slopes.empty else "")
