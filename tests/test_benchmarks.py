@@ -165,3 +165,15 @@ def test_lake_benchmark_tiny():
     assert load["race"]["same_bundle"] == [[200, 201]] and load["race"]["other_content"] == [[201, 409]]
     big = out["compare_big"]
     assert big["rows"] == big["migrated_results"] == 8_000 and big["cases"] > 0 and big["lake_s"] > 0
+
+
+def test_read_memory_benchmark_tiny():
+    done = subprocess.run([sys.executable, "-m", "benchmarks.read_memory", "--tiny", "--json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)  # a fresh process per endpoint
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert out["rows"] == 20_000 and out["errors_500"] == []
+    assert {"overview", "correctness", "compare", "compare_chip", "regressions"} <= set(out["endpoints"])
+    for got in out["endpoints"].values():
+        assert got["status"] == 200 and got["peak_mb"] >= got["before_mb"] > 0 and got["request_mb"] >= 0
+    assert out["worst_peak_mb"] == max(g["peak_mb"] for g in out["endpoints"].values())

@@ -206,6 +206,23 @@ def test_an_unexpected_error_is_a_json_500_without_details(server, monkeypatch):
         "errors": [{"field": "server", "rule": "an unexpected error; nothing was stored"}]}
 
 
+def test_a_read_out_of_memory_outside_duckdb_is_a_503_with_retry_after_not_a_500(server, monkeypatch):
+    """pandas or numpy running out (a MemoryError: what a 6 GB address-space limit gave for an unbounded read) is
+    the documented 503, and the store stays open: the next request is answered."""
+    import api.query
+
+    def greedy(*args):
+        raise MemoryError("Unable to allocate 6.1 GiB for an array")
+    real = api.query.list_runs
+    monkeypatch.setattr(api.query, "list_runs", greedy)
+    response = server.get("/api/v1/runs")
+    body = response.json()
+    assert response.status_code == 503 and response.headers["retry-after"], body
+    assert body["error"].startswith("server busy: the answer needed more memory") and body["errors"][0]["field"] == "memory"
+    monkeypatch.setattr(api.query, "list_runs", real)
+    assert server.get("/api/v1/runs").status_code == 200
+
+
 def _mount_tmpfs(where: Path, size: str) -> str | None:
     """Mount a small tmpfs (root only); None when mounted, else why not."""
     where.mkdir()

@@ -74,8 +74,16 @@ def _reason(message: str) -> str | None:
     return None
 
 
+MEMORY = "the answer needed more memory than the server has free; nothing was changed — retry, or narrow the request"
+
+
 def as_store_error(exc: BaseException) -> StoreError | None:
-    """StoreError(503) for a store fault (and the shared engine disposed, to be reopened), else None."""
+    """StoreError(503) for a store fault (and the shared engine disposed, to be reopened), or for a read that ran
+    out of the process's memory outside DuckDB (pandas, numpy: a MemoryError leaves the store as it was); else
+    None."""
+    if isinstance(_root(exc), MemoryError):
+        log.error("out of memory answering a request: %s", exc)
+        return StoreError(503, f"server busy: {MEMORY}", [Problem("memory", MEMORY)])
     if not is_store_fault(exc):
         return None
     root = _root(exc)

@@ -110,11 +110,20 @@ SLOPE_COLUMNS = ["case", "machine_name", "metric", "baseline_median", "candidate
                  "candidate_verdict", "workload", "dtype", "compile", "case_key"]
 
 
-def faster_but_wrong(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
+# the op_time records of cases (machine, workload, case, dtype, compile) with a failed correctness record: all
+# a faster-but-wrong answer can use (reading every op_time record took a 2.5 M-result store to 6.4 GB)
+_FAILED_CASES = ("EXISTS (SELECT 1 FROM results f JOIN runs fr ON fr.run_id = f.run_id WHERE f.passed = false"
+                 " AND f.metric IN ({metrics}) AND f.workload = r.workload AND f.case_key = r.case_key"
+                 " AND f.dtype = r.dtype AND f.compile = r.compile AND fr.machine_name = ru.machine_name)"
+                 ).format(metrics=", ".join(f"'{m}'" for m in CORRECTNESS_METRICS))
+
+
+def faster_but_wrong(engine: Engine, split_tag: str | None = None, records: pd.DataFrame | None = None) -> pd.DataFrame:
     """Cases whose op_time improved vs the previous build (same machine) while that build's correctness failed:
     one row per (case, build), however many runs repeated it and however many correctness metrics failed (they
-    are listed together in `failed_metrics` / `failed_figures`)."""
-    times = split_builds(results(engine, metrics=["op_time"]), split_tag)
+    are listed together in `failed_metrics` / `failed_figures`). `records`: correctness(engine, split_tag), when
+    the caller has read it. Reads only the op_time records of cases that failed somewhere."""
+    times = split_builds(results(engine, metrics=["op_time"], where=_FAILED_CASES), split_tag)
     times = times[times["status"].isin(["ok", "fallback"])]
     per_build = (times.groupby(_CASE + ["build"], as_index=False, dropna=False)
                  .agg(median=("median", "median"), started_at=("started_at", "min"), runs=("run_id", "nunique"))
@@ -123,7 +132,7 @@ def faster_but_wrong(engine: Engine, split_tag: str | None = None) -> pd.DataFra
     per_build["previous_build"] = per_build.groupby(_CASE, dropna=False)["build"].shift(1)
     # faster as a review would call it: beyond its default bound (a 0.2 % move is noise, not "faster")
     improved = per_build[per_build["median"] * (1.0 + DEFAULT_THRESHOLD) < per_build["previous_µs"]]
-    failed = correctness(engine, split_tag)
+    failed = correctness(engine, split_tag) if records is None else records
     failed = failed[failed["verdict"] == "failed"].sort_values("metric")
     failed["figure"] = [f"{m} {format_value(v, u)} (tolerance {format_value(t, u)})" for m, v, u, t in
                         failed[["metric", "median", "unit", "tolerance"]].itertuples(index=False)]
@@ -182,5 +191,5 @@ def correctness_view(engine: Engine, params: Params) -> Correctness:
              f"No case has a {metric} record on both {baseline} and {candidate} (same machine): nothing to compare."
              if slopes.empty else "")
     return Correctness(p["split_tag"], metric, sorted(set(records["metric"])),
-                       shown.drop(columns=["channel", "build_order"]), faster_but_wrong(engine, split), builds,
+                       shown.drop(columns=["channel", "build_order"]), faster_but_wrong(engine, split, records), builds,
                        baseline, candidate, slopes, counts, empty)
