@@ -109,6 +109,12 @@ INVALID = {
     "samples_null": _raw(make_bundle(results=[R(samples=None)])),
     "case_key_null": _raw(make_bundle(results=[R(case_key=None)])),
     "warnings_null": _raw(make_bundle(results=[R(warnings=None)])),
+    # a schema-1 row lacks contention and processes (read as NULL like a null): the text search must still find
+    # the one row that states null, and an escaped key spelling it
+    "contention_null_beside_absent": _raw(make_bundle(schema_version=3, results=[R(), R(), R(contention=None)])),
+    "processes_null_beside_absent": _raw(make_bundle(schema_version=2, results=[R(), R(processes=None)])),
+    "escaped_processes_null": _replace(make_bundle(schema_version=2), b'"compile": "eager"',
+                                       b'"compile": "eager", "\\u0070rocesses": null'),
     "unknown_key_null": _raw(make_bundle(results=[R(), R(), R(colour=None)])),
     "not_an_object": _raw(make_bundle(results=[R(), 7])),
     "passed_number": _raw(make_bundle(results=[R(passed=2)])),

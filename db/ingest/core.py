@@ -177,7 +177,7 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
         return _stage(duck, _results_last(data), whole=True)
     bundle = _validate(header)
     count, suspects, more = judge.stage(duck, bundle.run_id)
-    if results_text.may_hide_null(duck):
+    if results_text.may_hide_null(duck, array):
         suspects = sorted(set(suspects) | set(results_text.explicit_nulls(array, judge.SUSPECTS + 1)))
         more, suspects = more or len(suspects) > judge.SUSPECTS, suspects[:judge.SUSPECTS]
     if _may_hide_comma(lenient):  # DuckDB's reader takes trailing commas: the schema judges the document itself
