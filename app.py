@@ -105,5 +105,18 @@ def _script_error(exc: Exception) -> bool:
     return True
 
 
+def apply_upload_limit() -> None:
+    """Streamlit's upload limit (server.maxUploadSize) from the server's one limit, MPSBENCH_MAX_UPLOAD_MB
+    (pages.widgets.upload_limit): set here, where `mpsbench serve` and a bare `streamlit run app.py` both pass,
+    so neither says "200MB" (Streamlit's default) nor refuses a bundle the API takes."""
+    from pages.widgets import upload_limit
+
+    try:
+        st.config.set_option("server.maxUploadSize", upload_limit()[1])
+    except Exception as exc:  # noqa: BLE001 - a bad MPSBENCH_MAX_UPLOAD_MB: the API and the page name it per request
+        print(f"mpsbench: upload limit: {exc}", file=sys.stderr)
+
+
+apply_upload_limit()
 app = st.App(SCRIPT, routes=api_routes() + default_page_alias(), middleware=_middleware(), lifespan=_warm_start,
              on_script_error=_script_error)

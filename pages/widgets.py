@@ -49,6 +49,21 @@ def load(query: Callable, *args: Any) -> Any:
 _ALWAYS = set("\\`*[]<>!#|~$&@")  # links, images, HTML, code, emphasis, tables, math, entities, e-mail autolinks
 
 
+def upload_limit() -> tuple[int, int, str]:
+    """The server's one bundle limit (MPSBENCH_MAX_UPLOAD_MB, default 64, in MiB: db.ingest.limits, as the API
+    reads it) as (bytes, the file picker's whole MB, the words for it). The picker counts 1 MB as 1,000,000 bytes
+    (1,048,576 on Windows) and Streamlit's upload route as 1,048,576: its MB is rounded up, so neither refuses a
+    bundle the API takes (a 65,257,167-byte bundle was refused at "64.0MB" and stored by the API); the page
+    itself refuses above the exact limit, as the API does. `mpsbench serve` and a bare `streamlit run app.py`
+    set server.maxUploadSize from here (app.apply_upload_limit), one source of the default."""
+    import math
+
+    from db.ingest.limits import max_upload_bytes
+
+    limit = max_upload_bytes()
+    return limit, max(1, math.ceil(limit / 10**6)), f"{limit / 2**20:.4g} MiB ({limit:,} bytes)"
+
+
 def plain(text: object) -> str:
     """Text for a Markdown-rendering element (st.error, st.info, st.caption…) shown as typed: the marks that make
     links (also bare http:// and www. autolinks), images, HTML, code, emphasis, :colour[…] and $math$ are
