@@ -75,6 +75,21 @@ def open_store(path: str | None = None) -> Engine:
     return engine
 
 
+def open_existing(path: str | None = None) -> Engine:
+    """open_store for a command that only reads (or changes what is there): a store file that does not exist is a
+    StoreError naming it, not a new empty store made where a typo pointed (`MPSBENCH_DB=nothere.duckdb mpsbench
+    info` made an 800 KB one). A lake is its catalog's to answer for; :memory: is always new."""
+    from db.errors import Problem, StoreError
+    from db.store import lake
+
+    target = str(store_path(path))
+    if not lake.is_lake(target) and target != ":memory:" and not Path(target).exists():
+        raise StoreError(404, f"no store at {Path(target).resolve()} (MPSBENCH_STORE or MPSBENCH_DB names it; "
+                              "`mpsbench ingest` or the server makes one)",
+                         [Problem("MPSBENCH_STORE", "must name an existing store file")])
+    return open_store(target)
+
+
 _ROOTS: "weakref.WeakKeyDictionary[Engine, _Roots]" = weakref.WeakKeyDictionary()
 
 
