@@ -252,6 +252,26 @@ def shared_store() -> Engine:
         return _shared[key]
 
 
+def checkpoint_shared() -> list[str]:
+    """At a clean shutdown: CHECKPOINT each shared file store, so the `.duckdb` alone holds every acknowledged write
+    (after a SIGTERM the last runs sat only in the `.wal`, and a copy of the `.duckdb` missed them), then close it.
+    A lake has no WAL of its own (its catalog commits). Returns the stores checkpointed; a failure is left to the
+    WAL, which DuckDB replays at the next open."""
+    from db.store import lake
+
+    with _shared_lock:
+        engines = list(_shared.items())
+    done = []
+    for target, engine in engines:
+        if lake.is_lake(target) or target == ":memory:":
+            continue
+        with WRITE_LOCK, engine.connect() as conn:  # after every writer in flight
+            conn.exec_driver_sql("CHECKPOINT")
+        engine.dispose()
+        done.append(target)
+    return done
+
+
 def dispose_shared() -> None:
     """Retire the shared engine's database (db.store.faults, after a fault): its next checkout reopens the file,
     requests in flight finish on the old one. The Engine object stays, so pages and routes need nothing new."""
