@@ -86,6 +86,19 @@ def preload() -> None:
 async def _warm_start(_app):
     await asyncio.to_thread(preload)
     yield
+    await asyncio.to_thread(close_store)
+
+
+def close_store() -> None:
+    """At a clean stop (SIGTERM, Ctrl-C): the store checkpointed, so its `.duckdb` alone holds every acknowledged
+    run (db.store.engine.checkpoint_shared); a failure is said, and the WAL replays it at the next start."""
+    from db.store.engine import checkpoint_shared
+
+    try:
+        checkpoint_shared()
+    except Exception as exc:  # noqa: BLE001 - stopping anyway; DuckDB replays the WAL at the next open
+        print(f"mpsbench: the store was not checkpointed at stop (its WAL is replayed at the next start): {exc}",
+              file=sys.stderr)
 
 
 def _middleware() -> list:
@@ -105,5 +118,18 @@ def _script_error(exc: Exception) -> bool:
     return True
 
 
+def apply_upload_limit() -> None:
+    """Streamlit's upload limit (server.maxUploadSize) from the server's one limit, MPSBENCH_MAX_UPLOAD_MB
+    (pages.widgets.upload_limit): set here, where `mpsbench serve` and a bare `streamlit run app.py` both pass,
+    so neither says "200MB" (Streamlit's default) nor refuses a bundle the API takes."""
+    from pages.widgets import upload_limit
+
+    try:
+        st.config.set_option("server.maxUploadSize", upload_limit()[1])
+    except Exception as exc:  # noqa: BLE001 - a bad MPSBENCH_MAX_UPLOAD_MB: the API and the page name it per request
+        print(f"mpsbench: upload limit: {exc}", file=sys.stderr)
+
+
+apply_upload_limit()
 app = st.App(SCRIPT, routes=api_routes() + default_page_alias(), middleware=_middleware(), lifespan=_warm_start,
              on_script_error=_script_error)

@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from api.errors import error_response
 from db.errors import Problem, StoreError
-from db.store.sessions import COOKIE, identity
+from db.store.sessions import COOKIE, SessionsOff, identity
 from db.store.tokens import Identity, configured, identify, local_token_refusal, reads_need_token
 
 DEFAULT_HOSTS = ("localhost", "127.0.0.1", "::1")
@@ -138,8 +138,14 @@ def writer(request: Request) -> Identity:
 
 def check_reader(request: HTTPConnection) -> None:
     """Reads need a token (bearer, or the session cookie of a signed-in browser) when read tokens are set."""
-    if reads_need_token() and identity(_bearer(request), session_cookie(request)) is None:
-        raise StoreError(401, "reads need a token on this server (MPSBENCH_READ_TOKENS is set)" + _refused_local(),
+    if not reads_need_token():
+        return
+    try:
+        who, off = identity(_bearer(request), session_cookie(request)), ""
+    except SessionsOff as err:  # a refused secret: the cookie identifies no one, and the 401 says why
+        who, off = None, f"; {err.message}"
+    if who is None:
+        raise StoreError(401, "reads need a token on this server (MPSBENCH_READ_TOKENS is set)" + off + _refused_local(),
                          [Problem("Authorization", "must be Bearer <a configured token>, or sign in")])
 
 

@@ -11,14 +11,21 @@ after it, db.views.defaults.default_sides — on chip scope, re-resolved at each
 upload that was not in it before. "Before" is the set last notified for that review, kept in memory and in
 mpsbench-notified.json beside the store: no review is judged before an ingest, so an upload never waits for one.
 A post the receiver never took leaves its regressions out of that set: they are new again at the next upload.
-The first time a review is checked (no state yet: the first upload after notifications are turned on, or
-`prime()` where a server's start calls it) its set is recorded and nothing is posted. An upload answers first: the hook only
-queues it (microseconds); one background thread judges the review once the uploads pause (SETTLE_S; once per data
-version, shared with the pages) and posts, retried with back-off (TRIES tries); a receiver that fails or is down
-is logged, never seen by an upload. A burst of uploads is judged once and reported in one post.
+The server's start (`prime()`, before it takes any upload) records the review's set there and then, so an upload
+that comes a moment after the start is judged against the review as it was before it (when the priming was a queued
+item, uploads within SETTLE_S of the start were judged with it and recorded as already seen: 0 posts). Where
+no start primed it (a check with no state yet), the first check only records its set and posts nothing.
+An upload answers first: the hook only queues it (microseconds); one background thread judges the review once the
+uploads pause (SETTLE_S; once per data version, shared with the pages) and posts, retried with back-off (TRIES
+tries). Each try has a total deadline (POST_DEADLINE_S, connect to last byte: httpx's own timeout is per read, so a
+receiver trickling a byte every few seconds held the one thread for ever), so the uploads queued meanwhile are judged
+and posted next, at most TRIES deadlines plus the back-off later. Each failed try is one log line (what failed, never
+the webhook's URL, which holds its secret); a receiver that fails or is down is never seen by an upload. A burst of
+uploads is judged once and reported in one post.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import queue
@@ -44,7 +51,8 @@ URL_VAR, REVIEW_VAR, PUBLIC_VAR = "MPSBENCH_NOTIFY_URL", "MPSBENCH_NOTIFY_REVIEW
 STATE_FILE = "mpsbench-notified.json"
 TRIES = 3
 BACKOFF_S = (2.0, 8.0)  # the waits after the first and second failed tries
-POST_TIMEOUT_S = 10.0
+POST_TIMEOUT_S = 10.0  # httpx's, per connect, read or write
+POST_DEADLINE_S = 15.0  # one try, whole: connect, send, and the answer to its last byte
 SETTLE_S = 1.0  # the review is judged once no upload has come for this long…
 BURST_S = 30.0  # …or this long after the first upload waiting
 LISTED = 10  # regressions written out in one post; the rest are counted
@@ -117,9 +125,29 @@ def review_link(settings: Settings, review: Review) -> str:
     return f"{settings.public_url}/regressions?{urlencode(review.params())}"
 
 
-def post_json(url: str, doc: dict) -> None:
-    """One POST; anything but a 2xx answer raises."""
-    httpx.post(url, json=doc, timeout=POST_TIMEOUT_S).raise_for_status()
+class PostFailed(Exception):
+    """A try that did not deliver: what went wrong, in words that do not name the webhook's URL."""
+
+
+async def _post(url: str, doc: dict) -> int:
+    async with httpx.AsyncClient(timeout=POST_TIMEOUT_S) as client:
+        return (await client.post(url, json=doc)).status_code
+
+
+def post_json(url: str, doc: dict, deadline_s: float | None = None) -> None:
+    """One POST, whole within `deadline_s` (POST_DEADLINE_S): cancelled there, its connection closed; anything
+    but a 2xx answer raises PostFailed."""
+    deadline_s = POST_DEADLINE_S if deadline_s is None else deadline_s
+    try:
+        status = asyncio.run(asyncio.wait_for(_post(url, doc), deadline_s))
+    except (asyncio.TimeoutError, TimeoutError):
+        raise PostFailed(f"no complete answer within {deadline_s:g} s") from None
+    except httpx.TimeoutException as exc:
+        raise PostFailed(f"timed out ({type(exc).__name__}, {POST_TIMEOUT_S:g} s)") from None
+    except httpx.HTTPError as exc:  # refused, reset, unreachable: its text, without the URL httpx may add
+        raise PostFailed(f"{type(exc).__name__}: {str(exc).replace(url, '<url>')[:200]}") from None
+    if not 200 <= status < 300:
+        raise PostFailed(f"answered HTTP {status}")
 
 
 class Notifier:
@@ -132,6 +160,7 @@ class Notifier:
         self.judged_s = 0.0  # how long the last check took to judge the review
         self.tries = 0  # posts tried, delivered or not
         self._queue: queue.Queue = queue.Queue()
+        self._judging = threading.Lock()  # prime (the start's thread) and the worker's checks take turns
         threading.Thread(target=self._work, name="mpsbench-notify", daemon=True).start()
 
     @property
@@ -142,7 +171,16 @@ class Notifier:
         self._queue.put((run_id, who))
 
     def prime(self) -> None:
-        self._queue.put(None)
+        """Record the review's regressions now, before the server takes an upload (called from its start): an
+        upload a moment later is judged against this set. A review that cannot be judged now is logged; the
+        first check then records its set instead."""
+        with self._judging:
+            try:
+                engine = shared_store()
+                review = release_review(engine, self.settings)
+                self._remember(review, regression_lines(engine, review))
+            except Exception as exc:  # noqa: BLE001 - a notification never stops a server from starting
+                _log(f"the release review could not be recorded at start: {exc}")
 
     def wait_idle(self, timeout_s: float) -> bool:
         """True once every queued upload has been judged and posted (or given up): for tests."""
@@ -155,7 +193,8 @@ class Notifier:
         while True:
             batch = self._burst()
             try:
-                self._check([u for u in batch if u is not None])
+                with self._judging:
+                    self._check(batch)
             except Exception as exc:  # noqa: BLE001 - a notification never takes the server down
                 _log(f"the release review could not be checked: {exc}")
             finally:
@@ -202,19 +241,22 @@ class Notifier:
                           *lines, review_link(self.settings, review)])
 
     def _deliver(self, doc: dict) -> bool:
-        """True once the receiver took the post; False after TRIES failures (logged)."""
+        """True once the receiver took the post; False after TRIES failures, each one logged."""
         for attempt in range(TRIES):
             try:
                 self.tries += 1
                 post_json(self.settings.url, doc)
                 self.sent.append(doc)
                 return True
-            except Exception as exc:  # noqa: BLE001 - refused, timed out, a 5xx: try again, then log
+            except Exception as exc:  # noqa: BLE001 - refused, timed out, a 5xx: try again, then give up
+                why = str(exc) if isinstance(exc, PostFailed) else f"{type(exc).__name__}: {exc}"
                 if attempt + 1 == TRIES:
-                    _log(f"the post to {URL_VAR} failed {TRIES} times, last: {exc}; kept for the next upload: "
-                         f"{doc['text'][:200]}")
+                    _log(f"post to {URL_VAR} failed (try {TRIES} of {TRIES}): {why}; its regressions are kept for "
+                         f"the next upload: {doc['text'][:200]}")
                     return False
-                time.sleep(BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)])
+                wait = BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)]
+                _log(f"post to {URL_VAR} failed (try {attempt + 1} of {TRIES}): {why}; again in {wait:g} s")
+                time.sleep(wait)
         return False
 
     def _read_state(self) -> dict:

@@ -98,8 +98,10 @@ def _errors(*codes: int) -> dict:
 
 
 _MEANING = {400: "a parameter or the body breaks a rule (named in errors)", 401: "no or a wrong token",
-            404: "nothing stored matches", 409: "run_id stored with other content", 413: "body too large",
-            415: "not application/json, or an encoding other than gzip", 422: "invalid bundle (fields named)",
+            403: "the token may not do this (a read-only token; a retraction: not the run's uploader nor an admin)",
+            404: "nothing stored matches", 409: "run_id stored with other content, or already retracted",
+            413: "body too large", 415: "not application/json, or an encoding other than gzip",
+            422: "invalid input: the bundle, or the retraction's run_id or reason (fields named)",
             500: "an unexpected server error (logged; never the client's input)",
             503: "the store is unavailable (disk full, locked, damaged); retry after Retry-After seconds"}
 
@@ -115,16 +117,28 @@ def _upload() -> dict:
                 model="Bundle")}}}},
             "responses": {"201": {"description": "stored", "content": _json("Ok")},
                           "200": {"description": "already present (same run_id, same content)", "content": _json("Ok")},
-                          **_errors(400, 401, 409, 413, 415, 422, 503)}}
+                          **_errors(400, 401, 403, 409, 413, 415, 422, 503)}}
+
+
+# a character neither JSON Schema's \s nor Python's str.strip takes for white space: a reason the schema allows is
+# one the route's strip() does not leave empty
+_NOT_BLANK = r"[^\s\u001c-\u001f\u0085]"
 
 
 def _retract() -> dict:
+    """The route's own rules (db.store.retract.check_request) as the schema, so a request the schema allows is not
+    refused for its run_id or reason; the 422 that a broken rule gets, documented."""
+    from db.store.retract import MAX_REASON, RUN_ID_PATTERN
+
     return {"summary": "retract a run (the uploading token or an admin token): it leaves every comparison",
-            "parameters": [_param("run_id", "the run's 32-hex-digit id", where="path")],
+            "parameters": [_param("run_id", "the run's id: 32 lower-case hex digits", where="path",
+                                  schema={"type": "string", "pattern": RUN_ID_PATTERN})],
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                "type": "object", "required": ["reason"], "properties": {"reason": {"type": "string"}}}}}},
+                "type": "object", "required": ["reason"], "properties": {"reason": {
+                    "type": "string", "minLength": 1, "maxLength": MAX_REASON, "pattern": _NOT_BLANK,
+                    "description": f"why: not blank, at most {MAX_REASON} characters"}}}}}},
             "responses": {"200": {"description": "retracted: who, when, why", "content": _json("Ok")},
-                          **_errors(400, 401, 404, 409, 413, 503)}}
+                          **_errors(400, 401, 403, 404, 409, 413, 422, 503)}}
 
 
 OTHERS = {("post", "/api/v1/runs"): _upload, ("delete", "/api/v1/runs/{run_id}"): _retract}

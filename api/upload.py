@@ -31,6 +31,11 @@ def _limit() -> int:
     return max_upload_bytes()
 
 
+def _words(limit: int) -> str:
+    """The limit as the Upload page states it (pages.widgets.upload_limit): MiB and bytes."""
+    return f"{limit / 2**20:.4g} MiB ({limit:,} bytes)"
+
+
 RETRACT_BODY_BYTES = 64 * 1024
 
 
@@ -61,7 +66,7 @@ def _decoded(request: Request, body: bytes, limit: int) -> bytes:
     except zlib.error as exc:
         raise StoreError(400, f"body is not valid gzip: {exc}") from None
     if len(out) > limit:
-        raise StoreError(413, f"the decompressed bundle is larger than the limit of {limit} bytes "
+        raise StoreError(413, f"the decompressed bundle is larger than the limit of {_words(limit)} "
                               "(MPSBENCH_MAX_UPLOAD_MB)")
     if not inflate.eof:
         raise StoreError(400, "body is not valid gzip: the stream is truncated")
@@ -76,7 +81,7 @@ async def upload_run(request: Request):
             raise StoreError(415, f"Content-Type must be application/json, not {kind or 'missing'!r}")
         limit = _limit()
         body = _decoded(request, await _read_body(
-            request, limit, f"bundle is larger than the limit of {limit} bytes (MPSBENCH_MAX_UPLOAD_MB)"), limit)
+            request, limit, f"bundle is larger than the limit of {_words(limit)} (MPSBENCH_MAX_UPLOAD_MB)"), limit)
         outcome = await run_in_threadpool(ingest_bundle, shared_store(), body, who.name)
     except StoreError as err:
         return error_response(err)

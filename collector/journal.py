@@ -20,6 +20,36 @@ from collector.errors import CollectorError
 SUFFIX = ".journal.jsonl"
 
 
+def read_records(path: Path, what: str, repair: bool = True) -> list[dict[str, Any]]:
+    """The JSON records of a journal (`what`: which kind, for errors), one a line, as every journal here writes
+    them (appended and fsynced a line at a time): a last line torn by a kill mid-write is dropped and, with
+    `repair`, cut off the file, so the next append starts on a clean line. A bad line before the last is damage,
+    not a torn write: a CollectorError naming the file and the line. The run, sweep and confirm journals' one
+    reader."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise CollectorError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    lines = raw.split(b"\n")
+    records, good_bytes = [], 0
+    for i, line in enumerate(lines):
+        if line.strip():
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise ValueError("not an object")
+            except ValueError:  # a UnicodeDecodeError too
+                if i == len(lines) - 1 or not any(x.strip() for x in lines[i + 1:]):
+                    break  # torn by a kill mid-write: that write never finished
+                raise CollectorError(f"{what} {path} line {i + 1} is not a JSON record: the file is damaged") from None
+            records.append(record)
+        good_bytes += len(line) + 1
+    if repair and good_bytes < len(raw):
+        with path.open("r+b") as f:
+            f.truncate(good_bytes)
+    return records
+
+
 def case_id(workload: str, key: str, dtype: str, compile_mode: str) -> str:
     return f"{workload}|{key}|{dtype}|{compile_mode}"
 
@@ -78,22 +108,7 @@ class Journal:
 
     def load(self, repair: bool = True) -> JournalState:
         """Read back the journal; a torn trailing line is cut off (repair) so appends continue on a clean line."""
-        try:
-            raw = self.path.read_bytes()
-        except OSError as exc:
-            raise CollectorError(f"cannot read journal {self.path}: {exc.strerror}") from None
-        lines, good_bytes = raw.split(b"\n"), 0
-        records = []
-        for line in lines:
-            try:
-                records.append(json.loads(line)) if line.strip() else None
-            except json.JSONDecodeError:
-                break  # a torn last write; everything after it is untrusted
-            good_bytes += len(line) + 1
-        if repair and good_bytes < len(raw):
-            with self.path.open("r+b") as f:
-                f.truncate(min(good_bytes, len(raw)))
-        return _state(records, self.path)
+        return _state(read_records(self.path, "journal", repair), self.path)
 
 
 def _state(records: list[dict[str, Any]], path: Path) -> JournalState:

@@ -14,7 +14,7 @@ from sqlalchemy.exc import DBAPIError
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.store.faults import as_store_error
-from db.store.engine import open_store, store_path
+from db.store.engine import open_existing, open_store, store_path
 from db.store.lake import shown
 
 USAGE = ("usage: mpsbench ingest PATH... | mpsbench info | mpsbench compare --baseline SEL --candidate SEL "
@@ -70,7 +70,7 @@ def _ingest(paths: list[str]) -> int:
 
 
 def _info() -> int:
-    engine = open_store()
+    engine = open_existing()  # a read: a missing store is an error, never made
     with engine.connect() as conn:
         version = conn.execute(text("SELECT value FROM meta WHERE key='store_version'")).scalar()
         print(f"path: {shown(store_path())}\nstore version: {version}")
@@ -96,7 +96,7 @@ def _retract(args: list[str]) -> int:
         from db.store.retract import retract_run
 
         # the local store file's owner: whoever may write the file may retract (recorded as cli:<user>)
-        done = retract_run(open_store(), opts.run_id, opts.reason, cli_identity(), admin=True)
+        done = retract_run(open_existing(), opts.run_id, opts.reason, cli_identity(), admin=True)
     print(f"{done['run_id']}: retracted by {done['retracted_by']} at {done['retracted_at']}: {done['reason']}")
     return 0
 
@@ -104,6 +104,7 @@ def _retract(args: list[str]) -> int:
 def _backup(folder: str) -> int:
     from db.store.backup import backup
 
+    open_existing().dispose()  # a backup of a store that is not there is an error, not an empty store made
     files = backup(store_path(), folder)
     print(f"{shown(store_path())} -> {folder}: {len(files)} files ({', '.join(files)})")
     return 0
@@ -120,6 +121,7 @@ def _restore(folder: str) -> int:
 def _migrate_store(target: str) -> int:
     from db.store.copy import copy_store
 
+    open_existing().dispose()  # the source must be there: copying a new empty store is not a migration
     counts = copy_store(store_path(), target)
     print(f"{store_path()} -> the lake: " + ", ".join(f"{t} {n} rows" for t, n in counts.items()) +
           " (row counts checked)")

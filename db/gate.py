@@ -64,10 +64,10 @@ def main(args: list[str]) -> int:
 
 
 def local_answer(review) -> dict[str, Any]:
-    from db.store.engine import open_store
+    from db.store.engine import open_existing
     from db.review.summary import review_answer
 
-    engine = open_store()
+    engine = open_existing()  # a read: a missing store is an ERROR, never a new empty one
     try:
         return json.loads(json.dumps(review_answer(engine, review)))  # exactly what the API would send
     finally:

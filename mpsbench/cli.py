@@ -43,12 +43,14 @@ def serve(args: list[str]) -> int:
         except StoreError as err:
             print(f"ERROR: {err}")
             return 1
-    import math
+    import app  # the st.App: its path is what streamlit runs (it sets server.maxUploadSize too, app.apply_upload_limit)
+    from pages.widgets import upload_limit
 
-    import app  # the st.App: its path is what streamlit runs
-    from db.ingest.limits import max_upload_bytes
-
-    upload_mb = max(1, math.ceil(max_upload_bytes() / 2**20))  # Streamlit's own file limit, in whole MB
+    try:
+        upload_mb = upload_limit()[1]  # Streamlit's own file limit, in whole MB: the one source, as app.py's
+    except StoreError as err:
+        print(f"ERROR: {err}")
+        return 1
 
     from streamlit.web import cli as stcli
 

@@ -76,7 +76,15 @@ class Journal:
 
     @classmethod
     def load(cls, path: Path) -> "Journal":
-        lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        """The journal read back by the collector's one journal reader: a last line torn by a kill is dropped
+        and cut off (appends continue on a clean line); an unreadable or damaged file is a ConfirmError."""
+        from collector.errors import CollectorError
+        from collector.journal import read_records
+
+        try:
+            lines = read_records(path, "confirm journal")
+        except CollectorError as exc:
+            raise ConfirmError(f"--resume: {exc}") from None
         if not lines or lines[0].get("type") != "confirm":
             raise ConfirmError(f"{path} is not a confirm journal")
         return cls(path, lines[0], [r for r in lines[1:] if r.get("type") == "run"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db.errors import StoreError
-from db.store.sessions import COOKIE, identity, sign_out as end_session
+from db.store.sessions import COOKIE, SessionsOff, identity, sign_out as end_session
 from db.store.tokens import Identity, identify
 from pages.widgets import plain
 
@@ -94,7 +94,10 @@ def sign_out() -> None:
     if _oidc_identity() is not None:
         st.logout()
     st.session_state.pop(KEY, None)
-    end_session(_cookie())  # for good: a copy of the cookie, or this tab's next reload, is signed out too
+    try:
+        end_session(_cookie())  # for good: a copy of the cookie, or this tab's next reload, is signed out too
+    except SessionsOff:  # the secret is refused: no cookie identifies anyone, so there is nothing to end
+        pass
     st.rerun()
 
 

@@ -6,19 +6,18 @@ import pandas as pd
 import streamlit as st
 
 from db.errors import StoreError
-from db.ingest.limits import max_upload_bytes
 from pages.signin import require_writer
-from pages.widgets import engine, plain
+from pages.widgets import engine, plain, upload_limit
 
 
 def outcome_of(name: str, raw: bytes, who: str) -> dict:
     """Ingest one file and describe what happened to it: new, already present, or refused with its problems."""
     from db.ingest.core import ingest_bundle
 
-    limit = max_upload_bytes()
     try:
+        limit, _, words = upload_limit()
         if len(raw) > limit:
-            raise StoreError(413, f"the file is {len(raw):,} bytes, above the server's limit of {limit:,} bytes "
+            raise StoreError(413, f"the file is {len(raw):,} bytes, above the server's limit of {words} "
                                   "(MPSBENCH_MAX_UPLOAD_MB)")
         done = ingest_bundle(engine(), raw, who)
     except StoreError as exc:
@@ -32,10 +31,10 @@ def outcome_of(name: str, raw: bytes, who: str) -> dict:
 def body() -> None:
     st.title("Upload")
     who = require_writer("upload bundles")
-    limit = max_upload_bytes()
+    _, picker_mb, words = upload_limit()
     st.markdown(f"Signed in as {plain(who.name)}. Result bundles (JSON) written by `mpsbench run`, at most "
-                f"{limit:,} bytes ({limit / 2**20:g} MiB) each. A refused file changes nothing stored.")
-    files = st.file_uploader("Bundle files", type=["json"], accept_multiple_files=True)
+                f"{words} each, as the API takes. A refused file changes nothing stored.")
+    files = st.file_uploader("Bundle files", type=["json"], accept_multiple_files=True, max_upload_size=picker_mb)
     if not files:
         return
     # One ingest per uploaded file: a rerun of the page shows the first outcome, not "already present".

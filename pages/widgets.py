@@ -46,19 +46,46 @@ def load(query: Callable, *args: Any) -> Any:
     return _cached(name, read_data_version(engine()), args, query)
 
 
+JOINER = "\u2060"  # WORD JOINER: splits an autolink literal, shows as nothing (plain)
 _ALWAYS = set("\\`*[]<>!#|~$&@")  # links, images, HTML, code, emphasis, tables, math, entities, e-mail autolinks
+
+
+def upload_limit() -> tuple[int, int, str]:
+    """The server's one bundle limit (MPSBENCH_MAX_UPLOAD_MB, default 64, in MiB: db.ingest.limits, as the API
+    reads it) as (bytes, the file picker's whole MB, the words for it). The picker counts 1 MB as 1,000,000 bytes
+    (1,048,576 on Windows) and Streamlit's upload route as 1,048,576: its MB is rounded up, so neither refuses a
+    bundle the API takes (a 65,257,167-byte bundle was refused at "64.0MB" and stored by the API); the page
+    itself refuses above the exact limit, as the API does. `mpsbench serve` and a bare `streamlit run app.py`
+    set server.maxUploadSize from here (app.apply_upload_limit), one source of the default."""
+    import math
+
+    from db.ingest.limits import max_upload_bytes
+
+    limit = max_upload_bytes()
+    return limit, max(1, math.ceil(limit / 10**6)), f"{limit / 2**20:.4g} MiB ({limit:,} bytes)"
 
 
 def plain(text: object) -> str:
     """Text for a Markdown-rendering element (st.error, st.info, st.caption…) shown as typed: the marks that make
     links (also bare http:// and www. autolinks), images, HTML, code, emphasis, :colour[…] and $math$ are
     backslash-escaped (CommonMark shows an escaped mark as itself); words such as op_time stay readable in the
-    element's source, since an underscore inside a word is never emphasis."""
+    element's source, since an underscore inside a word is never emphasis. Streamlit renders GitHub-flavoured
+    Markdown, whose autolink literals (`https://…`, `www.…`) are found in the parsed text, after escapes and
+    character references are read: `https\\://` and `www&#46;` still became links in Chromium. So a WORD JOINER
+    (U+2060, invisible, no width) is put inside each, and before an e-mail address's "@": `https:⁠//`, `www⁠.`,
+    `mail⁠@…` read the same and are no address to find."""
     text, out = str(text), []
     for i, c in enumerate(text):
         before, after = text[i - 1:i], text[i + 1:i + 2]
-        autolink = (c == ":" and text.startswith("//", i + 1)) or (c == "." and text[max(0, i - 3):i].lower() == "www")
-        if c in _ALWAYS or autolink or (c == "_" and not (before.isalnum() and after.isalnum())):
+        if c == ":" and text.startswith("//", i + 1):
+            out.append(":" + JOINER)
+            continue
+        if c == "." and text[max(0, i - 3):i].lower() == "www":
+            out.append(JOINER + ".")
+            continue
+        if c == "@":  # an e-mail autolink literal (mail@evil.example became a mailto: link)
+            out.append(JOINER)
+        if c in _ALWAYS or (c == "_" and not (before.isalnum() and after.isalnum())):
             out.append("\\")
         out.append(c)
     return "".join(out)

@@ -83,6 +83,49 @@ def test_the_document_lists_every_mounted_api_route_with_its_methods():
             ("/api/v1/compare", "get"), ("/api/v1/sweeps/{sweep}", "get")} <= documented
 
 
+def test_every_answer_a_retraction_gets_is_documented_and_the_schema_states_its_rules():
+    """DELETE /api/v1/runs/{run_id}: its 422 (a run_id that is not 32 lower-case hex digits, a blank or too long
+    reason) and 403 were undocumented, and schema-valid requests (any string) were refused with them."""
+    import re
+
+    from db.store.retract import MAX_REASON, check_request
+
+    op = TestClient(APP).get("/api/v1/openapi.json").json()["paths"]["/api/v1/runs/{run_id}"]["delete"]
+    client = TestClient(APP)
+    hexid = "ab" * 16
+    asked = {  # status → a request that gets it
+        422: ("0123", {"reason": "battery"}),
+        404: (hexid, {"reason": "battery"}),
+        400: (hexid, b"not json"),
+    }
+    got = {}
+    for status, (run_id, body) in asked.items():
+        kw = {"content": body, "headers": {"content-type": "application/json"}} if isinstance(body, bytes) else {
+            "json": body}
+        got[status] = client.request("DELETE", f"/api/v1/runs/{run_id}", **kw).status_code
+    for reason in ("   ", "\x1c", "x" * (MAX_REASON + 1)):
+        assert client.request("DELETE", f"/api/v1/runs/{hexid}", json={"reason": reason}).status_code == 422
+    assert got == {s: s for s in asked}
+    assert {"200", "400", "401", "403", "404", "409", "422", "503"} <= set(op["responses"])
+    # the rules, stated: what the schema allows the route takes, and what it refuses the schema rules out
+    run_id = op["parameters"][0]["schema"]
+    reason = op["requestBody"]["content"]["application/json"]["schema"]["properties"]["reason"]
+    assert (reason["minLength"], reason["maxLength"]) == (1, MAX_REASON)
+    for rid in (hexid, "AB" * 16, "g" * 32, hexid[:-1]):
+        assert bool(re.search(run_id["pattern"], rid)) == (rid == hexid)
+    with pytest.raises(Exception, match="not valid"):  # ECMA's "$" (the schema's) takes no trailing newline: nor does the route
+        check_request(hexid + "\n", "battery")
+    for text in ("ran on battery", " x ", "\ufeff", "   ", "\x1c\x85\u3000", "\t\n"):
+        allowed = bool(re.search(reason["pattern"], text))
+        try:
+            check_request(hexid, text)
+            taken = True
+        except Exception:  # noqa: BLE001 - its StoreError(422)
+            taken = False
+        assert not allowed or taken, repr(text)  # the schema never allows what the route refuses
+        assert allowed == (text in ("ran on battery", " x ", "\ufeff")), repr(text)
+
+
 def test_every_documented_query_parameter_is_one_its_route_accepts():
     """The names come from the views' own tuples: none of them is refused as unknown, an undocumented one is."""
     client = TestClient(APP)

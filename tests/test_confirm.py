@@ -99,3 +99,26 @@ def test_a_planted_slowdown_left_unconfirmed_is_confirmed_by_rerunning_it(tmp_pa
     assert slowed in {case_id(r) for r in json.loads(after.stdout)["regressions"]}
     journal = next((tmp_path / "confirm").glob("*.confirm.jsonl")).read_text().splitlines()
     assert [json.loads(x)["side"] for x in journal[1:]] == ["baseline", "candidate"]
+
+
+def test_resume_reads_a_journal_torn_by_a_kill_and_names_a_damaged_one(tmp_path, capsys):
+    """A kill mid-write leaves half a line last: --resume drops it (as sweep's resume does, by the same reader) and
+    cuts it off, so the next append starts a clean line; a bad line before the last is damage: one ERROR line."""
+    from mpsbench.confirm import Journal
+
+    header = {"type": "confirm", "options": {"out": str(tmp_path)}, "targets": ["a"], "scope": None}
+    run = {"type": "run", "round": 1, "side": "baseline", "bundle": "b.json", "run_id": "r1"}
+    path = tmp_path / "confirm-abc.confirm.jsonl"
+    whole = json.dumps(header) + "\n" + json.dumps(run) + "\n"
+    path.write_text(whole + '{"type": "run", "round": 1, "si')  # torn
+    journal = Journal.load(path)
+    assert (journal.header, journal.runs) == (header, [run])
+    assert path.read_text() == whole  # the torn write cut off
+    journal.append({**run, "side": "candidate", "run_id": "r2"})
+    assert [r["run_id"] for r in Journal.load(path).runs] == ["r1", "r2"]
+
+    path.write_text(json.dumps(header) + "\n" + "{not json\n" + json.dumps(run) + "\n")  # damaged mid-file
+    assert main(["--resume", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"ERROR: --resume: confirm journal {path} line 2 is not a JSON record") and "Traceback" not in err
+    assert path.read_text().count("\n") == 3  # a damaged file is left as it was

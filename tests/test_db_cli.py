@@ -114,3 +114,18 @@ def test_a_folder_ingests_every_bundle_under_it_and_an_empty_one_is_an_error(cli
     (tmp_path / "empty").mkdir()
     empty = cli("ingest", str(tmp_path / "empty"))
     assert empty.returncode == 1 and "ERROR: no bundle (*.json) in this folder" in empty.stdout
+
+
+@pytest.mark.parametrize("command", [["info"], ["compare", "--baseline", "torch=2.14.1", "--candidate", "torch=2.15.0"],
+                                     ["retract", "a" * 32, "--reason", "battery"], ["backup", "BACKUP"]])
+def test_a_read_of_a_store_that_is_not_there_is_an_error_and_makes_no_store(cli, tmp_path, command):
+    """`MPSBENCH_DB=nothere.duckdb mpsbench info` made an 800 KB empty store where the typo pointed."""
+    args = [str(tmp_path / "backup") if a == "BACKUP" else a for a in command]
+    out = cli(*args)
+    store = tmp_path / "cli.duckdb"
+    assert (out.returncode, out.stdout.splitlines()[0]) == (1, f"ERROR: no store at {store} (MPSBENCH_STORE or "
+                                                              "MPSBENCH_DB names it; `mpsbench ingest` or the server "
+                                                              "makes one) (MPSBENCH_STORE: must name an existing store "
+                                                              "file)")
+    assert "Traceback" not in out.stderr and not store.exists() and not (tmp_path / "backup").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

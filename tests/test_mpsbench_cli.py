@@ -34,6 +34,9 @@ def test_unknown_command_prints_usage_and_exits_2():
 
 
 def test_store_commands_run_from_any_directory(tmp_path):
+    from db.store.engine import open_store
+
+    open_store(tmp_path / "s.duckdb").dispose()  # info reads a store; it makes none (tests/test_db_cli.py)
     out = mpsbench("info", db=tmp_path / "s.duckdb")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[1:3] == [f"store version: {STORE_VERSION}", "runs: 0"]

@@ -187,3 +187,96 @@ def test_the_review_is_named_by_its_variable_and_a_bad_one_is_refused(monkeypatc
         api.notify.Settings.from_env()
     monkeypatch.delenv(api.notify.URL_VAR)
     assert api.notify.notifier() is None  # unset: notifications are off
+
+
+class Trickler:
+    """A webhook on 127.0.0.1 whose first `slow` connections get their answer one byte every `every_s`, for ever
+    (until the client hangs up): each read is quick, so only a deadline on the whole post ends it. Later
+    connections are answered 200 at once. Keeps each body it read."""
+
+    def __init__(self, slow: int, every_s: float = 0.05):
+        self.bodies, self.slow, self.every_s, self.connections = [], slow, every_s, 0
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/hook"
+        self.closed = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while not self.closed.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._answer, args=(conn, self.connections <= self.slow), daemon=True).start()
+
+    def _answer(self, conn, slow: bool):
+        with conn:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += conn.recv(65536)
+            top, _, body = head.partition(b"\r\n\r\n")
+            length = int(next(line.split(b":")[1] for line in top.split(b"\r\n") if line.lower().startswith(b"content-length")))
+            while len(body) < length:
+                body += conn.recv(65536)
+            self.bodies.append(json.loads(body))
+            if not slow:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                return
+            try:
+                for byte in iter(lambda: b"H", None):  # "HHHH…": never a complete status line
+                    if self.closed.wait(self.every_s):
+                        return
+                    conn.sendall(byte)
+            except OSError:  # the client hung up: its deadline
+                return
+
+    def close(self):
+        self.closed.set()
+        self.sock.close()
+
+
+def test_a_trickling_receiver_is_cut_off_by_the_deadline_and_later_posts_still_go(server, monkeypatch, capsys):
+    """Each read of the trickled answer is quick (0.05 s apart, under the 1 s per-read timeout), so without a
+    deadline on the whole post the notifier's one thread waited for ever. With it, each try ends at 0.3 s, each
+    failure is one log line, and the next upload's post (the receiver answers now) carries the regression missed."""
+    client, _ = server
+    monkeypatch.setattr(api.notify, "POST_DEADLINE_S", 0.3)
+    receiver = Trickler(slow=api.notify.TRIES)
+    try:
+        notifier = _primed(monkeypatch, receiver.url)
+        upload(client, run_bundle("2.15.0rc1", {2: 10.0}))  # case 2 regresses: posted to the trickler
+        assert notifier.wait_idle(60) and notifier.tries == api.notify.TRIES and notifier.sent == []
+        lines = [line for line in capsys.readouterr().err.splitlines() if "post to MPSBENCH_NOTIFY_URL failed" in line]
+        assert [line.split("(try ")[1][:6] for line in lines] == ["1 of 3", "2 of 3", "3 of 3"]  # one line a failure
+        assert all("no complete answer within 0.3 s" in line and receiver.url not in line for line in lines)
+        upload(client, run_bundle("2.15.0rc1", {1: 1.0, 2: 10.0}))  # the receiver answers now
+        assert notifier.wait_idle(60) and len(notifier.sent) == 1
+        text = notifier.sent[0]["text"]
+        assert text.startswith("mpsbench: 1 new regression(s)") and "rows=2" in text and "rows=1" not in text
+        assert len(receiver.bodies) == api.notify.TRIES + 1
+    finally:
+        receiver.close()
+
+
+def test_uploads_right_after_the_start_are_posted_not_taken_for_the_starting_point(server, monkeypatch):
+    """The start primes the review; uploads that follow at once (within SETTLE_S) were batched with the priming
+    and recorded as already seen: no post for regressions the review then listed."""
+    client, engine = server
+    receiver = Receiver()
+    try:
+        monkeypatch.setenv(api.notify.URL_VAR, receiver.url)
+        api.notify.prime()  # the server's start
+        notifier = api.notify.notifier()
+        for bundle in (run_bundle("2.15.0rc1", {1: 1.0, 2: 10.0}), run_bundle("2.15.0rc1", {1: 1.0, 2: 10.5})):
+            outcome = ingest_bundle(engine, bundle, "ci-mac-1")  # at once: no request overhead between them
+            api.notify.notify_upload(outcome, "ci-mac-1")
+        assert notifier.wait_idle(60)
+        listed = api.notify.regression_lines(engine, api.notify.release_review(engine, notifier.settings))
+        assert len(listed) == 1  # the review now lists case 2's regression
+        assert len(receiver.bodies) == 1 and receiver.bodies[0]["text"].startswith("mpsbench: 1 new regression(s)")
+        assert all(line in receiver.bodies[0]["text"] for line in listed.values())
+    finally:
+        receiver.close()

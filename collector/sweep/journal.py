@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from collector.errors import CollectorError
+from collector.journal import read_records
 
 SUFFIX = ".sweep.jsonl"
 
@@ -45,17 +46,9 @@ class SweepJournal:
 
     def read(self) -> SweepState:
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise CollectorError(f"--resume: cannot read {self.path}: {exc.strerror}") from None
-        records = []
-        for i, line in enumerate(lines):
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                if i == len(lines) - 1:  # torn by a kill mid-write: that event never finished
-                    break
-                raise CollectorError(f"--resume: {self.path} line {i + 1} is not JSON") from None
+            records = read_records(self.path, "sweep journal")  # a torn last line dropped and cut off
+        except CollectorError as exc:
+            raise CollectorError(f"--resume: {exc}") from None
         if not records or records[0].get("type") != "sweep":
             raise CollectorError(f"--resume: {self.path} is not a sweep journal")
         state = SweepState(records[0])

@@ -75,6 +75,21 @@ def open_store(path: str | None = None) -> Engine:
     return engine
 
 
+def open_existing(path: str | None = None) -> Engine:
+    """open_store for a command that only reads (or changes what is there): a store file that does not exist is a
+    StoreError naming it, not a new empty store made where a typo pointed (`MPSBENCH_DB=nothere.duckdb mpsbench
+    info` made an 800 KB one). A lake is its catalog's to answer for; :memory: is always new."""
+    from db.errors import Problem, StoreError
+    from db.store import lake
+
+    target = str(store_path(path))
+    if not lake.is_lake(target) and target != ":memory:" and not Path(target).exists():
+        raise StoreError(404, f"no store at {Path(target).resolve()} (MPSBENCH_STORE or MPSBENCH_DB names it; "
+                              "`mpsbench ingest` or the server makes one)",
+                         [Problem("MPSBENCH_STORE", "must name an existing store file")])
+    return open_store(target)
+
+
 _ROOTS: "weakref.WeakKeyDictionary[Engine, _Roots]" = weakref.WeakKeyDictionary()
 
 
@@ -235,6 +250,26 @@ def shared_store() -> Engine:
         if key not in _shared:
             _shared[key] = open_store(key)
         return _shared[key]
+
+
+def checkpoint_shared() -> list[str]:
+    """At a clean shutdown: CHECKPOINT each shared file store, so the `.duckdb` alone holds every acknowledged write
+    (after a SIGTERM the last runs sat only in the `.wal`, and a copy of the `.duckdb` missed them), then close it.
+    A lake has no WAL of its own (its catalog commits). Returns the stores checkpointed; a failure is left to the
+    WAL, which DuckDB replays at the next open."""
+    from db.store import lake
+
+    with _shared_lock:
+        engines = list(_shared.items())
+    done = []
+    for target, engine in engines:
+        if lake.is_lake(target) or target == ":memory:":
+            continue
+        with WRITE_LOCK, engine.connect() as conn:  # after every writer in flight
+            conn.exec_driver_sql("CHECKPOINT")
+        engine.dispose()
+        done.append(target)
+    return done
 
 
 def dispose_shared() -> None:

@@ -1,6 +1,7 @@
 """Ordered store migrations keyed by store_version. v0: a file from before the meta table existed; v1: before
 run_seq; v2: before the build's library versions; v3: before the A/A pairs; v4: before uploaded_by and
-retractions; v5: before the A/A groups' pending counts; v6: before per-process samples and per-case A/A figures; v7: before the side summaries; v8: before per-process contention and correctness rounding. Each migration runs in the one transaction that also
+retractions; v5: before the A/A groups' pending counts; v6: before per-process samples and per-case A/A figures; v7: before the side summaries; v8: before per-process contention and correctness rounding; v9: before
+signed-out sessions were kept in the store (a file beside it, db.store.sessions). Each migration runs in the one transaction that also
 stamps the new store_version, so a store is never stamped ahead of its data."""
 from __future__ import annotations
 
@@ -145,8 +146,16 @@ def _v8_to_v9(conn) -> None:
     backfill(conn)
 
 
+def _v9_to_v10(conn) -> None:
+    """v10 keeps signed-out sessions in the store (signed_out), not in a file beside it that each process
+    read-modify-wrote: two processes signing out at once lost ids, and a lake's replicas shared one file. The old
+    file's ids are taken in by db.store.sessions on its first use (this step has no store path to find it).
+    Nothing stored changes: the new table is made by db.store.engine._prepare with any other missing one, in this
+    same transaction (keyless on a lake: db.store.lake.create_tables)."""
+
+
 MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
-              7: _v7_to_v8, 8: _v8_to_v9}
+              7: _v7_to_v8, 8: _v8_to_v9, 9: _v9_to_v10}
 
 
 def migrate(conn) -> None:

@@ -17,7 +17,8 @@ from db.store.aa_pairs import forget_run
 from db.store.side_cases import refresh_runs
 from db.store.engine import WRITE_LOCK, bump_data_version
 
-_RUN_ID = re.compile(r"^[0-9a-f]{32}$")
+RUN_ID_PATTERN = r"^[0-9a-f]{32}$"  # also the OpenAPI document's (api/openapi.py)
+_RUN_ID = re.compile(RUN_ID_PATTERN)
 MAX_REASON = 2000
 _ASIDE = "CREATE TABLE IF NOT EXISTS retracted_results AS SELECT * FROM results LIMIT 0"
 
@@ -25,7 +26,7 @@ _ASIDE = "CREATE TABLE IF NOT EXISTS retracted_results AS SELECT * FROM results 
 def check_request(run_id: str, reason: object) -> str:
     """The reason, stripped; StoreError naming the field otherwise."""
     problems = []
-    if not _RUN_ID.match(run_id or ""):
+    if not _RUN_ID.fullmatch(run_id or ""):  # not match: "$" passes a trailing newline
         problems.append(Problem("run_id", "must be 32 lower-case hex digits"))
     if not isinstance(reason, str) or not reason.strip() or len(reason) > MAX_REASON:
         problems.append(Problem("reason", f"must be a non-empty string of at most {MAX_REASON} characters"))

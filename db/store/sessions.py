@@ -4,10 +4,14 @@ A session is `<sid>.<expires>.<fingerprint>.<mac>`: a random id, the Unix time i
 HMAC(secret, token) — which configured token signed in, without revealing it — and HMAC(secret, all of that).
 The secret (32 random bytes) is kept beside the store as `mpsbench-secret`, mode 0600, trusted only under the
 same rule as the local token (db.store.tokens.read_private); an in-memory store keeps one for the process.
+A refused secret (another user may read it, not a regular file, not hex) turns sessions off: SessionsOff, a
+StoreError whose message starts "sign-in sessions are off: " and names the file and why; a cookie then
+identifies no one (the API's 401 and the sign-in page say why), the bearer token and a typed token still work.
 Each use looks the fingerprint up among the tokens configured now, so a token removed from the configuration
-ends its sessions at once, and a role change applies at once. Signing out lists the session's id in
-`mpsbench-signed-out` (kept until the session would have expired), so a copy of the cookie stops working too.
-Deleting the secret file ends every session.
+ends its sessions at once, and a role change applies at once. Signing out stores the session's id in the store's
+`signed_out` table (kept until the session would have expired), so a copy of the cookie stops working too, on
+every process and replica of the store: one INSERT under the store's write lock (db.store.engine.WRITE_LOCK, on a
+lake the replicas' lock), not a file each process read-modify-wrote. Deleting the secret file ends every session.
 """
 from __future__ import annotations
 
@@ -17,22 +21,34 @@ import os
 import secrets
 import threading
 import time
+from datetime import datetime, timezone
 
-from db.errors import StoreError
+from sqlalchemy import text
+
+from db.errors import Problem, StoreError
 from db.store.tokens import Identity, all_tokens, beside_store, identify, read_private, write_private
 
 COOKIE = "mpsbench_session"
 SESSION_HOURS = 12
 SECRET_FILE = "mpsbench-secret"
-SIGNED_OUT_FILE = "mpsbench-signed-out"
-_memory: dict[str, object] = {}  # an in-memory store's secret and signed-out ids, for this process only
+OLD_SIGNED_OUT_FILE = "mpsbench-signed-out"  # before store v10: taken into the table on first use, then removed
+OFF = "sign-in sessions are off: "
+_memory: dict[str, bytes] = {}  # an in-memory store's secret, for this process only
 _lock = threading.Lock()
+_old_file_taken: set[str] = set()  # stores whose old signed-out file this process has taken in
+
+
+class SessionsOff(StoreError):
+    """The secret is refused: no session cookie identifies anyone until it is fixed (the message says how)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(401, OFF + why, [Problem("mpsbench_session", OFF + why)])
 
 
 def _secret() -> bytes:
     path = beside_store(SECRET_FILE)
     if path is None:
-        return _memory.setdefault("secret", secrets.token_bytes(32))  # type: ignore[return-value]
+        return _memory.setdefault("secret", secrets.token_bytes(32))
     with _lock:
         if not os.path.lexists(path):
             try:
@@ -40,14 +56,23 @@ def _secret() -> bytes:
             except FileExistsError:  # another replica made it first: read theirs
                 pass
             except OSError as exc:  # e.g. a read-only store folder
-                raise StoreError(500, f"sign-in sessions are off: cannot write {path} ({exc.strerror})") from None
-    text, why = read_private(path)
-    if why or not text.strip():
-        raise StoreError(500, f"sign-in sessions are off: {why or f'{path} is empty'}")
+                raise SessionsOff(f"cannot write {path} ({exc.strerror})") from None
+    text_, why = read_private(path)
+    if why or not text_.strip():
+        raise SessionsOff(why or f"{path} is empty (delete it for a new one)")
     try:
-        return bytes.fromhex(text.strip())
+        return bytes.fromhex(text_.strip())
     except ValueError:
-        raise StoreError(500, f"sign-in sessions are off: {path} is not a hex secret") from None
+        raise SessionsOff(f"{path} is not a hex secret (delete it for a new one)") from None
+
+
+def sessions_off() -> str | None:
+    """Why sign-in sessions are off ("sign-in sessions are off: …"), or None when they work."""
+    try:
+        _secret()
+    except SessionsOff as off:
+        return off.message
+    return None
 
 
 def _mac(secret: bytes, text: str) -> str:
@@ -84,13 +109,18 @@ def session_identity(session: str | None, now: float | None = None) -> Identity 
     """Who a session belongs to now (None: absent, forged, expired, signed out, or its token is gone)."""
     if not session:
         return None
-    secret = _secret()  # read once per request
+    secret = _secret()  # read once per request; SessionsOff when it is refused
     parts = _parts(session, now, secret)
-    if parts is None or parts[0] in _signed_out(now):
+    if parts is None or _is_signed_out(parts[0], now):
         return None
+    return _owner(parts[2], secret)
+
+
+def _owner(fingerprint: str, secret: bytes) -> Identity | None:
+    """The configured token a session's fingerprint names, as its identity (None: that token is gone)."""
     match = None
     for role, name, token in all_tokens():  # every token compared (constant time each), as tokens.identify does
-        if hmac.compare_digest(parts[2].encode(), _mac(secret, "token:" + token).encode()) and match is None:
+        if hmac.compare_digest(fingerprint.encode(), _mac(secret, "token:" + token).encode()) and match is None:
             match = Identity(name, role)
     return match
 
@@ -100,35 +130,78 @@ def identity(bearer: str | None, session: str | None) -> Identity | None:
     return identify(bearer) or session_identity(session)
 
 
-def _signed_out(now: float | None = None) -> dict[str, int]:
-    """Signed-out session ids → their expiry, the expired ones left out."""
-    path, now = beside_store(SIGNED_OUT_FILE), _now(now)
-    if path is None:
-        found = _memory.setdefault("signed_out", {})
-    else:
-        text, why = read_private(path) if os.path.lexists(path) else ("", None)
-        if why:
-            raise StoreError(500, f"sign-in sessions are off: {why}")
-        found = {}
-        for line in (text or "").splitlines():
-            sid, _, expires = line.partition(" ")
-            if expires.isdigit():
-                found[sid] = int(expires)
-    return {sid: exp for sid, exp in found.items() if exp > now}  # type: ignore[union-attr]
+def _store():
+    from db.store.engine import shared_store
+
+    return shared_store()
+
+
+def _on_store(work):
+    """`work(engine)` on the server's store; a store fault is its StoreError(503) (db.store.faults), never a 500."""
+    from db.store import faults
+
+    engine = _store()
+    _take_old_file(engine)
+    try:
+        return work(engine)
+    except StoreError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - only a store fault is translated; anything else is a bug to see
+        fault = faults.as_store_error(exc)
+        if fault is None:
+            raise
+        raise fault from None
+
+
+def _add(conn, sid: str, expires: int, who: str, now: float) -> None:
+    """One signed-out id, unless it is there already (a lake has no keys to refuse a second row); the expired ones
+    dropped. Run under WRITE_LOCK: on a lake that is every replica's lock, so check and insert are one step."""
+    conn.execute(text("INSERT INTO signed_out (sid, expires, signed_out_by, signed_out_at) "
+                      "SELECT :sid, :expires, :who, :at WHERE NOT EXISTS (SELECT 1 FROM signed_out WHERE sid = :sid)"),
+                 {"sid": sid, "expires": expires, "who": who, "at": datetime.fromtimestamp(now, timezone.utc)})
+    conn.execute(text("DELETE FROM signed_out WHERE expires <= :now"), {"now": int(now)})
+
+
+def _take_old_file(engine) -> None:
+    """Before store v10 signed-out ids were a file beside the store: take them in once, then remove the file, so
+    a cookie signed out before the upgrade stays signed out."""
+    from db.store.engine import WRITE_LOCK
+
+    path = beside_store(OLD_SIGNED_OUT_FILE)
+    if path is None or str(path) in _old_file_taken:
+        return
+    if os.path.lexists(path):
+        found, why = read_private(path)
+        now = time.time()
+        with WRITE_LOCK, engine.begin() as conn:
+            for line in (found or "").splitlines() if why is None else ():  # a refused file is not believed
+                sid, _, expires = line.partition(" ")
+                if sid and expires.isdigit() and int(expires) > now:
+                    _add(conn, sid, int(expires), "(signed out before store v10)", now)
+        path.unlink(missing_ok=True)
+    _old_file_taken.add(str(path))
+
+
+def _is_signed_out(sid: str, now: float | None = None) -> bool:
+    def read(engine) -> bool:
+        with engine.connect() as conn:
+            return conn.execute(text("SELECT count(*) FROM signed_out WHERE sid = :sid AND expires > :now"),
+                                {"sid": sid, "now": int(_now(now))}).scalar() > 0
+    return _on_store(read)
 
 
 def sign_out(session: str | None) -> None:
-    """End a session for good (any copy of its cookie too)."""
-    parts = _parts(session, None, _secret())
+    """End a session for good (any copy of its cookie too, on every process and replica of the store)."""
+    from db.store.engine import WRITE_LOCK
+
+    secret = _secret()
+    parts = _parts(session, None, secret)
     if parts is None:
         return
-    with _lock:
-        current = _signed_out() | {parts[0]: parts[1]}
-        path = beside_store(SIGNED_OUT_FILE)
-        if path is None:
-            _memory["signed_out"] = current
-            return
-        fresh = path.with_name(path.name + ".new")
-        fresh.unlink(missing_ok=True)
-        write_private(fresh, "".join(f"{sid} {exp}\n" for sid, exp in current.items()))
-        os.replace(fresh, path)
+    who = _owner(parts[2], secret)
+    now = time.time()
+
+    def write(engine) -> None:
+        with WRITE_LOCK, engine.begin() as conn:
+            _add(conn, parts[0], parts[1], who.name if who else "(a token no longer configured)", now)
+    _on_store(write)

@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import ARRAY, BigInteger, Boolean, Column, Double, Integer, String, Table
 from sqlmodel import Field, SQLModel
 
-STORE_VERSION = 9  # bump with a migration in db/store/migrate.py
+STORE_VERSION = 10  # bump with a migration in db/store/migrate.py
 
 
 class Meta(SQLModel, table=True):
@@ -199,3 +199,14 @@ class ReviewNote(SQLModel, table=True):
     author: str
     link: str = ""
     created_at: datetime
+
+
+class SignedOut(SQLModel, table=True):
+    """A sign-in session ended for good (db.store.sessions): its id, kept until the session would have expired, so
+    a copy of its cookie stops working on every process and replica that reads this store."""
+
+    __tablename__ = "signed_out"
+    sid: str = Field(primary_key=True)  # the session's random id (hex)
+    expires: int = Field(sa_type=BigInteger)  # Unix time the session would have ended
+    signed_out_by: str  # the identity the session belonged to
+    signed_out_at: datetime

@@ -88,16 +88,20 @@ def read_private(path: Path) -> tuple[str | None, str | None]:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))  # a FIFO never blocks
     except OSError as err:
         return None, f"{path} cannot be read: {err.strerror or err}"
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):  # on the descriptor: fdopen of a directory raises (a 500), not a refusal
+        os.close(fd)
+        return None, f"{path} is not a regular file"
     with os.fdopen(fd) as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return None, f"{path} is not a regular file"
         if info.st_uid != server_uid():
             return None, f"{path} is owned by uid {info.st_uid}, not by the server's user (uid {server_uid()})"
         if info.st_mode & 0o077:
             return None, (f"{path} has mode {stat.S_IMODE(info.st_mode):04o}: group or others may read it "
                           f"(chmod 600 it, or delete it for a new one)")
-        return f.read(), None
+        try:
+            return f.read(), None
+        except (OSError, UnicodeDecodeError) as err:  # binary junk in its place is refused, not a 500
+            return None, f"{path} cannot be read as text: {getattr(err, 'strerror', None) or err.__class__.__name__}"
 
 
 def write_private(path: Path, text: str) -> None:
