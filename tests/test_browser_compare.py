@@ -11,7 +11,9 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import httpx
 import pytest
@@ -59,21 +61,16 @@ def _wait_healthy(base: str, server: subprocess.Popen) -> None:
     raise AssertionError(f"the dashboard did not answer /api/v1/health within {START_S:.0f} s")
 
 
-@pytest.fixture
-def server(tmp_path):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium); the real-browser test needs it")
-    path = tmp_path / "seeded.duckdb"
-    engine = open_store(path)
-    seed_store(engine)
-    engine.dispose()
+@contextmanager
+def streamlit_server(path: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`streamlit run app.py` on the store at `path` (127.0.0.1, a free port), its base URL while it runs; the
+    process group it started is stopped after."""
     port = _free_port()
-    env = {**os.environ, "MPSBENCH_DB": str(path), "MPSBENCH_UPLOAD_TOKENS": f"browser={TOKEN}"}
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
            str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "MPSBENCH_DB": str(path), **(env or {})},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(base, proc)
@@ -85,6 +82,24 @@ def server(tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=15)
+
+
+@contextmanager
+def served_store(path: Path, fill, env: dict[str, str] | None = None) -> Iterator[str]:
+    """A store at `path` filled by `fill(engine)`, served (streamlit_server); skipped without Chromium."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium); the real-browser test needs it")
+    engine = open_store(path)
+    fill(engine)
+    engine.dispose()
+    with streamlit_server(path, env) as base:
+        yield base
+
+
+@pytest.fixture
+def server(tmp_path):
+    with served_store(tmp_path / "seeded.duckdb", seed_store, {"MPSBENCH_UPLOAD_TOKENS": f"browser={TOKEN}"}) as base:
+        yield base
 
 
 def _upload(server: str, bundle, token: str) -> httpx.Response:

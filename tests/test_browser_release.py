@@ -4,10 +4,6 @@ that decides them, and its Markdown download carries them; the counts say untest
 one build says on Overview what a second build would show (AppTest: no browser needed for one message)."""
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from db.store.engine import open_store
 from tests import release_walk as w
-from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, PAGE_S, ROOT, _free_port, _wait_healthy
+from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, PAGE_S, ROOT, served_store
 from tests.test_release_answer import LINEAR_NAME, SDPA_NAME
 
 IDLE = "() => !document.querySelector(\"[data-testid='stStatusWidget']\")"
@@ -24,29 +20,8 @@ QUERY = "baseline=torch%3D2.14.1&candidate=torch%3D2.15.0rc1"
 
 @pytest.fixture
 def walk_server(tmp_path):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium); the real-browser test needs it")
-    path = tmp_path / "walk.duckdb"
-    engine = open_store(path)
-    w.walk_store(engine, processes=1, runs=1)
-    engine.dispose()
-    port = _free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-           str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-           "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "MPSBENCH_DB": str(path)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(base, proc)
+    with served_store(tmp_path / "walk.duckdb", lambda engine: w.walk_store(engine, processes=1, runs=1)) as base:
         yield base
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # our own process group, started above
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=15)
 
 
 def test_regressions_names_every_untested_slowdown_with_its_command_and_export(walk_server):

@@ -30,11 +30,16 @@ SIDES = ["--baseline", w.BASELINE, "--candidate", w.CANDIDATE]
 SDPA_NAME, LINEAR_NAME = "sdpa · batch=1 head_dim=128 heads=16 kv_len=4096 phase=decode · fp16", "linear · M=4 K=2048 N=6144 · bf16"
 
 
+def _walk(tmp_path_factory, processes: int, runs: int):
+    engine = open_store(tmp_path_factory.mktemp(f"walk{processes}") / "w.duckdb")
+    w.walk_store(engine, processes=processes, runs=runs)
+    return engine
+
+
 @pytest.fixture(scope="module")
 def single(tmp_path_factory):
     """One process, one run a side: nothing to test the planted changes on."""
-    engine = open_store(tmp_path_factory.mktemp("walk1") / "w.duckdb")
-    w.walk_store(engine, processes=1, runs=1)
+    engine = _walk(tmp_path_factory, 1, 1)
     yield engine
     engine.dispose()
 
@@ -42,8 +47,7 @@ def single(tmp_path_factory):
 @pytest.fixture(scope="module")
 def tested(tmp_path_factory):
     """Ten processes, three runs a side: what a review can test."""
-    engine = open_store(tmp_path_factory.mktemp("walk10") / "w.duckdb")
-    w.walk_store(engine, processes=10, runs=3)
+    engine = _walk(tmp_path_factory, 10, 3)
     yield engine
     engine.dispose()
 
