@@ -15,12 +15,12 @@ def summary_markdown(summary: dict[str, Any], escape) -> list[str]:
     lines = [f"## Release summary: {escape(summary['candidate'])} against baseline {escape(summary['baseline'])}", "",
              f"**{escape(summary['verdict'])}** (threshold {summary['threshold']:g} % worse for replicated figures; "
              "each metric's own rule otherwise)", "",
-             "| scope | device | dtype | compile | faster | slower | unchanged | regressed | unconfirmed | contended | "
-             "unmatched | memory | correctness | detects |", "|" + "---|" * 14]
+             "| scope | device | dtype | compile | faster | slower | unchanged | untested | regressed | unconfirmed | "
+             "contended | unmatched | memory | correctness | detects |", "|" + "---|" * 15]
     for g in summary["groups"]:
         cells = [g.get(k, 0) for k in ("scope", "device", "dtype", "compile", "faster", "slower", "unchanged",
-                                       "regressed", "unconfirmed", "contended", "unmatched", "memory", "correctness",
-                                       "detects")]
+                                       "untested", "regressed", "unconfirmed", "contended", "unmatched", "memory",
+                                       "correctness", "detects")]
         lines.append("| " + " | ".join(escape(c) for c in cells) + " |")
     if summary["families"]:
         lines += ["", "Geomean per family (timing; candidate against baseline "
