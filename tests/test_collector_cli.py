@@ -165,7 +165,9 @@ def test_journal_lines_are_valid_json_per_case(tmp_path, capsys):
     assert main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep")[0] == 0
     [journal] = tmp_path.glob("*.journal.jsonl")
     records = [json.loads(line) for line in journal.read_text().splitlines()]
-    assert records[0]["type"] == "run" and [r["type"] for r in records[1:]] == ["case"] * 4
+    assert records[0]["type"] == "run" and {r["type"] for r in records[1:]} == {"case"}
+    # one line per case and process; a loaded box adds a retake's line for a contended process (collector.session)
+    assert len({r["case"] for r in records[1:]}) == 4 and len(records) - 1 >= 4
 
 
 def test_a_case_journaled_just_before_ctrl_c_is_in_the_incomplete_bundle(tmp_path, capsys, monkeypatch):

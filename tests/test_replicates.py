@@ -182,6 +182,10 @@ def test_each_group_says_what_it_can_detect():
     m = 3  # cases with a standard error: Holm's first level is 5 % / 3
     step = stats.t.ppf(1 - 0.05 / m / 2, 18) + stats.t.ppf(0.8, 18)
     smallest = np.median(np.expm1(step * np.array([0.02, 0.03])))
+    # two more runs a side: each standard error × √(1/3), its degrees of freedom × 3, never below the 5 % bound
+    step3 = stats.t.ppf(1 - 0.05 / m / 2, 54) + stats.t.ppf(0.8, 54)
+    more = np.median(np.maximum(np.expm1(step3 * np.array([0.02, 0.03]) / np.sqrt(3)), 0.05))
     assert words[("m1",)] == (f"detects ≥ {100 * smallest:.0f} % slower (median case, 80% power) with 1 run a side; "
-                              "1 case untestable")
+                              f"2 more runs a side would detect ≥ {100 * more:.0f} % slower; 1 case untestable (a 2nd "
+                              "run a side or --processes 2+ makes them testable)")
     assert words[("m2",)].startswith("detects only changes ≥ 100× slower") and "2 runs a side" in words[("m2",)]
