@@ -1,10 +1,12 @@
-"""`mpsbench ingest PATH...` (a bundle file, or a folder: every *.json under it, as `mpsbench sweep` writes them),
-`info`, `retract RUN_ID --reason TEXT [--url URL]`, `backup DIR`, `restore DIR`, `migrate-store --to LAKE`
-(also `python -m db …`).
+"""`mpsbench ingest PATH...` (a bundle file, a file of PyTorch OSS benchmark records, or a folder: every *.json
+under it, as `mpsbench sweep` and `mpsbench export` write them), `export --format pytorch-oss`, `info`,
+`retract RUN_ID --reason TEXT [--url URL]`, `backup DIR`, `restore DIR`, `migrate-store --to LAKE` (also
+`python -m db …`).
 Every failure is "ERROR: …" and exit 1, no traceback."""
 from __future__ import annotations
 
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
@@ -13,11 +15,13 @@ from sqlalchemy.exc import DBAPIError
 
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
+from db.ingest.records import records_bundle
 from db.store.faults import as_store_error
 from db.store.engine import open_existing, open_store, store_path
 from db.store.lake import shown
 
-USAGE = ("usage: mpsbench ingest PATH... | mpsbench info | mpsbench compare --baseline SEL --candidate SEL "
+USAGE = ("usage: mpsbench ingest PATH... | mpsbench export --format pytorch-oss --out DIR --select SEL… | "
+         "mpsbench info | mpsbench compare --baseline SEL --candidate SEL "
          "[--fail-on regression|untriaged] … | mpsbench retract RUN_ID --reason TEXT [--url URL] |"
          " mpsbench backup DIR | mpsbench restore DIR | mpsbench migrate-store --to ducklake:postgres:<libpq>")
 
@@ -33,8 +37,13 @@ def cli_identity() -> str:
 
 
 def _ingest_one(engine, name: str) -> int:
+    skipped: list[str] = []
     try:
-        out = ingest_bundle(engine, Path(name).read_bytes(), cli_identity())
+        raw = Path(name).read_bytes()
+        converted = records_bundle(raw, name, datetime.fromtimestamp(Path(name).stat().st_mtime, timezone.utc))
+        if converted is not None:  # PyTorch OSS benchmark records: a run per file
+            raw, skipped = converted
+        out = ingest_bundle(engine, raw, cli_identity())
     except OSError as err:  # missing file, a directory, no permission: say which and go on with the rest
         print(f"{name}: ERROR: cannot read the file: {err.strerror or err}")
         return 1
@@ -46,7 +55,10 @@ def _ingest_one(engine, name: str) -> int:
         for p in err.problems:
             print(f"  {p.field}: {p.rule}")
         return 1
-    print(f"{name}: {out.run_id} {'new' if out.created else 'already present'}, {out.n_results} results")
+    print(f"{name}: {out.run_id} {'new' if out.created else 'already present'}, {out.n_results} results"
+          + (f" (PyTorch OSS records; {len(skipped)} not stored)" if skipped else ""))
+    for why in skipped:
+        print(f"  {why}")
     return 0
 
 
@@ -67,6 +79,42 @@ def _ingest(paths: list[str]) -> int:
             failed.append(1)
         failed += [_ingest_one(engine, f) for f in files]
     return 1 if any(failed) else 0
+
+
+def _export(args: list[str]) -> int:
+    import argparse
+
+    from db.errors import Problem
+    from db.query.selectors import parse_selector
+    from db.views.pytorch_export import export_runs
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # one error shape: "ERROR: …", exit 1
+            raise StoreError(400, message, [Problem("arguments", "see mpsbench export --help")])
+
+    p = _Parser(prog="mpsbench export", description="stored runs as PyTorch OSS benchmark records, one file per "
+                "run (<out>/<run_id>.json); `mpsbench ingest` reads them back")
+    p.add_argument("--format", required=True, choices=["pytorch-oss"])
+    p.add_argument("--out", required=True, type=Path, help="folder for the files (made if absent)")
+    p.add_argument("--select", action="append", default=[], metavar="SEL",
+                   help="runs to export (repeatable): torch=VERSION, build=VERSION@HASH, tag:key=value, runs:id,id")
+    p.add_argument("--baseline", help="a review's baseline selector (with --candidate: both sides' runs)")
+    p.add_argument("--candidate")
+    opts = p.parse_args(args)
+    if bool(opts.baseline) != bool(opts.candidate):
+        raise StoreError(400, "--baseline and --candidate: a review needs both sides",
+                         [Problem("baseline", "give both or neither")])
+    texts = [("select", t) for t in opts.select] + [(k, getattr(opts, k)) for k in ("baseline", "candidate")
+                                                     if getattr(opts, k)]
+    if not texts:
+        raise StoreError(400, "--select or --baseline/--candidate: nothing to export",
+                         [Problem("select", "name the runs to export")])
+    selectors = [parse_selector(t, field) for field, t in texts]
+    written = export_runs(open_store(), selectors, opts.out)
+    for path, n in written:
+        print(f"{path}: {n} records")
+    print(f"{len(written)} run(s) exported to {opts.out} (PyTorch OSS benchmark format)")
+    return 0
 
 
 def _info() -> int:
@@ -132,6 +180,8 @@ def main(args: list[str]) -> int:
     try:
         if args[:1] == ["ingest"] and len(args) > 1:
             return _ingest(args[1:])
+        if args[:1] == ["export"]:
+            return _export(args[1:])
         if args == ["info"]:
             return _info()
         if args[:1] == ["compare"]:

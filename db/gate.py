@@ -3,7 +3,9 @@
 The same answer as the Regressions page and GET /api/v1/regressions: locally it calls the view the route calls
 (db.review.summary.review_answer) on the local store; with --url it reads that route's JSON from a running server
 (token from MPSBENCH_TOKEN when the server wants one for reads). Prints the release summary and the regressions
-as a table, Markdown (the page's export), JSON (the API's answer) or CSV (the page's CSV); exits 1 when the
+as a table, a CI job summary in Markdown (`md`: verdict first, the worst rows bounded, links to the dashboard with
+--url: db.views.ci_summary), the full Markdown export (`md-full`: the Regressions page's download), JSON (the API's
+answer) or CSV (the page's CSV); exits 1 when the
 --fail-on condition holds: `regression` (any regression), `untriaged` (a regression without a triage state other
 than "new"), `unconfirmed` (a regression, or a case worse beyond its bound with nothing to test it on: no
 replicates, no A/A data; `regression` lets those pass). Errors are "ERROR: …" and exit 1 (db.cli prints them)."""
@@ -18,7 +20,7 @@ import pandas as pd
 
 from db.errors import Problem, StoreError
 
-FORMATS, FAIL_ON = ("table", "md", "json", "csv"), ("regression", "unconfirmed", "untriaged")
+FORMATS, FAIL_ON = ("table", "md", "md-full", "json", "csv"), ("regression", "unconfirmed", "untriaged")
 NUMBERS = ("baseline_median", "candidate_median", "oriented_ratio", "difference", "ci_low", "ci_high", "p_value",
            "worse_by", "bound")
 # figures last: a correctness case's three figures, or a timing's tokens/s or bandwidth, are long
@@ -43,7 +45,10 @@ def _parser() -> _Parser:
     for name in ("workload", "dtype", "compile", "metric"):
         p.add_argument(f"--{name}", help="comma list")
     p.add_argument("--pool", action="store_true", help="a side may span several builds")
-    p.add_argument("--format", default="table", choices=FORMATS)
+    p.add_argument("--format", default="table", choices=FORMATS,
+                   help="table (default); md: a CI job summary (>> $GITHUB_STEP_SUMMARY: verdict, worst rows, doubtful "
+                        "cases, dashboard links with --url); md-full: every row, as the Regressions page's Markdown "
+                        "download; json: the API's answer; csv")
     p.add_argument("--fail-on", choices=FAIL_ON, help="exit 1 when any regression (regression), any regression or "
                    "unconfirmed case (unconfirmed), or any regression not triaged yet (untriaged) is found")
     p.add_argument("--url", help="read GET <url>/api/v1/regressions of a running server instead of the local store")
@@ -59,7 +64,7 @@ def main(args: list[str]) -> int:
     params["pool"] = "1" if opts.pool else ""
     review = Review.from_params(params)  # bad input refused here, before any store or server is asked
     answer = remote_answer(opts.url, review.params()) if opts.url else local_answer(review)
-    print(render(answer, opts.format))
+    print(render(answer, opts.format, review.params(), opts.url))
     return _gate(answer, opts.fail_on)
 
 
@@ -88,7 +93,9 @@ def regression_frame(answer: dict[str, Any]) -> pd.DataFrame:
     return frame
 
 
-def render(answer: dict[str, Any], fmt: str) -> str:
+def render(answer: dict[str, Any], fmt: str, params: dict[str, str] | None = None, url: str | None = None) -> str:
+    """The answer in `fmt`; `params` (the review as URL parameters) and `url` (the dashboard) make md's links."""
+    from db.views.ci_summary import job_summary
     from db.views.review_export import review_csv, review_markdown
 
     frame = regression_frame(answer)
@@ -100,6 +107,8 @@ def render(answer: dict[str, Any], fmt: str) -> str:
     if fmt == "csv":
         return review_csv(frame, doubts).rstrip("\n")
     if fmt == "md":
+        return job_summary(answer, params or {}, url).rstrip("\n")
+    if fmt == "md-full":
         return review_markdown(frame, answer["baseline"], answer["candidate"], answer["notes"],
                                answer["summary"], answer.get("status_changes") or (), doubts).rstrip("\n")
     summary = answer["summary"]

@@ -10,7 +10,8 @@ COLLECTOR = {"run": "run workloads and write a bundle", "list": "workloads, case
              "show": "a bundle as a table",
              "sweep": "run the plan under several torch builds, interleaved in rounds",
              "push": "send bundles to a team server (or its outbox)"}
-STORE = {"ingest": "store bundles in the local DuckDB file",
+STORE = {"ingest": "store bundles (or PyTorch OSS benchmark records) in the local DuckDB file",
+         "export": "stored runs as PyTorch OSS benchmark records (--format pytorch-oss), a file per run",
          "compare": "baseline → candidate review (summary, regressions); --fail-on gates CI with exit 1",
          "info": "the store's path, version and row counts",
          "retract": "take a run out of every comparison, with a reason (local store, or --url server)",

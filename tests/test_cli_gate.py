@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -84,7 +85,7 @@ def test_csv_and_markdown_carry_every_regression(store_file, capsys):
     _, out, _ = _run(capsys, *SIDES, "--format", "csv")
     rows = list(csv.reader(io.StringIO(out)))
     assert rows[0][0] == "case" and len(rows) == 1 + EXPECTED
-    _, out, _ = _run(capsys, *SIDES, "--format", "md")
+    _, out, _ = _run(capsys, *SIDES, "--format", "md-full")
     assert "## Release summary" in out and out.count("| mac-a |") == 2 + EXPECTED  # 2 summary groups
 
 
@@ -151,3 +152,16 @@ def test_python_m_db_compare_runs_as_a_command(store_file):
     done = subprocess.run([sys.executable, "-m", "mpsbench", "compare", *SIDES, "--format", "xml"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 1 and done.stdout.startswith("ERROR: ")
+
+
+def test_the_job_summary_from_a_server_links_pages_that_show_the_same_review(server, capsys):
+    from urllib.parse import parse_qsl, urlsplit
+
+    code, out, _ = _run(capsys, *SIDES, "--threshold", "7", "--format", "md", "--url", server)
+    assert code == 0 and out.startswith("### mpsbench: 5 regressions")
+    [link] = [u for t, u in re.findall(r"\[([^\]]+)\]\(([^)]+)\)", out) if t == "Regressions page"]
+    assert link.startswith(server + "/regressions?")
+    # the page's twin, asked with the link's own parameters, gives the review the summary was made from
+    twin = httpx.get(server + "/api/v1/regressions", params=parse_qsl(urlsplit(link).query), timeout=60).json()
+    assert twin["threshold"] == 7 and len(twin["regressions"]) == EXPECTED
+    assert out.count("\n| mac-a | ") == EXPECTED + 2  # the regression rows + the 2 groups in the folded table

@@ -135,7 +135,7 @@ def test_the_cli_gate_and_exports_count_each_measurement_once(store_file, capsys
     answer = json.loads(out)
     assert code == 1 and f"FAIL: {len(EXPECTED)} regression(s)" in err
     figures = {r["metric"]: r["figures"] for r in answer["regressions"] if r["workload"] == "decode"}
-    _, out, _ = _cli(capsys, "--format", "md")
+    _, out, _ = _cli(capsys, "--format", "md-full")
     assert out.count("| mac-d |") == 1 + len(EXPECTED)  # one summary group, then one line per regression
     assert md_escape(figures["decode_time"]) in out and md_escape(figures["time_to_first_token"]) in out
     _, out, _ = _cli(capsys, "--format", "csv")

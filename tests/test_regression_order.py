@@ -60,7 +60,7 @@ def test_the_markdown_export_names_cases_carries_caveats_wins_and_status_changes
     answer = review_answer(engine, Review(CompareQuery.from_params({"baseline": "torch=2.14.1",
                                                                     "candidate": "torch=2.15.0rc1"})))
     engine.dispose()
-    md = render(answer, "md").replace("\\_", "_")
+    md = render(answer, "md-full").replace("\\_", "_")
     [row] = [line for line in md.splitlines() if line.startswith("| m3u | softmax |")]
     assert "| softmax · rows=1 vocab=128256 · fp32 |" in row  # the case's name, not its JSON key
     assert row.rstrip(" |").endswith("candidate warned: noisy op_time")

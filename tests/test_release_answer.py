@@ -122,7 +122,7 @@ def test_the_gate_and_both_exports_carry_the_doubtful_cases(tmp_path, monkeypatc
     err = capsys.readouterr().err
     assert err.startswith("PASS with 3 unconfirmed, 8 untested (no replicates): no regression")  # never a bare PASS
     assert "mpsbench confirm --baseline torch=2.14.1 --candidate torch=2.15.0rc1" in err
-    assert main(["compare", *SIDES, "--format", "md"]) == 0
+    assert main(["compare", *SIDES, "--format", "md-full"]) == 0
     md = capsys.readouterr().out
     assert "Doubtful, not regressions (3 cases" in md and "```\nmpsbench confirm" in md
     assert md.count("| nothing to test on: one process, one run a side, no A/A data |") == 3  # each row's reason

@@ -61,7 +61,7 @@ def test_every_surface_lists_the_same_regressions_and_no_noise(env, capsys):
     api = client.get("/api/v1/regressions", params=SIDES).json()
     api.pop("ok")
     assert api == cli
-    _, markdown = _cli(capsys, "--format", "md")
+    _, markdown = _cli(capsys, "--format", "md-full")
     lines = markdown.replace("\\_", "_").splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("| scope | workload | case |"))
     rows = [line.split(" | ") for line in lines[header + 2:] if line.startswith("| ")]

@@ -1,0 +1,50 @@
+"""mpsbench/bisect_search.py (groundwork for `mpsbench bisect`): the interval search over ordered builds and the
+step verdict from two reviews; the first bad build is found in ⌈log2 N⌉ decided steps wherever it is planted,
+an unclear step stops the search with the interval it leaves, never a guessed side."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mpsbench.bisect_search import BAD, GOOD, UNCLEAR, Search, step_verdict
+
+CASE = {"workload": "softmax", "case_key": '{"rows":1}', "dtype": "float32", "compile": "eager", "scope": "mac"}
+TARGET = "softmax|{\"rows\":1}|float32|eager"
+
+
+def _answer(kind: str | None) -> dict:
+    """A review answer listing the case as `kind` (regressions, unconfirmed, suspected) or nowhere."""
+    return {k: ([CASE] if k == kind else []) for k in ("regressions", "unconfirmed", "suspected")}
+
+
+@pytest.mark.parametrize("before,after,verdict", [
+    ("regressions", None, BAD), ("regressions", "regressions", BAD),
+    (None, "regressions", GOOD),
+    (None, None, UNCLEAR), ("unconfirmed", "regressions", UNCLEAR), (None, "suspected", UNCLEAR),
+    ("suspected", None, UNCLEAR)])
+def test_the_step_verdict_is_the_reviews_own(before, after, verdict):
+    assert step_verdict([TARGET], _answer(before), _answer(after)) == verdict
+
+
+@pytest.mark.parametrize("n", [4, 6, 16])
+def test_the_first_bad_build_is_found_in_log2_steps_wherever_it_is(n):
+    for first_bad in range(1, n):
+        search, steps = Search([f"b{i}" for i in range(n)]), 0
+        while (mid := search.next_probe()) is not None:
+            assert search.steps_left() >= 1
+            search.record(mid, BAD if mid >= first_bad else GOOD)
+            steps += 1
+        assert search.answer() == f"first bad: b{first_bad}; last good: b{first_bad - 1}"
+        assert steps <= math.ceil(math.log2(n - 1)) and search.steps_left() == 0
+
+
+def test_an_unclear_step_stops_the_search_naming_the_interval_left():
+    search = Search([f"b{i}" for i in range(16)])
+    search.record(search.next_probe(), GOOD)  # b7
+    search.record(search.next_probe(), UNCLEAR)  # b11
+    assert search.next_probe() is None and search.steps_left() == 0
+    assert search.answer() == ("not found: the first bad build is after b7 and at or before b15; unclear: b11 (more "
+                               "rounds, or a larger slowdown, would decide)")
+    with pytest.raises(ValueError):
+        search.record(3, "probably")
