@@ -17,7 +17,7 @@ from pages.charts import largest_first, ratio_chart, samples_chart
 from db.query.params import int_param, one_of
 from db.views.verdict_cards import verdict_cards
 from pages.verdict import show_summary
-from pages.widgets import engine, follow_url, guarded, load, picker, plain, set_param, text_param
+from pages.widgets import engine, follow_url, guarded, load, picker, plain, set_param, stop, text_param
 
 # the case's name and the numbers with their units first; the identifying keys pinned at the end
 CASE_VIEW = ["case", "trend", "scope", "metric", "direction", "regression", "change", "baseline_median",
@@ -34,7 +34,7 @@ def _controls() -> dict[str, str]:
     options = selectors.selector.tolist()
     if not options:
         st.info("No runs stored yet.")
-        st.stop()
+        stop()
     left, right, scope_col = st.columns([3, 3, 1])
     first, last = default_sides(selectors)  # the latest stable build vs the newest rc or nightly after it
     shown = side_labels(selectors)

@@ -43,5 +43,5 @@ if __name__ == "__main__":  # the Streamlit script run; importing this module (t
     shown = pages() if not reads_need_token() or signed_in() else [p for p in pages() if p.url_path == "signin"]
     try:
         guarded(st.navigation(shown).run)
-    finally:  # also after st.stop/st.rerun: the page's URL in one change (one history entry)
+    finally:  # also after st.rerun (a stop wrote it already: widgets.stop): the page's URL in one change
         flush_params()

@@ -13,7 +13,7 @@ from db.query.selectors import available_selectors
 from db.store.triage import NOTE_KEY, STATES, save_note
 from db.query.params import threshold_percent
 from pages.signin import require_writer
-from pages.widgets import engine, follow_url, guarded, load, picker, plain, set_param, text_param
+from pages.widgets import engine, follow_url, guarded, load, picker, plain, set_param, stop, text_param
 
 
 def _triage_form(found, query: CompareQuery) -> None:
@@ -40,7 +40,7 @@ def _render() -> None:
     options = selectors.selector.tolist()
     if not options:
         st.info("No runs stored yet.")
-        st.stop()
+        stop()
     first, last = default_sides(selectors)  # the latest stable build vs the newest rc or nightly after it
     shown = side_labels(selectors)
     baseline = picker("Baseline", "baseline", options, first or options[0], page="reg", format_func=shown)
@@ -56,7 +56,7 @@ def _render() -> None:
     view = regressions_view(engine(), review)  # one judged review for the table, the doubtful cases and the cards
     if view.empty:
         st.warning(plain(view.empty))  # names the selectors from the URL: text
-        st.stop()
+        stop()
     found, cards = view.found, view.cards
     show_summary(cards)  # the verdict first, with the comparison's notes
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "

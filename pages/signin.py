@@ -14,7 +14,7 @@ import streamlit as st
 from db.errors import StoreError
 from db.store.sessions import COOKIE, identity, sign_out as end_session
 from db.store.tokens import Identity, identify
-from pages.widgets import plain
+from pages.widgets import plain, stop
 
 KEY = "mpsbench_token"
 
@@ -86,7 +86,7 @@ def require_writer(what: str) -> Identity:
     st.warning(f"Sign in to {what}." if who is None else f"{plain(who.name)} may read only: sign in with a write token "
                                                           f"to {what}.")
     _form()
-    st.stop()
+    stop()
     raise AssertionError("st.stop() returned")  # for type checkers: never reached
 
 

@@ -91,7 +91,15 @@ def page_failed(exc: Exception) -> None:
 def stop_if_empty(frame: pd.DataFrame, what: str = "runs") -> None:
     if frame.empty:
         st.info(EMPTY_HINT if what == "runs" else f"No {what} stored yet.")
-        st.stop()
+        stop()
+
+
+def stop() -> None:
+    """st.stop() after writing this run's URL: once a stop is requested, Streamlit drops every later message
+    (navigation.py's flush_params included), so the browser kept the old URL while the server held the new one
+    and a later page inherited it."""
+    flush_params()
+    st.stop()
 
 
 def picker(label: str, key: str, options: Iterable[Any], default: str | None = None, *, page: str = "qp",

@@ -11,7 +11,9 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import httpx
 import pytest
@@ -59,16 +61,17 @@ def _wait_healthy(base: str, server: subprocess.Popen) -> None:
     raise AssertionError(f"the dashboard did not answer /api/v1/health within {START_S:.0f} s")
 
 
-@pytest.fixture
-def server(tmp_path):
+@contextmanager
+def serving(tmp: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`streamlit run app.py` on a freshly seeded store in `tmp`; yields its base URL."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium); the real-browser test needs it")
-    path = tmp_path / "seeded.duckdb"
+    path = tmp / "seeded.duckdb"
     engine = open_store(path)
     seed_store(engine)
     engine.dispose()
     port = _free_port()
-    env = {**os.environ, "MPSBENCH_DB": str(path), "MPSBENCH_UPLOAD_TOKENS": f"browser={TOKEN}"}
+    env = {**os.environ, "MPSBENCH_DB": str(path), "MPSBENCH_UPLOAD_TOKENS": f"browser={TOKEN}", **(env or {})}
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
            str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
            "--browser.gatherUsageStats", "false"]
@@ -85,6 +88,12 @@ def server(tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=15)
+
+
+@pytest.fixture
+def server(tmp_path):
+    with serving(tmp_path) as base:
+        yield base
 
 
 def _upload(server: str, bundle, token: str) -> httpx.Response:

@@ -1,0 +1,61 @@
+"""State that survives, in Chromium against `streamlit run app.py` on the seeded store (one server for the module):
+a pick on a page that stops early (Regressions signed out: the triage form asks to sign in) reaches the URL, does
+not leak into the next page, and Back returns to it in one press."""
+from __future__ import annotations
+
+import pytest
+
+from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, serving
+from tests.test_browser_history import IDLE, WAIT_MS
+
+RC_REVIEW = "baseline=torch%3D2.14.1&candidate=torch%3D2.15.0rc1"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with serving(tmp_path_factory.mktemp("state")) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def _settled(page, heading: str) -> None:
+    page.locator("h1", has_text=heading).wait_for(timeout=WAIT_MS)
+    page.wait_for_function(IDLE, timeout=WAIT_MS)
+
+
+def _pick(page, label: str, option: str) -> None:
+    page.get_by_role("combobox", name=label).click()
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def test_a_pick_on_a_stopped_page_reaches_the_url_and_stays_there(server, browser):
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    page.goto(f"{server}/regressions?{RC_REVIEW}", timeout=WAIT_MS)
+    page.get_by_text("Sign in to triage a regression").wait_for(timeout=WAIT_MS)  # the page stops there
+    _settled(page, "Regressions")
+    before = page.evaluate("history.length")
+    _pick(page, "Scope", "chip")
+    page.wait_for_function("() => location.search.includes('scope=chip')", timeout=WAIT_MS)
+    _settled(page, "Regressions")
+    assert page.evaluate("history.length") == before + 1
+    page.locator("[data-testid='stSidebarNav'] a", has_text="Memory").first.click()
+    _settled(page, "Memory")
+    page.get_by_text("studio-1 · Apple M3 Ultra").first.wait_for(timeout=WAIT_MS)
+    page.wait_for_function(IDLE, timeout=WAIT_MS)
+    assert page.url == f"{server}/memory"  # nothing of Regressions' review leaked into it
+    assert page.evaluate("history.length") == before + 2
+    page.go_back()  # one press
+    _settled(page, "Regressions")
+    page.wait_for_function("() => document.querySelector('input[aria-label=\"Scope\"]').value === 'chip'",
+                           timeout=WAIT_MS)
+    assert page.url == f"{server}/regressions?{RC_REVIEW}&scope=chip"
+    page.close()
