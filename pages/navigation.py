@@ -37,11 +37,12 @@ if __name__ == "__main__":  # the Streamlit script run; importing this module (t
     st.set_page_config(page_title="mpsbench", layout="wide")
     from db.store.tokens import reads_need_token
     from pages.signin import signed_in
-    from pages.widgets import flush_params, guarded  # every page under the one guard: a short st.error
+    from pages.widgets import flush_params, guarded, sidebar_review  # every page under the one guard: a short st.error
 
     # with read tokens configured, a session that has not signed in sees the sign-in page only
     shown = pages() if not reads_need_token() or signed_in() else [p for p in pages() if p.url_path == "signin"]
     try:
         guarded(st.navigation(shown).run)
+        sidebar_review()  # after the page: its own picks are the review carried
     finally:  # also after st.rerun (a stop wrote it already: widgets.stop): the page's URL in one change
         flush_params()

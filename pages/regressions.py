@@ -13,7 +13,8 @@ from db.query.selectors import available_selectors
 from db.store.triage import NOTE_KEY, STATES, save_note
 from db.query.params import threshold_percent
 from pages.signin import require_writer
-from pages.widgets import engine, follow_url, guarded, load, picker, plain, set_param, stop, text_param
+from pages.widgets import (engine, follow_url, guarded, load, picker, plain, say_if_default_review, set_param,
+                           shown_review, stop, text_param)
 
 
 def _triage_form(found, query: CompareQuery) -> None:
@@ -43,9 +44,11 @@ def _render() -> None:
         stop()
     first, last = default_sides(selectors)  # the latest stable build vs the newest rc or nightly after it
     shown = side_labels(selectors)
+    say_if_default_review()
     baseline = picker("Baseline", "baseline", options, first or options[0], page="reg", format_func=shown)
     candidate = picker("Candidate", "candidate", options, last or options[-1], page="reg", format_func=shown)
     scope = picker("Scope", "scope", ["machine", "chip"], "machine", page="reg")
+    shown_review(baseline=baseline, candidate=candidate, scope=scope)
     start = threshold_percent(st.query_params.get("threshold"))  # percent, read as GET /api/v1/regressions does
     threshold = st.slider("Threshold (% worse)", 1, 100, key=follow_url("reg", "threshold", int(round(start))))
     set_param("threshold", str(threshold), "5")

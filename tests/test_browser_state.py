@@ -59,3 +59,27 @@ def test_a_pick_on_a_stopped_page_reaches_the_url_and_stays_there(server, browse
                            timeout=WAIT_MS)
     assert page.url == f"{server}/regressions?{RC_REVIEW}&scope=chip"
     page.close()
+
+
+def test_the_sidebar_carries_the_review_picked_and_a_menu_visit_says_it_shows_the_default(server, browser):
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    page.goto(f"{server}/compare?{RC_REVIEW}", timeout=WAIT_MS)
+    _settled(page, "Compare")
+    page.get_by_role("combobox", name="Candidate").click()
+    page.get_by_role("option", name="2.16.0.dev20261202", exact=False).first.click()
+    page.wait_for_function("() => location.search.includes('dev20261202')", timeout=WAIT_MS)
+    _settled(page, "Compare")
+    before = page.evaluate("history.length")
+    page.get_by_role("link", name="Regressions of this review").click()
+    _settled(page, "Regressions")
+    assert page.url == f"{server}/regressions?baseline=torch%3D2.14.1&candidate=torch%3D2.16.0.dev20261202&scope=chip"
+    assert page.get_by_role("combobox", name="Candidate").input_value().startswith("torch 2.16.0.dev20261202")
+    assert page.evaluate("history.length") == before + 1
+    assert "Showing the default review" not in page.inner_text("body")
+    page.locator("[data-testid='stSidebarNav'] a", has_text="Noise").first.click()
+    _settled(page, "Noise")
+    page.locator("[data-testid='stSidebarNav'] a", has_text="Regressions").first.click()
+    _settled(page, "Regressions")
+    page.get_by_text("Showing the default review").wait_for(timeout=WAIT_MS)  # the menu's link: said so
+    assert "dev20261202" in page.get_by_role("link", name="Compare of this review").get_attribute("href")
+    page.close()
