@@ -222,6 +222,11 @@ def url_param(key: str) -> str | None:
     return pending.get(key) if pending is not None else st.query_params.get(key)
 
 
+def drop_params() -> None:
+    """Forget this run's URL (flush_params then writes nothing)."""
+    st.session_state.pop(_PENDING, None)
+
+
 _WRITTEN = "_url_written"  # session state: the URL as the last run left it
 
 

@@ -1,11 +1,12 @@
 """State that survives, in Chromium against `streamlit run app.py` on the seeded store (one server for the module):
 a pick on a page that stops early (Regressions signed out: the triage form asks to sign in) reaches the URL, does
-not leak into the next page, and Back returns to it in one press."""
+not leak into the next page (nor does a run that another click replaced), and Back returns to it in one press; the
+sidebar carries the review picked; a typed token survives a reload as the sign-in link does."""
 from __future__ import annotations
 
 import pytest
 
-from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, serving
+from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, TOKEN, serving
 from tests.test_browser_history import IDLE, WAIT_MS
 
 RC_REVIEW = "baseline=torch%3D2.14.1&candidate=torch%3D2.15.0rc1"
@@ -55,7 +56,7 @@ def test_a_pick_on_a_stopped_page_reaches_the_url_and_stays_there(server, browse
     assert page.evaluate("history.length") == before + 2
     page.go_back()  # one press
     _settled(page, "Regressions")
-    page.wait_for_function("() => document.querySelector('input[aria-label=\"Scope\"]').value === 'chip'",
+    page.wait_for_function("() => document.querySelector('input[aria-label=\"Scope\"]')?.value === 'chip'",
                            timeout=WAIT_MS)
     assert page.url == f"{server}/regressions?{RC_REVIEW}&scope=chip"
     page.close()
@@ -82,4 +83,23 @@ def test_the_sidebar_carries_the_review_picked_and_a_menu_visit_says_it_shows_th
     _settled(page, "Regressions")
     page.get_by_text("Showing the default review").wait_for(timeout=WAIT_MS)  # the menu's link: said so
     assert "dev20261202" in page.get_by_role("link", name="Compare of this review").get_attribute("href")
+    page.close()
+
+
+def test_a_typed_token_survives_a_reload_and_leaves_nothing_in_the_address(server, browser):
+    page = browser.new_page()
+    sent = []
+    page.on("request", lambda r: sent.append(r.url))
+    page.goto(f"{server}/signin", timeout=WAIT_MS)
+    page.get_by_label("Token", exact=False).fill(TOKEN)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_text("Signed in as browser").wait_for(timeout=WAIT_MS)
+    page.wait_for_function("() => document.cookie !== undefined && location.search === ''", timeout=WAIT_MS)
+    page.wait_for_function(IDLE, timeout=WAIT_MS)
+    assert [c for c in page.context.cookies() if c["name"] == "mpsbench_session"]  # the link's cookie, set
+    page.reload(timeout=WAIT_MS)
+    page.get_by_text("Signed in as browser").wait_for(timeout=WAIT_MS)
+    assert page.url == f"{server}/signin" and page.evaluate("history.length") == 2  # the ticket's entry replaced
+    assert not [url for url in sent if TOKEN in url]
+    page.context.clear_cookies()
     page.close()
