@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 import pandas as pd
 from sqlalchemy import Engine
@@ -64,6 +65,14 @@ def _family_lines(families: list[dict], key: dict) -> list[str]:
             for f in mine[:FAMILIES_SHOWN]]
 
 
+def _case_link(worst: dict, summary: dict[str, Any]) -> str:
+    """A listed case's page: its trend, or Correctness of the review's builds for a correctness row (its figures
+    are several metrics, so no one trend; Trends refuses the row's "correctness")."""
+    if worst["metric"] == "correctness":
+        return "correctness?" + urlencode({"baseline": summary["baseline"], "candidate": summary["candidate"]})
+    return trend_url(worst["workload"], worst["case_key"], worst["dtype"], worst["compile"], worst["metric"])
+
+
 def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
     """The cards of one summary (pure: tests give it a summary and status changes directly)."""
     out = []
@@ -81,8 +90,7 @@ def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
                     "contended": int(g.get("contended") or 0),
                     "detects": g.get("detects", ""), "compared": int(g.get("compared") or 0),
                     "evidence": g.get("evidence", ""),
-                    "worst": [{"text": f"{w['case']} · {w['metric']}: {w['change']}",
-                               "link": trend_url(w["workload"], w["case_key"], w["dtype"], w["compile"], w["metric"])}
+                    "worst": [{"text": f"{w['case']} · {w['metric']}: {w['change']}", "link": _case_link(w, summary)}
                               for w in g.get("worst") or []], **s})
     out.sort(key=lambda c: (-c["regressed"], -c["new_failures"], not c["compared"], c["title"]))
     return Cards(summary["baseline"], summary["candidate"], summary["scope"], summary["verdict"], out, summary)
