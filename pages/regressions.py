@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from db.errors import StoreError
 from db.review.comparison import CompareQuery
 from db.review.review import Review
 from db.views.defaults import default_sides, side_labels
@@ -22,15 +23,22 @@ def _triage_form(found, query: CompareQuery) -> None:
     labels = [f"{r.scope} · {r.case} · {r.compile} · {r.metric}" for r in found.itertuples()]  # the table's names
     if st.session_state.pop("reg_saved", None):
         st.success("Triage saved: the table above shows it, for everyone.")
-    with st.form("triage", clear_on_submit=True):
+        for key in ("reg_comment", "reg_link"):  # emptied once saved; kept while refused, to mend
+            st.session_state.pop(key, None)
+    with st.form("triage"):
         pick = st.selectbox("Regression", range(len(labels)), format_func=lambda i: labels[i])
         state = st.selectbox("State", STATES)
-        comment, link = st.text_area("Comment"), st.text_input("Link (http(s)://…)")
+        comment = st.text_area("Comment", key="reg_comment")
+        link = st.text_input("Link (http(s)://…)", key="reg_link")
         st.text(f"Author: {who.name}")
         if st.form_submit_button("Save triage"):
             row = found.iloc[pick]
-            save_note(engine(), query.baseline, query.candidate, {k: row[k] for k in NOTE_KEY}, state, who.name,
-                      comment, link)
+            try:
+                save_note(engine(), query.baseline, query.candidate, {k: row[k] for k in NOTE_KEY}, state, who.name,
+                          comment, link)
+            except StoreError as err:  # e.g. a link that is no URL: named, the comment and link left to mend
+                st.error(plain(err))
+                return
             st.session_state["reg_saved"] = True  # shown after the rerun that re-reads the notes
             st.rerun()
 

@@ -103,3 +103,20 @@ def test_a_typed_token_survives_a_reload_and_leaves_nothing_in_the_address(serve
     assert not [url for url in sent if TOKEN in url]
     page.context.clear_cookies()
     page.close()
+
+
+def test_a_refused_triage_link_keeps_the_comment_and_link(server, browser):
+    page = browser.new_page(viewport={"width": 1440, "height": 1000})
+    page.goto(f"{server}/regressions?{RC_REVIEW}&token={TOKEN}", timeout=WAIT_MS)  # signed in by the link
+    comment = page.get_by_label("Comment")
+    comment.wait_for(timeout=WAIT_MS)
+    page.wait_for_function(IDLE, timeout=WAIT_MS)
+    comment.fill("bisected to #123")
+    page.get_by_label("Link (http(s)://…)").fill("not a url")
+    page.get_by_role("button", name="Save triage").click()
+    page.get_by_text("link: must be empty or an http").first.wait_for(timeout=WAIT_MS)
+    page.wait_for_function(IDLE, timeout=WAIT_MS)
+    assert comment.input_value() == "bisected to #123"
+    assert page.get_by_label("Link (http(s)://…)").input_value() == "not a url"
+    page.context.clear_cookies()
+    page.close()
