@@ -5,6 +5,7 @@ same address without it, with the token exchanged for a signed, expiring session
 HttpOnly, SameSite=Strict, Secure when the browser came over https, SESSION_HOURS long). So the token never sits
 in the address bar or in the session history (the redirect replaces the entry), never reaches a Referer, and a
 reload stays signed in. An unknown token gets no cookie and `signin=refused` in its place, which the page names.
+`signin_code` (a one-use ticket the Sign in form makes for a typed token) is exchanged the same way.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from starlette.responses import RedirectResponse
 
 from api.auth import served_as
 from db.errors import StoreError
-from db.store.sessions import COOKIE, SESSION_HOURS, issue
+from db.store.sessions import COOKIE, SESSION_HOURS, issue, redeem
 
 _NOT_PAGES = ("/api/", "/_stcore/", "/static/", "/component/", "/media/", "/oauth2callback", "/auth/")
 
@@ -36,15 +37,17 @@ class SignInLink:
             return
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         tokens = [v for k, v in query if k == "token"]
-        if not tokens:
+        codes = [v for k, v in query if k == "signin_code"]  # a typed token's one-use ticket (pages/signin.py)
+        if not tokens and not codes:
             await self.app(scope, receive, send)
             return
         request = HTTPConnection(scope)
         try:
-            session = issue(tokens[0].strip())
+            session = issue(tokens[0].strip()) if tokens else redeem(codes[0])
         except StoreError:  # sessions are off (e.g. a refused secret file): the page says so on sign-in
             session = None
-        rest = [(k, v) for k, v in query if k not in ("token", "signin")] + ([] if session else [("signin", "refused")])
+        rest = ([(k, v) for k, v in query if k not in ("token", "signin_code", "signin")]
+                + ([] if session else [("signin", "refused")]))
         # one leading slash: a path "//evil.example" (sent as /%2Fevil.example) must not become another site's URL
         path = "/" + scope["path"].lstrip("/")
         target = scope.get("root_path", "") + path + (f"?{urlencode(rest)}" if rest else "")

@@ -17,7 +17,8 @@ from pages.charts import largest_first, ratio_chart, samples_chart
 from db.query.params import int_param, one_of
 from db.views.verdict_cards import verdict_cards
 from pages.verdict import show_summary
-from pages.widgets import engine, follow_url, guarded, load, picker, plain, set_param, text_param
+from pages.widgets import (engine, follow_url, guarded, load, picker, plain, say_if_default_review, set_param,
+                           shown_review, stop, text_param)
 
 # the case's name and the numbers with their units first; the identifying keys pinned at the end
 CASE_VIEW = ["case", "trend", "scope", "metric", "direction", "regression", "change", "baseline_median",
@@ -34,7 +35,8 @@ def _controls() -> dict[str, str]:
     options = selectors.selector.tolist()
     if not options:
         st.info("No runs stored yet.")
-        st.stop()
+        stop()
+    say_if_default_review()
     left, right, scope_col = st.columns([3, 3, 1])
     first, last = default_sides(selectors)  # the latest stable build vs the newest rc or nightly after it
     shown = side_labels(selectors)
@@ -51,6 +53,7 @@ def _controls() -> dict[str, str]:
     for col, name in zip(cols, ("workload", "dtype", "compile", "metric")):
         with col:
             filters[name] = text_param(name.capitalize() + " (comma list)", name, page="cmp")
+    shown_review(baseline=baseline, candidate=candidate, scope=scope)
     pool = st.query_params.get("pool", "")  # pool=1 in the link: sides may span builds (the notes name them)
     return {"baseline": baseline, "candidate": candidate, "scope": scope, "pool": pool, **filters}
 

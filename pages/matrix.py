@@ -6,7 +6,7 @@ import streamlit as st
 from bundle.metrics import METRICS
 from db.views.matrix import ROWS, SHOWN, matrix_builds, matrix_defaults, matrix_view
 from pages.charts import matrix_chart
-from pages.widgets import guarded, load, picker, plain, text_param
+from pages.widgets import guarded, load, picker, plain, stop, text_param
 
 
 def _choice(label: str, key: str, options: list[str], default: str) -> str:
@@ -18,7 +18,7 @@ def _render() -> None:
     builds = load(matrix_builds)
     if not builds:
         st.info("No runs stored yet.")
-        st.stop()
+        stop()
     default_metric, default_dtype = load(matrix_defaults)  # what most was measured
     cols = st.columns(5)
     with cols[0]:

@@ -35,13 +35,19 @@ def pages() -> list:
 
 if __name__ == "__main__":  # the Streamlit script run; importing this module (tests) only reads PAGES
     st.set_page_config(page_title="mpsbench", layout="wide")
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+
     from db.store.tokens import reads_need_token
     from pages.signin import signed_in
-    from pages.widgets import flush_params, guarded  # every page under the one guard: a short st.error
+    from pages.widgets import drop_params, flush_params, guarded, sidebar_review  # guarded: a short st.error
 
     # with read tokens configured, a session that has not signed in sees the sign-in page only
     shown = pages() if not reads_need_token() or signed_in() else [p for p in pages() if p.url_path == "signin"]
     try:
         guarded(st.navigation(shown).run)
-    finally:  # also after st.stop/st.rerun: the page's URL in one change (one history entry)
+        sidebar_review()  # after the page: its own picks are the review carried
+    except RerunException:  # a click or another page replaced this run: that run writes its URL; this one's
+        drop_params()  # would land on the next page's address (/memory?scope=chip)
+        raise
+    finally:  # the page's URL in one change (a stop wrote it already: widgets.stop)
         flush_params()

@@ -7,7 +7,7 @@ import streamlit as st
 
 from db.store.aa_pairs import RATIO_METRICS
 from db.views.noise import DEFAULT_PRECISION, noise_view
-from pages.widgets import guarded, load, picker, text_param
+from pages.widgets import guarded, load, picker, stop, text_param
 
 
 def body() -> None:
@@ -20,7 +20,7 @@ def body() -> None:
     everything = load(noise_view, {})
     if everything.message:
         st.info(everything.message)
-        st.stop()
+        stop()
     left, mid, right, fourth = st.columns(4)
     with left:
         chip = picker("Chip", "chip", everything.groups.chip, page="noise")

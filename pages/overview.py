@@ -8,7 +8,7 @@ from db.query.selectors import available_selectors
 from db.views.defaults import default_sides, side_labels
 from db.views.overview import overview_of
 from pages.verdict import show_summary
-from pages.widgets import guarded, load, picker, plain, stop_if_empty
+from pages.widgets import guarded, load, picker, plain, shown_review, stop_if_empty
 
 
 def _sides() -> tuple[str, str]:
@@ -24,6 +24,7 @@ def _sides() -> tuple[str, str]:
         baseline = picker("Baseline", "baseline", options, first, page="ovw", format_func=shown)
     with right:
         candidate = picker("Candidate", "candidate", options, last, page="ovw", format_func=shown)
+    shown_review(baseline=baseline, candidate=candidate)
     return baseline, candidate
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from db.errors import StoreError
 from db.review.comparison import CompareQuery
 from db.review.review import Review
 from db.views.defaults import default_sides, side_labels
@@ -13,7 +14,8 @@ from db.query.selectors import available_selectors
 from db.store.triage import NOTE_KEY, STATES, save_note
 from db.query.params import threshold_percent
 from pages.signin import require_writer
-from pages.widgets import engine, follow_url, guarded, load, picker, plain, set_param, text_param
+from pages.widgets import (engine, follow_url, guarded, load, picker, plain, say_if_default_review, set_param,
+                           shown_review, stop, text_param)
 
 
 def _triage_form(found, query: CompareQuery) -> None:
@@ -21,15 +23,22 @@ def _triage_form(found, query: CompareQuery) -> None:
     labels = [f"{r.scope} · {r.case} · {r.compile} · {r.metric}" for r in found.itertuples()]  # the table's names
     if st.session_state.pop("reg_saved", None):
         st.success("Triage saved: the table above shows it, for everyone.")
-    with st.form("triage", clear_on_submit=True):
+        for key in ("reg_comment", "reg_link"):  # emptied once saved; kept while refused, to mend
+            st.session_state.pop(key, None)
+    with st.form("triage"):
         pick = st.selectbox("Regression", range(len(labels)), format_func=lambda i: labels[i])
         state = st.selectbox("State", STATES)
-        comment, link = st.text_area("Comment"), st.text_input("Link (http(s)://…)")
+        comment = st.text_area("Comment", key="reg_comment")
+        link = st.text_input("Link (http(s)://…)", key="reg_link")
         st.text(f"Author: {who.name}")
         if st.form_submit_button("Save triage"):
             row = found.iloc[pick]
-            save_note(engine(), query.baseline, query.candidate, {k: row[k] for k in NOTE_KEY}, state, who.name,
-                      comment, link)
+            try:
+                save_note(engine(), query.baseline, query.candidate, {k: row[k] for k in NOTE_KEY}, state, who.name,
+                          comment, link)
+            except StoreError as err:  # e.g. a link that is no URL: named, the comment and link left to mend
+                st.error(plain(err))
+                return
             st.session_state["reg_saved"] = True  # shown after the rerun that re-reads the notes
             st.rerun()
 
@@ -40,12 +49,14 @@ def _render() -> None:
     options = selectors.selector.tolist()
     if not options:
         st.info("No runs stored yet.")
-        st.stop()
+        stop()
     first, last = default_sides(selectors)  # the latest stable build vs the newest rc or nightly after it
     shown = side_labels(selectors)
+    say_if_default_review()
     baseline = picker("Baseline", "baseline", options, first or options[0], page="reg", format_func=shown)
     candidate = picker("Candidate", "candidate", options, last or options[-1], page="reg", format_func=shown)
     scope = picker("Scope", "scope", ["machine", "chip"], "machine", page="reg")
+    shown_review(baseline=baseline, candidate=candidate, scope=scope)
     start = threshold_percent(st.query_params.get("threshold"))  # percent, read as GET /api/v1/regressions does
     threshold = st.slider("Threshold (% worse)", 1, 100, key=follow_url("reg", "threshold", int(round(start))))
     set_param("threshold", str(threshold), "5")
@@ -56,7 +67,7 @@ def _render() -> None:
     view = regressions_view(engine(), review)  # one judged review for the table, the doubtful cases and the cards
     if view.empty:
         st.warning(plain(view.empty))  # names the selectors from the URL: text
-        st.stop()
+        stop()
     found, cards = view.found, view.cards
     show_summary(cards)  # the verdict first, with the comparison's notes
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "

@@ -11,8 +11,8 @@ from db.query import browse
 from db.query.runs import RUN_FILTERS, list_runs, run_filter_options
 from pages.widgets import guarded, load, picker, stop_if_empty
 
-RUN_VIEW = ["run_id", "started_at", "machine_name", "chip", "torch_version", "channel", "nightly_date", "device_type",
-            "complete", "n_results", "uploaded_by", "retracted_at", "retracted_by", "retraction_reason"]
+RUN_VIEW = ["run_id", "started_at", "machine_name", "chip", "torch_version", "git_hash", "channel", "nightly_date",
+            "device_type", "complete", "n_results", "uploaded_by", "retracted_at", "retracted_by", "retraction_reason"]
 
 
 def body() -> None:

@@ -3,20 +3,23 @@
 Streamlit's own st.login (OIDC) when the server's secrets.toml has an [auth] section; otherwise the same named
 tokens the API takes, by the API's one identity path (db.store.sessions.identity): the session cookie the sign-in
 link (`/upload?token=…`, printed at start as Jupyter does) was exchanged for before the page loaded
-(api/signin_link.py; it outlives a reload), or a token typed here, kept in this tab's st.session_state (server
-side). Both are checked again on every run, so a token removed from the configuration stops working at once.
+(api/signin_link.py; it outlives a reload), or a token typed here: kept in this tab's st.session_state (server
+side) and exchanged for the same cookie by a one-use ticket, so it outlives a reload too. Both are checked again on every run, so a token removed from the configuration stops working at once.
 Run as a page it shows who is signed in; imported, it gives the other pages `require_writer`.
 """
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
 from db.errors import StoreError
-from db.store.sessions import COOKIE, SessionsOff, identity, sign_out as end_session
+from db.store.sessions import COOKIE, SessionsOff, identity, sign_out as end_session, ticket
 from db.store.tokens import Identity, identify
-from pages.widgets import plain
+from pages.widgets import plain, stop
 
 KEY = "mpsbench_token"
+_TICKET = "_signin_ticket"  # session state: the typed token's one-use ticket, until the page sends it
 
 
 def oidc_configured() -> bool:
@@ -50,8 +53,18 @@ def _cookie() -> str | None:
         return None
 
 
+def _keep_signed_in() -> None:
+    """After a typed token: send the browser through the link exchange with a one-use ticket, so the session
+    cookie is set and a reload stays signed in (the ticket is dead once used or after a minute: nothing to leak)."""
+    code = st.session_state.pop(_TICKET, None)
+    if code:
+        st.html(f"<script>const u = new URL(location.href); u.searchParams.set('signin_code', {json.dumps(code)});"
+                " location.replace(u.toString());</script>", unsafe_allow_javascript=True)
+
+
 def signed_in() -> Identity | None:
     _take_link_token()
+    _keep_signed_in()
     try:
         return _oidc_identity() or identity(st.session_state.get(KEY), _cookie())
     except StoreError as err:  # sessions are off (a refused secret file): named once, the typed token still works
@@ -74,7 +87,11 @@ def _form() -> None:
             if identify(token.strip()) is None:
                 st.error("This token is not known to this server.")
             else:
-                st.session_state[KEY] = token.strip()
+                st.session_state[KEY] = token.strip()  # this tab at once; the cookie after _keep_signed_in
+                try:
+                    st.session_state[_TICKET] = ticket(token.strip())
+                except StoreError:  # sessions are off (the link sign-in names why): this tab only
+                    pass
                 st.rerun()
 
 
@@ -86,7 +103,7 @@ def require_writer(what: str) -> Identity:
     st.warning(f"Sign in to {what}." if who is None else f"{plain(who.name)} may read only: sign in with a write token "
                                                           f"to {what}.")
     _form()
-    st.stop()
+    stop()
     raise AssertionError("st.stop() returned")  # for type checkers: never reached
 
 

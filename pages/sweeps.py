@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db.views.sweeps import sweep_detail, sweeps
-from pages.widgets import guarded, load, picker
+from pages.widgets import guarded, load, picker, stop
 
 LINK = st.column_config.LinkColumn("compare", display_text="open in Compare")
 
@@ -15,7 +15,7 @@ def body() -> None:
     found = load(sweeps)
     if found.empty:
         st.info("No sweeps stored yet: `mpsbench sweep --build … --build … --push URL` makes one.")
-        st.stop()
+        stop()
     st.dataframe(found, hide_index=True)
     chosen = picker("Sweep", "sweep", found.sweep.tolist(), found.sweep.iloc[0], page="swp")
     detail = load(sweep_detail, chosen)

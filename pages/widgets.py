@@ -118,7 +118,52 @@ def page_failed(exc: Exception) -> None:
 def stop_if_empty(frame: pd.DataFrame, what: str = "runs") -> None:
     if frame.empty:
         st.info(EMPTY_HINT if what == "runs" else f"No {what} stored yet.")
-        st.stop()
+        stop()
+
+
+def stop() -> None:
+    """st.stop() after writing this run's URL: once a stop is requested, Streamlit drops every later message
+    (navigation.py's flush_params included), so the browser kept the old URL while the server held the new one
+    and a later page inherited it."""
+    sidebar_review()
+    flush_params()
+    st.stop()
+
+
+_REVIEW = "_review"  # session state: the review (baseline, candidate, scope) the last page with one showed
+REVIEW_PAGES = (("compare.py", "Compare"), ("regressions.py", "Regressions"))
+
+
+def shown_review(**sides: str) -> None:
+    """Record the review this page shows (called after its pickers), for the sidebar's links: a default review
+    (the URL names neither side) only while none was picked, so a visit by the menu keeps the review picked."""
+    explicit = url_param("baseline") is not None or url_param("candidate") is not None
+    if sides.get("baseline") and sides.get("candidate") and (explicit or _REVIEW not in st.session_state):
+        st.session_state.setdefault(_REVIEW, {}).update({k: v for k, v in sides.items() if v})
+
+
+def sidebar_review() -> None:
+    """Links under the sidebar's menu that carry the review last shown to Compare and Regressions (the menu's own
+    links open each page's default review). navigation.py draws them after every page run."""
+    review = st.session_state.get(_REVIEW)
+    if not review:
+        return
+    scope = f" · {review['scope']} scope" if review.get("scope") else ""
+    with st.sidebar:
+        st.caption(plain(f"This review: {review['baseline']} → {review['candidate']}{scope}"))
+        for file, title in REVIEW_PAGES:
+            st.page_link(file, label=f"{title} of this review", query_params=review)
+
+
+DEFAULT_REVIEW = ("Showing the default review, the latest stable build against the newest rc (else nightly) after "
+                  "it: pick others above, or open a review picked elsewhere from the sidebar's \"of this review\" "
+                  "links.")
+
+
+def say_if_default_review() -> None:
+    """A caption when the URL names neither side: the page shows the default, not the review picked elsewhere."""
+    if url_param("baseline") is None and url_param("candidate") is None:
+        st.caption(DEFAULT_REVIEW)
 
 
 def picker(label: str, key: str, options: Iterable[Any], default: str | None = None, *, page: str = "qp",
@@ -202,6 +247,11 @@ def url_param(key: str) -> str | None:
     """`key` of the URL as this run has set it so far (set_param), else as the browser sent it; None if absent."""
     pending = st.session_state.get(_PENDING)
     return pending.get(key) if pending is not None else st.query_params.get(key)
+
+
+def drop_params() -> None:
+    """Forget this run's URL (flush_params then writes nothing)."""
+    st.session_state.pop(_PENDING, None)
 
 
 _WRITTEN = "_url_written"  # session state: the URL as the last run left it

@@ -96,9 +96,17 @@ def served_store(path: Path, fill, env: dict[str, str] | None = None) -> Iterato
         yield base
 
 
+@contextmanager
+def serving(tmp: Path, env: dict[str, str] | None = None) -> Iterator[str]:
+    """The seeded store (tests/seed.py) in `tmp`, served with the upload token TOKEN (and `env`)."""
+    with served_store(tmp / "seeded.duckdb", seed_store, {"MPSBENCH_UPLOAD_TOKENS": f"browser={TOKEN}",
+                                                           **(env or {})}) as base:
+        yield base
+
+
 @pytest.fixture
 def server(tmp_path):
-    with served_store(tmp_path / "seeded.duckdb", seed_store, {"MPSBENCH_UPLOAD_TOKENS": f"browser={TOKEN}"}) as base:
+    with serving(tmp_path) as base:
         yield base
 
 

@@ -130,6 +130,20 @@ def test_triage_needs_sign_in_and_its_author_is_the_signed_in_name(tmp_path, mon
     at.run()
     assert not at.exception
     assert _rows(path, "SELECT author, comment FROM review_notes") == [("alice", "seen on two machines")]
+    assert at.text_area[0].value == ""  # saved: the form is empty for the next note
+
+
+def test_a_refused_triage_link_is_named_and_the_comment_and_link_stay(tmp_path, monkeypatch):
+    path = _store(tmp_path, monkeypatch, seed_store)
+    at = _page("regressions.py", SIDES, token="tok-alice")
+    at.text_area[0].input("bisected to #123")
+    next(t for t in at.text_input if t.label.startswith("Link")).input("not a url")
+    next(b for b in at.button if b.label == "Save triage").click()
+    at.run()
+    assert not at.exception and any("link: must be empty or an http" in e.value for e in at.error)
+    assert at.text_area[0].value == "bisected to #123"
+    assert next(t for t in at.text_input if t.label.startswith("Link")).value == "not a url"
+    assert _rows(path, "SELECT count(*) FROM review_notes") == [(0,)]
 
 
 def test_with_read_tokens_a_session_sees_only_the_sign_in_page(tmp_path, monkeypatch):

@@ -162,6 +162,22 @@ def test_an_unknown_link_token_gets_no_cookie(store, monkeypatch):
     assert "set-cookie" not in answer.headers
 
 
+def test_a_typed_tokens_ticket_is_exchanged_once_within_a_minute(store, monkeypatch):
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "alice=tok-alice")
+    assert sessions.ticket("wrong") is None
+    code = sessions.ticket("tok-alice")
+    assert "tok-alice" not in code
+    client = _client()
+    answer = client.get(f"/upload?signin_code={code}&tab=2")
+    assert answer.status_code == 303 and answer.headers["location"] == "/upload?tab=2"
+    assert sessions.session_identity(client.cookies[sessions.COOKIE]).name == "alice"
+    again = _client().get(f"/upload?signin_code={code}")  # used: refused, no cookie
+    assert again.headers["location"] == "/upload?signin=refused" and "set-cookie" not in again.headers
+    now = time.time()
+    late = sessions.ticket("tok-alice", now)
+    assert sessions.redeem(late, now + sessions.TICKET_SECONDS + 1) is None
+
+
 def test_the_link_over_https_sets_a_secure_cookie(store, monkeypatch):
     monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "alice=tok-alice")
     client = TestClient(_server(), base_url="https://127.0.0.1:8501", follow_redirects=False)

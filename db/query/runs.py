@@ -40,8 +40,9 @@ def list_runs(engine: Engine, filters: Mapping[str, str]) -> pd.DataFrame:
     limit = int(text)
     if not 1 <= limit <= 10000:
         raise StoreError(400, "limit: out of range", [Problem("limit", "must be an integer 1..10000")])
+    # the short git hash tells two builds of one version apart (an rc wheel and the final both say 2.15.0)
     return read_frame(engine, "SELECT run_id, started_at, machine_name, chip, gpu_cores, os_version, device_type,"
-                              " torch_version, channel, nightly_date, libraries_json, complete, n_results, tags_json,"
+                              " torch_version, left(git_hash, 10) AS git_hash, channel, nightly_date, libraries_json, complete, n_results, tags_json,"
                               " uploaded_by, retracted_at, retracted_by, retraction_reason"
                               " FROM runs"
                               f" WHERE {' AND '.join(where)} ORDER BY started_at DESC LIMIT ?", params + [limit])

@@ -88,6 +88,32 @@ def issue(token: str, now: float | None = None) -> str | None:
     return f"{body}.{_mac(secret, body)}"
 
 
+TICKET_SECONDS = 60
+_tickets: dict[str, tuple[str, float]] = {}  # one-use ticket → (session, when it ends), this process only
+
+
+def ticket(token: str, now: float | None = None) -> str | None:
+    """A one-use, minute-long stand-in for a typed token's session (None for an unknown token): the page sends
+    the browser to `?signin_code=<ticket>` and the sign-in link's exchange (api/signin_link.py) sets the cookie,
+    so a typed token survives a reload as a link does; the URL never holds the token or the session."""
+    session = issue(token, now)
+    if session is None:
+        return None
+    code = secrets.token_urlsafe(24)
+    with _lock:
+        for old in [c for c, (_, ends) in _tickets.items() if ends <= _now(now)]:
+            del _tickets[old]
+        _tickets[code] = (session, _now(now) + TICKET_SECONDS)
+    return code
+
+
+def redeem(code: str, now: float | None = None) -> str | None:
+    """The session a ticket stands for, once (None: unknown, used or expired)."""
+    with _lock:
+        session, ends = _tickets.pop(code, ("", 0.0))
+    return session if session and ends > _now(now) else None
+
+
 def _now(now: float | None) -> float:
     return time.time() if now is None else now
 

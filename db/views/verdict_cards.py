@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 import pandas as pd
 from sqlalchemy import Engine
@@ -81,6 +82,15 @@ def _tone(family: dict) -> str:
     return BETTER if n and better == n else WORSE if n and worse == n else ""
 
 
+def _case_link(worst: dict, summary: dict[str, Any]) -> str:
+    """A listed case's page (one rule for the regressions and the doubtful cases): its trend, or Correctness of the
+    review's builds for a correctness row (its figures are several metrics, so no one trend; Trends refuses the
+    row's "correctness")."""
+    if worst["metric"] == "correctness":
+        return "correctness?" + urlencode({"baseline": summary["baseline"], "candidate": summary["candidate"]})
+    return trend_url(worst["workload"], worst["case_key"], worst["dtype"], worst["compile"], worst["metric"])
+
+
 def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
     """The cards of one summary (pure: tests give it a summary and status changes directly)."""
     out = []
@@ -98,18 +108,13 @@ def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
                     "correctness": g["correctness"], "unconfirmed": int(g.get("unconfirmed") or 0),
                     "suspected": int(g.get("suspected") or 0), "contended": busy,
                     "doubts": [{"text": f"{d['case']} · {d['metric']}: {d['change']} ({d['why']})",
-                                "link": case_link(d)} for d in g.get("doubts") or []],
+                                "link": _case_link(d, summary)} for d in g.get("doubts") or []],
                     "detects": g.get("detects", ""), "compared": int(g.get("compared") or 0),
                     "evidence": g.get("evidence", ""),
-                    "worst": [{"text": f"{w['case']} · {w['metric']}: {w['change']}", "link": case_link(w)}
+                    "worst": [{"text": f"{w['case']} · {w['metric']}: {w['change']}", "link": _case_link(w, summary)}
                               for w in g.get("worst") or []], **s})
     out.sort(key=lambda c: (-c["regressed"], -c["new_failures"], not c["compared"], c["title"]))
     return Cards(summary["baseline"], summary["candidate"], summary["scope"], summary["verdict"], out, summary)
-
-
-def case_link(row: dict) -> str:
-    """Where a card's named case opens: its trend (one link rule for the regressions and the doubtful cases)."""
-    return trend_url(row["workload"], row["case_key"], row["dtype"], row["compile"], row["metric"])
 
 
 def verdict_cards(engine: Engine, question: Question, found: pd.DataFrame | None = None,
