@@ -44,7 +44,7 @@ if __name__ == "__main__":  # the Streamlit script run; importing this module (t
     # with read tokens configured, a session that has not signed in sees the sign-in page only
     shown = pages() if not reads_need_token() or signed_in() else [p for p in pages() if p.url_path == "signin"]
     try:
-        guarded(st.navigation(shown).run)
+        guarded(st.navigation(shown, expanded=True).run)  # every page listed, beside the review links
         sidebar_review()  # after the page: its own picks are the review carried
     except RerunException:  # a click or another page replaced this run: that run writes its URL; this one's
         drop_params()  # would land on the next page's address (/memory?scope=chip)
