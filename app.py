@@ -67,9 +67,13 @@ def preload() -> None:
 
     from db.store.engine import shared_store
     try:
-        shared_store()
+        engine = shared_store()
     except Exception as exc:  # noqa: BLE001 - reported by each page and API call that needs the store
         print(f"mpsbench: the store did not open at start: {exc}", file=sys.stderr)
+    else:
+        from db.store.upkeep import catch_up_soon
+
+        catch_up_soon(engine)  # the summaries a stopped server left behind (db.store.upkeep; never raises)
     try:
         announce_token()
     except Exception as exc:  # noqa: BLE001 - e.g. an unreadable tokens file: writes are refused until fixed

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import zlib
 
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
@@ -26,6 +27,7 @@ from db.errors import Problem, StoreError
 from db.ingest.core import ingest_bundle
 from db.ingest.limits import max_upload_bytes
 from db.store.engine import shared_store
+from db.store.upkeep import catch_up_soon
 
 def _limit() -> int:
     return max_upload_bytes()
@@ -87,7 +89,14 @@ async def upload_run(request: Request):
         return error_response(err)
     notify_upload(outcome, who.name)  # queued only: the release review is judged and posted after this answer
     payload = {"run_id": outcome.run_id, "created": outcome.created, "results": outcome.n_results}
-    return json_ok(payload, 201 if outcome.created else 200)
+    return _then_upkeep(json_ok(payload, 201 if outcome.created else 200), outcome.created)
+
+
+def _then_upkeep(response, wrote: bool):
+    """The written run's group summarised after this answer is sent (db.store.upkeep), never before it."""
+    if wrote:
+        response.background = BackgroundTask(catch_up_soon, shared_store())
+    return response
 
 
 async def retract(request: Request):
@@ -107,7 +116,7 @@ async def retract(request: Request):
                                        who.name, who.role == "admin")
     except StoreError as err:
         return error_response(err)
-    return json_ok(done)
+    return _then_upkeep(json_ok(done), True)
 
 
 ROUTES = [Route("/api/v1/runs", upload_run, methods=["POST"]),

@@ -78,7 +78,19 @@ def _ingest(paths: list[str]) -> int:
             print(f"{name}: ERROR: no bundle (*.json) in this folder")
             failed.append(1)
         failed += [_ingest_one(engine, f) for f in files]
+    _catch_up(engine)
     return 1 if any(failed) else 0
+
+
+def _catch_up(engine) -> None:
+    """The stored runs' derived summaries, before the command exits (db.store.upkeep; the server does it after
+    each upload). Reads are right without it (from the samples), only slower."""
+    from db.store.upkeep import catch_up
+
+    done = catch_up(engine)
+    if done.seconds >= 1.0:  # said when it made the command wait
+        print(f"summaries: {done.side_groups} run group(s), {done.aa_groups} A/A group(s) brought up to date "
+              f"in {done.seconds:.1f} s")
 
 
 def _export(args: list[str]) -> int:
@@ -144,7 +156,9 @@ def _retract(args: list[str]) -> int:
         from db.store.retract import retract_run
 
         # the local store file's owner: whoever may write the file may retract (recorded as cli:<user>)
-        done = retract_run(open_existing(), opts.run_id, opts.reason, cli_identity(), admin=True)
+        engine = open_existing()
+        done = retract_run(engine, opts.run_id, opts.reason, cli_identity(), admin=True)
+        _catch_up(engine)
     print(f"{done['run_id']}: retracted by {done['retracted_by']} at {done['retracted_at']}: {done['reason']}")
     return 0
 

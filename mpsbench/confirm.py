@@ -279,9 +279,12 @@ def _store(bundle: Path, o: dict) -> None:
     from db.ingest.core import ingest_bundle
     from db.store.engine import open_store
 
+    from db.store.upkeep import catch_up
+
     engine = open_store()
     try:
         ingest_bundle(engine, bundle.read_bytes(), cli_identity())
+        catch_up(engine)  # the next step's review reads the summaries (right without them, only slower)
     finally:
         engine.dispose()
 

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from db.errors import StoreError
+from db.store.upkeep import catch_up_soon
 from pages.signin import require_writer
 from pages.widgets import engine, plain, upload_limit
 
@@ -39,9 +40,12 @@ def body() -> None:
         return
     # One ingest per uploaded file: a rerun of the page shows the first outcome, not "already present".
     seen = st.session_state.setdefault("upload_outcomes", {})
-    for f in files:
-        if f.file_id not in seen:
-            seen[f.file_id] = outcome_of(f.name, f.getvalue(), who.name)
+    new = [f for f in files if f.file_id not in seen]
+    for f in new:
+        seen[f.file_id] = outcome_of(f.name, f.getvalue(), who.name)
+    if any(seen[f.file_id]["outcome"] == "new" for f in new):
+        with st.spinner("Summarising the new runs for Compare…"):
+            catch_up_soon(engine())  # db.store.upkeep: Compare is right without it, only slower
     outcomes = pd.DataFrame([seen[f.file_id] for f in files])
     st.dataframe(outcomes, hide_index=True, column_config={"detail": st.column_config.TextColumn(width="large")})
     refused = outcomes[outcomes["outcome"] == "refused"]

@@ -177,3 +177,39 @@ def test_read_memory_benchmark_tiny():
     for got in out["endpoints"].values():
         assert got["status"] == 200 and got["peak_mb"] >= got["before_mb"] > 0 and got["request_mb"] >= 0
     assert out["worst_peak_mb"] == max(g["peak_mb"] for g in out["endpoints"].values())
+
+
+def test_upload_history_benchmark_tiny():
+    done = subprocess.run([sys.executable, "-m", "benchmarks.upload_history", "--tiny", "--json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert (out["cases"], out["uploads"]) == (2_000, 8) and len(out["per_upload"]) == 8
+    assert out["windows"] == {"first": [1, 2], "settled": [4, 5], "last": [7, 8]}
+    # 8 uploads of one build and machine: upload k pairs with its k - 1 predecessors (fewer than PARTNERS)
+    assert out["aa_pairs_after"] == sum(range(8)) * 2_000
+    for name in ("upload_ms", "upload_cpu_ms", "upkeep_ms"):
+        assert out[name]["first"] > 0 and out[name]["last_over_settled"] > 0
+
+
+def test_headline_reads_the_readme_table_and_names_every_figure_it_quotes():
+    from benchmarks.headline import HEADLINES, LOSS, compare, readme_figures
+
+    quoted = readme_figures((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert set(quoted) == {h.name for h in HEADLINES}  # the README quotes exactly the figures the command prints
+    rows = {r["name"]: r for r in compare({"ingest_wall": quoted["ingest_wall"] * (LOSS + 0.01),
+                                           "ingest_cpu": quoted["ingest_cpu"] * LOSS}, quoted, tiny=False)}
+    assert rows["ingest_wall"]["verdict"] == "LOSS" and rows["ingest_cpu"]["verdict"] == "ok"  # > 25 % only
+    assert rows["compare_chip"]["verdict"] == "unavailable" and rows["compare_chip"]["now"] is None
+
+
+def test_headline_tiny_runs_every_benchmark_and_compares_nothing():
+    done = subprocess.run([sys.executable, "-m", "benchmarks.headline", "--tiny", "--no-browser", "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert out["errors"] == {} and out["tiny"] is True
+    got = {r["name"]: r for r in out["figures"]}
+    assert got["page_chart"]["verdict"] == "unavailable"  # --no-browser: no figure, never a 0
+    for name in ("ingest_wall", "ingest_cpu", "compare_machine", "compare_chip", "read_memory_worst_mb", "upload_flat"):
+        assert got[name]["now"] > 0 and got[name]["verdict"] == "not compared (tiny size)", got[name]

@@ -14,6 +14,7 @@ from sqlalchemy import text
 
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
+from db.store.upkeep import catch_up
 from db.query.noise import noise_groups
 from db.stats import noise as model
 from db.stats.planner import Components, optimal_samples, runs_needed, variance_components
@@ -24,6 +25,14 @@ from db.views.noise import EMPTY, noise_view
 from tests.bundles import make_bundle, make_result
 
 Z975 = 1.959963984540054
+
+
+def stored(engine, raw):
+    """An upload as the server leaves it once its uploads pause: stored, then the A/A figures brought up to date
+    (db.store.upkeep)."""
+    out = ingest_bundle(engine, raw)
+    catch_up(engine)
+    return out
 
 
 @pytest.fixture
@@ -101,11 +110,11 @@ def _run(run_id: str, machine: str = "m1", version: str = "2.15.0", git_hash: st
 def test_ingest_stores_pairs_only_within_one_build_on_one_machine(engine):
     same = [("a1", 1.0), ("a2", 1.1), ("a3", 0.9)]
     for run_id, scale in same:
-        ingest_bundle(engine, _run(f"{run_id:0>32}", scale=scale))
-    ingest_bundle(engine, _run("b1".rjust(32, "0"), version="2.16.0"))  # another build
-    ingest_bundle(engine, _run("c1".rjust(32, "0"), git_hash="def5678"))  # same version, another git hash
-    ingest_bundle(engine, _run("d1".rjust(32, "0"), machine="m2"))  # same build, another machine
-    ingest_bundle(engine, _run("a1".rjust(32, "0"), scale=1.0))  # the same bundle again: stored once, no new pairs
+        stored(engine, _run(f"{run_id:0>32}", scale=scale))
+    stored(engine, _run("b1".rjust(32, "0"), version="2.16.0"))  # another build
+    stored(engine, _run("c1".rjust(32, "0"), git_hash="def5678"))  # same version, another git hash
+    stored(engine, _run("d1".rjust(32, "0"), machine="m2"))  # same build, another machine
+    stored(engine, _run("a1".rjust(32, "0"), scale=1.0))  # the same bundle again: stored once, no new pairs
     got = _pairs(engine)
     scales = dict(same)
     expected = sorted((f"{a:0>32}", f"{b:0>32}", "softmax", key, "op_time", math.log(scales[b] / scales[a]))
@@ -123,7 +132,7 @@ def test_a_model_learned_from_synthetic_runs_gives_their_spread_back(engine):
     for r in range(runs):
         results = [make_result(params={"rows": c + 1, "vocab": 1024}, samples=[50.0 * math.exp(effects[r, c])] * 3)
                    for c in range(cases)]
-        ingest_bundle(engine, _run(f"{r:032x}", results=results))
+        stored(engine, _run(f"{r:032x}", results=results))
     groups = noise_groups(engine)
     assert len(groups) == 1
     g = groups.iloc[0]
@@ -144,8 +153,8 @@ def test_the_migration_backfills_the_pairs_ingest_found(tmp_path):
     path = tmp_path / "v3.duckdb"
     e = open_store(path)
     for run_id, scale in (("a1", 1.0), ("a2", 1.2), ("a3", 0.8)):
-        ingest_bundle(e, _run(f"{run_id:0>32}", scale=scale))
-    ingest_bundle(e, _run("b1".rjust(32, "0"), machine="m2"))
+        stored(e, _run(f"{run_id:0>32}", scale=scale))
+    stored(e, _run("b1".rjust(32, "0"), machine="m2"))
     at_ingest = _pairs(e)
     with e.begin() as conn:  # back to a v3 store: no pairs table
         conn.execute(text("DROP TABLE aa_pairs"))
@@ -166,14 +175,14 @@ def test_a_groups_figures_are_recomputed_once_its_new_pairs_reach_5_percent(engi
     def cases(n, scale):
         return [make_result(params={"rows": c + 1, "vocab": 64}, samples=[10.0 * scale * (1 + 0.01 * c)] * 3)
                 for c in range(n)]
-    ingest_bundle(engine, _run("f1".rjust(32, "0"), results=cases(100, 1.0)))
-    ingest_bundle(engine, _run("f2".rjust(32, "0"), results=cases(100, 1.1)))  # 100 pairs, all ln 1.1
+    stored(engine, _run("f1".rjust(32, "0"), results=cases(100, 1.0)))
+    stored(engine, _run("f2".rjust(32, "0"), results=cases(100, 1.1)))  # 100 pairs, all ln 1.1
     first = noise_groups(engine).iloc[0]
     assert (first.pairs, first.pending) == (100, 0) and first.quantile_log == pytest.approx(math.log(1.1))
-    ingest_bundle(engine, _run("f3".rjust(32, "0"), results=cases(1, 1.5)))  # 2 new pairs: under 5 % of 100
+    stored(engine, _run("f3".rjust(32, "0"), results=cases(1, 1.5)))  # 2 new pairs: under 5 % of 100
     held = noise_groups(engine).iloc[0]
     assert (held.pairs, held.pending) == (100, 2) and held.quantile_log == first.quantile_log
-    ingest_bundle(engine, _run("f4".rjust(32, "0"), results=cases(2, 1.5)))  # 2 + 2 + 1 more: 7 >= 5, recomputed
+    stored(engine, _run("f4".rjust(32, "0"), results=cases(2, 1.5)))  # 2 + 2 + 1 more: 7 >= 5, recomputed
     done = noise_groups(engine).iloc[0]
     values = [math.log(1.1)] * 99 + [math.log(1.1), math.log(1.5), math.log(1.5 / 1.1),  # case 1: r1-r2, r1-r3, r2-r3
                                      0.0, math.log(1.5), math.log(1.5 / 1.1),  # case 1 with r4: r3-r4, r1-r4, r2-r4
@@ -184,7 +193,7 @@ def test_a_groups_figures_are_recomputed_once_its_new_pairs_reach_5_percent(engi
 
 def test_a_deleted_run_stops_feeding_the_model(engine):
     for run_id, scale in (("a1", 1.0), ("a2", 1.1), ("a3", 0.9)):
-        ingest_bundle(engine, _run(f"{run_id:0>32}", scale=scale))
+        stored(engine, _run(f"{run_id:0>32}", scale=scale))
     before = noise_groups(engine).iloc[0]
     assert before.pairs == 6
     with engine.begin() as conn:  # a run leaving the store: its pairs go, its groups are recomputed
@@ -200,7 +209,7 @@ def test_a_deleted_run_stops_feeding_the_model(engine):
 
 # -- the view ------------------------------------------------------------------------------------------------
 def test_the_view_says_how_to_make_aa_data_on_an_empty_store(engine):
-    ingest_bundle(engine, _run("a1".rjust(32, "0")))  # one run: no pair
+    stored(engine, _run("a1".rjust(32, "0")))  # one run: no pair
     answer = noise_view(engine, {})
     assert answer.groups.empty and answer.message == EMPTY and "mpsbench sweep --aa" in EMPTY
     assert answer.pairs_total == 0
@@ -208,11 +217,11 @@ def test_the_view_says_how_to_make_aa_data_on_an_empty_store(engine):
 
 def test_the_view_marks_insufficient_data_and_noisy_groups_and_plans_runs(engine):
     for run_id, scale in (("a1", 1.0), ("a2", 1.3)):  # one pair per case: insufficient (2 cases: 2 pairs)
-        ingest_bundle(engine, _run(f"{run_id:0>32}", scale=scale))
+        stored(engine, _run(f"{run_id:0>32}", scale=scale))
     decode = [make_result(workload="decode", suite="models", params={"model": "tiny"}, metric="decode_throughput",
                           unit="tokens/s", samples=[40.0])]
-    ingest_bundle(engine, _run("d1".rjust(32, "0"), results=decode))
-    ingest_bundle(engine, _run("d2".rjust(32, "0"), results=decode))  # one pair only
+    stored(engine, _run("d1".rjust(32, "0"), results=decode))
+    stored(engine, _run("d2".rjust(32, "0"), results=decode))  # one pair only
     answer = noise_view(engine, {"precision": "5", "threshold": "5"})
     by = {w: row for w, row in zip(answer.groups.workload, answer.groups.to_dict("records"))}
     soft, dec = by["softmax"], by["decode"]
@@ -239,10 +248,10 @@ def _slowdown_store(engine, aa_scales: tuple[float, ...]) -> None:
     same machine with the given medians' scales (none: no A/A data)."""
     tight = [1 + 0.0001 * k for k in range(10)]
     for i, scale in enumerate(aa_scales):
-        ingest_bundle(engine, _run(f"aa{i}".rjust(32, "0"), version="2.14.0",
+        stored(engine, _run(f"aa{i}".rjust(32, "0"), version="2.14.0",
                                    results=[make_result(samples=[10.0 * scale * t for t in tight])]))
-    ingest_bundle(engine, _run("b0".rjust(32, "0"), results=[make_result(samples=[10.0 * t for t in tight])]))
-    ingest_bundle(engine, _run("c0".rjust(32, "0"), version="2.16.0",
+    stored(engine, _run("b0".rjust(32, "0"), results=[make_result(samples=[10.0 * t for t in tight])]))
+    stored(engine, _run("c0".rjust(32, "0"), version="2.16.0",
                                results=[make_result(samples=[11.0 * t for t in tight])]))
 
 
@@ -300,14 +309,14 @@ def test_a_first_v4_store_without_pending_counts_is_migrated(tmp_path):
     path = tmp_path / "v4.duckdb"
     e = open_store(path)
     for run_id, scale in (("a1", 1.0), ("a2", 1.2)):
-        ingest_bundle(e, _run(f"{run_id:0>32}", scale=scale))
+        stored(e, _run(f"{run_id:0>32}", scale=scale))
     with e.begin() as conn:
         conn.execute(text("ALTER TABLE aa_noise DROP COLUMN pending"))
         conn.execute(text("UPDATE meta SET value = '4' WHERE key = 'store_version'"))
     e.dispose()
     e = open_store(path)
     try:
-        ingest_bundle(e, _run("a3".rjust(32, "0"), scale=0.8))
+        stored(e, _run("a3".rjust(32, "0"), scale=0.8))
         got = noise_groups(e).iloc[0]
         assert (got.pairs, got.pending) == (6, 0)
     finally:
@@ -317,10 +326,10 @@ def test_a_first_v4_store_without_pending_counts_is_migrated(tmp_path):
 def test_a_retracted_run_leaves_the_model_and_pairs_with_no_later_run(engine):
     from db.store.retract import retract_run
     for run_id, scale in (("a1", 1.0), ("a2", 1.5), ("a3", 1.02)):
-        ingest_bundle(engine, _run(f"{run_id:0>32}", scale=scale))
+        stored(engine, _run(f"{run_id:0>32}", scale=scale))
     retract_run(engine, "a2".rjust(32, "0"), "a bad run (thermal throttling)", "admin", admin=True)
     g = noise_groups(engine).iloc[0]
     assert g.pairs == 2 and g.quantile_log == pytest.approx(math.log(1.02))  # only a1-a3 is left
-    ingest_bundle(engine, _run("a4".rjust(32, "0"), scale=1.0))  # pairs with a1 and a3, never a2
+    stored(engine, _run("a4".rjust(32, "0"), scale=1.0))  # pairs with a1 and a3, never a2
     assert {p[:2] for p in _pairs(engine)} == {(f"{a:0>32}", f"{b:0>32}") for a, b in
                                               (("a1", "a3"), ("a1", "a4"), ("a3", "a4"))}

@@ -19,10 +19,13 @@ from db.query.side_reads import COLUMNS, _aligned, _grouped_in_order, _matched, 
 from db.review.comparison import CompareQuery, clear_cache, compute_compare
 from db.store.engine import open_store
 from db.store.retract import retract_run
+import db.store.upkeep as upkeep
+from db.store.upkeep import catch_up
 from tests.seed import BASELINE, CANDIDATE, _bundle, _kernel_results, _Noise, seed_store
 
 QUERIES = [CompareQuery(BASELINE, CANDIDATE), CompareQuery(CANDIDATE, BASELINE),
            CompareQuery(BASELINE, CANDIDATE, filters=(("workload", ("softmax", "linear")), ("dtype", ("float32", "bfloat16")))),
+           CompareQuery(BASELINE, CANDIDATE, scope="chip"), CompareQuery(CANDIDATE, BASELINE, scope="chip"),
            CompareQuery("tag:role=baseline", "tag:role=candidate")]  # tags: the pivot either way
 
 
@@ -68,15 +71,55 @@ def test_the_summaries_answer_as_the_pivot_to_the_last_bit(store, monkeypatch):
     _assert_same(engine, monkeypatch)
 
 
-def test_an_upload_and_a_retraction_refresh_their_group(store, monkeypatch):
+def _answered_from_summaries(engine, query: CompareQuery) -> bool:
+    clear_cache()
+    return compute_compare(engine, query).samples is None
+
+
+def test_an_upload_and_a_retraction_mark_their_group_until_the_upkeep(store, monkeypatch):
     engine, _ = store
     assert _group_runs(engine, "studio-2", "2.15.0rc1") == {1}
     extra = _bundle(99, "studio-2", "2.15.0rc1", "rc", "candidate", _kernel_results(_Noise(7), True, "Apple M3 Ultra"))
     assert ingest_bundle(engine, extra.model_dump_json().encode(), "alice").created
+    # marked: the candidate's side comes from the pivot (its new run in it), the summaries untouched meanwhile
+    assert _group_runs(engine, "studio-2", "2.15.0rc1") == {1}
+    assert not _answered_from_summaries(engine, QUERIES[0])
+    marked, pivot = _both_ways(engine, QUERIES[0], monkeypatch)  # the pivot's answer, new run and all
+    pd.testing.assert_frame_equal(marked.cases, pivot.cases, check_exact=True)
+    assert catch_up(engine).side_groups == 2  # its machine's group and its chip's
     assert _group_runs(engine, "studio-2", "2.15.0rc1") == {2}  # the group's second run, pooled
+    assert _answered_from_summaries(engine, QUERIES[0])
     _assert_same(engine, monkeypatch, QUERIES[:2])
     retract_run(engine, extra.run_id, "ran on battery", "admin", admin=True)
+    assert not _answered_from_summaries(engine, QUERIES[1])
+    assert catch_up(engine).side_groups == 2  # its machine's group and its chip's
     assert _group_runs(engine, "studio-2", "2.15.0rc1") == {1}
+    _assert_same(engine, monkeypatch, QUERIES[:2])
+    assert catch_up(engine).side_groups == 0  # nothing left marked
+
+
+def test_a_mark_made_while_the_upkeep_summarised_stays_for_the_next(store, monkeypatch):
+    """The upkeep removes the marks its snapshot saw: a run stored between its read and its write stays marked."""
+    engine, _ = store
+    extra = _bundle(98, "studio-2", "2.15.0rc1", "rc", "candidate", _kernel_results(_Noise(8), True, "Apple M3 Ultra"))
+    late = _bundle(97, "studio-2", "2.15.0rc1", "rc", "candidate", _kernel_results(_Noise(9), True, "Apple M3 Ultra"))
+    assert ingest_bundle(engine, extra.model_dump_json().encode(), "alice").created
+    real = upkeep.side_cases.summarise
+
+    def summarise_then_upload(conn, kind, groups):
+        rows = real(conn, kind, groups)
+        if kind == "machine":  # lands mid-upkeep
+            assert ingest_bundle(engine, late.model_dump_json().encode(), "alice").created
+        return rows
+
+    monkeypatch.setattr(upkeep.side_cases, "summarise", summarise_then_upload)
+    assert catch_up(engine).side_groups == 2  # its machine's group and its chip's
+    monkeypatch.setattr(upkeep.side_cases, "summarise", real)
+    assert _group_runs(engine, "studio-2", "2.15.0rc1") == {2}  # the snapshot's two runs
+    assert not _answered_from_summaries(engine, QUERIES[0])  # the late run's mark stayed
+    # only its machine group's: the chip kind was summarised after it landed, from a snapshot that held it
+    assert catch_up(engine).side_groups == 1
+    assert _group_runs(engine, "studio-2", "2.15.0rc1") == {3}
     _assert_same(engine, monkeypatch, QUERIES[:2])
 
 
@@ -91,6 +134,8 @@ def test_a_store_from_before_the_summaries_gets_them_when_opened(tmp_path, monke
         raw.execute("UPDATE meta SET value = '7' WHERE key = 'store_version'")
     engine = open_store(path)
     try:
+        assert len(_summaries(engine)) == 0  # every group marked: the first upkeep writes them
+        assert catch_up(engine).side_groups > 0
         pd.testing.assert_frame_equal(_summaries(engine), before, check_exact=True)
         _assert_same(engine, monkeypatch, QUERIES[:1])
     finally:

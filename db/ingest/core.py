@@ -29,7 +29,7 @@ from db.errors import Problem, StoreError
 from db.ingest import judge, results_text
 from db.store.aa_pairs import store_pairs_of_run
 from db.store.contention import STORED_SQL
-from db.store.side_cases import refresh_runs
+from db.store.side_cases import mark_runs
 from db.store.engine import WRITE_LOCK, bump_data_version
 from db.store.faults import is_store_fault
 
@@ -260,7 +260,7 @@ def _store(conn, bundle: Bundle, n: int, sha: str, uploaded_by: str | None) -> I
         conn.exec_driver_sql(f"INSERT INTO results ({_COLUMNS}, contention, run_seq) SELECT {_COLUMNS}, "
                              f"{STORED_SQL}, {int(seq)} FROM _final")
         store_pairs_of_run(conn, bundle.run_id)  # its A/A pairs (db.store.aa_pairs), in the same transaction
-        refresh_runs(conn, [bundle.run_id])  # its group's side summaries (db.store.side_cases), likewise
+        mark_runs(conn, [bundle.run_id])  # its group's side summaries lag until db.store.upkeep catches up
         bump_data_version(conn)
     return IngestOutcome(bundle.run_id, True, n)
 

@@ -1,7 +1,8 @@
-"""A machine-scope Compare of two builds read from the side summaries (db.store.side_cases): each side one row
-per case from its build's groups, paired here in key order — row for row when both sides hold the same cases
+"""A Compare of two builds read from the side summaries (db.store.side_cases, one kind per scope): each side one
+row per case from its build's groups, paired here in key order — row for row when both sides hold the same cases
 (the usual review), else by case key — with no grouping of samples at all. The
-pivot (db.query.case_pairs) answers every other question: chip scope, pooled builds, tag and run selectors."""
+pivot (db.query.case_pairs) answers every other question: pooled builds, tag and run selectors, a build whose
+summaries lag its runs."""
 from __future__ import annotations
 
 from concurrent.futures import Executor
@@ -16,6 +17,7 @@ from db.query.selectors import Selector
 from db.stats.codes import combine
 from db.stats.contention import COLUMNS as CONTENTION_COLUMNS
 from db.store.case_pivot import ranks
+from db.store.side_cases import KINDS
 from db.store.read import reader
 
 COUNTS = ["pooled", "machines", "results", "n"]  # 0 on a side without the case, as the pivot counts
@@ -23,32 +25,39 @@ FIGURES = ["runs", "inv_processes", "processes", "ss_within", "df_within", "ss_b
 CONTENTION = list(CONTENTION_COLUMNS)  # each side's contention, as db.store.side_cases keeps it
 COLUMNS = COUNTS + ["passed", "tolerance", "rounding", "other", "message", "fallback_median", "warnings", "median",
                     "p25", "p75"] + FIGURES + CONTENTION
-_SIDE = "SELECT group_seq, {keys}, {columns} FROM side_cases r WHERE {build}{filters}"
+_SIDE = "SELECT group_seq, {keys}, {columns} FROM side_cases r WHERE kind = ? AND {build}{filters}"
+# a group of the build whose summaries lag its runs (db.store.side_cases.mark_runs): that side is read from the pivot
+_MARKED = "SELECT 1 FROM side_stale WHERE {build} LIMIT 1"
 
 
 def readable(selector: Selector, scope: str, pool: bool) -> bool:
-    """Whether the summaries can answer this side: one build (a pooled side needs every sample), machine scope."""
-    return selector.kind == "build" and scope == "machine" and not pool
+    """Whether the summaries can answer this side: one build (a pooled side needs every sample), in a scope they
+    are kept for (db.store.side_cases.KINDS)."""
+    return selector.kind == "build" and scope in KINDS and not pool
 
 
-def read_sides(engine: Engine, baseline: Selector, candidate: Selector, filters: dict[str, list[str]],
+def read_sides(engine: Engine, baseline: Selector, candidate: Selector, scope: str, filters: dict[str, list[str]],
                pool: Executor | None = None) -> pa.Table | None:
     """KEY, then per side (b_, c_) COLUMNS, one row per case key on either side, in key order; None when a side
-    holds more than one group per case (several builds of one version: the caller's checks refuse or pool it).
+    holds more than one group per case (several builds of one version: the caller's checks refuse or pool it), or
+    a group of either build lags its runs (stored since db.store.upkeep last caught up): the pivot answers then.
     With a pool the candidate is read on a worker beside the baseline. Each side is as one commit left it (a
-    group's rows change in the transaction of its run's ingest or retraction); the two reads may see different
+    group's rows change in one transaction of db.store.upkeep); the two reads may see different
     commits, as the Compare's other reads (builds, A/A figures) may: no figure combines the two sides' rows."""
     where, params = filter_sql(filters)
 
-    def read(selector: Selector) -> pa.Table:
+    def read(selector: Selector) -> pa.Table | None:
         build, build_params = selector.build_where()
         sql = _SIDE.format(keys=", ".join(KEY), columns=", ".join(COLUMNS), build=build, filters=where)
         with reader(engine) as duck:
-            return duck.sql(sql, params=build_params + params).to_arrow_table()
+            if duck.execute(_MARKED.format(build=build), build_params).fetchone():
+                return None
+            return duck.sql(sql, params=[scope] + build_params + params).to_arrow_table()
 
     other = pool.submit(read, candidate) if pool else None
     base = read(baseline)
-    return pair_sides(base, other.result() if other else read(candidate))
+    cand = other.result() if other else read(candidate)
+    return None if base is None or cand is None else pair_sides(base, cand)
 
 
 def pair_sides(b: pa.Table, c: pa.Table) -> pa.Table | None:

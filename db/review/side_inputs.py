@@ -1,8 +1,8 @@
 """What a comparison needs of each side, per case: its counts and detail columns, its pooled quartiles and its
-replicate figures (db.stats.replicates) — read two ways that give the same numbers. A machine-scope Compare of
-two single builds reads them from the side summaries kept at ingest (db.store.side_cases, db.query.side_reads):
-two rows per case, nothing grouped. Every other question (chip scope, pooled builds, tag and run selectors) is
-answered by the pivot of the selected results (db.query.case_pairs) and the statistics of its samples, computed
+replicate figures (db.stats.replicates) — read two ways that give the same numbers. A machine- or chip-scope
+Compare of two single builds reads them from the side summaries kept after each upload (db.store.side_cases,
+db.query.side_reads): two rows per case, nothing grouped. Every other question (pooled builds, tag and run
+selectors, a build whose summaries lag its runs) is answered by the pivot of the selected results (db.query.case_pairs) and the statistics of its samples, computed
 on workers while the caller builds its frames. The raw samples of one case, for its distribution chart, are read
 when asked for (`case_samples`)."""
 from __future__ import annotations
@@ -76,7 +76,7 @@ def side_inputs(engine: Engine, query, baseline: Selector, candidate: Selector, 
     """`query`: the CompareQuery (scope, filters, pool)."""
     filters = {name: list(values) for name, values in query.filters}
     if all(readable(s, query.scope, query.pool) for s in (baseline, candidate)):
-        table = read_sides(engine, baseline, candidate, filters, pool)
+        table = read_sides(engine, baseline, candidate, query.scope, filters, pool)
         if table is not None:
             return _from_summaries(table)
     return _from_samples(read_pairs(engine, compare_sql(baseline, candidate, query.scope, filters), pool), pool)

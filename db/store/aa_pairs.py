@@ -15,7 +15,8 @@ dtype, compile) holding its labels and the model's figures (db.stats.noise's rul
 of |log ratio| by quantile_cont, sigma), and aa_cases, per case of a group its pair count and sum of squared
 log ratios (a review's run-to-run variance per case, db.stats.replicates), added to at ingest like the pairs. A read of the model is a read of a few hundred rows: aggregating 5 M
 pairs per page view took ~0.35 s quiet and over 1 s on a loaded box, and Regressions reads the model for every
-case's bound. The figures are recomputed in SQL for a group when its pairs stored since its last computation
+case's bound. The figures are recomputed in SQL for a group, after the upload (db.store.upkeep: it reads every pair of
+the group, so an upload's cost would grow with the store), when its pairs stored since its last computation
 (`pending`) reach REFRESH of the pairs it was computed from (so a group of fewer than 20 pairs is recomputed at
 every new pair): recomputing every touched group at every ingest re-sorted all of a chip's pairs each time
 (~80 ms of a ~800 ms ingest on a 1 M-result store, growing with the store), while a 95th percentile hardly moves
@@ -96,7 +97,15 @@ _INSERT = f"""INSERT INTO aa_pairs (group_id, seq_a, seq_b, case_key, log_ratio)
 _PENDING = f"""UPDATE aa_noise SET pending = aa_noise.pending + n.pairs
   FROM (SELECT g.group_id, count(*) AS pairs FROM _aa_new s JOIN aa_noise g ON {_SAME_LABELS} GROUP BY g.group_id) n
   WHERE aa_noise.group_id = n.group_id"""
-_DUE = f"SELECT group_id FROM aa_noise WHERE pending > 0 AND pending >= {REFRESH} * pairs"
+_DUE = f"SELECT group_id, pending, pairs AS counted FROM aa_noise WHERE pending > 0 AND pending >= {REFRESH} * pairs"
+_FIGURES = f"""SELECT t.group_id, t.pending, t.counted, count(p.log_ratio) AS pairs,
+    quantile_cont(abs(p.log_ratio), {QUANTILE}) AS quantile_log, sqrt(avg(p.log_ratio * p.log_ratio) / 2) AS sigma_log,
+    max(abs(p.log_ratio)) AS max_log
+  FROM ({{touched}}) t LEFT JOIN aa_pairs p ON p.group_id = t.group_id GROUP BY t.group_id, t.pending, t.counted"""
+# `pairs = :counted`: unless a retraction recomputed the group since the figures were read (db.store.upkeep reads
+# them without the write lock; a retracted run's pairs must not come back through them)
+_WRITE = """UPDATE aa_noise SET pairs = :pairs, pending = greatest(pending - :seen, 0), quantile_log = :q,
+    sigma_log = :s, max_log = :m WHERE group_id = :g AND pairs = :counted"""
 _REFRESH = f"""UPDATE aa_noise SET pairs = coalesce(f.pairs, 0), pending = 0, quantile_log = f.quantile_log,
     sigma_log = f.sigma_log, max_log = f.max_log
   FROM (SELECT t.group_id, count(p.log_ratio) AS pairs, quantile_cont(abs(p.log_ratio), {QUANTILE}) AS quantile_log,
@@ -122,7 +131,6 @@ def _store_staged(conn) -> None:
     conn.execute(text(_INSERT))
     conn.execute(text(_CASES_ADD))
     conn.execute(text(_PENDING))
-    conn.execute(text(_REFRESH.format(touched=_DUE)))
     conn.execute(text("DROP TABLE _aa_new"))
 
 
@@ -143,9 +151,30 @@ def store_pairs_of_run(conn, run_id: str, partners: int = PARTNERS) -> None:
 
 def backfill(conn) -> None:
     """The pairs of every stored run (the migration to store v4; benchmarks/dashboard.py's store): each run pairs
-    with the PARTNERS earlier runs of its build and machine, as at ingest."""
+    with the PARTNERS earlier runs of its build and machine, as at ingest, and every group's figures computed."""
     conn.execute(text(_STAGE.format(pairs=_ALL_PAIRS, where_b="", where_a="")))
     _store_staged(conn)
+    refresh_due(conn)
+
+
+def refresh_due(conn) -> None:
+    """The due groups' figures recomputed now, in the caller's transaction (backfill; tests)."""
+    write_figures(conn, due_figures(conn))
+
+
+def due_figures(conn) -> list[tuple]:
+    """The figures of the groups whose pending pairs reached REFRESH of their counted ones, each with the pending
+    count they cover and the count they replace: (group_id, pending, counted, pairs, quantile_log, sigma_log,
+    max_log). Reads only: a snapshot will
+    do, so db.store.upkeep computes them without the write lock."""
+    return [tuple(r) for r in conn.execute(text(_FIGURES.format(touched=_DUE)))]
+
+
+def write_figures(conn, figures: list[tuple]) -> None:
+    """Write due_figures' rows; the pairs stored since they were read stay pending (under the write lock)."""
+    for group_id, pending, counted, pairs, quantile_log, sigma_log, max_log in figures:
+        conn.execute(text(_WRITE), {"g": group_id, "seen": pending, "counted": counted, "pairs": pairs,
+                                    "q": quantile_log, "s": sigma_log, "m": max_log})
 
 
 def backfill_cases(conn) -> None:

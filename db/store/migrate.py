@@ -1,7 +1,8 @@
 """Ordered store migrations keyed by store_version. v0: a file from before the meta table existed; v1: before
 run_seq; v2: before the build's library versions; v3: before the A/A pairs; v4: before uploaded_by and
 retractions; v5: before the A/A groups' pending counts; v6: before per-process samples and per-case A/A figures; v7: before the side summaries; v8: before per-process contention and correctness rounding; v9: before
-signed-out sessions were kept in the store (a file beside it, db.store.sessions). Each migration runs in the one transaction that also
+signed-out sessions were kept in the store (a file beside it, db.store.sessions); v10: before the side summaries were kept
+after an upload (db.store.upkeep). Each migration runs in the one transaction that also
 stamps the new store_version, so a store is never stamped ahead of its data."""
 from __future__ import annotations
 
@@ -154,8 +155,22 @@ def _v9_to_v10(conn) -> None:
     same transaction (keyless on a lake: db.store.lake.create_tables)."""
 
 
+def _v10_to_v11(conn) -> None:
+    """v11 summarises chip-scope sides too (side_cases.kind) and keeps the summaries after an upload, not inside
+    it (db.store.upkeep): a group whose summaries lag its runs carries a mark (side_stale) and its build is read
+    from the pivot until the upkeep rewrites it. The old summaries go and every group is marked: the first upkeep
+    (a server's start, a CLI command that stores) writes them again; reads are right meanwhile, only slower."""
+    from db.store.side_cases import mark_all
+    from db.store.tables import SIDE_CASES, SIDE_STALE
+
+    conn.execute(text("DROP TABLE IF EXISTS side_cases"))
+    SIDE_CASES.create(conn)
+    SIDE_STALE.create(conn, checkfirst=True)
+    mark_all(conn)
+
+
 MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
-              7: _v7_to_v8, 8: _v8_to_v9, 9: _v9_to_v10}
+              7: _v7_to_v8, 8: _v8_to_v9, 9: _v9_to_v10, 10: _v10_to_v11}
 
 
 def migrate(conn) -> None:

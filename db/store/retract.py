@@ -14,7 +14,7 @@ from sqlalchemy import Engine, text
 
 from db.errors import Problem, StoreError
 from db.store.aa_pairs import forget_run
-from db.store.side_cases import refresh_runs
+from db.store.side_cases import mark_runs
 from db.store.engine import WRITE_LOCK, bump_data_version
 
 RUN_ID_PATTERN = r"^[0-9a-f]{32}$"  # also the OpenAPI document's (api/openapi.py)
@@ -58,7 +58,7 @@ def retract_run(engine: Engine, run_id: str, reason: object, by: str, admin: boo
         when = datetime.now(timezone.utc).replace(tzinfo=None)
         conn.execute(text("UPDATE runs SET retracted_at = :t, retracted_by = :b, retraction_reason = :w "
                           "WHERE run_id = :r"), {"t": when, "b": by, "w": reason, "r": run_id})
-        refresh_runs(conn, [run_id])  # its group's side summaries, without it
+        mark_runs(conn, [run_id])  # its group's side summaries lag (read from the pivot) until the upkeep
         bump_data_version(conn)  # cached comparisons are keyed on it: they drop the run at once
     return {"run_id": run_id, "retracted_at": when.isoformat() + "Z", "retracted_by": by, "reason": reason,
             "results_moved": int(moved) if moved is not None and moved >= 0 else None}

@@ -12,7 +12,7 @@ from datetime import datetime
 from sqlalchemy import ARRAY, BigInteger, Boolean, Column, Double, Integer, String, Table
 from sqlmodel import Field, SQLModel
 
-STORE_VERSION = 10  # bump with a migration in db/store/migrate.py
+STORE_VERSION = 11  # bump with a migration in db/store/migrate.py
 
 
 class Meta(SQLModel, table=True):
@@ -157,15 +157,17 @@ AA_PAIRS = Table(
     Column("log_ratio", Double, nullable=False))  # ln(median in run b / median in run a)
 
 
-# One case of one run group — a build (version, git hash, debug) on one machine and device — summarised as Compare
-# reads a side of it: the group's ok samples pooled over its runs (its clean processes', where enough ran clean:
-# db.stats.contention), their quartiles, the replicate figures the change test adds up
-# (db.stats.replicates.SideReplicates), its contention, and what the non-ok results and the warnings say.
-# Derived from `results` (db.store.side_cases refreshes a group whenever one of its runs is stored or retracted),
-# so a machine-scope Compare of two builds reads ~2 rows per case instead of grouping every sample of every run.
-# No key: deleted and written a group at a time, by group_seq (the run_seq of the group's first run).
+# One case of one run group — a build (version, git hash, debug) on one machine (kind machine) or one chip with its
+# GPU core count (kind chip), and device — summarised as Compare reads a side of it in that scope: the group's ok
+# samples pooled over its runs (its clean processes', where enough ran clean: db.stats.contention), their
+# quartiles, the replicate figures the change test adds up (db.stats.replicates.SideReplicates), its contention,
+# and what the non-ok results and the warnings say. Derived from `results` (db.store.upkeep rewrites a group after
+# one of its runs is stored or retracted; db.store.side_cases), so a Compare of two builds reads ~2 rows per case
+# instead of grouping every sample of every run. No key: deleted and written a group at a time, by (kind,
+# group_seq: the run_seq of the group's first run).
 SIDE_CASES = Table(
     "side_cases", SQLModel.metadata,
+    Column("kind", String, nullable=False),  # the Compare scope the group answers: machine or chip
     Column("group_seq", BigInteger, nullable=False),
     Column("torch_version", String, nullable=False), Column("git_hash", String), Column("debug", Boolean),
     Column("scope", String, nullable=False),  # the machine name
@@ -179,6 +181,17 @@ SIDE_CASES = Table(
     # how many of how many processes ran contended, and the range of their shares of the cores (0–1)
     Column("contended", Boolean), *(Column(name, BigInteger) for name in ("contended_processes", "timed_processes")),
     *(Column(name, Double) for name in ("contention_low", "contention_high")))
+
+
+# A run group whose side summaries lag its runs: written where a run is stored or retracted (db.store.side_cases
+# mark_runs), removed when db.store.upkeep has rewritten the group. A side with a mark is answered from the pivot
+# (db.query.side_reads), so a mark costs a read speed, never an answer. mark_id: each mark's own id (the upkeep
+# removes the marks it saw, not the ones made while it worked).
+SIDE_STALE = Table(
+    "side_stale", SQLModel.metadata,
+    Column("mark_id", String, nullable=False), Column("kind", String, nullable=False),
+    Column("group_seq", BigInteger, nullable=False),
+    Column("torch_version", String, nullable=False), Column("git_hash", String), Column("debug", Boolean))
 
 
 class ReviewNote(SQLModel, table=True):

@@ -1,0 +1,112 @@
+"""The derived tables' upkeep after uploads: the side summaries of marked run groups (db.store.side_cases) and the
+A/A model's figures of groups with enough new pairs (db.store.aa_pairs).
+
+Both read every run (or pair) of a group, so inside an upload their cost grew with the store's history: the same
+20,000-result bundle uploaded 20 times went from 0.8 to 1.7 s an upload and its peak memory from 78 to 225 MB
+(benchmarks/upload_history.py). An upload now writes only its own rows and marks; the upkeep follows it. Each
+piece is computed from a snapshot without the write lock, then written under it in a short transaction, so an
+upload waits at most for that write. Nothing waits for the upkeep to be right: a marked side is answered from
+the pivot (db.query.side_reads) and the A/A figures already lag by up to REFRESH of a group's pairs.
+
+Who runs it: the server after each upload's answer is sent (`catch_up_soon`), and at its start for marks a stopped
+server left; each CLI command that stores runs, before it exits (`catch_up`).
+"""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from dataclasses import dataclass
+
+from sqlalchemy import Engine
+
+from db.store import aa_pairs, side_cases
+from db.store.engine import WRITE_LOCK
+
+# results summarised per snapshot: bounds a step's memory, not the answer (the 10 M-row benchmark store's 5,400
+# groups in batches of 20 groups peaked at 1.16 GB)
+RESULTS_PER_WRITE = 200_000
+
+
+@dataclass(frozen=True)
+class CaughtUp:
+    side_groups: int  # side groups rewritten
+    aa_groups: int  # A/A groups whose figures were recomputed
+    seconds: float
+
+
+_ONE_AT_A_TIME = threading.Lock()  # two upkeeps at once would summarise the same groups twice
+
+
+def catch_up(engine: Engine) -> CaughtUp:
+    """Rewrite every marked side group and every due A/A group, as the store stands now."""
+    with _ONE_AT_A_TIME:
+        return _run(engine)
+
+
+def _run(engine: Engine) -> CaughtUp:
+    start = time.perf_counter()
+    sides = _side_groups(engine)
+    figures = _aa_figures(engine)
+    return CaughtUp(sides, figures, time.perf_counter() - start)
+
+
+def _side_groups(engine: Engine) -> int:
+    with engine.connect() as conn:
+        marked = side_cases.marks(conn)
+        batches = [(kind, batch) for kind in side_cases.KINDS
+                   for batch in _batches(side_cases.sizes(conn, kind, [g for k, g in marked if k == kind]))]
+    for kind, groups in batches:
+        _rewrite(engine, kind, groups)
+    return len(marked)
+
+
+def _batches(sizes: dict[int, int]) -> list[list[int]]:
+    """The groups in runs of at most RESULTS_PER_WRITE results (a larger group alone: its quartiles need every
+    sample of it at once)."""
+    batches: list[list[int]] = []
+    held = 0
+    for group, n in sorted(sizes.items()):
+        if not batches or held + n > RESULTS_PER_WRITE:
+            batches.append([])
+            held = 0
+        batches[-1].append(group)
+        held += n
+    return batches
+
+
+def _rewrite(engine: Engine, kind: str, groups: list[int]) -> None:
+    with engine.connect() as conn, conn.begin():  # one snapshot: the groups' runs as they stand now
+        seen = side_cases.marks(conn)  # the marks this snapshot answers (a mark made later stays)
+        rows = side_cases.summarise(conn, kind, groups)
+    with WRITE_LOCK, engine.begin() as conn:
+        side_cases.replace(conn, kind, groups, rows, [m for g in groups for m in seen.get((kind, g), [])])
+
+
+def _aa_figures(engine: Engine) -> int:
+    with engine.connect() as conn, conn.begin():
+        figures = aa_pairs.due_figures(conn)
+    if figures:
+        with WRITE_LOCK, engine.begin() as conn:
+            aa_pairs.write_figures(conn, figures)
+    return len(figures)
+
+
+_WAITING = threading.Semaphore(1)  # at most one upkeep waits behind the running one
+
+
+def catch_up_soon(engine: Engine) -> None:
+    """The server's upkeep after a stored upload or a retraction, run once the answer is sent (a Starlette
+    background task; the Upload page after its files). A burst is caught up once or twice, not once per upload:
+    while one upkeep waits for the running one, later calls return at once (the waiting one will see their
+    marks: they were committed before the call). Never raises: a failure is one log line and the marks stay for
+    the next upload or the next start; reads stay right meanwhile, from the samples."""
+    if not _WAITING.acquire(blocking=False):
+        return
+    try:
+        with _ONE_AT_A_TIME:
+            _WAITING.release()
+            _run(engine)
+    except Exception as exc:  # noqa: BLE001 - see above
+        print(f"mpsbench: the derived summaries were not caught up ({type(exc).__name__}: {exc}); reads stay "
+              "right, from the samples", file=sys.stderr, flush=True)

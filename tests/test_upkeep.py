@@ -1,0 +1,133 @@
+"""The derived summaries' upkeep after uploads (db.store.upkeep): an API upload is answered before its group is
+summarised and leaves no mark once the answer is done; A/A figures read without the write lock never bring back
+a retracted run's pairs; a burst of upkeeps runs at most once behind the running one."""
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from sqlalchemy import text
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+import api.upload
+import db.store.engine
+import db.store.upkeep as upkeep
+from db.ingest.core import ingest_bundle
+from db.store import aa_pairs
+from db.store.engine import WRITE_LOCK, open_store
+from db.store.retract import retract_run
+from tests.bundles import make_bundle, make_result
+
+TOKEN = "tok-upkeep"
+
+
+def _marks(engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT count(*) FROM side_stale")).scalar()
+
+
+def _side_rows(engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT count(*) FROM side_cases")).scalar()
+
+
+def _run(run_id: str, scale: float) -> bytes:
+    results = [make_result(workload="softmax", params={"n": i}, samples=[scale * (10 + i) * (1 + 0.01 * k)
+                                                                         for k in range(5)]) for i in range(4)]
+    return json.dumps(make_bundle(run_id=run_id.rjust(32, "0"), results=results)).encode()
+
+
+def test_an_api_upload_is_summarised_once_its_answer_is_sent(tmp_path, monkeypatch):
+    monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "api.duckdb"))
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", f"ci={TOKEN}")
+    monkeypatch.setattr(db.store.engine, "_shared", {})
+    engine = db.store.engine.shared_store()
+    seen: list[int] = []
+    real = upkeep._run
+
+    def run(e):  # what the store held when the upkeep began: the upload's rows and its mark, committed
+        seen.append(_marks(e))
+        return real(e)
+
+    monkeypatch.setattr(upkeep, "_run", run)
+    try:
+        client = TestClient(Starlette(routes=api.upload.ROUTES), client=("127.0.0.1", 50000))
+        reply = client.post("/api/v1/runs", content=_run("a1", 1.0),
+                            headers={"content-type": "application/json", "authorization": f"Bearer {TOKEN}"})
+        assert reply.status_code == 201, reply.json()
+        # the test client returns once the background task is done: it ran after the answer, with the mark there
+        assert seen == [2] and _marks(engine) == 0 and _side_rows(engine) == 8  # machine and chip kinds
+        again = client.post("/api/v1/runs", content=_run("a1", 1.0),
+                             headers={"content-type": "application/json", "authorization": f"Bearer {TOKEN}"})
+        assert again.status_code == 200 and seen == [2]  # nothing stored: no upkeep
+    finally:
+        engine.dispose()
+
+
+def test_figures_read_before_a_retraction_are_not_written_after_it(tmp_path):
+    engine = open_store(tmp_path / "s.duckdb")
+    try:
+        for run_id, scale in (("a1", 1.0), ("a2", 1.5), ("a3", 1.0)):
+            ingest_bundle(engine, _run(run_id, scale))
+        with engine.connect() as conn, conn.begin():
+            figures = aa_pairs.due_figures(conn)  # the upkeep's snapshot: every pair, a2's included
+        assert figures and all(f[3] == 12 for f in figures)  # 3 pairs of runs × 4 cases
+        retract_run(engine, "a2".rjust(32, "0"), "ran on battery", "admin", admin=True)  # recomputed at once
+        with WRITE_LOCK, engine.begin() as conn:
+            aa_pairs.write_figures(conn, figures)
+            pairs, quantile = conn.execute(text("SELECT pairs, quantile_log FROM aa_noise")).one()
+        assert pairs == 4  # a1–a3 only: the figures from before the retraction were refused
+        assert quantile == pytest.approx(0.0, abs=1e-12)  # a1 and a3 measured alike
+    finally:
+        engine.dispose()
+
+
+def test_a_burst_of_upkeeps_runs_once_behind_the_running_one(tmp_path, monkeypatch):
+    engine = open_store(tmp_path / "s.duckdb")
+    started, release = threading.Event(), threading.Event()
+    runs: list[int] = []
+
+    def slow(e):
+        runs.append(1)
+        started.set()
+        release.wait(10)
+        return None
+
+    monkeypatch.setattr(upkeep, "_run", slow)
+    try:
+        first = threading.Thread(target=upkeep.catch_up_soon, args=(engine,))
+        first.start()
+        assert started.wait(10)
+        waiting = threading.Thread(target=upkeep.catch_up_soon, args=(engine,))
+        waiting.start()
+        while upkeep._WAITING._value:  # until it waits behind the first (CPython's Semaphore keeps its count there)
+            threading.Event().wait(0.01)
+        for _ in range(5):  # while one waits, these return at once: it will see their marks
+            upkeep.catch_up_soon(engine)
+        release.set()
+        first.join(10)
+        waiting.join(10)
+        assert len(runs) == 2
+    finally:
+        engine.dispose()
+
+
+def test_groups_are_summarised_in_batches_of_bounded_results_a_larger_group_alone():
+    sizes = {1: 90_000, 2: 90_000, 3: 50_000, 4: 500_000, 5: 0, 6: 10}
+    assert upkeep._batches(sizes) == [[1, 2], [3], [4], [5, 6]]  # RESULTS_PER_WRITE = 200,000
+    assert upkeep._batches({}) == []
+
+
+def test_a_group_whose_runs_are_all_retracted_loses_its_rows_and_its_mark(tmp_path):
+    engine = open_store(tmp_path / "s.duckdb")
+    try:
+        ingest_bundle(engine, _run("a1", 1.0))
+        upkeep.catch_up(engine)
+        assert _side_rows(engine) == 8
+        retract_run(engine, "a1".rjust(32, "0"), "wrong machine", "admin", admin=True)
+        assert upkeep.catch_up(engine).side_groups == 2
+        assert (_side_rows(engine), _marks(engine)) == (0, 0)
+    finally:
+        engine.dispose()
