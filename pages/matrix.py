@@ -19,18 +19,18 @@ def _render() -> None:
     if not builds:
         st.info("No runs stored yet.")
         stop()
-    default_metric, default_dtype = load(matrix_defaults)  # what most was measured
+    default = load(matrix_defaults)  # a comparison that exists: what most was compared
     cols = st.columns(5)
     with cols[0]:
-        metric = _choice("Metric", "metric", list(METRICS), default_metric)
+        metric = _choice("Metric", "metric", list(METRICS), default.metric)
     with cols[1]:
-        baseline = _choice("Baseline build", "baseline", builds, builds[0])
+        baseline = _choice("Baseline build", "baseline", builds, default.baseline or builds[0])
     with cols[2]:
         rows = _choice("Rows", "rows", list(ROWS), "chip")
     with cols[3]:
-        dtype = text_param("dtype (required for chip rows)", "dtype", default_dtype, page="mx")
+        dtype = text_param("dtype (required for chip rows)", "dtype", default.dtype, page="mx")
     with cols[4]:
-        compile_mode = _choice("Compile", "compile", ["eager", "inductor"], "eager")
+        compile_mode = _choice("Compile", "compile", ["eager", "inductor"], default.compile)
     view = load(matrix_view, {"metric": metric, "baseline": baseline, "rows": rows, "dtype": dtype,
                               "compile": compile_mode})
     if view.cells.empty:

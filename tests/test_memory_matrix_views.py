@@ -181,14 +181,14 @@ def test_a_build_the_chip_ran_without_a_comparable_case_still_says_no_data(matri
 def test_matrix_defaults_to_the_metric_and_dtype_with_the_most_cases(matrix_engine, tmp_path):
     from tests.seed import seed_store
 
-    assert matrix_defaults(matrix_engine) == ("op_time", "float32")  # the only thing stored
+    assert matrix_defaults(matrix_engine)[:2] == ("op_time", "float32")  # the only thing stored
     seeded = open_store(tmp_path / "seeded.duckdb")
     seed_store(seeded)
     # tests/seed.py: bf16 op_time cases are linear q, k_v, o and grouped_mm (4); fp32: softmax ×2, constant_pad (3)
-    assert matrix_defaults(seeded) == ("op_time", "bfloat16")
+    assert matrix_defaults(seeded)[:2] == ("op_time", "bfloat16")
     view = matrix_view(seeded, {})
     assert (view.metric, view.dtype) == ("op_time", "bfloat16") and len(view.cells) == 2
-    assert matrix_defaults(open_store(tmp_path / "empty.duckdb")) == ("op_time", "float32")
+    assert tuple(matrix_defaults(open_store(tmp_path / "empty.duckdb"))) == ("op_time", "float32", "", "eager")
     seeded.dispose()
 
 
@@ -207,3 +207,50 @@ def test_memory_chart_tells_eager_from_inductor_and_names_its_colours():
     legend = spec["spec"]["layer"][0]["encoding"]["color"]["legend"]
     assert legend["orient"] == "top" and "baseline 2.14.1 (stable)" in legend["labelExpr"]
     assert "candidate 2.15.0rc1 (rc)" in legend["labelExpr"]
+
+
+def _cuda_store(path, cuda_builds: tuple[str, ...]):
+    """Two Macs' op_time (2 cases) on 2.14.1 → 2.15.0rc1, and an NVIDIA machine's first_call_time on 5 cases per
+    CUDA build (cu wheels sort before the Macs' builds): the CUDA figures outnumber the Macs' op times."""
+    engine = open_store(path)
+    for day, (version, channel) in enumerate((("2.14.1", "stable"), ("2.15.0rc1", "rc")), start=1):
+        ingest_bundle(engine, _bundle("m3u", "Apple M3 Ultra", version, channel, day,
+                                      [_op({"rows": 1}, 10.0), _op({"rows": 2}, 10.0)]))
+    for day, version in enumerate(cuda_builds, start=5):
+        firsts = [make_result(params={"rows": r}, metric="first_call_time", unit="ms", samples=[3.0])
+                  for r in range(5)]
+        bundle = _bundle("h100", "NVIDIA H100", version, "stable", day, firsts)
+        bundle["device"] = {"type": "cuda", "name": "NVIDIA H100 80GB HBM3"}
+        ingest_bundle(engine, bundle)
+    return engine
+
+
+def test_an_nvidia_upload_leaves_the_matrix_on_a_comparison_that_exists(tmp_path):
+    # issue 35: one CUDA build's first_call_time had the most cases and sorted first: "Nothing compared"
+    engine = _cuda_store(tmp_path / "one.duckdb", ("2.13.0+cu126",))
+    assert matrix_builds(engine)[0] == "2.13.0+cu126"
+    assert tuple(matrix_defaults(engine)) == ("op_time", "float32", "2.14.1", "eager")
+    view = matrix_view(engine, {})
+    assert view.why_empty == "" and (view.metric, view.baseline) == ("op_time", "2.14.1")
+    assert dict(zip(view.cells.row, view.cells.n_cases)) == {"Apple M3 Ultra": 2}
+    engine.dispose()
+    # two CUDA builds pair 5 first_call_time cases: op time (2 cases on the Mac) is still the default
+    engine = _cuda_store(tmp_path / "two.duckdb", ("2.13.0+cu126", "2.13.1+cu126"))
+    assert tuple(matrix_defaults(engine)) == ("op_time", "float32", "2.14.1", "eager")
+    engine.dispose()
+
+
+def test_matrix_defaults_pick_the_pair_with_the_most_compared_cases(matrix_engine, tmp_path):
+    # matrix_engine: the M3 pairs 2 cases for each of 2.14.1→rc, 2.14.1→nightly, rc→nightly; the M2 2.14.1→rc:
+    # 2.14.1→rc pairs 4, the most; a stable baseline
+    assert tuple(matrix_defaults(matrix_engine)) == ("op_time", "float32", "2.14.1", "eager")
+    # no op_time pairs: the ratio metric that pairs most (first_call_time, 5 cases on the two CUDA builds)
+    engine = open_store(tmp_path / "cuda.duckdb")
+    for day, version in enumerate(("2.13.0+cu126", "2.13.1+cu126"), start=1):
+        firsts = [make_result(params={"rows": r}, metric="first_call_time", unit="ms", samples=[3.0 + day])
+                  for r in range(5)]
+        ingest_bundle(engine, _bundle("h100", "NVIDIA H100", version, "stable", day, firsts))
+    ingest_bundle(engine, _bundle("m3u", "Apple M3 Ultra", "2.14.1", "stable", 9, [_op({"rows": 1}, 10.0)]))
+    assert tuple(matrix_defaults(engine)) == ("first_call_time", "float32", "2.13.0+cu126", "eager")
+    assert matrix_view(engine, {}).cells.n_cases.tolist() == [5]
+    engine.dispose()
