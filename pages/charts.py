@@ -12,6 +12,7 @@ from altair.utils.core import infer_vegalite_type_for_pandas
 from db.review.wording import format_value
 from db.views.compare_chart import DIRECTIONS
 from db.views.correctness import SLOPE_DIRECTIONS
+from db.views.matrix import legend_ticks
 
 
 def tooltips(data: pd.DataFrame, *fields: str) -> list[alt.Tooltip]:
@@ -174,24 +175,29 @@ def annotated_trend_chart(points: pd.DataFrame, annotations: pd.DataFrame) -> al
     return _Layer(layer=[*chart.layer, rules, labels])
 
 
-def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float) -> alt.LayerChart:
+def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float, baseline: str = "") -> alt.LayerChart:
     """Row × build heatmap of the geomean oriented ratio (× better), the number in each cell. The colour scale is
     logarithmic and symmetric around 1× (1/span … span, db.views.matrix.matrix_grid): red worse, blue better,
-    white unchanged; a cell without data is grey and says so."""
+    white unchanged; its legend labels readable steps (0.8×, 1× = baseline, 1.25×: legend_ticks). A cell without a
+    figure is grey and says why ("no data", "not run")."""
     base = alt.Chart(grid).encode(x=alt.X("build:N", sort=builds, title="candidate build",
                                           axis=alt.Axis(labelAngle=-20, labelLimit=300)),
                                   y=alt.Y("row:N", title=None, axis=alt.Axis(labelLimit=400)))
+    ends = f"format(datum.value, '.2f') + '×'"
+    legend = alt.Legend(values=legend_ticks(span), gradientLength=220, labelLimit=200, titleLimit=300,
+                        labelExpr=f"abs(datum.value - 1) < 1e-9 ? '1× = baseline' : {ends}")
+    title = ["× better than", f"baseline {baseline}"] if baseline else "geomean (× better)"
     cells = base.transform_filter("datum.has_data").mark_rect().encode(
-        color=alt.Color("geomean:Q", title="geomean (× better)",
+        color=alt.Color("geomean:Q", title=title,
                         scale=alt.Scale(type="log", scheme="redblue", domain=[1.0 / span, span], domainMid=1.0,
                                         clamp=True),
-                        legend=alt.Legend(format=".2f")),
+                        legend=legend),
         tooltip=tooltips(grid, "row", "build", "label", "ci", "n_cases", "baseline"))
     empty = base.transform_filter("!datum.has_data").mark_rect(color="#eeeeee")
     text = base.mark_text(fontSize=12).encode(
         text=alt.Text("label:N"),
         color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
-    return _Layer(layer=[cells, empty, text])
+    return _Layer(layer=[cells, empty, text], height=alt.Step(34))
 
 
 FACET_PX = 150

@@ -4,7 +4,7 @@ from __future__ import annotations
 import streamlit as st
 
 from bundle.metrics import METRICS
-from db.views.matrix import ROWS, SHOWN, matrix_builds, matrix_defaults, matrix_view
+from db.views.matrix import CELL_WORDS, NO_DATA, NOT_RUN, ROWS, SHOWN, matrix_builds, matrix_defaults, matrix_view
 from pages.charts import matrix_chart
 from pages.widgets import guarded, load, picker, plain, stop, text_param
 
@@ -39,7 +39,10 @@ def _render() -> None:
     st.caption(plain(f"Geometric mean of each cell's cases, oriented so > 1× is better, against {view.baseline}. "
                      f"Colour: log scale symmetric around 1× (red {1 / view.span:.2f}× … white 1× … blue "
                      f"{view.span:.2f}×)."))  # the baseline comes from the URL: text, not Markdown
-    st.altair_chart(matrix_chart(view.grid, view.builds, view.span), width="stretch")
+    st.altair_chart(matrix_chart(view.grid, view.builds, view.span, view.baseline), width="stretch")
+    blank = [CELL_WORDS[w] for w in (NO_DATA, NOT_RUN) if (view.grid.label == w).any()]
+    if blank:
+        st.caption(plain("Grey cells: " + "; ".join(blank) + "."))
     st.dataframe(view.cells[SHOWN], hide_index=True,
                  column_config={"geomean": st.column_config.NumberColumn("geomean (× better)"),
                                 "ci": st.column_config.TextColumn("95 % CI (×)"), "n_cases": "cases"})

@@ -153,20 +153,24 @@ def test_matrix_cells_scale_and_no_data(matrix_engine):
     assert scale["domainMid"] == 1.0 and scale["type"] == "log"
     low, high = scale["domain"]
     assert low * high == pytest.approx(1.0) and high == pytest.approx(3.469, rel=1e-6)  # symmetric in log space
-    assert spec["layer"][0]["encoding"]["color"]["legend"]["format"] == ".2f"
+    legend = spec["layer"][0]["encoding"]["color"]["legend"]
+    # readable steps between the ends 1/3.469 = 0.2883 and 3.469 (none within 6 % of an end), 1× named
+    assert legend["values"] == [0.2883, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.469]
+    assert "1× = baseline" in legend["labelExpr"]
     labels = {r["label"] for rows in spec["datasets"].values() for r in rows}
     assert {"3.47×", "1.52×", "0.50×", "no data"} <= labels
 
 
-def test_matrix_leaves_out_the_builds_a_chip_never_ran(matrix_engine):
+def test_matrix_says_not_run_where_a_chip_never_ran_the_build(matrix_engine):
     assert builds_ran(matrix_engine) == {("Apple M3 Ultra", "2.14.1"), ("Apple M3 Ultra", "2.15.0rc1"),
                                          ("Apple M3 Ultra", "2.16.0.dev20261120"), ("Apple M2 Max", "2.14.1"),
                                          ("Apple M2 Max", "2.15.0rc1")}
     view = matrix_view(matrix_engine, {})
     cells = {(r.row, r.build): r.label for r in view.grid.itertuples()}
-    # the M2 never ran the nightly: no "no data" cell for it; the M3 ran every build
+    # the M2 never ran the nightly: "not run", not "no data" (and never a blank cell); the M3 ran every build
     assert cells == {("Apple M2 Max", "2.15.0rc1"): "0.50×", ("Apple M3 Ultra", "2.15.0rc1"): "3.47×",
-                     ("Apple M3 Ultra", "2.16.0.dev20261120"): "1.52×"}
+                     ("Apple M3 Ultra", "2.16.0.dev20261120"): "1.52×",
+                     ("Apple M2 Max", "2.16.0.dev20261120"): "not run"}
     assert list(view.cells.columns) == ["row", "build", "geomean", "ci_low", "ci_high", "ci", "n_cases", "unit",
                                          "baseline"]
 
@@ -254,3 +258,11 @@ def test_matrix_defaults_pick_the_pair_with_the_most_compared_cases(matrix_engin
     assert tuple(matrix_defaults(engine)) == ("first_call_time", "float32", "2.13.0+cu126", "eager")
     assert matrix_view(engine, {}).cells.n_cases.tolist() == [5]
     engine.dispose()
+
+
+def test_legend_ticks_are_readable_steps_within_the_scale():
+    from db.views.matrix import legend_ticks
+
+    assert legend_ticks(1.1) == [0.9091, 1.0, 1.1]  # 0.9 and 1.1 are within 6 % of the ends (log): left out
+    assert legend_ticks(1.3) == [0.7692, 0.9, 1.0, 1.1, 1.3]  # 0.8 (log 0.223) is within 0.06 of log 1.3 = 0.262
+    assert legend_ticks(2.0) == [0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0]

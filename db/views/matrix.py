@@ -64,8 +64,8 @@ def ci_text(low: float | None, high: float | None, n: int) -> str:
 
 
 def builds_ran(engine: Engine) -> set[tuple[str, str]]:
-    """Every (chip scope, build) with a stored run: a Mac never ran a CUDA or CPU wheel, so the Matrix leaves
-    those cells out instead of calling them "no data"."""
+    """Every (chip scope, build) with a stored run: a Mac never ran a CUDA or CPU wheel, so the Matrix says "not
+    run" there instead of "no data"."""
     found = read_frame(engine, f"SELECT DISTINCT {scope_sql('chip')} AS scope, ru.torch_version AS build FROM runs ru")
     return set(zip(found.scope, found.build))
 
@@ -132,7 +132,7 @@ class Matrix:
     workload: str  # "" for every workload of the metric
     builds: list[str]  # every stored build, version order (the columns)
     cells: pd.DataFrame  # COLUMNS: geomean oriented ratio (×) per row and build, with its 95 % CI
-    grid: pd.DataFrame  # every (row, build) of the heatmap with its label, "no data" where a cell is missing
+    grid: pd.DataFrame  # every (row, build) of the heatmap with its label: the geomean, "no data" or "not run"
     span: float  # the colour scale runs from 1/span to span (×), symmetric in log space around 1×
     why_empty: str  # "" when there are cells; else why none (what the store holds for this metric)
 
@@ -181,23 +181,37 @@ def _why_empty(engine: Engine, metric: str, baseline: str, dtype: str, compile_m
             f"Stored for {metric}: dtypes {listed('dtype')}; compile modes {listed('compile')}.")
 
 
+NO_DATA, NOT_RUN = "no data", "not run"  # ran both builds, nothing paired / the chip never ran the build
+CELL_WORDS = {NO_DATA: "no data: the chip ran this build, but no case of this selection ran ok on it and on the "
+                       "baseline",
+              NOT_RUN: "not run: no run of this build on this chip (a Mac never runs a CUDA wheel)"}
+TICKS = (0.25, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 4.0)  # readable legend steps (×)
+
+
 def matrix_grid(cells: pd.DataFrame, builds: list[str], baseline_build: str,
                 ran: set[tuple[str, str]] | None = None) -> tuple[pd.DataFrame, float]:
-    """Every (row, build) of the heatmap whose chip ran the build (`ran`: builds_ran; None: every build), a
-    missing one marked "no data", each with its number as text, and the colour scale's half-width `span` (×): the
-    scale runs from 1/span to span, symmetric in log space around 1×, so equal wins and losses get equal colour
-    and 1× is always the neutral midpoint."""
+    """Every (row, build) of the heatmap, each labelled: its geomean as text, "no data" (the chip ran the build,
+    nothing paired) or "not run" (`ran`: builds_ran says the chip never ran it; None: every chip ran every build),
+    and the colour scale's half-width `span` (×): the scale runs from 1/span to span, symmetric in log space around
+    1×, so equal wins and losses get equal colour and 1× is always the neutral midpoint."""
     columns = [b for b in builds if b != baseline_build]
     scopes = cells.drop_duplicates("row").set_index("row")["scope"] if "scope" in cells else pd.Series(dtype=str)
     rows = sorted(cells["row"].unique()) if not cells.empty else []
     full = pd.MultiIndex.from_product([rows, columns], names=["row", "build"]).to_frame(index=False)
-    if ran is not None and len(full):
-        full = full[[(scopes.get(r, r), b) in ran for r, b in full.itertuples(index=False)]]
     grid = full.merge(cells.drop(columns=["scope"], errors="ignore"), on=["row", "build"], how="left")
     logs = np.log(grid["geomean"].astype(float))
     span = float(np.exp(np.nanmax(np.abs(logs)))) if logs.notna().any() else 2.0
     span = max(span, 1.1)  # a flat matrix still gets a readable scale
-    grid["label"] = [f"{g:.2f}×" if pd.notna(g) else "no data" for g in grid["geomean"]]
+    did_run = [ran is None or (scopes.get(r, r), b) in ran for r, b in grid[["row", "build"]].itertuples(index=False)]
+    grid["label"] = [f"{g:.2f}×" if pd.notna(g) else NO_DATA if r else NOT_RUN
+                     for g, r in zip(grid["geomean"], did_run)]
     grid["dark"] = (np.abs(logs) > 0.6 * np.log(span)).fillna(False).astype(bool)  # white text on deep colour
     grid["has_data"] = grid["geomean"].notna()
     return grid, span
+
+
+def legend_ticks(span: float) -> list[float]:
+    """The colour legend's labelled values (×): both ends of the scale, 1× and the readable steps between (TICKS)
+    not within 6 % of an end, so no two labels overlap."""
+    inner = [t for t in TICKS if 1 / span < t < span and abs(np.log(t)) < np.log(span) - 0.06]
+    return [round(1 / span, 4), *inner, round(span, 4)]
