@@ -207,7 +207,7 @@ SIDE_COLORS = alt.Scale(domain=["baseline", "candidate"], range=["#9e9e9e", "#1f
 def memory_chart(rows: pd.DataFrame, figures: list[str], baseline: str = "", candidate: str = "") -> alt.FacetChart:
     """One machine's nested peaks (driver ⊇ reserved ⊇ live), a column per figure, a bar per case and side in GiB
     with its value written beside it; a side without a figure (OOM, unavailable) gets its state written instead
-    of a bar. Every bar is one figure of one case: nothing is stacked or summed. The legend above says which
+    of a bar. Every bar is one figure of one case: nothing is stacked or summed; each figure has its own GiB axis. The legend above says which
     colour is which build; case names wrap (an inductor case's name ends in "inductor", never cut off)."""
     rows = rows.assign(at=rows["GiB"].fillna(0.0), lines=rows["case"].map(wrap))
     names = {"baseline": f"baseline {baseline}".strip(), "candidate": f"candidate {candidate}".strip()}
@@ -224,9 +224,12 @@ def memory_chart(rows: pd.DataFrame, figures: list[str], baseline: str = "", can
                                   color=alt.Color("side:N", scale=SIDE_COLORS, legend=legend))
     labels = base.mark_text(align="left", dx=3, fontSize=10).encode(x=alt.X("at:Q"), text=alt.Text("label:N"))
     step = max(LINE_PX * int(rows["lines"].str.count("\n").max() + 1 if len(rows) else 1) + 8, 28)
-    # a fixed width per figure: three facets and the case labels (LABEL_PX at most) fit a 1280-px window
+    # a fixed width per figure: three facets and the case labels (LABEL_PX at most) fit a 1280-px window. Each
+    # figure's axis is fitted to its own bars: one shared axis ran to a 270 GiB driver total and squashed 0.4–8 GiB
+    # live-tensor bars to slivers (the driver total stays drawn, on its own axis)
     return _Facet(data=rows, spec=alt.LayerChart(layer=[bars, labels], width=FACET_PX, height=alt.Step(step)),
-                  facet=alt.Facet("figure:N", sort=figures, title=None), columns=len(figures))
+                  facet=alt.Facet("figure:N", sort=figures, title=None), columns=len(figures),
+                  resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="independent")))
 
 
 SLOPE_COLORS = alt.Scale(domain=list(SLOPE_DIRECTIONS), range=DIRECTION_COLORS.range)

@@ -211,6 +211,9 @@ def test_memory_chart_tells_eager_from_inductor_and_names_its_colours():
     legend = spec["spec"]["layer"][0]["encoding"]["color"]["legend"]
     assert legend["orient"] == "top" and "baseline 2.14.1 (stable)" in legend["labelExpr"]
     assert "candidate 2.15.0rc1 (rc)" in legend["labelExpr"]
+    # each figure on its own GiB axis: a 270 GiB driver total no longer squashes 0.4–8 GiB live-tensor bars
+    assert spec["resolve"] == {"scale": {"x": "independent"}}
+    assert spec["spec"]["layer"][0]["encoding"]["x"]["title"] == "peak (GiB)"
 
 
 def _cuda_store(path, cuda_builds: tuple[str, ...]):
