@@ -39,6 +39,7 @@ def show_summary(cards: Cards | dict | None) -> None:
         st.text(note)  # notes carry selector text (tag values from bundles): text, not Markdown
 
 
+TONE = {"better": "green", "worse": "red"}  # a line's tone (db.views.verdict_cards) as its Markdown colour
 DOUBTS_SHOWN = 3  # doubtful cases a card names; Regressions lists them all
 
 
@@ -62,16 +63,19 @@ def _card(card: dict, same_build: bool = False) -> None:
         if card["newly_supported"] or card["fixed"] or card["new_failures"]:
             st.text(card["status"])
         return
-    tones = [{"better": "green", "worse": "red"}.get(f.get("tone", "")) for f in card["families"]]
+    tones = [TONE.get(f.get("tone", "")) for f in card["families"]]
     st.markdown("  \n".join([_counts(card)] + [f":{tone}[{plain(f['text'])}]" if tone else plain(f["text"])
                                                 for f, tone in zip(card["families"], tones)]))
     quiet = ("no memory figures compared", "no correctness figures compared")  # nothing to say: left out
     moved = card["newly_supported"] or card["fixed"] or card["new_failures"] or card.get("other_gains")
-    lines = [*(x for x in (card["memory"], card["correctness"]) if x not in quiet),
-             *([card["status"]] if moved else []), *([card["detects"]] if card.get("detects") else []),
-             *([f"evidence: {card['evidence']}"] if card.get("evidence")
-               and not str(card.get("detects")).startswith("detects nothing") else [])]  # said there already
-    st.text("\n".join(lines))  # one element: a compact card
+    tones = card.get("tones") or {}
+    said = [(card[k], tones.get(k, "")) for k in ("memory", "correctness") if card[k] not in quiet]
+    said += [(card["status"], tones.get("status", ""))] if moved else []
+    said += [(card["detects"], "")] if card.get("detects") else []
+    if card.get("evidence") and not str(card.get("detects")).startswith("detects nothing"):  # said there already
+        said.append((f"evidence: {card['evidence']}", ""))
+    # one element: a compact card; wins green as losses red (the words are the summary's: escaped)
+    st.markdown("  \n".join(f":{TONE[t]}[{plain(x)}]" if TONE.get(t) else plain(x) for x, t in said))
 
 
 def _counts(card: dict) -> str:
