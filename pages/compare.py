@@ -6,11 +6,11 @@ import streamlit as st
 
 from db.review.comparison import CompareQuery, ComparisonResult
 from db.review.review import Review, judge_review
-from db.views.compare import named_cases
+from db.views.compare import named_cases, named_unmatched
 from db.query.selectors import available_selectors
 from db.views.defaults import default_sides, side_labels
 from db.views.case_detail import case_provenance, case_trend_url
-from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows
+from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows, chart_words
 from db.views.empty_reason import empty_reason
 from db.review.status_changes import status_changes, status_words
 from pages.charts import largest_first, ratio_chart, samples_chart
@@ -27,6 +27,7 @@ CASE_VIEW = ["case", "trend", "scope", "metric", "direction", "regression", "cha
              "candidate_iqr", "candidate_n", "ratio", "oriented_ratio", "difference", "caveats", "device", "workload",
              "dtype", "compile", "case_key"]
 CHART_MAX = 500  # cases drawn: the largest changes and every regression (a 50k-point chart helps no one)
+CHART_PX = 900  # the chart's box when more than CHART_DEFAULT bars are asked for (it scrolls)
 TABLE_ROWS = 2000  # case rows sent by default; 50k rows are ~18 MB for the browser to parse (all on request)
 
 
@@ -60,16 +61,15 @@ def _controls() -> dict[str, str]:
 
 def _ratio_section(rows: pd.DataFrame, baseline: str) -> pd.DataFrame:
     start = int_param("chart_cases", st.query_params.get("chart_cases"), CHART_DEFAULT, 5, CHART_MAX)
-    limit = st.slider("Cases in the chart (largest changes first; regressions always)", 5, CHART_MAX,
-                      key=follow_url("cmp", "chart_cases", start))
+    limit = st.slider("Cases in the chart (the largest changes, drawn worst to best; regressions always)", 5,
+                      CHART_MAX, key=follow_url("cmp", "chart_cases", start))
     set_param("chart_cases", str(limit), str(CHART_DEFAULT))
     data = chart_rows(rows, limit)
     if not data.empty:
-        extra = int((data["rank"] > limit).sum())
-        st.text(f"Per-case ratio: the {min(limit, len(data) - extra)} largest changes of {len(rows)} compared cases"
-                + (f", and {extra} regression(s) ranked lower" if extra else "")
-                + "; bars from 1×, black whiskers the 95 % CI, ringed = regression. The table below lists every case.")
-        st.altair_chart(ratio_chart(data, baseline), width="stretch")
+        st.text(chart_words(data, limit, len(rows)))
+        # more bars than the default scroll inside a box CHART_PX high: the page never grows to thousands of px
+        with st.container(height=CHART_PX if len(data) > CHART_DEFAULT else "content", border=False):
+            st.altair_chart(ratio_chart(data, baseline), width="stretch")
     return data
 
 
@@ -155,7 +155,7 @@ def _render() -> None:
         picked = _case_table(rows)
         _case_detail(result, rows, chart, picked)
     st.subheader("Not compared (one side only, or no ok figure on a side)")
-    st.dataframe(result.unmatched, hide_index=True)
+    st.dataframe(named_unmatched(result.unmatched), hide_index=True)
 
 
 guarded(_render)
