@@ -18,7 +18,7 @@ from db.query.params import int_param, one_of
 from db.views.verdict_cards import verdict_cards
 from pages.verdict import show_summary
 from pages.widgets import (engine, follow_url, guarded, load, picker, plain, say_if_default_review, set_param,
-                           shown_review, stop, text_param)
+                           shown_review, stop, text_param, table)
 
 # the case's name and the numbers with their units first; the identifying keys pinned at the end
 CASE_VIEW = ["case", "trend", "scope", "metric", "direction", "regression", "change", "baseline_median",
@@ -95,7 +95,7 @@ def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFra
                 f"candidate {case.candidate_median:.4g} {case.unit} (n={case.candidate_n}); {case.significance}")
         if case.derived:
             st.text(case.derived)
-    st.dataframe(case_provenance(engine(), result.query, case), hide_index=True)
+    table(case_provenance(engine(), result.query, case))
 
 
 def _status_panel(changes: pd.DataFrame) -> None:
@@ -105,7 +105,7 @@ def _status_panel(changes: pd.DataFrame) -> None:
                 "the sides.")
         return
     st.text(status_words(changes))
-    st.dataframe(changes.drop(columns=["case_key"]), hide_index=True)
+    table(changes.drop(columns=["case_key"]))
 
 
 def _case_table(cases: pd.DataFrame) -> int | None:
@@ -119,11 +119,10 @@ def _case_table(cases: pd.DataFrame) -> int | None:
     if not every:
         st.text(f"The {len(shown)} largest changes of {len(cases)} cases, largest first (difference metrics "
                 "after); GET /api/v1/compare with the same parameters returns every case.")
-    event = st.dataframe(named_cases(shown)[CASE_VIEW], hide_index=True, key="cmp_table", on_select="rerun",
-                         selection_mode="single-row",
-                         column_config={"trend": st.column_config.LinkColumn("trend", display_text="trend ↗"),
-                                        "ci_low": st.column_config.NumberColumn("95 % CI low (change unit)"),
-                                        "ci_high": st.column_config.NumberColumn("95 % CI high (change unit)")})
+    event = table(named_cases(shown)[CASE_VIEW], key="cmp_table", on_select="rerun", selection_mode="single-row",
+                  column_config={"trend": st.column_config.LinkColumn("trend", display_text="trend ↗"),
+                                 "ci_low": st.column_config.NumberColumn("95 % CI low (change unit)"),
+                                 "ci_high": st.column_config.NumberColumn("95 % CI high (change unit)")})
     chosen = getattr(getattr(event, "selection", None), "rows", None) or []
     return int(shown.row.iloc[chosen[0]]) if chosen else None
 
@@ -149,13 +148,13 @@ def _render() -> None:
     _status_panel(status_changes(result.cases, result.unmatched))
     if len(result.families):
         st.subheader("Per family geomean")
-        st.dataframe(result.families, hide_index=True)
+        table(result.families)
     if not rows.empty:
         st.subheader("Per case")
         picked = _case_table(rows)
         _case_detail(result, rows, chart, picked)
     st.subheader("Not compared (one side only, or no ok figure on a side)")
-    st.dataframe(named_unmatched(result.unmatched), hide_index=True)
+    table(named_unmatched(result.unmatched))
 
 
 guarded(_render)

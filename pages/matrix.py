@@ -6,7 +6,7 @@ import streamlit as st
 from bundle.metrics import METRICS
 from db.views.matrix import CELL_WORDS, NO_DATA, NOT_RUN, ROWS, SHOWN, matrix_builds, matrix_defaults, matrix_view
 from pages.charts import matrix_chart
-from pages.widgets import guarded, load, picker, plain, stop, text_param
+from pages.widgets import guarded, load, picker, plain, stop, text_param, table
 
 
 def _choice(label: str, key: str, options: list[str], default: str) -> str:
@@ -43,9 +43,9 @@ def _render() -> None:
     blank = [CELL_WORDS[w] for w in (NO_DATA, NOT_RUN) if (view.grid.label == w).any()]
     if blank:
         st.caption(plain("Grey cells: " + "; ".join(blank) + "."))
-    st.dataframe(view.cells[SHOWN], hide_index=True,
-                 column_config={"geomean": st.column_config.NumberColumn("geomean (× better)"),
-                                "ci": st.column_config.TextColumn("95 % CI (×)"), "n_cases": "cases"})
+    table(view.cells[SHOWN], column_config={"geomean": st.column_config.NumberColumn("geomean (× better)",
+                                                                                   format="%.3f×"),
+                                            "baseline": "baseline build"})
 
 
 guarded(_render)

@@ -7,7 +7,7 @@ import streamlit as st
 
 from db.store.aa_pairs import RATIO_METRICS
 from db.views.noise import DEFAULT_PRECISION, noise_view
-from pages.widgets import guarded, load, picker, stop, text_param
+from pages.widgets import guarded, load, picker, stop, text_param, table
 
 
 def body() -> None:
@@ -39,7 +39,7 @@ def body() -> None:
     if view.message:
         st.info(view.message)
         return
-    st.dataframe(view.groups, hide_index=True)
+    table(view.groups)
 
 
 guarded(body)

@@ -7,7 +7,8 @@ import streamlit as st
 
 from db.views.trends import FIELDS, build_annotations, resolve_case, trend, trend_choices
 from pages.charts import annotated_trend_chart
-from pages.widgets import guarded, load, picker, set_param, stop_if_empty, url_moved
+from pages.widgets import guarded, load, picker, set_param, stop_if_empty, url_moved, table
+
 
 # two rows: the workload and its (long) case name, then dtype, compile mode and metric a third each: one row of
 # five left dtype and compile 56 px wide at 1280 px ("fl", "e")
@@ -50,7 +51,7 @@ def _render() -> None:
                "steps ≥ 5 % (db/stats/changepoints.py). A dotted grey rule marks each build that first appeared "
                "in the store (any case, any machine) within this series' time range, labelled with that first run.")
     st.altair_chart(annotated_trend_chart(points, load(build_annotations, points)), width="stretch")
-    st.dataframe(points.drop(columns=["build_rank", "position"]), hide_index=True)
+    table(points.drop(columns=["build_rank", "position"]))
 
 
 guarded(_render)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.widgets import plain  # the one escape for user text in Markdown-rendering elements
+from pages.widgets import plain, table  # the one escape for user text in Markdown-rendering elements
 from db.views.verdict_cards import Cards
 
 PER_ROW = 3
@@ -34,7 +34,7 @@ def show_summary(cards: Cards | dict | None) -> None:
                 "filled in):")
         st.code(cards.summary["confirm"], language=None, wrap_lines=True)
     with st.expander("Release summary: every group", expanded=False):
-        st.dataframe(pd.DataFrame(cards.summary["groups"]), hide_index=True)
+        table(pd.DataFrame(cards.summary["groups"]))
     for note in cards.summary["notes"]:
         st.text(note)  # notes carry selector text (tag values from bundles): text, not Markdown
 
