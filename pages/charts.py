@@ -183,10 +183,12 @@ def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float, baseline: s
     base = alt.Chart(grid).encode(x=alt.X("build:N", sort=builds, title="candidate build",
                                           axis=alt.Axis(labelAngle=-20, labelLimit=300)),
                                   y=alt.Y("row:N", title=None, axis=alt.Axis(labelLimit=400)))
-    ends = f"format(datum.value, '.2f') + '×'"
-    legend = alt.Legend(values=legend_ticks(span), gradientLength=220, labelLimit=200, titleLimit=300,
-                        labelExpr=f"abs(datum.value - 1) < 1e-9 ? '1× = baseline' : {ends}")
-    title = ["× better than", f"baseline {baseline}"] if baseline else "geomean (× better)"
+    # below the heatmap, across: a two-row matrix is ~70 px high, too short for an upright gradient's labels
+    legend = alt.Legend(values=legend_ticks(span), orient="bottom", direction="horizontal", gradientLength=360,
+                        labelOverlap="greedy", titleLimit=500,
+                        labelExpr="abs(datum.value - 1) < 1e-9 ? '1×' : format(datum.value, '.2~f') + '×'")
+    title = (f"geomean × better than baseline {baseline} (1× = the same; red slower, blue faster)" if baseline
+             else "geomean (× better)")
     cells = base.transform_filter("datum.has_data").mark_rect().encode(
         color=alt.Color("geomean:Q", title=title,
                         scale=alt.Scale(type="log", scheme="redblue", domain=[1.0 / span, span], domainMid=1.0,

@@ -154,9 +154,9 @@ def test_matrix_cells_scale_and_no_data(matrix_engine):
     low, high = scale["domain"]
     assert low * high == pytest.approx(1.0) and high == pytest.approx(3.469, rel=1e-6)  # symmetric in log space
     legend = spec["layer"][0]["encoding"]["color"]["legend"]
-    # readable steps between the ends 1/3.469 = 0.2883 and 3.469 (none within 6 % of an end), 1× named
-    assert legend["values"] == [0.2883, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.469]
-    assert "1× = baseline" in legend["labelExpr"]
+    # readable steps between the ends 1/3.469 = 0.2883 and 3.469 (none within 8 % of an end), 1× said plainly
+    assert legend["values"] == [0.2883, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0, 3.469]
+    assert "'1×'" in legend["labelExpr"] and legend["orient"] == "bottom"
     labels = {r["label"] for rows in spec["datasets"].values() for r in rows}
     assert {"3.47×", "1.52×", "0.50×", "no data"} <= labels
 
@@ -266,6 +266,6 @@ def test_matrix_defaults_pick_the_pair_with_the_most_compared_cases(matrix_engin
 def test_legend_ticks_are_readable_steps_within_the_scale():
     from db.views.matrix import legend_ticks
 
-    assert legend_ticks(1.1) == [0.9091, 1.0, 1.1]  # 0.9 and 1.1 are within 6 % of the ends (log): left out
-    assert legend_ticks(1.3) == [0.7692, 0.9, 1.0, 1.1, 1.3]  # 0.8 (log 0.223) is within 0.06 of log 1.3 = 0.262
-    assert legend_ticks(2.0) == [0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0]
+    assert legend_ticks(1.1) == [0.9091, 1.0, 1.1]  # 0.9 and 1.1 lie outside or at the ends: left out
+    assert legend_ticks(1.3) == [0.7692, 0.9, 1.0, 1.1, 1.3]  # 0.8 (log 0.223) is within 0.08 of log 1.3 = 0.262
+    assert legend_ticks(2.0) == [0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0]

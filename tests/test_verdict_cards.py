@@ -142,3 +142,21 @@ def test_summary_counts_each_groups_memory_and_correctness_moves():
     assert _moved(compared.iloc[:0], found.iloc[:0], "correctness") == {"correctness_regressed": 0,
                                                                           "correctness_gains": 0}
     assert _moved(compared.iloc[1:2], found, "correctness") == {"correctness_regressed": 1, "correctness_gains": 0}
+
+
+def test_the_walks_memory_lines_are_toned_by_what_moved(tmp_path):
+    """tests/release_walk.py's extras: the M4 Pro's VAE live tensors 6 → 4 GiB (a win: green); the M3 Ultra's
+    decode driver total 2.0 → 2.1 GiB (+5 %, beyond the memory rule: red)."""
+    from db.store.engine import open_store
+    from db.views.verdict_cards import overview_cards
+    from tests.release_walk import walk_extras_store
+
+    engine = open_store(tmp_path / "walk.duckdb")
+    walk_extras_store(engine)
+    cards = {c["title"]: c for c in overview_cards(engine)[0].cards}
+    m4, m3 = (cards[f"{chip} · bfloat16 · eager"] for chip in ("Apple M4 Pro (20-core GPU)",
+                                                                "Apple M3 Ultra (80-core GPU)"))
+    assert m4["tones"]["memory"] == "better" and "1 smaller" in m4["memory"]
+    assert m3["tones"]["memory"] == "worse" and m3["memory"].startswith("1 memory regression")
+    assert m3["tones"]["correctness"] == m4["tones"]["correctness"] == ""  # the bf16 PSNR jitter: within its rule
+    engine.dispose()

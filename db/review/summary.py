@@ -37,7 +37,8 @@ FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", 
 FAMILY = GROUP + ["workload", "metric"]
 GROUP_COLUMNS = GROUP + ["verdict", "compared", "faster", "slower", "unchanged", "untested", "regressed",
                          "unconfirmed", "contended", "suspected", "unmatched", "memory", "correctness", "detects",
-                         "evidence", "worst", "doubts"]
+                         "evidence", "worst", "doubts", "memory_regressed", "memory_gains", "correctness_regressed",
+                         "correctness_gains"]
 AA_WORDS = "A/A, one build on both sides (any change is run-to-run noise): "
 COUNTED = ["faster", "slower", "unchanged", "untested"]  # timing cases: the first three tested, the last not
 

@@ -185,7 +185,7 @@ NO_DATA, NOT_RUN = "no data", "not run"  # ran both builds, nothing paired / the
 CELL_WORDS = {NO_DATA: "no data: the chip ran this build, but no case of this selection ran ok on it and on the "
                        "baseline",
               NOT_RUN: "not run: no run of this build on this chip (a Mac never runs a CUDA wheel)"}
-TICKS = (0.25, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 4.0)  # readable legend steps (×)
+TICKS = (0.25, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0, 4.0)  # readable legend steps (×), mirrored around 1×
 
 
 def matrix_grid(cells: pd.DataFrame, builds: list[str], baseline_build: str,
@@ -212,6 +212,6 @@ def matrix_grid(cells: pd.DataFrame, builds: list[str], baseline_build: str,
 
 def legend_ticks(span: float) -> list[float]:
     """The colour legend's labelled values (×): both ends of the scale, 1× and the readable steps between (TICKS)
-    not within 6 % of an end, so no two labels overlap."""
-    inner = [t for t in TICKS if 1 / span < t < span and abs(np.log(t)) < np.log(span) - 0.06]
+    not within 8 % of an end (log), so no two labels overlap."""
+    inner = [t for t in TICKS if 1 / span < t < span and abs(np.log(t)) < np.log(span) - 0.08]
     return [round(1 / span, 4), *inner, round(span, 4)]
