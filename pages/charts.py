@@ -120,8 +120,17 @@ def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
         shape="circle", size=90, color="#b2182b", strokeWidth=2, filled=False).encode(
         x=alt.X("oriented_ratio:Q", scale=x_scale))
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x=alt.X("x:Q", scale=x_scale))
-    step = LINE_PX * int(lines.str.count("\n").max() + 1 if len(lines) else 1) + 8  # the tallest label fits
-    return _Layer(layer=[bars, whiskers, rings, rule], height=alt.Step(step), autosize=FIT_WIDTH)
+    return _Layer(layer=[bars, whiskers, rings, rule], height=alt.Step(ratio_step(lines)), autosize=FIT_WIDTH)
+
+
+def ratio_step(lines: pd.Series) -> int:
+    """The px per bar of the ratio chart: its tallest wrapped label fits."""
+    return LINE_PX * int(lines.str.count("\n").max() + 1 if len(lines) else 1) + 8
+
+
+def ratio_chart_px(data: pd.DataFrame) -> int:
+    """About how tall ratio_chart draws `data` (px): its bars, and ~110 px of legend and axis."""
+    return ratio_step(data.label.map(wrap)) * len(data) + 110
 
 
 def samples_chart(samples: pd.DataFrame, unit: str) -> alt.LayerChart:

@@ -13,7 +13,7 @@ from db.views.case_detail import case_provenance, case_trend_url
 from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows, chart_words
 from db.views.empty_reason import empty_reason
 from db.review.status_changes import status_changes, status_words
-from pages.charts import largest_first, ratio_chart, samples_chart
+from pages.charts import largest_first, ratio_chart, ratio_chart_px, samples_chart
 from db.query.params import int_param, one_of
 from db.views.verdict_cards import verdict_cards
 from pages.verdict import show_summary
@@ -27,7 +27,7 @@ CASE_VIEW = ["case", "trend", "scope", "metric", "direction", "regression", "cha
              "candidate_iqr", "candidate_n", "ratio", "oriented_ratio", "difference", "caveats", "device", "workload",
              "dtype", "compile", "case_key"]
 CHART_MAX = 500  # cases drawn: the largest changes and every regression (a 50k-point chart helps no one)
-CHART_PX = 900  # the chart's box when more than CHART_DEFAULT bars are asked for (it scrolls)
+CHART_PX = 900  # the ratio chart's box when it would be taller (it scrolls inside)
 TABLE_ROWS = 2000  # case rows sent by default; 50k rows are ~18 MB for the browser to parse (all on request)
 
 
@@ -67,8 +67,8 @@ def _ratio_section(rows: pd.DataFrame, baseline: str) -> pd.DataFrame:
     data = chart_rows(rows, limit)
     if not data.empty:
         st.text(chart_words(data, limit, len(rows)))
-        # more bars than the default scroll inside a box CHART_PX high: the page never grows to thousands of px
-        with st.container(height=CHART_PX if len(data) > CHART_DEFAULT else "content", border=False):
+        # a chart taller than CHART_PX scrolls inside a box that high: the page never grows to thousands of px
+        with st.container(height=CHART_PX if ratio_chart_px(data) > CHART_PX else "content", border=False):
             st.altair_chart(ratio_chart(data, baseline), width="stretch")
     return data
 

@@ -13,9 +13,9 @@ from pages.widgets import guarded, load, picker, stop, text_param, table
 def body() -> None:
     st.title("Noise")
     st.caption("A/A pairs: one case measured by two runs of the same build (torch version and git hash) on the same "
-               "machine. noise_bound_percent is the 95th percentile of how far the two runs' medians differ; fewer "
+               "machine. The noise bound (%) is the 95th percentile of how far the two runs' medians differ; fewer "
                "than 2 pairs is insufficient data (no bound). The same pairs give each case its run-to-run variance "
-               "in a review's test (docs/regressions.md). runs_per_side: runs each side needs for a 95 % CI of the "
+               "in a review's test (docs/regressions.md). Runs per side: runs each side needs for a 95 % CI of the "
                "candidate/baseline ratio within ± the precision (Kalibera & Jones's planner).")
     everything = load(noise_view, {})
     if everything.message:
