@@ -61,7 +61,7 @@ def _card(card: dict, same_build: bool = False) -> None:
         st.caption(f"… {more} more doubtful on the Regressions page")
     if not card.get("compared", 1):  # the verdict says why; zero counts would only look like a result
         if card["newly_supported"] or card["fixed"] or card["new_failures"]:
-            st.text(card["status"])
+            st.markdown(_toned(card["status"], (card.get("tones") or {}).get("status", "")))
         return
     tones = [TONE.get(f.get("tone", "")) for f in card["families"]]
     st.markdown("  \n".join([_counts(card)] + [f":{tone}[{plain(f['text'])}]" if tone else plain(f["text"])
@@ -75,7 +75,12 @@ def _card(card: dict, same_build: bool = False) -> None:
     if card.get("evidence") and not str(card.get("detects")).startswith("detects nothing"):  # said there already
         said.append((f"evidence: {card['evidence']}", ""))
     # one element: a compact card; wins green as losses red (the words are the summary's: escaped)
-    st.markdown("  \n".join(f":{TONE[t]}[{plain(x)}]" if TONE.get(t) else plain(x) for x, t in said))
+    st.markdown("  \n".join(_toned(x, t) for x, t in said))
+
+
+def _toned(text: str, tone: str) -> str:
+    """A card line as Markdown: the summary's words escaped, green when better, red when worse."""
+    return f":{TONE[tone]}[{plain(text)}]" if TONE.get(tone) else plain(text)
 
 
 def _counts(card: dict) -> str:
