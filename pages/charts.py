@@ -12,6 +12,7 @@ from altair.utils.core import infer_vegalite_type_for_pandas
 from db.review.wording import format_value
 from db.views.compare_chart import DIRECTIONS
 from db.views.correctness import SLOPE_DIRECTIONS
+from db.views.matrix import legend_ticks
 
 
 def tooltips(data: pd.DataFrame, *fields: str) -> list[alt.Tooltip]:
@@ -119,8 +120,17 @@ def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
         shape="circle", size=90, color="#b2182b", strokeWidth=2, filled=False).encode(
         x=alt.X("oriented_ratio:Q", scale=x_scale))
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x=alt.X("x:Q", scale=x_scale))
-    step = LINE_PX * int(lines.str.count("\n").max() + 1 if len(lines) else 1) + 8  # the tallest label fits
-    return _Layer(layer=[bars, whiskers, rings, rule], height=alt.Step(step), autosize=FIT_WIDTH)
+    return _Layer(layer=[bars, whiskers, rings, rule], height=alt.Step(ratio_step(lines)), autosize=FIT_WIDTH)
+
+
+def ratio_step(lines: pd.Series) -> int:
+    """The px per bar of the ratio chart: its tallest wrapped label fits."""
+    return LINE_PX * int(lines.str.count("\n").max() + 1 if len(lines) else 1) + 8
+
+
+def ratio_chart_px(data: pd.DataFrame) -> int:
+    """About how tall ratio_chart draws `data` (px): its bars, and ~110 px of legend and axis."""
+    return ratio_step(data.label.map(wrap)) * len(data) + 110
 
 
 def samples_chart(samples: pd.DataFrame, unit: str) -> alt.LayerChart:
@@ -174,24 +184,31 @@ def annotated_trend_chart(points: pd.DataFrame, annotations: pd.DataFrame) -> al
     return _Layer(layer=[*chart.layer, rules, labels])
 
 
-def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float) -> alt.LayerChart:
+def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float, baseline: str = "") -> alt.LayerChart:
     """Row × build heatmap of the geomean oriented ratio (× better), the number in each cell. The colour scale is
     logarithmic and symmetric around 1× (1/span … span, db.views.matrix.matrix_grid): red worse, blue better,
-    white unchanged; a cell without data is grey and says so."""
+    white unchanged; its legend labels readable steps (0.8×, 1× = baseline, 1.25×: legend_ticks). A cell without a
+    figure is grey and says why ("no data", "not run")."""
     base = alt.Chart(grid).encode(x=alt.X("build:N", sort=builds, title="candidate build",
                                           axis=alt.Axis(labelAngle=-20, labelLimit=300)),
                                   y=alt.Y("row:N", title=None, axis=alt.Axis(labelLimit=400)))
+    # below the heatmap, across: a two-row matrix is ~70 px high, too short for an upright gradient's labels
+    legend = alt.Legend(values=legend_ticks(span), orient="bottom", direction="horizontal", gradientLength=360,
+                        labelOverlap="greedy", titleLimit=500,
+                        labelExpr="abs(datum.value - 1) < 1e-9 ? '1×' : format(datum.value, '.2~f') + '×'")
+    title = (f"geomean × better than baseline {baseline} (1× = the same; red slower, blue faster)" if baseline
+             else "geomean (× better)")
     cells = base.transform_filter("datum.has_data").mark_rect().encode(
-        color=alt.Color("geomean:Q", title="geomean (× better)",
+        color=alt.Color("geomean:Q", title=title,
                         scale=alt.Scale(type="log", scheme="redblue", domain=[1.0 / span, span], domainMid=1.0,
                                         clamp=True),
-                        legend=alt.Legend(format=".2f")),
+                        legend=legend),
         tooltip=tooltips(grid, "row", "build", "label", "ci", "n_cases", "baseline"))
     empty = base.transform_filter("!datum.has_data").mark_rect(color="#eeeeee")
     text = base.mark_text(fontSize=12).encode(
         text=alt.Text("label:N"),
         color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
-    return _Layer(layer=[cells, empty, text])
+    return _Layer(layer=[cells, empty, text], height=alt.Step(34))
 
 
 FACET_PX = 150
@@ -201,7 +218,7 @@ SIDE_COLORS = alt.Scale(domain=["baseline", "candidate"], range=["#9e9e9e", "#1f
 def memory_chart(rows: pd.DataFrame, figures: list[str], baseline: str = "", candidate: str = "") -> alt.FacetChart:
     """One machine's nested peaks (driver ⊇ reserved ⊇ live), a column per figure, a bar per case and side in GiB
     with its value written beside it; a side without a figure (OOM, unavailable) gets its state written instead
-    of a bar. Every bar is one figure of one case: nothing is stacked or summed. The legend above says which
+    of a bar. Every bar is one figure of one case: nothing is stacked or summed; each figure has its own GiB axis. The legend above says which
     colour is which build; case names wrap (an inductor case's name ends in "inductor", never cut off)."""
     rows = rows.assign(at=rows["GiB"].fillna(0.0), lines=rows["case"].map(wrap))
     names = {"baseline": f"baseline {baseline}".strip(), "candidate": f"candidate {candidate}".strip()}
@@ -218,9 +235,12 @@ def memory_chart(rows: pd.DataFrame, figures: list[str], baseline: str = "", can
                                   color=alt.Color("side:N", scale=SIDE_COLORS, legend=legend))
     labels = base.mark_text(align="left", dx=3, fontSize=10).encode(x=alt.X("at:Q"), text=alt.Text("label:N"))
     step = max(LINE_PX * int(rows["lines"].str.count("\n").max() + 1 if len(rows) else 1) + 8, 28)
-    # a fixed width per figure: three facets and the case labels (LABEL_PX at most) fit a 1280-px window
+    # a fixed width per figure: three facets and the case labels (LABEL_PX at most) fit a 1280-px window. Each
+    # figure's axis is fitted to its own bars: one shared axis ran to a 270 GiB driver total and squashed 0.4–8 GiB
+    # live-tensor bars to slivers (the driver total stays drawn, on its own axis)
     return _Facet(data=rows, spec=alt.LayerChart(layer=[bars, labels], width=FACET_PX, height=alt.Step(step)),
-                  facet=alt.Facet("figure:N", sort=figures, title=None), columns=len(figures))
+                  facet=alt.Facet("figure:N", sort=figures, title=None), columns=len(figures),
+                  resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="independent")))
 
 
 SLOPE_COLORS = alt.Scale(domain=list(SLOPE_DIRECTIONS), range=DIRECTION_COLORS.range)

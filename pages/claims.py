@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db.views.claims import evaluate_claims
-from pages.widgets import guarded, load, text_param
+from pages.widgets import guarded, load, table, text_param
 
 FIGURE = ["claim", "id", "chip", "dtype", "compile"]  # one verdict per figure on each chip, dtype and compile mode
 
@@ -33,7 +33,7 @@ def _render() -> None:
         for f in rows.drop_duplicates(FIGURE).itertuples():
             where = " · ".join(x for x in (f.chip, f.dtype, f.compile) if x)
             st.text(f"{f.id} ({where}): {f.figure_status} — {f.figure_detail}")
-        st.dataframe(rows[CASE_VIEW], hide_index=True)
+        table(rows[CASE_VIEW])
 
 
 CASE_VIEW = ["id", "chip", "dtype", "compile", "case", "status", "claimed", "measured", "unit", "tolerance",

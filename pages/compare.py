@@ -6,19 +6,19 @@ import streamlit as st
 
 from db.review.comparison import CompareQuery, ComparisonResult
 from db.review.review import Review, judge_review
-from db.views.compare import named_cases
+from db.views.compare import named_cases, named_unmatched
 from db.query.selectors import available_selectors
 from db.views.defaults import default_sides, side_labels
 from db.views.case_detail import case_provenance, case_trend_url
-from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows
+from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows, chart_words
 from db.views.empty_reason import empty_reason
 from db.review.status_changes import status_changes, status_words
-from pages.charts import largest_first, ratio_chart, samples_chart
+from pages.charts import largest_first, ratio_chart, ratio_chart_px, samples_chart
 from db.query.params import int_param, one_of
 from db.views.verdict_cards import verdict_cards
 from pages.verdict import show_summary
 from pages.widgets import (engine, follow_url, guarded, load, picker, plain, say_if_default_review, set_param,
-                           shown_review, stop, text_param)
+                           shown_review, stop, text_param, table)
 
 # the case's name and the numbers with their units first; the identifying keys pinned at the end
 CASE_VIEW = ["case", "trend", "scope", "metric", "direction", "regression", "change", "baseline_median",
@@ -27,6 +27,7 @@ CASE_VIEW = ["case", "trend", "scope", "metric", "direction", "regression", "cha
              "candidate_iqr", "candidate_n", "ratio", "oriented_ratio", "difference", "caveats", "device", "workload",
              "dtype", "compile", "case_key"]
 CHART_MAX = 500  # cases drawn: the largest changes and every regression (a 50k-point chart helps no one)
+CHART_PX = 900  # the ratio chart's box when it would be taller (it scrolls inside)
 TABLE_ROWS = 2000  # case rows sent by default; 50k rows are ~18 MB for the browser to parse (all on request)
 
 
@@ -60,16 +61,15 @@ def _controls() -> dict[str, str]:
 
 def _ratio_section(rows: pd.DataFrame, baseline: str) -> pd.DataFrame:
     start = int_param("chart_cases", st.query_params.get("chart_cases"), CHART_DEFAULT, 5, CHART_MAX)
-    limit = st.slider("Cases in the chart (largest changes first; regressions always)", 5, CHART_MAX,
-                      key=follow_url("cmp", "chart_cases", start))
+    limit = st.slider("Cases in the chart (the largest changes, drawn worst to best; regressions always)", 5,
+                      CHART_MAX, key=follow_url("cmp", "chart_cases", start))
     set_param("chart_cases", str(limit), str(CHART_DEFAULT))
     data = chart_rows(rows, limit)
     if not data.empty:
-        extra = int((data["rank"] > limit).sum())
-        st.text(f"Per-case ratio: the {min(limit, len(data) - extra)} largest changes of {len(rows)} compared cases"
-                + (f", and {extra} regression(s) ranked lower" if extra else "")
-                + "; bars from 1×, black whiskers the 95 % CI, ringed = regression. The table below lists every case.")
-        st.altair_chart(ratio_chart(data, baseline), width="stretch")
+        st.text(chart_words(data, limit, len(rows)))
+        # a chart taller than CHART_PX scrolls inside a box that high: the page never grows to thousands of px
+        with st.container(height=CHART_PX if ratio_chart_px(data) > CHART_PX else "content", border=False):
+            st.altair_chart(ratio_chart(data, baseline), width="stretch")
     return data
 
 
@@ -95,7 +95,7 @@ def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFra
                 f"candidate {case.candidate_median:.4g} {case.unit} (n={case.candidate_n}); {case.significance}")
         if case.derived:
             st.text(case.derived)
-    st.dataframe(case_provenance(engine(), result.query, case), hide_index=True)
+    table(case_provenance(engine(), result.query, case))
 
 
 def _status_panel(changes: pd.DataFrame) -> None:
@@ -105,7 +105,7 @@ def _status_panel(changes: pd.DataFrame) -> None:
                 "the sides.")
         return
     st.text(status_words(changes))
-    st.dataframe(changes.drop(columns=["case_key"]), hide_index=True)
+    table(changes.drop(columns=["case_key"]))
 
 
 def _case_table(cases: pd.DataFrame) -> int | None:
@@ -119,11 +119,10 @@ def _case_table(cases: pd.DataFrame) -> int | None:
     if not every:
         st.text(f"The {len(shown)} largest changes of {len(cases)} cases, largest first (difference metrics "
                 "after); GET /api/v1/compare with the same parameters returns every case.")
-    event = st.dataframe(named_cases(shown)[CASE_VIEW], hide_index=True, key="cmp_table", on_select="rerun",
-                         selection_mode="single-row",
-                         column_config={"trend": st.column_config.LinkColumn("trend", display_text="trend ↗"),
-                                        "ci_low": st.column_config.NumberColumn("95 % CI low (change unit)"),
-                                        "ci_high": st.column_config.NumberColumn("95 % CI high (change unit)")})
+    event = table(named_cases(shown)[CASE_VIEW], key="cmp_table", on_select="rerun", selection_mode="single-row",
+                  column_config={"trend": st.column_config.LinkColumn("trend", display_text="trend ↗"),
+                                 "ci_low": st.column_config.NumberColumn("95 % CI low (change unit)"),
+                                 "ci_high": st.column_config.NumberColumn("95 % CI high (change unit)")})
     chosen = getattr(getattr(event, "selection", None), "rows", None) or []
     return int(shown.row.iloc[chosen[0]]) if chosen else None
 
@@ -149,13 +148,13 @@ def _render() -> None:
     _status_panel(status_changes(result.cases, result.unmatched))
     if len(result.families):
         st.subheader("Per family geomean")
-        st.dataframe(result.families, hide_index=True)
+        table(result.families)
     if not rows.empty:
         st.subheader("Per case")
         picked = _case_table(rows)
         _case_detail(result, rows, chart, picked)
     st.subheader("Not compared (one side only, or no ok figure on a side)")
-    st.dataframe(result.unmatched, hide_index=True)
+    table(named_unmatched(result.unmatched))
 
 
 guarded(_render)

@@ -13,7 +13,7 @@ from db.views.correctness import RULE_WORDS, WITHIN, correctness_view
 from db.query.params import one_of
 from db.query.params import as_build
 from pages.charts import axis_unit, correctness_chart, correctness_slope_chart
-from pages.widgets import guarded, load, picker, plain, stop_if_empty
+from pages.widgets import guarded, load, picker, plain, stop_if_empty, table
 
 
 def _slopes(view, split: str, metric: str):
@@ -40,7 +40,7 @@ def _slopes(view, split: str, metric: str):
                "tolerance the records carry" + (f" ({untold} case(s) carry none: drawn without a rule, their "
                                                 "verdict is 'no tolerance')" if untold else "") + ".")
     st.altair_chart(correctness_slope_chart(view.slopes, view.baseline, view.candidate), width="stretch")
-    st.dataframe(view.slopes, hide_index=True)
+    table(view.slopes)
     return view
 
 
@@ -58,11 +58,11 @@ def body() -> None:
     if not wrong.empty:
         st.error(f"faster but wrong: {len(wrong)} case(s) got faster than the previous build while failing "
                  "their correctness tolerance")
-        st.dataframe(wrong, hide_index=True)
+        table(wrong)
     if view.builds:
         view = _slopes(view, split, metric)
     st.subheader("Every build's records")
-    st.dataframe(view.records, hide_index=True)
+    table(view.records)
     measured = view.records.dropna(subset=["median"])
     if not measured.empty:
         st.altair_chart(correctness_chart(measured, view.metric))

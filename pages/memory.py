@@ -10,7 +10,7 @@ from db.query import browse
 from db.views import memory as views
 from db.query.params import as_build
 from pages.charts import memory_chart
-from pages.widgets import guarded, load, picker, plain, stop_if_empty
+from pages.widgets import guarded, load, picker, plain, stop_if_empty, table
 
 TABLE = ["case", "figure", "baseline", "candidate", "change", "baseline_runs", "candidate_runs", "workload", "dtype",
          "compile", "case_key"]
@@ -46,7 +46,7 @@ def body() -> None:
     for title, panel in views.memory_panels(view.table):
         st.subheader(title)
         st.altair_chart(memory_chart(views.chart_rows(panel), views.NESTED, baseline, candidate), width="content")
-        st.dataframe(panel[TABLE], hide_index=True)
+        table(panel[TABLE])
 
 
 guarded(body)

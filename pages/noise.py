@@ -7,15 +7,15 @@ import streamlit as st
 
 from db.store.aa_pairs import RATIO_METRICS
 from db.views.noise import DEFAULT_PRECISION, noise_view
-from pages.widgets import guarded, load, picker, stop, text_param
+from pages.widgets import guarded, load, picker, stop, text_param, table
 
 
 def body() -> None:
     st.title("Noise")
     st.caption("A/A pairs: one case measured by two runs of the same build (torch version and git hash) on the same "
-               "machine. noise_bound_percent is the 95th percentile of how far the two runs' medians differ; fewer "
+               "machine. The noise bound (%) is the 95th percentile of how far the two runs' medians differ; fewer "
                "than 2 pairs is insufficient data (no bound). The same pairs give each case its run-to-run variance "
-               "in a review's test (docs/regressions.md). runs_per_side: runs each side needs for a 95 % CI of the "
+               "in a review's test (docs/regressions.md). Runs per side: runs each side needs for a 95 % CI of the "
                "candidate/baseline ratio within ± the precision (Kalibera & Jones's planner).")
     everything = load(noise_view, {})
     if everything.message:
@@ -39,7 +39,7 @@ def body() -> None:
     if view.message:
         st.info(view.message)
         return
-    st.dataframe(view.groups, hide_index=True)
+    table(view.groups)
 
 
 guarded(body)

@@ -8,7 +8,7 @@ from db.query.selectors import available_selectors
 from db.views.defaults import default_sides, side_labels
 from db.views.overview import overview_of
 from pages.verdict import show_summary
-from pages.widgets import guarded, load, picker, plain, shown_review, stop_if_empty
+from pages.widgets import guarded, load, picker, plain, shown_review, stop_if_empty, table
 
 
 def _sides() -> tuple[str, str]:
@@ -42,17 +42,17 @@ def body() -> None:
                    "stable build")
         show_summary(view.preview)
     st.subheader("Machines × builds (latest run)")
-    st.dataframe(view.latest, hide_index=True,
-                 column_config={"memory_GiB": st.column_config.NumberColumn("memory (GiB)")})
+    table(view.latest, column_config={"memory_GiB": st.column_config.NumberColumn("memory (GiB)")})
     left, right = st.columns(2)
     left.metric("runs", view.runs)
-    right.subheader("Results by status")
-    right.dataframe(view.status, hide_index=True)
+    with right:
+        st.subheader("Results by status")
+        table(view.status)
     st.subheader("Open warnings")
     if view.warnings.empty:
         st.success("No open warnings: no fallbacks, battery runs, noisy samples or incomplete runs.")
     else:
-        st.dataframe(view.warnings, hide_index=True)
+        table(view.warnings)
 
 
 guarded(body)

@@ -15,7 +15,7 @@ from db.store.triage import NOTE_KEY, STATES, save_note
 from db.query.params import threshold_percent
 from pages.signin import require_writer
 from pages.widgets import (engine, follow_url, guarded, load, picker, plain, say_if_default_review, set_param,
-                           shown_review, stop, text_param)
+                           shown_review, stop, text_param, table)
 
 
 def _triage_form(found, query: CompareQuery) -> None:
@@ -73,7 +73,7 @@ def _render() -> None:
     st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
             f"(threshold {threshold} % for replicated figures; each metric's own rule otherwise; "
             "docs/regressions.md)")
-    st.dataframe(found, hide_index=True)
+    table(found)
     for mine, words in ((view.unconfirmed, "unconfirmed, not regressions: worse beyond the threshold with nothing "
                                            "to test them on (one process, one run a side, no A/A data), or contended "
                                            "— too few worker processes ran while the cores were free, whichever way "
@@ -83,7 +83,7 @@ def _render() -> None:
                                          "not (more runs decide: `mpsbench confirm`)")):
         if len(mine):
             st.text(f"{len(mine)} {words}")
-            st.dataframe(mine.drop(columns=["state", "comment", "author", "link"]), hide_index=True)
+            table(mine.drop(columns=["state", "comment", "author", "link"]))
     summary = cards.summary
     doubts = view.doubts
     st.download_button("Markdown", review_markdown(found, baseline, candidate, summary["notes"], summary, view.changes,

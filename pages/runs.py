@@ -9,7 +9,7 @@ import streamlit as st
 from bundle.case_names import case_names
 from db.query import browse
 from db.query.runs import RUN_FILTERS, list_runs, run_filter_options
-from pages.widgets import guarded, load, picker, stop_if_empty
+from pages.widgets import guarded, load, picker, stop_if_empty, table
 
 RUN_VIEW = ["run_id", "started_at", "machine_name", "chip", "torch_version", "git_hash", "channel", "nightly_date",
             "device_type", "complete", "n_results", "uploaded_by", "retracted_at", "retracted_by", "retraction_reason"]
@@ -25,7 +25,7 @@ def body() -> None:
         with slot:
             filters[name] = picker(name + (" (torch version)" if name == "build" else ""), name, options[name])
     shown = load(list_runs, filters)  # the same function and filters as GET /api/v1/runs
-    st.dataframe(shown[RUN_VIEW], hide_index=True)
+    table(shown[RUN_VIEW])
     run_id = picker("Run", "run_id", list(shown["run_id"]))
     if run_id:
         _run_page(run_id)
@@ -46,10 +46,10 @@ def _run_page(run_id: str) -> None:
     st.subheader("Results")
     found = load(browse.results, [run_id])
     found = found.assign(case=case_names(found))  # the name first, the identifying keys pinned at the end
-    st.dataframe(found[["case", "metric", "median", "iqr", "unit", "n", "status", "passed", "tolerance", "message",
-                        "workload", "dtype", "compile", "case_key"]], hide_index=True,
-                 column_config={"median": st.column_config.NumberColumn("median (unit)"),
-                                "iqr": st.column_config.NumberColumn("IQR (unit)")})
+    table(found[["case", "metric", "median", "iqr", "unit", "n", "status", "passed", "tolerance", "message",
+                 "workload", "dtype", "compile", "case_key"]],
+          column_config={"median": st.column_config.NumberColumn("median (unit)"),
+                         "iqr": st.column_config.NumberColumn("IQR (unit)")})
 
 
 def _provenance(detail: dict) -> None:
@@ -80,7 +80,7 @@ def _run_warnings(run_id: str) -> None:
     if mine.empty:
         st.success("No warnings for this run.")
     else:
-        st.dataframe(mine[["kind", "text"]], hide_index=True)
+        table(mine[["kind", "text"]])
 
 
 guarded(body)

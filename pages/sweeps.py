@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from db.views.sweeps import sweep_detail, sweeps
-from pages.widgets import guarded, load, picker, stop
+from pages.widgets import guarded, load, picker, stop, table
 
 LINK = st.column_config.LinkColumn("compare", display_text="open in Compare")
 
@@ -16,17 +16,17 @@ def body() -> None:
     if found.empty:
         st.info("No sweeps stored yet: `mpsbench sweep --build … --build … --push URL` makes one.")
         stop()
-    st.dataframe(found, hide_index=True)
+    table(found)
     chosen = picker("Sweep", "sweep", found.sweep.tolist(), found.sweep.iloc[0], page="swp")
     detail = load(sweep_detail, chosen)
     st.subheader("Builds")
-    st.dataframe(detail.builds, hide_index=True)
+    table(detail.builds)
     st.subheader("Comparisons")
-    st.dataframe(detail.comparisons, hide_index=True, column_config={"link": LINK})
+    table(detail.comparisons, column_config={"link": LINK})
     st.subheader("A/A pairs (the baseline twice in a round)")
-    st.dataframe(detail.aa_pairs, hide_index=True)
+    table(detail.aa_pairs)
     st.subheader("Runs, in the order they ran")
-    st.dataframe(detail.runs, hide_index=True)
+    table(detail.runs)
 
 
 guarded(body)

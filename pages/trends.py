@@ -7,10 +7,13 @@ import streamlit as st
 
 from db.views.trends import FIELDS, build_annotations, resolve_case, trend, trend_choices
 from pages.charts import annotated_trend_chart
-from pages.widgets import guarded, load, picker, set_param, stop_if_empty, url_moved
+from pages.widgets import guarded, load, picker, set_param, stop_if_empty, url_moved, table
 
-MENUS = {"workload": ("Workload", 2), "case_key": ("Case", 6), "dtype": ("dtype", 1), "compile": ("Compile", 1),
-         "metric": ("Metric", 2)}
+
+# two rows: the workload and its (long) case name, then dtype, compile mode and metric a third each: one row of
+# five left dtype and compile 56 px wide at 1280 px ("fl", "e")
+MENUS = {"workload": ("Workload", 1), "case_key": ("Case", 3), "dtype": ("dtype", 1), "compile": ("Compile", 1),
+         "metric": ("Metric", 1)}
 
 
 def _menus() -> dict[str, str]:
@@ -26,7 +29,9 @@ def _menus() -> dict[str, str]:
     case, menus = resolve_case(choices, asked, lenient)
     names = dict(zip(choices.case_key, choices.case))
     chosen = {}
-    for i, (column, key) in enumerate(zip(st.columns([w for _, w in MENUS.values()]), FIELDS)):
+    widths = [w for _, w in MENUS.values()]
+    columns = [*st.columns(widths[:2]), *st.columns(widths[2:])]
+    for i, (column, key) in enumerate(zip(columns, FIELDS)):
         if st.session_state.get(f"tr_{key}", case[key]) != case[key]:
             del st.session_state[f"tr_{key}"]  # stale after an earlier menu changed: show the default
         # the URL names what differs from what an absent parameter means (the first option the earlier menus leave)
@@ -46,7 +51,7 @@ def _render() -> None:
                "steps ≥ 5 % (db/stats/changepoints.py). A dotted grey rule marks each build that first appeared "
                "in the store (any case, any machine) within this series' time range, labelled with that first run.")
     st.altair_chart(annotated_trend_chart(points, load(build_annotations, points)), width="stretch")
-    st.dataframe(points.drop(columns=["build_rank", "position"]), hide_index=True)
+    table(points.drop(columns=["build_rank", "position"]))
 
 
 guarded(_render)

@@ -8,7 +8,7 @@ import streamlit as st
 from db.errors import StoreError
 from db.store.upkeep import catch_up_soon
 from pages.signin import require_writer
-from pages.widgets import engine, plain, upload_limit
+from pages.widgets import engine, plain, upload_limit, table
 
 
 def outcome_of(name: str, raw: bytes, who: str) -> dict:
@@ -47,7 +47,7 @@ def body() -> None:
         with st.spinner("Summarising the new runs for Compare…"):
             catch_up_soon(engine())  # db.store.upkeep: Compare is right without it, only slower
     outcomes = pd.DataFrame([seen[f.file_id] for f in files])
-    st.dataframe(outcomes, hide_index=True, column_config={"detail": st.column_config.TextColumn(width="large")})
+    table(outcomes, column_config={"detail": st.column_config.TextColumn(width="large")})
     refused = outcomes[outcomes["outcome"] == "refused"]
     if len(refused):  # each reason in full, wrapped (a table cell cuts it off), in one message
         reasons = "\n".join(f"- {plain(r.file)}: {plain(r.detail)}" for r in refused.itertuples())

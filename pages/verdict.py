@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.widgets import plain  # the one escape for user text in Markdown-rendering elements
+from pages.widgets import plain, table  # the one escape for user text in Markdown-rendering elements
 from db.views.verdict_cards import Cards
 
 PER_ROW = 3
@@ -34,11 +34,12 @@ def show_summary(cards: Cards | dict | None) -> None:
                 "filled in):")
         st.code(cards.summary["confirm"], language=None, wrap_lines=True)
     with st.expander("Release summary: every group", expanded=False):
-        st.dataframe(pd.DataFrame(cards.summary["groups"]), hide_index=True)
+        table(pd.DataFrame(cards.summary["groups"]))
     for note in cards.summary["notes"]:
         st.text(note)  # notes carry selector text (tag values from bundles): text, not Markdown
 
 
+TONE = {"better": "green", "worse": "red"}  # a line's tone (db.views.verdict_cards) as its Markdown colour
 DOUBTS_SHOWN = 3  # doubtful cases a card names; Regressions lists them all
 
 
@@ -60,18 +61,26 @@ def _card(card: dict, same_build: bool = False) -> None:
         st.caption(f"… {more} more doubtful on the Regressions page")
     if not card.get("compared", 1):  # the verdict says why; zero counts would only look like a result
         if card["newly_supported"] or card["fixed"] or card["new_failures"]:
-            st.text(card["status"])
+            st.markdown(_toned(card["status"], (card.get("tones") or {}).get("status", "")))
         return
-    tones = [{"better": "green", "worse": "red"}.get(f.get("tone", "")) for f in card["families"]]
+    tones = [TONE.get(f.get("tone", "")) for f in card["families"]]
     st.markdown("  \n".join([_counts(card)] + [f":{tone}[{plain(f['text'])}]" if tone else plain(f["text"])
                                                 for f, tone in zip(card["families"], tones)]))
     quiet = ("no memory figures compared", "no correctness figures compared")  # nothing to say: left out
     moved = card["newly_supported"] or card["fixed"] or card["new_failures"] or card.get("other_gains")
-    lines = [*(x for x in (card["memory"], card["correctness"]) if x not in quiet),
-             *([card["status"]] if moved else []), *([card["detects"]] if card.get("detects") else []),
-             *([f"evidence: {card['evidence']}"] if card.get("evidence")
-               and not str(card.get("detects")).startswith("detects nothing") else [])]  # said there already
-    st.text("\n".join(lines))  # one element: a compact card
+    tones = card.get("tones") or {}
+    said = [(card[k], tones.get(k, "")) for k in ("memory", "correctness") if card[k] not in quiet]
+    said += [(card["status"], tones.get("status", ""))] if moved else []
+    said += [(card["detects"], "")] if card.get("detects") else []
+    if card.get("evidence") and not str(card.get("detects")).startswith("detects nothing"):  # said there already
+        said.append((f"evidence: {card['evidence']}", ""))
+    # one element: a compact card; wins green as losses red (the words are the summary's: escaped)
+    st.markdown("  \n".join(_toned(x, t) for x, t in said))
+
+
+def _toned(text: str, tone: str) -> str:
+    """A card line as Markdown: the summary's words escaped, green when better, red when worse."""
+    return f":{TONE[tone]}[{plain(text)}]" if TONE.get(tone) else plain(text)
 
 
 def _counts(card: dict) -> str:

@@ -9,7 +9,8 @@ import pytest
 
 from db.review.comparison import CompareQuery, ComparisonResult, compute_compare
 from db.review.review import JudgedReview
-from db.views.compare_chart import BETTER, DIRECTIONS, UNCHANGED, UNCLEAR, WORSE, case_rows, chart_rows, fold_derived
+from db.views.compare_chart import (BETTER, DIRECTIONS, UNCHANGED, UNCLEAR, WORSE, case_rows, chart_rows, chart_words,
+                                    fold_derived)
 from db.review.status_changes import status_changes
 from tests.seed import BASELINE, CANDIDATE
 from tests.store_fixtures import seeded  # noqa: F401 (a fixture)
@@ -59,6 +60,14 @@ def test_every_regression_is_charted_even_below_the_largest_changes():
     assert np.isclose(drawn.iloc[0].log2_oriented_ratio, np.log2(1 / 1.1))
     assert set(drawn.label.str.contains("linear · M=")) == {True}  # human names, not JSON keys
     assert rows.set_index("case_key").direction['{"M":98,"N":8}'] == UNCLEAR
+    # the words say the order drawn (worst at the top: the 10 % slowdown above the 11× win) and what is left out
+    assert chart_words(drawn, 3, len(rows)) == (
+        "Per-case ratio: the 3 largest changes of 12 compared cases, and 1 regression ranked lower, sorted worst "
+        "(top) to best (bottom); bars from 1×, black whiskers the 95 % CI, ringed = regression. 8 more in the "
+        "table below.")
+    assert list(drawn.oriented_ratio) == sorted(drawn.oriented_ratio)  # worst → best, as the words say
+    every = chart_rows(rows, limit=20)
+    assert chart_words(every, 20, len(rows)).endswith("ringed = regression. The table below lists them too.")
 
 
 def test_the_chart_colours_are_fixed_per_direction_whatever_the_data():
@@ -198,3 +207,17 @@ def test_the_case_menu_holds_the_charted_cases_not_every_case(tmp_path, monkeypa
     at_all = open_page("compare.py", {**query, "chart_cases": "500"})
     every = next(s for s in at_all.selectbox if s.label.startswith("Case (or select"))
     assert 5 <= len(menu.options) < len(every.options)  # 5 largest changes (+ regressions ranked lower) of them all
+
+
+def test_the_not_compared_table_names_each_case_not_only_its_json_key():
+    from db.query.unmatched import COLUMNS
+    from db.views.compare import UNMATCHED_VIEW, named_unmatched
+
+    row = dict.fromkeys(COLUMNS) | {"scope": "m1", "device": "mps", "workload": "conv2d",
+                                    "case_key": '{"c":96,"h":256,"w":256}', "dtype": "float16", "compile": "eager",
+                                    "metric": "op_time", "reason": "no candidate result"}
+    shown = named_unmatched(pd.DataFrame([row]))
+    assert list(shown.columns) == UNMATCHED_VIEW and shown.columns[0] == "case"
+    assert shown.case.iloc[0] == "conv2d · c=96 h=256 w=256 · fp16"  # its key stays, last
+    assert shown.case_key.iloc[0] == '{"c":96,"h":256,"w":256}' and shown.columns[-1] == "case_key"
+    assert named_unmatched(pd.DataFrame(columns=COLUMNS)).empty

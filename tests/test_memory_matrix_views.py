@@ -153,20 +153,24 @@ def test_matrix_cells_scale_and_no_data(matrix_engine):
     assert scale["domainMid"] == 1.0 and scale["type"] == "log"
     low, high = scale["domain"]
     assert low * high == pytest.approx(1.0) and high == pytest.approx(3.469, rel=1e-6)  # symmetric in log space
-    assert spec["layer"][0]["encoding"]["color"]["legend"]["format"] == ".2f"
+    legend = spec["layer"][0]["encoding"]["color"]["legend"]
+    # readable steps between the ends 1/3.469 = 0.2883 and 3.469 (none within 8 % of an end), 1× said plainly
+    assert legend["values"] == [0.2883, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0, 3.469]
+    assert "'1×'" in legend["labelExpr"] and legend["orient"] == "bottom"
     labels = {r["label"] for rows in spec["datasets"].values() for r in rows}
     assert {"3.47×", "1.52×", "0.50×", "no data"} <= labels
 
 
-def test_matrix_leaves_out_the_builds_a_chip_never_ran(matrix_engine):
+def test_matrix_says_not_run_where_a_chip_never_ran_the_build(matrix_engine):
     assert builds_ran(matrix_engine) == {("Apple M3 Ultra", "2.14.1"), ("Apple M3 Ultra", "2.15.0rc1"),
                                          ("Apple M3 Ultra", "2.16.0.dev20261120"), ("Apple M2 Max", "2.14.1"),
                                          ("Apple M2 Max", "2.15.0rc1")}
     view = matrix_view(matrix_engine, {})
     cells = {(r.row, r.build): r.label for r in view.grid.itertuples()}
-    # the M2 never ran the nightly: no "no data" cell for it; the M3 ran every build
+    # the M2 never ran the nightly: "not run", not "no data" (and never a blank cell); the M3 ran every build
     assert cells == {("Apple M2 Max", "2.15.0rc1"): "0.50×", ("Apple M3 Ultra", "2.15.0rc1"): "3.47×",
-                     ("Apple M3 Ultra", "2.16.0.dev20261120"): "1.52×"}
+                     ("Apple M3 Ultra", "2.16.0.dev20261120"): "1.52×",
+                     ("Apple M2 Max", "2.16.0.dev20261120"): "not run"}
     assert list(view.cells.columns) == ["row", "build", "geomean", "ci_low", "ci_high", "ci", "n_cases", "unit",
                                          "baseline"]
 
@@ -181,14 +185,14 @@ def test_a_build_the_chip_ran_without_a_comparable_case_still_says_no_data(matri
 def test_matrix_defaults_to_the_metric_and_dtype_with_the_most_cases(matrix_engine, tmp_path):
     from tests.seed import seed_store
 
-    assert matrix_defaults(matrix_engine) == ("op_time", "float32")  # the only thing stored
+    assert matrix_defaults(matrix_engine)[:2] == ("op_time", "float32")  # the only thing stored
     seeded = open_store(tmp_path / "seeded.duckdb")
     seed_store(seeded)
     # tests/seed.py: bf16 op_time cases are linear q, k_v, o and grouped_mm (4); fp32: softmax ×2, constant_pad (3)
-    assert matrix_defaults(seeded) == ("op_time", "bfloat16")
+    assert matrix_defaults(seeded)[:2] == ("op_time", "bfloat16")
     view = matrix_view(seeded, {})
     assert (view.metric, view.dtype) == ("op_time", "bfloat16") and len(view.cells) == 2
-    assert matrix_defaults(open_store(tmp_path / "empty.duckdb")) == ("op_time", "float32")
+    assert tuple(matrix_defaults(open_store(tmp_path / "empty.duckdb"))) == ("op_time", "float32", "", "eager")
     seeded.dispose()
 
 
@@ -207,3 +211,61 @@ def test_memory_chart_tells_eager_from_inductor_and_names_its_colours():
     legend = spec["spec"]["layer"][0]["encoding"]["color"]["legend"]
     assert legend["orient"] == "top" and "baseline 2.14.1 (stable)" in legend["labelExpr"]
     assert "candidate 2.15.0rc1 (rc)" in legend["labelExpr"]
+    # each figure on its own GiB axis: a 270 GiB driver total no longer squashes 0.4–8 GiB live-tensor bars
+    assert spec["resolve"] == {"scale": {"x": "independent"}}
+    assert spec["spec"]["layer"][0]["encoding"]["x"]["title"] == "peak (GiB)"
+
+
+def _cuda_store(path, cuda_builds: tuple[str, ...]):
+    """Two Macs' op_time (2 cases) on 2.14.1 → 2.15.0rc1, and an NVIDIA machine's first_call_time on 5 cases per
+    CUDA build (cu wheels sort before the Macs' builds): the CUDA figures outnumber the Macs' op times."""
+    engine = open_store(path)
+    for day, (version, channel) in enumerate((("2.14.1", "stable"), ("2.15.0rc1", "rc")), start=1):
+        ingest_bundle(engine, _bundle("m3u", "Apple M3 Ultra", version, channel, day,
+                                      [_op({"rows": 1}, 10.0), _op({"rows": 2}, 10.0)]))
+    for day, version in enumerate(cuda_builds, start=5):
+        firsts = [make_result(params={"rows": r}, metric="first_call_time", unit="ms", samples=[3.0])
+                  for r in range(5)]
+        bundle = _bundle("h100", "NVIDIA H100", version, "stable", day, firsts)
+        bundle["device"] = {"type": "cuda", "name": "NVIDIA H100 80GB HBM3"}
+        ingest_bundle(engine, bundle)
+    return engine
+
+
+def test_an_nvidia_upload_leaves_the_matrix_on_a_comparison_that_exists(tmp_path):
+    # issue 35: one CUDA build's first_call_time had the most cases and sorted first: "Nothing compared"
+    engine = _cuda_store(tmp_path / "one.duckdb", ("2.13.0+cu126",))
+    assert matrix_builds(engine)[0] == "2.13.0+cu126"
+    assert tuple(matrix_defaults(engine)) == ("op_time", "float32", "2.14.1", "eager")
+    view = matrix_view(engine, {})
+    assert view.why_empty == "" and (view.metric, view.baseline) == ("op_time", "2.14.1")
+    assert dict(zip(view.cells.row, view.cells.n_cases)) == {"Apple M3 Ultra": 2}
+    engine.dispose()
+    # two CUDA builds pair 5 first_call_time cases: op time (2 cases on the Mac) is still the default
+    engine = _cuda_store(tmp_path / "two.duckdb", ("2.13.0+cu126", "2.13.1+cu126"))
+    assert tuple(matrix_defaults(engine)) == ("op_time", "float32", "2.14.1", "eager")
+    engine.dispose()
+
+
+def test_matrix_defaults_pick_the_pair_with_the_most_compared_cases(matrix_engine, tmp_path):
+    # matrix_engine: the M3 pairs 2 cases for each of 2.14.1→rc, 2.14.1→nightly, rc→nightly; the M2 2.14.1→rc:
+    # 2.14.1→rc pairs 4, the most; a stable baseline
+    assert tuple(matrix_defaults(matrix_engine)) == ("op_time", "float32", "2.14.1", "eager")
+    # no op_time pairs: the ratio metric that pairs most (first_call_time, 5 cases on the two CUDA builds)
+    engine = open_store(tmp_path / "cuda.duckdb")
+    for day, version in enumerate(("2.13.0+cu126", "2.13.1+cu126"), start=1):
+        firsts = [make_result(params={"rows": r}, metric="first_call_time", unit="ms", samples=[3.0 + day])
+                  for r in range(5)]
+        ingest_bundle(engine, _bundle("h100", "NVIDIA H100", version, "stable", day, firsts))
+    ingest_bundle(engine, _bundle("m3u", "Apple M3 Ultra", "2.14.1", "stable", 9, [_op({"rows": 1}, 10.0)]))
+    assert tuple(matrix_defaults(engine)) == ("first_call_time", "float32", "2.13.0+cu126", "eager")
+    assert matrix_view(engine, {}).cells.n_cases.tolist() == [5]
+    engine.dispose()
+
+
+def test_legend_ticks_are_readable_steps_within_the_scale():
+    from db.views.matrix import legend_ticks
+
+    assert legend_ticks(1.1) == [0.9091, 1.0, 1.1]  # 0.9 and 1.1 lie outside or at the ends: left out
+    assert legend_ticks(1.3) == [0.7692, 0.9, 1.0, 1.1, 1.3]  # 0.8 (log 0.223) is within 0.08 of log 1.3 = 0.262
+    assert legend_ticks(2.0) == [0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0]

@@ -112,3 +112,51 @@ def test_a_chip_without_a_candidate_run_gets_a_grey_card_that_says_why_never_gre
     assert m3["evidence"] == "1 run a side (single run: within-run noise only); no A/A data (the runs' own spread " \
                              "is the noise)"
     assert m3["verdict"] == "1 regression" and m4["worst"] == [] and m4["evidence"] == "no timing case compared"
+
+
+def test_card_lines_are_toned_wins_green_as_losses_red():
+    """Issue 35: a card's memory, correctness and status lines carry a tone (the page colours better green and worse
+    red, as it does the counts): from the group's regressed / gained figures and its status changes."""
+    won = {**_group("M3", "bfloat16", 0), "memory": "no memory regression (3 figures compared; 2 smaller: …)",
+           "memory_regressed": 0, "memory_gains": 2, "correctness": "1 of 2 cases regressed: …",
+           "correctness_regressed": 1, "correctness_gains": 1}
+    quiet = {**_group("M2", "float32", 0), "memory_regressed": 0, "memory_gains": 0}
+    summary = {"baseline": "a", "candidate": "b", "scope": "chip", "verdict": "", "groups": [won, quiet],
+               "families": []}
+    changes = pd.DataFrame([{"scope": "M3", "dtype": "bfloat16", **GROUP, "kind": "newly supported",
+                             "direction": "better"}])
+    cards = {c["scope"]: c for c in cards_from(summary, changes).cards}
+    assert cards["M3"]["tones"] == {"memory": "better", "correctness": "worse", "status": "better"}
+    assert cards["M2"]["tones"] == {"memory": "", "correctness": "", "status": ""}
+    lost = pd.DataFrame([{"scope": "M3", "dtype": "bfloat16", **GROUP, "kind": k, "direction": d}
+                         for k, d in (("newly supported", "better"), ("new error", "worse"))])
+    assert cards_from(summary, lost).cards[0]["tones"]["status"] == "worse"  # a new failure outweighs a gain
+
+
+def test_summary_counts_each_groups_memory_and_correctness_moves():
+    from db.review.summary import _moved
+
+    compared = pd.DataFrame({"improved": [True, False, True]})
+    found = pd.DataFrame({"metric": ["memory_driver_peak", "op_time", "correctness"]})
+    assert _moved(compared, found, "memory") == {"memory_regressed": 1, "memory_gains": 2}
+    assert _moved(compared.iloc[:0], found.iloc[:0], "correctness") == {"correctness_regressed": 0,
+                                                                          "correctness_gains": 0}
+    assert _moved(compared.iloc[1:2], found, "correctness") == {"correctness_regressed": 1, "correctness_gains": 0}
+
+
+def test_the_walks_memory_lines_are_toned_by_what_moved(tmp_path):
+    """tests/release_walk.py's extras: the M4 Pro's VAE live tensors 6 → 4 GiB (a win: green); the M3 Ultra's
+    decode driver total 2.0 → 2.1 GiB (+5 %, beyond the memory rule: red)."""
+    from db.store.engine import open_store
+    from db.views.verdict_cards import overview_cards
+    from tests.release_walk import walk_extras_store
+
+    engine = open_store(tmp_path / "walk.duckdb")
+    walk_extras_store(engine)
+    cards = {c["title"]: c for c in overview_cards(engine)[0].cards}
+    m4, m3 = (cards[f"{chip} · bfloat16 · eager"] for chip in ("Apple M4 Pro (20-core GPU)",
+                                                                "Apple M3 Ultra (80-core GPU)"))
+    assert m4["tones"]["memory"] == "better" and "1 smaller" in m4["memory"]
+    assert m3["tones"]["memory"] == "worse" and m3["memory"].startswith("1 memory regression")
+    assert m3["tones"]["correctness"] == m4["tones"]["correctness"] == ""  # the bf16 PSNR jitter: within its rule
+    engine.dispose()

@@ -37,7 +37,8 @@ FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", 
 FAMILY = GROUP + ["workload", "metric"]
 GROUP_COLUMNS = GROUP + ["verdict", "compared", "faster", "slower", "unchanged", "untested", "regressed",
                          "unconfirmed", "contended", "suspected", "unmatched", "memory", "correctness", "detects",
-                         "evidence", "worst", "doubts"]
+                         "evidence", "worst", "doubts", "memory_regressed", "memory_gains", "correctness_regressed",
+                         "correctness_gains"]
 AA_WORDS = "A/A, one build on both sides (any change is run-to-run noise): "
 COUNTED = ["faster", "slower", "unchanged", "untested"]  # timing cases: the first three tested, the last not
 
@@ -109,6 +110,8 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
                      "unmatched": unmatched.get(key, 0),
                      "memory": _memory(_in(memory_cases, key), _in(found, key)),
                      "correctness": _correctness(_in(correctness_cases, key), _in(found, key)),
+                     **_moved(_in(memory_cases, key), _in(found, key), "memory"),
+                     **_moved(_in(correctness_cases, key), _in(found, key), "correctness"),
                      "detects": detects.get(key, ""), "evidence": evidence.get(key, NO_TIMING),
                      "worst": worst(_in(found, key)), "doubts": named_doubts(_in(doubts, key))})
     fams = _timed(result.families, cases[timing], untested[timing])
@@ -193,6 +196,17 @@ def _gains(compared: pd.DataFrame, word: str) -> str:
     said = ", ".join(f"{r.workload} {r.metric} {r.change}" for r in won.head(GAINS_NAMED).itertuples())
     more = f", {len(won) - GAINS_NAMED} more" if len(won) > GAINS_NAMED else ""
     return f"; {len(won)} {word}: {said}{more}"
+
+
+def _moved(compared: pd.DataFrame, found: pd.DataFrame, quantity: str) -> dict[str, int]:
+    """{quantity}_regressed / {quantity}_gains: the group's figures of a quantity that regressed, and that are
+    better beyond their rule (what its memory / correctness line says in words; the cards colour the line by them)."""
+    if quantity == "correctness":
+        hit = int((found.metric == "correctness").sum()) if len(found) else 0
+    else:
+        hit = int(found.metric.map(lambda m: m in METRICS and METRICS[m].quantity == quantity).sum()) if len(found) else 0
+    gains = int(compared.improved.to_numpy(dtype=bool).sum()) if len(compared) else 0
+    return {f"{quantity}_regressed": hit, f"{quantity}_gains": gains}
 
 
 def _memory(compared: pd.DataFrame, found: pd.DataFrame) -> str:

@@ -26,6 +26,18 @@ def named_cases(cases: pd.DataFrame) -> pd.DataFrame:
     return cases.assign(case=case_names(cases), trend=links)
 
 
+# the case's name, what is missing and why first; the identifying keys pinned at the end (as the case table)
+UNMATCHED_VIEW = ["case", "scope", "metric", "reason", "baseline_status", "candidate_status", "baseline_median",
+                  "candidate_median", "unit", "baseline_figure", "candidate_figure", "message", "candidate_passed",
+                  "device", "workload", "dtype", "compile", "case_key"]
+
+
+def named_unmatched(unmatched: pd.DataFrame) -> pd.DataFrame:
+    """The cases not compared, each led by its name (bundle.case_names: "conv2d · C=96 H=256 W=256 · fp16", never
+    only its JSON key), for the page's "Not compared" table and the twin's "unmatched"."""
+    return unmatched.assign(case=case_names(unmatched))[UNMATCHED_VIEW]
+
+
 def compare_answer(engine: Engine, review: Review) -> dict[str, Any]:
     """GET /api/v1/compare: the comparison, its judged rows and the release summary, from one judged review."""
     judged = judge_review(engine, review)
@@ -35,4 +47,4 @@ def compare_answer(engine: Engine, review: Review) -> dict[str, Any]:
             "empty_reason": empty_reason(result),  # null when cases were compared; else why none were
             "cases": records(named_cases(case_rows(judged))), "families": records(result.families),
             "status_changes": records(status_changes(result.cases, result.unmatched)),
-            "unmatched": records(result.unmatched), "summary": release_summary(engine, judged)}
+            "unmatched": records(named_unmatched(result.unmatched)), "summary": release_summary(engine, judged)}

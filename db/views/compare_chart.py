@@ -15,7 +15,7 @@ from db.review.review import JudgedReview
 
 BETTER, WORSE, UNCLEAR, UNCHANGED = "better", "worse", "not significant", "unchanged"
 DIRECTIONS = (BETTER, WORSE, UNCLEAR, UNCHANGED)  # the chart's colour domain, in this order on every view
-CHART_DEFAULT = 60
+CHART_DEFAULT = 20  # bars drawn by default: 60 grew the chart to ~4,000 px; the table lists every case
 BY_RULE = (RuleKind.growth.value, RuleKind.drop.value, RuleKind.factor.value)  # single figures' rules
 
 
@@ -89,3 +89,15 @@ def chart_rows(rows: pd.DataFrame, limit: int = CHART_DEFAULT) -> pd.DataFrame:
             value = chosen[name].astype(float)
             chosen[f"log2_{name}"] = np.log2(value.where(value > 0))
     return chosen.sort_values("oriented_ratio", kind="stable")
+
+
+def chart_words(chart: pd.DataFrame, limit: int, compared: int) -> str:
+    """The words above the ratio chart (`chart`: chart_rows(rows, limit); `compared`: every compared case): what is
+    drawn, in the order it is drawn (worst at the top, chart_rows' order), and how many more the table lists."""
+    extra = int((chart["rank"] > limit).sum())
+    drawn = len(chart) - extra
+    more = compared - len(chart)
+    return (f"Per-case ratio: the {drawn} largest change{'s' * (drawn != 1)} of {compared} compared cases"
+            + (f", and {extra} regression{'s' * (extra != 1)} ranked lower" if extra else "")
+            + ", sorted worst (top) to best (bottom); bars from 1×, black whiskers the 95 % CI, ringed = regression."
+            + (f" {more} more in the table below." if more > 0 else " The table below lists them too."))

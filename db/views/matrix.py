@@ -4,6 +4,7 @@ never mixes configurations; its cases may span workloads of that metric (n_cases
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -17,14 +18,22 @@ from db.review.comparison import CompareQuery, compare
 from db.store.read import read_frame
 from db.stats.significance import geomean_ci
 from bundle.builds import build_sort_key
+from db.views.defaults import STABLE
 
 COLUMNS = ["row", "build", "geomean", "ci_low", "ci_high", "ci", "n_cases", "unit", "baseline"]
 SHOWN = ["row", "build", "geomean", "ci", "n_cases", "unit", "baseline"]  # the page's table: no bare None cell
 
 
 def matrix_builds(engine: Engine) -> list[str]:
-    found = read_frame(engine, "SELECT torch_version, min(nightly_date) AS d FROM runs GROUP BY torch_version")
-    return [v for v, _ in sorted(zip(found.torch_version, found.d), key=lambda b: build_sort_key(*b))]
+    return _builds(engine)[0]
+
+
+def _builds(engine: Engine) -> tuple[list[str], list[str]]:
+    """Every stored torch version in version order, and its channel."""
+    found = read_frame(engine, "SELECT torch_version, min(nightly_date) AS d, min(channel) AS channel FROM runs "
+                               "GROUP BY torch_version")
+    ordered = sorted(zip(found.torch_version, found.d, found.channel), key=lambda b: build_sort_key(b[0], b[1]))
+    return [v for v, _, _ in ordered], [c for _, _, c in ordered]
 
 
 def matrix(engine: Engine, metric_name: str, baseline_build: str, rows: str = "chip", dtype: str = "",
@@ -55,24 +64,58 @@ def ci_text(low: float | None, high: float | None, n: int) -> str:
 
 
 def builds_ran(engine: Engine) -> set[tuple[str, str]]:
-    """Every (chip scope, build) with a stored run: a Mac never ran a CUDA or CPU wheel, so the Matrix leaves
-    those cells out instead of calling them "no data"."""
+    """Every (chip scope, build) with a stored run: a Mac never ran a CUDA or CPU wheel, so the Matrix says "not
+    run" there instead of "no data"."""
     found = read_frame(engine, f"SELECT DISTINCT {scope_sql('chip')} AS scope, ru.torch_version AS build FROM runs ru")
     return set(zip(found.scope, found.build))
 
 
-def matrix_defaults(engine: Engine) -> tuple[str, str]:
-    """The ratio metric and dtype with the most stored cases (ok results; a case is a workload, shape and compile
-    mode), op_time and float32 when nothing is stored: the Matrix opens on what most was measured."""
+class MatrixDefaults(NamedTuple):
+    metric: str
+    dtype: str
+    baseline: str  # a torch version; "" when nothing is stored
+    compile: str
+
+
+_PAIRS = f"""
+WITH c AS (SELECT DISTINCT {scope_sql('chip')} AS scope, ru.torch_version AS build, r.metric, r.dtype, r.compile,
+                  r.workload, r.case_key
+           FROM results r JOIN runs ru ON ru.run_id = r.run_id WHERE r.status = 'ok')
+SELECT a.metric, a.dtype, a.compile, a.build AS baseline, b.build AS candidate, count(*) AS n
+FROM c a JOIN c b USING (scope, metric, dtype, compile, workload, case_key)
+WHERE a.build <> b.build GROUP BY ALL"""
+
+
+def matrix_defaults(engine: Engine) -> MatrixDefaults:
+    """What the Matrix opens on: a comparison that exists. Of every (metric, dtype, compile mode, older build,
+    newer build) whose cases ran ok on both builds on one chip (a Mac's build is never paired with a CUDA build:
+    their chips differ), op time where any pairs (else the ratio metric that pairs most), then the pair with the
+    most compared cases; a tie goes to a stable baseline (the release question's), eager, then the latest pair.
+    Nothing paired: the metric and dtype with the most stored cases, the oldest build; op_time and float32 on an
+    empty store."""
+    builds, channels = _builds(engine)
+    rank = {b: i for i, b in enumerate(builds)}
     ratio = [m.name for m in METRICS.values() if m.comparison.value == "ratio"]
+    pairs = read_frame(engine, _PAIRS)
+    pairs = pairs[pairs.metric.isin(ratio) & pairs.baseline.isin(rank) & pairs.candidate.isin(rank)]
+    pairs = pairs[pairs.baseline.map(rank) < pairs.candidate.map(rank)]
+    if (pairs.metric == "op_time").any():
+        pairs = pairs[pairs.metric == "op_time"]
+    if not pairs.empty:
+        stable = pairs.baseline.map(dict(zip(builds, channels))).isin(STABLE)
+        best = pairs.assign(stable=stable, eager=pairs.compile == "eager", c=pairs.candidate.map(rank),
+                            b=pairs.baseline.map(rank)).sort_values(
+            ["n", "stable", "eager", "c", "b", "dtype"], ascending=[False, False, False, False, False, True]).iloc[0]
+        return MatrixDefaults(*(str(best[k]) for k in ("metric", "dtype", "baseline", "compile")))
     found = read_frame(engine, "SELECT metric, dtype, count(DISTINCT (workload, case_key, compile)) AS n FROM results "
                                "WHERE status = 'ok' GROUP BY ALL")
     found = found[found.metric.isin(ratio)]
+    first = builds[0] if builds else ""
     if found.empty:
-        return "op_time", "float32"
+        return MatrixDefaults("op_time", "float32", first, "eager")
     best = found.assign(op=found.metric != "op_time").sort_values(["n", "op", "metric", "dtype"],
                                                                    ascending=[False, True, True, True]).iloc[0]
-    return str(best["metric"]), str(best["dtype"])
+    return MatrixDefaults(str(best["metric"]), str(best["dtype"]), first, "eager")
 
 
 ROWS = ("chip", "dtype")
@@ -89,26 +132,25 @@ class Matrix:
     workload: str  # "" for every workload of the metric
     builds: list[str]  # every stored build, version order (the columns)
     cells: pd.DataFrame  # COLUMNS: geomean oriented ratio (×) per row and build, with its 95 % CI
-    grid: pd.DataFrame  # every (row, build) of the heatmap with its label, "no data" where a cell is missing
+    grid: pd.DataFrame  # every (row, build) of the heatmap with its label: the geomean, "no data" or "not run"
     span: float  # the colour scale runs from 1/span to span (×), symmetric in log space around 1×
     why_empty: str  # "" when there are cells; else why none (what the store holds for this metric)
 
 
 def matrix_view(engine: Engine, params: Params) -> Matrix:
-    """The Matrix page and GET /api/v1/matrix. Empty parameters take: the metric and dtype with the most cases
-    (matrix_defaults; the dtype for chip rows only), the oldest build as baseline, chip rows, compile eager, every
-    workload."""
+    """The Matrix page and GET /api/v1/matrix. Empty parameters take matrix_defaults (a comparison that exists:
+    its metric, dtype (chip rows only), baseline and compile mode), chip rows, every workload."""
     p = only(params, PARAMS)
     rows = one_of("rows", p["rows"] or "chip", ROWS)
-    asked = p["metric"] and (rows != "chip" or p["dtype"])  # the page passes its own: no second query
-    default_metric, default_dtype = ("", "") if asked else matrix_defaults(engine)
-    metric_name = one_of("metric", p["metric"] or default_metric, METRICS)
+    asked = p["metric"] and (rows != "chip" or p["dtype"]) and p["baseline"] and p["compile"]  # the page's own
+    default = MatrixDefaults("", "", "", "") if asked else matrix_defaults(engine)
+    metric_name = one_of("metric", p["metric"] or default.metric, METRICS)
     builds = matrix_builds(engine)
-    baseline = p["baseline"].removeprefix("torch=") or (builds[0] if builds else "")
+    baseline = p["baseline"].removeprefix("torch=") or default.baseline
     if p["baseline"] and builds:
         one_of("baseline", baseline, builds)  # a build the store does not hold is named, not compared
-    dtype = (p["dtype"] or default_dtype) if rows == "chip" else ""
-    compile_mode = p["compile"] or "eager"
+    dtype = (p["dtype"] or default.dtype) if rows == "chip" else ""
+    compile_mode = p["compile"] or default.compile or "eager"
     cells = (matrix(engine, metric_name, baseline, rows, dtype, compile_mode, p["workload"]) if builds
              else pd.DataFrame(columns=COLUMNS))
     grid, span = matrix_grid(cells, builds, baseline, builds_ran(engine))
@@ -139,23 +181,37 @@ def _why_empty(engine: Engine, metric: str, baseline: str, dtype: str, compile_m
             f"Stored for {metric}: dtypes {listed('dtype')}; compile modes {listed('compile')}.")
 
 
+NO_DATA, NOT_RUN = "no data", "not run"  # ran both builds, nothing paired / the chip never ran the build
+CELL_WORDS = {NO_DATA: "no data: the chip ran this build, but no case of this selection ran ok on it and on the "
+                       "baseline",
+              NOT_RUN: "not run: no run of this build on this chip (a Mac never runs a CUDA wheel)"}
+TICKS = (0.25, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0, 4.0)  # readable legend steps (×), mirrored around 1×
+
+
 def matrix_grid(cells: pd.DataFrame, builds: list[str], baseline_build: str,
                 ran: set[tuple[str, str]] | None = None) -> tuple[pd.DataFrame, float]:
-    """Every (row, build) of the heatmap whose chip ran the build (`ran`: builds_ran; None: every build), a
-    missing one marked "no data", each with its number as text, and the colour scale's half-width `span` (×): the
-    scale runs from 1/span to span, symmetric in log space around 1×, so equal wins and losses get equal colour
-    and 1× is always the neutral midpoint."""
+    """Every (row, build) of the heatmap, each labelled: its geomean as text, "no data" (the chip ran the build,
+    nothing paired) or "not run" (`ran`: builds_ran says the chip never ran it; None: every chip ran every build),
+    and the colour scale's half-width `span` (×): the scale runs from 1/span to span, symmetric in log space around
+    1×, so equal wins and losses get equal colour and 1× is always the neutral midpoint."""
     columns = [b for b in builds if b != baseline_build]
     scopes = cells.drop_duplicates("row").set_index("row")["scope"] if "scope" in cells else pd.Series(dtype=str)
     rows = sorted(cells["row"].unique()) if not cells.empty else []
     full = pd.MultiIndex.from_product([rows, columns], names=["row", "build"]).to_frame(index=False)
-    if ran is not None and len(full):
-        full = full[[(scopes.get(r, r), b) in ran for r, b in full.itertuples(index=False)]]
     grid = full.merge(cells.drop(columns=["scope"], errors="ignore"), on=["row", "build"], how="left")
     logs = np.log(grid["geomean"].astype(float))
     span = float(np.exp(np.nanmax(np.abs(logs)))) if logs.notna().any() else 2.0
     span = max(span, 1.1)  # a flat matrix still gets a readable scale
-    grid["label"] = [f"{g:.2f}×" if pd.notna(g) else "no data" for g in grid["geomean"]]
+    did_run = [ran is None or (scopes.get(r, r), b) in ran for r, b in grid[["row", "build"]].itertuples(index=False)]
+    grid["label"] = [f"{g:.2f}×" if pd.notna(g) else NO_DATA if r else NOT_RUN
+                     for g, r in zip(grid["geomean"], did_run)]
     grid["dark"] = (np.abs(logs) > 0.6 * np.log(span)).fillna(False).astype(bool)  # white text on deep colour
     grid["has_data"] = grid["geomean"].notna()
     return grid, span
+
+
+def legend_ticks(span: float) -> list[float]:
+    """The colour legend's labelled values (×): both ends of the scale, 1× and the readable steps between (TICKS)
+    not within 8 % of an end (log), so no two labels overlap."""
+    inner = [t for t in TICKS if 1 / span < t < span and abs(np.log(t)) < np.log(span) - 0.08]
+    return [round(1 / span, 4), *inner, round(span, 4)]

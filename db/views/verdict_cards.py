@@ -91,6 +91,18 @@ def _case_link(worst: dict, summary: dict[str, Any]) -> str:
     return trend_url(worst["workload"], worst["case_key"], worst["dtype"], worst["compile"], worst["metric"])
 
 
+def _tones(group: dict, status: dict) -> dict[str, str]:
+    """The tone of a card's memory, correctness and status lines, as its counts are coloured: worse (red) where
+    something regressed or newly fails, better (green) where figures won beyond their rule or newly run, else ""."""
+    out = {}
+    for line in ("memory", "correctness"):
+        lost, won = int(group.get(f"{line}_regressed") or 0), int(group.get(f"{line}_gains") or 0)
+        out[line] = WORSE if lost else BETTER if won else ""
+    gained = status["newly_supported"] + status["fixed"] + status["other_gains"]
+    out["status"] = WORSE if status["new_failures"] else BETTER if gained else ""
+    return out
+
+
 def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
     """The cards of one summary (pure: tests give it a summary and status changes directly)."""
     out = []
@@ -105,6 +117,7 @@ def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
                     "faster": int(g["faster"] or 0), "slower": int(g["slower"] or 0),
                     "unchanged": int(g["unchanged"] or 0), "untested": untested,
                     "families": _family_lines(summary["families"], g), "memory": g["memory"],
+                    "tones": _tones(g, s),
                     "correctness": g["correctness"], "unconfirmed": int(g.get("unconfirmed") or 0),
                     "suspected": int(g.get("suspected") or 0), "contended": busy,
                     "doubts": [{"text": f"{d['case']} · {d['metric']}: {d['change']} ({d['why']})",
