@@ -12,6 +12,7 @@ from bundle.provenance import BUILD, MACHINE
 from db.errors import Problem, StoreError
 from db.store.read import read_frame
 
+
 def _listed(entries) -> list[str]:
     # the short git hash tells two builds of one version apart (an rc wheel and the final both say 2.15.0)
     return [("left(git_hash, 10) AS git_hash" if e.column == "git_hash" else e.column) for e in entries if e.listed]
@@ -20,6 +21,7 @@ def _listed(entries) -> list[str]:
 # the runs list's columns: the run's own, and the machine's and build's marked listed in bundle.provenance
 LISTED_SQL = ", ".join(["run_id", "started_at", *_listed(MACHINE), "device_type", *_listed(BUILD), "complete",
                         "n_results", "tags_json", "uploaded_by", "retracted_at", "retracted_by", "retraction_reason"])
+
 RUN_FILTERS = ("chip", "machine", "build", "channel", "device", "dtype", "compile", "tag")
 _COLUMN = {"chip": "chip", "machine": "machine_name", "build": "torch_version", "channel": "channel",
            "device": "device_type"}
