@@ -16,11 +16,12 @@ from bundle.schema import Bundle, Result
 from collector import lifeline, session as run_session
 from collector.catalog import load_catalog
 from collector.contention import IdleGate, IdlePolicy
-from collector.cli import csv_list, kv_pairs
+from collector.arguments import csv_list, kv_pairs
 from collector.display import progress_bar, results_table, run_summary
 from collector.errors import CollectorError
 from collector.plan import Plan, PlannedCase, default_processes
-from collector.push import Pusher, token as push_token
+from collector.push import Pusher
+from collector.push_report import checked_pusher, report_push
 from collector.workload import PROFILES, Workload
 
 
@@ -95,19 +96,8 @@ def _run_with_progress(session: run_session.Session, console: Console, in_proces
         return run_session.run(session, on_progress, isolate=not in_process)
 
 
-def _pusher(url: str | None, console: Console) -> Pusher | None:
-    """Checked before the run starts: a bad URL should not surface only after an hour of measuring."""
-    if not url:
-        return None
-    pusher = Pusher(url)
-    if push_token() is None:
-        console.print("[bold yellow]WARNING:[/] MPSBENCH_TOKEN is not set: the push carries no token (only a server "
-                      "without upload tokens, on this machine, accepts that)")
-    return pusher
-
-
 def _run(args: argparse.Namespace, console: Console) -> int:
-    pusher = _pusher(args.push, console)
+    pusher = checked_pusher(args.push, console)
     session = _open_session(args)
     _announce(session, console)
     try:
@@ -127,7 +117,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
                              "them again"), soft_wrap=True)
     console.print(escape(f"bundle: {path}  (every record with its unit: python -m collector show {path})"))
     if pusher is not None:
-        return _report_push(pusher.push([path]), console)
+        return report_push(pusher.push([path]), console)
     return 0
 
 
@@ -179,19 +169,10 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _report_push(outcomes: list, console: Console) -> int:
-    for o in outcomes:
-        style = {"sent": "green", "queued": "yellow", "skipped": "yellow", "busy": "red", "rejected": "red"}[o.state]
-        console.print(f"[{style}]{o.state}[/] {escape(str(o.path))}: {escape(o.detail)}", soft_wrap=True)
-    if not outcomes:
-        console.print("nothing to send: the outbox is empty")
-    return 0 if all(o.state in ("sent", "skipped") for o in outcomes) else 1
-
-
 def cmd_push(args: argparse.Namespace, console: Console) -> int:
     if not args.files and not args.outbox:
         raise CollectorError("push: name bundle files, or --outbox to send what waits in the outbox")
     missing = [str(f) for f in args.files if not f.is_file()]
     if missing:
         raise CollectorError(f"push: no such file: {', '.join(missing)}")
-    return _report_push(Pusher(args.url).push(list(args.files)), console)
+    return report_push(Pusher(args.url).push(list(args.files)), console)

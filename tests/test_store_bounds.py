@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import text
 
 import db.store.engine
+import db.store.pool
 from db.cli import main as db_cli
 from db.ingest.core import ingest_bundle
 from db.store.aa_pairs import PARTNERS, backfill
@@ -149,7 +150,7 @@ def test_the_limits_come_from_the_machine_or_the_environment(tmp_path, monkeypat
                                                 "current_setting('max_temp_directory_size')").one()
     finally:
         engine.dispose()
-    ram_gib = db.store.engine.MEMORY_SHARE * os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
+    ram_gib = db.store.pool.MEMORY_SHARE * os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
     assert memory.endswith("GiB") and float(memory.split()[0]) == pytest.approx(ram_gib, rel=0.01)
     assert temp == "3.0 GiB"
 

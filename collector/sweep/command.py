@@ -11,10 +11,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from collector.catalog import load_catalog
-from collector.cli import csv_list
+from collector.arguments import csv_list
 from collector.display import progress_bar
 from collector.errors import CollectorError
 from collector.plan import Plan, expand
+from collector.push_report import checked_pusher  # a bad URL is refused (and a missing token said) before anything runs
 from collector.sweep.delivery import Delivery
 from collector.sweep.envs import Installer, ReadyBuild, default_envs_dir, probe
 from collector.sweep.journal import SweepJournal, SweepState, latest
@@ -42,19 +43,18 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
-    from collector.commands import _pusher  # a bad URL is refused (and a missing token said) before anything runs
     if args.resume is not None:
         path = Path(args.resume) if args.resume else latest(args.out)
         journal = SweepJournal(path)
         state = journal.read()
         url = resume_push(args, state.header)  # the journal's options; a conflicting one is refused here
-        pusher = _pusher(url, console)
+        pusher = checked_pusher(url, console)
         if url and not state.header["options"].get("push"):
             journal.append({"type": "options", "options": {"push": url}})
             state.header["options"]["push"] = url
         console.print(escape(f"resuming sweep {state.header['sweep_id']} ({path})"))
     else:
-        pusher = _pusher(args.push, console)
+        pusher = checked_pusher(args.push, console)
         journal, state = _start(args, console)
     return _run(journal, state, console, Delivery(pusher, journal, state, console) if pusher else None)
 

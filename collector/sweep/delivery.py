@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 
 from collector.push import Pusher
+from collector.push_report import report_push  # the CLI's one way of printing push answers
 from collector.sweep.journal import SweepJournal, SweepState
 
 
@@ -33,7 +34,6 @@ class Delivery:
 
     def push(self, keys: list[str]) -> None:
         """Push these slots' bundles (and whatever waits in the outbox), journaling each answer for our runs."""
-        from collector.commands import _report_push  # the CLI's one way of printing push answers
         ours = {end["run_id"]: key for key, end in self.state.done.items() if end.get("ok") and end.get("run_id")}
         outcomes = self.pusher.push([Path(self.state.done[k]["bundle"]) for k in keys])
         for o in outcomes:
@@ -42,7 +42,7 @@ class Delivery:
                 record = {"type": "push", "key": key, "run_id": o.path.stem, "state": o.state, "detail": o.detail}
                 self.journal.append(record)
                 self.state.pushed[key] = record
-        _report_push(outcomes, self.console)
+        report_push(outcomes, self.console)
 
     def summary(self) -> str:
         ok = [k for k, end in self.state.done.items() if end.get("ok")]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from collector.arguments import parser  # the CLI's own defaults: no second copy of them here
 from collector.errors import CollectorError
 from collector.push import endpoint
 
@@ -38,7 +39,6 @@ def run_args(options: dict) -> list[str]:
 
 
 def _defaults() -> dict[str, Any]:
-    from collector.cli import parser  # the CLI's own defaults: no second copy of them here
     return vars(parser().parse_args(["sweep"]))
 
 

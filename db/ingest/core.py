@@ -24,6 +24,7 @@ import pydantic_core
 from pydantic import ValidationError
 from sqlalchemy import Engine, text
 
+from bundle.provenance import STORED, stored_value
 from bundle.schema import Bundle, Result, repeated_case_rule
 from db.errors import Problem, StoreError
 from db.ingest import judge, results_text
@@ -216,21 +217,13 @@ def _chip(b: Bundle) -> str | None:
 
 
 def _run_row(b: Bundle, sha: str, n: int) -> dict:
-    m, bd, d = b.machine, b.build, b.device
+    provenance = {entry.column: stored_value(entry, b) for entry in STORED}  # machine and build: bundle.provenance
     return dict(run_id=b.run_id, schema_version=b.schema_version, bundle_sha256=sha,
                 ingested_at=datetime.now(timezone.utc).replace(tzinfo=None),
                 started_at=b.started_at.astimezone(timezone.utc).replace(tzinfo=None),
                 ended_at=b.ended_at and b.ended_at.astimezone(timezone.utc).replace(tzinfo=None),
-                complete=b.complete, machine_name=m.name, chip=_chip(b), hw_model=m.hw_model, gpu_name=m.gpu_name,
-                gpu_cores=m.gpu_cores, cpu_model=m.cpu_model, memory_bytes=m.memory_bytes, os=m.os,
-                os_version=m.os_version, arch=m.arch, power_source=m.power_source,
-                low_power_mode=m.low_power_mode, thermal_state=m.thermal_state, torch_version=bd.torch_version,
-                git_hash=bd.git_hash, channel=bd.channel.value, nightly_date=bd.nightly_date,
-                local_variant=bd.local_variant, debug=bd.debug, python_version=bd.python_version,
-                collector_version=bd.collector_version, command_line=bd.command_line, device_type=d.type,
-                device_name=d.name, env_json=json.dumps(bd.env, ensure_ascii=False),
-                libraries_json=json.dumps(bd.libraries, ensure_ascii=False),
-                tags_json=json.dumps(b.tags, ensure_ascii=False),
+                complete=b.complete, **{**provenance, "chip": _chip(b)}, device_type=b.device.type,
+                device_name=b.device.name, tags_json=json.dumps(b.tags, ensure_ascii=False),
                 warnings_json=json.dumps(b.warnings, ensure_ascii=False), n_results=n)
 
 

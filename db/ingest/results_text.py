@@ -35,7 +35,7 @@ _OBJECT_SIZE = 1 << 30
 
 def _object_size(path: str) -> int:
     """No element is longer than its file: DuckDB's reader reserves twice this against the store's memory_limit
-    (db.store.engine.apply_limits), so a fixed 1 GiB made every ingest need 2 GiB of it, per piece."""
+    (db.store.pool.apply_limits), so a fixed 1 GiB made every ingest need 2 GiB of it, per piece."""
     return min(_OBJECT_SIZE, max(os.path.getsize(path) + 1, 1 << 20))
 # The first element of every file: every field with a non-null value (the reader infers its columns from it)
 TEMPLATE = json.dumps(dict.fromkeys(derive.FIELDS, 0)).encode()

@@ -1,8 +1,9 @@
 """Stored runs as bundles again (JSON-ready dicts in bundle.schema's shape), for an export: what a selector's runs
 measured, each result with its samples per worker process and contention, in the stored (canonical) units.
 
-What the store does not keep comes back absent, never made up: the CPU's P/E core counts, the install source, a
-result's summary (derived from the samples anyway). Retracted runs are never selected (db.query.selectors)."""
+What the store does not keep comes back absent, never made up: a result's summary (derived from the samples anyway),
+and for a run stored before store v12 the CPU's P/E core counts and the install source. Retracted runs are never
+selected (db.query.selectors)."""
 from __future__ import annotations
 
 import json
@@ -12,13 +13,11 @@ from typing import Any, Iterator
 import pandas as pd
 from sqlalchemy import Engine
 
+from bundle.provenance import STORED, bundle_value
 from db.errors import Problem, StoreError
 from db.query.selectors import Selector
 from db.store.read import read_frame
 
-_MACHINE = ("chip", "hw_model", "gpu_name", "gpu_cores", "cpu_model", "memory_bytes", "os_version", "arch",
-            "power_source", "low_power_mode", "thermal_state")
-_BUILD = ("git_hash", "nightly_date", "local_variant", "debug")
 _RESULT = ("workload", "suite", "params_json", "dtype", "compile", "metric", "unit", "status", "message",
            "warnings_json", "samples", "processes", "contention", "passed", "tolerance", "rounding")
 
@@ -58,16 +57,19 @@ def run_bundles(engine: Engine, run_ids: list[str]) -> Iterator[dict[str, Any]]:
                "started_at": run["started_at"].isoformat(),
                "ended_at": run["ended_at"].isoformat() if run["ended_at"] is not None else None,
                "complete": bool(run["complete"]),
-               "machine": {"name": run["machine_name"], "os": run["os"],
-                           **{k: run[k] for k in _MACHINE if run[k] is not None}},
-               "build": {"torch_version": run["torch_version"], "channel": run["channel"],
-                         "python_version": run["python_version"], "collector_version": run["collector_version"],
-                         "command_line": run["command_line"], "env": json.loads(run["env_json"]),
-                         "libraries": json.loads(run["libraries_json"]),
-                         **{k: run[k] for k in _BUILD if run[k] is not None}},
+               **_provenance(run),
                "device": {"type": run["device_type"], "name": run["device_name"]},
                "tags": json.loads(run["tags_json"]), "warnings": json.loads(run["warnings_json"]),
                "results": [_result(row) for row in results.to_dict("records")]}
+
+
+def _provenance(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The bundle's machine and build from the run's columns (bundle.provenance); a NULL field is left out."""
+    parts: dict[str, dict[str, Any]] = {"machine": {}, "build": {}}
+    for entry in STORED:
+        if run[entry.column] is not None:
+            parts[entry.part][entry.field] = bundle_value(entry, run[entry.column])
+    return parts
 
 
 def _result(row: dict[str, Any]) -> dict[str, Any]:

@@ -8,8 +8,19 @@ from typing import Mapping
 import pandas as pd
 from sqlalchemy import Engine
 
+from bundle.provenance import BUILD, MACHINE
 from db.errors import Problem, StoreError
 from db.store.read import read_frame
+
+
+def _listed(entries) -> list[str]:
+    # the short git hash tells two builds of one version apart (an rc wheel and the final both say 2.15.0)
+    return [("left(git_hash, 10) AS git_hash" if e.column == "git_hash" else e.column) for e in entries if e.listed]
+
+
+# the runs list's columns: the run's own, and the machine's and build's marked listed in bundle.provenance
+LISTED_SQL = ", ".join(["run_id", "started_at", *_listed(MACHINE), "device_type", *_listed(BUILD), "complete",
+                        "n_results", "tags_json", "uploaded_by", "retracted_at", "retracted_by", "retraction_reason"])
 
 RUN_FILTERS = ("chip", "machine", "build", "channel", "device", "dtype", "compile", "tag")
 _COLUMN = {"chip": "chip", "machine": "machine_name", "build": "torch_version", "channel": "channel",
@@ -40,12 +51,8 @@ def list_runs(engine: Engine, filters: Mapping[str, str]) -> pd.DataFrame:
     limit = int(text)
     if not 1 <= limit <= 10000:
         raise StoreError(400, "limit: out of range", [Problem("limit", "must be an integer 1..10000")])
-    # the short git hash tells two builds of one version apart (an rc wheel and the final both say 2.15.0)
-    return read_frame(engine, "SELECT run_id, started_at, machine_name, chip, gpu_cores, os_version, device_type,"
-                              " torch_version, left(git_hash, 10) AS git_hash, channel, nightly_date, libraries_json, complete, n_results, tags_json,"
-                              " uploaded_by, retracted_at, retracted_by, retraction_reason"
-                              " FROM runs"
-                              f" WHERE {' AND '.join(where)} ORDER BY started_at DESC LIMIT ?", params + [limit])
+    return read_frame(engine, f"SELECT {LISTED_SQL} FROM runs WHERE {' AND '.join(where)} ORDER BY started_at DESC "
+                              "LIMIT ?", params + [limit])
 
 
 def run_filter_options(engine: Engine) -> dict[str, list[str]]:

@@ -2,19 +2,15 @@
 from __future__ import annotations
 
 import os
-import shutil
 import threading
-import weakref
 import uuid
 from pathlib import Path
 
-import duckdb
-from duckdb_engine import ConnectionWrapper
-from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.pool import NullPool
+from sqlalchemy import Engine, text
 from sqlmodel import SQLModel
 
 import db.store.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
+from db.store.pool import pooled_engine
 from db.store.tables import STORE_VERSION
 
 DEFAULT_PATH = "data/mpsbench.duckdb"
@@ -61,10 +57,7 @@ def open_store(path: str | None = None) -> Engine:
     spec = lake.parse(target) if lake.is_lake(target) else None  # a wrong lake is refused before anything opens
     if spec is None and target != ":memory:":
         Path(target).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(f"duckdb:///{':memory:' if spec else target}", poolclass=DuplicatePool)
-    roots = _ROOTS[engine] = _Roots()
-    event.listen(engine, "do_connect", roots.connect)
-    event.listen(engine, "engine_disposed", roots.retire)
+    engine = pooled_engine(f"duckdb:///{':memory:' if spec else target}")
     if spec:
         lake.configure(engine, spec)
     try:
@@ -88,135 +81,6 @@ def open_existing(path: str | None = None) -> Engine:
                               "`mpsbench ingest` or the server makes one)",
                          [Problem("MPSBENCH_STORE", "must name an existing store file")])
     return open_store(target)
-
-
-_ROOTS: "weakref.WeakKeyDictionary[Engine, _Roots]" = weakref.WeakKeyDictionary()
-
-
-class DuplicatePool(NullPool):
-    """Every checkout is its own DuckDB connection, a duplicate of one root connection per engine (_Roots).
-
-    Why not one shared connection (StaticPool): a DuckDB connection runs one transaction at a time, so a read
-    from another thread during an ingest failed ("cannot start a transaction within a transaction"), and that
-    reader's rollback on return undid the writer's open transaction (its later statements then autocommitted).
-    Duplicates share the one database (also for :memory:) but each has its own transaction. DuckDB still
-    allows one writer per file, and WRITE_LOCK still makes writers take turns. engine.dispose() retires the
-    root: the next checkout opens a new one, and the old one closes when its last duplicate is returned (closing
-    a root closes its duplicates: requests in flight during a fault's dispose failed "Connection already closed").
-    """
-
-
-def root_duplicate(engine: Engine):
-    """A raw DuckDB connection on `engine`'s current database, outside the pool (db.store.lake's lock
-    connection: a child of the root, not of a checkout that would close it); the database is opened if none is."""
-    roots = _ROOTS[engine]
-    with roots.lock:
-        current = roots.current
-    if current is None:
-        engine.connect().close()  # the first checkout opens the root
-        with roots.lock:
-            current = roots.current
-    return current.conn.duplicate()
-
-
-class _Roots:
-    """An engine's current root, kept across the pools engine.dispose() recreates, under one lock: a checkout
-    racing a dispose must not open a root on the pool being thrown away (it would never close)."""
-
-    def __init__(self) -> None:
-        self.current: _Root | None = None
-        self.lock = threading.Lock()
-
-    def connect(self, dialect, _record, cargs, cparams) -> ConnectionWrapper:
-        with self.lock:
-            if self.current is None:  # the first checkout (or the first after dispose) opens the database
-                conn = dialect.connect(*cargs, **cparams)
-                apply_limits(conn)
-                self.current = _Root(conn)
-            return self.current.duplicate()
-
-    def retire(self, _engine=None) -> None:
-        with self.lock:
-            root, self.current = self.current, None
-        if root is not None:
-            root.retire()
-
-
-class _Root:
-    """A root connection and how many of its duplicates are checked out; retired, it closes with the last."""
-
-    def __init__(self, conn) -> None:
-        self.conn, self.users, self.retired, self.lock = conn, 0, False, threading.Lock()
-
-    def duplicate(self) -> "_Duplicate":
-        conn = self.conn.duplicate()  # may raise (an invalidated database): then nothing is counted
-        with self.lock:
-            self.users += 1
-        return _Duplicate(conn, self)
-
-    def release(self) -> None:
-        with self.lock:
-            self.users -= 1
-            last = self.retired and self.users == 0
-        if last:
-            self.conn.close()
-
-    def retire(self) -> None:
-        with self.lock:
-            self.retired = True
-            last = self.users == 0
-        if last:
-            self.conn.close()
-
-
-class _Duplicate(ConnectionWrapper):
-    def __init__(self, conn, root: _Root) -> None:
-        super().__init__(conn)
-        self.root = root
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        try:
-            super().close()
-        finally:
-            self.closed = True
-            self.root.release()
-
-    def __del__(self) -> None:  # one never returned (a failed checkout) must not keep a retired root open
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - nothing to tell at collection
-            pass
-
-
-MEMORY_SHARE, TEMP_SHARE = 0.5, 0.5  # of the machine's RAM / of the free disk where DuckDB spills
-
-
-def apply_limits(conn) -> None:
-    """DuckDB's memory_limit and max_temp_directory_size, set on a database when it opens: env
-    MPSBENCH_DUCKDB_MEMORY / MPSBENCH_DUCKDB_TEMP (DuckDB sizes: "4GB", "512MiB"), else MEMORY_SHARE of the
-    RAM and TEMP_SHARE of the disk free where it spills at open. Unset, DuckDB took 80 % of RAM and spilled until
-    the disk was full; a query past them fails (db.store.faults: a 503 naming the limit)."""
-    from db.errors import Problem, StoreError
-
-    memory = os.environ.get("MPSBENCH_DUCKDB_MEMORY", "").strip()
-    temp = os.environ.get("MPSBENCH_DUCKDB_TEMP", "").strip()
-    if not memory:
-        memory = f"{int(MEMORY_SHARE * os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')) >> 20}MiB"
-    if not temp:
-        where = Path(conn.execute("SELECT current_setting('temp_directory')").fetchone()[0] or ".").absolute()
-        while not where.exists():
-            where = where.parent
-        temp = f"{max(int(TEMP_SHARE * shutil.disk_usage(where).free) >> 20, 1)}MiB"
-    for setting, env, value in (("memory_limit", "MPSBENCH_DUCKDB_MEMORY", memory),
-                                ("max_temp_directory_size", "MPSBENCH_DUCKDB_TEMP", temp)):
-        try:
-            conn.execute(f"SET {setting} = ?", [value])
-        except duckdb.Error as exc:
-            conn.close()
-            raise StoreError(500, f"{env}={value!r} is not a size DuckDB takes ({str(exc).splitlines()[0]})",
-                             [Problem(env, "a size such as 4GB or 512MiB")]) from None
 
 
 def _prepare(engine: Engine, lake_tables: bool = False) -> None:

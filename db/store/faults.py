@@ -2,11 +2,11 @@
 
 DuckDB's I/O errors (a full disk), a file locked by another process, a file that is not a DuckDB database, a
 database invalidated by an earlier fatal error (a checkpoint that could not be written) and a query past the
-store's memory or temp-space limit (db.store.engine.apply_limits) become StoreError(503) with a short reason;
+store's memory or temp-space limit (db.store.pool.apply_limits) become StoreError(503) with a short reason;
 the full message is logged here, never sent (it names server paths). After such a fault the shared engine is
 disposed: its next checkout opens the file afresh, so the server recovers by itself once the fault clears (an
 invalidated DuckDB refuses every statement until it is reopened); requests in flight finish on the old
-connection, which closes after them (db.store.engine.DuplicatePool). The last write fault is kept
+connection, which closes after them (db.store.pool.DuplicatePool). The last write fault is kept
 for GET /api/v1/health until a write succeeds again.
 """
 from __future__ import annotations

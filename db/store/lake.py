@@ -31,6 +31,7 @@ from pathlib import Path
 import duckdb
 
 from db.errors import Problem, StoreError
+from db.store.pool import root_duplicate
 
 log = logging.getLogger("mpsbench.store")
 PREFIX = "ducklake:postgres:"
@@ -124,7 +125,7 @@ def unreachable(exc: BaseException) -> StoreError:
 
 
 def configure(engine, lake: Lake) -> None:
-    """Every new DBAPI connection of `engine` (a duplicate of its root, db.store.engine.DuplicatePool) attaches
+    """Every new DBAPI connection of `engine` (a duplicate of its root, db.store.pool.DuplicatePool) attaches
     and uses the lake (USE is per connection, the attachments per database); every transaction it begins inside
     db.store.engine.WRITE_LOCK first takes the catalog's cross-replica lock."""
     from sqlalchemy import event
@@ -173,8 +174,6 @@ def end_write() -> None:
 def _locked(engine) -> duckdb.DuckDBPyConnection:
     """The engine's lock connection, in a transaction holding the advisory lock (blocks until granted). Taken
     before the write's first statement, so the write's DuckLake snapshot includes every earlier write."""
-    from db.store.engine import root_duplicate  # engine opens a lake through this module: imported when used
-
     for attempt in (1, 2):  # a connection closed with its engine's root (dispose after a fault) is made anew once
         with _guard:
             cursor = _lock_conns.get(engine)

@@ -2,7 +2,8 @@
 run_seq; v2: before the build's library versions; v3: before the A/A pairs; v4: before uploaded_by and
 retractions; v5: before the A/A groups' pending counts; v6: before per-process samples and per-case A/A figures; v7: before the side summaries; v8: before per-process contention and correctness rounding; v9: before
 signed-out sessions were kept in the store (a file beside it, db.store.sessions); v10: before the side summaries were kept
-after an upload (db.store.upkeep). Each migration runs in the one transaction that also
+after an upload (db.store.upkeep); v11: before the CPU's core counts and the install source. Each migration runs in the
+one transaction that also
 stamps the new store_version, so a store is never stamped ahead of its data."""
 from __future__ import annotations
 
@@ -169,8 +170,29 @@ def _v10_to_v11(conn) -> None:
     mark_all(conn)
 
 
+def add_declared_columns(conn) -> None:
+    """The machine and build columns declared (bundle.provenance, db.store.tables.provenance_columns) that `runs`
+    lacks, added empty: the runs stored before say nothing there (NULL, shown "unavailable"). A declared field the
+    model requires cannot be added this way: it would need a value for every stored run."""
+    from db.store.tables import provenance_columns
+
+    cols = {r[0] for r in conn.execute(text(
+        "SELECT column_name FROM information_schema.columns WHERE table_name='runs'"))}
+    for column in provenance_columns():
+        if column.name not in cols:
+            if not column.nullable:
+                raise ValueError(f"runs.{column.name}: a required column cannot be added to stored runs")
+            conn.execute(text(f'ALTER TABLE runs ADD COLUMN "{column.name}" {column.type.compile(conn.dialect)}'))
+
+
+def _v11_to_v12(conn) -> None:
+    """v12 keeps the CPU's performance and efficiency core counts and the install source: the bundle carried them
+    (validated, and the cores hashed into the run) but the ingest dropped them. Earlier runs have NULL there."""
+    add_declared_columns(conn)
+
+
 MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
-              7: _v7_to_v8, 8: _v8_to_v9, 9: _v9_to_v10, 10: _v10_to_v11}
+              7: _v7_to_v8, 8: _v8_to_v9, 9: _v9_to_v10, 10: _v10_to_v11, 11: _v11_to_v12}
 
 
 def migrate(conn) -> None:

@@ -8,11 +8,14 @@ DuckDB, too coarse for summaries and too small for memory_bytes (192 GiB).
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Sequence
 
 from sqlalchemy import ARRAY, BigInteger, Boolean, Column, Double, Integer, String, Table
 from sqlmodel import Field, SQLModel
 
-STORE_VERSION = 11  # bump with a migration in db/store/migrate.py
+from bundle.provenance import STORED, Stored, kind
+
+STORE_VERSION = 12  # bump with a migration in db/store/migrate.py
 
 
 class Meta(SQLModel, table=True):
@@ -30,32 +33,9 @@ class Run(SQLModel, table=True):
     started_at: datetime
     ended_at: datetime | None = None
     complete: bool
-    machine_name: str
-    chip: str | None = None
-    hw_model: str | None = None
-    gpu_name: str | None = None
-    gpu_cores: int | None = None
-    cpu_model: str | None = None
-    memory_bytes: int | None = Field(default=None, sa_type=BigInteger)
-    os: str
-    os_version: str | None = None
-    arch: str | None = None
-    power_source: str | None = None
-    low_power_mode: bool | None = None
-    thermal_state: str | None = None
-    torch_version: str
-    git_hash: str | None = None
-    channel: str
-    nightly_date: str | None = None
-    local_variant: str | None = None
-    debug: bool | None = None
-    python_version: str
-    collector_version: str
-    command_line: str = ""
+    # the machine's and the build's columns: provenance_columns() below, from bundle.provenance
     device_type: str
     device_name: str
-    env_json: str = "{}"
-    libraries_json: str = "{}"  # build.libraries: {"transformers": "5.25.0", …}
     tags_json: str = "{}"
     warnings_json: str = "[]"
     n_results: int
@@ -68,6 +48,25 @@ class Run(SQLModel, table=True):
     retracted_at: datetime | None = None
     retracted_by: str | None = None
     retraction_reason: str | None = None
+
+
+def provenance_columns(entries: Sequence[Stored] = STORED) -> list[Column]:
+    """The runs table's machine and build columns, one per declared field (bundle.provenance): its type from the
+    model's (an int column as wide as the field's bound: INTEGER below 2**31, else BIGINT; JSON and enums as text),
+    NOT NULL where the model requires the field."""
+    columns = []
+    for entry in entries:
+        found = kind(entry)
+        if found.type is int:
+            sql_type = Integer if found.int_limit is not None and found.int_limit <= 2**31 else BigInteger
+        else:
+            sql_type = {str: String, bool: Boolean}[found.type]
+        columns.append(Column(entry.column, sql_type, nullable=found.nullable))
+    return columns
+
+
+for _column in provenance_columns():  # after the run's own columns: where a migrated store has its added ones too
+    Run.__table__.append_column(_column)
 
 
 class RunTag(SQLModel, table=True):
