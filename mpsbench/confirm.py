@@ -25,33 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from db.review.decisions import CLEARED, CONFIRMED, UNDECIDED, decide, doubtful_cases
+
 ROOT = Path(__file__).resolve().parents[1]
 SUFFIX = ".confirm.jsonl"
-CONFIRMED, CLEARED, UNDECIDED = "confirmed", "cleared", "undecided"
-CASE_FIELDS = ("workload", "case_key", "dtype", "compile")
 
 
 class ConfirmError(Exception):
     """Bad arguments or a build that does not belong to its side: printed as ERROR, exit 1."""
-
-
-def case_id(row: dict) -> str:
-    """The collector's case id (collector.journal.case_id's format) of a review row."""
-    return "|".join(str(row[k]) for k in CASE_FIELDS)
-
-
-def doubtful_cases(answer: dict, scope: str | None) -> list[str]:
-    """The case ids of the review's unconfirmed and suspected rows (on this machine's scope, when given)."""
-    rows = [r for kind in ("unconfirmed", "suspected") for r in answer.get(kind, [])]
-    return sorted({case_id(r) for r in rows if scope is None or r.get("scope") == scope})
-
-
-def decide(targets: list[str], answer: dict, scope: str | None) -> dict[str, str]:
-    """Each target's state in a review's answer: confirmed (a regression), undecided (still doubtful), cleared."""
-    def ids(kind: str) -> set[str]:
-        return {case_id(r) for r in answer.get(kind, []) if scope is None or r.get("scope") == scope}
-    regressed, doubtful = ids("regressions"), ids("unconfirmed") | ids("suspected")
-    return {t: CONFIRMED if t in regressed else UNDECIDED if t in doubtful else CLEARED for t in targets}
 
 
 def interleaved(rounds: int) -> list[tuple[int, str]]:
@@ -168,7 +149,7 @@ def _main(opts: argparse.Namespace, say: Callable[[str], None]) -> int:
         side.check_build()
     if journal is None:
         answer = _review(review, o, sides)
-        scope = _scope(o, answer)
+        scope = machine_scope(o, answer)
         targets = doubtful_cases(answer, scope)
         if not targets:
             say(f"nothing to confirm: the review of {review.compare.candidate} against {review.compare.baseline} "
@@ -199,7 +180,7 @@ def _main(opts: argparse.Namespace, say: Callable[[str], None]) -> int:
     return 0
 
 
-def _scope(o: dict, answer: dict) -> str | None:
+def machine_scope(o: dict, answer: dict) -> str | None:
     """This machine's scope in a machine-scope review (its name), so only its own cases are rerun."""
     if o.get("scope", "machine") != "machine":
         return None
@@ -237,7 +218,7 @@ class _Side:
 
     def adopt(self, record: dict, o: dict) -> None:
         self.new_runs.append(record["run_id"])
-        _store(Path(record["bundle"]), o)
+        store_bundle(Path(record["bundle"]), o)
 
     def run(self, round_: int, cases: list[str], out: Path, o: dict) -> dict:
         folder = out / f"confirm-{self.name}"
@@ -263,11 +244,12 @@ class _Side:
         bundle = made[-1]
         run_id = json.loads(bundle.read_text())["run_id"]
         self.new_runs.append(run_id)
-        _store(bundle, o)
+        store_bundle(bundle, o)
         return {"round": round_, "side": self.name, "bundle": str(bundle), "run_id": run_id}
 
 
-def _store(bundle: Path, o: dict) -> None:
+def store_bundle(bundle: Path, o: dict) -> None:
+    """Into the local store, or pushed to o["url"] (a ConfirmError names a push that was refused)."""
     if o.get("url"):
         from collector.push import Pusher
 

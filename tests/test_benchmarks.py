@@ -177,3 +177,17 @@ def test_read_memory_benchmark_tiny():
     for got in out["endpoints"].values():
         assert got["status"] == 200 and got["peak_mb"] >= got["before_mb"] > 0 and got["request_mb"] >= 0
     assert out["worst_peak_mb"] == max(g["peak_mb"] for g in out["endpoints"].values())
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the planted builds are POSIX shell wrappers")
+def test_bisect_benchmark_tiny():
+    done = subprocess.run([sys.executable, "-m", "benchmarks.bisect", "--tiny", "--json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)  # a module: it imports its parts
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    [one] = out["bisects"]
+    assert (out["builds"], one["first_bad"], one["factor"]) == (3, 1, 2.0)  # builds 2 and 3 of 3 slowed
+    f = out["factors"]["2x"]
+    assert f["bisects"] == 1 and f["wrong"] == 0 and f["right"] + f["unclear"] == 1  # never a wrong build
+    assert f["right_rate"] == f["right"] and f["step_bound"] == 4
+    assert one["steps"] == 1 and f["seconds"]["median"] == one["seconds"] > 0

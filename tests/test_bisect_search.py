@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from mpsbench.bisect_search import BAD, GOOD, UNCLEAR, Search, step_verdict
+from db.review.decisions import BAD, GOOD, UNCLEAR, step_verdict
+from mpsbench.bisect_search import Search
 
 CASE = {"workload": "softmax", "case_key": '{"rows":1}', "dtype": "float32", "compile": "eager", "scope": "mac"}
 TARGET = "softmax|{\"rows\":1}|float32|eager"
