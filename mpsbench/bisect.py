@@ -34,7 +34,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="mpsbench bisect", description="find the first bad build between a good and a bad one")
+    from mpsbench.confirm import review_and_run_options
+
+    p = _Parser(prog="mpsbench bisect", description="find the first bad build between a good and a bad one",
+                epilog="exit status: 0 found, 3 stopped at an unclear step (named), 1 an ERROR")
     p.add_argument("--good", metavar="SPEC", help="the last known good build (a sweep --build spec)")
     p.add_argument("--bad", metavar="SPEC", help="the first known bad build")
     between = p.add_argument_group("the builds between (one way)")
@@ -51,13 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     cases.add_argument("--candidate")
     cases.add_argument("--case", action="append", default=[], metavar="ID", help="workload|case_key|dtype|compile")
     cases.add_argument("--workload", action="append", default=[], help="every case of this workload")
-    p.add_argument("--scope", default="machine")
-    p.add_argument("--threshold")
-    p.add_argument("--rules")
-    p.add_argument("--rounds", type=int, default=4, help="most rounds a step runs before it is unclear (default 4)")
-    p.add_argument("--processes", type=int, help="worker processes per run (default: the collector's)")
-    p.add_argument("--device", default="auto", choices=["auto", "mps", "cuda", "cpu"])
-    p.add_argument("--machine-name", help="this machine's name as its runs carry it (default: the collector's)")
+    review_and_run_options(p, 4, "most rounds a step runs before it is unclear (default 4)")
     p.add_argument("--idle-wait", type=float, help="each run's --idle-wait (default: the collector's)")
     p.add_argument("--envs", type=Path, help="where build environments live (default: sweep's)")
     p.add_argument("--out", type=Path, default=Path("runs"))
@@ -198,6 +195,11 @@ def _start(o: argparse.Namespace, say: Callable[[str], None]) -> tuple[Journal, 
 
 
 def _resume(o: argparse.Namespace) -> tuple[Journal, State]:
+    defaults = vars(_parser().parse_args([]))
+    given = [k for k, v in vars(o).items() if k not in ("resume", "out") and v != defaults[k]]
+    if given:  # half a bisect under other options would answer neither question
+        raise BisectError(f"--{given[0].replace('_', '-')}: --resume runs with the bisect journal's own options "
+                          "(leave it out)")
     if o.resume:
         path = Path(o.resume)
     else:

@@ -111,6 +111,7 @@ class Stepper:
         self.journal, self.state, self.store, self.review = journal, state, store, review
         self.scope, self.say = scope, say
         self.installer = Installer(Path(state.header["envs"]), log=say)
+        self.stored: set[tuple[int, int, int]] = set()  # runs this process stored (or pushed)
 
     def ready(self, index: int) -> dict[str, Any]:
         if index not in self.state.builds:
@@ -135,8 +136,12 @@ class Stepper:
         verdict, targets, why, answers = UNCLEAR, [], "not run", {}
         for round_ in range(1, rounds + 1):
             for slot in (s for s in slots if s.round == round_):
-                if (step, round_, slot.build) not in self.state.runs:
+                key = (step, round_, slot.build)
+                if key not in self.state.runs:
                     self._run(step, slot, folder)
+                elif key not in self.stored:  # resumed: a kill may have come before it was stored (idempotent)
+                    self.store(Path(self.state.runs[key]["bundle"]))
+                    self.stored.add(key)
             answers = {name: self.review(self._side(step, a), self._side(step, b))
                        for name, (a, b) in (("ends", (lo, hi)), ("before", (lo, mid)), ("after", (mid, hi)))}
             verdict, targets, why = bisect_verdict(h["targets"], answers["ends"], answers["before"],
@@ -173,6 +178,7 @@ class Stepper:
                               f"{outcome.detail}; `mpsbench bisect --resume {self.journal.path}` runs it again")
         self.store(Path(outcome.bundle))
         self.state.runs[(step, slot.round, slot.build)] = outcome.record
+        self.stored.add((step, slot.round, slot.build))
 
 
 def _figures(row: dict) -> dict:

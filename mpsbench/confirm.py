@@ -83,18 +83,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--candidate")
     p.add_argument("--baseline-python", type=Path, help="the Python of the baseline build's environment")
     p.add_argument("--candidate-python", type=Path, help="the Python of the candidate build's environment")
-    p.add_argument("--scope", default="machine")
-    p.add_argument("--threshold")
-    p.add_argument("--rules")
-    p.add_argument("--rounds", type=int, default=3, help="at most this many A/B rounds (default 3)")
-    p.add_argument("--processes", type=int, help="worker processes per run (default: the collector's)")
-    p.add_argument("--device", default="auto", choices=["auto", "mps", "cuda", "cpu"])
-    p.add_argument("--machine-name", help="this machine's name as its runs carry it (default: the collector's)")
+    review_and_run_options(p, 3, "at most this many A/B rounds (default 3)")
     p.add_argument("--out", type=Path, default=Path("runs"))
     p.add_argument("--url", help="a team server: read its review and push the new runs (token: MPSBENCH_TOKEN)")
     p.add_argument("--resume", nargs="?", const="", metavar="JOURNAL", help="continue the newest confirm journal "
                    "in --out (or this one)")
     return p
+
+
+def review_and_run_options(p: argparse.ArgumentParser, rounds: int, rounds_help: str) -> None:
+    """The options confirm and bisect share: the review's (scope, threshold, rules) and each run's."""
+    p.add_argument("--scope", default="machine")
+    p.add_argument("--threshold")
+    p.add_argument("--rules")
+    p.add_argument("--rounds", type=int, default=rounds, help=rounds_help)
+    p.add_argument("--processes", type=int, help="worker processes per run (default: the collector's)")
+    p.add_argument("--device", default="auto", choices=["auto", "mps", "cuda", "cpu"])
+    p.add_argument("--machine-name", help="this machine's name as its runs carry it (default: the collector's)")
 
 
 def main(args: list[str], say: Callable[[str], None] = print) -> int:

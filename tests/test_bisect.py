@@ -152,7 +152,8 @@ def test_list_shows_an_index_nightlies_between_the_ends_and_bad_input_is_one_err
              "ERROR: name the builds between --good and --bad one way"),
             (["--good", "torch==2.15.0", "--bad", "torch==2.16.0", "--between", "torch==2.15.1", "--rounds", "x"],
              "ERROR: argument --rounds: invalid int value: 'x'"),
-            (["--resume", "--out", str(tmp_path / "none")], "ERROR: --resume: no bisect journal")]:
+            (["--resume", "--out", str(tmp_path / "none")], "ERROR: --resume: no bisect journal"),
+            (["--resume", "--rounds", "9"], "ERROR: --rounds: --resume runs with the bisect journal's own options")]:
         assert bisect_cli.main(args) == 1
         err = capsys.readouterr().err
         assert err.startswith(error) and "Traceback" not in err, err
@@ -169,10 +170,10 @@ def test_a_planted_slowdown_among_real_builds_is_found_and_a_torn_journal_resume
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert f"first bad: build 3 of 3: {planted_version(2)[0]}" in done.stdout
     assert f"last good: build 2 of 3: {planted_version(1)[0]}" in done.stdout
-    [figures] = [ln for ln in done.stdout.splitlines() if "(last good) →" in ln]
+    [figures] = [ln for ln in done.stdout.splitlines() if "op_time: " in ln and "(last good) →" in ln]
     before, after, ratio = map(float, re.search(r"op_time: ([\d.]+) µs \(last good\) → ([\d.]+) µs .*: ([\d.]+)× "
                                                 r"slower than the last good build", figures).groups())
-    assert 1.5 < after / before < 2.8 and ratio == pytest.approx(after / before, rel=0.02)
+    assert 1.5 < after / before < 2.8 and ratio == pytest.approx(after / before, rel=0.02), done.stdout
     assert f"git log {planted_version(1)[1][:12]}..{planted_version(2)[1][:12]}" in done.stdout
 
     # the runs are in the store as their builds (what Trends reads)
@@ -197,3 +198,17 @@ def test_a_planted_slowdown_among_real_builds_is_found_and_a_torn_journal_resume
     ends = [(r["step"], r["key"]) for r in records if r["type"] == "slot_end"]
     first = json.loads(lines[first_end])
     assert len(ends) == len(set(ends)) >= 3 and ends[0] == (first["step"], first["key"])  # each run once
+
+
+def test_releases_between_two_pinned_versions_are_listed_oldest_first_without_nightlies():
+    from collector.sweep.nightlies import release_builds
+
+    tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    versions = ["2.15.0", "2.14.0", "2.14.2", "2.15.0.dev20260901", "2.15.0rc1", "2.14.1", "2.14.2"]
+    page = "".join(f'<a href="x">torch-{v}-{tag}-none-macosx_11_0_arm64.whl</a>' for v in versions)
+    page += '<a href="x">torch-2.14.3-cp27-none-macosx_11_0_arm64.whl</a>'  # another Python's wheel: not offered
+    assert release_builds(page, "https://pypi.org/simple", "2.14.1", "2.15.0") == [
+        "torch==2.14.2", "--pre torch==2.15.0rc1"]
+    assert release_builds(page, "https://idx.example/cpu", "2.14.0", "2.14.2", platform="macosx arm64") == [
+        "torch==2.14.1 --index-url https://idx.example/cpu"]
+    assert release_builds(page, "https://pypi.org/simple", "2.14.1", "2.15.0", platform="linux") == []
