@@ -60,8 +60,8 @@ def test_a_step_judges_only_the_cases_its_ends_confirm_and_waits_while_one_is_do
     ends = {**both, "regressions": [CASE]}  # only the first case regressed across the interval
     assert bisect_verdict([TARGET, other_id], ends, _answer(None), _answer("regressions"))[:2] == (GOOD, [TARGET])
     assert bisect_verdict([TARGET, other_id], ends, _answer("regressions"), _answer(None))[0] == BAD
-    doubtful = {**ends, "suspected": [other]}  # the other case may yet prove a regression before the midpoint
+    doubtful = {**ends, "unconfirmed": [{**other, "doubt": "contended"}]}  # it may yet prove a regression
     verdict, _, why = bisect_verdict([TARGET, other_id], doubtful, _answer(None), _answer("regressions"))
-    assert verdict == UNCLEAR and why.startswith("1 case(s) still doubtful")
+    assert (verdict, why) == (UNCLEAR, "1 case(s) still doubtful between the interval's ends (contended)")
     verdict, targets, why = bisect_verdict([TARGET], both, _answer(None), _answer("regressions"))
     assert (verdict, targets) == (UNCLEAR, []) and "confirms no regression" in why

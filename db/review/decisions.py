@@ -66,7 +66,10 @@ def bisect_verdict(requested: list[str], ends: dict, good_vs_mid: dict, mid_vs_b
     undecided = sorted(t for t, s in states.items() if s == UNDECIDED)
     targets = sorted(t for t, s in states.items() if s == CONFIRMED)
     if undecided:
-        return UNCLEAR, targets, f"{len(undecided)} case(s) still doubtful between the interval's ends"
+        doubts = sorted({str(r["doubt"]) for kind in ("unconfirmed", "suspected") for r in ends.get(kind, [])
+                         if case_id(r) in undecided and r.get("doubt")})
+        return UNCLEAR, targets, (f"{len(undecided)} case(s) still doubtful between the interval's ends"
+                                  + (f" ({'; '.join(doubts)})" if doubts else ""))
     if not targets:
         return UNCLEAR, targets, "the review of the interval's ends confirms no regression of these cases"
     verdict = step_verdict(targets, good_vs_mid, mid_vs_bad, scope)
