@@ -1,30 +1,15 @@
-"""The search `mpsbench bisect` will run (groundwork: the command that collects each step is not written yet).
+"""The search `mpsbench bisect` runs (mpsbench/bisect.py collects each step).
 
 Builds in order, the first known good and the last known bad. Each step probes the midpoint of the interval that
 is still open; its verdict comes from two reviews of the step's runs, the review's own test deciding
-(mpsbench.confirm.decide on the regressed cases): *bad* when the review of the last good build against the
-midpoint confirms any of the cases as a regression; *good* when the review of the midpoint against the first bad
-build confirms every case and the first review clears every case; anything else is *unclear* (more rounds, as
-confirm runs them; still unclear after them: the search stops there and says so, never guessing a side)."""
+(db.review.decisions.step_verdict): bad, good or unclear. An unclear midpoint (still unclear after the most rounds)
+stops the search there, which says so, never guessing a side."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
-from mpsbench.confirm import CLEARED, CONFIRMED, decide
-
-GOOD, BAD, UNCLEAR = "good", "bad", "unclear"
-
-
-def step_verdict(targets: list[str], good_vs_mid: dict, mid_vs_bad: dict, scope: str | None = None) -> str:
-    """The midpoint's verdict from the two reviews' answers (GET /api/v1/regressions's shape)."""
-    before = decide(targets, good_vs_mid, scope)
-    if CONFIRMED in before.values():
-        return BAD
-    after = decide(targets, mid_vs_bad, scope)
-    if set(before.values()) == {CLEARED} and set(after.values()) == {CONFIRMED}:
-        return GOOD
-    return UNCLEAR
+from db.review.decisions import BAD, GOOD, UNCLEAR
 
 
 @dataclass

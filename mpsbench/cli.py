@@ -18,7 +18,8 @@ STORE = {"ingest": "store bundles (or PyTorch OSS benchmark records) in the loca
          "backup": "export the store to a new folder (Parquet)", "restore": "import a backup into a new store",
          "migrate-store": "copy the store file into a new DuckLake (--to ducklake:postgres:…)"}
 WEB = {"serve": "the dashboard and its HTTP API (127.0.0.1, PORT or --port, default 8501)"}
-BOTH = {"confirm": "rerun a review's suspected and unconfirmed cases here, both builds interleaved, until decided"}
+BOTH = {"confirm": "rerun a review's suspected and unconfirmed cases here, both builds interleaved, until decided",
+        "bisect": "find the first bad build between a good and a bad one (nightlies, releases or your envs)"}
 
 
 def usage() -> str:
@@ -76,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     if command in WEB:
         return serve(args[1:])
     if command in BOTH:  # collects with the collector, judges with the store's review
+        if command == "bisect":
+            from mpsbench.bisect import main as bisect_main
+            return bisect_main(args[1:])
         from mpsbench.confirm import main as confirm_main
         return confirm_main(args[1:])
     print(usage(), file=sys.stderr if command not in ("-h", "--help") else sys.stdout)

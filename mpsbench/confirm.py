@@ -25,33 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from db.review.decisions import CLEARED, CONFIRMED, UNDECIDED, decide, doubtful_cases
+
 ROOT = Path(__file__).resolve().parents[1]
 SUFFIX = ".confirm.jsonl"
-CONFIRMED, CLEARED, UNDECIDED = "confirmed", "cleared", "undecided"
-CASE_FIELDS = ("workload", "case_key", "dtype", "compile")
 
 
 class ConfirmError(Exception):
     """Bad arguments or a build that does not belong to its side: printed as ERROR, exit 1."""
-
-
-def case_id(row: dict) -> str:
-    """The collector's case id (collector.journal.case_id's format) of a review row."""
-    return "|".join(str(row[k]) for k in CASE_FIELDS)
-
-
-def doubtful_cases(answer: dict, scope: str | None) -> list[str]:
-    """The case ids of the review's unconfirmed and suspected rows (on this machine's scope, when given)."""
-    rows = [r for kind in ("unconfirmed", "suspected") for r in answer.get(kind, [])]
-    return sorted({case_id(r) for r in rows if scope is None or r.get("scope") == scope})
-
-
-def decide(targets: list[str], answer: dict, scope: str | None) -> dict[str, str]:
-    """Each target's state in a review's answer: confirmed (a regression), undecided (still doubtful), cleared."""
-    def ids(kind: str) -> set[str]:
-        return {case_id(r) for r in answer.get(kind, []) if scope is None or r.get("scope") == scope}
-    regressed, doubtful = ids("regressions"), ids("unconfirmed") | ids("suspected")
-    return {t: CONFIRMED if t in regressed else UNDECIDED if t in doubtful else CLEARED for t in targets}
 
 
 def interleaved(rounds: int) -> list[tuple[int, str]]:
@@ -102,18 +83,23 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--candidate")
     p.add_argument("--baseline-python", type=Path, help="the Python of the baseline build's environment")
     p.add_argument("--candidate-python", type=Path, help="the Python of the candidate build's environment")
-    p.add_argument("--scope", default="machine")
-    p.add_argument("--threshold")
-    p.add_argument("--rules")
-    p.add_argument("--rounds", type=int, default=3, help="at most this many A/B rounds (default 3)")
-    p.add_argument("--processes", type=int, help="worker processes per run (default: the collector's)")
-    p.add_argument("--device", default="auto", choices=["auto", "mps", "cuda", "cpu"])
-    p.add_argument("--machine-name", help="this machine's name as its runs carry it (default: the collector's)")
+    review_and_run_options(p, 3, "at most this many A/B rounds (default 3)")
     p.add_argument("--out", type=Path, default=Path("runs"))
     p.add_argument("--url", help="a team server: read its review and push the new runs (token: MPSBENCH_TOKEN)")
     p.add_argument("--resume", nargs="?", const="", metavar="JOURNAL", help="continue the newest confirm journal "
                    "in --out (or this one)")
     return p
+
+
+def review_and_run_options(p: argparse.ArgumentParser, rounds: int, rounds_help: str) -> None:
+    """The options confirm and bisect share: the review's (scope, threshold, rules) and each run's."""
+    p.add_argument("--scope", default="machine")
+    p.add_argument("--threshold")
+    p.add_argument("--rules")
+    p.add_argument("--rounds", type=int, default=rounds, help=rounds_help)
+    p.add_argument("--processes", type=int, help="worker processes per run (default: the collector's)")
+    p.add_argument("--device", default="auto", choices=["auto", "mps", "cuda", "cpu"])
+    p.add_argument("--machine-name", help="this machine's name as its runs carry it (default: the collector's)")
 
 
 def main(args: list[str], say: Callable[[str], None] = print) -> int:
@@ -168,7 +154,7 @@ def _main(opts: argparse.Namespace, say: Callable[[str], None]) -> int:
         side.check_build()
     if journal is None:
         answer = _review(review, o, sides)
-        scope = _scope(o, answer)
+        scope = machine_scope(o, answer)
         targets = doubtful_cases(answer, scope)
         if not targets:
             say(f"nothing to confirm: the review of {review.compare.candidate} against {review.compare.baseline} "
@@ -199,7 +185,7 @@ def _main(opts: argparse.Namespace, say: Callable[[str], None]) -> int:
     return 0
 
 
-def _scope(o: dict, answer: dict) -> str | None:
+def machine_scope(o: dict, answer: dict) -> str | None:
     """This machine's scope in a machine-scope review (its name), so only its own cases are rerun."""
     if o.get("scope", "machine") != "machine":
         return None
@@ -237,7 +223,7 @@ class _Side:
 
     def adopt(self, record: dict, o: dict) -> None:
         self.new_runs.append(record["run_id"])
-        _store(Path(record["bundle"]), o)
+        store_bundle(Path(record["bundle"]), o)
 
     def run(self, round_: int, cases: list[str], out: Path, o: dict) -> dict:
         folder = out / f"confirm-{self.name}"
@@ -263,11 +249,12 @@ class _Side:
         bundle = made[-1]
         run_id = json.loads(bundle.read_text())["run_id"]
         self.new_runs.append(run_id)
-        _store(bundle, o)
+        store_bundle(bundle, o)
         return {"round": round_, "side": self.name, "bundle": str(bundle), "run_id": run_id}
 
 
-def _store(bundle: Path, o: dict) -> None:
+def store_bundle(bundle: Path, o: dict) -> None:
+    """Into the local store, or pushed to o["url"] (a ConfirmError names a push that was refused)."""
     if o.get("url"):
         from collector.push import Pusher
 

@@ -213,3 +213,17 @@ def test_headline_tiny_runs_every_benchmark_and_compares_nothing():
     assert got["page_chart"]["verdict"] == "unavailable"  # --no-browser: no figure, never a 0
     for name in ("ingest_wall", "ingest_cpu", "compare_machine", "compare_chip", "read_memory_worst_mb", "upload_flat"):
         assert got[name]["now"] > 0 and got[name]["verdict"] == "not compared (tiny size)", got[name]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the planted builds are POSIX shell wrappers")
+def test_bisect_benchmark_tiny():
+    done = subprocess.run([sys.executable, "-m", "benchmarks.bisect", "--tiny", "--json"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)  # a module: it imports its parts
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    [one] = out["bisects"]
+    assert (out["builds"], one["first_bad"], one["factor"]) == (3, 1, 2.0)  # builds 2 and 3 of 3 slowed
+    f = out["factors"]["2x"]
+    assert f["bisects"] == 1 and f["wrong"] == 0 and f["right"] + f["unclear"] == 1  # never a wrong build
+    assert f["right_rate"] == f["right"] and f["step_bound"] == 4
+    assert one["steps"] == 1 and f["seconds"]["median"] == one["seconds"] > 0

@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from mpsbench.bisect_search import BAD, GOOD, UNCLEAR, Search, step_verdict
+from db.review.decisions import BAD, GOOD, UNCLEAR, step_verdict
+from mpsbench.bisect_search import Search
 
 CASE = {"workload": "softmax", "case_key": '{"rows":1}', "dtype": "float32", "compile": "eager", "scope": "mac"}
 TARGET = "softmax|{\"rows\":1}|float32|eager"
@@ -48,3 +49,19 @@ def test_an_unclear_step_stops_the_search_naming_the_interval_left():
                                "rounds, or a larger slowdown, would decide)")
     with pytest.raises(ValueError):
         search.record(3, "probably")
+
+
+def test_a_step_judges_only_the_cases_its_ends_confirm_and_waits_while_one_is_doubtful():
+    from db.review.decisions import bisect_verdict
+
+    other = {**CASE, "case_key": '{"rows":5}'}
+    other_id = TARGET.replace('"rows":1', '"rows":5')
+    both = {"regressions": [], "unconfirmed": [], "suspected": []}
+    ends = {**both, "regressions": [CASE]}  # only the first case regressed across the interval
+    assert bisect_verdict([TARGET, other_id], ends, _answer(None), _answer("regressions"))[:2] == (GOOD, [TARGET])
+    assert bisect_verdict([TARGET, other_id], ends, _answer("regressions"), _answer(None))[0] == BAD
+    doubtful = {**ends, "unconfirmed": [{**other, "doubt": "contended"}]}  # it may yet prove a regression
+    verdict, _, why = bisect_verdict([TARGET, other_id], doubtful, _answer(None), _answer("regressions"))
+    assert (verdict, why) == (UNCLEAR, "1 case(s) still doubtful between the interval's ends (contended)")
+    verdict, targets, why = bisect_verdict([TARGET], both, _answer(None), _answer("regressions"))
+    assert (verdict, targets) == (UNCLEAR, []) and "confirms no regression" in why

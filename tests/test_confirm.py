@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mpsbench.confirm import CLEARED, CONFIRMED, UNDECIDED, case_id, decide, doubtful_cases, interleaved, main
+from db.review.decisions import CLEARED, CONFIRMED, UNDECIDED, case_id, decide, doubtful_cases
+from mpsbench.confirm import interleaved, main
 
 ROOT = Path(__file__).resolve().parent.parent
 

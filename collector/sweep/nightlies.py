@@ -17,6 +17,7 @@ from html.parser import HTMLParser
 from urllib.parse import unquote, urlsplit
 
 from collector.errors import CollectorError
+from collector.sweep.spec import PYPI
 
 _WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)-(?P<python>[^-]+)-(?P<abi>[^-]+)-"
                     r"(?P<platform>[^-]+)\.whl$")
@@ -70,28 +71,57 @@ def parse_day(text: str, option: str) -> date:
         raise CollectorError(f"{option} {text!r}: must be a date YYYY-MM-DD") from None
 
 
+def _wheel_versions(page: str, project: str, python: str | None, platform: str | None) -> list[str]:
+    """The versions (local variant left out) of the project's wheels on `page` that run here, in page order."""
+    parser = _Anchors()
+    parser.feed(page)
+    python = python or this_python_tag()
+    out = []
+    for name in parser.files:
+        wheel = _WHEEL.match(name)
+        if wheel and wheel["name"].replace("_", "-").lower() == project \
+                and runs_here(wheel["python"], wheel["platform"], python, platform):
+            out.append(wheel["version"].split("+", 1)[0])
+    return out
+
+
 def nightly_builds(page: str, index_url: str, start: date, end: date, project: str = "torch",
                    python: str | None = None, platform: str | None = None) -> list[Nightly]:
     """The project's nightlies listed on `page` dated start..end (both included), oldest first, one per date."""
     if end < start:
         raise CollectorError(f"--to {end}: before --from {start}")
-    parser = _Anchors()
-    parser.feed(page)
-    python = python or this_python_tag()
     found: dict[date, str] = {}
-    for name in parser.files:
-        wheel = _WHEEL.match(name)
-        if not wheel or wheel["name"].replace("_", "-").lower() != project:
-            continue
-        version = wheel["version"].split("+", 1)[0]
+    for version in _wheel_versions(page, project, python, platform):
         nightly = _NIGHTLY.search(version)
-        if not nightly or not runs_here(wheel["python"], wheel["platform"], python, platform):
+        if not nightly:
             continue
         d = nightly["date"]
         day = date(int(d[:4]), int(d[4:6]), int(d[6:]))
         if start <= day <= end:
             found.setdefault(day, version)
     return [Nightly(v, day, f"--pre {project}=={v} --index-url {index_url}") for day, v in sorted(found.items())]
+
+
+def release_builds(page: str, index_url: str, after: str, before: str, project: str = "torch",
+                   python: str | None = None, platform: str | None = None) -> list[str]:
+    """Specs of the releases (and release candidates, pre-releases) listed on `page` strictly between two
+    versions, oldest first; nightlies (.dev) left out. PyPI's own index needs no --index-url."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        low, high = Version(after), Version(before)
+    except InvalidVersion as exc:
+        raise CollectorError(f"--releases: {exc} (the --good and --bad builds must pin torch==VERSION)") from None
+    found = set()
+    for text in _wheel_versions(page, project, python, platform):
+        try:
+            v = Version(text)
+        except InvalidVersion:
+            continue
+        if not v.is_devrelease and low < v < high:
+            found.add(v)
+    index = "" if index_url.rstrip("/") == PYPI else f" --index-url {index_url}"
+    return [f"{'--pre ' if v.is_prerelease else ''}{project}=={v}{index}" for v in sorted(found)]
 
 
 def fetch_page(index_url: str, project: str = "torch", timeout: float = 60.0) -> str:
