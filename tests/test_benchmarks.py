@@ -217,7 +217,7 @@ def test_headline_tiny_runs_every_benchmark_and_compares_nothing():
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the planted builds are POSIX shell wrappers")
 def test_bisect_benchmark_tiny():
-    done = subprocess.run([sys.executable, "-m", "benchmarks.bisect", "--tiny", "--json"], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "benchmarks.bisect_builds", "--tiny", "--json"], cwd=ROOT,
                           capture_output=True, text=True, timeout=900)  # a module: it imports its parts
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
@@ -227,3 +227,10 @@ def test_bisect_benchmark_tiny():
     assert f["bisects"] == 1 and f["wrong"] == 0 and f["right"] + f["unclear"] == 1  # never a wrong build
     assert f["right_rate"] == f["right"] and f["step_bound"] == 4
     assert one["steps"] == 1 and f["seconds"]["median"] == one["seconds"] > 0
+
+
+def test_no_benchmark_script_shadows_a_standard_module():
+    # `python benchmarks/x.py` puts benchmarks/ first on sys.path: a benchmarks/bisect.py once broke `random`'s
+    # import in every other script there
+    names = {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
+    assert not names & sys.stdlib_module_names, names & sys.stdlib_module_names

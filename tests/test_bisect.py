@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.bisect import CASE, plant, planted_version
+from benchmarks.bisect_builds import CASE, plant, planted_version
 from mpsbench import bisect as bisect_cli
 from mpsbench.bisect_steps import Stepper
 

@@ -8,7 +8,7 @@ N builds are `python=` wrappers over this one torch environment, each with its o
 (it stopped, naming the interval and its unclear steps) or wrong (it named another build — never allowed).
 Printed: per factor the right / unclear / wrong counts, the right-answer rate, steps and collection time (median
 and range) per bisect. The planted builds are CPU builds: these figures are not MPS figures.
-Usage: python -m benchmarks.bisect [--builds 16] [--positions 10] [--factors 2,1.25] [--processes 3]
+Usage: python -m benchmarks.bisect_builds [--builds 16] [--positions 10] [--factors 2,1.25] [--processes 3]
        [--rounds 4] [--idle-wait S] [--json] [--tiny]
 """
 from __future__ import annotations
