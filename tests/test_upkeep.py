@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 
+import pandas as pd
 import pytest
 from sqlalchemy import text
 from starlette.applications import Starlette
@@ -15,7 +16,7 @@ import api.upload
 import db.store.engine
 import db.store.upkeep as upkeep
 from db.ingest.core import ingest_bundle
-from db.store import aa_pairs
+from db.store import aa_pairs, side_cases
 from db.store.engine import WRITE_LOCK, open_store
 from db.store.retract import retract_run
 from tests.bundles import make_bundle, make_result
@@ -116,8 +117,31 @@ def test_a_burst_of_upkeeps_runs_once_behind_the_running_one(tmp_path, monkeypat
 
 def test_groups_are_summarised_in_batches_of_bounded_results_a_larger_group_alone():
     sizes = {1: 90_000, 2: 90_000, 3: 50_000, 4: 500_000, 5: 0, 6: 10}
-    assert upkeep._batches(sizes) == [[1, 2], [3], [4], [5, 6]]  # RESULTS_PER_WRITE = 200,000
+    # RESULTS_PER_WRITE = 200,000: the 500,000-result group is read in 3 slices of its cases
+    assert upkeep._batches(sizes) == [([1, 2], 1), ([3], 1), ([4], 3), ([5, 6], 1)]
     assert upkeep._batches({}) == []
+
+
+@pytest.mark.parametrize("kind", ["machine", "chip"])
+def test_a_group_read_in_slices_of_its_cases_gives_the_rows_of_one_read(tmp_path, kind):
+    engine = open_store(tmp_path / "s.duckdb")
+    try:
+        for i, scale in enumerate((1.0, 1.02, 0.99)):  # three runs of one group, 40 cases, some warned or failed
+            results = [make_result(workload=("softmax", "matmul")[c % 2], params={"n": c},
+                                   dtype=("float32", "bfloat16")[c % 3 == 0], warnings=["noisy"] if c % 5 == 0 else [],
+                                   samples=[scale * (10 + c) * (1 + 0.01 * k) for k in range(5)]) for c in range(40)]
+            results[7] = make_result(params={"n": 7}, status="error", samples=[], message="it broke")
+            ingest_bundle(engine, json.dumps(make_bundle(run_id=f"e{i}".rjust(32, "0"), results=results)).encode())
+        with engine.connect() as conn:
+            [group] = {g for k, g in side_cases.marks(conn) if k == kind}
+            whole = side_cases.summarise(conn, kind, [group])
+            for parts in (2, 5, 64):  # 64 slices: most hold one case or none
+                sliced = side_cases.summarise(conn, kind, [group], parts)
+                # every value to the last bit (NaN where one read has NaN), in the same row order
+                pd.testing.assert_frame_equal(sliced.to_pandas(), whole.to_pandas(), check_exact=True)
+        assert whole.num_rows == 40
+    finally:
+        engine.dispose()
 
 
 def test_a_group_whose_runs_are_all_retracted_loses_its_rows_and_its_mark(tmp_path):

@@ -54,16 +54,17 @@ def _run(engine: Engine) -> CaughtUp:
 def _side_groups(engine: Engine) -> int:
     with engine.connect() as conn:
         marked = side_cases.marks(conn)
-        batches = [(kind, batch) for kind in side_cases.KINDS
-                   for batch in _batches(side_cases.sizes(conn, kind, [g for k, g in marked if k == kind]))]
-    for kind, groups in batches:
-        _rewrite(engine, kind, groups)
+        batches = [(kind, batch, parts) for kind in side_cases.KINDS
+                   for batch, parts in _batches(side_cases.sizes(conn, kind, [g for k, g in marked if k == kind]))]
+    for kind, groups, parts in batches:
+        _rewrite(engine, kind, groups, parts)
     return len(marked)
 
 
-def _batches(sizes: dict[int, int]) -> list[list[int]]:
-    """The groups in runs of at most RESULTS_PER_WRITE results (a larger group alone: its quartiles need every
-    sample of it at once)."""
+def _batches(sizes: dict[int, int]) -> list[tuple[list[int], int]]:
+    """The groups in runs of at most RESULTS_PER_WRITE results, each with the slices its cases are read in: a
+    larger group alone, its cases in slices of about RESULTS_PER_WRITE results (side_cases.summarise), so a
+    group's history grows the upkeep's time, not its memory."""
     batches: list[list[int]] = []
     held = 0
     for group, n in sorted(sizes.items()):
@@ -72,13 +73,13 @@ def _batches(sizes: dict[int, int]) -> list[list[int]]:
             held = 0
         batches[-1].append(group)
         held += n
-    return batches
+    return [(groups, max(1, -(-sum(sizes[g] for g in groups) // RESULTS_PER_WRITE))) for groups in batches]
 
 
-def _rewrite(engine: Engine, kind: str, groups: list[int]) -> None:
+def _rewrite(engine: Engine, kind: str, groups: list[int], parts: int = 1) -> None:
     with engine.connect() as conn, conn.begin():  # one snapshot: the groups' runs as they stand now
         seen = side_cases.marks(conn)  # the marks this snapshot answers (a mark made later stays)
-        rows = side_cases.summarise(conn, kind, groups)
+        rows = side_cases.summarise(conn, kind, groups, parts)
     with WRITE_LOCK, engine.begin() as conn:
         side_cases.replace(conn, kind, groups, rows, [m for g in groups for m in seen.get((kind, g), [])])
 
