@@ -25,7 +25,7 @@ def test_help_lists_every_command():
     out = mpsbench("--help")
     assert out.returncode == 0
     assert set(re.findall(r"^  (\w+) ", out.stdout, re.M)) == {"run", "list", "show", "sweep", "push", "ingest", "info",
-                                                              "compare", "retract", "backup", "restore", "serve", "confirm",
+                                                              "compare", "retract", "backup", "restore", "serve", "confirm", "bisect",
                                                               "export"}
 
 

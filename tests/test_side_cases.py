@@ -106,8 +106,8 @@ def test_a_mark_made_while_the_upkeep_summarised_stays_for_the_next(store, monke
     assert ingest_bundle(engine, extra.model_dump_json().encode(), "alice").created
     real = upkeep.side_cases.summarise
 
-    def summarise_then_upload(conn, kind, groups):
-        rows = real(conn, kind, groups)
+    def summarise_then_upload(conn, kind, groups, parts=1):
+        rows = real(conn, kind, groups, parts)
         if kind == "machine":  # lands mid-upkeep
             assert ingest_bundle(engine, late.model_dump_json().encode(), "alice").created
         return rows
