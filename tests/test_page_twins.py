@@ -12,6 +12,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from streamlit.testing.v1 import AppTest
 
+from bundle.provenance import UNAVAILABLE
 import db.store.engine
 from app import api_routes
 from api.query import records
