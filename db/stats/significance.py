@@ -19,7 +19,7 @@ from threadpoolctl import ThreadpoolController
 
 from db.stats import replicates
 from db.stats.contention import CleanSide
-from db.stats.lists import SampleLists, list_quantiles, sorted_quantiles
+from db.stats.lists import QUARTILES, SampleLists, list_quantiles, sorted_quantiles
 
 REVIEW_ALPHA = 0.05  # family-wise: at most 5 % of reviews of unchanged software call any case significant
 BOOTSTRAP_DRAWS = 1000  # per family (over cases)
@@ -45,7 +45,7 @@ class Quartiles:
 def summarize_lists(lists: SampleLists) -> Quartiles:
     """Median and quartiles (linear interpolation, as numpy's and DuckDB's quantile_cont) of every list; NaN if
     empty."""
-    return Quartiles(*list_quantiles(lists.values, lists.offsets, (0.5, 0.25, 0.75)))
+    return Quartiles(**dict(zip(QUARTILES, list_quantiles(lists.values, lists.offsets, tuple(QUARTILES.values())))))
 
 
 @dataclass
