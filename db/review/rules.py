@@ -22,6 +22,7 @@ import pandas as pd
 from bundle.metrics import (CORRECTNESS, DERIVED, ROUNDING_MOVE, ROUNDING_UNITS, SAMPLED, TOLERANCE_MARGIN, Rule,
                             RuleKind)
 from db.stats.significance import CONTENDED, NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
+from db.review.case_table import per_metric
 from db.review.derived import folded_rows
 
 SLOWDOWN, PASSED_FAILED = "significant slowdown", "passed → failed"
@@ -38,13 +39,6 @@ def case_bounds(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
     review threshold (a fraction) where the rule has none. `ruled`: ruled_by(cases), when the caller has it."""
     percent = _per_case(ruled_by(cases) if ruled is None else ruled, rules, "percent")
     return np.where(np.isnan(percent), threshold, percent / 100.0)
-
-
-def per_metric(metric: pd.Series, values: dict, dtype=float, missing=np.nan) -> np.ndarray:
-    """values[metric] for each case, looked up once per distinct metric (a 50k-case map costs ~20 ms)."""
-    codes, names = pd.factorize(metric)
-    table = np.array([values.get(n, missing) for n in names] + [missing], dtype=dtype)
-    return table[codes]  # code -1 (a missing metric) takes the last entry
 
 
 def ruled_by(cases: pd.DataFrame, key_ordered: bool = False) -> pd.Series:

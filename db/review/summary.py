@@ -27,11 +27,11 @@ from db.review.evidence import NO_TIMING, confirm_command, evidence_by_group, na
 from db.review.listing import Question, doubtful, regressions
 from db.review.review import judge_review
 from db.review.status_changes import status_changes
-from db.review.rules import BUSY, SUSPECTED, UNCONFIRMED_STATE, per_metric, rule_kinds
+from db.review.case_table import BETTER, GROUP, ORIENTED_RATIO, SIGNIFICANCE, WORSE, per_metric, tested_directions
+from db.review.rules import BUSY, SUSPECTED, UNCONFIRMED_STATE, rule_kinds
 from db.review.wording import format_value
 from db.stats.significance import NOT_SIGNIFICANT, SIGNIFICANT, UNCONFIRMED
 
-GROUP = ["scope", "device", "dtype", "compile"]
 FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better",
                           "n_worse", "summary"]
 FAMILY = GROUP + ["workload", "metric"]
@@ -76,12 +76,13 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     kinds = rule_kinds(cases, review.rules)  # a derived figure beside its timing is not a second timing case
     quantity = per_metric(cases.metric, {n: m.quantity for n, m in METRICS.items()}, object, "")
     timing = (kinds == RuleKind.significant.value) & (cases.comparison == "ratio").to_numpy(dtype=bool)
-    sig = (cases.significance == SIGNIFICANT).to_numpy(dtype=bool)
-    oriented = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)
+    sig = (cases[SIGNIFICANCE] == SIGNIFICANT).to_numpy(dtype=bool)
+    oriented = cases[ORIENTED_RATIO].to_numpy(dtype=float, na_value=np.nan)
     # unchanged is what a test found no change in: a case nothing could test (no replicates, contended) is not
-    quiet = (cases.significance == NOT_SIGNIFICANT).to_numpy(dtype=bool) | (sig & (oriented == 1))
-    untested = timing & (cases.significance == UNCONFIRMED).to_numpy(dtype=bool)
-    flags = pd.DataFrame({"faster": timing & sig & (oriented > 1), "slower": timing & sig & (oriented < 1),
+    quiet = (cases[SIGNIFICANCE] == NOT_SIGNIFICANT).to_numpy(dtype=bool) | (sig & (oriented == 1))
+    untested = timing & (cases[SIGNIFICANCE] == UNCONFIRMED).to_numpy(dtype=bool)
+    direction = tested_directions(cases)  # faster / slower: a timing case better / worse, as Compare shows it
+    flags = pd.DataFrame({"faster": timing & (direction == BETTER), "slower": timing & (direction == WORSE),
                           "unchanged": timing & quiet, "untested": untested}, index=cases.index)
     counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), COUNTED)
     unmatched_cases = result.unmatched[~folded_rows(result.unmatched)]  # a failed decode is one case, not its tokens/s too

@@ -8,13 +8,12 @@ import numpy as np
 import pandas as pd
 
 from bundle.case_names import case_names
-from bundle.metrics import METRICS, RuleKind
-from db.stats.significance import SIGNIFICANT
+from bundle.metrics import RuleKind
+# DIRECTIONS and UNCLEAR read from here by the pages' colours and the tests
+from db.review.case_table import BETTER, DIRECTIONS, UNCHANGED, UNCLEAR, WORSE, tested_directions  # noqa: F401
 from db.review.derived import derived_pairs, derived_text, folded_rows
 from db.review.review import JudgedReview
 
-BETTER, WORSE, UNCLEAR, UNCHANGED = "better", "worse", "not significant", "unchanged"
-DIRECTIONS = (BETTER, WORSE, UNCLEAR, UNCHANGED)  # the chart's colour domain, in this order on every view
 CHART_DEFAULT = 20  # bars drawn by default: 60 grew the chart to ~4,000 px; the table lists every case
 BY_RULE = (RuleKind.growth.value, RuleKind.drop.value, RuleKind.factor.value)  # single figures' rules
 
@@ -30,26 +29,13 @@ def directions(cases: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> np.
     """better / worse where the change is significant (oriented ratio or difference sign), else not significant;
     a single figure judged by its own rule (memory, PSNR, errors: `verdicts`' rule) is better / worse beyond that
     rule and unchanged within it — it has no samples to be significant with."""
-    change = np.where(cases.comparison == "ratio", np.log(cases.oriented_ratio.astype(float).where(
-        cases.oriented_ratio.astype(float) > 0)), cases.difference.astype(float))
-    better = _better_difference(cases, change)
-    sig = (cases.significance == SIGNIFICANT).to_numpy(dtype=bool)
-    tested = np.where(sig & (better > 0), BETTER, np.where(sig & (better < 0), WORSE, UNCLEAR))
+    tested = tested_directions(cases)
     if verdicts is None:
         return tested
     by_rule = verdicts.rule.isin(BY_RULE).to_numpy(dtype=bool)
     ruled = np.where(verdicts.regressed.to_numpy(dtype=bool), WORSE,
                      np.where(verdicts.improved.to_numpy(dtype=bool), BETTER, UNCHANGED))
     return np.where(by_rule, ruled, tested)
-
-
-def _better_difference(cases: pd.DataFrame, change: np.ndarray) -> np.ndarray:
-    """The change signed so that > 0 is better (a difference metric where lower is better flips)."""
-    lower = cases.metric.map(lambda m: METRICS[m].better.value == "lower").to_numpy(dtype=bool)
-    flip = (cases.comparison != "ratio").to_numpy(dtype=bool) & lower
-    neutral = cases.metric.map(lambda m: METRICS[m].better.value == "neutral").to_numpy(dtype=bool)
-    signed = np.where(flip, -change, change)
-    return np.where(neutral, 0.0, np.nan_to_num(signed, nan=0.0))
 
 
 def case_rows(judged: JudgedReview) -> pd.DataFrame:
