@@ -30,6 +30,7 @@ from db.query.noise import read_model
 from db.review.rules import rule_kinds
 from db.review.side_inputs import MetricFacts, SideStats, case_sample_reader, side_inputs
 from db.query.libraries import differing_note, recorded_libraries
+from db.stats.ratios import orient, oriented_interval
 from db.stats.significance import REPLICATE_WORDS, SIGNIFICANT, VERDICTS, SampleLists, Significance, significance
 from db.query.unmatched import unmatched_frame
 
@@ -250,7 +251,7 @@ def case_change(frame: pd.DataFrame, facts: MetricFacts) -> CaseChange:
     b_median, c_median = frame.b_median.to_numpy(dtype=float), frame.c_median.to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = c_median / b_median
-        oriented = np.where(lower, 1.0 / ratio, ratio)
+        oriented = orient(ratio, lower)
     diff = c_median - b_median
     return CaseChange({COMPARISON: pick([BY_DIFFERENCE, BY_RATIO], use_ratio.astype(np.int64)),
                        RATIO: np.where(use_ratio, ratio, np.nan),  # candidate / baseline of medians
@@ -262,8 +263,7 @@ def case_change(frame: pd.DataFrame, facts: MetricFacts) -> CaseChange:
 def oriented_cis(sig: Significance, facts: MetricFacts) -> tuple[np.ndarray, np.ndarray]:
     """Each case's CI oriented like its ratio (> 1 is better); differences as they are."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        low = np.where(facts.lower, 1.0 / sig.ci_high, sig.ci_low)
-        high = np.where(facts.lower, 1.0 / sig.ci_low, sig.ci_high)
+        low, high = oriented_interval(sig.ci_low, sig.ci_high, facts.lower)
     return np.where(facts.use_ratio, low, sig.ci_low), np.where(facts.use_ratio, high, sig.ci_high)
 
 

@@ -92,7 +92,7 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     contended = _sizes(doubts[doubts.doubt == BUSY]) if len(doubts) else {}
     suspected = _sizes(doubts[doubts.verdict == SUSPECTED]) if len(doubts) else {}
     # what a review can detect is said of the cases it tests: a contended case's spread is the machine's load
-    detects = detectable_words(cases[timing & ~cases.contended.to_numpy(dtype=bool)], GROUP, review.threshold / 100.0)
+    detects = detectable_words(cases[timing & ~cases.contended.to_numpy(dtype=bool)], GROUP, review.fraction)
     evidence = evidence_by_group(cases[timing], GROUP)
     with_gains = cases.assign(improved=judged.verdicts.improved)
     memory_cases = with_gains[(quantity == "memory") & (kinds == RuleKind.growth.value)]
