@@ -28,10 +28,12 @@ from db.review.families import FAMILY_INPUT, family_frame
 from db.review.noise import case_noise
 from db.query.noise import read_model
 from db.review.rules import rule_kinds
-from db.review.side_inputs import MetricFacts, SideStats, case_sample_reader, side_inputs
+from db.review.side_inputs import MetricFacts, case_sample_reader, side_inputs
 from db.query.libraries import differing_note, recorded_libraries
+from db.stats.lists import QUARTILES
 from db.stats.ratios import orient, oriented_interval
-from db.stats.significance import REPLICATE_WORDS, SIGNIFICANT, VERDICTS, SampleLists, Significance, significance
+from db.stats.significance import (REPLICATE_WORDS, SIGNIFICANT, VERDICTS, SampleLists, SideStats, Significance,
+                                   significance)
 from db.query.unmatched import unmatched_frame
 
 SCOPES = ("machine", "chip")
@@ -184,7 +186,7 @@ def _with_stats(table: pa.Table, rows: np.ndarray, stats: list[SideStats]) -> pa
     counts the samples the figures are of: its clean processes', db.stats.contention)."""
     for (_, prefix), side in zip(_SIDES, stats):
         table = table.append_column(prefix + "n", pa.array(side.n[rows]))
-        for name in ("median", "p25", "p75"):
+        for name in QUARTILES:
             table = table.append_column(prefix + name, pa.array(getattr(side.quartiles, name)[rows]))
         for name, values in side.contention.items():
             table = table.append_column(prefix + name, pa.array(values[rows], from_pandas=True))

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 from threadpoolctl import ThreadpoolController
 
 from db.stats import replicates
-from db.stats.contention import CleanSide
+from db.stats.contention import CleanSide, clean_side
 from db.stats.lists import QUARTILES, SampleLists, list_quantiles, sorted_quantiles
 
 REVIEW_ALPHA = 0.05  # family-wise: at most 5 % of reviews of unchanged software call any case significant
@@ -66,6 +66,27 @@ def side_figures(side: CleanSide, use_ratio: np.ndarray) -> replicates.SideRepli
     db.review.comparison computes both sides on workers beside its frames."""
     lists = side.lists
     return replicates.side_replicates(lists.values, *_runs(lists), side.size_counts, side.sizes, use_ratio)
+
+
+@dataclass(frozen=True)
+class SideStats:
+    """One side's figures per case, from its clean processes (db.stats.contention): what a Compare reads of a
+    side, and what the side summaries store (db.store.side_cases) — both from `side_stats`."""
+    n: np.ndarray  # every case: the samples its figures are of
+    quartiles: Quartiles  # every case
+    figures: replicates.SideReplicates  # the cases at `rows` (all where none were named)
+    contention: dict[str, np.ndarray]  # db.stats.contention.COLUMNS, every case
+    samples: SampleLists | None  # the clean samples of the cases at `rows`, where they were read
+
+
+def side_stats(lists: SampleLists, processes, contention, use_ratio: np.ndarray,
+               rows: np.ndarray | None = None) -> SideStats:
+    """A side's contended processes left out (db.stats.contention), then its quartiles, the figures of the cases
+    at `rows` (indices; every case if None) and its contention columns. `use_ratio`: of the cases at `rows`."""
+    clean = clean_side(lists, processes, contention)
+    part = clean if rows is None else clean.take(rows)
+    return SideStats(clean.lists.counts, summarize_lists(clean.lists), side_figures(part, use_ratio),
+                     clean.columns(), part.lists)
 
 
 def significance(sides: tuple[replicates.SideReplicates, replicates.SideReplicates], change: np.ndarray,
