@@ -10,7 +10,8 @@ import pandas as pd
 from bundle.case_names import case_names
 from bundle.metrics import RuleKind
 # DIRECTIONS and UNCLEAR read from here by the pages' colours and the tests
-from db.review.case_table import BETTER, DIRECTIONS, UNCHANGED, UNCLEAR, WORSE, tested_directions  # noqa: F401
+from db.review.case_table import (BETTER, BY_RATIO, CI_HIGH, CI_LOW, COMPARISON, DIRECTIONS,  # noqa: F401
+                                  ORIENTED_RATIO, UNCHANGED, UNCLEAR, WORSE, tested_directions)
 from db.review.derived import derived_pairs, derived_text, folded_rows
 from db.review.review import JudgedReview
 
@@ -60,10 +61,10 @@ def case_labels(rows: pd.DataFrame) -> pd.Series:
 def chart_rows(rows: pd.DataFrame, limit: int = CHART_DEFAULT) -> pd.DataFrame:
     """The ratio rows to draw: the `limit` largest |log ratio|, then every regression not among them. Each gets
     its label (scope · case name · metric, unique), log2 of the ratio and of its CI ends."""
-    ratio = rows.oriented_ratio.astype(float)
-    keep = (rows.comparison == "ratio") & np.isfinite(ratio) & (ratio > 0)
+    ratio = rows[ORIENTED_RATIO].astype(float)
+    keep = (rows[COMPARISON] == BY_RATIO) & np.isfinite(ratio) & (ratio > 0)
     ratios = rows[keep]
-    size = np.abs(np.log(ratios.oriented_ratio.astype(float)))
+    size = np.abs(np.log(ratios[ORIENTED_RATIO].astype(float)))
     top = size.sort_values(ascending=False, kind="stable").index[:limit]
     chosen = ratios.loc[top.union(ratios.index[ratios.regression.to_numpy(dtype=bool)], sort=False)].copy()
     label = case_labels(chosen)
@@ -71,10 +72,10 @@ def chart_rows(rows: pd.DataFrame, limit: int = CHART_DEFAULT) -> pd.DataFrame:
     chosen["label"] = np.where(dup > 0, label + " (" + (dup + 1).astype(str) + ")", label)
     chosen["rank"] = size.rank(ascending=False, method="first")[chosen.index].astype(int)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for name in ("oriented_ratio", "ci_low", "ci_high"):
+        for name in (ORIENTED_RATIO, CI_LOW, CI_HIGH):
             value = chosen[name].astype(float)
             chosen[f"log2_{name}"] = np.log2(value.where(value > 0))
-    return chosen.sort_values("oriented_ratio", kind="stable")
+    return chosen.sort_values(ORIENTED_RATIO, kind="stable")
 
 
 def chart_words(chart: pd.DataFrame, limit: int, compared: int) -> str:
