@@ -32,8 +32,8 @@ from db.review.side_inputs import MetricFacts, case_sample_reader, side_inputs
 from db.query.libraries import differing_note, recorded_libraries
 from db.stats.lists import QUARTILES
 from db.stats.ratios import orient, oriented_interval
-from db.stats.significance import (REPLICATE_WORDS, SIGNIFICANT, VERDICTS, SampleLists, SideStats, Significance,
-                                   significance)
+from db.stats.significance import (REPLICATE_WORDS, SIGNIFICANCE_WORDS, SIGNIFICANT, SampleLists, SideStats,
+                                   Significance, significance)
 from db.query.unmatched import unmatched_frame
 
 SCOPES = ("machine", "chip")
@@ -274,7 +274,7 @@ def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts)
     if cases.empty:
         return
     cases["ci_low"], cases["ci_high"] = oriented_cis(sig, facts)
-    cases["p_value"], cases["significance"] = sig.p_value, pick(list(VERDICTS), sig.codes)
+    cases["p_value"], cases["significance"] = sig.p_value, pick(list(SIGNIFICANCE_WORDS), sig.codes)
     cases["se"], cases["df"] = sig.se, sig.df
     # the standard error is of ln(candidate / baseline) for ratios, of the difference (its unit) otherwise
     cases["se_unit"] = str_column(pc.if_else(pa.array(facts.use_ratio), "ln(ratio)", facts.units))

@@ -104,7 +104,7 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
         got = counts.get(key, dict.fromkeys(COUNTED, 0))
         doubt, busy, suspect = unconfirmed.get(key, 0), contended.get(key, 0), suspected.get(key, 0)
         n = compared.get(key, 0)
-        verdict = (_group_verdict(hit, doubt, busy, suspect, got) if n else
+        verdict = (_group_line(hit, doubt, busy, suspect, got) if n else
                    nothing_compared(_in(unmatched_cases, key), q.baseline, q.candidate, key[0]))
         rows.append({**dict(zip(GROUP, key)), "verdict": verdict, "compared": n, **got, "regressed": hit,
                      "unconfirmed": doubt, "contended": busy, "suspected": suspect,
@@ -126,7 +126,7 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     same_build = result.same == SAME_BUILD
     return {"baseline": review.compare.baseline, "candidate": review.compare.candidate, "scope": review.compare.scope,
             "threshold": review.threshold, "threshold_unit": "% worse", "rules": review.rules_text,
-            "verdict": (AA_WORDS if same_build else "") + _overall(total, rows, n_doubt, n_busy, n_suspect, n_untested),
+            "verdict": (AA_WORDS if same_build else "") + _overall_line(total, rows, n_doubt, n_busy, n_suspect, n_untested),
             "regressions": total, "same_build": same_build,
             "untested": n_untested, "unconfirmed": n_doubt, "contended": n_busy, "suspected": n_suspect,
             "groups": records(pd.DataFrame(rows, columns=GROUP_COLUMNS)),
@@ -235,8 +235,8 @@ def _correctness(mine: pd.DataFrame, found: pd.DataFrame) -> str:
     return f"{len(hit)} of {checked} cases regressed: {said}{gains}"
 
 
-def _group_verdict(hit: int, doubt: int, busy: int, suspect: int, counts: dict[str, int]) -> str:
-    """A group's verdict: its regressions, else what could not be confirmed, else what was not tested — never a
+def _group_line(hit: int, doubt: int, busy: int, suspect: int, counts: dict[str, int]) -> str:
+    """A group's verdict line (the summary's `verdict` field): its regressions, else what could not be confirmed, else what was not tested — never a
     bare "no regressions" over cases nothing tested."""
     apart = _doubt_words(doubt, busy, suspect)
     if hit:
@@ -263,8 +263,8 @@ def _doubt_words(doubt: int, busy: int, suspect: int = 0) -> str:
     return words
 
 
-def _overall(total: int, rows: list[dict], unconfirmed: int = 0, busy: int = 0, suspect: int = 0,
-             untested: int = 0) -> str:
+def _overall_line(total: int, rows: list[dict], unconfirmed: int = 0, busy: int = 0, suspect: int = 0,
+                  untested: int = 0) -> str:
     empty = [r for r in rows if not r["compared"]]
     if len(empty) == len(rows):
         return "nothing compared"

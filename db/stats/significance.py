@@ -28,8 +28,8 @@ UNCONFIRMED, SIGNIFICANT, NOT_SIGNIFICANT = "unconfirmed: no replicates", "signi
 BY_RULE = "judged by its rule"  # single figures (memory, correctness): their metric's rule, not a test
 # a side with too few clean worker processes (db.stats.contention): its figures timed the machine's load
 CONTENDED = "unconfirmed: contended"
-VERDICTS = (UNCONFIRMED, SIGNIFICANT, NOT_SIGNIFICANT, BY_RULE, CONTENDED)  # Significance.codes index this
-_VERDICTS = np.array(VERDICTS, dtype=object)
+SIGNIFICANCE_WORDS = (UNCONFIRMED, SIGNIFICANT, NOT_SIGNIFICANT, BY_RULE, CONTENDED)  # Significance.codes index this
+_SIGNIFICANCE_WORDS = np.array(SIGNIFICANCE_WORDS, dtype=object)
 # what a case's variance rests on (Significance.replicates)
 REPLICATE_WORDS = ("none: one process, one run a side, no A/A data", "worker processes",
                    "runs and A/A pairs", "worker processes, runs and A/A pairs")
@@ -53,8 +53,8 @@ class Significance:
     p_value: np.ndarray  # per case, two-sided (db.stats.replicates); NaN where untestable
     ci_low: np.ndarray  # of candidate/baseline median ratio, or candidate - baseline median difference
     ci_high: np.ndarray
-    verdict: np.ndarray  # VERDICTS: after the review's family-wise step over the cases it tests
-    codes: np.ndarray  # the verdict as its index in VERDICTS
+    verdict: np.ndarray  # SIGNIFICANCE_WORDS: after the review's family-wise step over the cases it tests
+    codes: np.ndarray  # the verdict as its index in SIGNIFICANCE_WORDS
     se: np.ndarray  # standard error of the change (log ratio, or difference)
     df: np.ndarray  # its degrees of freedom
     replicates: np.ndarray  # what the variance rests on, as its index in REPLICATE_WORDS
@@ -122,7 +122,7 @@ def significance(sides: tuple[replicates.SideReplicates, replicates.SideReplicat
     words = np.where(~test.testable, 0, np.where(test.processes, np.where(test.run_level, 3, 1), 2))
     untested = tested & busy  # a contended case's p and CI would be the machine's load: none is shown
     p_value, low, high = (np.where(untested, np.nan, a) for a in (test.p_value, low, high))
-    return Significance(p_value, low, high, _VERDICTS[codes], codes, test.se, test.df, words)
+    return Significance(p_value, low, high, _SIGNIFICANCE_WORDS[codes], codes, test.se, test.df, words)
 
 
 def _runs(lists: SampleLists) -> tuple[np.ndarray, np.ndarray]:
