@@ -54,6 +54,8 @@ class CompareQuery:
     scope: str = "machine"
     filters: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ((name, values), …) hashable for caches
     pool: bool = False  # a side may span several builds (version + git hash); the notes then name them
+    # the selectors from_params parsed (the texts above are their canonical texts): not parsed a second time
+    parsed: tuple[Selector, Selector] | None = field(default=None, compare=False, hash=False, repr=False)
 
     @classmethod
     def from_params(cls, params: Mapping[str, str | None]) -> "CompareQuery":
@@ -68,9 +70,11 @@ class CompareQuery:
         if unknown:
             raise StoreError(400, f"metric: unknown metric {unknown[0][:60]!r}",
                              [Problem("metric", f"must be one of {', '.join(METRICS)}")])
-        return cls(base.text, cand.text, scope, chosen, parse_pool(params.get("pool")))
+        return cls(base.text, cand.text, scope, chosen, parse_pool(params.get("pool")), (base, cand))
 
     def selectors(self) -> tuple[Selector, Selector]:
+        if self.parsed is not None:
+            return self.parsed
         return parse_selector(self.baseline, "baseline"), parse_selector(self.candidate, "candidate")
 
 
