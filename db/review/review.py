@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, TypeVar
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
@@ -16,6 +17,7 @@ from bundle.metrics import MetricError, Rule, parse_rules
 from db.errors import Problem, StoreError
 from db.query.params import threshold_percent
 from db.review.cache import Memo
+from db.review.case_table import tested_directions
 from db.review.comparison import CompareQuery, ComparisonResult, compare
 from db.review.rules import judge
 from db.stats.ratios import as_fraction, as_percent
@@ -96,6 +98,12 @@ class JudgedReview:
     @property
     def cases(self) -> pd.DataFrame:
         return self.comparison.cases
+
+    @property
+    def directions(self) -> np.ndarray:
+        """Each case's tested direction (db.review.case_table.tested_directions), once per answer: the summary's
+        faster / slower counts and Compare's rows read the same array."""
+        return self.once("directions", lambda: tested_directions(self.cases))
 
     def once(self, name: str, compute: Callable[[], T]) -> T:
         """compute(), the first time `name` is asked of this answer; the same object after (treat as read-only)."""

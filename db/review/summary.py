@@ -27,7 +27,7 @@ from db.review.evidence import NO_TIMING, confirm_command, evidence_by_group, na
 from db.review.listing import Question, doubtful, regressions
 from db.review.review import judge_review
 from db.review.status_changes import status_changes
-from db.review.case_table import BETTER, GROUP, ORIENTED_RATIO, SIGNIFICANCE, WORSE, per_metric, tested_directions
+from db.review.case_table import BETTER, GROUP, ORIENTED_RATIO, SIGNIFICANCE, WORSE, per_metric
 from db.review.rules import BUSY, SUSPECTED, UNCONFIRMED_STATE, rule_kinds
 from db.review.wording import format_value
 from db.stats.significance import NOT_SIGNIFICANT, SIGNIFICANT, UNCONFIRMED
@@ -81,7 +81,7 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     # unchanged is what a test found no change in: a case nothing could test (no replicates, contended) is not
     quiet = (cases[SIGNIFICANCE] == NOT_SIGNIFICANT).to_numpy(dtype=bool) | (sig & (oriented == 1))
     untested = timing & (cases[SIGNIFICANCE] == UNCONFIRMED).to_numpy(dtype=bool)
-    direction = tested_directions(cases)  # faster / slower: a timing case better / worse, as Compare shows it
+    direction = judged.directions  # faster / slower: a timing case better / worse, as Compare shows it
     flags = pd.DataFrame({"faster": timing & (direction == BETTER), "slower": timing & (direction == WORSE),
                           "unchanged": timing & quiet, "untested": untested}, index=cases.index)
     counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), COUNTED)

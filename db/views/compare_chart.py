@@ -26,11 +26,13 @@ def fold_derived(cases: pd.DataFrame) -> pd.DataFrame:
     return cases.assign(derived=derived_text(cases, pairs))[~folded_rows(cases, pairs)]
 
 
-def directions(cases: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> np.ndarray:
+def directions(cases: pd.DataFrame, verdicts: pd.DataFrame | None = None,
+               tested: np.ndarray | None = None) -> np.ndarray:
     """better / worse where the change is significant (oriented ratio or difference sign), else not significant;
     a single figure judged by its own rule (memory, PSNR, errors: `verdicts`' rule) is better / worse beyond that
-    rule and unchanged within it — it has no samples to be significant with."""
-    tested = tested_directions(cases)
+    rule and unchanged within it — it has no samples to be significant with. `tested`: the cases' tested
+    directions where already known (JudgedReview.directions)."""
+    tested = tested_directions(cases) if tested is None else tested
     if verdicts is None:
         return tested
     by_rule = verdicts.rule.isin(BY_RULE).to_numpy(dtype=bool)
@@ -49,7 +51,8 @@ def case_rows(judged: JudgedReview) -> pd.DataFrame:
 def _case_rows(judged: JudgedReview) -> pd.DataFrame:
     folded = fold_derived(judged.cases)
     verdicts = judged.verdicts.loc[folded.index]
-    return folded.assign(direction=directions(folded, verdicts) if len(folded) else [],
+    tested = judged.directions[judged.cases.index.get_indexer(folded.index)] if len(folded) else None
+    return folded.assign(direction=directions(folded, verdicts, tested) if len(folded) else [],
                          regression=verdicts.regressed.to_numpy(dtype=bool), row=folded.index)
 
 
