@@ -19,10 +19,12 @@ from typing import Any
 import pandas as pd
 
 from db.errors import Problem, StoreError
+from db.review.case_table import (BASELINE_MEDIAN, CANDIDATE_MEDIAN, CI_HIGH, CI_LOW, DIFFERENCE, ORIENTED_RATIO,
+                                  P_VALUE)
 
 FORMATS, FAIL_ON = ("table", "md", "md-full", "json", "csv"), ("regression", "unconfirmed", "untriaged")
-NUMBERS = ("baseline_median", "candidate_median", "oriented_ratio", "difference", "ci_low", "ci_high", "p_value",
-           "worse_by", "bound")
+NUMBERS = (BASELINE_MEDIAN, CANDIDATE_MEDIAN, ORIENTED_RATIO, DIFFERENCE, CI_LOW, CI_HIGH, P_VALUE, "worse_by",
+           "bound")
 # figures last: a correctness case's three figures, or a timing's tokens/s or bandwidth, are long
 SHOWN = ["scope", "workload", "case_key", "dtype", "compile", "metric", "change", "why", "state", "figures"]
 DOUBT_SHOWN = ["scope", "workload", "case_key", "dtype", "compile", "metric", "change", "doubt", "contention",

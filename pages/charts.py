@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from altair.utils.core import infer_vegalite_type_for_pandas
 
+from db.review.case_table import CI_HIGH, CI_LOW, ORIENTED_RATIO
 from db.review.wording import format_value
 from db.views.compare_chart import DIRECTIONS
 from db.views.correctness import SLOPE_DIRECTIONS
@@ -97,7 +98,7 @@ def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
     lines = data.label.map(wrap)
     order = lines.tolist()
     y = alt.Y("lines:N", title=None, sort=order, axis=wrapped_axis())
-    ends = data[["oriented_ratio", "ci_low", "ci_high"]].astype(float).to_numpy()
+    ends = data[[ORIENTED_RATIO, CI_LOW, CI_HIGH]].astype(float).to_numpy()
     ends = ends[np.isfinite(ends) & (ends > 0)]
     reach = float(np.exp(np.abs(np.log(ends)).max()) * 1.15) if ends.size else 2.0
     x_scale = alt.Scale(type="log", domain=[1.0 / reach, reach])  # symmetric around 1×: a win and a loss look alike

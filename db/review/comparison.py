@@ -20,15 +20,20 @@ from db.query.case_pairs import FILTERS, KEY, SIDES as _SIDES
 from db.errors import Problem, StoreError
 from db.query.selectors import Selector, check_builds, parse_selector, parse_pool, pooled_note, side_runs
 from db.review.cache import Memo, clear_all
+from db.review.case_table import (BY_DIFFERENCE, BY_RATIO, CASE_COLUMNS, CHANGE_UNIT, COMPARISON, DIFFERENCE,
+                                  ORIENTED_RATIO, RATIO, side_column)
 from db.review.case_text import caveats, change_words, contention_words, with_contention, with_warnings
 from db.review.wording import pick, str_column
 from db.review.families import FAMILY_INPUT, family_frame
 from db.review.noise import case_noise
 from db.query.noise import read_model
 from db.review.rules import rule_kinds
-from db.review.side_inputs import MetricFacts, SideStats, case_sample_reader, side_inputs
+from db.review.side_inputs import MetricFacts, case_sample_reader, side_inputs
 from db.query.libraries import differing_note, recorded_libraries
-from db.stats.significance import REPLICATE_WORDS, SIGNIFICANT, VERDICTS, SampleLists, Significance, significance
+from db.stats.lists import QUARTILES
+from db.stats.ratios import orient, oriented_interval
+from db.stats.significance import (REPLICATE_WORDS, SIGNIFICANCE_WORDS, SIGNIFICANT, SampleLists, SideStats,
+                                   Significance, significance)
 from db.query.unmatched import unmatched_frame
 
 SCOPES = ("machine", "chip")
@@ -49,6 +54,8 @@ class CompareQuery:
     scope: str = "machine"
     filters: tuple[tuple[str, tuple[str, ...]], ...] = ()  # ((name, values), …) hashable for caches
     pool: bool = False  # a side may span several builds (version + git hash); the notes then name them
+    # the selectors from_params parsed (the texts above are their canonical texts): not parsed a second time
+    parsed: tuple[Selector, Selector] | None = field(default=None, compare=False, hash=False, repr=False)
 
     @classmethod
     def from_params(cls, params: Mapping[str, str | None]) -> "CompareQuery":
@@ -63,9 +70,11 @@ class CompareQuery:
         if unknown:
             raise StoreError(400, f"metric: unknown metric {unknown[0][:60]!r}",
                              [Problem("metric", f"must be one of {', '.join(METRICS)}")])
-        return cls(base.text, cand.text, scope, chosen, parse_pool(params.get("pool")))
+        return cls(base.text, cand.text, scope, chosen, parse_pool(params.get("pool")), (base, cand))
 
     def selectors(self) -> tuple[Selector, Selector]:
+        if self.parsed is not None:
+            return self.parsed
         return parse_selector(self.baseline, "baseline"), parse_selector(self.candidate, "candidate")
 
 
@@ -139,7 +148,7 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     family_input = pd.DataFrame({**{name: frame[name] for name in FAMILY_INPUT[:-2]},
                                  **{name: change.columns[name] for name in FAMILY_INPUT[-2:]}})
     # a contended case's ratio is the machine's load: no family geomean takes it (family_frame skips a NaN ratio)
-    family_input["oriented_ratio"] = family_input.oriented_ratio.where(
+    family_input[ORIENTED_RATIO] = family_input[ORIENTED_RATIO].where(
         ~(frame.b_contended | frame.c_contended).to_numpy(dtype=bool))
     families = WORKERS.submit(family_frame, family_input, query, lambda: tests.result().verdict == SIGNIFICANT,
                               lambda: oriented_cis(tests.result(), facts))
@@ -181,7 +190,7 @@ def _with_stats(table: pa.Table, rows: np.ndarray, stats: list[SideStats]) -> pa
     counts the samples the figures are of: its clean processes', db.stats.contention)."""
     for (_, prefix), side in zip(_SIDES, stats):
         table = table.append_column(prefix + "n", pa.array(side.n[rows]))
-        for name in ("median", "p25", "p75"):
+        for name in QUARTILES:
             table = table.append_column(prefix + name, pa.array(getattr(side.quartiles, name)[rows]))
         for name, values in side.contention.items():
             table = table.append_column(prefix + name, pa.array(values[rows], from_pandas=True))
@@ -212,13 +221,12 @@ def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery, cha
         return _empty_cases()
     out = {k: frame[k] for k in KEY}
     out["unit"] = str_column(facts.units)
-    for side, p in _SIDES:
-        out[f"{side}_median"] = frame[p + "median"]
-        out[f"{side}_iqr"] = frame[p + "p75"] - frame[p + "p25"]
-        out[f"{side}_n"] = frame[p + "n"].astype(int)
-        out[f"{side}_pooled"] = frame[p + "pooled"].astype(int)
-        out[f"{side}_machines"] = frame[p + "machines"].astype(int)
-        out[f"{side}_passed"] = frame[p + "passed"]
+    for side, p in _SIDES:  # SIDE_FIGURES, in order
+        out[side_column(side, "median")] = frame[p + "median"]
+        out[side_column(side, "iqr")] = frame[p + "p75"] - frame[p + "p25"]
+        for name in ("n", "pooled", "machines"):
+            out[side_column(side, name)] = frame[p + name].astype(int)
+        out[side_column(side, "passed")] = frame[p + "passed"]
     # a correctness figure's scale (db.review.rules: a move within a few roundings is the dtype's jitter): the
     # candidate's rounding level (the baseline's where the candidate states none), the larger stated tolerance
     b_level, c_level = (frame[p + "rounding"].to_numpy(dtype=float, na_value=np.nan) for _, p in _SIDES)
@@ -249,20 +257,19 @@ def case_change(frame: pd.DataFrame, facts: MetricFacts) -> CaseChange:
     b_median, c_median = frame.b_median.to_numpy(dtype=float), frame.c_median.to_numpy(dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = c_median / b_median
-        oriented = np.where(lower, 1.0 / ratio, ratio)
+        oriented = orient(ratio, lower)
     diff = c_median - b_median
-    return CaseChange({"comparison": pick(["difference", "ratio"], use_ratio.astype(np.int64)),
-                       "ratio": np.where(use_ratio, ratio, np.nan),  # candidate / baseline of medians
-                       "oriented_ratio": np.where(use_ratio, oriented, np.nan),  # > 1: candidate better
-                       "difference": np.where(use_ratio, np.nan, diff),  # candidate - baseline, in `unit`
-                       "change_unit": str_column(pc.if_else(pa.array(use_ratio), "×", facts.units))}, oriented, diff)
+    return CaseChange({COMPARISON: pick([BY_DIFFERENCE, BY_RATIO], use_ratio.astype(np.int64)),
+                       RATIO: np.where(use_ratio, ratio, np.nan),  # candidate / baseline of medians
+                       ORIENTED_RATIO: np.where(use_ratio, oriented, np.nan),  # > 1: candidate better
+                       DIFFERENCE: np.where(use_ratio, np.nan, diff),  # candidate - baseline, in `unit`
+                       CHANGE_UNIT: str_column(pc.if_else(pa.array(use_ratio), "×", facts.units))}, oriented, diff)
 
 
 def oriented_cis(sig: Significance, facts: MetricFacts) -> tuple[np.ndarray, np.ndarray]:
     """Each case's CI oriented like its ratio (> 1 is better); differences as they are."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        low = np.where(facts.lower, 1.0 / sig.ci_high, sig.ci_low)
-        high = np.where(facts.lower, 1.0 / sig.ci_low, sig.ci_high)
+        low, high = oriented_interval(sig.ci_low, sig.ci_high, facts.lower)
     return np.where(facts.use_ratio, low, sig.ci_low), np.where(facts.use_ratio, high, sig.ci_high)
 
 
@@ -271,19 +278,11 @@ def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts)
     if cases.empty:
         return
     cases["ci_low"], cases["ci_high"] = oriented_cis(sig, facts)
-    cases["p_value"], cases["significance"] = sig.p_value, pick(list(VERDICTS), sig.codes)
+    cases["p_value"], cases["significance"] = sig.p_value, pick(list(SIGNIFICANCE_WORDS), sig.codes)
     cases["se"], cases["df"] = sig.se, sig.df
     # the standard error is of ln(candidate / baseline) for ratios, of the difference (its unit) otherwise
     cases["se_unit"] = str_column(pc.if_else(pa.array(facts.use_ratio), "ln(ratio)", facts.units))
     cases["replicates"] = pick(list(REPLICATE_WORDS), sig.replicates)
-
-
-CASE_COLUMNS = KEY + ["unit", "baseline_median", "baseline_iqr", "baseline_n", "baseline_pooled",
-                      "baseline_machines", "baseline_passed", "candidate_median", "candidate_iqr", "candidate_n",
-                      "candidate_pooled", "candidate_machines", "candidate_passed", "rounding", "tolerance",
-                      "comparison", "ratio",
-                      "oriented_ratio", "difference", "change_unit", "ci_low", "ci_high", "p_value", "significance",
-                      "change", "replicates", "contended", "contention", "caveats", "noise", "se", "se_unit", "df"]
 
 
 def _empty_cases() -> pd.DataFrame:

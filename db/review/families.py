@@ -22,11 +22,12 @@ import pyarrow as pa
 from db.stats import codes
 from db.store.case_pivot import ranks
 from db.stats.significance import SIGNIFICANT, bootstrap_means, row_percentiles
+from db.review.case_table import COMPARISON, ORIENTED_RATIO
 from db.review.wording import ci_words, ratio_words
 
-GROUP = ["scope", "device", "workload", "metric", "dtype", "compile"]
-FAMILY_INPUT = GROUP + ["comparison", "oriented_ratio"]  # what family_frame reads of the cases, given the verdicts
-COLUMNS = GROUP + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better", "n_worse", "n_unchanged",
+FAMILY_KEY = ["scope", "device", "workload", "metric", "dtype", "compile"]  # a family, in the order its table sorts
+FAMILY_INPUT = FAMILY_KEY + [COMPARISON, ORIENTED_RATIO]  # what family_frame reads of the cases, given the verdicts
+COLUMNS = FAMILY_KEY + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better", "n_worse", "n_unchanged",
                    "baseline", "candidate", "summary"]
 
 
@@ -41,11 +42,12 @@ def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarra
     if not keep.any():
         return pd.DataFrame(columns=COLUMNS)
     rows = np.flatnonzero(keep)
-    order, starts = _family_order([pa.chunked_array([pa.array(cases[name]).take(pa.array(rows))]) for name in GROUP])
+    order, starts = _family_order([pa.chunked_array([pa.array(cases[name]).take(pa.array(rows))])
+                                   for name in FAMILY_KEY])
     in_order = rows[order]  # the kept cases, family by family
     logs, ratio = np.log(ratio[in_order]), ratio[in_order]
     sizes = np.diff(np.append(starts, len(order)))
-    fam = {name: cases[name].iloc[in_order[starts]].reset_index(drop=True) for name in GROUP}
+    fam = {name: cases[name].iloc[in_order[starts]].reset_index(drop=True) for name in FAMILY_KEY}
     fam["n_cases"] = sizes
     fam["geomean"] = geomean = np.exp(np.add.reduceat(logs, starts) / sizes)
     low, high = _cis(logs, starts, sizes)
@@ -105,7 +107,7 @@ def _family_medians(family: np.ndarray, values: np.ndarray, families: int) -> np
 
 
 def _family_order(keys: list[pa.ChunkedArray]) -> tuple[np.ndarray, np.ndarray]:
-    """The order that sorts cases by family (GROUP columns, lexicographic: pandas' groupby order) and where each
+    """The order that sorts cases by family (FAMILY_KEY columns, lexicographic: pandas' groupby order) and where each
     family starts in it. One integer code per case from each column's rank, then one stable sort."""
     code = codes.combine((ranks(column) for column in keys), len(keys[0]))
     order = np.argsort(code, kind="stable")

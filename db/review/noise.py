@@ -35,7 +35,7 @@ def case_noise(tables: AAModel, keys: pa.Table) -> pd.DataFrame:
     pairs = np.where(own, case_pairs, np.where(in_group, group_pairs, 0.0))
     sum_sq = np.where(own, case_sum_sq, np.where(in_group, 2.0 * group_pairs * np.nan_to_num(sigma) ** 2, 0.0))
     with np.errstate(divide="ignore", invalid="ignore"):
-        spread = 100.0 * np.expm1(np.sqrt(sum_sq / np.maximum(pairs, 1) / 2.0))
+        spread = model.bound_percent(np.sqrt(sum_sq / np.maximum(pairs, 1) / 2.0))
     # what is worded is a function of the case's A/A source (its own figures, which belong to one group, or else
     # its group) and whether its metric is a ratio: worded once per distinct pair and spread to its cases
     source = np.where(c >= 0, c, found.cases.num_rows + 1 + g)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, TypeVar
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
@@ -16,8 +17,10 @@ from bundle.metrics import MetricError, Rule, parse_rules
 from db.errors import Problem, StoreError
 from db.query.params import threshold_percent
 from db.review.cache import Memo
+from db.review.case_table import tested_directions
 from db.review.comparison import CompareQuery, ComparisonResult, compare
 from db.review.rules import judge
+from db.stats.ratios import as_fraction, as_percent
 
 T = TypeVar("T")
 DEFAULT_THRESHOLD = 0.05  # a replicated figure regresses when worse by more than this fraction (and significant)
@@ -27,14 +30,14 @@ DEFAULT_THRESHOLD = 0.05  # a replicated figure regresses when worse by more tha
 class Review:
     """A regression review: the comparison, the threshold (percent worse) and the rule overrides as written."""
     compare: CompareQuery
-    threshold: float = DEFAULT_THRESHOLD * 100.0  # percent
+    threshold: float = as_percent(DEFAULT_THRESHOLD)  # percent, as typed and answered; `fraction` inside
     rules_text: str = ""
 
     @classmethod
     def from_params(cls, params: Mapping[str, str | None]) -> "Review":
         """From query parameters (threshold in percent, rules=metric.field=value,…); bad input is a 400 naming
         the parameter."""
-        threshold = threshold_percent(params.get("threshold"), DEFAULT_THRESHOLD * 100.0)
+        threshold = threshold_percent(params.get("threshold"), as_percent(DEFAULT_THRESHOLD))
         text = (params.get("rules") or "").strip()
         check_rules(text)
         return cls(CompareQuery.from_params(params), threshold, text)
@@ -44,7 +47,12 @@ class Review:
         """A review of `question`; a bare comparison takes `threshold` (a fraction) or the default."""
         if isinstance(question, Review):
             return question
-        return cls(question, 100.0 * (DEFAULT_THRESHOLD if threshold is None else threshold))
+        return cls(question, as_percent(DEFAULT_THRESHOLD if threshold is None else threshold))
+
+    @property
+    def fraction(self) -> float:
+        """The threshold as a fraction (0.05), as the rules read it."""
+        return as_fraction(self.threshold)
 
     @property
     def rules(self) -> dict[str, Rule]:
@@ -85,11 +93,17 @@ class JudgedReview:
     def of(cls, comparison: ComparisonResult, review: Review | None = None) -> "JudgedReview":
         """`comparison` judged under `review` (default: the default threshold and rules). Pure: no store."""
         review = review or Review(comparison.query)
-        return cls(review, comparison, judge(comparison.cases, review.threshold / 100.0, review.rules))
+        return cls(review, comparison, judge(comparison.cases, review.fraction, review.rules))
 
     @property
     def cases(self) -> pd.DataFrame:
         return self.comparison.cases
+
+    @property
+    def directions(self) -> np.ndarray:
+        """Each case's tested direction (db.review.case_table.tested_directions), once per answer: the summary's
+        faster / slower counts and Compare's rows read the same array."""
+        return self.once("directions", lambda: tested_directions(self.cases))
 
     def once(self, name: str, compute: Callable[[], T]) -> T:
         """compute(), the first time `name` is asked of this answer; the same object after (treat as read-only)."""

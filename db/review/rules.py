@@ -21,7 +21,9 @@ import pandas as pd
 
 from bundle.metrics import (CORRECTNESS, DERIVED, ROUNDING_MOVE, ROUNDING_UNITS, SAMPLED, TOLERANCE_MARGIN, Rule,
                             RuleKind)
+from db.stats.ratios import as_fraction, worse_fraction
 from db.stats.significance import CONTENDED, NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
+from db.review.case_table import per_metric
 from db.review.derived import folded_rows
 
 SLOWDOWN, PASSED_FAILED = "significant slowdown", "passed → failed"
@@ -37,14 +39,7 @@ def case_bounds(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
     """Per case, the fraction worse a replicated change must exceed to regress: the metric's rule percent, or the
     review threshold (a fraction) where the rule has none. `ruled`: ruled_by(cases), when the caller has it."""
     percent = _per_case(ruled_by(cases) if ruled is None else ruled, rules, "percent")
-    return np.where(np.isnan(percent), threshold, percent / 100.0)
-
-
-def per_metric(metric: pd.Series, values: dict, dtype=float, missing=np.nan) -> np.ndarray:
-    """values[metric] for each case, looked up once per distinct metric (a 50k-case map costs ~20 ms)."""
-    codes, names = pd.factorize(metric)
-    table = np.array([values.get(n, missing) for n in names] + [missing], dtype=dtype)
-    return table[codes]  # code -1 (a missing metric) takes the last entry
+    return np.where(np.isnan(percent), threshold, as_fraction(percent))
 
 
 def ruled_by(cases: pd.DataFrame, key_ordered: bool = False) -> pd.Series:
@@ -90,7 +85,7 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
     bound = case_bounds(cases, threshold, rules, ruled)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         growth = np.where(b > 0, c / b - 1.0, np.where(c > 0, np.inf, 0.0))
-        worse_ratio = 1.0 / oriented - 1.0
+        worse_ratio = worse_fraction(oriented)
         drop_db = b - c  # PSNR: higher is better
         worse_by = np.select([kind == RuleKind.significant.value, kind == RuleKind.drop.value],
                              [worse_ratio, 10.0 ** (drop_db / 10.0) - 1.0], growth)

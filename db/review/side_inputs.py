@@ -1,5 +1,6 @@
 """What a comparison needs of each side, per case: its counts and detail columns, its pooled quartiles and its
-replicate figures (db.stats.replicates) — read two ways that give the same numbers. A machine- or chip-scope
+replicate figures (db.stats.replicates) — one SideStats record, computed by one function
+(db.stats.significance.side_stats) and read two ways. A machine- or chip-scope
 Compare of two single builds reads them from the side summaries kept after each upload (db.store.side_cases,
 db.query.side_reads): two rows per case, nothing grouped. Every other question (pooled builds, tag and run
 selectors, a build whose summaries lag its runs) is answered by the pivot of the selected results (db.query.case_pairs) and the statistics of its samples, computed
@@ -23,8 +24,9 @@ from db.query.case_pairs import DETAIL, KEY, SIDES, WARNINGS, compare_sql, pivot
 from db.query.selectors import Selector
 from db.query.side_reads import CONTENTION, FIGURES, read_sides, readable
 from db.stats.contention import clean_side
+from db.stats.lists import QUARTILES
 from db.stats.replicates import SideReplicates
-from db.stats.significance import Quartiles, SampleLists, side_figures, summarize_lists
+from db.stats.significance import Quartiles, SampleLists, SideStats, side_stats
 
 _LISTS = [p + name for _, p in SIDES for name in ("samples", "processes", "contention")]
 
@@ -62,16 +64,6 @@ class SideInputs:
     sides: tuple[Future, Future]  # each side's SideStats
 
 
-@dataclass(frozen=True)
-class SideStats:
-    """One side's figures per case, from its clean processes (db.stats.contention)."""
-    n: np.ndarray  # every case: the samples its figures are of
-    quartiles: Quartiles  # every case
-    figures: SideReplicates  # the paired cases
-    contention: dict[str, np.ndarray]  # CONTENTION columns, every case
-    samples: SampleLists | None  # the paired cases' clean samples, where they were read
-
-
 def side_inputs(engine: Engine, query, baseline: Selector, candidate: Selector, pool: Executor) -> SideInputs:
     """`query`: the CompareQuery (scope, filters, pool)."""
     filters = {name: list(values) for name, values in query.filters}
@@ -89,18 +81,9 @@ def _from_samples(table: pa.Table, pool: Executor) -> SideInputs:
     facts = MetricFacts.of(table["metric"], paired)
     rows = np.flatnonzero(paired)
     # numpy on workers (it releases the GIL) while the caller builds its frames
-    stats = tuple(pool.submit(_side_stats, side, table[p + "processes"], table[p + "contention"], rows, facts.use_ratio)
+    stats = tuple(pool.submit(side_stats, side, table[p + "processes"], table[p + "contention"], facts.use_ratio, rows)
                   for side, (_, p) in zip(lists, SIDES))
     return SideInputs(table.drop_columns(_LISTS), paired, facts, stats)
-
-
-def _side_stats(lists: SampleLists, processes, contention, rows: np.ndarray, use_ratio: np.ndarray) -> SideStats:
-    """A side's contended processes left out (db.stats.contention), then its quartiles, its paired cases'
-    figures and its contention columns."""
-    clean = clean_side(lists, processes, contention)
-    paired = clean.take(rows)
-    return SideStats(clean.lists.counts, summarize_lists(clean.lists), side_figures(paired, use_ratio),
-                     clean.columns(), paired.lists)
 
 
 def _from_summaries(table: pa.Table) -> SideInputs:
@@ -110,7 +93,7 @@ def _from_summaries(table: pa.Table) -> SideInputs:
     both = table.select([p + name for _, p in SIDES for name in FIGURES]).filter(pa.array(paired))  # no nulls left
     stats = tuple(_done(SideStats(
         table[p + "n"].to_numpy(zero_copy_only=False),
-        Quartiles(*(table[p + q].to_numpy(zero_copy_only=False) for q in ("median", "p25", "p75"))),
+        Quartiles(**{q: table[p + q].to_numpy(zero_copy_only=False) for q in QUARTILES}),
         SideReplicates(**{name: both[p + name].to_numpy(zero_copy_only=False) for name in FIGURES}),
         {name: _filled(table[p + name]) for name in CONTENTION}, None)) for _, p in SIDES)
     # the pivot's columns, in its order

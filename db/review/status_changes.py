@@ -14,8 +14,9 @@ import pandas as pd
 from bundle.case_names import case_names
 from bundle.metrics import DERIVED
 from db.query.case_pairs import KEY
+from db.review.case_table import BETTER, WORSE
 
-BETTER, WORSE, OTHER = "better", "worse", "other"  # the same words (and colours) as Compare's chart
+OTHER = "other"  # neither better nor worse (BETTER, WORSE: Compare's chart's words and colours)
 COLUMNS = ["case", "scope", "metric", "change", "kind", "direction", "baseline_status", "candidate_status",
            "baseline_message", "candidate_message", "device", "workload", "dtype", "compile", "case_key"]
 _OOM = re.compile(r"out of memory|\bOOM\b", re.IGNORECASE)

@@ -27,11 +27,11 @@ from db.review.evidence import NO_TIMING, confirm_command, evidence_by_group, na
 from db.review.listing import Question, doubtful, regressions
 from db.review.review import judge_review
 from db.review.status_changes import status_changes
-from db.review.rules import BUSY, SUSPECTED, UNCONFIRMED_STATE, per_metric, rule_kinds
+from db.review.case_table import BETTER, GROUP, ORIENTED_RATIO, SIGNIFICANCE, WORSE, per_metric
+from db.review.rules import BUSY, SUSPECTED, UNCONFIRMED_STATE, rule_kinds
 from db.review.wording import format_value
 from db.stats.significance import NOT_SIGNIFICANT, SIGNIFICANT, UNCONFIRMED
 
-GROUP = ["scope", "device", "dtype", "compile"]
 FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better",
                           "n_worse", "summary"]
 FAMILY = GROUP + ["workload", "metric"]
@@ -76,12 +76,13 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     kinds = rule_kinds(cases, review.rules)  # a derived figure beside its timing is not a second timing case
     quantity = per_metric(cases.metric, {n: m.quantity for n, m in METRICS.items()}, object, "")
     timing = (kinds == RuleKind.significant.value) & (cases.comparison == "ratio").to_numpy(dtype=bool)
-    sig = (cases.significance == SIGNIFICANT).to_numpy(dtype=bool)
-    oriented = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)
+    sig = (cases[SIGNIFICANCE] == SIGNIFICANT).to_numpy(dtype=bool)
+    oriented = cases[ORIENTED_RATIO].to_numpy(dtype=float, na_value=np.nan)
     # unchanged is what a test found no change in: a case nothing could test (no replicates, contended) is not
-    quiet = (cases.significance == NOT_SIGNIFICANT).to_numpy(dtype=bool) | (sig & (oriented == 1))
-    untested = timing & (cases.significance == UNCONFIRMED).to_numpy(dtype=bool)
-    flags = pd.DataFrame({"faster": timing & sig & (oriented > 1), "slower": timing & sig & (oriented < 1),
+    quiet = (cases[SIGNIFICANCE] == NOT_SIGNIFICANT).to_numpy(dtype=bool) | (sig & (oriented == 1))
+    untested = timing & (cases[SIGNIFICANCE] == UNCONFIRMED).to_numpy(dtype=bool)
+    direction = judged.directions  # faster / slower: a timing case better / worse, as Compare shows it
+    flags = pd.DataFrame({"faster": timing & (direction == BETTER), "slower": timing & (direction == WORSE),
                           "unchanged": timing & quiet, "untested": untested}, index=cases.index)
     counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), COUNTED)
     unmatched_cases = result.unmatched[~folded_rows(result.unmatched)]  # a failed decode is one case, not its tokens/s too
@@ -91,7 +92,7 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     contended = _sizes(doubts[doubts.doubt == BUSY]) if len(doubts) else {}
     suspected = _sizes(doubts[doubts.verdict == SUSPECTED]) if len(doubts) else {}
     # what a review can detect is said of the cases it tests: a contended case's spread is the machine's load
-    detects = detectable_words(cases[timing & ~cases.contended.to_numpy(dtype=bool)], GROUP, review.threshold / 100.0)
+    detects = detectable_words(cases[timing & ~cases.contended.to_numpy(dtype=bool)], GROUP, review.fraction)
     evidence = evidence_by_group(cases[timing], GROUP)
     with_gains = cases.assign(improved=judged.verdicts.improved)
     memory_cases = with_gains[(quantity == "memory") & (kinds == RuleKind.growth.value)]
@@ -103,7 +104,7 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
         got = counts.get(key, dict.fromkeys(COUNTED, 0))
         doubt, busy, suspect = unconfirmed.get(key, 0), contended.get(key, 0), suspected.get(key, 0)
         n = compared.get(key, 0)
-        verdict = (_group_verdict(hit, doubt, busy, suspect, got) if n else
+        verdict = (_group_line(hit, doubt, busy, suspect, got) if n else
                    nothing_compared(_in(unmatched_cases, key), q.baseline, q.candidate, key[0]))
         rows.append({**dict(zip(GROUP, key)), "verdict": verdict, "compared": n, **got, "regressed": hit,
                      "unconfirmed": doubt, "contended": busy, "suspected": suspect,
@@ -125,7 +126,7 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     same_build = result.same == SAME_BUILD
     return {"baseline": review.compare.baseline, "candidate": review.compare.candidate, "scope": review.compare.scope,
             "threshold": review.threshold, "threshold_unit": "% worse", "rules": review.rules_text,
-            "verdict": (AA_WORDS if same_build else "") + _overall(total, rows, n_doubt, n_busy, n_suspect, n_untested),
+            "verdict": (AA_WORDS if same_build else "") + _overall_line(total, rows, n_doubt, n_busy, n_suspect, n_untested),
             "regressions": total, "same_build": same_build,
             "untested": n_untested, "unconfirmed": n_doubt, "contended": n_busy, "suspected": n_suspect,
             "groups": records(pd.DataFrame(rows, columns=GROUP_COLUMNS)),
@@ -234,8 +235,8 @@ def _correctness(mine: pd.DataFrame, found: pd.DataFrame) -> str:
     return f"{len(hit)} of {checked} cases regressed: {said}{gains}"
 
 
-def _group_verdict(hit: int, doubt: int, busy: int, suspect: int, counts: dict[str, int]) -> str:
-    """A group's verdict: its regressions, else what could not be confirmed, else what was not tested — never a
+def _group_line(hit: int, doubt: int, busy: int, suspect: int, counts: dict[str, int]) -> str:
+    """A group's verdict line (the summary's `verdict` field): its regressions, else what could not be confirmed, else what was not tested — never a
     bare "no regressions" over cases nothing tested."""
     apart = _doubt_words(doubt, busy, suspect)
     if hit:
@@ -262,8 +263,8 @@ def _doubt_words(doubt: int, busy: int, suspect: int = 0) -> str:
     return words
 
 
-def _overall(total: int, rows: list[dict], unconfirmed: int = 0, busy: int = 0, suspect: int = 0,
-             untested: int = 0) -> str:
+def _overall_line(total: int, rows: list[dict], unconfirmed: int = 0, busy: int = 0, suspect: int = 0,
+                  untested: int = 0) -> str:
     empty = [r for r in rows if not r["compared"]]
     if len(empty) == len(rows):
         return "nothing compared"

@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from bundle.metrics import Better, metric
 from db.stats.codes import groups
+from db.stats.ratios import factor
 
 _WORDS = {  # quantity -> (better, worse)
     "latency": ("faster", "slower"),
@@ -64,7 +65,7 @@ def ratio_words(metric_name: str, oriented: Sequence[float] | np.ndarray) -> pa.
     "No change" is said exactly when the factor shown would read 1.00×, so the words never say "1.00× slower"."""
     m, oriented = metric(metric_name), np.asarray(oriented, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
-        shown = oriented if m.better is Better.neutral else np.where(oriented >= 1, oriented, 1.0 / oriented)
+        shown = oriented if m.better is Better.neutral else factor(oriented)
         scaled = shown * 100.0
         plain = _plain(scaled)
     if plain.sum() < 64:
@@ -89,8 +90,7 @@ def _ratio_words(m, oriented: np.ndarray) -> pa.Array:
     """ratio_words for every row, each worded."""
     with np.errstate(divide="ignore", invalid="ignore"):
         fine = (oriented > 0) & (oriented < math.inf)  # NaN fails every comparison
-        up = oriented >= 1
-        shown = _two_decimals(oriented if m.better is Better.neutral else np.where(up, oriented, 1.0 / oriented))
+        shown = _two_decimals(oriented if m.better is Better.neutral else factor(oriented))
     if m.better is Better.neutral:
         words = pc.binary_join_element_wise(shown, "× the baseline", "")
     else:

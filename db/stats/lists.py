@@ -12,6 +12,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+# a side's quartiles, by name: the one definition the numpy path (db.stats.significance) and the SQL ones
+# (quartiles_sql: Trends' pooled points) read
+QUARTILES = {"median": 0.5, "p25": 0.25, "p75": 0.75}
+
+
+def quantile_sql(expr: str, q: float) -> str:
+    """DuckDB's q-quantile of `expr`: quantile_cont, the linear rule list_quantiles follows (same floats)."""
+    return f"quantile_cont({expr}, {q!r})"
+
+
+def quartiles_sql(expr: str) -> str:
+    """QUARTILES of `expr` as SQL select items named median, p25, p75."""
+    return ", ".join(f"{quantile_sql(expr, q)} AS {name}" for name, q in QUARTILES.items())
+
 
 def list_quantiles(values: np.ndarray, offsets: np.ndarray, qs: tuple[float, ...]) -> list[np.ndarray]:
     """For each q, the q-quantile of every list (linear interpolation, as numpy's and DuckDB's quantile_cont);

@@ -18,8 +18,8 @@ import pyarrow.compute as pc
 from threadpoolctl import ThreadpoolController
 
 from db.stats import replicates
-from db.stats.contention import CleanSide
-from db.stats.lists import SampleLists, list_quantiles, sorted_quantiles
+from db.stats.contention import CleanSide, clean_side
+from db.stats.lists import QUARTILES, SampleLists, list_quantiles, sorted_quantiles
 
 REVIEW_ALPHA = 0.05  # family-wise: at most 5 % of reviews of unchanged software call any case significant
 BOOTSTRAP_DRAWS = 1000  # per family (over cases)
@@ -28,8 +28,8 @@ UNCONFIRMED, SIGNIFICANT, NOT_SIGNIFICANT = "unconfirmed: no replicates", "signi
 BY_RULE = "judged by its rule"  # single figures (memory, correctness): their metric's rule, not a test
 # a side with too few clean worker processes (db.stats.contention): its figures timed the machine's load
 CONTENDED = "unconfirmed: contended"
-VERDICTS = (UNCONFIRMED, SIGNIFICANT, NOT_SIGNIFICANT, BY_RULE, CONTENDED)  # Significance.codes index this
-_VERDICTS = np.array(VERDICTS, dtype=object)
+SIGNIFICANCE_WORDS = (UNCONFIRMED, SIGNIFICANT, NOT_SIGNIFICANT, BY_RULE, CONTENDED)  # Significance.codes index this
+_SIGNIFICANCE_WORDS = np.array(SIGNIFICANCE_WORDS, dtype=object)
 # what a case's variance rests on (Significance.replicates)
 REPLICATE_WORDS = ("none: one process, one run a side, no A/A data", "worker processes",
                    "runs and A/A pairs", "worker processes, runs and A/A pairs")
@@ -45,7 +45,7 @@ class Quartiles:
 def summarize_lists(lists: SampleLists) -> Quartiles:
     """Median and quartiles (linear interpolation, as numpy's and DuckDB's quantile_cont) of every list; NaN if
     empty."""
-    return Quartiles(*list_quantiles(lists.values, lists.offsets, (0.5, 0.25, 0.75)))
+    return Quartiles(**dict(zip(QUARTILES, list_quantiles(lists.values, lists.offsets, tuple(QUARTILES.values())))))
 
 
 @dataclass
@@ -53,8 +53,8 @@ class Significance:
     p_value: np.ndarray  # per case, two-sided (db.stats.replicates); NaN where untestable
     ci_low: np.ndarray  # of candidate/baseline median ratio, or candidate - baseline median difference
     ci_high: np.ndarray
-    verdict: np.ndarray  # VERDICTS: after the review's family-wise step over the cases it tests
-    codes: np.ndarray  # the verdict as its index in VERDICTS
+    verdict: np.ndarray  # SIGNIFICANCE_WORDS: after the review's family-wise step over the cases it tests
+    codes: np.ndarray  # the verdict as its index in SIGNIFICANCE_WORDS
     se: np.ndarray  # standard error of the change (log ratio, or difference)
     df: np.ndarray  # its degrees of freedom
     replicates: np.ndarray  # what the variance rests on, as its index in REPLICATE_WORDS
@@ -66,6 +66,27 @@ def side_figures(side: CleanSide, use_ratio: np.ndarray) -> replicates.SideRepli
     db.review.comparison computes both sides on workers beside its frames."""
     lists = side.lists
     return replicates.side_replicates(lists.values, *_runs(lists), side.size_counts, side.sizes, use_ratio)
+
+
+@dataclass(frozen=True)
+class SideStats:
+    """One side's figures per case, from its clean processes (db.stats.contention): what a Compare reads of a
+    side, and what the side summaries store (db.store.side_cases) — both from `side_stats`."""
+    n: np.ndarray  # every case: the samples its figures are of
+    quartiles: Quartiles  # every case
+    figures: replicates.SideReplicates  # the cases at `rows` (all where none were named)
+    contention: dict[str, np.ndarray]  # db.stats.contention.COLUMNS, every case
+    samples: SampleLists | None  # the clean samples of the cases at `rows`, where they were read
+
+
+def side_stats(lists: SampleLists, processes, contention, use_ratio: np.ndarray,
+               rows: np.ndarray | None = None) -> SideStats:
+    """A side's contended processes left out (db.stats.contention), then its quartiles, the figures of the cases
+    at `rows` (indices; every case if None) and its contention columns. `use_ratio`: of the cases at `rows`."""
+    clean = clean_side(lists, processes, contention)
+    part = clean if rows is None else clean.take(rows)
+    return SideStats(clean.lists.counts, summarize_lists(clean.lists), side_figures(part, use_ratio),
+                     clean.columns(), part.lists)
 
 
 def significance(sides: tuple[replicates.SideReplicates, replicates.SideReplicates], change: np.ndarray,
@@ -101,7 +122,7 @@ def significance(sides: tuple[replicates.SideReplicates, replicates.SideReplicat
     words = np.where(~test.testable, 0, np.where(test.processes, np.where(test.run_level, 3, 1), 2))
     untested = tested & busy  # a contended case's p and CI would be the machine's load: none is shown
     p_value, low, high = (np.where(untested, np.nan, a) for a in (test.p_value, low, high))
-    return Significance(p_value, low, high, _VERDICTS[codes], codes, test.se, test.df, words)
+    return Significance(p_value, low, high, _SIGNIFICANCE_WORDS[codes], codes, test.se, test.df, words)
 
 
 def _runs(lists: SampleLists) -> tuple[np.ndarray, np.ndarray]:

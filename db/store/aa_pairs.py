@@ -42,6 +42,7 @@ from __future__ import annotations
 from sqlalchemy import text
 
 from bundle.metrics import METRICS, Comparison
+from db.stats.lists import quantile_sql
 from db.stats.noise import QUANTILE
 from db.store.contention import CLEAN_MEDIAN, EVIDENCE
 
@@ -99,7 +100,7 @@ _PENDING = f"""UPDATE aa_noise SET pending = aa_noise.pending + n.pairs
   WHERE aa_noise.group_id = n.group_id"""
 _DUE = f"SELECT group_id, pending, pairs AS counted FROM aa_noise WHERE pending > 0 AND pending >= {REFRESH} * pairs"
 _FIGURES = f"""SELECT t.group_id, t.pending, t.counted, count(p.log_ratio) AS pairs,
-    quantile_cont(abs(p.log_ratio), {QUANTILE}) AS quantile_log, sqrt(avg(p.log_ratio * p.log_ratio) / 2) AS sigma_log,
+    {quantile_sql('abs(p.log_ratio)', QUANTILE)} AS quantile_log, sqrt(avg(p.log_ratio * p.log_ratio) / 2) AS sigma_log,
     max(abs(p.log_ratio)) AS max_log
   FROM ({{touched}}) t LEFT JOIN aa_pairs p ON p.group_id = t.group_id GROUP BY t.group_id, t.pending, t.counted"""
 # `pairs = :counted`: unless a retraction recomputed the group since the figures were read (db.store.upkeep reads
@@ -108,7 +109,7 @@ _WRITE = """UPDATE aa_noise SET pairs = :pairs, pending = greatest(pending - :se
     sigma_log = :s, max_log = :m WHERE group_id = :g AND pairs = :counted"""
 _REFRESH = f"""UPDATE aa_noise SET pairs = coalesce(f.pairs, 0), pending = 0, quantile_log = f.quantile_log,
     sigma_log = f.sigma_log, max_log = f.max_log
-  FROM (SELECT t.group_id, count(p.log_ratio) AS pairs, quantile_cont(abs(p.log_ratio), {QUANTILE}) AS quantile_log,
+  FROM (SELECT t.group_id, count(p.log_ratio) AS pairs, {quantile_sql('abs(p.log_ratio)', QUANTILE)} AS quantile_log,
           sqrt(avg(p.log_ratio * p.log_ratio) / 2) AS sigma_log, max(abs(p.log_ratio)) AS max_log
         FROM ({{touched}}) t LEFT JOIN aa_pairs p ON p.group_id = t.group_id GROUP BY t.group_id) f
   WHERE aa_noise.group_id = f.group_id"""

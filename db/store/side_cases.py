@@ -23,8 +23,9 @@ import pyarrow.compute as pc
 from sqlalchemy import text
 
 from db.store.aa_pairs import RATIO_METRICS
-from db.stats.contention import COLUMNS as CONTENTION, clean_side
-from db.stats.significance import SampleLists, side_figures, summarize_lists
+from db.stats.contention import COLUMNS as CONTENTION
+from db.stats.lists import QUARTILES
+from db.stats.significance import SampleLists, side_stats
 from db.store.case_pivot import NO_RUNS, key_order, pivot_sql, read_pairs_on, scope_sql
 
 KINDS = ("machine", "chip")  # a group kind is the Compare scope it answers
@@ -179,11 +180,10 @@ def _insert(conn, rows: pa.Table | None) -> None:
 
 def summary_rows(table: pa.Table, kind: str, identity: dict) -> pa.Table:
     """The side_cases rows of a refresh's pivot (its baseline side; its scope is the group's label)."""
-    clean = clean_side(SampleLists.from_arrow(table["b_samples"]), table["b_processes"], table["b_contention"])
-    lists = clean.lists
-    quartiles = summarize_lists(lists)
     ratio = pc.is_in(table["metric"], pa.array(RATIO_METRICS)).to_numpy(zero_copy_only=False)
-    figures = side_figures(clean, ratio)
+    # Compare's own record of a side (every case): what it would compute from these samples, stored
+    side = side_stats(SampleLists.from_arrow(table["b_samples"]), table["b_processes"], table["b_contention"], ratio)
+    figures = side.figures
     # each row's group, looked up per distinct (label, device) in Arrow: a Python lookup per row cost ~1.3 s of a
     # million-result ingest
     keys = pc.binary_join_element_wise(table["scope"], table["device"], "\x00")
@@ -203,12 +203,12 @@ def summary_rows(table: pa.Table, kind: str, identity: dict) -> pa.Table:
     for name in ("pooled", "machines", "results", "passed", "other", "message", "warnings", "fallback_median",
                  "tolerance", "rounding"):
         out[name] = table["b_" + name]
-    out["n"] = pa.array(lists.counts, pa.int64())
-    out["median"], out["p25"], out["p75"] = (pa.array(q, pa.float64()) for q in (quartiles.median, quartiles.p25,
-                                                                                  quartiles.p75))
+    out["n"] = pa.array(side.n, pa.int64())
+    for name in QUARTILES:
+        out[name] = pa.array(getattr(side.quartiles, name), pa.float64())
     out["runs"] = pa.array(figures.runs, pa.int64())
     for name in ("inv_processes", "processes", "ss_within", "df_within", "ss_between", "mean"):
         out[name] = pa.array(np.asarray(getattr(figures, name), dtype=float), pa.float64())
     out["valid"] = pa.array(np.asarray(figures.valid, dtype=bool))
-    out.update({name: pa.array(values, from_pandas=True) for name, values in clean.columns().items()})
+    out.update({name: pa.array(values, from_pandas=True) for name, values in side.contention.items()})
     return pa.table({name: out[name] for name in _COLUMNS})

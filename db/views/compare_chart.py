@@ -8,13 +8,13 @@ import numpy as np
 import pandas as pd
 
 from bundle.case_names import case_names
-from bundle.metrics import METRICS, RuleKind
-from db.stats.significance import SIGNIFICANT
+from bundle.metrics import RuleKind
+# DIRECTIONS and UNCLEAR read from here by the pages' colours and the tests
+from db.review.case_table import (BETTER, BY_RATIO, CI_HIGH, CI_LOW, COMPARISON, DIRECTIONS,  # noqa: F401
+                                  ORIENTED_RATIO, UNCHANGED, UNCLEAR, WORSE, tested_directions)
 from db.review.derived import derived_pairs, derived_text, folded_rows
 from db.review.review import JudgedReview
 
-BETTER, WORSE, UNCLEAR, UNCHANGED = "better", "worse", "not significant", "unchanged"
-DIRECTIONS = (BETTER, WORSE, UNCLEAR, UNCHANGED)  # the chart's colour domain, in this order on every view
 CHART_DEFAULT = 20  # bars drawn by default: 60 grew the chart to ~4,000 px; the table lists every case
 BY_RULE = (RuleKind.growth.value, RuleKind.drop.value, RuleKind.factor.value)  # single figures' rules
 
@@ -26,30 +26,19 @@ def fold_derived(cases: pd.DataFrame) -> pd.DataFrame:
     return cases.assign(derived=derived_text(cases, pairs))[~folded_rows(cases, pairs)]
 
 
-def directions(cases: pd.DataFrame, verdicts: pd.DataFrame | None = None) -> np.ndarray:
+def directions(cases: pd.DataFrame, verdicts: pd.DataFrame | None = None,
+               tested: np.ndarray | None = None) -> np.ndarray:
     """better / worse where the change is significant (oriented ratio or difference sign), else not significant;
     a single figure judged by its own rule (memory, PSNR, errors: `verdicts`' rule) is better / worse beyond that
-    rule and unchanged within it — it has no samples to be significant with."""
-    change = np.where(cases.comparison == "ratio", np.log(cases.oriented_ratio.astype(float).where(
-        cases.oriented_ratio.astype(float) > 0)), cases.difference.astype(float))
-    better = _better_difference(cases, change)
-    sig = (cases.significance == SIGNIFICANT).to_numpy(dtype=bool)
-    tested = np.where(sig & (better > 0), BETTER, np.where(sig & (better < 0), WORSE, UNCLEAR))
+    rule and unchanged within it — it has no samples to be significant with. `tested`: the cases' tested
+    directions where already known (JudgedReview.directions)."""
+    tested = tested_directions(cases) if tested is None else tested
     if verdicts is None:
         return tested
     by_rule = verdicts.rule.isin(BY_RULE).to_numpy(dtype=bool)
     ruled = np.where(verdicts.regressed.to_numpy(dtype=bool), WORSE,
                      np.where(verdicts.improved.to_numpy(dtype=bool), BETTER, UNCHANGED))
     return np.where(by_rule, ruled, tested)
-
-
-def _better_difference(cases: pd.DataFrame, change: np.ndarray) -> np.ndarray:
-    """The change signed so that > 0 is better (a difference metric where lower is better flips)."""
-    lower = cases.metric.map(lambda m: METRICS[m].better.value == "lower").to_numpy(dtype=bool)
-    flip = (cases.comparison != "ratio").to_numpy(dtype=bool) & lower
-    neutral = cases.metric.map(lambda m: METRICS[m].better.value == "neutral").to_numpy(dtype=bool)
-    signed = np.where(flip, -change, change)
-    return np.where(neutral, 0.0, np.nan_to_num(signed, nan=0.0))
 
 
 def case_rows(judged: JudgedReview) -> pd.DataFrame:
@@ -62,7 +51,8 @@ def case_rows(judged: JudgedReview) -> pd.DataFrame:
 def _case_rows(judged: JudgedReview) -> pd.DataFrame:
     folded = fold_derived(judged.cases)
     verdicts = judged.verdicts.loc[folded.index]
-    return folded.assign(direction=directions(folded, verdicts) if len(folded) else [],
+    tested = judged.directions[judged.cases.index.get_indexer(folded.index)] if len(folded) else None
+    return folded.assign(direction=directions(folded, verdicts, tested) if len(folded) else [],
                          regression=verdicts.regressed.to_numpy(dtype=bool), row=folded.index)
 
 
@@ -74,10 +64,10 @@ def case_labels(rows: pd.DataFrame) -> pd.Series:
 def chart_rows(rows: pd.DataFrame, limit: int = CHART_DEFAULT) -> pd.DataFrame:
     """The ratio rows to draw: the `limit` largest |log ratio|, then every regression not among them. Each gets
     its label (scope · case name · metric, unique), log2 of the ratio and of its CI ends."""
-    ratio = rows.oriented_ratio.astype(float)
-    keep = (rows.comparison == "ratio") & np.isfinite(ratio) & (ratio > 0)
+    ratio = rows[ORIENTED_RATIO].astype(float)
+    keep = (rows[COMPARISON] == BY_RATIO) & np.isfinite(ratio) & (ratio > 0)
     ratios = rows[keep]
-    size = np.abs(np.log(ratios.oriented_ratio.astype(float)))
+    size = np.abs(np.log(ratios[ORIENTED_RATIO].astype(float)))
     top = size.sort_values(ascending=False, kind="stable").index[:limit]
     chosen = ratios.loc[top.union(ratios.index[ratios.regression.to_numpy(dtype=bool)], sort=False)].copy()
     label = case_labels(chosen)
@@ -85,10 +75,10 @@ def chart_rows(rows: pd.DataFrame, limit: int = CHART_DEFAULT) -> pd.DataFrame:
     chosen["label"] = np.where(dup > 0, label + " (" + (dup + 1).astype(str) + ")", label)
     chosen["rank"] = size.rank(ascending=False, method="first")[chosen.index].astype(int)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for name in ("oriented_ratio", "ci_low", "ci_high"):
+        for name in (ORIENTED_RATIO, CI_LOW, CI_HIGH):
             value = chosen[name].astype(float)
             chosen[f"log2_{name}"] = np.log2(value.where(value > 0))
-    return chosen.sort_values("oriented_ratio", kind="stable")
+    return chosen.sort_values(ORIENTED_RATIO, kind="stable")
 
 
 def chart_words(chart: pd.DataFrame, limit: int, compared: int) -> str:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
 from db.query.noise import FILTERS, KEY, aa_pair_count, noise_groups
 from db.stats import noise as model
 from db.stats.planner import runs_needed_many
+from db.stats.ratios import as_percent
 from db.store.aa_pairs import RATIO_METRICS
 from db.review.review import DEFAULT_THRESHOLD
 from db.query.params import bad, decimal, one_of, only, threshold_percent
@@ -65,7 +65,7 @@ def noise_view(engine: Engine, params) -> NoiseAnswer:
         if len(p[name]) > 200:
             raise bad(name, "at most 200 characters", p[name])
     precision = _precision(p["precision"])
-    threshold = threshold_percent(p["threshold"], DEFAULT_THRESHOLD * 100.0)
+    threshold = threshold_percent(p["threshold"], as_percent(DEFAULT_THRESHOLD))
     found = noise_groups(engine, {k: p[k] for k in FILTERS})
     total = aa_pair_count(engine)
     groups = found.rename(columns={"pending": "pairs_pending"})
@@ -74,7 +74,7 @@ def noise_view(engine: Engine, params) -> NoiseAnswer:
     q = groups.quantile_log.where(measured)  # fewer than 2 pairs: no figure ("insufficient data")
     sigma = groups.sigma_log.where(measured)
     groups["noise_bound_percent"] = model.bound_percent(q)
-    groups["spread_percent"] = 100.0 * np.expm1(sigma)
+    groups["spread_percent"] = model.bound_percent(sigma)
     groups["noisy"] = (groups.noise_bound_percent > threshold).fillna(False).astype(bool)
     groups["runs_per_side"] = pd.array(runs_needed_many(sigma.to_numpy(), precision), dtype="Int64")
     message = "" if len(groups) else (EMPTY if total == 0 else "No A/A pairs match these filters.")

@@ -18,15 +18,16 @@ from bundle.case_names import case_name
 from bundle.metrics import METRICS
 from db.errors import Problem, StoreError
 from db.stats.changepoints import change_points
+from db.stats.lists import quartiles_sql
 from db.store.read import read_frame
 from db.query.params import Params, one_of, only
 
 FIELDS = ("workload", "case_key", "dtype", "compile", "metric")  # the URL parameters of a trend, in menu order
 
-_SQL = """
+_SQL = f"""
 SELECT coalesce(ru.chip, 'unknown chip: ' || ru.machine_name) AS chip, ru.device_type AS device, ru.torch_version,
        min(ru.nightly_date) AS nightly_date, any_value(r.unit) AS unit,
-       quantile_cont(s, 0.5) AS median, quantile_cont(s, 0.25) AS p25, quantile_cont(s, 0.75) AS p75,
+       {quartiles_sql('s')},
        count(*) AS n, count(DISTINCT r.run_id) AS runs, count(DISTINCT ru.machine_name) AS machines,
        min(ru.started_at) AS first_run, max(ru.started_at) AS last_run
 FROM results r JOIN runs ru ON ru.run_id = r.run_id, unnest(r.samples) AS u(s)

@@ -15,13 +15,13 @@ from sqlalchemy import Engine
 from db.review.comparison import CompareQuery
 from db.review.listing import Question
 from db.review.review import Review, judge_review
+from db.review.case_table import GROUP
 from db.review.summary import release_summary
 from db.views.defaults import default_sides, preview_sides
 from db.review.status_changes import BETTER, WORSE, status_changes, status_words
 from db.views.trends import trend_url
 from db.query.selectors import available_selectors
 
-GROUP = ["scope", "device", "dtype", "compile"]
 FAMILIES_SHOWN = 3  # per card: the families with the most cases; the rest are in Compare's families table
 FIXED = ("error fixed", "OOM fixed")
 

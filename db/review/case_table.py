@@ -1,0 +1,66 @@
+"""The case table Compare answers, declared once: its columns (db.review.comparison builds it in this order; the
+review, the views and the pages read them by these names), a release summary's group, and each case's
+direction — the one place a tested case is called better or worse (Compare's chart and table, the summary's
+faster / slower counts, the verdict cards).
+
+A side's columns are named `<side>_<figure>` (baseline_median): the pivot's `b_` / `c_` prefixes
+(db.query.case_pairs.SIDES) are storage names, read only where the table is built from the pivot."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from bundle.metrics import METRICS
+from db.query.case_pairs import KEY, SIDES
+from db.stats.significance import SIGNIFICANT
+
+BASELINE, CANDIDATE = (side for side, _ in SIDES)
+
+
+def side_column(side: str, figure: str) -> str:
+    """The case table's column of one side's figure: side_column(BASELINE, "median") is baseline_median."""
+    return f"{side}_{figure}"
+
+
+SIDE_FIGURES = ("median", "iqr", "n", "pooled", "machines", "passed")  # each side's columns, in table order
+BASELINE_MEDIAN, CANDIDATE_MEDIAN = side_column(BASELINE, "median"), side_column(CANDIDATE, "median")
+# the change: candidate / baseline of medians (ratio metrics), oriented so > 1 is better, or their difference
+COMPARISON, RATIO, ORIENTED_RATIO, DIFFERENCE, CHANGE_UNIT = (
+    "comparison", "ratio", "oriented_ratio", "difference", "change_unit")
+CHANGE_COLUMNS = (COMPARISON, RATIO, ORIENTED_RATIO, DIFFERENCE, CHANGE_UNIT)
+BY_DIFFERENCE, BY_RATIO = "difference", "ratio"  # the comparison column's values (a case's metric decides)
+CI_LOW, CI_HIGH, P_VALUE, SIGNIFICANCE = "ci_low", "ci_high", "p_value", "significance"
+CASE_COLUMNS = KEY + ["unit", *(side_column(s, f) for s, _ in SIDES for f in SIDE_FIGURES), "rounding", "tolerance",
+                      *CHANGE_COLUMNS, CI_LOW, CI_HIGH, P_VALUE, SIGNIFICANCE, "change", "replicates", "contended",
+                      "contention", "caveats", "noise", "se", "se_unit", "df"]
+
+GROUP = ["scope", "device", "dtype", "compile"]  # a release summary's group: one verdict card
+
+# a case's direction: the same words (and colours) on Compare's chart, its table and the status changes
+BETTER, WORSE, UNCLEAR, UNCHANGED = "better", "worse", "not significant", "unchanged"
+DIRECTIONS = (BETTER, WORSE, UNCLEAR, UNCHANGED)  # the chart's colour domain, in this order on every view
+
+
+def per_metric(metric: pd.Series, values: dict, dtype=float, missing=np.nan) -> np.ndarray:
+    """values[metric] for each case, looked up once per distinct metric (a 50k-case map costs ~20 ms)."""
+    codes, names = pd.factorize(metric)
+    table = np.array([values.get(n, missing) for n in names] + [missing], dtype=dtype)
+    return table[codes]  # code -1 (a missing metric) takes the last entry
+
+
+def tested_directions(cases: pd.DataFrame) -> np.ndarray:
+    """better / worse where the change is significant (oriented ratio or difference sign), else not significant."""
+    oriented = cases[ORIENTED_RATIO].astype(float)
+    change = np.where(cases[COMPARISON] == BY_RATIO, np.log(oriented.where(oriented > 0)),
+                      cases[DIFFERENCE].astype(float))
+    better = _better_difference(cases, change)
+    sig = (cases[SIGNIFICANCE] == SIGNIFICANT).to_numpy(dtype=bool)
+    return np.where(sig & (better > 0), BETTER, np.where(sig & (better < 0), WORSE, UNCLEAR))
+
+
+def _better_difference(cases: pd.DataFrame, change: np.ndarray) -> np.ndarray:
+    """The change signed so that > 0 is better (a difference metric where lower is better flips)."""
+    better = per_metric(cases.metric, {n: m.better.value for n, m in METRICS.items()}, object, "")
+    flip = (cases[COMPARISON] != BY_RATIO).to_numpy(dtype=bool) & (better == "lower")
+    signed = np.where(flip, -change, change)
+    return np.where(better == "neutral", 0.0, np.nan_to_num(signed, nan=0.0))
