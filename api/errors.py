@@ -38,7 +38,7 @@ def guarded(endpoint: Callable) -> Callable:
             response = await endpoint(request)
         except StoreError as err:
             return error_response(err)
-        except Exception as exc:  # noqa: BLE001 - the boundary: nothing leaves as a traceback
+        except Exception as exc:  # the boundary: nothing leaves as a traceback
             fault = faults.as_store_error(exc)
             if fault is not None:
                 return error_response(fault)

@@ -51,12 +51,13 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
 from db.review.comparison import CompareQuery, clear_cache, compare
 from db.store import side_cases
 from db.store.aa_pairs import backfill
 from db.store.engine import open_store
 from db.views.noise import noise_view
+
+ROOT = Path(__file__).resolve().parent.parent
 
 MACHINES, CHIPS, REPEATS, PER_RUN, SAMPLES = 50, 4, 2, 1000, 5
 SMALL_CASES = 100  # the store the chart time is compared against

@@ -211,7 +211,9 @@ def main() -> None:
     sides = [int(r) for r in a.runs_a_side.split(",")]
     if any(r < 1 or 2 * r > a.runs for r in sides):
         raise SystemExit("ERROR: --runs-a-side values must be 1..--runs / 2")
-    progress = (lambda msg: print(msg, file=sys.stderr, flush=True))
+    def progress(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -25,7 +25,6 @@ import resource
 import statistics
 import sys
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 import torch
@@ -115,7 +114,7 @@ def pooled(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def compare_op(name: str, stmt: str, env: dict, rounds: int, budget_s: float) -> dict[str, Any]:
-    fn = eval(f"lambda: {stmt}", dict(env))  # noqa: S307 - our own fixed statements
+    fn = eval(f"lambda: {stmt}", dict(env))  # our own fixed statements
     timer = tb.Timer(stmt=stmt, globals=env, num_threads=1)
     per_round = [one_round(fn, timer, budget_s, torch_first=bool(i % 2)) for i in range(rounds)]
     row: dict[str, Any] = {"op": name}

@@ -75,7 +75,7 @@ def measure(path: Path, cases: int, uploads: int, progress: bool) -> dict:
     try:
         for i in range(uploads):
             body = bundle(cases, i)
-            upload_s, upload_cpu, upload_mb = _timed(lambda: ingest_bundle(engine, body, uploaded_by="bench"))
+            upload_s, upload_cpu, upload_mb = _timed(lambda: ingest_bundle(engine, body, uploaded_by="bench"))  # noqa: B023 - called here
             upkeep_s, upkeep_cpu, upkeep_mb = _timed(lambda: catch_up(engine))
             rows.append({"upload_ms": round(1000 * upload_s, 1), "upload_cpu_ms": round(1000 * upload_cpu, 1),
                          "upload_peak_mb": round(upload_mb, 1), "upkeep_ms": round(1000 * upkeep_s, 1),

@@ -47,7 +47,7 @@ def _ingest_one(engine, name: str) -> int:
     except OSError as err:  # missing file, a directory, no permission: say which and go on with the rest
         print(f"{name}: ERROR: cannot read the file: {err.strerror or err}")
         return 1
-    except Exception as exc:  # noqa: BLE001 - a refusal, or a store fault (memory, temp space, disk): one ERROR
+    except Exception as exc:  # a refusal, or a store fault (memory, temp space, disk): one ERROR
         err = exc if isinstance(exc, StoreError) else as_store_error(exc)
         if err is None:
             raise

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from db.review.decisions import CLEARED, CONFIRMED, UNDECIDED, decide, doubtful_cases
+from db.review.decisions import UNDECIDED, decide, doubtful_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 SUFFIX = ".confirm.jsonl"

@@ -23,7 +23,7 @@ URLS = [
     "/api/v1/runs?limit=2", "/api/v1/runs?limit=0", "/api/v1/runs?tag=nope", "/api/v1/runs?colour=red",
     f"/api/v1/compare?baseline={B}&candidate={C}", f"/api/v1/compare?baseline={B}&candidate={C}&scope=chip",
     f"/api/v1/compare?baseline={B}&candidate={C}&workload=softmax,linear&metric=op_time",
-    f"/api/v1/compare?baseline=tag:role%3Dbaseline&candidate=tag:role%3Dcandidate",
+    "/api/v1/compare?baseline=tag:role%3Dbaseline&candidate=tag:role%3Dcandidate",
     f"/api/v1/compare?baseline={B}&candidate=torch=9.9", f"/api/v1/compare?baseline={B}&candidate={C}&scope=rack",
     f"/api/v1/compare?baseline={B}&candidate={C}&metric=speed", "/api/v1/compare",
     f"/api/v1/regressions?baseline={B}&candidate={C}", f"/api/v1/regressions?baseline={B}&candidate={C}&scope=chip",

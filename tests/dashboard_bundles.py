@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result, Status
+from bundle.schema import Bundle, Result, Status
+from tests.bundles import typed_bundle
 
 GIB = 1024**3
 PARAMS = {"n": 1024}
@@ -28,17 +29,13 @@ def _results(op_us: float, psnr_db: float, passed: bool) -> list[Result]:
 
 def known_bundle(index: int, torch_version: str, channel: str, op_us: float, psnr_db: float, passed: bool) -> Bundle:
     start = datetime(2026, 11, 1, 10, tzinfo=timezone.utc) + timedelta(days=index)
-    return Bundle(
-        schema_version=SCHEMA_VERSION, run_id=f"{index + 1:032x}", started_at=start,
-        ended_at=start + timedelta(minutes=5), complete=True,
-        machine=Machine(name=MACHINE_NAME, chip="Apple M2 Max", gpu_cores=38, memory_bytes=64 * GIB, os="macOS",
-                        os_version="15.1", arch="arm64", power_source="ac"),
-        build=Build(torch_version=torch_version, git_hash=f"{index:040x}", channel=channel, python_version="3.11.7",
-                    env={"PYTORCH_ENABLE_MPS_FALLBACK": "1"}, libraries={"transformers": f"5.2{4 + index}.0"},
-                    collector_version="0.1.0",
-                    command_line="python -m collector run --profile quick"),
-        device=DeviceInfo(type="mps", name="Apple M2 Max"), tags={"role": "**bold?**"},
-        results=_results(op_us, psnr_db, passed))
+    return typed_bundle(
+        f"{index + 1:032x}", start, 5, dict(name=MACHINE_NAME, chip="Apple M2 Max", gpu_cores=38, memory_bytes=64 * GIB,
+                                            os_version="15.1", low_power_mode=None),
+        dict(torch_version=torch_version, git_hash=f"{index:040x}", channel=channel, python_version="3.11.7",
+             env={"PYTORCH_ENABLE_MPS_FALLBACK": "1"}, libraries={"transformers": f"5.2{4 + index}.0"},
+             command_line="python -m collector run --profile quick"),
+        _results(op_us, psnr_db, passed), {"role": "**bold?**"})
 
 
 def known_bundles() -> list[Bundle]:

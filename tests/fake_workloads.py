@@ -78,7 +78,7 @@ class FallbackWorkload(Workload):
 
     def run(self, case: Case, bench: Bench) -> None:
         def op() -> None:
-            warnings.warn(FALLBACK_TEXT, UserWarning)
+            warnings.warn(FALLBACK_TEXT, UserWarning, stacklevel=1)
             spin(1e-4)
         bench.time_op(op)
 

@@ -1,6 +1,6 @@
 """A throwaway Postgres for the lake tests (db.store.lake): initdb + pg_ctl on a unix socket in a temp folder,
 no TCP port, stopped by its postmaster's pid at the end. Skips (saying why) where the binaries or the DuckLake
-extension wheels for the installed duckdb are absent.
+extension wheels for the installed duckdb are absent. The `postgres` fixture (tests/conftest.py) runs one per module.
 
 Postgres refuses to run as root: as root the server runs as `nobody` (setpriv), in a folder it owns."""
 from __future__ import annotations
@@ -10,12 +10,10 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import duckdb
-import pytest
 
 BIN = Path(os.environ.get("MPSBENCH_PG_BIN", "/usr/lib/postgresql/15/bin"))
 WHEELS = ("duckdb_extension_ducklake", "duckdb_extension_postgres_scanner")
@@ -88,24 +86,6 @@ class Postgres:
     def createdb(self, name: str) -> str:
         self.query("postgres", f'CREATE DATABASE "{name}"')
         return f"host={self.socket} user=mps dbname={name}"
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    reason = why_not()
-    if reason:
-        pytest.skip(reason)
-    # a short path of its own: pytest's tmp folders are private to root (unreadable to `nobody`), and a unix
-    # socket's path must stay under ~100 characters
-    folder = Path(tempfile.mkdtemp(prefix="mpsbench-pg-"))
-    pg = Postgres(folder)
-    try:
-        pg.init()
-        pg.start()
-        yield pg
-    finally:
-        pg.stop()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def lake_store(pg: Postgres, folder: Path, name: str, monkeypatch) -> str:

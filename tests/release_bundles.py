@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result, Status
+from bundle.schema import Bundle, Result, Status
+from tests.bundles import typed_bundle
 
 GIB = 1024**3
 BASELINE, CANDIDATE = "torch=2.14.1", "torch=2.15.0"
@@ -74,15 +75,12 @@ def release_bundles(seed: int = 2150) -> list[Bundle]:
             for candidate in (False, True):  # builds alternate within each round, as a sweep runs them
                 version, channel, sha = ("2.15.0", "rc", "b" * 40) if candidate else ("2.14.1", "release", "a" * 40)
                 start = datetime(2026, 12, 2, 9, tzinfo=timezone.utc) + timedelta(minutes=10 * len(out))
-                out.append(Bundle(
-                    schema_version=SCHEMA_VERSION, run_id=f"5eed{len(out):028x}", started_at=start,
-                    ended_at=start + timedelta(minutes=8), complete=True,
-                    machine=Machine(name=name, chip=chip, gpu_cores=cores, memory_bytes=32 * GIB, os="macOS",
-                                    os_version="26.1", arch="arm64", power_source="ac", low_power_mode=False),
-                    build=Build(torch_version=version, git_hash=sha, channel=channel, python_version="3.12.8",
-                                collector_version="0.1.0", command_line="mpsbench run --profile quick"),
-                    device=DeviceInfo(type="mps", name=chip), tags={"round": str(run)},
-                    results=_results(chip, candidate, run, rng)))
+                out.append(typed_bundle(
+                    f"5eed{len(out):028x}", start, 8,
+                    dict(name=name, chip=chip, gpu_cores=cores, memory_bytes=32 * GIB),
+                    dict(torch_version=version, git_hash=sha, channel=channel, python_version="3.12.8",
+                         command_line="mpsbench run --profile quick"),
+                    _results(chip, candidate, run, rng), {"round": str(run)}))
     return out
 
 

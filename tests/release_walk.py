@@ -15,7 +15,8 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result, Status
+from bundle.schema import Bundle, Result, Status
+from tests.bundles import typed_bundle
 
 BASELINE, CANDIDATE, NIGHTLY = "torch=2.14.1", "torch=2.15.0rc1", "torch=2.16.0.dev20261201"
 BUILDS = {BASELINE: ("2.14.1", "stable", "a" * 40, None), CANDIDATE: ("2.15.0rc1", "rc", "b" * 40, None),
@@ -80,16 +81,13 @@ def walk_bundles(processes: int = 1, runs: int = 1, seed: int = 35) -> list[Bund
         for name, (chip, cores) in MACS.items():
             for build, (version, channel, sha, nightly) in BUILDS.items():
                 start = datetime(2026, 12, 3, 9, tzinfo=timezone.utc) + timedelta(minutes=10 * len(out))
-                out.append(Bundle(
-                    schema_version=SCHEMA_VERSION, run_id=f"3500{len(out):028x}", started_at=start,
-                    ended_at=start + timedelta(minutes=8), complete=True,
-                    machine=Machine(name=name, chip=chip, gpu_cores=cores, memory_bytes=64 * 1024**3, os="macOS",
-                                    os_version="26.1", arch="arm64", power_source="ac", low_power_mode=False),
-                    build=Build(torch_version=version, git_hash=sha, channel=channel, nightly_date=nightly,
-                                python_version="3.12.8", collector_version="0.2.0",
-                                command_line=f"mpsbench run --processes {processes}"),
-                    device=DeviceInfo(type="mps", name=chip), tags={"round": str(run)},
-                    results=_results(chip, build, processes, rng)))
+                out.append(typed_bundle(
+                    f"3500{len(out):028x}", start, 8,
+                    dict(name=name, chip=chip, gpu_cores=cores, memory_bytes=64 * 1024**3),
+                    dict(torch_version=version, git_hash=sha, channel=channel, nightly_date=nightly,
+                         python_version="3.12.8", collector_version="0.2.0",
+                         command_line=f"mpsbench run --processes {processes}"),
+                    _results(chip, build, processes, rng), {"round": str(run)}))
     return out
 
 
@@ -135,25 +133,22 @@ def extras_bundles() -> list[Bundle]:
     for i, ((chip, build), (vae, decode)) in enumerate(MEMORY.items()):
         name = next(n for n, (c, _) in MACS.items() if c == chip)
         version, channel, sha, nightly = BUILDS[build]
-        out.append(Bundle(
-            schema_version=SCHEMA_VERSION, run_id=f"3501{i:028x}", started_at=start + timedelta(minutes=10 * i),
-            ended_at=start + timedelta(minutes=10 * i + 8), complete=True,
-            machine=Machine(name=name, chip=chip, gpu_cores=MACS[name][1], memory_bytes=64 * 1024**3, os="macOS",
-                            os_version="26.1", arch="arm64", power_source="ac", low_power_mode=False),
-            build=Build(torch_version=version, git_hash=sha, channel=channel, nightly_date=nightly,
-                        python_version="3.12.8", collector_version="0.2.0", command_line="mpsbench run"),
-            device=DeviceInfo(type="mps", name=chip), tags={}, results=_memory(VAE, vae) + _memory(DECODE, decode)))
+        out.append(typed_bundle(
+            f"3501{i:028x}", start + timedelta(minutes=10 * i), 8,
+            dict(name=name, chip=chip, gpu_cores=MACS[name][1], memory_bytes=64 * 1024**3),
+            dict(torch_version=version, git_hash=sha, channel=channel, nightly_date=nightly,
+                 python_version="3.12.8", collector_version="0.2.0", command_line="mpsbench run"),
+            _memory(VAE, vae) + _memory(DECODE, decode)))
     firsts = [Result(workload="softmax", suite="kernels", params={"rows": r, "vocab": 128256}, dtype="float32",
                      compile="eager", metric="first_call_time", unit="ms", status=Status.ok, samples=[3.0 + r])
               for r in range(1, CUDA_CASES + 1)]
-    out.append(Bundle(
-        schema_version=SCHEMA_VERSION, run_id=f"3502{0:028x}", started_at=start + timedelta(hours=2),
-        ended_at=start + timedelta(hours=2, minutes=5), complete=True,
-        machine=Machine(name="h100-box", chip="NVIDIA H100 80GB HBM3", memory_bytes=256 * 1024**3, os="Linux",
-                        os_version="6.8", arch="x86_64", power_source="ac", low_power_mode=False),
-        build=Build(torch_version=CUDA_BUILD, git_hash="d" * 40, channel="stable", python_version="3.12.8",
-                    collector_version="0.2.0", command_line="mpsbench run"),
-        device=DeviceInfo(type="cuda", name="NVIDIA H100 80GB HBM3"), tags={}, results=firsts))
+    out.append(typed_bundle(
+        f"3502{0:028x}", start + timedelta(hours=2), 5,
+        dict(name="h100-box", chip="NVIDIA H100 80GB HBM3", memory_bytes=256 * 1024**3, os="Linux",
+             os_version="6.8", arch="x86_64"),
+        dict(torch_version=CUDA_BUILD, git_hash="d" * 40, channel="stable", python_version="3.12.8",
+             collector_version="0.2.0", command_line="mpsbench run"),
+        firsts, device="cuda"))
     return out
 
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result, Status
+from bundle.schema import Bundle, Result, Status
 from collector.kernels.linear import Linear
 from collector.kernels.softmax import Softmax
+from tests.bundles import typed_bundle
 
 GIB = 1024**3
 BASELINE, CANDIDATE = "torch=2.14.1", "torch=2.15.0rc1"
@@ -106,13 +107,10 @@ def _bundle(index: int, machine: str, torch_version: str, channel: str, role: st
             nightly_date: str | None = None) -> Bundle:
     chip, cores, ram = MACHINES[machine]
     start = datetime(2026, 11, 1, 9, tzinfo=timezone.utc) + timedelta(hours=index)
-    return Bundle(
-        schema_version=SCHEMA_VERSION, run_id=f"5eed{index:028x}", started_at=start, ended_at=start + timedelta(minutes=20), complete=True,
-        machine=Machine(name=machine, chip=chip, gpu_cores=cores, memory_bytes=ram * GIB, os="macOS",
-                        os_version="26.1", arch="arm64", power_source="ac", low_power_mode=False),
-        build=Build(torch_version=torch_version, channel=channel, nightly_date=nightly_date, python_version="3.11.7",
-                    collector_version="0.1.0", command_line="python -m collector run"),
-        device=DeviceInfo(type="mps", name=chip), tags={"role": role} if role else {}, results=results)
+    return typed_bundle(
+        f"5eed{index:028x}", start, 20, dict(name=machine, chip=chip, gpu_cores=cores, memory_bytes=ram * GIB),
+        dict(torch_version=torch_version, channel=channel, nightly_date=nightly_date, python_version="3.11.7",
+             command_line="python -m collector run"), results, {"role": role} if role else {})
 
 
 def seed_bundles() -> list[Bundle]:

@@ -1,34 +1,12 @@
-"""Module-scoped stores the read-only view tests share: import the fixture into a test module to use it there
-(`from tests.store_fixtures import seeded`)."""
+"""Stores and servers the CLI and server tests share (the shared fixtures themselves are in tests/conftest.py)."""
 from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-import pytest
 
 from db.store.engine import open_store
-from tests import verdict_store
-from tests.seed import seed_store
-
-
-@pytest.fixture(scope="module", name="seeded")
-def seeded(tmp_path_factory):
-    """tests/seed.py's store (two builds, two chips)."""
-    engine = open_store(tmp_path_factory.mktemp("seeded") / "s.duckdb")
-    seed_store(engine)
-    yield engine
-    engine.dispose()
-
-
-@pytest.fixture(scope="module", name="engine")
-def verdict_engine(tmp_path_factory):
-    """tests/verdict_store.py's store of known verdicts."""
-    engine = open_store(tmp_path_factory.mktemp("verdicts") / "v.duckdb")
-    verdict_store.verdict_store(engine)
-    yield engine
-    engine.dispose()
 
 
 def cli_store_file(tmp_path: Path, monkeypatch, fill) -> Path:

@@ -100,7 +100,7 @@ def test_a_doubtful_review_is_more_rounds_then_a_named_unclear_step_never_a_gues
     right = unclear = 0
     for first_bad in range(1, 16):
         for seed in range(3):
-            probed, lines = _fake(monkeypatch, first_bad, doubt=0.2, seed=seed), []
+            _probed, lines = _fake(monkeypatch, first_bad, doubt=0.2, seed=seed), []
             code = bisect_cli.main(_args(sixteen, tmp_path / f"{first_bad}-{seed}", "--rounds", "2"),
                                    say=lines.append)
             text = "\n".join(lines)

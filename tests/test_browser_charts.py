@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 
-from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, COMPARE_QUERY, PAGE_S, server  # noqa: F401
+from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, COMPARE_QUERY, PAGE_S
 
 WIDTHS = (1280, 1440, 1920)
 CHART = "[data-testid='stVegaLiteChart']"
@@ -32,7 +32,7 @@ def _inside(inner: dict, outer: dict) -> bool:
             and inner["top"] >= outer["top"] - SLACK_PX and inner["bottom"] <= outer["bottom"] + SLACK_PX)
 
 
-def test_the_ratio_chart_draws_inside_its_plot_at_every_common_width(server):  # noqa: F811 - the fixture
+def test_the_ratio_chart_draws_inside_its_plot_at_every_common_width(server):
     from playwright.sync_api import sync_playwright
 
     shots = os.environ.get("MPSBENCH_SHOTS")

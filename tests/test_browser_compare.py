@@ -104,12 +104,6 @@ def serving(tmp: Path, env: dict[str, str] | None = None) -> Iterator[str]:
         yield base
 
 
-@pytest.fixture
-def server(tmp_path):
-    with serving(tmp_path) as base:
-        yield base
-
-
 def _upload(server: str, bundle, token: str) -> httpx.Response:
     return httpx.post(f"{server}/api/v1/runs", content=raw(bundle), timeout=30.0,
                       headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})

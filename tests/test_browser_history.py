@@ -4,7 +4,7 @@ a picker change adds one, Back puts the picker's previous value back; a bad URL 
 named once, in one message (Runs names an unknown run_id instead of dropping it silently)."""
 from __future__ import annotations
 
-from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, COMPARE_QUERY, PAGE_S, server  # noqa: F401
+from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, COMPARE_QUERY, PAGE_S
 
 WAIT_MS = PAGE_S * 1000
 IDLE = "() => !document.querySelector(\"[data-testid='stStatusWidget']\")"  # Streamlit's running indicator
@@ -23,7 +23,7 @@ def _length(page) -> int:
     return page.evaluate("history.length")
 
 
-def test_one_history_entry_per_view_and_back_undoes_a_picker_change(server):  # noqa: F811 - the fixture
+def test_one_history_entry_per_view_and_back_undoes_a_picker_change(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
@@ -60,7 +60,7 @@ def test_one_history_entry_per_view_and_back_undoes_a_picker_change(server):  # 
             browser.close()
 
 
-def test_a_bad_url_value_is_named_once(server):  # noqa: F811 - the fixture
+def test_a_bad_url_value_is_named_once(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

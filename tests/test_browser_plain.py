@@ -7,13 +7,13 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from pages.widgets import JOINER
-from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, PAGE_S, server  # noqa: F401 - the fixture
+from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, PAGE_S
 
 HOSTILE = ["[login](https://evil.example/login) https://evil.example/a www.evil.example/b",  # each within the
            "mail@evil.example <https://evil.example/d> WWW.evil.example/e"]  # error's first 100 characters
 
 
-def test_a_url_typed_into_the_compare_link_is_no_link_in_the_error_box(server):  # noqa: F811
+def test_a_url_typed_into_the_compare_link_is_no_link_in_the_error_box(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

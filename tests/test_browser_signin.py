@@ -3,12 +3,12 @@ tests/test_browser_compare.py): the token leaves before the page loads (not in t
 history or any Referer), the page is signed in, and a reload stays signed in (the session cookie)."""
 from __future__ import annotations
 
-from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, PAGE_S, TOKEN, server  # noqa: F401 - the fixture
+from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, PAGE_S, TOKEN
 
 SIGNED_IN = "Signed in as browser"
 
 
-def test_the_sign_in_link_leaves_no_token_behind_and_survives_a_reload(server):  # noqa: F811
+def test_the_sign_in_link_leaves_no_token_behind_and_survives_a_reload(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:

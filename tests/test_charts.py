@@ -11,7 +11,6 @@ from db.review.review import JudgedReview
 from db.views.compare_chart import case_rows, chart_rows
 from pages.charts import ratio_chart, samples_chart
 from tests.bundles import make_bundle
-from tests.store_fixtures import seeded  # noqa: F401 (a fixture)
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,15 @@ from db.views.ci_summary import ROWS_SHOWN, job_summary
 from db.views.review_export import md_escape
 from tests import release_walk as w
 from tests import verdict_store as v
-from tests.store_fixtures import cli_store_file, verdict_engine  # noqa: F401 - the `engine` fixture
+from tests.store_fixtures import cli_store_file
 
 LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+
+
+@pytest.fixture(scope="module")
+def engine(verdict_engine):
+    """The verdict store (tests/conftest.py) for every test here."""
+    return verdict_engine
 
 
 def _rows(md: str, header: str) -> list[list[str]]:

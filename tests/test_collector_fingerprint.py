@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from bundle.schema import Machine
 from collector.fingerprint import linux, macos, run_warnings

@@ -30,7 +30,7 @@ class CountingServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's API
+            def do_POST(self):  # http.server's API
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 if on_request:
                     on_request(body)

@@ -302,7 +302,7 @@ def test_a_warning_per_call_is_kept_once_with_a_count():
     from collector.capture import CaseWarnings
     with CaseWarnings() as caught:
         for _ in range(5000):
-            warnings.warn(fw.FALLBACK_TEXT)
+            warnings.warn(fw.FALLBACK_TEXT, stacklevel=1)
     assert len(caught.messages) == 1 and list(caught.counts.values()) == [5000]
     assert warnings.showwarning != caught._show  # restored after the case
 

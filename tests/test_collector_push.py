@@ -21,7 +21,7 @@ class Server:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's API
+            def do_POST(self):  # http.server's API
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 outer.requests.append((self.path, self.headers.get("Authorization"), body))
                 status, reply = outer.replies.pop(0) if outer.replies else (201, {"run_id": "x"})

@@ -13,7 +13,6 @@ from db.views.compare_chart import (BETTER, DIRECTIONS, UNCHANGED, UNCLEAR, WORS
                                     fold_derived)
 from db.review.status_changes import status_changes
 from tests.seed import BASELINE, CANDIDATE
-from tests.store_fixtures import seeded  # noqa: F401 (a fixture)
 
 
 def _case(metric: str, ratio: float, significance: str = "significant", **key) -> dict:

@@ -14,7 +14,6 @@ from db.review.case_text import with_warnings
 from db.review.derived import derived_pairs
 from db.review.wording import str_column
 from db.stats.replicates import holm, t_quantile
-from tests.store_fixtures import seeded  # noqa: F401 (a fixture)
 
 
 def test_t_quantile_is_stdtrit_per_case():
@@ -145,7 +144,7 @@ def test_identical_samples_on_both_sides_are_no_change_wherever_they_sit_in_the_
     assert test.d[1] == 0.0 and test.p_value[1] == 1.0
 
 
-def test_compares_rows_are_made_once_per_judged_review(seeded):  # noqa: F811
+def test_compares_rows_are_made_once_per_judged_review(seeded):
     from db.review.comparison import CompareQuery
     from db.review.review import Review, judge_review
     from db.views.compare_chart import case_rows

@@ -20,7 +20,7 @@ from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery, clear_cache, compare
 from db.store.engine import open_store
 from tests.bundles import make_bundle
-from tests.pg_lake import BIN, lake_store, postgres  # noqa: F401  (the fixture)
+from tests.pg_lake import BIN, lake_store
 from tests.seed import seed_store
 
 KEY = ["scope", "workload", "case_key", "metric", "dtype", "compile"]

@@ -27,7 +27,7 @@ from sqlalchemy import text
 from benchmarks.ingest import build_bundle_bytes
 from benchmarks.lake_load import TOKEN, Replicas
 from db.store.engine import open_store
-from tests.pg_lake import lake_store, postgres  # noqa: F401  (the fixture)
+from tests.pg_lake import lake_store
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}

@@ -35,13 +35,6 @@ def stored(engine, raw):
     return out
 
 
-@pytest.fixture
-def engine(tmp_path):
-    e = open_store(tmp_path / "noise.duckdb")
-    yield e
-    e.dispose()
-
-
 def _pairs(engine) -> list[tuple]:
     with engine.connect() as conn:
         return [tuple(r) for r in conn.execute(text(

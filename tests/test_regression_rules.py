@@ -13,10 +13,14 @@ from db.errors import StoreError
 from db.review.review import Review
 from db.review.listing import regressions
 from tests import verdict_store as v
-from tests.store_fixtures import verdict_engine  # noqa: F401 (the `engine` fixture)
 
 PARAMS = {"baseline": v.BASELINE, "candidate": v.CANDIDATE}
 
+
+@pytest.fixture(scope="module")
+def engine(verdict_engine):
+    """The verdict store (tests/conftest.py) for every test here."""
+    return verdict_engine
 
 
 def _rows(engine, **params):

@@ -14,10 +14,14 @@ from db.review.listing import regressions
 from db.views.review_export import md_escape, review_markdown
 from db.review.summary import release_summary, review_answer
 from tests import verdict_store as v
-from tests.store_fixtures import verdict_engine  # noqa: F401 (the `engine` fixture)
 
 PARAMS = {"baseline": v.BASELINE, "candidate": v.CANDIDATE}
 
+
+@pytest.fixture(scope="module")
+def engine(verdict_engine):
+    """The verdict store (tests/conftest.py) for every test here."""
+    return verdict_engine
 
 
 def test_counts_and_verdicts_per_group(engine):

@@ -23,7 +23,7 @@ import db.store.engine
 from db.store import sessions
 from db.store.engine import open_store
 from db.store.tables import STORE_VERSION
-from tests.pg_lake import lake_store, postgres  # noqa: F401  (the fixture)
+from tests.pg_lake import lake_store
 from tests.store_fixtures import server_store
 
 ROOT = Path(__file__).resolve().parent.parent

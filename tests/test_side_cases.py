@@ -180,7 +180,9 @@ def test_sides_stored_alike_pair_without_matching_and_as_matching_pairs_them(sto
     engine, _ = store
     base, cand = _side(engine, "2.14.1"), _side(engine, "2.15.0rc1")
     assert base.num_rows != cand.num_rows  # the seed's sides differ (cases on one side only) ...
-    both = lambda side, other: side.filter(pc.is_in(_joined_key(side), _joined_key(other)))
+    def both(side, other):
+        return side.filter(pc.is_in(_joined_key(side), _joined_key(other)))
+
     base, cand = both(base, cand), both(cand, base)  # ... their common cases are a review of alike sides
     assert base.num_rows == cand.num_rows > 0 and _aligned(*map(_grouped_in_order, (base, cand))) is not None
     shuffled = _blocks_reversed(cand)

@@ -7,7 +7,6 @@ from sqlalchemy import text
 
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
-from db.store.engine import open_store
 from db.store.read import read_data_version
 from tests.bundles import make_bundle, make_result
 
@@ -17,11 +16,6 @@ TABLES = ("meta", "runs", "run_tags", "results")
 def _dump(engine):
     with engine.connect() as c:
         return {t: sorted(map(repr, c.execute(text(f"SELECT * FROM {t}")).fetchall())) for t in TABLES}
-
-
-@pytest.fixture
-def engine():
-    return open_store(":memory:")
 
 
 def test_valid_bundle_stored_in_canonical_units_with_numpy_summary(engine):

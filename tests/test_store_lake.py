@@ -16,7 +16,7 @@ from sqlalchemy import text
 from db.errors import StoreError
 from db.store.engine import open_store
 from db.review.comparison import CompareQuery, compare
-from tests.pg_lake import lake_store, postgres  # noqa: F401  (the fixture)
+from tests.pg_lake import lake_store
 from tests.seed import seed_bundles, seed_store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,6 @@ from db.store.engine import open_store
 from db.store.tables import STORE_VERSION
 from tests.bundles import make_bundle
 from tests.test_store_migrate import V0_DDL
-from db.store.tables import STORE_VERSION
 
 V1_EXTRA = """
 ALTER TABLE results ADD COLUMN passed BOOLEAN; ALTER TABLE results ADD COLUMN tolerance DOUBLE;

@@ -11,7 +11,6 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from db.ingest.core import ingest_bundle
-from db.store.engine import open_store
 from db.review.comparison import CompareQuery, compute_compare
 from db.views.sweeps import sweep_detail, sweeps
 from tests.bundles import make_bundle, make_result
@@ -39,13 +38,6 @@ def _ingest(engine, sweep: str = SWEEP) -> list[str]:
                                           results=[make_result(samples=[us, us * 1.01, us * 0.99])]))
         ids.append(run_id)
     return ids
-
-
-@pytest.fixture
-def engine(tmp_path):
-    engine = open_store(tmp_path / "sweeps.duckdb")
-    yield engine
-    engine.dispose()
 
 
 def test_sweep_list_and_detail(engine):

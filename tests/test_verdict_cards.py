@@ -6,7 +6,6 @@ import pandas as pd
 
 from db.views.verdict_cards import cards_from
 from tests.seed import BASELINE, CANDIDATE
-from tests.store_fixtures import seeded  # noqa: F401 (a fixture)
 
 GROUP = {"device": "mps", "compile": "eager"}
 

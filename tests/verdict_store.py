@@ -18,7 +18,8 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result, Status
+from bundle.schema import Bundle, Result, Status
+from tests.bundles import typed_bundle
 
 GIB, MIB = 1024**3, 1024**2
 BASELINE, CANDIDATE = "torch=2.14.1", "torch=2.15.0rc1"
@@ -63,14 +64,10 @@ def _results(candidate: bool, run: int, rng: np.random.Generator, faster: bool) 
 def m4max_bundle(run_id: str, start: datetime, version: str, channel: str, machine: str, tags: dict,
                  results: list[Result]) -> Bundle:
     """One five-minute run on an M4 Max (40 GPU cores, 64 GiB, macOS 26.1, on AC power)."""
-    return Bundle(
-        schema_version=SCHEMA_VERSION, run_id=run_id, started_at=start, ended_at=start + timedelta(minutes=5),
-        complete=True,
-        machine=Machine(name=machine, chip="Apple M4 Max", gpu_cores=40, memory_bytes=64 * GIB, os="macOS",
-                        os_version="26.1", arch="arm64", power_source="ac", low_power_mode=False),
-        build=Build(torch_version=version, channel=channel, python_version="3.11.7", collector_version="0.1.0",
-                    command_line="mpsbench run"),
-        device=DeviceInfo(type="mps", name="Apple M4 Max"), tags=tags, results=results)
+    return typed_bundle(
+        run_id, start, 5, dict(name=machine, chip="Apple M4 Max", gpu_cores=40, memory_bytes=64 * GIB),
+        dict(torch_version=version, channel=channel, python_version="3.11.7", command_line="mpsbench run"),
+        results, tags)
 
 
 def verdict_bundles(faster: bool = False) -> list[Bundle]:

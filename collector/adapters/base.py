@@ -75,7 +75,7 @@ class Adapter(ABC):
     def allocator_peaks(self) -> tuple[Callable[[], None] | None, Callable[[], tuple[int, int]] | None, str | None]:
         """(reset peaks, read (reserved_peak, allocated_peak), reason if the build has no peak API)."""
 
-    def release_cached(self) -> None:
+    def release_cached(self) -> None:  # noqa: B027 - a default that does nothing, not an abstract method
         """Hand the caching allocator's free blocks back to the driver (devices without one: nothing)."""
 
     def measure_memory(self, fn: Callable[[], object]) -> MemoryReport:

@@ -89,7 +89,6 @@ class Fp8(KernelFamily):
 
 def to_fp8(t):
     """Cast to e4m3fn; a device without the dtype raises here, and that is `unsupported`, not an error."""
-    import torch
     try:
         return t.to(torch_dtype(FP8))
     except (TypeError, RuntimeError) as exc:

@@ -21,7 +21,7 @@ def count_pads(fn: Callable[[], Any]) -> int:
     class PadCounter(TorchFunctionMode):
         calls = 0
 
-        def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 - torch's protocol
+        def __torch_function__(self, func, types, args=(), kwargs=None):  # torch's protocol
             if func in pads:
                 PadCounter.calls += 1
             return func(*args, **(kwargs or {}))

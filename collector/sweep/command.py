@@ -133,7 +133,7 @@ def _run(journal: SweepJournal, state: SweepState, console: Console, delivery: D
                 bar.update(task, description=escape(f"round {slot.round}/{header['rounds']} · {build['label']}"
                                                     f"{' (A/A)' if slot.aa else ''}"))
                 outcome = run_slot(run, sweep_id, args, journal,
-                                   lambda n: bar.update(task, completed=base + min(n, n_cases)))
+                                   lambda n, base=base: bar.update(task, completed=base + min(n, n_cases)))
                 bar.update(task, completed=base + n_cases)
                 state.done[slot.key] = outcome.record
                 if not outcome.ok:

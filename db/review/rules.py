@@ -115,7 +115,8 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         rose = (kind == RuleKind.drop.value) & (-drop_db > _per_case(ruled, rules, "drop")) & ~jitter
         divided = (kind == RuleKind.factor.value) & (b > 0) & ((c == 0) | (b / c >= _per_case(ruled, rules, "factor"))) \
             & ~jitter
-    broke = (cases.baseline_passed == True).to_numpy(dtype=bool) & (cases.candidate_passed == False).to_numpy(dtype=bool)  # noqa: E712
+    broke = (cases.baseline_passed == True).to_numpy(dtype=bool)  # noqa: E712 - elementwise; a missing verdict is neither
+    broke = broke & (cases.candidate_passed == False).to_numpy(dtype=bool)  # noqa: E712 - elementwise, as above
     broke &= kind != RuleKind.derived.value
     why = np.select([broke, slower, grew, dropped, multiplied],
                     [PASSED_FAILED, SLOWDOWN, "memory grew beyond its rule", "PSNR dropped beyond its rule",
@@ -154,9 +155,9 @@ def rounding_jitter(cases: pd.DataFrame, kind: np.ndarray, b: np.ndarray, c: np.
         moved = np.where(db, 10.0 ** (np.abs(b - c) / 20.0), np.fmax(c / b, b / c))
         near = db & (c - tolerance < margin_db)  # NaN (no tolerance): False
         scaled = np.isfinite(level) & np.where(db, True, level > 0)
+        not_failed = (cases.candidate_passed != False).to_numpy(dtype=bool)  # noqa: E712 - elementwise; missing: not failed
         return (db | (kind == RuleKind.factor.value)) & scaled & (units <= ROUNDING_UNITS) \
-            & (moved < ROUNDING_MOVE) & ~near \
-            & (cases.candidate_passed != False).to_numpy(dtype=bool)  # noqa: E712
+            & (moved < ROUNDING_MOVE) & ~near & not_failed
 
 
 def is_correctness(metric: pd.Series) -> np.ndarray:

@@ -13,8 +13,6 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 from threadpoolctl import ThreadpoolController
 
 from db.stats import replicates

@@ -186,7 +186,7 @@ def runs_in_order(pivot: pa.Table) -> pa.Table:
         at = {name: np.repeat(lists.offsets.to_numpy()[:-1], runs) + within
               for name, lists in (("seqs", seqs), *per_run.items())}
         seq = seqs.values.to_numpy(zero_copy_only=False).astype(np.int64)[at["seqs"]]
-        gather = _run_order(case, seq, lambda: _first_values(samples.values, at["samples"]))
+        gather = _run_order(case, seq, lambda: _first_values(samples.values, at["samples"]))  # noqa: B023 - called here
         if gather is None:
             continue
         offsets = pa.array(np.concatenate([[0], np.cumsum(runs)]), samples.offsets.type)

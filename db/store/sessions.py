@@ -172,7 +172,7 @@ def _on_store(work):
         return work(engine)
     except StoreError:
         raise
-    except Exception as exc:  # noqa: BLE001 - only a store fault is translated; anything else is a bug to see
+    except Exception as exc:  # only a store fault is translated; anything else is a bug to see
         fault = faults.as_store_error(exc)
         if fault is None:
             raise
