@@ -68,8 +68,8 @@ def run_case(workload: Workload, case: Case, ctx: RunContext) -> list[Result]:
 
 def records(results: list[Result]) -> list[dict[str, Any]]:
     """One process's Results as the JSON records that travel from the worker, are journaled and merged
-    (collector.processes); the summary is left out: it is derived once, from the merged samples."""
-    return [r.model_dump(mode="json", exclude={"summary"}) for r in results]
+    (collector.processes); no summary (bundle.schema: never written), derived once from the merged samples."""
+    return [r.model_dump(mode="json") for r in results]
 
 
 def finalize(bench: CaseBench, caught: list[warnings.WarningMessage], failure: tuple[Status, str] | None,
