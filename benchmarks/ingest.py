@@ -1,7 +1,8 @@
 """Ingest throughput: the project's ingest of one big bundle beside a raw DuckDB bulk insert of the same rows.
 
-`python benchmarks/ingest.py [--rows N] [--upload-rows M] [--repeats K] [--json]` (default 1,000,000 result rows,
-30,000 for the upload, 3 repeats).
+`python benchmarks/ingest.py [--rows N] [--upload-rows M] [--repeats K] [--schema 4] [--json]` (default 1,000,000
+result rows, 30,000 for the upload, 3 repeats; `--schema 4`: the bundle as the collector writes it since schema 4,
+without summaries, which the project derives and the raw insert has none to copy of).
 
 The bundle is collector-like (as collector/ writes it: every key, a case_key, a summary where there are
 samples): a params grid × 3 dtypes × 2 compile modes × 8 metrics — op_time (µs, one row in four with a noise
@@ -63,7 +64,8 @@ def _summaries(block: np.ndarray) -> list:
     return [dict(zip(SUMMARY, row)) for row in zip(*cols)]
 
 
-def _result(case: dict, dtype: str, comp: str, m: tuple, samples: list, summary, noise: float) -> dict:
+def _result(case: dict, dtype: str, comp: str, m: tuple, samples: list, summary, noise: float,
+            schema: int = 1) -> dict:
     name, unit, count, _ = m
     correctness = name in ("psnr_vs_cpu", "max_abs_error")
     message = (f"{int(noise * 100)} blocks of k=14 calls per synchronize" if name == "op_time"
@@ -72,12 +74,12 @@ def _result(case: dict, dtype: str, comp: str, m: tuple, samples: list, summary,
         if name == "op_time" and noise > 2.0 else []
     return {"workload": case["workload"], "suite": "kernels", "params": case["params"], "case_key": case["key"],
             "dtype": dtype, "compile": comp, "metric": name, "unit": unit, "status": "ok" if count else "unavailable",
-            "message": message, "warnings": warnings, "samples": samples, "summary": summary,
-            "passed": True if correctness else None,
+            "message": message, "warnings": warnings, "samples": samples,
+            **({"summary": summary} if schema < 4 else {}), "passed": True if correctness else None,
             "tolerance": (40.0 if name == "psnr_vs_cpu" else 1e-2) if correctness else None}
 
 
-def build_bundle_bytes(rows: int, seed: int = 0) -> bytes:
+def build_bundle_bytes(rows: int, seed: int = 0, schema: int = 1) -> bytes:
     """A valid bundle of exactly `rows` results, as JSON bytes (results last, as the collector writes it)."""
     rng = np.random.default_rng(seed)
     slots = -(-rows // len(METRICS))
@@ -93,10 +95,11 @@ def build_bundle_bytes(rows: int, seed: int = 0) -> bytes:
             for comp in COMPILES:
                 for m in METRICS if slot < slots else ():
                     out.append(json.dumps(_result(case, dtype, comp, m, blocks[m[0]][slot].tolist(),
-                                                  sums[m[0]][slot], float(noise[slot])), ensure_ascii=False))
+                                                  sums[m[0]][slot], float(noise[slot]), schema),
+                                          ensure_ascii=False))
                 slot += 1
         i += 1
-    head = {"schema_version": 1, "run_id": f"{seed + 1:032x}", "started_at": "2026-12-02T10:00:00Z",
+    head = {"schema_version": schema, "run_id": f"{seed + 1:032x}", "started_at": "2026-12-02T10:00:00Z",
             "ended_at": "2026-12-02T11:00:00Z", "complete": True,
             "machine": {"name": "bench", "os": "macOS", "chip": "Apple M3 Ultra", "memory_bytes": 192 * 1024**3},
             "build": {"torch_version": "2.15.0rc1", "channel": "rc", "python_version": "3.11.7",
@@ -181,9 +184,10 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--upload-rows", type=int, default=30_000, help="results in the bundle POSTed to /api/v1/runs")
     ap.add_argument("--repeats", type=int, default=3, help="raw and project alternate this many times (medians)")
+    ap.add_argument("--schema", type=int, choices=(1, 4), default=1, help="4: no summaries (the collector's bundles)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    data = build_bundle_bytes(args.rows)
+    data = build_bundle_bytes(args.rows, schema=args.schema)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / RSS_PER_MIB
     raw, project, cpu = [], [], {"raw": [], "project": []}
     for _ in range(args.repeats):  # alternated, so a change in the box's load hits both sides alike
@@ -192,7 +196,7 @@ def main() -> None:
             assert count == args.rows, f"{fn.__name__} stored {count} rows, not {args.rows}"
             times.append(seconds)
             cpu[side].append(used)
-    upload_data = build_bundle_bytes(args.upload_rows, seed=1)
+    upload_data = build_bundle_bytes(args.upload_rows, seed=1, schema=args.schema)
     upload = [upload_seconds(upload_data) for _ in range(args.repeats)]
     p, r, u = statistics.median(project), statistics.median(raw), statistics.median(upload)
     pc, rc = statistics.median(cpu["project"]), statistics.median(cpu["raw"])

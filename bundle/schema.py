@@ -21,10 +21,11 @@ from bundle.contention import Share
 from bundle.metrics import check_unit, metric
 from bundle.stats import FiniteFloat, Summary, summarize
 
-# 3: results carry `contention` (per worker process) and correctness records `rounding`; 2: `processes` (samples
-# per worker process); 1: one process. All three read.
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+# 4: results carry no `summary` (the samples are the only fact: a reader derives it); 3: results carry
+# `contention` (per worker process) and correctness records `rounding`; 2: `processes` (samples per worker process);
+# 1: one process. All four read (an older bundle's stated summary must still agree with its samples).
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 MAX_TAGS = 1000  # a run's tags are labels (role, machine group), not data
 YEARS = (2000, 2100)  # a timestamp outside these is a broken clock or a probe, not a run
 
@@ -206,7 +207,9 @@ class Result(_Strict):
     # schema 3: per worker process (aligned with `processes`; one for a one-process result), the share of the
     # machine's cores other processes took while it ran the case (bundle.contention); null: not measurable
     contention: list[Share | None] = Field(default_factory=list, max_length=MAX_PROCESSES)
-    summary: Summary | None = None
+    # derived from the samples (bundle.stats.summarize) for whoever shows a figure; never written (schema 4): a
+    # summary read from a schema 1–3 bundle must agree with the samples, then is replaced by the derived one
+    summary: Summary | None = Field(default=None, exclude=True)
     passed: bool | None = None  # correctness records: within the dtype's tolerance?
     tolerance: FiniteFloat | None = None
     # schema 3, correctness records: the same figure for the CPU reference rounded once to the output's dtype,

@@ -11,7 +11,7 @@ import torch
 
 from bundle.metrics import metric as metric_info
 from bundle.schema import Result, Status
-from bundle.units import convert
+from bundle.units import conversion_factor
 from collector.adapters.base import Adapter, Figure
 from collector.chips import peak_bandwidth_gbs
 from collector.contention import ShareMeter
@@ -23,6 +23,13 @@ from collector.workload import Bench, Case, Workload
 def chip_peak_bandwidth(chip: str | None, gpu_cores: int | None) -> float | None:
     """The chip's specified memory bandwidth (GB/s) from collector.chips, or None where unknown."""
     return peak_bandwidth_gbs(chip, gpu_cores)
+
+
+def _in_unit(values: list[float], unit: str, metric: str) -> list[float]:
+    """The one place a measured value becomes the bundle's unit: the metric's canonical unit (bundle.metrics),
+    converted by bundle.units; timing.py measures in seconds, a workload's record() states its own unit."""
+    factor = conversion_factor(unit, metric_info(metric).unit)
+    return [x * factor for x in values]
 
 
 # Figures a run records from its first worker process only: a torch.compile in a later process of the same run
@@ -60,8 +67,7 @@ class CaseBench(Bench):
 
     def record(self, metric: str, samples: list[float], unit: str | None = None, *, warnings: list[str] | None = None,
                passed: bool | None = None, tolerance: float | None = None) -> None:
-        canonical = metric_info(metric).unit
-        values = [convert(x, unit, canonical) for x in samples] if unit else list(samples)
+        values = _in_unit(samples, unit, metric) if unit else list(samples)
         self._add(metric, Status.ok, samples=values, warnings=warnings, passed=passed, tolerance=tolerance)
 
     def unavailable(self, metric: str, reason: str) -> None:
@@ -74,7 +80,7 @@ class CaseBench(Bench):
     # --- timing pass ---------------------------------------------------------------------------------------
     def time_op(self, fn: Callable[[], Any], *, bytes_per_call: int | None = None) -> None:
         t = time_op(self.adapter, fn, self.policy, self.deadline)
-        self._add("op_time", Status.ok, samples=[s * 1e6 for s in t.samples], message=t.describe(),
+        self._add("op_time", Status.ok, samples=_in_unit(t.samples, "s", "op_time"), message=t.describe(),
                   warnings=t.warnings)
         self._add("first_call_time", Status.ok, samples=[t.first_call_s or 0.0],
                   message="first call after input construction, synchronised (includes lazy init)")
@@ -82,7 +88,7 @@ class CaseBench(Bench):
             self._bandwidth(bytes_per_call, t.samples, t.warnings)
 
     def _bandwidth(self, bytes_per_call: int, per_call_s: list[float], warnings: list[str]) -> None:
-        achieved = [bytes_per_call / s / 1e9 for s in per_call_s]
+        achieved = _in_unit([bytes_per_call / s for s in per_call_s], "B/s", "achieved_bandwidth")
         note = f"{bytes_per_call} B read+written per call / time per call"
         self._add("achieved_bandwidth", Status.ok, samples=achieved, message=note, warnings=warnings)
         peak = chip_peak_bandwidth(self.chip, self.gpu_cores)
@@ -97,8 +103,7 @@ class CaseBench(Bench):
     def time_region(self, fn: Callable[[], Any], *, metric: str = "decode_time",
                     repeats: int | None = None) -> list[float]:
         t = time_region(self.adapter, fn, self.policy, repeats, self.deadline, what=metric)
-        unit = metric_info(metric).unit
-        self._add(metric, Status.ok, samples=[convert(s, "s", unit) for s in t.samples], warnings=t.warnings,
+        self._add(metric, Status.ok, samples=_in_unit(t.samples, "s", metric), warnings=t.warnings,
                   message=f"{len(t.samples)} synchronised calls after one warm-up call of {t.first_call_s:.4g} s")
         return list(t.samples)
 
@@ -107,7 +112,7 @@ class CaseBench(Bench):
         if metric in ONCE_PER_RUN and not self.full:
             return seconds  # run (the case needs it), not recorded: see ONCE_PER_RUN
         what = "one call timed on its own, synchronised before both clock reads"
-        self._add(metric, Status.ok, samples=[convert(seconds, "s", metric_info(metric).unit)],
+        self._add(metric, Status.ok, samples=_in_unit([seconds], "s", metric),
                   message=f"{note}; {what}" if note else what)
         return seconds
 

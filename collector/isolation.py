@@ -22,10 +22,10 @@ from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
-from bundle.schema import Result, Status
+from bundle.schema import Status
 from collector import lifeline
 from collector.bench import CaseBench
-from collector.runner import RunContext, finalize, run_case
+from collector.runner import RunContext, finalize, records, run_case
 from collector.timing import TimingPolicy
 from collector.workload import Case, Workload
 
@@ -71,7 +71,7 @@ class WorkerSpec:
 
 @dataclass
 class CaseOutcome:
-    results: list[Result]
+    records: list[dict[str, Any]]  # one process's records of the case (collector.runner.records), as journaled
     failure: str | None = None  # None | CRASHED | TIMED_OUT
 
 
@@ -94,7 +94,7 @@ def _worker_main(conn: Connection, spec: WorkerSpec) -> None:
         if job is None:
             return
         workload, case = job
-        conn.send([r.model_dump(mode="json") for r in run_case(workload, case, ctx)])
+        conn.send(records(run_case(workload, case, ctx)))
 
 
 class Worker:
@@ -122,7 +122,7 @@ class Worker:
             return False
 
     def call(self, job: bytes, deadline_s: float | None) -> list[dict[str, Any]] | str:
-        """The case's result dicts, or TIMED_OUT / CRASHED."""
+        """The case's records (collector.runner.records), or TIMED_OUT / CRASHED."""
         try:
             self.conn.send_bytes(job)
         except (BrokenPipeError, OSError):
@@ -189,7 +189,7 @@ class Isolator:
         if answer == CRASHED:
             return self._failed(workload, case, CRASHED, f"crashed: {exit_text(self._drop_worker(wait_s=5))}",
                                 elapsed)
-        return CaseOutcome([Result.model_validate(r) for r in answer])
+        return CaseOutcome(answer)  # validated once, when the case's processes are merged (collector.processes)
 
     def _drop_worker(self, wait_s: float) -> int | None:
         """Reap (a dead worker's status is its signal) or kill the worker; its exit code."""
@@ -204,4 +204,4 @@ class Isolator:
                 elapsed_s: float) -> CaseOutcome:
         """Every declared metric of the case as `error` with the message (what the worker measured is lost)."""
         bench = CaseBench(case, workload, self.ctx.adapter, chip=self.ctx.chip, gpu_cores=self.ctx.gpu_cores)
-        return CaseOutcome(finalize(bench, [], (Status.error, message), elapsed_s, None), failure)
+        return CaseOutcome(records(finalize(bench, [], (Status.error, message), elapsed_s, None)), failure)

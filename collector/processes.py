@@ -38,13 +38,14 @@ def merge(parts: dict[int, list[dict[str, Any]]], planned: int | None = None) ->
 
 
 def _merge_metric(found: list[tuple[int, dict[str, Any]]], planned: int | None) -> dict[str, Any]:
+    # a journal of an older collector has each record's summary: the Result derives it from the merged samples
+    found = [(p, {k: v for k, v in r.items() if k != "summary"}) for p, r in found]
     if len(found) == 1:
-        return _worded(dict(found[0][1]), [found[0][0]], planned)
+        return _worded(found[0][1], [found[0][0]], planned)
     measured = [(p, r) for p, r in found if r["status"] in VALUE and r["samples"]]
     if not measured:  # no process gave a figure: the first one's record says why
         return found[0][1]
     first = dict(measured[0][1])
-    first.pop("summary", None)  # derived again from the merged samples
     warnings = list(first.get("warnings") or [])
     for _, r in measured[1:]:
         warnings += [w for w in r.get("warnings") or [] if w not in warnings]
@@ -84,6 +85,8 @@ def _worded(result: dict[str, Any], processes: list[int], planned: int | None) -
 
 
 def merged_results(parts: dict[int, list[dict[str, Any]]], planned: int | None = None) -> list[Result]:
+    """The case's Results: each built and validated once, here, from its processes' merged records (the worker's
+    records are collector.runner.records, journaled as they came)."""
     return [Result.model_validate(r) for r in merge(parts, planned)]
 
 

@@ -16,7 +16,7 @@ import time
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Iterator
 
 import torch
 
@@ -66,6 +66,12 @@ def run_case(workload: Workload, case: Case, ctx: RunContext) -> list[Result]:
     return finalize(bench, caught.messages, failure, elapsed, ctx.case_time_limit_s, bench.meter.share())
 
 
+def records(results: list[Result]) -> list[dict[str, Any]]:
+    """One process's Results as the JSON records that travel from the worker, are journaled and merged
+    (collector.processes); no summary (bundle.schema: never written), derived once from the merged samples."""
+    return [r.model_dump(mode="json") for r in results]
+
+
 def finalize(bench: CaseBench, caught: list[warnings.WarningMessage], failure: tuple[Status, str] | None,
              elapsed_s: float, limit_s: float | None, share: float | None = None) -> list[Result]:
     if failure is None and not bench.results:
@@ -92,12 +98,13 @@ def _fill_missing(bench: CaseBench, status: Status, message: str) -> None:
 
 
 def _with_case_status(result: Result, case_warnings: list[str], ops: list[str], share: float | None) -> Result:
-    data = result.model_dump()
-    data["warnings"] = result.warnings + [w for w in case_warnings if w not in result.warnings]
+    """The record with the case's warnings, share and status: a copy, not validated again (each field stays
+    valid on its own; the Result is checked once, after its processes are merged: collector.processes)."""
+    update: dict[str, object] = {"warnings": result.warnings + [w for w in case_warnings if w not in result.warnings]}
     if result.samples and share is not None:  # one process measured it: one share
-        data["contention"] = [share]
+        update["contention"] = [share]
     if ops and result.status == Status.ok:
-        data["status"] = Status.fallback
         note = f"ops fell back to the CPU: {', '.join(ops)}"
-        data["message"] = f"{note}; {result.message}" if result.message else note
-    return Result.model_validate(data)
+        update["status"] = Status.fallback
+        update["message"] = f"{note}; {result.message}" if result.message else note
+    return result.model_copy(update=update)

@@ -22,7 +22,7 @@ from collector.journal import SUFFIX, Journal, JournalState
 from collector.plan import CaseList, PlannedCase, Plan, expand
 from collector.isolation import CaseOutcome, Isolator, WorkerSpec
 from collector.processes import merged_results, process_share, run_note
-from collector.runner import run_case
+from collector.runner import records, run_case
 
 COLLECTOR_VERSION = "0.2.0"
 # event ("start" | "done" | "retake"), the case, its merged results once every process has measured it, the
@@ -178,10 +178,10 @@ def _run_pending(session: Session, notify: Progress, isolate: bool) -> None:
                 gate.wait()
                 notify("start", planned, None, process)
                 if isolator is None:
-                    outcome = CaseOutcome(run_case(planned.workload, planned.case, ctx))
+                    outcome = CaseOutcome(records(run_case(planned.workload, planned.case, ctx)))
                 else:
                     outcome = isolator.run(planned.workload, planned.case)
-                dumped = [r.model_dump(mode="json") for r in outcome.results]
+                dumped = outcome.records
                 gate.saw(process_share(dumped))
                 session.journal.finish_case(planned.id, dumped, outcome.failure, process)
                 session.state.record(planned.id, dumped, outcome.failure, process)
@@ -216,7 +216,7 @@ def _retake(session: Session, notify: Progress, gate: IdleGate) -> None:
                 gate.wait()
                 notify("retake", planned, None, process)
                 outcome = isolator.run(planned.workload, planned.case)
-                dumped = [r.model_dump(mode="json") for r in outcome.results]
+                dumped = outcome.records
                 measured = any(r["samples"] for r in dumped)
                 if outcome.failure or not measured:
                     continue

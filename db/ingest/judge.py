@@ -124,7 +124,8 @@ def repeats(raw_conn, limit: int) -> tuple[list[tuple[int, int]], int]:
 
 def _disagreeing(raw_conn, limit: int) -> list[int]:
     """Rows whose stated summary (stated unit) does not agree with the derived one (bundle.stats.agree); a row
-    without samples has none to agree with (Result drops it)."""
+    without samples has none to agree with (Result drops it). Only schema 1–3 bundles state one: a schema 4
+    bundle's samples are its only fact, so none of its rows is read here."""
     keys = derive.SUMMARY_KEYS
     t = raw_conn.sql(f"SELECT i, {', '.join(f'summary.{k} AS s_{k}' for k in keys)}, "
                      + ", ".join(f"{k}{'' if k == 'n' else ' / factor'} AS d_{k}" for k in keys)
