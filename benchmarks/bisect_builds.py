@@ -8,8 +8,8 @@ N builds are `python=` wrappers over this one torch environment, each with its o
 (it stopped, naming the interval and its unclear steps) or wrong (it named another build — never allowed).
 Printed: per factor the right / unclear / wrong counts, the right-answer rate, steps and collection time (median
 and range) per bisect. The planted builds are CPU builds: these figures are not MPS figures.
-Usage: python -m benchmarks.bisect_builds [--builds 16] [--positions 10] [--factors 2,1.25] [--processes 3]
-       [--rounds 4] [--idle-wait S] [--json] [--tiny]
+Usage: python -m benchmarks.bisect_builds [--builds 16] [--positions 10 | --at 2,7,13] [--factors 2,1.25]
+       [--processes 3] [--rounds 4] [--idle-wait S] [--json] [--tiny]
 """
 from __future__ import annotations
 
@@ -118,6 +118,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--builds", type=int, default=16)
     ap.add_argument("--positions", type=int, default=10, help="planted first-bad positions per factor")
+    ap.add_argument("--at", help="these first-bad builds instead (1-based, comma-separated: e.g. 4,7,13)")
     ap.add_argument("--factors", default="2,1.25")
     ap.add_argument("--processes", type=int, default=3, help="worker processes per run")
     ap.add_argument("--rounds", type=int, default=4, help="most rounds a step runs")
@@ -130,12 +131,15 @@ def main() -> None:
     factors = [float(f) for f in a.factors.split(",")]
     if a.builds < 3 or a.positions < 1 or any(f <= 1 for f in factors) or a.processes < 1 or a.rounds < 1:
         raise SystemExit("ERROR: --builds ≥ 3, --positions ≥ 1, --factors > 1, --processes and --rounds ≥ 1")
+    at = sorted({int(k) - 1 for k in a.at.split(",")}) if a.at else positions(a.builds, a.positions)
+    if not all(1 <= k < a.builds for k in at):
+        raise SystemExit(f"ERROR: --at {a.at}: first-bad builds are 2..{a.builds} (build 1 is the good end)")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("MPSBENCH_TOKEN", None)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for factor in factors:
-            for k in positions(a.builds, a.positions):
+            for k in at:
                 print(f"bisecting {a.builds} builds, first bad {k + 1}, {factor:g}x …", file=sys.stderr, flush=True)
                 results.append(bisect_once(Path(tmp) / f"{factor:g}-{k}", a.builds, k, factor, a.processes,
                                            a.rounds, a.idle_wait, env))

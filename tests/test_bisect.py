@@ -33,10 +33,12 @@ def _row(scope: str) -> dict:
             "candidate_value": "480 µs", "change": "2.00× slower"}
 
 
-def _fake(monkeypatch, first_bad: int, doubt: float = 0.0, seed: int = 0) -> list[int]:
+def _fake(monkeypatch, first_bad: int, doubt: float = 0.0, seed: int = 0, lie: float = 0.0) -> list[int]:
     """Runs and reviews stood in for: a run is its build's id; the review of A against B lists the case as a
     regression when B is slowed and A is not, nowhere otherwise — or, with probability `doubt`, as unconfirmed
-    (a doubtful review never lies; it only fails to decide). Returns the list the probed builds go into."""
+    (a doubtful review never lies; it only fails to decide), or with probability `lie` as a regression whatever
+    the builds (a false confirmation, as a loaded box's review can make). Returns the list the probed builds go
+    into."""
     rng, probed = random.Random(seed), []
 
     def run(self, step, slot, folder):
@@ -52,6 +54,8 @@ def _fake(monkeypatch, first_bad: int, doubt: float = 0.0, seed: int = 0) -> lis
             answer = {"regressions": [], "unconfirmed": [], "suspected": []}
             if rng.random() < doubt:
                 answer["unconfirmed"] = [_row("m1")]
+            elif rng.random() < lie:
+                answer["regressions"] = [_row("m1")]
             elif b >= first_bad > a:
                 answer["regressions"] = [_row("m1")]
             return answer
@@ -114,6 +118,25 @@ def test_a_doubtful_review_is_more_rounds_then_a_named_unclear_step_never_a_gues
                 assert lo <= first_bad < hi  # the interval named holds the planted build
                 assert re.search(r"unclear: step \d+, build (\d+) .* after 2 round\(s\)", text)
     assert right and unclear  # both outcomes were met at this doubt (the assertions above ran on each)
+
+
+def test_a_false_confirmation_never_names_a_wrong_build(monkeypatch, tmp_path, sixteen):
+    """A review that falsely confirms the last good build against a good midpoint (what stopped a 2x benchmark
+    bisect) must not make it bad: the midpoint against the first bad build also confirms, the two disagree, the
+    step runs another round; a bisect trusting the first review alone names a wrong build here."""
+    outcomes = []
+    for first_bad in range(1, 16):
+        for seed in range(3):
+            probed, lines = _fake(monkeypatch, first_bad, seed=seed, lie=0.3), []
+            code = bisect_cli.main(_args(sixteen, tmp_path / f"{first_bad}-{seed}", "--rounds", "4"),
+                                   say=lines.append)
+            text = "\n".join(lines)
+            found = re.search(r"^first bad: build (\d+) of 16", text, re.M)
+            assert code in (0, bisect_cli.NOT_FOUND) and (code == 0) == bool(found)
+            assert not found or int(found[1]) == first_bad + 1, text  # never another build
+            assert len(probed) <= math.ceil(math.log2(16)) + 2
+            outcomes.append(code)
+    assert outcomes.count(0) >= 0.8 * len(outcomes)  # more rounds decide most steps the lies left unclear
 
 
 class _Quiet(SimpleHTTPRequestHandler):

@@ -10,8 +10,10 @@ import pytest
 from db.review.decisions import BAD, GOOD, UNCLEAR, step_verdict
 from mpsbench.bisect_search import Search
 
-CASE = {"workload": "softmax", "case_key": '{"rows":1}', "dtype": "float32", "compile": "eager", "scope": "mac"}
+CASE = {"workload": "softmax", "case_key": '{"rows":1}', "dtype": "float32", "compile": "eager", "scope": "mac",
+        "metric": "op_time"}
 TARGET = "softmax|{\"rows\":1}|float32|eager"
+FIGURE = (TARGET, "op_time")
 
 
 def _answer(kind: str | None) -> dict:
@@ -20,12 +22,30 @@ def _answer(kind: str | None) -> dict:
 
 
 @pytest.mark.parametrize("before,after,verdict", [
-    ("regressions", None, BAD), ("regressions", "regressions", BAD),
-    (None, "regressions", GOOD),
+    ("regressions", None, BAD), (None, "regressions", GOOD),
+    # a regression confirmed on both sides of the midpoint: one of the two reviews is wrong (the 2x false-bad
+    # step the benchmark met: the last good build against a good midpoint falsely confirmed), so neither side
+    ("regressions", "regressions", UNCLEAR), ("regressions", "unconfirmed", UNCLEAR),
     (None, None, UNCLEAR), ("unconfirmed", "regressions", UNCLEAR), (None, "suspected", UNCLEAR),
     ("suspected", None, UNCLEAR)])
-def test_the_step_verdict_is_the_reviews_own(before, after, verdict):
-    assert step_verdict([TARGET], _answer(before), _answer(after)) == verdict
+def test_the_step_verdict_needs_both_reviews_to_agree(before, after, verdict):
+    assert step_verdict({FIGURE}, _answer(before), _answer(after)) == verdict
+
+
+def test_a_step_judges_the_metric_the_interval_regressed_not_another_of_the_case():
+    """The ends confirm op_time; a first_call_time confirmed against the midpoint alone (a noisy figure the
+    interval never regressed) makes it neither bad nor good."""
+    from db.review.decisions import bisect_verdict
+
+    ends = {**_answer(None), "regressions": [CASE]}
+    first_call = {**_answer(None), "regressions": [{**CASE, "metric": "first_call_time"}]}
+    assert bisect_verdict([TARGET], ends, first_call, _answer(None))[0] == UNCLEAR
+    assert bisect_verdict([TARGET], ends, first_call, _answer("regressions"))[0] == GOOD
+    both = {**_answer(None), "regressions": [CASE, {**CASE, "metric": "first_call_time"}]}
+    # two figures regressed across the interval: good only when both moved after the midpoint
+    assert bisect_verdict([TARGET], both, _answer(None), _answer("regressions"))[0] == UNCLEAR
+    assert bisect_verdict([TARGET], both, _answer(None), both)[0] == GOOD
+    assert bisect_verdict([TARGET], both, first_call, _answer(None))[0] == BAD
 
 
 @pytest.mark.parametrize("n", [4, 6, 16])

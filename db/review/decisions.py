@@ -4,9 +4,12 @@ CLI that asks.
 
 A case is *confirmed* when the answer lists it as a regression, *undecided* while it is doubtful (unconfirmed —
 nothing to test it on — or suspected — its own test passed, the review's family-wise step did not), *cleared*
-otherwise. A bisect step's midpoint is *bad* when the review of the last good build against it confirms any
-target; *good* when that review clears every target and the review of the midpoint against the first bad build
-confirms every one; anything else is *unclear* (more rounds; never a guessed side)."""
+otherwise. A bisect step judges the (case, metric) figures the review of the interval's ends confirms, each on
+both sides of the midpoint: a figure says *bad* when the review of the last good build against the midpoint
+confirms it and the review of the midpoint against the first bad build clears it, *good* the other way round.
+The midpoint is *bad* when a figure says bad, *good* when every figure says good; anything else (a figure
+confirmed on both sides, or doubtful) is *unclear*: more rounds, never a guessed side. Both sides are asked
+because one review's false confirmation alone would otherwise name a wrong build."""
 from __future__ import annotations
 
 CONFIRMED, CLEARED, UNDECIDED = "confirmed", "cleared", "undecided"
@@ -39,15 +42,29 @@ def decide(targets: list[str], answer: dict, scope: str | None) -> dict[str, str
     return {t: CONFIRMED if t in regressed else UNDECIDED if t in doubtful else CLEARED for t in targets}
 
 
-def step_verdict(targets: list[str], good_vs_mid: dict, mid_vs_bad: dict, scope: str | None = None) -> str:
-    """The midpoint's verdict from the two reviews' answers."""
-    before = decide(targets, good_vs_mid, scope)
-    if CONFIRMED in before.values():
+def figure_states(targets: list[str], answer: dict, scope: str | None,
+                  figures: set[tuple[str, str]] | None = None) -> dict[tuple[str, str], str]:
+    """Each (case, metric) figure's state in a review's answer; `figures` (else every figure the answer lists of
+    the targets) are the ones asked, a figure the answer does not list being cleared."""
+    def keys(kind: str) -> set[tuple[str, str]]:
+        return {(case_id(r), str(r.get("metric", ""))) for r in answer.get(kind, [])
+                if case_id(r) in targets and (scope is None or r.get("scope") == scope)}
+    regressed, doubtful = keys("regressions"), keys("unconfirmed") | keys("suspected")
+    asked = regressed | doubtful if figures is None else figures
+    return {f: CONFIRMED if f in regressed else UNDECIDED if f in doubtful else CLEARED for f in asked}
+
+
+def step_verdict(figures: set[tuple[str, str]], good_vs_mid: dict, mid_vs_bad: dict,
+                 scope: str | None = None) -> str:
+    """The midpoint's verdict on the interval's regressed (case, metric) figures, from the two reviews' answers."""
+    targets = sorted({c for c, _ in figures})
+    before = figure_states(targets, good_vs_mid, scope, figures)
+    after = figure_states(targets, mid_vs_bad, scope, figures)
+    says = {f: BAD if (before[f], after[f]) == (CONFIRMED, CLEARED) else
+            GOOD if (before[f], after[f]) == (CLEARED, CONFIRMED) else UNCLEAR for f in figures}
+    if BAD in says.values():  # the interval's first regression is at or before the midpoint
         return BAD
-    after = decide(targets, mid_vs_bad, scope)
-    if set(before.values()) == {CLEARED} and set(after.values()) == {CONFIRMED}:
-        return GOOD
-    return UNCLEAR
+    return GOOD if figures and set(says.values()) == {GOOD} else UNCLEAR
 
 
 def target_rows(targets: list[str], answer: dict, scope: str | None) -> list[dict]:
@@ -72,8 +89,12 @@ def bisect_verdict(requested: list[str], ends: dict, good_vs_mid: dict, mid_vs_b
                                   + (f" ({'; '.join(doubts)})" if doubts else ""))
     if not targets:
         return UNCLEAR, targets, "the review of the interval's ends confirms no regression of these cases"
-    verdict = step_verdict(targets, good_vs_mid, mid_vs_bad, scope)
-    why = {BAD: "the review of the last good build against it confirms a regression",
-           GOOD: "it matches the last good build and the review against the first bad build confirms every case",
-           UNCLEAR: "neither review decides (doubtful cases, or a change on both sides of it)"}[verdict]
+    figures = {f for f, s in figure_states(targets, ends, scope).items() if s == CONFIRMED}
+    verdict = step_verdict(figures, good_vs_mid, mid_vs_bad, scope)
+    why = {BAD: "the review of the last good build against it confirms a regression the review of it against "
+                "the first bad build clears",
+           GOOD: "it matches the last good build and the review against the first bad build confirms every "
+                 "regressed figure",
+           UNCLEAR: "the two reviews do not agree on a side (a figure doubtful, or changed on both sides of it)"
+           }[verdict]
     return verdict, targets, why
