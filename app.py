@@ -3,6 +3,7 @@
 `streamlit run` finds the st.App below and serves pages/navigation.py (the Streamlit script) together with the
 HTTP API routes, so uploads are written by the dashboard's own process (DuckDB allows one writer).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -23,8 +24,7 @@ def api_routes() -> list:
     from api.errors import guard_routes
 
     # inside the guard: Host/Origin, then the read token where one is configured
-    return guard_routes(protect_routes(upload.ROUTES + health.ROUTES + query.ROUTES + sweeps.ROUTES
-                                       + openapi.ROUTES))
+    return guard_routes(protect_routes(upload.ROUTES + health.ROUTES + query.ROUTES + sweeps.ROUTES + openapi.ROUTES))
 
 
 def default_page_alias() -> list:
@@ -36,6 +36,7 @@ def default_page_alias() -> list:
     def to_default(request):
         query = request.url.query
         return RedirectResponse("./" + (f"?{query}" if query else ""), status_code=307)
+
     return [Route("/overview", to_default)]
 
 
@@ -50,13 +51,21 @@ def announce_token() -> None:
         return
     token = local_token()
     if token is None:
-        print(f"mpsbench: no MPSBENCH_UPLOAD_TOKENS set and {local_token_refusal() or 'no local token'}; "
-              f"writes are refused until that is fixed", file=sys.stderr, flush=True)
+        print(
+            f"mpsbench: no MPSBENCH_UPLOAD_TOKENS set and {local_token_refusal() or 'no local token'}; "
+            f"writes are refused until that is fixed",
+            file=sys.stderr,
+            flush=True,
+        )
         return
     port = st.config.get_option("server.port") or 8501
-    print(f"mpsbench: no MPSBENCH_UPLOAD_TOKENS set; writes need the local token (name 'local'), kept in "
-          f"{local_token_path() or 'memory'}:\n    http://127.0.0.1:{port}/upload?token={token}\n"
-          f"  (for mpsbench push: export MPSBENCH_TOKEN={token})", file=sys.stderr, flush=True)
+    print(
+        f"mpsbench: no MPSBENCH_UPLOAD_TOKENS set; writes need the local token (name 'local'), kept in "
+        f"{local_token_path() or 'memory'}:\n    http://127.0.0.1:{port}/upload?token={token}\n"
+        f"  (for mpsbench push: export MPSBENCH_TOKEN={token})",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def preload() -> None:
@@ -66,6 +75,7 @@ def preload() -> None:
     import altair  # noqa: F401
 
     from db.store.engine import shared_store
+
     try:
         engine = shared_store()
     except Exception as exc:  # noqa: BLE001 - reported by each page and API call that needs the store
@@ -101,8 +111,10 @@ def close_store() -> None:
     try:
         checkpoint_shared()
     except Exception as exc:  # noqa: BLE001 - stopping anyway; DuckDB replays the WAL at the next open
-        print(f"mpsbench: the store was not checkpointed at stop (its WAL is replayed at the next start): {exc}",
-              file=sys.stderr)
+        print(
+            f"mpsbench: the store was not checkpointed at stop (its WAL is replayed at the next start): {exc}",
+            file=sys.stderr,
+        )
 
 
 def _middleware() -> list:
@@ -110,6 +122,7 @@ def _middleware() -> list:
 
     from api.auth import HostCheck
     from api.signin_link import SignInLink
+
     return [Middleware(HostCheck), Middleware(SignInLink)]  # the first listed runs first
 
 
@@ -135,5 +148,10 @@ def apply_upload_limit() -> None:
 
 
 apply_upload_limit()
-app = st.App(SCRIPT, routes=api_routes() + default_page_alias(), middleware=_middleware(), lifespan=_warm_start,
-             on_script_error=_script_error)
+app = st.App(
+    SCRIPT,
+    routes=api_routes() + default_page_alias(),
+    middleware=_middleware(),
+    lifespan=_warm_start,
+    on_script_error=_script_error,
+)

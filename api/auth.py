@@ -11,6 +11,7 @@ trusted proxy, the bearer token's identity (db.store.tokens) for writes, and for
   X-Forwarded-Host is refused: a proxy that rewrites Host would otherwise make any name look allowed. No client
   address, forwarded or not, grants anything: every write needs a token, loopback included.
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -66,9 +67,12 @@ def served_as(request: HTTPConnection) -> tuple[str, str]:
     host = request.headers.get("host", "")
     if _from_trusted_proxy(request):
         if not request.headers.get("x-forwarded-host"):
-            raise StoreError(403, "a request through a trusted proxy (MPSBENCH_TRUSTED_PROXIES) must carry "
-                                  "X-Forwarded-Host: the name the browser asked for",
-                             [Problem("X-Forwarded-Host", "the proxy must send it")])
+            raise StoreError(
+                403,
+                "a request through a trusted proxy (MPSBENCH_TRUSTED_PROXIES) must carry "
+                "X-Forwarded-Host: the name the browser asked for",
+                [Problem("X-Forwarded-Host", "the proxy must send it")],
+            )
         host = request.headers["x-forwarded-host"].split(",")[0].strip()
         proto = request.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
         scheme = proto if proto in _DEFAULT_PORTS else scheme
@@ -92,8 +96,11 @@ def check_host(request: HTTPConnection) -> None:
     scheme, host = served_as(request)
     served = _origin_of(scheme, host)
     if "*" not in hosts and (served is None or served[1] not in hosts):
-        raise StoreError(403, f"host {host[:100]!r} is not served here: add it to MPSBENCH_ALLOWED_HOSTS",
-                         [Problem("Host", f"must be one of {', '.join(sorted(hosts))}")])
+        raise StoreError(
+            403,
+            f"host {host[:100]!r} is not served here: add it to MPSBENCH_ALLOWED_HOSTS",
+            [Problem("Host", f"must be one of {', '.join(sorted(hosts))}")],
+        )
     origin = request.headers.get("origin")
     if origin is not None:
         try:
@@ -103,9 +110,11 @@ def check_host(request: HTTPConnection) -> None:
             sent = None
         if sent is None or sent != served:
             mine = f"{scheme}://{host}"[:100]
-            raise StoreError(403, f"origin {origin[:100]!r} may not call this API (this server is {mine!r})",
-                             [Problem("Origin", f"must be this server's own origin, {mine} (scheme, host and "
-                                                "port)")])
+            raise StoreError(
+                403,
+                f"origin {origin[:100]!r} may not call this API (this server is {mine!r})",
+                [Problem("Origin", f"must be this server's own origin, {mine} (scheme, host and port)")],
+            )
 
 
 def _bearer(request: HTTPConnection) -> str | None:
@@ -128,9 +137,12 @@ def writer(request: Request) -> Identity:
     cookie does not write through the API: the browser sends it by itself, a bearer token is sent on purpose."""
     who = identify(_bearer(request))
     if who is None:
-        raise StoreError(401, "missing or wrong token (Authorization: Bearer <token>): writes need a token from "
-                              "MPSBENCH_UPLOAD_TOKENS (or the generated one printed at start)" + _refused_local(),
-                         [Problem("Authorization", "must be Bearer <a configured upload or admin token>")])
+        raise StoreError(
+            401,
+            "missing or wrong token (Authorization: Bearer <token>): writes need a token from "
+            "MPSBENCH_UPLOAD_TOKENS (or the generated one printed at start)" + _refused_local(),
+            [Problem("Authorization", "must be Bearer <a configured upload or admin token>")],
+        )
     if not who.can_write:
         raise StoreError(403, f"{who.name} holds a read-only token", [Problem("Authorization", "not a write token")])
     return who
@@ -145,12 +157,16 @@ def check_reader(request: HTTPConnection) -> None:
     except SessionsOff as err:  # a refused secret: the cookie identifies no one, and the 401 says why
         who, off = None, f"; {err.message}"
     if who is None:
-        raise StoreError(401, "reads need a token on this server (MPSBENCH_READ_TOKENS is set)" + off + _refused_local(),
-                         [Problem("Authorization", "must be Bearer <a configured token>, or sign in")])
+        raise StoreError(
+            401,
+            "reads need a token on this server (MPSBENCH_READ_TOKENS is set)" + off + _refused_local(),
+            [Problem("Authorization", "must be Bearer <a configured token>, or sign in")],
+        )
 
 
 def protect(endpoint: Callable) -> Callable:
     """Every API route: Host/Origin first, then (for GET) the read token when one is configured."""
+
     @wraps(endpoint)
     async def guarded(request: Request):
         try:
@@ -160,17 +176,25 @@ def protect(endpoint: Callable) -> Callable:
         except StoreError as err:
             return error_response(err)
         return await endpoint(request)
+
     return guarded
 
 
 def protect_routes(routes: list) -> list:
-    return [Route(r.path, protect(r.endpoint), methods=sorted(r.methods - {"HEAD"}) if r.methods else None,
-                  name=r.name) if isinstance(r, Route) else r for r in routes]
+    return [
+        Route(r.path, protect(r.endpoint), methods=sorted(r.methods - {"HEAD"}) if r.methods else None, name=r.name)
+        if isinstance(r, Route)
+        else r
+        for r in routes
+    ]
 
 
 # on every response, Streamlit's pages included: no framing (clickjacking), no Referer to anyone
-SECURITY_HEADERS = ((b"content-security-policy", b"frame-ancestors 'none'"), (b"x-frame-options", b"DENY"),
-                    (b"referrer-policy", b"no-referrer"))
+SECURITY_HEADERS = (
+    (b"content-security-policy", b"frame-ancestors 'none'"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+)
 _OURS = {name for name, _ in SECURITY_HEADERS}
 
 
@@ -180,6 +204,7 @@ def with_security_headers(send):
             headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in _OURS]
             message = {**message, "headers": headers + list(SECURITY_HEADERS)}
         await send(message)
+
     return sending
 
 

@@ -1,5 +1,6 @@
 """The one JSON error shape of the whole API: {"ok": false, "status", "error", "errors": [{"field", "rule"}]},
 and the one guard every route runs under (app.api_routes), so no request ends in a plain-text 500 or a traceback."""
+
 from __future__ import annotations
 
 import functools
@@ -18,8 +19,12 @@ RETRY_AFTER_S = "5"  # a 503 (store fault) is worth retrying soon: the store is 
 
 
 def error_response(err: StoreError) -> JSONResponse:
-    body = {"ok": False, "status": err.status, "error": err.message,
-            "errors": [{"field": p.field, "rule": p.rule} for p in err.problems]}
+    body = {
+        "ok": False,
+        "status": err.status,
+        "error": err.message,
+        "errors": [{"field": p.field, "rule": p.rule} for p in err.problems],
+    }
     headers = {"Retry-After": RETRY_AFTER_S} if err.status == 503 else None
     return JSONResponse(body, status_code=err.status, headers=headers)
 
@@ -32,6 +37,7 @@ def guarded(endpoint: Callable) -> Callable:
     """A route's endpoint under the one guard: StoreError → its JSON error; a store fault (disk full, locked,
     damaged, invalidated) → JSON 503 naming it (db.store.faults reopens the store); anything else → a JSON 500
     without details (logged here with its traceback). A write that succeeds clears the last write fault."""
+
     @functools.wraps(endpoint)
     async def route(request: Request) -> Response:
         try:
@@ -43,11 +49,17 @@ def guarded(endpoint: Callable) -> Callable:
             if fault is not None:
                 return error_response(fault)
             log.exception("%s %s failed", request.method, request.url.path)
-            return error_response(StoreError(500, "internal error (logged on the server)",
-                                             [Problem("server", "an unexpected error; nothing was stored")]))
+            return error_response(
+                StoreError(
+                    500,
+                    "internal error (logged on the server)",
+                    [Problem("server", "an unexpected error; nothing was stored")],
+                )
+            )
         if request.method not in ("GET", "HEAD") and response.status_code < 300:
             faults.write_succeeded()
         return response
+
     return route
 
 
@@ -73,8 +85,13 @@ class ApiNotFound(Route):
         self.methods = None  # every method
 
     async def _missing(self, request: Request) -> Response:
-        return error_response(StoreError(404, "no such API route (GET /api/v1/openapi.json lists them)",
-                                         [Problem("path", "must be one of the routes in /api/v1/openapi.json")]))
+        return error_response(
+            StoreError(
+                404,
+                "no such API route (GET /api/v1/openapi.json lists them)",
+                [Problem("path", "must be one of the routes in /api/v1/openapi.json")],
+            )
+        )
 
 
 class GuardedRoute(Route):
@@ -96,8 +113,13 @@ class GuardedRoute(Route):
         endpoint = self.endpoints.get(request.method)
         if endpoint is None:
             allowed = ", ".join(route_methods(self))
-            response = error_response(StoreError(405, f"method {request.method[:20]} not allowed here; use {allowed}",
-                                                 [Problem("method", f"one of {allowed}")]))
+            response = error_response(
+                StoreError(
+                    405,
+                    f"method {request.method[:20]} not allowed here; use {allowed}",
+                    [Problem("method", f"one of {allowed}")],
+                )
+            )
             response.headers["Allow"] = allowed
             return response
         return await endpoint(request)

@@ -2,6 +2,7 @@
 e.g. a full disk, and none has succeeded since); 503 in the one JSON error shape, with Retry-After, when the store
 cannot be opened or read (locked, damaged, disk full while reopening). Each call opens the store if it is closed,
 so polling health is also what reopens it after a fault."""
+
 from __future__ import annotations
 
 import shutil
@@ -15,8 +16,8 @@ from starlette.routing import Route
 from api.errors import error_response, json_ok
 from bundle.schema import SCHEMA_VERSION
 from db.store import faults
-from db.store.lake import is_lake
 from db.store.engine import shared_store, store_path
+from db.store.lake import is_lake
 from db.store.tables import STORE_VERSION
 
 

@@ -23,6 +23,7 @@ and posted next, at most TRIES deadlines plus the back-off later. Each failed tr
 the webhook's URL, which holds its secret); a receiver that fails or is down is never seen by an upload. A burst of
 uploads is judged once and reported in one post.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -116,8 +117,10 @@ def regression_lines(engine: Engine, review: Review | None) -> dict[str, str]:
     if review is None:
         return {}
     found = regressions(engine, review)
-    return {json.dumps([str(r[k]) for k in NOTE_KEY]): f"{r['case']} · {r['scope']} · {r['metric']}: {r['change']}"
-            for _, r in found.iterrows()}
+    return {
+        json.dumps([str(r[k]) for k in NOTE_KEY]): f"{r['case']} · {r['scope']} · {r['metric']}: {r['change']}"
+        for _, r in found.iterrows()
+    }
 
 
 def review_link(settings: Settings, review: Review) -> str:
@@ -236,9 +239,14 @@ class Notifier:
         lines = [f"• {line}" for line in new[:LISTED]]
         if len(new) > LISTED:
             lines.append(f"… and {len(new) - LISTED} more")
-        return "\n".join([f"mpsbench: {len(new)} new regression(s) in the release review {q.baseline} → "
-                          f"{q.candidate} ({q.scope} scope, threshold {review.threshold:g} %) after {runs}:",
-                          *lines, review_link(self.settings, review)])
+        return "\n".join(
+            [
+                f"mpsbench: {len(new)} new regression(s) in the release review {q.baseline} → "
+                f"{q.candidate} ({q.scope} scope, threshold {review.threshold:g} %) after {runs}:",
+                *lines,
+                review_link(self.settings, review),
+            ]
+        )
 
     def _deliver(self, doc: dict) -> bool:
         """True once the receiver took the post; False after TRIES failures, each one logged."""
@@ -251,8 +259,10 @@ class Notifier:
             except Exception as exc:  # noqa: BLE001 - refused, timed out, a 5xx: try again, then give up
                 why = str(exc) if isinstance(exc, PostFailed) else f"{type(exc).__name__}: {exc}"
                 if attempt + 1 == TRIES:
-                    _log(f"post to {URL_VAR} failed (try {TRIES} of {TRIES}): {why}; its regressions are kept for "
-                         f"the next upload: {doc['text'][:200]}")
+                    _log(
+                        f"post to {URL_VAR} failed (try {TRIES} of {TRIES}): {why}; its regressions are kept for "
+                        f"the next upload: {doc['text'][:200]}"
+                    )
                     return False
                 wait = BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)]
                 _log(f"post to {URL_VAR} failed (try {attempt + 1} of {TRIES}): {why}; again in {wait:g} s")
@@ -270,8 +280,11 @@ class Notifier:
 
     def _remember(self, review: Review | None, after: dict[str, str]) -> None:
         q = review.compare if review else None
-        self.seen[self.spec] = {"baseline": q.baseline if q else "", "candidate": q.candidate if q else "",
-                                "keys": sorted(after)}
+        self.seen[self.spec] = {
+            "baseline": q.baseline if q else "",
+            "candidate": q.candidate if q else "",
+            "keys": sorted(after),
+        }
         if self.state_path is None:
             return
         try:

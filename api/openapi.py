@@ -2,6 +2,7 @@
 route and its methods, read from the app at request time, so a new route is listed at once) and from the views'
 own parameter tuples (the same names each view's `only(...)` check allows, so the document and the checks cannot
 drift); the upload's body is the bundle's JSON Schema (bundle.schema, the one source of truth)."""
+
 from __future__ import annotations
 
 import re
@@ -15,36 +16,56 @@ from api.errors import ApiNotFound, route_methods
 from bundle.metrics import METRICS
 from bundle.schema import Bundle
 from db.query.case_pairs import FILTERS as COMPARE_FILTERS
+from db.query.params import THRESHOLD_PERCENT
 from db.query.runs import RUN_FILTERS
 from db.query.selectors import SYNTAX
-from db.views import correctness, matrix, memory, noise, trends
 from db.review.comparison import SCOPES
-from db.query.params import THRESHOLD_PERCENT
+from db.views import correctness, matrix, memory, noise, trends
 
 PREFIX = "/api/v1"
 _REF = "#/components/schemas/{model}"
 
 
-def _param(name: str, description: str, schema: dict | None = None, required: bool = False,
-           where: str = "query", example: Any = None) -> dict:
-    out = {"name": name, "in": where, "required": required or where == "path", "description": description,
-           "schema": schema or {"type": "string"}}
+def _param(
+    name: str,
+    description: str,
+    schema: dict | None = None,
+    required: bool = False,
+    where: str = "query",
+    example: Any = None,
+) -> dict:
+    out = {
+        "name": name,
+        "in": where,
+        "required": required or where == "path",
+        "description": description,
+        "schema": schema or {"type": "string"},
+    }
     if example is not None:
         out["example"] = example
     return out
 
 
 def _side(name: str, required: bool = True) -> dict:
-    return _param(name, f"selector: {SYNTAX}", required=required,
-                  example="torch=2.14.1" if name == "baseline" else "torch=2.15.0rc1")
+    return _param(
+        name,
+        f"selector: {SYNTAX}",
+        required=required,
+        example="torch=2.14.1" if name == "baseline" else "torch=2.15.0rc1",
+    )
 
 
 def _compare() -> list[dict]:
-    return [_side("baseline"), _side("candidate"),
-            _param("scope", "pair results on the same machine or the same chip", {"type": "string", "enum": list(SCOPES)}),
-            _param("pool", "1: pool the builds a side spans, on purpose", {"type": "string", "enum": ["0", "1"]}),
-            *(_param(f, "comma-separated values" + (f" ({', '.join(METRICS)})" if f == "metric" else ""))
-              for f in COMPARE_FILTERS)]
+    return [
+        _side("baseline"),
+        _side("candidate"),
+        _param("scope", "pair results on the same machine or the same chip", {"type": "string", "enum": list(SCOPES)}),
+        _param("pool", "1: pool the builds a side spans, on purpose", {"type": "string", "enum": ["0", "1"]}),
+        *(
+            _param(f, "comma-separated values" + (f" ({', '.join(METRICS)})" if f == "metric" else ""))
+            for f in COMPARE_FILTERS
+        ),
+    ]
 
 
 def _names(names, description: str = "exact value; empty or absent: any") -> list[dict]:
@@ -53,8 +74,9 @@ def _names(names, description: str = "exact value; empty or absent: any") -> lis
 
 def _threshold() -> dict:
     low, high = THRESHOLD_PERCENT
-    return _param("threshold", f"percent worse, {low:g}..{high:g} (5 = 5 %)",
-                  {"type": "number", "minimum": low, "maximum": high})
+    return _param(
+        "threshold", f"percent worse, {low:g}..{high:g} (5 = 5 %)", {"type": "number", "minimum": low, "maximum": high}
+    )
 
 
 # path → (summary, query/path parameters); a mounted route missing here is listed with no parameters
@@ -62,30 +84,51 @@ GETS: dict[str, tuple[str, list[dict]]] = {
     "/api/v1/health": ("the store's state, versions and run count; 503 when the store cannot be read", []),
     "/api/v1/openapi.json": ("this document", []),
     "/api/v1/overview": ("the Overview page: machines x builds, results per status, open warnings", []),
-    "/api/v1/runs": ("the Runs page's list", [
-        *_names(RUN_FILTERS, "exact value (tag: key=value)"),
-        _param("limit", "at most this many runs", {"type": "integer", "minimum": 1, "maximum": 10000})]),
+    "/api/v1/runs": (
+        "the Runs page's list",
+        [
+            *_names(RUN_FILTERS, "exact value (tag: key=value)"),
+            _param("limit", "at most this many runs", {"type": "integer", "minimum": 1, "maximum": 10000}),
+        ],
+    ),
     "/api/v1/compare": ("per-case figures, significance and geomeans of candidate against baseline", _compare()),
-    "/api/v1/regressions": ("the Regressions page's rows", [
-        *_compare(), _threshold(), _param("rules", "per-metric rules: metric.field=value,…")]),
-    "/api/v1/claims": ("published MPS claims beside what was measured: a row per matching case, with its figure's "
-                       "verdict",
-                       [_side("baseline", False), _side("candidate", False)]),
+    "/api/v1/regressions": (
+        "the Regressions page's rows",
+        [*_compare(), _threshold(), _param("rules", "per-metric rules: metric.field=value,…")],
+    ),
+    "/api/v1/claims": (
+        "published MPS claims beside what was measured: a row per matching case, with its figure's verdict",
+        [_side("baseline", False), _side("candidate", False)],
+    ),
     "/api/v1/trends": ("one case's points over builds, its change points and build annotations", _names(trends.FIELDS)),
     "/api/v1/matrix": ("geomean cells of builds against a baseline", _names(matrix.PARAMS)),
     "/api/v1/memory": ("the three memory peaks per case and build", _names(memory.PARAMS)),
     "/api/v1/correctness": ("PSNR and max-error records against the CPU reference", _names(correctness.PARAMS)),
     "/api/v1/noise": ("A/A noise per group and the repeats a difference needs", _names(noise.PARAMS)),
     "/api/v1/sweeps": ("sweeps", []),
-    "/api/v1/sweeps/{sweep}": ("one sweep's builds, runs, A/A pairs and comparisons",
-                               [_param("sweep", "the sweep's id (its bundles' `sweep` tag)", where="path")]),
+    "/api/v1/sweeps/{sweep}": (
+        "one sweep's builds, runs, A/A pairs and comparisons",
+        [_param("sweep", "the sweep's id (its bundles' `sweep` tag)", where="path")],
+    ),
 }
 
-_ERROR = {"type": "object", "required": ["ok", "status", "error", "errors"],
-          "properties": {"ok": {"const": False}, "status": {"type": "integer"}, "error": {"type": "string"},
-                         "errors": {"type": "array", "items": {
-                             "type": "object", "required": ["field", "rule"],
-                             "properties": {"field": {"type": "string"}, "rule": {"type": "string"}}}}}}
+_ERROR = {
+    "type": "object",
+    "required": ["ok", "status", "error", "errors"],
+    "properties": {
+        "ok": {"const": False},
+        "status": {"type": "integer"},
+        "error": {"type": "string"},
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["field", "rule"],
+                "properties": {"field": {"type": "string"}, "rule": {"type": "string"}},
+            },
+        },
+    },
+}
 _OK = {"type": "object", "required": ["ok"], "properties": {"ok": {"const": True}}}
 
 
@@ -97,27 +140,41 @@ def _errors(*codes: int) -> dict:
     return {str(c): {"description": _MEANING[c], "content": _json("Error")} for c in codes}
 
 
-_MEANING = {400: "a parameter or the body breaks a rule (named in errors)", 401: "no or a wrong token",
-            403: "the token may not do this (a read-only token; a retraction: not the run's uploader nor an admin)",
-            404: "nothing stored matches", 409: "run_id stored with other content, or already retracted",
-            413: "body too large", 415: "not application/json, or an encoding other than gzip",
-            422: "invalid input: the bundle, or the retraction's run_id or reason (fields named)",
-            500: "an unexpected server error (logged; never the client's input)",
-            503: "the store is unavailable (disk full, locked, damaged); retry after Retry-After seconds"}
+_MEANING = {
+    400: "a parameter or the body breaks a rule (named in errors)",
+    401: "no or a wrong token",
+    403: "the token may not do this (a read-only token; a retraction: not the run's uploader nor an admin)",
+    404: "nothing stored matches",
+    409: "run_id stored with other content, or already retracted",
+    413: "body too large",
+    415: "not application/json, or an encoding other than gzip",
+    422: "invalid input: the bundle, or the retraction's run_id or reason (fields named)",
+    500: "an unexpected server error (logged; never the client's input)",
+    503: "the store is unavailable (disk full, locked, damaged); retry after Retry-After seconds",
+}
 
 
 def _get(summary: str, params: list[dict]) -> dict:
-    return {"summary": summary, "parameters": params,
-            "responses": {"200": {"description": "the answer", "content": _json("Ok")}, **_errors(400, 404, 503)}}
+    return {
+        "summary": summary,
+        "parameters": params,
+        "responses": {"200": {"description": "the answer", "content": _json("Ok")}, **_errors(400, 404, 503)},
+    }
 
 
 def _upload() -> dict:
-    return {"summary": "upload one result bundle (docs/bundle.md)",
-            "requestBody": {"required": True, "content": {"application/json": {"schema": {"$ref": _REF.format(
-                model="Bundle")}}}},
-            "responses": {"201": {"description": "stored", "content": _json("Ok")},
-                          "200": {"description": "already present (same run_id, same content)", "content": _json("Ok")},
-                          **_errors(400, 401, 403, 409, 413, 415, 422, 503)}}
+    return {
+        "summary": "upload one result bundle (docs/bundle.md)",
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": _REF.format(model="Bundle")}}},
+        },
+        "responses": {
+            "201": {"description": "stored", "content": _json("Ok")},
+            "200": {"description": "already present (same run_id, same content)", "content": _json("Ok")},
+            **_errors(400, 401, 403, 409, 413, 415, 422, 503),
+        },
+    }
 
 
 # a character neither JSON Schema's \s nor Python's str.strip takes for white space: a reason the schema allows is
@@ -130,15 +187,41 @@ def _retract() -> dict:
     refused for its run_id or reason; the 422 that a broken rule gets, documented."""
     from db.store.retract import MAX_REASON, RUN_ID_PATTERN
 
-    return {"summary": "retract a run (the uploading token or an admin token): it leaves every comparison",
-            "parameters": [_param("run_id", "the run's id: 32 lower-case hex digits", where="path",
-                                  schema={"type": "string", "pattern": RUN_ID_PATTERN})],
-            "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                "type": "object", "required": ["reason"], "properties": {"reason": {
-                    "type": "string", "minLength": 1, "maxLength": MAX_REASON, "pattern": _NOT_BLANK,
-                    "description": f"why: not blank, at most {MAX_REASON} characters"}}}}}},
-            "responses": {"200": {"description": "retracted: who, when, why", "content": _json("Ok")},
-                          **_errors(400, 401, 403, 404, 409, 413, 422, 503)}}
+    return {
+        "summary": "retract a run (the uploading token or an admin token): it leaves every comparison",
+        "parameters": [
+            _param(
+                "run_id",
+                "the run's id: 32 lower-case hex digits",
+                where="path",
+                schema={"type": "string", "pattern": RUN_ID_PATTERN},
+            )
+        ],
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["reason"],
+                        "properties": {
+                            "reason": {
+                                "type": "string",
+                                "minLength": 1,
+                                "maxLength": MAX_REASON,
+                                "pattern": _NOT_BLANK,
+                                "description": f"why: not blank, at most {MAX_REASON} characters",
+                            }
+                        },
+                    }
+                }
+            },
+        },
+        "responses": {
+            "200": {"description": "retracted: who, when, why", "content": _json("Ok")},
+            **_errors(400, 401, 403, 404, 409, 413, 422, 503),
+        },
+    }
 
 
 OTHERS = {("post", "/api/v1/runs"): _upload, ("delete", "/api/v1/runs/{run_id}"): _retract}
@@ -157,8 +240,11 @@ def _operation(path: str, method: str) -> dict:
     params = _path_params(path, params)
     if method == "get":
         return _get(summary, params)
-    return {"summary": summary, "parameters": params,
-            "responses": {"200": {"description": "done", "content": _json("Ok")}, **_errors(400, 401, 404, 503)}}
+    return {
+        "summary": summary,
+        "parameters": params,
+        "responses": {"200": {"description": "done", "content": _json("Ok")}, **_errors(400, 401, 404, 503)},
+    }
 
 
 def document(routes) -> dict:
@@ -170,10 +256,16 @@ def document(routes) -> dict:
         if isinstance(route, Route) and route.path.startswith(PREFIX) and not isinstance(route, ApiNotFound):
             for method in sorted(m.lower() for m in route_methods(route)):
                 paths.setdefault(route.path, {})[method] = _operation(route.path, method)
-    return {"openapi": "3.1.0",
-            "info": {"title": "mpsbench API", "version": "1",
-                     "description": "Every error has one shape: {ok: false, status, error, errors: [{field, rule}]}."},
-            "paths": dict(sorted(paths.items())), "components": {"schemas": components}}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "mpsbench API",
+            "version": "1",
+            "description": "Every error has one shape: {ok: false, status, error, errors: [{field, rule}]}.",
+        },
+        "paths": dict(sorted(paths.items())),
+        "components": {"schemas": components},
+    }
 
 
 async def openapi_route(request: Request) -> JSONResponse:

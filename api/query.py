@@ -1,6 +1,7 @@
 """JSON twins of the pages: GET /api/v1/<page> calls the page's own view function (db/views) with the URL's
 parameters, so a page and its twin answer the same question the same way. Every number goes out beside its unit
 field (or a column named with its unit); errors in the one JSON error shape (api/errors.py)."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,14 +13,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from api.errors import error_response
+from db.errors import Problem, StoreError
 from db.query.plain import records
+from db.query.runs import RUN_FILTERS, list_runs
+from db.query.selectors import parse_selector
 from db.review.review import Review
 from db.review.summary import review_answer
 from db.views.compare import compare_answer
-from api.errors import error_response
-from db.errors import Problem, StoreError
-from db.query.runs import RUN_FILTERS, list_runs
-from db.query.selectors import parse_selector
 from db.views.correctness import correctness_view
 from db.views.matrix import matrix_view
 from db.views.memory import memory_view
@@ -45,12 +46,14 @@ def answer_json(answer: Any) -> dict[str, Any]:
 
 def twin(view: Callable) -> Callable:
     """GET route of a page's JSON twin: view(engine, query parameters) → {"ok": true, …the answer's fields}."""
+
     async def route(request: Request) -> JSONResponse:
         try:
             answer = await run_in_threadpool(view, _engine(), dict(request.query_params))
         except StoreError as exc:
             return error_response(exc)
         return JSONResponse({"ok": True, **answer_json(answer)})
+
     return route
 
 
@@ -68,7 +71,9 @@ async def runs_route(request: Request) -> JSONResponse:
     try:
         unknown = [k for k in params if k not in RUN_FILTERS + ("limit",)]
         if unknown:
-            raise StoreError(400, f"{unknown[0]}: unknown filter", [Problem(unknown[0], f"allowed: {', '.join(RUN_FILTERS)}, limit")])
+            raise StoreError(
+                400, f"{unknown[0]}: unknown filter", [Problem(unknown[0], f"allowed: {', '.join(RUN_FILTERS)}, limit")]
+            )
         frame = await run_in_threadpool(list_runs, _engine(), params)
     except StoreError as exc:
         return error_response(exc)
@@ -98,13 +103,15 @@ async def claims_route(request: Request) -> JSONResponse:
     return JSONResponse({"ok": True, "claims": records(frame)})
 
 
-ROUTES = [Route("/api/v1/claims", claims_route, methods=["GET"]),
-          Route("/api/v1/overview", twin(overview), methods=["GET"]),
-          Route("/api/v1/trends", twin(trend_view), methods=["GET"]),
-          Route("/api/v1/matrix", twin(matrix_view), methods=["GET"]),
-          Route("/api/v1/memory", twin(memory_view), methods=["GET"]),
-          Route("/api/v1/correctness", twin(correctness_view), methods=["GET"]),
-          Route("/api/v1/noise", twin(noise_view), methods=["GET"]),
-          Route("/api/v1/regressions", regressions_route, methods=["GET"]),
-          Route("/api/v1/compare", compare_route, methods=["GET"]),
-          Route("/api/v1/runs", runs_route, methods=["GET"])]
+ROUTES = [
+    Route("/api/v1/claims", claims_route, methods=["GET"]),
+    Route("/api/v1/overview", twin(overview), methods=["GET"]),
+    Route("/api/v1/trends", twin(trend_view), methods=["GET"]),
+    Route("/api/v1/matrix", twin(matrix_view), methods=["GET"]),
+    Route("/api/v1/memory", twin(memory_view), methods=["GET"]),
+    Route("/api/v1/correctness", twin(correctness_view), methods=["GET"]),
+    Route("/api/v1/noise", twin(noise_view), methods=["GET"]),
+    Route("/api/v1/regressions", regressions_route, methods=["GET"]),
+    Route("/api/v1/compare", compare_route, methods=["GET"]),
+    Route("/api/v1/runs", runs_route, methods=["GET"]),
+]

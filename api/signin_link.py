@@ -7,6 +7,7 @@ in the address bar or in the session history (the redirect replaces the entry), 
 reload stays signed in. An unknown token gets no cookie and `signin=refused` in its place, which the page names.
 `signin_code` (a one-use ticket the Sign in form makes for a typed token) is exchanged the same way.
 """
+
 from __future__ import annotations
 
 from urllib.parse import parse_qsl, urlencode
@@ -46,14 +47,22 @@ class SignInLink:
             session = issue(tokens[0].strip()) if tokens else redeem(codes[0])
         except StoreError:  # sessions are off (e.g. a refused secret file): the page says so on sign-in
             session = None
-        rest = ([(k, v) for k, v in query if k not in ("token", "signin_code", "signin")]
-                + ([] if session else [("signin", "refused")]))
+        rest = [(k, v) for k, v in query if k not in ("token", "signin_code", "signin")] + (
+            [] if session else [("signin", "refused")]
+        )
         # one leading slash: a path "//evil.example" (sent as /%2Fevil.example) must not become another site's URL
         path = "/" + scope["path"].lstrip("/")
         target = scope.get("root_path", "") + path + (f"?{urlencode(rest)}" if rest else "")
         response = RedirectResponse(target, status_code=303, headers={"Cache-Control": "no-store"})
         if session:
             secure = served_as(request)[0] == "https"
-            response.set_cookie(COOKIE, session, max_age=SESSION_HOURS * 3600, path=scope.get("root_path") or "/",
-                                httponly=True, samesite="strict", secure=secure)
+            response.set_cookie(
+                COOKIE,
+                session,
+                max_age=SESSION_HOURS * 3600,
+                path=scope.get("root_path") or "/",
+                httponly=True,
+                samesite="strict",
+                secure=secure,
+            )
         await response(scope, receive, send)

@@ -1,5 +1,6 @@
 """JSON twin of the Sweeps page: GET /api/v1/sweeps (the list) and GET /api/v1/sweeps/{sweep} (builds, runs in
 order, A/A pairs, the comparisons with their selectors). Same view functions as the page (db.views.sweeps)."""
+
 from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
@@ -26,9 +27,18 @@ async def sweep_route(request: Request) -> JSONResponse:
         found = await run_in_threadpool(sweep_detail, _engine(), request.path_params["sweep"])
     except StoreError as exc:
         return error_response(exc)
-    return json_ok({"sweep": found.sweep, "builds": records(found.builds), "runs": records(found.runs),
-                    "aa_pairs": records(found.aa_pairs), "comparisons": records(found.comparisons)})
+    return json_ok(
+        {
+            "sweep": found.sweep,
+            "builds": records(found.builds),
+            "runs": records(found.runs),
+            "aa_pairs": records(found.aa_pairs),
+            "comparisons": records(found.comparisons),
+        }
+    )
 
 
-ROUTES = [Route("/api/v1/sweeps", sweeps_route, methods=["GET"]),
-          Route("/api/v1/sweeps/{sweep}", sweep_route, methods=["GET"])]
+ROUTES = [
+    Route("/api/v1/sweeps", sweeps_route, methods=["GET"]),
+    Route("/api/v1/sweeps/{sweep}", sweep_route, methods=["GET"]),
+]

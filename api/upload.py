@@ -10,6 +10,7 @@ memory). Statuses: 201 new, 200 already present, 400 not UTF-8 JSON, 401 token, 
 A stored new run is queued for the release review's webhook (api/notify.py, MPSBENCH_NOTIFY_URL) after the
 ingest: the answer never waits for the review or the post.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,6 +29,7 @@ from db.ingest.core import ingest_bundle
 from db.ingest.limits import max_upload_bytes
 from db.store.engine import shared_store
 from db.store.upkeep import catch_up_soon
+
 
 def _limit() -> int:
     return max_upload_bytes()
@@ -68,8 +70,9 @@ def _decoded(request: Request, body: bytes, limit: int) -> bytes:
     except zlib.error as exc:
         raise StoreError(400, f"body is not valid gzip: {exc}") from None
     if len(out) > limit:
-        raise StoreError(413, f"the decompressed bundle is larger than the limit of {_words(limit)} "
-                              "(MPSBENCH_MAX_UPLOAD_MB)")
+        raise StoreError(
+            413, f"the decompressed bundle is larger than the limit of {_words(limit)} (MPSBENCH_MAX_UPLOAD_MB)"
+        )
     if not inflate.eof:
         raise StoreError(400, "body is not valid gzip: the stream is truncated")
     return out
@@ -82,8 +85,13 @@ async def upload_run(request: Request):
         if kind != "application/json":
             raise StoreError(415, f"Content-Type must be application/json, not {kind or 'missing'!r}")
         limit = _limit()
-        body = _decoded(request, await _read_body(
-            request, limit, f"bundle is larger than the limit of {_words(limit)} (MPSBENCH_MAX_UPLOAD_MB)"), limit)
+        body = _decoded(
+            request,
+            await _read_body(
+                request, limit, f"bundle is larger than the limit of {_words(limit)} (MPSBENCH_MAX_UPLOAD_MB)"
+            ),
+            limit,
+        )
         outcome = await run_in_threadpool(ingest_bundle, shared_store(), body, who.name)
     except StoreError as err:
         return error_response(err)
@@ -109,15 +117,19 @@ async def retract(request: Request):
         try:
             doc = json.loads(body.decode("utf-8")) if body else {}
         except (UnicodeDecodeError, ValueError, RecursionError):
-            raise StoreError(400, "body must be UTF-8 JSON: {\"reason\": \"…\"}",
-                             [Problem("reason", "send a JSON object with a reason")]) from None
+            raise StoreError(
+                400, 'body must be UTF-8 JSON: {"reason": "…"}', [Problem("reason", "send a JSON object with a reason")]
+            ) from None
         reason = doc.get("reason") if isinstance(doc, dict) else None
-        done = await run_in_threadpool(retract_run, shared_store(), request.path_params["run_id"], reason,
-                                       who.name, who.role == "admin")
+        done = await run_in_threadpool(
+            retract_run, shared_store(), request.path_params["run_id"], reason, who.name, who.role == "admin"
+        )
     except StoreError as err:
         return error_response(err)
     return _then_upkeep(json_ok(done), True)
 
 
-ROUTES = [Route("/api/v1/runs", upload_run, methods=["POST"]),
-          Route("/api/v1/runs/{run_id}", retract, methods=["DELETE"])]
+ROUTES = [
+    Route("/api/v1/runs", upload_run, methods=["POST"]),
+    Route("/api/v1/runs/{run_id}", retract, methods=["DELETE"]),
+]

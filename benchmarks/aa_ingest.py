@@ -6,6 +6,7 @@ timed run recomputes the model's figures of its groups over all of that chip's p
 Usage: python benchmarks/aa_ingest.py [--rows N] [--machines M] [--db PATH] [--repeats K] [--tiny] [--json]
 (default 1,000,000 rows on 50 machines)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,8 +18,9 @@ import time
 import uuid
 from pathlib import Path
 
-import db.ingest.core
 from dashboard import DTYPES, MACHINES, PER_RUN, WORKLOADS, generate
+
+import db.ingest.core
 from db.store.engine import open_store
 
 
@@ -28,17 +30,30 @@ def repeat_bundle() -> dict:
     for j in range(PER_RUN):
         value = 10.0 + j % 97
         bandwidth = j % 10 == 9
-        results.append({"workload": WORKLOADS[j % 6], "suite": "kernels", "params": {"n": j // 18},
-                        "dtype": DTYPES[(j // 6) % 3], "compile": "eager",
-                        "metric": "achieved_bandwidth" if bandwidth else "op_time", "unit": "GB/s" if bandwidth else "µs",
-                        "status": "ok", "samples": [(1000.0 / value if bandwidth else value) * (1 + 0.001 * k)
-                                                    for k in range(5)]})
-    return {"schema_version": 1, "run_id": uuid.uuid4().hex, "started_at": "2026-12-02T10:00:00+00:00",
-            "ended_at": "2026-12-02T10:05:00+00:00", "complete": True,
-            "machine": {"name": "mac-0", "os": "macOS", "chip": "Apple M1 Max", "gpu_cores": 40},
-            "build": {"torch_version": "2.10.0", "channel": "stable", "python_version": "3.11",
-                      "collector_version": "0.1"},
-            "device": {"type": "mps", "name": "Apple M1 Max"}, "results": results}
+        results.append(
+            {
+                "workload": WORKLOADS[j % 6],
+                "suite": "kernels",
+                "params": {"n": j // 18},
+                "dtype": DTYPES[(j // 6) % 3],
+                "compile": "eager",
+                "metric": "achieved_bandwidth" if bandwidth else "op_time",
+                "unit": "GB/s" if bandwidth else "µs",
+                "status": "ok",
+                "samples": [(1000.0 / value if bandwidth else value) * (1 + 0.001 * k) for k in range(5)],
+            }
+        )
+    return {
+        "schema_version": 1,
+        "run_id": uuid.uuid4().hex,
+        "started_at": "2026-12-02T10:00:00+00:00",
+        "ended_at": "2026-12-02T10:05:00+00:00",
+        "complete": True,
+        "machine": {"name": "mac-0", "os": "macOS", "chip": "Apple M1 Max", "gpu_cores": 40},
+        "build": {"torch_version": "2.10.0", "channel": "stable", "python_version": "3.11", "collector_version": "0.1"},
+        "device": {"type": "mps", "name": "Apple M1 Max"},
+        "results": results,
+    }
 
 
 def measure(path: Path, repeats: int) -> dict:
@@ -60,10 +75,13 @@ def measure(path: Path, repeats: int) -> dict:
         db.ingest.core.store_pairs_of_run = real
         engine.dispose()
     med = {k: statistics.median(v) for k, v in times.items()}
-    return {"median_ms": {k: round(1000 * v, 1) for k, v in med.items()},
-            "all_ms": {k: [round(1000 * x, 1) for x in v] for k, v in times.items()},
-            "ratio_with_over_without": round(med["with_pairs"] / med["without_pairs"], 2),
-            "aa_pairs_after": pairs, "groups": groups}
+    return {
+        "median_ms": {k: round(1000 * v, 1) for k, v in med.items()},
+        "all_ms": {k: [round(1000 * x, 1) for x in v] for k, v in times.items()},
+        "ratio_with_over_without": round(med["with_pairs"] / med["without_pairs"], 2),
+        "aa_pairs_after": pairs,
+        "groups": groups,
+    }
 
 
 def main() -> None:
@@ -86,8 +104,10 @@ def main() -> None:
             shape = {"copied_from": str(args.db)}
         else:
             shape = generate(path, args.rows, machines=args.machines)
-        figures = {"store": {**shape, "prepare_s": round(time.perf_counter() - start, 1)},
-                   "repeat_run_ingest": measure(path, args.repeats)}
+        figures = {
+            "store": {**shape, "prepare_s": round(time.perf_counter() - start, 1)},
+            "repeat_run_ingest": measure(path, args.repeats),
+        }
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(json.dumps(figures, indent=2) if args.json else "\n".join(f"{k}: {v}" for k, v in figures.items()))

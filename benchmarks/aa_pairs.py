@@ -12,13 +12,14 @@ against the same step pairing all its N−1 predecessors (timed in alternation, 
 Usage: python benchmarks/aa_pairs.py [--runs N] [--cases C] [--repeats K] [--tiny] [--json]
 (--tiny: 12 runs of 20 cases, what the tests run)
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 import resource
-import sys
 import statistics
+import sys
 import tempfile
 import time
 import uuid
@@ -34,15 +35,37 @@ RSS_PER_MIB = 2**20 if sys.platform == "darwin" else 2**10  # ru_maxrss: bytes o
 
 
 def run_bundle(rng, cases: int) -> bytes:
-    results = [{"workload": "softmax", "suite": "kernels", "params": {"n": j}, "dtype": "float32",
-                "compile": "eager", "metric": "op_time", "unit": "µs", "status": "ok",
-                "samples": [float(v) for v in (10.0 + j % 97) * (1 + 0.01 * (rng.random(5) - 0.5))]}
-               for j in range(cases)]
-    return json.dumps({"schema_version": 1, "run_id": uuid.uuid4().hex, "started_at": "2026-12-02T10:00:00+00:00",
-                       "complete": True, "machine": {"name": "mac-0", "os": "macOS", "chip": "Apple M1 Max"},
-                       "build": {"torch_version": "2.10.0", "channel": "stable", "python_version": "3.11",
-                                 "collector_version": "0.1"},
-                       "device": {"type": "mps", "name": "Apple M1 Max"}, "results": results}).encode()
+    results = [
+        {
+            "workload": "softmax",
+            "suite": "kernels",
+            "params": {"n": j},
+            "dtype": "float32",
+            "compile": "eager",
+            "metric": "op_time",
+            "unit": "µs",
+            "status": "ok",
+            "samples": [float(v) for v in (10.0 + j % 97) * (1 + 0.01 * (rng.random(5) - 0.5))],
+        }
+        for j in range(cases)
+    ]
+    return json.dumps(
+        {
+            "schema_version": 1,
+            "run_id": uuid.uuid4().hex,
+            "started_at": "2026-12-02T10:00:00+00:00",
+            "complete": True,
+            "machine": {"name": "mac-0", "os": "macOS", "chip": "Apple M1 Max"},
+            "build": {
+                "torch_version": "2.10.0",
+                "channel": "stable",
+                "python_version": "3.11",
+                "collector_version": "0.1",
+            },
+            "device": {"type": "mps", "name": "Apple M1 Max"},
+            "results": results,
+        }
+    ).encode()
 
 
 def _peak_rss_mib() -> float:
@@ -80,15 +103,26 @@ def measure(runs: int, cases: int, repeats: int) -> dict:
         engine.dispose()
     marks = sorted({max(1, runs // 4), max(1, runs // 2), runs})
     k = aa_pairs.PARTNERS
-    return {"runs": runs, "cases": cases, "partners": k,
-            "per_run_ms": {str(m): {"ingest": round(1000 * statistics.median(ingest[max(0, m - 5):m]), 1),
-                                    "pairs_step": round(1000 * statistics.median(step[max(0, m - 5):m]), 1)}
-                           for m in marks},
-            "aa_pairs": pairs, "aa_pairs_bound": cases * sum(min(r, k) for r in range(runs)),
-            "aa_pairs_if_every_pair": cases * runs * (runs - 1) // 2,
-            "peak_rss_mib": {"after_bounded_ingests": round(rss_bounded, 1), "after_all_pairs_step":
-                             round(_peak_rss_mib(), 1)},
-            "last_run_pairs_step": ratio}
+    return {
+        "runs": runs,
+        "cases": cases,
+        "partners": k,
+        "per_run_ms": {
+            str(m): {
+                "ingest": round(1000 * statistics.median(ingest[max(0, m - 5) : m]), 1),
+                "pairs_step": round(1000 * statistics.median(step[max(0, m - 5) : m]), 1),
+            }
+            for m in marks
+        },
+        "aa_pairs": pairs,
+        "aa_pairs_bound": cases * sum(min(r, k) for r in range(runs)),
+        "aa_pairs_if_every_pair": cases * runs * (runs - 1) // 2,
+        "peak_rss_mib": {
+            "after_bounded_ingests": round(rss_bounded, 1),
+            "after_all_pairs_step": round(_peak_rss_mib(), 1),
+        },
+        "last_run_pairs_step": ratio,
+    }
 
 
 def _bounded_vs_all(engine, run_id: str, runs: int, repeats: int) -> dict:
@@ -103,8 +137,11 @@ def _bounded_vs_all(engine, run_id: str, runs: int, repeats: int) -> dict:
                     times[mode].append(time.perf_counter() - start)
                     tx.rollback()
     med = {m: statistics.median(t) for m, t in times.items()}
-    return {"median_ms": {m: round(1000 * v, 1) for m, v in med.items()},
-            "all_earlier_over_bounded": round(med["all_earlier"] / med["bounded"], 2), "repeats": repeats}
+    return {
+        "median_ms": {m: round(1000 * v, 1) for m, v in med.items()},
+        "all_earlier_over_bounded": round(med["all_earlier"] / med["bounded"], 2),
+        "repeats": repeats,
+    }
 
 
 def main() -> None:
@@ -121,19 +158,29 @@ def main() -> None:
     if args.json:
         print(json.dumps(out, indent=2))
         return
-    print(f"{out['runs']} runs of one build on one machine, {out['cases']} cases each; each run pairs with its "
-          f"{out['partners']} most recent predecessors")
+    print(
+        f"{out['runs']} runs of one build on one machine, {out['cases']} cases each; each run pairs with its "
+        f"{out['partners']} most recent predecessors"
+    )
     for mark, ms in out["per_run_ms"].items():
-        print(f"  near run {mark:>4}: ingest {ms['ingest']:8.1f} ms/run, of which the pairs step "
-              f"{ms['pairs_step']:7.1f} ms")
-    print(f"  A/A pairs stored: {out['aa_pairs']:,} (bound {out['aa_pairs_bound']:,}; pairing every two runs: "
-          f"{out['aa_pairs_if_every_pair']:,})")
+        print(
+            f"  near run {mark:>4}: ingest {ms['ingest']:8.1f} ms/run, of which the pairs step "
+            f"{ms['pairs_step']:7.1f} ms"
+        )
+    print(
+        f"  A/A pairs stored: {out['aa_pairs']:,} (bound {out['aa_pairs_bound']:,}; pairing every two runs: "
+        f"{out['aa_pairs_if_every_pair']:,})"
+    )
     last = out["last_run_pairs_step"]
-    print(f"  last run's pairs step: {last['median_ms']['bounded']} ms bounded vs {last['median_ms']['all_earlier']} "
-          f"ms pairing all {out['runs'] - 1} earlier runs ({last['all_earlier_over_bounded']}×, same run)")
+    print(
+        f"  last run's pairs step: {last['median_ms']['bounded']} ms bounded vs {last['median_ms']['all_earlier']} "
+        f"ms pairing all {out['runs'] - 1} earlier runs ({last['all_earlier_over_bounded']}×, same run)"
+    )
     rss = out["peak_rss_mib"]
-    print(f"  peak RSS: {rss['after_bounded_ingests']} MiB after the ingests, {rss['after_all_pairs_step']} MiB "
-          "after the all-pairs step")
+    print(
+        f"  peak RSS: {rss['after_bounded_ingests']} MiB after the ingests, {rss['after_all_pairs_step']} MiB "
+        "after the all-pairs step"
+    )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ and range) per bisect. The planted builds are CPU builds: these figures are not 
 Usage: python -m benchmarks.bisect_builds [--builds 16] [--positions 10 | --at 2,7,13] [--factors 2,1.25]
        [--processes 3] [--rounds 4] [--idle-wait S] [--json] [--tiny]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,11 +32,11 @@ from benchmarks.disturbance import SITECUSTOMIZE
 ROOT = Path(__file__).resolve().parents[1]
 CASE = 'softmax|{"rows":8,"vocab":151936}|float32|eager'  # the largest quick softmax: its slowdown stands out
 FIRST_DAY = date(2026, 9, 1)
-_VERSION = '''
+_VERSION = """
 if _F is not None:  # the planted nightly's identity: its version and git hash
     torch.__version__ = torch.torch_version.TorchVersion({version!r})
     torch.version.git_version = {git!r}
-'''
+"""
 
 
 def planted_version(i: int) -> tuple[str, str]:
@@ -55,25 +56,47 @@ def plant(folder: Path, n: int, first_bad: int, factor: float, python: str = sys
         (home / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE + _VERSION.format(version=version, git=git))
         slow = f"{factor:g}" if i >= first_bad else "1"
         wrapper = home / "bin" / "python"
-        wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{home / "site"}:$PYTHONPATH" MPSBENCH_PLANTED_FACTOR={slow} '
-                           f'exec "{python}" "$@"\n')
+        wrapper.write_text(
+            f'#!/bin/sh\nPYTHONPATH="{home / "site"}:$PYTHONPATH" MPSBENCH_PLANTED_FACTOR={slow} exec "{python}" "$@"\n'
+        )
         wrapper.chmod(0o755)
         out.append(wrapper)
     return out
 
 
-def bisect_once(base: Path, n: int, first_bad: int, factor: float, processes: int, rounds: int,
-                idle_wait: float | None, env: dict) -> dict:
+def bisect_once(
+    base: Path, n: int, first_bad: int, factor: float, processes: int, rounds: int, idle_wait: float | None, env: dict
+) -> dict:
     """One real `mpsbench bisect` over n planted builds; its outcome scored."""
     pythons = plant(base / "builds", n, first_bad, factor)
-    args = ["--good", f"python={pythons[0]}", "--bad", f"python={pythons[-1]}",
-            *[x for p in pythons[1:-1] for x in ("--between", f"python={p}")], "--case", CASE, "--device", "cpu",
-            "--processes", str(processes), "--rounds", str(rounds), "--machine-name", "bench",
-            "--db", str(base / "store.duckdb"), "--out", str(base / "runs"), "--envs", str(base / "envs")]
+    args = [
+        "--good",
+        f"python={pythons[0]}",
+        "--bad",
+        f"python={pythons[-1]}",
+        *[x for p in pythons[1:-1] for x in ("--between", f"python={p}")],
+        "--case",
+        CASE,
+        "--device",
+        "cpu",
+        "--processes",
+        str(processes),
+        "--rounds",
+        str(rounds),
+        "--machine-name",
+        "bench",
+        "--db",
+        str(base / "store.duckdb"),
+        "--out",
+        str(base / "runs"),
+        "--envs",
+        str(base / "envs"),
+    ]
     args += ["--idle-wait", f"{idle_wait:g}"] if idle_wait is not None else []
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "mpsbench", "bisect", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "mpsbench", "bisect", *args], cwd=ROOT, env=env, capture_output=True, text=True
+    )
     seconds = time.perf_counter() - start
     return {"first_bad": first_bad, "factor": factor, "seconds": seconds, **score(done, first_bad)}
 
@@ -87,8 +110,9 @@ def score(done: subprocess.CompletedProcess, first_bad: int) -> dict:
     elif done.returncode == 3 and "not found" in done.stdout:
         outcome = "unclear"
     else:
-        raise SystemExit(f"ERROR: bisect failed (exit {done.returncode}):\n{done.stdout[-2000:]}\n"
-                         f"{done.stderr[-2000:]}")
+        raise SystemExit(
+            f"ERROR: bisect failed (exit {done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        )
     return {"outcome": outcome, "steps": steps, "answer": done.stdout.strip().splitlines()[-8:]}
 
 
@@ -108,9 +132,14 @@ def summarize(results: list[dict], n: int) -> dict:
     for factor in sorted({r["factor"] for r in results}, reverse=True):
         rs = [r for r in results if r["factor"] == factor]
         counts = {k: sum(r["outcome"] == k for r in rs) for k in ("right", "unclear", "wrong")}
-        out[f"{factor:g}x"] = {**counts, "bisects": len(rs), "right_rate": counts["right"] / len(rs),
-                               "steps": _spread([r["steps"] for r in rs]), "seconds": _spread([r["seconds"] for r in rs]),
-                               "step_bound": math.ceil(math.log2(n)) + 2}
+        out[f"{factor:g}x"] = {
+            **counts,
+            "bisects": len(rs),
+            "right_rate": counts["right"] / len(rs),
+            "steps": _spread([r["steps"] for r in rs]),
+            "seconds": _spread([r["seconds"] for r in rs]),
+            "step_bound": math.ceil(math.log2(n)) + 2,
+        }
     return out
 
 
@@ -141,23 +170,41 @@ def main() -> None:
         for factor in factors:
             for k in at:
                 print(f"bisecting {a.builds} builds, first bad {k + 1}, {factor:g}x …", file=sys.stderr, flush=True)
-                results.append(bisect_once(Path(tmp) / f"{factor:g}-{k}", a.builds, k, factor, a.processes,
-                                           a.rounds, a.idle_wait, env))
-                print(f"  {results[-1]['outcome']} in {results[-1]['steps']} steps, "
-                      f"{results[-1]['seconds']:.0f} s", file=sys.stderr, flush=True)
-    out = {"builds": a.builds, "processes": a.processes, "rounds": a.rounds, "idle_wait_s": a.idle_wait, "case": CASE, "device": "cpu",
-           "factors": summarize(results, a.builds), "bisects": results}
+                results.append(
+                    bisect_once(
+                        Path(tmp) / f"{factor:g}-{k}", a.builds, k, factor, a.processes, a.rounds, a.idle_wait, env
+                    )
+                )
+                print(
+                    f"  {results[-1]['outcome']} in {results[-1]['steps']} steps, {results[-1]['seconds']:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    out = {
+        "builds": a.builds,
+        "processes": a.processes,
+        "rounds": a.rounds,
+        "idle_wait_s": a.idle_wait,
+        "case": CASE,
+        "device": "cpu",
+        "factors": summarize(results, a.builds),
+        "bisects": results,
+    }
     if a.json:
         print(json.dumps(out, indent=1))
         return
     wait = "the collector's" if a.idle_wait is None else f"{a.idle_wait:g} s"
-    print(f"{a.builds} planted CPU nightlies, {CASE}, {a.processes} processes a run, at most {a.rounds} rounds a "
-          f"step, idle wait {wait}")
+    print(
+        f"{a.builds} planted CPU nightlies, {CASE}, {a.processes} processes a run, at most {a.rounds} rounds a "
+        f"step, idle wait {wait}"
+    )
     for name, f in out["factors"].items():
-        print(f"  {name}: {f['right']} right, {f['unclear']} unclear, {f['wrong']} wrong of {f['bisects']} bisects "
-              f"({100 * f['right_rate']:.0f} % right); steps {f['steps']['median']} (median; {f['steps']['min']}–"
-              f"{f['steps']['max']}, bound {f['step_bound']}); {f['seconds']['median']:.0f} s a bisect (median; "
-              f"{f['seconds']['min']:.0f}–{f['seconds']['max']:.0f} s)")
+        print(
+            f"  {name}: {f['right']} right, {f['unclear']} unclear, {f['wrong']} wrong of {f['bisects']} bisects "
+            f"({100 * f['right_rate']:.0f} % right); steps {f['steps']['median']} (median; {f['steps']['min']}–"
+            f"{f['steps']['max']}, bound {f['step_bound']}); {f['seconds']['median']:.0f} s a bisect (median; "
+            f"{f['seconds']['min']:.0f}–{f['seconds']['max']:.0f} s)"
+        )
 
 
 if __name__ == "__main__":

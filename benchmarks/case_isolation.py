@@ -7,6 +7,7 @@ Worker start: a fresh `spawn`ed worker until it says ready (interpreter start, i
 collector, the adapter): paid once per run and again after each crash or timeout.
 Usage: python benchmarks/case_isolation.py [--json] [--tiny] [--cases N] [--rounds N] [--starts N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,12 +68,22 @@ def measure(cases: int, rounds: int, starts: int) -> dict:
         start_s.append(worker.start_s)
         worker.close()
     med_in, med_iso = statistics.median(in_process), statistics.median(isolated)
-    return {"cases_per_block": cases, "rounds": rounds, "n_cases_each": len(in_process),
-            "in_process_case_ms": med_in * 1e3, "isolated_case_ms": med_iso * 1e3,
-            "overhead_per_case_ms": (med_iso - med_in) * 1e3,
-            "isolated_case_ms_iqr": _iqr(isolated) * 1e3, "in_process_case_ms_iqr": _iqr(in_process) * 1e3,
-            "worker_starts": starts, "worker_start_s": statistics.median(start_s), "worker_start_s_all": start_s,
-            "load_1min_before": load_before[0], "load_1min_after": os.getloadavg()[0], "cpus": os.cpu_count()}
+    return {
+        "cases_per_block": cases,
+        "rounds": rounds,
+        "n_cases_each": len(in_process),
+        "in_process_case_ms": med_in * 1e3,
+        "isolated_case_ms": med_iso * 1e3,
+        "overhead_per_case_ms": (med_iso - med_in) * 1e3,
+        "isolated_case_ms_iqr": _iqr(isolated) * 1e3,
+        "in_process_case_ms_iqr": _iqr(in_process) * 1e3,
+        "worker_starts": starts,
+        "worker_start_s": statistics.median(start_s),
+        "worker_start_s_all": start_s,
+        "load_1min_before": load_before[0],
+        "load_1min_after": os.getloadavg()[0],
+        "cpus": os.cpu_count(),
+    }
 
 
 def _iqr(values: list[float]) -> float:
@@ -94,15 +105,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(found, indent=1))
         return 0
-    print(f"trivial CPU case, {found['n_cases_each']} cases each way in {found['rounds']} alternating rounds; "
-          f"load {found['load_1min_before']:.1f} -> {found['load_1min_after']:.1f} on {found['cpus']} CPUs; medians:")
-    print(f"  in process:          {found['in_process_case_ms']:.2f} ms per case "
-          f"(IQR {found['in_process_case_ms_iqr']:.2f} ms)")
-    print(f"  in the case worker:  {found['isolated_case_ms']:.2f} ms per case "
-          f"(IQR {found['isolated_case_ms_iqr']:.2f} ms)")
+    print(
+        f"trivial CPU case, {found['n_cases_each']} cases each way in {found['rounds']} alternating rounds; "
+        f"load {found['load_1min_before']:.1f} -> {found['load_1min_after']:.1f} on {found['cpus']} CPUs; medians:"
+    )
+    print(
+        f"  in process:          {found['in_process_case_ms']:.2f} ms per case "
+        f"(IQR {found['in_process_case_ms_iqr']:.2f} ms)"
+    )
+    print(
+        f"  in the case worker:  {found['isolated_case_ms']:.2f} ms per case "
+        f"(IQR {found['isolated_case_ms_iqr']:.2f} ms)"
+    )
     print(f"  isolation overhead:  {found['overhead_per_case_ms']:+.2f} ms per case")
-    print(f"  worker start:        {found['worker_start_s']:.2f} s (median of {found['worker_starts']}; once per run "
-          "and after each crash or timeout)")
+    print(
+        f"  worker start:        {found['worker_start_s']:.2f} s (median of {found['worker_starts']}; once per run "
+        "and after each crash or timeout)"
+    )
     return 0
 
 

@@ -36,6 +36,7 @@ that reads the same selected rows and takes each case's median per side (BARE_SQ
 Usage: python benchmarks/dashboard.py [--rows N] [--machines M] [--db PATH] [--repeats K] [--interleave]
                                       [--no-browser] [--tiny] [--json] [--scaling [--sizes N,N,…]]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -87,7 +88,7 @@ def _runs_sql(n_runs: int, interleave: bool, machines: int, per_run: int) -> str
         command_line, device_type, device_name, env_json, libraries_json, tags_json, warnings_json, n_results)
       SELECT i + 1, md5('run' || i), 1, md5('sha' || i), now(), TIMESTAMP '2026-01-01' + INTERVAL (i) MINUTE, true,
         'mac-' || {m}, 'Apple M' || ({m} % {CHIPS} + 1) || ' Max', 40, 68719476736, 'macOS',
-        '2.' || (10 + {_build('i', n_runs, interleave, machines)}) || '.0', 'stable', '3.11', '0.1', 'mpsbench run',
+        '2.' || (10 + {_build("i", n_runs, interleave, machines)}) || '.0', 'stable', '3.11', '0.1', 'mpsbench run',
         'mps',
         'Apple M' || ({m} % {CHIPS} + 1) || ' Max', '{{}}', '{{}}', '{{}}', '[]', {per_run}
       FROM range({n_runs}) t(i)"""
@@ -114,8 +115,7 @@ def _results_sql(n_runs: int, interleave: bool, machines: int, per_run: int) -> 
       FROM (SELECT k // {per_run} AS r, k % {per_run} AS j FROM range({n_runs * per_run}) t(k)))"""
 
 
-def generate(path: Path, rows: int, interleave: bool = False, machines: int = MACHINES,
-             per_run: int = PER_RUN) -> dict:
+def generate(path: Path, rows: int, interleave: bool = False, machines: int = MACHINES, per_run: int = PER_RUN) -> dict:
     n_runs = max(2 * machines * REPEATS, rows // per_run)
     engine = open_store(str(path))  # the real store: tables, widened numbers, meta (data_version)
     with engine.begin() as conn:
@@ -128,8 +128,13 @@ def generate(path: Path, rows: int, interleave: bool = False, machines: int = MA
         side_cases.backfill(conn)  # each group's side summaries, as the upkeep keeps them
         n = duck.execute("SELECT count(*) FROM results").fetchone()[0]
     engine.dispose()
-    return {"rows": n, "runs": n_runs, "builds": n_runs // (machines * REPEATS), "machines": machines,
-            "builds_interleaved": interleave}
+    return {
+        "rows": n,
+        "runs": n_runs,
+        "builds": n_runs // (machines * REPEATS),
+        "machines": machines,
+        "builds_interleaved": interleave,
+    }
 
 
 def ready(path: Path) -> dict:
@@ -146,8 +151,12 @@ def ready(path: Path) -> dict:
 
 
 def _ms(times: list[float]) -> dict:
-    return {"median_ms": round(1000 * statistics.median(times), 1), "min_ms": round(1000 * min(times), 1),
-            "max_ms": round(1000 * max(times), 1), "repeats": len(times)}
+    return {
+        "median_ms": round(1000 * statistics.median(times), 1),
+        "min_ms": round(1000 * min(times), 1),
+        "max_ms": round(1000 * max(times), 1),
+        "repeats": len(times),
+    }
 
 
 # The floor for Compare: read the same selected rows and take each case's median per side, nothing else.
@@ -191,8 +200,13 @@ def time_compare(path: Path, params: dict, repeats: int, bare: bool = False) -> 
                 floor.append(time.perf_counter() - start)
             bare_cases = table.num_rows // 2  # one row per case and side
     engine.dispose()
-    figures = {"cold": _ms(cold), "warm": _ms(warm), "cases": len(result.cases), "families": len(result.families),
-               "unmatched": len(result.unmatched)}
+    figures = {
+        "cold": _ms(cold),
+        "warm": _ms(warm),
+        "cases": len(result.cases),
+        "families": len(result.families),
+        "unmatched": len(result.unmatched),
+    }
     if bare:
         figures["bare_duckdb"] = {**_ms(floor), "cases": bare_cases}
         figures["cold_vs_bare_ratio"] = round(statistics.median(cold) / statistics.median(floor), 2)
@@ -223,11 +237,26 @@ def _free_port() -> int:
 def _serve(path: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     env = {**os.environ, "MPSBENCH_DB": str(path)}
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-           str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-           "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.fileWatcherType",
+        "none",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     return proc, f"http://127.0.0.1:{port}"
 
 
@@ -248,8 +277,10 @@ def _wait_healthy(base: str, proc: subprocess.Popen, limit_s: float = 120.0) -> 
 
 
 _DRAWN = "[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg"
-_COMPLETE = (f'() => document.querySelectorAll("{_DRAWN}").length >= 2'  # the ratio and the samples chart
-             ' && document.querySelectorAll("[data-testid=stDataFrame]").length >= 3')
+_COMPLETE = (
+    f'() => document.querySelectorAll("{_DRAWN}").length >= 2'  # the ratio and the samples chart
+    ' && document.querySelectorAll("[data-testid=stDataFrame]").length >= 3'
+)
 
 
 def _page_times(page, url: str, limit_s: float) -> tuple[float, float]:
@@ -282,19 +313,25 @@ def time_browser(path: Path, reloads: int = 3, limit_s: float = 300.0) -> dict:
     finally:
         os.killpg(proc.pid, signal.SIGTERM)  # the process group started above
         proc.wait(timeout=30)
-    return {"server_start_s": round(startup, 2), "first_load": {"chart_s": round(first[0], 2),
-                                                                 "whole_page_s": round(first[1], 2)},
-            "reload": {"chart_s_median": round(statistics.median(t[0] for t in again), 2),
-                       "whole_page_s_median": round(statistics.median(t[1] for t in again), 2),
-                       "chart_s_all": [round(t[0], 2) for t in again]},
-            "reload_all_cases_table": {"chart_s": round(every[0], 2), "whole_page_s": round(every[1], 2)}}
+    return {
+        "server_start_s": round(startup, 2),
+        "first_load": {"chart_s": round(first[0], 2), "whole_page_s": round(first[1], 2)},
+        "reload": {
+            "chart_s_median": round(statistics.median(t[0] for t in again), 2),
+            "whole_page_s_median": round(statistics.median(t[1] for t in again), 2),
+            "chart_s_all": [round(t[0], 2) for t in again],
+        },
+        "reload_all_cases_table": {"chart_s": round(every[0], 2), "whole_page_s": round(every[1], 2)},
+    }
 
 
 def _chart_ratios(big: dict, small: dict) -> dict:
     if "skipped" in big or "skipped" in small:
         return {"skipped": big.get("skipped") or small.get("skipped")}
-    return {"first_load": round(big["first_load"]["chart_s"] / small["first_load"]["chart_s"], 2),
-            "reload": round(big["reload"]["chart_s_median"] / small["reload"]["chart_s_median"], 2)}
+    return {
+        "first_load": round(big["first_load"]["chart_s"] / small["first_load"]["chart_s"], 2),
+        "reload": round(big["reload"]["chart_s_median"] / small["reload"]["chart_s_median"], 2),
+    }
 
 
 def main() -> None:
@@ -308,8 +345,12 @@ def main() -> None:
     parser.add_argument("--reloads", type=int, default=3, help="page reloads timed in the browser")
     parser.add_argument("--tiny", action="store_true", help="8,000 rows, 2 machines, 1 repeat, 1 reload (seconds)")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--scaling", action="store_true", help="Compare, bare read, ingest of one run and the "
-                        "page at each --sizes, with each cost's fitted growth exponent (benchmarks/scaling.py)")
+    parser.add_argument(
+        "--scaling",
+        action="store_true",
+        help="Compare, bare read, ingest of one run and the "
+        "page at each --sizes, with each cost's fitted growth exponent (benchmarks/scaling.py)",
+    )
     parser.add_argument("--sizes", default="1000000,3000000,10000000", help="store sizes (rows) for --scaling")
     args = parser.parse_args()
     if args.scaling:
@@ -320,14 +361,22 @@ def main() -> None:
     path = args.db or workdir / "bench.duckdb"
     try:
         start = time.perf_counter()
-        shape = (generate(path, args.rows, args.interleave, args.machines) if not path.exists()
-                 else {"rows": "reused existing file", "upkeep": ready(path)})
-        figures = {"store": {**shape, "generate_s": round(time.perf_counter() - start, 1),
-                             "size_MiB": round(path.stat().st_size / 2**20)},
-                   "compare_all": time_compare(path, BASE, args.repeats, bare=True),
-                   "compare_filtered": time_compare(path, FILTERED, args.repeats),
-                   "compare_chip": time_compare(path, {**BASE, "scope": "chip"}, args.repeats, bare=True),
-                   "noise_view": time_noise(path, args.repeats)}
+        shape = (
+            generate(path, args.rows, args.interleave, args.machines)
+            if not path.exists()
+            else {"rows": "reused existing file", "upkeep": ready(path)}
+        )
+        figures = {
+            "store": {
+                **shape,
+                "generate_s": round(time.perf_counter() - start, 1),
+                "size_MiB": round(path.stat().st_size / 2**20),
+            },
+            "compare_all": time_compare(path, BASE, args.repeats, bare=True),
+            "compare_filtered": time_compare(path, FILTERED, args.repeats),
+            "compare_chip": time_compare(path, {**BASE, "scope": "chip"}, args.repeats, bare=True),
+            "noise_view": time_noise(path, args.repeats),
+        }
         if args.no_browser:
             figures["browser"] = {"skipped": "--no-browser"}
         else:
@@ -360,18 +409,25 @@ def scaling(args) -> None:
             page = None if args.no_browser else time_browser(path, max(1, args.reloads // 3))
             bundle_of = lambda: run_bundle(0, "2.11.0", PER_RUN, WORKLOADS, DTYPES, CHIPS, SAMPLES)  # noqa: E731
             ingest = time_ingest(path, bundle_of, repeats)
-            points.append({"rows": shape["rows"], "generate_s": round(generated, 1),
-                           "compare_cold_ms": cmp["cold"]["median_ms"], "bare_ms": cmp["bare_duckdb"]["median_ms"],
-                           "ingest_one_run_ms": ingest["median_ms"],
-                           "page_chart_s": page["first_load"]["chart_s"] if page and "skipped" not in page else None,
-                           "page_reload_chart_s": page["reload"]["chart_s_median"]
-                           if page and "skipped" not in page else None})
+            points.append(
+                {
+                    "rows": shape["rows"],
+                    "generate_s": round(generated, 1),
+                    "compare_cold_ms": cmp["cold"]["median_ms"],
+                    "bare_ms": cmp["bare_duckdb"]["median_ms"],
+                    "ingest_one_run_ms": ingest["median_ms"],
+                    "page_chart_s": page["first_load"]["chart_s"] if page and "skipped" not in page else None,
+                    "page_reload_chart_s": page["reload"]["chart_s_median"] if page and "skipped" not in page else None,
+                }
+            )
             path.unlink()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     rows = [p["rows"] for p in points]
-    fits = {name: exponent(rows, [p[name] for p in points]) if all(p[name] for p in points) else None
-            for name in ("compare_cold_ms", "bare_ms", "ingest_one_run_ms", "page_chart_s", "page_reload_chart_s")}
+    fits = {
+        name: exponent(rows, [p[name] for p in points]) if all(p[name] for p in points) else None
+        for name in ("compare_cold_ms", "bare_ms", "ingest_one_run_ms", "page_chart_s", "page_reload_chart_s")
+    }
     out = {"sizes": points, "growth_exponent": fits}
     print(json.dumps(out, indent=2) if args.json else table(points, fits))
 

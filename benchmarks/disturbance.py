@@ -2,6 +2,7 @@
 (`Burners`), and planted builds (`planted_site`): a `sitecustomize` on PYTHONPATH, loaded by every worker process,
 that makes softmax a known factor slower, or sums bf16/fp16 linears in rounded chunks (a reordered accumulation:
 the correctness jitter a build can bring without anything being wrong)."""
+
 from __future__ import annotations
 
 import os
@@ -16,7 +17,7 @@ SLOWED = "softmax"
 REORDERED = "linear"
 CHUNKS = 4  # a reordered linear's K split in this many chunks, each rounded to the dtype before the sum
 
-SITECUSTOMIZE = '''\
+SITECUSTOMIZE = """\
 # mpsbench benchmarks/disturbance.py: a planted build
 import os, time
 _factor = float(os.environ.get("MPSBENCH_PLANTED_FACTOR", "1"))
@@ -50,11 +51,12 @@ if _F is not None and _chunks > 1:
         return out if b is None else out + b
 
     _F.linear = linear
-'''
+"""
 
 
-def planted_site(folder: Path, env: dict[str, str], factor: float | None = None,
-                 chunks: int | None = None) -> dict[str, str]:
+def planted_site(
+    folder: Path, env: dict[str, str], factor: float | None = None, chunks: int | None = None
+) -> dict[str, str]:
     """`env` with what a planted run needs (a sitecustomize first on PYTHONPATH, its settings)."""
     site = folder / "site"
     site.mkdir(parents=True, exist_ok=True)
@@ -70,6 +72,7 @@ def planted_site(folder: Path, env: dict[str, str], factor: float | None = None,
 @dataclass(frozen=True)
 class Disturbance:
     """`burners` busy-loop processes from `start_s` into a run, for `duration_s`."""
+
     burners: int
     start_s: float
     duration_s: float

@@ -33,6 +33,7 @@ Usage: python -m benchmarks.false_alarms [--runs 7] [--planted 3] [--processes 1
        [--runs-a-side 1,3] [--factors 2,1.25] [--disturb] [--disturbed 6] [--disturbed-idle-wait 0]
        [--reordered 2] [--keep DIR | --from DIR] [--json] [--tiny]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,16 +52,41 @@ from benchmarks.review_outcomes import evaluate
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _collect(out: Path, processes: int, plan: list[str], env: dict, label: str, planted: dict,
-             disturb: Disturbance | None = None, idle_wait: float | None = None) -> tuple[Path, float]:
+def _collect(
+    out: Path,
+    processes: int,
+    plan: list[str],
+    env: dict,
+    label: str,
+    planted: dict,
+    disturb: Disturbance | None = None,
+    idle_wait: float | None = None,
+) -> tuple[Path, float]:
     """One `collector run`; a planted build's bundle relabelled `<version>+<label>`."""
     run_env = planted_site(out.parent / f"site-{label}", env, **planted) if planted else dict(env)
     wait = ["--idle-wait", f"{idle_wait:g}"] if idle_wait is not None else []
     start = time.perf_counter()
     with Burners(disturb):
-        done = subprocess.run([sys.executable, "-m", "collector", "run", "--device", "cpu", *plan, "--processes",
-                               str(processes), *wait, "--out", str(out)], cwd=ROOT, env=run_env, capture_output=True,
-                              text=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "collector",
+                "run",
+                "--device",
+                "cpu",
+                *plan,
+                "--processes",
+                str(processes),
+                *wait,
+                "--out",
+                str(out),
+            ],
+            cwd=ROOT,
+            env=run_env,
+            capture_output=True,
+            text=True,
+        )
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"ERROR: collector run failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
@@ -75,9 +101,15 @@ def _collect(out: Path, processes: int, plan: list[str], env: dict, label: str, 
 def collect(a: argparse.Namespace, factors: list[float], plan: list[str], base: Path, env: dict, progress) -> dict:
     """Plain runs first (a store's history comes first), then the planted ones; with --disturb the disturbed plain
     and planted runs, each with its drawn disturbance; then the reordered runs."""
-    out = {"plan": " ".join(plan), "processes": a.processes, "seconds": [], "plain": [],
-           "planted": {f"{f:g}": [] for f in factors}, "disturbed": {"plain": [], "planted": {}, "seconds": [],
-                                                                    "disturbances": []}, "reordered": []}
+    out = {
+        "plan": " ".join(plan),
+        "processes": a.processes,
+        "seconds": [],
+        "plain": [],
+        "planted": {f"{f:g}": [] for f in factors},
+        "disturbed": {"plain": [], "planted": {}, "seconds": [], "disturbances": []},
+        "reordered": [],
+    }
     slots = [("plain", None)] * a.runs + [("planted", f) for f in factors for _ in range(a.planted)]
     if a.disturb:
         slots += [("disturbed", None)] * a.disturbed + [("disturbed", f) for f in factors for _ in range(a.planted)]
@@ -87,12 +119,21 @@ def collect(a: argparse.Namespace, factors: list[float], plan: list[str], base: 
         label = "reordered" if kind == "reordered" else f"planted{factor:g}" if factor else ""
         planted = {"chunks": CHUNKS} if kind == "reordered" else {"factor": factor} if factor else {}
         run_s = sorted(out["seconds"])[len(out["seconds"]) // 2] if out["seconds"] else 30.0
-        disturb = Disturbance.draw(rng, run_s, cores, len(out["disturbed"]["disturbances"])) \
-            if kind == "disturbed" else None
+        disturb = (
+            Disturbance.draw(rng, run_s, cores, len(out["disturbed"]["disturbances"])) if kind == "disturbed" else None
+        )
         said = f"{kind}{f' {factor:g}x' if factor else ''}{f' ({disturb.words()})' if disturb else ''}"
         progress(f"collecting run {i + 1}/{len(slots)}: {said}")
-        path, took = _collect(base / f"run-{i}", a.processes, plan, env, label, planted, disturb,
-                              a.disturbed_idle_wait if disturb else None)
+        path, took = _collect(
+            base / f"run-{i}",
+            a.processes,
+            plan,
+            env,
+            label,
+            planted,
+            disturb,
+            a.disturbed_idle_wait if disturb else None,
+        )
         doc = json.loads(path.read_text())
         if kind == "disturbed":
             side = out["disturbed"]
@@ -114,15 +155,27 @@ def _spread(seconds: list[float]) -> dict:
 def measure(collected: dict, keep: list[int], sides: list[int], base: Path, env: dict, progress) -> dict:
     plain, seconds, processes = collected["plain"], collected["seconds"], collected["processes"]
     disturbed = collected.get("disturbed") or {"plain": [], "planted": {}, "seconds": []}
-    runs = {"plain": plain, "planted": {float(f): docs for f, docs in collected["planted"].items()},
-            "disturbed": {"plain": disturbed["plain"],
-                          "planted": {float(f): docs for f, docs in disturbed["planted"].items()}},
-            "reordered": collected.get("reordered") or []}
-    out = {"plan": collected["plan"], "runs": len(plain),
-           "planted_runs": min(len(d) for d in runs["planted"].values()), "collected_processes": processes,
-           "run_seconds": _spread(seconds), "disturbed_runs": len(disturbed["plain"]),
-           "disturbed_run_seconds": _spread(disturbed["seconds"]), "reordered_runs": len(runs["reordered"]),
-           "cases": len({(r["workload"], r["case_key"], r["dtype"]) for r in plain[0]["results"]}), "plans": []}
+    runs = {
+        "plain": plain,
+        "planted": {float(f): docs for f, docs in collected["planted"].items()},
+        "disturbed": {
+            "plain": disturbed["plain"],
+            "planted": {float(f): docs for f, docs in disturbed["planted"].items()},
+        },
+        "reordered": collected.get("reordered") or [],
+    }
+    out = {
+        "plan": collected["plan"],
+        "runs": len(plain),
+        "planted_runs": min(len(d) for d in runs["planted"].values()),
+        "collected_processes": processes,
+        "run_seconds": _spread(seconds),
+        "disturbed_runs": len(disturbed["plain"]),
+        "disturbed_run_seconds": _spread(disturbed["seconds"]),
+        "reordered_runs": len(runs["reordered"]),
+        "cases": len({(r["workload"], r["case_key"], r["dtype"]) for r in plain[0]["results"]}),
+        "plans": [],
+    }
     for r in sides:
         for k in keep:
             progress(f"reviewing with {k} processes, {r} run(s) a side")
@@ -135,33 +188,48 @@ def measure(collected: dict, keep: list[int], sides: list[int], base: Path, env:
 
 def _planted_line(name: str, d: dict) -> str:
     rate = d["detection_rate"] or 0.0
-    busy = (f"; {d['contended']} listed contended, {d['doubtful']} otherwise doubtful, {d['missed']} missed"
-            if d.get("contended") is not None else "")
-    return (f"  {name}: {d['found']} of {d['slowed_cases']} slowed cases found ({100 * rate:.1f} %) over "
-            f"{d['reviews']} reviews ({d['reviews_all_found']} found every one){busy}; {d['other_regressions']} "
-            "other regressions in those reviews")
+    busy = (
+        f"; {d['contended']} listed contended, {d['doubtful']} otherwise doubtful, {d['missed']} missed"
+        if d.get("contended") is not None
+        else ""
+    )
+    return (
+        f"  {name}: {d['found']} of {d['slowed_cases']} slowed cases found ({100 * rate:.1f} %) over "
+        f"{d['reviews']} reviews ({d['reviews_all_found']} found every one){busy}; {d['other_regressions']} "
+        "other regressions in those reviews"
+    )
 
 
 def _print(out: dict) -> None:
-    print(f"plan: {out['plan']} (CPU, this machine); {out['runs']} plain runs, {out['planted_runs']} per planted "
-          f"factor; {out['cases']} cases a run; one run took {out['run_seconds']['median']:.0f} s (median; "
-          f"{out['collected_processes']} processes)")
+    print(
+        f"plan: {out['plan']} (CPU, this machine); {out['runs']} plain runs, {out['planted_runs']} per planted "
+        f"factor; {out['cases']} cases a run; one run took {out['run_seconds']['median']:.0f} s (median; "
+        f"{out['collected_processes']} processes)"
+    )
     if out["disturbed_runs"]:
-        print(f"disturbed: {out['disturbed_runs']} plain runs and as many per planted factor beside busy-loop "
-              f"processes; one took {out['disturbed_run_seconds']['median']:.0f} s (median)")
+        print(
+            f"disturbed: {out['disturbed_runs']} plain runs and as many per planted factor beside busy-loop "
+            f"processes; one took {out['disturbed_run_seconds']['median']:.0f} s (median)"
+        )
     for p in out["plans"]:
         scaled = "" if p["processes"] == out["collected_processes"] else " (scaled from the collected runs)"
         side = f"{p['runs_a_side']} run{'s' * (p['runs_a_side'] != 1)} a side"
-        print(f"\n{p['processes']} processes a run, {side} — one review collects in "
-              f"{p['review_collection_seconds']:.0f} s{scaled}")
-        print(f"  A/A reviews, quiet: {p['aa_reviews_with_regression']} of {p['aa_reviews']} show a regression "
-              f"({100 * (p['false_alarm_rate'] or 0):.1f} %; goal ≤ 5 %); {p['aa_regressions']} regressions in all, "
-              f"{p['aa_unconfirmed']} unconfirmed")
+        print(
+            f"\n{p['processes']} processes a run, {side} — one review collects in "
+            f"{p['review_collection_seconds']:.0f} s{scaled}"
+        )
+        print(
+            f"  A/A reviews, quiet: {p['aa_reviews_with_regression']} of {p['aa_reviews']} show a regression "
+            f"({100 * (p['false_alarm_rate'] or 0):.1f} %; goal ≤ 5 %); {p['aa_regressions']} regressions in all, "
+            f"{p['aa_unconfirmed']} unconfirmed"
+        )
         if "aa_disturbed" in p:
             d = p["aa_disturbed"]
-            print(f"  A/A reviews with a disturbed run: {d['with_regression']} of {d['reviews']} show a regression "
-                  f"({100 * (d['false_alarm_rate'] or 0):.1f} %; goal ≤ 5 %); {d['regressions']} regressions, "
-                  f"{d['unconfirmed']} unconfirmed ({d['contended']} contended)")
+            print(
+                f"  A/A reviews with a disturbed run: {d['with_regression']} of {d['reviews']} show a regression "
+                f"({100 * (d['false_alarm_rate'] or 0):.1f} %; goal ≤ 5 %); {d['regressions']} regressions, "
+                f"{d['unconfirmed']} unconfirmed ({d['contended']} contended)"
+            )
         for factor, d in p["planted"].items():
             print(_planted_line(f"planted {factor} softmax, planted side quiet", d))
         for factor, d in p.get("planted_disturbed", {}).items():
@@ -171,11 +239,13 @@ def _print(out: dict) -> None:
             moved = d["psnr_move_db"] or [0, 0]
             ratio = d["max_abs_ratio"] or [1, 1]
             figures = d.get("by_figure", {})
-            print(f"  reordered half-precision linears: {d['correctness_regressions']} correctness regressions in "
-                  f"{d['reviews']} reviews, by PSNR {figures.get('psnr_vs_cpu', 0)} and max abs error "
-                  f"{figures.get('max_abs_error', 0)} (goal 0), by max rel error {figures.get('max_rel_error', 0)}; "
-                  f"PSNR moved {moved[0]:+.2f} to {moved[1]:+.2f} dB, max abs error {ratio[0]:.2f}× to "
-                  f"{ratio[1]:.2f}×")
+            print(
+                f"  reordered half-precision linears: {d['correctness_regressions']} correctness regressions in "
+                f"{d['reviews']} reviews, by PSNR {figures.get('psnr_vs_cpu', 0)} and max abs error "
+                f"{figures.get('max_abs_error', 0)} (goal 0), by max rel error {figures.get('max_rel_error', 0)}; "
+                f"PSNR moved {moved[0]:+.2f} to {moved[1]:+.2f} dB, max abs error {ratio[0]:.2f}× to "
+                f"{ratio[1]:.2f}×"
+            )
 
 
 def main() -> None:
@@ -188,10 +258,18 @@ def main() -> None:
     ap.add_argument("--runs-a-side", default="1", help="comma list: review with this many runs a side (default 1)")
     ap.add_argument("--disturb", action="store_true", help="also collect runs beside a competing CPU load")
     ap.add_argument("--disturbed", type=int, default=6, help="with --disturb: disturbed plain runs")
-    ap.add_argument("--disturbed-idle-wait", type=float, default=0.0,
-                    help="the disturbed runs' --idle-wait (default 0: contention stays in their data)")
-    ap.add_argument("--reordered", type=int, default=0, help="runs of a build summing half-precision linears in "
-                                                              f"{CHUNKS} rounded chunks (correctness jitter)")
+    ap.add_argument(
+        "--disturbed-idle-wait",
+        type=float,
+        default=0.0,
+        help="the disturbed runs' --idle-wait (default 0: contention stays in their data)",
+    )
+    ap.add_argument(
+        "--reordered",
+        type=int,
+        default=0,
+        help=f"runs of a build summing half-precision linears in {CHUNKS} rounded chunks (correctness jitter)",
+    )
     ap.add_argument("--seed", type=int, default=20261205, help="the disturbances' draws")
     ap.add_argument("--keep", type=Path, help="keep the collected bundles in this folder (to review them again)")
     ap.add_argument("--from", dest="source", type=Path, help="review the bundles a --keep run left (no collection)")
@@ -204,13 +282,22 @@ def main() -> None:
         plan = ["--workload", "softmax", "--dtype", "float32", "--case-time-limit", "20"]
     keep = [int(k) for k in a.processes_list.split(",")] if a.processes_list else [a.processes]
     factors = [float(f) for f in a.factors.split(",")]
-    if any(k < 1 or k > a.processes for k in keep) or a.runs < 2 or a.planted < 1 or any(f <= 1 for f in factors) \
-            or a.disturbed < 0 or a.reordered < 0:
-        raise SystemExit("ERROR: --processes-list values must be 1..--processes, --runs ≥ 2, --planted ≥ 1, "
-                         "--factors > 1, --disturbed and --reordered ≥ 0")
+    if (
+        any(k < 1 or k > a.processes for k in keep)
+        or a.runs < 2
+        or a.planted < 1
+        or any(f <= 1 for f in factors)
+        or a.disturbed < 0
+        or a.reordered < 0
+    ):
+        raise SystemExit(
+            "ERROR: --processes-list values must be 1..--processes, --runs ≥ 2, --planted ≥ 1, "
+            "--factors > 1, --disturbed and --reordered ≥ 0"
+        )
     sides = [int(r) for r in a.runs_a_side.split(",")]
     if any(r < 1 or 2 * r > a.runs for r in sides):
         raise SystemExit("ERROR: --runs-a-side values must be 1..--runs / 2")
+
     def progress(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 

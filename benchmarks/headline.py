@@ -15,6 +15,7 @@ Usage: python -m benchmarks.headline [--db 10M-STORE] [--only NAME,…] [--no-br
 (--db: a benchmarks/dashboard.py store, reused; generated in a temporary folder when absent, ~2 min. Full sizes
 take ~15 min here. --tiny: every benchmark at its test size, nothing compared with the README: what the tests run.)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,7 +55,8 @@ def sources(db: Path | None, tiny: bool, browser: bool) -> dict[str, list[str]]:
     """Each benchmark's command line (module form, --json), at full or tiny size."""
     store = ["--db", str(db)] if db and not tiny else []
     return {
-        "ingest": ["benchmarks.ingest"] + (["--rows", "2000", "--upload-rows", "500", "--repeats", "1"] if tiny else []),
+        "ingest": ["benchmarks.ingest"]
+        + (["--rows", "2000", "--upload-rows", "500", "--repeats", "1"] if tiny else []),
         "dashboard": ["benchmarks.dashboard"] + (["--tiny"] if tiny else store) + ([] if browser else ["--no-browser"]),
         "read_memory": ["benchmarks.read_memory"] + (["--tiny"] if tiny else store),
         "upload_history": ["benchmarks.upload_history"] + (["--tiny"] if tiny else []),
@@ -84,8 +86,9 @@ def _dig(doc: dict, path: tuple[str, ...]):
 
 
 def run_source(command: list[str]) -> dict:
-    done = subprocess.run([sys.executable, "-m", *command, "--json"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=3600)
+    done = subprocess.run(
+        [sys.executable, "-m", *command, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=3600
+    )
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1][:300]}
     return json.loads(done.stdout)
@@ -101,9 +104,16 @@ def compare(now: dict[str, float | None], quoted: dict[str, float], tiny: bool) 
             verdict = "not compared" + (" (tiny size)" if tiny else " (no README figure)")
         else:  # every headline is lower-is-better: a ratio to a floor, a peak
             verdict = "LOSS" if value > was * LOSS else "ok"
-        rows.append({"name": h.name, "now": value, "readme": was, "unit": h.unit,
-                     "now_over_readme": round(value / was, 2) if value is not None and was else None,
-                     "verdict": verdict})
+        rows.append(
+            {
+                "name": h.name,
+                "now": value,
+                "readme": was,
+                "unit": h.unit,
+                "now_over_readme": round(value / was, 2) if value is not None and was else None,
+                "verdict": verdict,
+            }
+        )
     return rows
 
 

@@ -21,6 +21,7 @@ With --compare-rows N (default 0: off): cold Compare on an N-result store, lake 
 alone: --only '' --compare-rows N).
 --tiny: every part small, and --compare-rows 8000 (tens of seconds; what tests/test_benchmarks.py runs).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,11 +36,11 @@ import time
 from pathlib import Path
 
 from benchmarks.ingest import build_bundle_bytes  # run as a module from the repo root: benchmarks/ and tests/
-from db.ingest.core import ingest_bundle
-from db.store.engine import open_store
 from benchmarks.lake_load import load_report, run_load
 from benchmarks.lake_sizes import compare_big
+from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery, clear_cache, compare
+from db.store.engine import open_store
 from tests.pg_lake import Postgres, why_not  # the throwaway Postgres of the tests
 from tests.seed import seed_store
 
@@ -66,9 +67,16 @@ print(created, time.perf_counter() - start)
 
 def _uploaders(store: str, processes: int, threads: int, uploads: int) -> tuple[float, int]:
     """Wall seconds until every process has uploaded, and the runs created."""
-    procs = [subprocess.Popen([sys.executable, "-c", _UPLOADER, store, str(threads), str(uploads),
-                               str(10_000 + p * threads * uploads)], cwd=ROOT, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for p in range(processes)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _UPLOADER, store, str(threads), str(uploads), str(10_000 + p * threads * uploads)],
+            cwd=ROOT,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for p in range(processes)
+    ]
     outs = [p.communicate(timeout=1800) for p in procs]
     if any(p.returncode for p in procs):
         raise SystemExit("ERROR: an uploader failed: " + " | ".join(e[-1500:] for _, e in outs))
@@ -99,8 +107,15 @@ def ingest_part(rows: int, repeats: int, folder: Path, pg: Postgres) -> dict:
     lake.dispose()
     file.dispose()
     ingest = {n: statistics.median(t) for n, t in times.items()}
-    return {"rows": rows, "repeats": repeats, "file_s": ingest["file"], "lake_s": ingest["lake"],
-            "lake_over_file": ingest["lake"] / ingest["file"], "file_all_s": times["file"], "lake_all_s": times["lake"]}
+    return {
+        "rows": rows,
+        "repeats": repeats,
+        "file_s": ingest["file"],
+        "lake_s": ingest["lake"],
+        "lake_over_file": ingest["lake"] / ingest["file"],
+        "file_all_s": times["file"],
+        "lake_all_s": times["lake"],
+    }
 
 
 def compare_part(repeats: int, folder: Path, pg: Postgres) -> dict:
@@ -109,6 +124,7 @@ def compare_part(repeats: int, folder: Path, pg: Postgres) -> dict:
     seed_store(lake)
     seed_store(file)
     query = CompareQuery.from_params(QUERY)
+
     def uncached(engine):  # the query itself, not Compare's cache of its answer
         clear_cache()
         compare(engine, query)
@@ -116,8 +132,12 @@ def compare_part(repeats: int, folder: Path, pg: Postgres) -> dict:
     compare_s = {name: _median_time(lambda e=e: uncached(e), repeats) for name, e in (("file", file), ("lake", lake))}
     lake.dispose()
     file.dispose()
-    return {"cases_query": QUERY, "file_s": compare_s["file"], "lake_s": compare_s["lake"],
-            "lake_over_file": compare_s["lake"] / compare_s["file"]}
+    return {
+        "cases_query": QUERY,
+        "file_s": compare_s["file"],
+        "lake_s": compare_s["lake"],
+        "lake_over_file": compare_s["lake"] / compare_s["file"],
+    }
 
 
 def replicas_part(threads: int, uploads: int, folder: Path, pg: Postgres) -> dict:
@@ -128,30 +148,50 @@ def replicas_part(threads: int, uploads: int, folder: Path, pg: Postgres) -> dic
     shared = str(folder / "replicas.duckdb")
     open_store(shared).dispose()
     file_s, file_runs = _uploaders(shared, 1, 2 * threads, uploads)
-    return {"uploads": 2 * threads * uploads, "lake_2_replicas_per_s": lake_runs / lake_s,
-            "file_1_process_per_s": file_runs / file_s, "lake_runs": lake_runs, "file_runs": file_runs,
-            "lake_over_file": (lake_runs / lake_s) / (file_runs / file_s)}
+    return {
+        "uploads": 2 * threads * uploads,
+        "lake_2_replicas_per_s": lake_runs / lake_s,
+        "file_1_process_per_s": file_runs / file_s,
+        "lake_runs": lake_runs,
+        "file_runs": file_runs,
+        "lake_over_file": (lake_runs / lake_s) / (file_runs / file_s),
+    }
 
 
 def load_part(opts, folder: Path, pg: Postgres) -> dict:
     data = folder / "lake-load"
     os.environ["MPSBENCH_LAKE_DATA"] = str(data)
-    return run_load("ducklake:postgres:" + pg.createdb("load"), data, folder, seconds=opts.seconds,
-                    threads=opts.load_uploaders, bundles=opts.load_bundles, readers=opts.readers, trials=opts.races)
+    return run_load(
+        "ducklake:postgres:" + pg.createdb("load"),
+        data,
+        folder,
+        seconds=opts.seconds,
+        threads=opts.load_uploaders,
+        bundles=opts.load_bundles,
+        readers=opts.readers,
+        trials=opts.races,
+    )
 
 
 def big_compare_part(opts, folder: Path, pg: Postgres) -> dict:
     os.environ["MPSBENCH_LAKE_DATA"] = str(folder / "lake-big")
-    return compare_big(folder / "big.duckdb", "ducklake:postgres:" + pg.createdb("big"), opts.compare_rows,
-                       opts.repeats, machines=2 if opts.tiny else 50)
+    return compare_big(
+        folder / "big.duckdb",
+        "ducklake:postgres:" + pg.createdb("big"),
+        opts.compare_rows,
+        opts.repeats,
+        machines=2 if opts.tiny else 50,
+    )
 
 
 def run(opts, folder: Path, pg: Postgres) -> dict:
-    parts = {"ingest": lambda: ingest_part(opts.rows, opts.repeats, folder, pg),
-             "compare": lambda: compare_part(opts.repeats, folder, pg),
-             "replicas": lambda: replicas_part(opts.uploaders, opts.uploads, folder, pg),
-             "load": lambda: load_part(opts, folder, pg),
-             "compare_big": lambda: big_compare_part(opts, folder, pg)}
+    parts = {
+        "ingest": lambda: ingest_part(opts.rows, opts.repeats, folder, pg),
+        "compare": lambda: compare_part(opts.repeats, folder, pg),
+        "replicas": lambda: replicas_part(opts.uploaders, opts.uploads, folder, pg),
+        "load": lambda: load_part(opts, folder, pg),
+        "compare_big": lambda: big_compare_part(opts, folder, pg),
+    }
     wanted = [p for p in PARTS if p in opts.only] + (["compare_big"] if opts.compare_rows else [])
     return {name: parts[name]() for name in wanted}
 
@@ -159,26 +199,36 @@ def run(opts, folder: Path, pg: Postgres) -> dict:
 def report(out: dict) -> list[str]:
     lines = []
     if i := out.get("ingest"):
-        lines.append(f"ingest {i['rows']:,} results (median of {i['repeats']}): file {i['file_s']:.2f} s, "
-                     f"lake {i['lake_s']:.2f} s (lake/file {i['lake_over_file']:.2f}×; goal ≤ 2×)")
+        lines.append(
+            f"ingest {i['rows']:,} results (median of {i['repeats']}): file {i['file_s']:.2f} s, "
+            f"lake {i['lake_s']:.2f} s (lake/file {i['lake_over_file']:.2f}×; goal ≤ 2×)"
+        )
     if c := out.get("compare"):
-        lines.append(f"compare (seeded store): file {c['file_s'] * 1000:.0f} ms, lake {c['lake_s'] * 1000:.0f} ms "
-                     f"(lake/file {c['lake_over_file']:.2f}×)")
+        lines.append(
+            f"compare (seeded store): file {c['file_s'] * 1000:.0f} ms, lake {c['lake_s'] * 1000:.0f} ms "
+            f"(lake/file {c['lake_over_file']:.2f}×)"
+        )
     if r := out.get("replicas"):
-        lines.append(f"{r['uploads']} direct ingests: lake, 2 replicas {r['lake_2_replicas_per_s']:.1f} runs/s; file, "
-                     f"1 process {r['file_1_process_per_s']:.1f} runs/s (lake/file {r['lake_over_file']:.2f}×)")
+        lines.append(
+            f"{r['uploads']} direct ingests: lake, 2 replicas {r['lake_2_replicas_per_s']:.1f} runs/s; file, "
+            f"1 process {r['file_1_process_per_s']:.1f} runs/s (lake/file {r['lake_over_file']:.2f}×)"
+        )
     if ld := out.get("load"):
         lines += load_report(ld)
     if b := out.get("compare_big"):
-        lines.append(f"cold compare on {b['rows']:,} results ({b['cases']:,} cases, median of {b['repeats']}): "
-                     f"file {b['file_s']:.2f} s, lake {b['lake_s']:.2f} s (lake/file {b['lake_over_file']:.2f}×; "
-                     f"goal ≤ 1.5×); generated in {b['generate_s']:.0f} s, migrated in {b['migrate_s']:.0f} s")
+        lines.append(
+            f"cold compare on {b['rows']:,} results ({b['cases']:,} cases, median of {b['repeats']}): "
+            f"file {b['file_s']:.2f} s, lake {b['lake_s']:.2f} s (lake/file {b['lake_over_file']:.2f}×; "
+            f"goal ≤ 1.5×); generated in {b['generate_s']:.0f} s, migrated in {b['migrate_s']:.0f} s"
+        )
     return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--only", default=",".join(PARTS), help=f"parts to run, of {','.join(PARTS)} (default: all; '' for none)")
+    p.add_argument(
+        "--only", default=",".join(PARTS), help=f"parts to run, of {','.join(PARTS)} (default: all; '' for none)"
+    )
     p.add_argument("--rows", type=int, default=100_000, help="ingest: results in the bundle")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--uploaders", type=int, default=2, help="replicas: threads per replica")

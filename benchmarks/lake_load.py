@@ -13,6 +13,7 @@ run_id stored exactly once with its 40 results.
 Then the race: the same bundle POSTed to two replicas at one moment (a barrier) → one 201 + one 200; the same
 run_id with other content → one 201 + one 409; each stored once.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,8 +38,15 @@ ROOT = Path(__file__).resolve().parent.parent
 QUERY = {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"}
 RESULTS = 40
 TOKEN = "load-" + secrets.token_hex(16)
-_CLEARED = ("MPSBENCH_DB", "MPSBENCH_UPLOAD_TOKENS_FILE", "MPSBENCH_ADMIN_TOKENS", "MPSBENCH_READ_TOKENS",
-            "MPSBENCH_NOTIFY_URL", "MPSBENCH_ALLOWED_HOSTS", "MPSBENCH_TRUSTED_PROXIES")
+_CLEARED = (
+    "MPSBENCH_DB",
+    "MPSBENCH_UPLOAD_TOKENS_FILE",
+    "MPSBENCH_ADMIN_TOKENS",
+    "MPSBENCH_READ_TOKENS",
+    "MPSBENCH_NOTIFY_URL",
+    "MPSBENCH_ALLOWED_HOSTS",
+    "MPSBENCH_TRUSTED_PROXIES",
+)
 
 
 def _free_port() -> int:
@@ -60,9 +68,16 @@ class Replicas:
         self.procs, self.urls, self.logs = [], [], []
         for i in range(n):
             port, log = _free_port(), logs / f"replica-{i}.log"
-            self.procs.append(subprocess.Popen([sys.executable, "-m", "mpsbench", "serve", "--port", str(port)],
-                                               cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
-                                               start_new_session=True))
+            self.procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "mpsbench", "serve", "--port", str(port)],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=log.open("w"),
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
             self.urls.append(f"http://127.0.0.1:{port}")
             self.logs.append(log)
 
@@ -97,8 +112,11 @@ class Replicas:
 def _post(client: httpx.Client, url: str, body: bytes) -> tuple[int | str, float]:
     start = time.perf_counter()
     try:
-        status = client.post(url + "/api/v1/runs", content=body, headers={
-            "Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}).status_code
+        status = client.post(
+            url + "/api/v1/runs",
+            content=body,
+            headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+        ).status_code
     except httpx.HTTPError as exc:
         status = type(exc).__name__
     return status, time.perf_counter() - start
@@ -162,14 +180,25 @@ def load(urls: list[str], seconds: float, threads: int, bundles: int, readers: i
     for th in watchers:
         th.join()
     ok = [took for _, s, took in uploads if s in (200, 201)]
-    return {"seconds": seconds, "wall_s": round(upload_s, 1), "replicas": len(urls), "uploaders_per_replica": threads,
-            "bundles_per_round": bundles, "uploads": len(uploads), "acknowledged": len(ok),
-            "created_201": sum(s == 201 for _, s, _ in uploads), "upload_errors": _errors([s for _, s, _ in uploads]),
-            "upload_latency": _ms(ok), "uploads_per_s": round(len(ok) / upload_s, 2),
-            "readers": readers, "reads": len(reads), "read_errors": _errors([s for s, _ in reads]),
-            "read_latency": _ms([t for s, t in reads if s == 200]),
-            "_acknowledged_ids": sorted({rid for rid, s, _ in uploads if s in (200, 201)}),
-            "_sent_ids": sorted({rid for rid, _, _ in uploads})}
+    return {
+        "seconds": seconds,
+        "wall_s": round(upload_s, 1),
+        "replicas": len(urls),
+        "uploaders_per_replica": threads,
+        "bundles_per_round": bundles,
+        "uploads": len(uploads),
+        "acknowledged": len(ok),
+        "created_201": sum(s == 201 for _, s, _ in uploads),
+        "upload_errors": _errors([s for _, s, _ in uploads]),
+        "upload_latency": _ms(ok),
+        "uploads_per_s": round(len(ok) / upload_s, 2),
+        "readers": readers,
+        "reads": len(reads),
+        "read_errors": _errors([s for s, _ in reads]),
+        "read_latency": _ms([t for s, t in reads if s == 200]),
+        "_acknowledged_ids": sorted({rid for rid, s, _ in uploads if s in (200, 201)}),
+        "_sent_ids": sorted({rid for rid, _, _ in uploads}),
+    }
 
 
 def race(urls: list[str], trials: int) -> dict:
@@ -201,8 +230,13 @@ def race(urls: list[str], trials: int) -> dict:
     finally:
         for c in clients:
             c.close()
-    return {"trials": trials, "same_bundle": same, "other_content": other,
-            "ok": all(p == [200, 201] for p in same) and all(p == [201, 409] for p in other), "_ids": ids}
+    return {
+        "trials": trials,
+        "same_bundle": same,
+        "other_content": other,
+        "ok": all(p == [200, 201] for p in same) and all(p == [201, 409] for p in other),
+        "_ids": ids,
+    }
 
 
 def stored(store: str, acknowledged: list[str], sent: list[str], raced: list[str]) -> dict:
@@ -215,16 +249,28 @@ def stored(store: str, acknowledged: list[str], sent: list[str], raced: list[str
     finally:
         engine.dispose()
     wanted = set(acknowledged) | set(raced)
-    return {"acknowledged_stored_once": sum(runs.get(r) == 1 and results.get(r) == RESULTS for r in acknowledged),
-            "raced_stored_once": sum(runs.get(r) == 1 and results.get(r) == RESULTS for r in raced),
-            "duplicated": sorted(r for r, n in runs.items() if n > 1),
-            "missing": sorted(r for r in wanted if r not in runs),
-            "runs_in_store": sum(runs.values()),
-            "unacknowledged_stored": sorted((set(sent) - wanted) & runs.keys())}  # sent, answered other than 2xx
+    return {
+        "acknowledged_stored_once": sum(runs.get(r) == 1 and results.get(r) == RESULTS for r in acknowledged),
+        "raced_stored_once": sum(runs.get(r) == 1 and results.get(r) == RESULTS for r in raced),
+        "duplicated": sorted(r for r, n in runs.items() if n > 1),
+        "missing": sorted(r for r in wanted if r not in runs),
+        "runs_in_store": sum(runs.values()),
+        "unacknowledged_stored": sorted((set(sent) - wanted) & runs.keys()),
+    }  # sent, answered other than 2xx
 
 
-def run_load(store: str, data: Path, folder: Path, *, seconds: float, threads: int, bundles: int, readers: int,
-             trials: int, replicas: int = 2) -> dict:
+def run_load(
+    store: str,
+    data: Path,
+    folder: Path,
+    *,
+    seconds: float,
+    threads: int,
+    bundles: int,
+    readers: int,
+    trials: int,
+    replicas: int = 2,
+) -> dict:
     seeded = open_store(store)
     seed_store(seeded)
     seeded.dispose()
@@ -255,4 +301,5 @@ def load_report(ld: dict) -> list[str]:
         f"{rd['p50_ms']} ms, p95 {rd['p95_ms']} ms",
         f"  race ({rc['trials']} of each): same bundle to both replicas {rc['same_bundle']}, other content "
         f"{rc['other_content']} → {'as expected' if rc['ok'] else 'NOT as expected'}; each stored once: "
-        f"{st['raced_stored_once']} of {2 * rc['trials']}"]
+        f"{st['raced_stored_once']} of {2 * rc['trials']}",
+    ]

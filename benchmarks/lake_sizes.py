@@ -6,6 +6,7 @@ db.review.comparison.compare for dashboard.BASE (torch=2.10.0 → 2.11.0, machin
 each call, alternating file and lake, K times each: medians and their ratio. Both sides run on the same duckdb
 (1.5.5, the one the lake's extensions exist for).
 """
+
 from __future__ import annotations
 
 import statistics
@@ -43,7 +44,18 @@ def compare_big(file_path: Path, lake: str, rows: int, repeats: int, machines: i
     if cases["file"] != cases["lake"]:
         raise RuntimeError(f"the lake compared {cases['lake']} cases, the file store {cases['file']}")
     med = {name: statistics.median(t) for name, t in times.items()}
-    return {"rows": made["rows"], "runs": made["runs"], "query": BASE, "cases": cases["file"], "repeats": repeats,
-            "generate_s": round(generate_s, 1), "migrate_s": round(copy_s, 1), "migrated_results": counts["results"],
-            "file_s": med["file"], "lake_s": med["lake"], "lake_over_file": med["lake"] / med["file"],
-            "file_all_s": times["file"], "lake_all_s": times["lake"]}
+    return {
+        "rows": made["rows"],
+        "runs": made["runs"],
+        "query": BASE,
+        "cases": cases["file"],
+        "repeats": repeats,
+        "generate_s": round(generate_s, 1),
+        "migrate_s": round(copy_s, 1),
+        "migrated_results": counts["results"],
+        "file_s": med["file"],
+        "lake_s": med["lake"],
+        "lake_over_file": med["lake"] / med["file"],
+        "file_all_s": times["file"],
+        "lake_all_s": times["lake"],
+    }

@@ -10,6 +10,7 @@ opening is what the request cost; goal: every read under 1 GB on the
 --tiny: a 20,000-row store (seconds; what the tests run so the script cannot rot).
 Usage: python -m benchmarks.read_memory [--db PATH] [--rows N] [--tiny] [--json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,9 +23,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIR = {"baseline": "torch=2.10.0", "candidate": "torch=2.11.0"}  # dashboard.py's first two builds
-ENDPOINTS = [("overview", {}), ("runs", {}), ("trends", {}), ("matrix", {}), ("memory", {}), ("correctness", {}),
-             ("noise", {}), ("claims", {}), ("compare", PAIR), ("compare", {**PAIR, "scope": "chip"}),
-             ("regressions", PAIR)]
+ENDPOINTS = [
+    ("overview", {}),
+    ("runs", {}),
+    ("trends", {}),
+    ("matrix", {}),
+    ("memory", {}),
+    ("correctness", {}),
+    ("noise", {}),
+    ("claims", {}),
+    ("compare", PAIR),
+    ("compare", {**PAIR, "scope": "chip"}),
+    ("regressions", PAIR),
+]
 GOAL_MB = 1024.0
 
 # one request in a fresh process: RSS after start-up and opening the store, then the peak after the request
@@ -55,8 +66,14 @@ print(json.dumps({"status": reply.status_code, "before_mb": before, "peak_mb": p
 
 def probe(db: Path, path: str, params: dict) -> dict:
     env = {**os.environ, "MPSBENCH_DB": str(db), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", _PROBE, path, json.dumps(params)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, path, json.dumps(params)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if done.returncode != 0:
         raise SystemExit(f"ERROR: {path} probe failed: {done.stderr[-2000:]}")
     got = json.loads(done.stdout.strip().splitlines()[-1])
@@ -85,17 +102,26 @@ def main() -> None:
         got = probe(db, f"/api/v1/{name}", params)
         out[label] = {k: round(v, 3) if isinstance(v, float) else v for k, v in got.items()}
         if not args.json:
-            print(f"{label:16s} {got['status']}  request {got['request_mb']:7.1f} MB  peak {got['peak_mb']:7.1f} MB "
-                  f"(start {got['before_mb']:.1f} MB)  {got['s']:.2f} s  {got['bytes'] / 1024:.0f} KiB", flush=True)
+            print(
+                f"{label:16s} {got['status']}  request {got['request_mb']:7.1f} MB  peak {got['peak_mb']:7.1f} MB "
+                f"(start {got['before_mb']:.1f} MB)  {got['s']:.2f} s  {got['bytes'] / 1024:.0f} KiB",
+                flush=True,
+            )
     worst = max(out.values(), key=lambda g: g["peak_mb"])
-    summary = {"rows": rows, "endpoints": out, "worst_peak_mb": worst["peak_mb"],
-               "worst_peak_vs_goal": round(worst["peak_mb"] / GOAL_MB, 3),
-               "errors_500": [k for k, g in out.items() if g["status"] >= 500 and g["status"] != 503]}
+    summary = {
+        "rows": rows,
+        "endpoints": out,
+        "worst_peak_mb": worst["peak_mb"],
+        "worst_peak_vs_goal": round(worst["peak_mb"] / GOAL_MB, 3),
+        "errors_500": [k for k, g in out.items() if g["status"] >= 500 and g["status"] != 503],
+    }
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"worst peak {summary['worst_peak_mb']:.0f} MB = {summary['worst_peak_vs_goal']:.2f}× the "
-              f"{GOAL_MB:.0f} MB goal; 500s: {summary['errors_500'] or 'none'}")
+        print(
+            f"worst peak {summary['worst_peak_mb']:.0f} MB = {summary['worst_peak_vs_goal']:.2f}× the "
+            f"{GOAL_MB:.0f} MB goal; 500s: {summary['errors_500'] or 'none'}"
+        )
     if summary["errors_500"]:
         raise SystemExit(1)
 

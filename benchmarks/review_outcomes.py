@@ -9,6 +9,7 @@ through `mpsbench compare --baseline runs:A --candidate runs:B --format json` (i
   regression by PSNR or max abs error is a false alarm of the dtype's jitter (one by max rel error is not: the
   rounded partial sums cancel near zero outputs, a relative error that grows 100–2000× there).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -32,7 +33,7 @@ def first_processes(doc: dict, k: int) -> dict:
     for r in doc["results"]:
         sizes = r.get("processes") or []
         if len(sizes) > k:
-            r["samples"], r["processes"] = r["samples"][:sum(sizes[:k])], sizes[:k]
+            r["samples"], r["processes"] = r["samples"][: sum(sizes[:k])], sizes[:k]
             if r.get("contention"):
                 r["contention"] = r["contention"][:k]
             r.pop("summary", None)
@@ -78,8 +79,12 @@ def ids(group: tuple[dict, ...]) -> str:
 
 
 def _disjoint_pairs(groups: list[tuple[dict, ...]], keep, seed: int) -> list[tuple[tuple, tuple]]:
-    pairs = [(a, b) for i, a in enumerate(groups) for b in groups[i + 1:]
-             if not {*ids(a).split(",")} & {*ids(b).split(",")} and keep(a + b)]
+    pairs = [
+        (a, b)
+        for i, a in enumerate(groups)
+        for b in groups[i + 1 :]
+        if not {*ids(a).split(",")} & {*ids(b).split(",")} and keep(a + b)
+    ]
     if len(pairs) > MAX_REVIEWS:  # a seeded sample of the disjoint pairs of groups
         pairs = [pairs[i] for i in sorted(random.Random(seed).sample(range(len(pairs)), MAX_REVIEWS))]
     return pairs
@@ -93,8 +98,14 @@ def aa_reviews(pairs: list[tuple[tuple, tuple]], env: dict) -> dict:
         regressions += len(answer["regressions"])
         unconfirmed += len(answer.get("unconfirmed", []))
         contended += answer["summary"].get("contended", 0)
-    return {"reviews": len(pairs), "with_regression": alarms, "false_alarm_rate": alarms / len(pairs) if pairs else
-            None, "regressions": regressions, "unconfirmed": unconfirmed, "contended": contended}
+    return {
+        "reviews": len(pairs),
+        "with_regression": alarms,
+        "false_alarm_rate": alarms / len(pairs) if pairs else None,
+        "regressions": regressions,
+        "unconfirmed": unconfirmed,
+        "contended": contended,
+    }
 
 
 def _key(x: dict) -> tuple[str, str]:
@@ -103,16 +114,20 @@ def _key(x: dict) -> tuple[str, str]:
 
 def planted_outcomes(answer: dict, planted_doc: dict) -> Counter:
     """Each slowed case of a planted review: found, contended, doubtful or missed."""
-    cases = {_key(x) for x in planted_doc["results"]
-             if x["workload"] == SLOWED and x["metric"] == "op_time" and x["status"] == "ok"}
+    cases = {
+        _key(x)
+        for x in planted_doc["results"]
+        if x["workload"] == SLOWED and x["metric"] == "op_time" and x["status"] == "ok"
+    }
     mine = lambda rows: {_key(x) for x in rows if x["workload"] == SLOWED and x["metric"] == "op_time"}  # noqa: E731
     found = mine(answer["regressions"])
     busy = mine(x for x in answer.get("unconfirmed", []) if str(x.get("doubt", "")).startswith("contended"))
     doubtful = mine(answer.get("unconfirmed", []) + answer.get("suspected", []))
     out = Counter()
     for case in cases:
-        out["found" if case in found else "contended" if case in busy else "doubtful" if case in doubtful
-            else "missed"] += 1
+        out[
+            "found" if case in found else "contended" if case in busy else "doubtful" if case in doubtful else "missed"
+        ] += 1
     out["slowed"] = len(cases)
     return out
 
@@ -127,10 +142,17 @@ def planted_reviews(plain: list[dict], docs: list[dict], r: int, env: dict) -> d
             others += sum(1 for x in answer["regressions"] if x["workload"] != SLOWED)
             reviews, all_found = reviews + 1, all_found + (mine["found"] == mine["slowed"])
     slowed = outcomes["slowed"]
-    return {"reviews": reviews, "slowed_cases": slowed, "found": outcomes["found"],
-            "contended": outcomes["contended"], "doubtful": outcomes["doubtful"], "missed": outcomes["missed"],
-            "detection_rate": outcomes["found"] / slowed if slowed else None, "reviews_all_found": all_found,
-            "other_regressions": others}
+    return {
+        "reviews": reviews,
+        "slowed_cases": slowed,
+        "found": outcomes["found"],
+        "contended": outcomes["contended"],
+        "doubtful": outcomes["doubtful"],
+        "missed": outcomes["missed"],
+        "detection_rate": outcomes["found"] / slowed if slowed else None,
+        "reviews_all_found": all_found,
+        "other_regressions": others,
+    }
 
 
 def reordered_reviews(plain: list[dict], docs: list[dict], env: dict) -> dict:
@@ -144,11 +166,16 @@ def reordered_reviews(plain: list[dict], docs: list[dict], env: dict) -> dict:
             reviews += 1
             rows = [x for x in answer["regressions"] if x["metric"] == "correctness"]
             alarms += len(rows)
-            by_figure.update(m for x in rows for m in ("psnr_vs_cpu", "max_abs_error", "max_rel_error")
-                             if f"{m} " in x["why"])
-            figures = {(x["case_key"], x["dtype"], x["metric"]): x["samples"][0] for x in a["results"]
-                       if x["workload"] == REORDERED and x["status"] == "ok" and x["metric"] in (
-                           "psnr_vs_cpu", "max_abs_error")}
+            by_figure.update(
+                m for x in rows for m in ("psnr_vs_cpu", "max_abs_error", "max_rel_error") if f"{m} " in x["why"]
+            )
+            figures = {
+                (x["case_key"], x["dtype"], x["metric"]): x["samples"][0]
+                for x in a["results"]
+                if x["workload"] == REORDERED
+                and x["status"] == "ok"
+                and x["metric"] in ("psnr_vs_cpu", "max_abs_error")
+            }
             for x in b["results"]:
                 before = figures.get((x["case_key"], x["dtype"], x["metric"]))
                 if before is None or x["status"] != "ok" or x["dtype"] not in ("bfloat16", "float16"):
@@ -157,9 +184,13 @@ def reordered_reviews(plain: list[dict], docs: list[dict], env: dict) -> dict:
                     moves_db.append(x["samples"][0] - before)
                 elif before > 0:
                     ratios.append(x["samples"][0] / before)
-    return {"reviews": reviews, "correctness_regressions": alarms, "by_figure": dict(by_figure),
-            "psnr_move_db": [min(moves_db), max(moves_db)] if moves_db else None,
-            "max_abs_ratio": [min(ratios), max(ratios)] if ratios else None}
+    return {
+        "reviews": reviews,
+        "correctness_regressions": alarms,
+        "by_figure": dict(by_figure),
+        "psnr_move_db": [min(moves_db), max(moves_db)] if moves_db else None,
+        "max_abs_ratio": [min(ratios), max(ratios)] if ratios else None,
+    }
 
 
 def evaluate(runs: dict, k: int, r: int, env: dict) -> dict:
@@ -176,18 +207,28 @@ def evaluate(runs: dict, k: int, r: int, env: dict) -> dict:
     quiet = plain + [d for docs in planted.values() for d in docs]
     store(quiet, env)
     clean = aa_reviews(_disjoint_pairs(groups_of(plain, r, 200, 1), lambda g: True, 4), env)
-    out = {"processes": k, "runs_a_side": r, "aa_reviews": clean["reviews"],
-           "aa_reviews_with_regression": clean["with_regression"], "false_alarm_rate": clean["false_alarm_rate"],
-           "aa_regressions": clean["regressions"], "aa_unconfirmed": clean["unconfirmed"],
-           "planted": {f"{f:g}x": planted_reviews(plain, docs, r, env) for f, docs in planted.items()}}
+    out = {
+        "processes": k,
+        "runs_a_side": r,
+        "aa_reviews": clean["reviews"],
+        "aa_reviews_with_regression": clean["with_regression"],
+        "false_alarm_rate": clean["false_alarm_rate"],
+        "aa_regressions": clean["regressions"],
+        "aa_unconfirmed": clean["unconfirmed"],
+        "planted": {f"{f:g}x": planted_reviews(plain, docs, r, env) for f, docs in planted.items()},
+    }
     if not (busy_plain or busy_planted or reordered):
         return out
     env = {**env, "MPSBENCH_DB": env["MPSBENCH_DB"].removesuffix(".duckdb") + "-all.duckdb"}
     store(quiet + busy_plain + [d for docs in busy_planted.values() for d in docs] + reordered, env)
     if busy_plain:
         disturbed = {d["run_id"] for d in busy_plain}
-        out["aa_disturbed"] = aa_reviews(_disjoint_pairs(groups_of(plain + busy_plain, r, 400, 5),
-                                                         lambda g: any(d["run_id"] in disturbed for d in g), 6), env)
+        out["aa_disturbed"] = aa_reviews(
+            _disjoint_pairs(
+                groups_of(plain + busy_plain, r, 400, 5), lambda g: any(d["run_id"] in disturbed for d in g), 6
+            ),
+            env,
+        )
     if busy_planted:
         out["planted_disturbed"] = {f"{f:g}x": planted_reviews(plain, docs, r, env) for f, docs in busy_planted.items()}
     if reordered and r == 1:

@@ -12,6 +12,7 @@ pool every sample), so it grows with the group; it is reported beside the upload
 Usage: python -m benchmarks.upload_history [--cases N] [--uploads U] [--tiny] [--json]
 (default 50,000 cases, 50 uploads; --tiny: 2,000 cases, 8 uploads, what the tests run)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,16 +39,38 @@ def bundle(cases: int, seed: int) -> bytes:
     for j in range(cases):
         base = 10.0 + j % 97
         processes = [[base * (1 + 0.002 * ((seed + p + k) % 5)) for k in range(5)] for p in range(3)]
-        results.append({"workload": WORKLOADS[j % len(WORKLOADS)], "suite": "kernels", "params": {"n": j},
-                        "dtype": "float32", "compile": "eager", "metric": "op_time", "unit": "µs", "status": "ok",
-                        "samples": [s for p in processes for s in p], "processes": [len(p) for p in processes]})
-    return json.dumps({
-        "schema_version": 2, "run_id": uuid.uuid4().hex, "started_at": "2026-12-02T10:00:00+00:00",
-        "ended_at": "2026-12-02T10:05:00+00:00", "complete": True,
-        "machine": {"name": "mac-0", "os": "macOS", "chip": "Apple M4 Pro", "gpu_cores": 20},
-        "build": {"torch_version": "2.15.0", "channel": "stable", "python_version": "3.11",
-                  "collector_version": "0.1"},
-        "device": {"type": "mps", "name": "Apple M4 Pro"}, "results": results}).encode()
+        results.append(
+            {
+                "workload": WORKLOADS[j % len(WORKLOADS)],
+                "suite": "kernels",
+                "params": {"n": j},
+                "dtype": "float32",
+                "compile": "eager",
+                "metric": "op_time",
+                "unit": "µs",
+                "status": "ok",
+                "samples": [s for p in processes for s in p],
+                "processes": [len(p) for p in processes],
+            }
+        )
+    return json.dumps(
+        {
+            "schema_version": 2,
+            "run_id": uuid.uuid4().hex,
+            "started_at": "2026-12-02T10:00:00+00:00",
+            "ended_at": "2026-12-02T10:05:00+00:00",
+            "complete": True,
+            "machine": {"name": "mac-0", "os": "macOS", "chip": "Apple M4 Pro", "gpu_cores": 20},
+            "build": {
+                "torch_version": "2.15.0",
+                "channel": "stable",
+                "python_version": "3.11",
+                "collector_version": "0.1",
+            },
+            "device": {"type": "mps", "name": "Apple M4 Pro"},
+            "results": results,
+        }
+    ).encode()
 
 
 def _status_mb(field: str) -> float:
@@ -77,9 +100,16 @@ def measure(path: Path, cases: int, uploads: int, progress: bool) -> dict:
             body = bundle(cases, i)
             upload_s, upload_cpu, upload_mb = _timed(lambda: ingest_bundle(engine, body, uploaded_by="bench"))  # noqa: B023 - called here
             upkeep_s, upkeep_cpu, upkeep_mb = _timed(lambda: catch_up(engine))
-            rows.append({"upload_ms": round(1000 * upload_s, 1), "upload_cpu_ms": round(1000 * upload_cpu, 1),
-                         "upload_peak_mb": round(upload_mb, 1), "upkeep_ms": round(1000 * upkeep_s, 1),
-                         "upkeep_cpu_ms": round(1000 * upkeep_cpu, 1), "upkeep_peak_mb": round(upkeep_mb, 1)})
+            rows.append(
+                {
+                    "upload_ms": round(1000 * upload_s, 1),
+                    "upload_cpu_ms": round(1000 * upload_cpu, 1),
+                    "upload_peak_mb": round(upload_mb, 1),
+                    "upkeep_ms": round(1000 * upkeep_s, 1),
+                    "upkeep_cpu_ms": round(1000 * upkeep_cpu, 1),
+                    "upkeep_peak_mb": round(upkeep_mb, 1),
+                }
+            )
             if progress:
                 print(f"upload {i + 1}/{uploads}: {rows[-1]}", flush=True)
         with engine.connect() as conn:
@@ -87,8 +117,12 @@ def measure(path: Path, cases: int, uploads: int, progress: bool) -> dict:
     finally:
         engine.dispose()
     windows = _windows(uploads)
-    out: dict = {"cases": cases, "uploads": uploads, "aa_pairs_after": pairs,
-                 "windows": {k: [a + 1, b] for k, (a, b) in windows.items()}}
+    out: dict = {
+        "cases": cases,
+        "uploads": uploads,
+        "aa_pairs_after": pairs,
+        "windows": {k: [a + 1, b] for k, (a, b) in windows.items()},
+    }
     for name in FIGURES:
         means = {k: statistics.mean(r[name] for r in rows[a:b]) for k, (a, b) in windows.items()}
         out[name] = {k: round(v, 1) for k, v in means.items()}

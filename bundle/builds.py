@@ -6,6 +6,7 @@ Release candidates on PyTorch's test channel carry the FINAL version string (the
 so a plain version string says "a release build", never "the final release": only the index it came from or the
 user can say rc, and the git hash tells an RC's binaries from the final's.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,10 @@ NIGHTLY, RC, RELEASE, STABLE, LOCAL, UNKNOWN = "nightly", "rc", "release", "stab
 DECLARABLE = (NIGHTLY, RC, RELEASE, LOCAL)  # what a user's --channel may say
 SHORT_HASH = 7
 
-_VERSION = re.compile(r"^(?P<base>\d+\.\d+(?:\.\d+)?)(?P<pre>(?:a|b|rc)\d+)?(?P<dev>\.dev(?P<date>\d{8}))?"
-                      r"(?P<local>\+.+)?$")
+_VERSION = re.compile(
+    r"^(?P<base>\d+\.\d+(?:\.\d+)?)(?P<pre>(?:a|b|rc)\d+)?(?P<dev>\.dev(?P<date>\d{8}))?"
+    r"(?P<local>\+.+)?$"
+)
 _GIT_LOCAL = re.compile(r"^\+git(?P<hash>[0-9a-f]{7,40})")
 # PyTorch's wheel indexes: https://download.pytorch.org/whl/{nightly,test}/<variant> and the plain release one
 _INDEX_CHANNEL = re.compile(r"/whl/(?P<which>nightly|test)(?:/|$)")
@@ -29,6 +32,7 @@ _INDEX_CHANNEL = re.compile(r"/whl/(?P<which>nightly|test)(?:/|$)")
 @dataclass(frozen=True)
 class VersionInfo:
     """What a version string alone says. channel is None for a plain release string: RC or final, not known."""
+
     channel: str | None
     nightly_date: str | None = None
     local_variant: str | None = None
@@ -88,14 +92,19 @@ def build_selector(torch_version: str, git_hash: str | None) -> str:
 _CHANNEL_ORDER = {RC: 0, RELEASE: 1, STABLE: 1}  # of one version string: an RC's binaries precede the final's
 
 
-def build_sort_key(torch_version: str, nightly_date: str | None = None, channel: str | None = None,
-                   git_hash: str | None = None) -> tuple:
+def build_sort_key(
+    torch_version: str, nightly_date: str | None = None, channel: str | None = None, git_hash: str | None = None
+) -> tuple:
     """Sort key of a torch build. An unparsable version sorts after all parsable ones, by its text."""
     base = torch_version.split("+", 1)[0]  # "+cpu" / "+cu128" is a variant, not an order
     try:
         version: Version | None = Version(base)
     except InvalidVersion:
         version = None
-    rest = (nightly_date if isinstance(nightly_date, str) else "", _CHANNEL_ORDER.get(channel or "", 2), torch_version,
-            short_hash(git_hash) or "")
+    rest = (
+        nightly_date if isinstance(nightly_date, str) else "",
+        _CHANNEL_ORDER.get(channel or "", 2),
+        torch_version,
+        short_hash(git_hash) or "",
+    )
     return (0, version, *rest) if version is not None else (1, Version("0"), *rest)

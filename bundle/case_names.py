@@ -6,6 +6,7 @@ shape (upper-case dimensions first, then named sizes), other settings, the dtype
 not eager. Keys that only restate others (`used_by`, the model's identity numbers) are left out; a value that is
 None (not applicable) is left out; a true flag is shown by its name, a false one not at all.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,12 +19,20 @@ VARIANT_KEYS = ("projection", "mode", "variant", "tensor")  # words that say wha
 MODEL_KEYS = ("model", "vae")
 # derived from other params (the model's identity numbers follow from its name; used_by lists the models
 # sharing a shape; inner_elements = H·W): naming them adds width, not meaning
-DERIVED_KEYS = frozenset({"used_by", "inner_elements", "architecture", "parameters", "layers", "hidden",
-                          "experts_impl", "gqa"})
+DERIVED_KEYS = frozenset(
+    {"used_by", "inner_elements", "architecture", "parameters", "layers", "hidden", "experts_impl", "gqa"}
+)
 DIM_ORDER = ("B", "C", "T", "H", "W", "M", "K", "N")
 MAX_SETTINGS = 8  # k=v items shown; more are summarised as "+n more" (the raw key stays in the table)
-DTYPE_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64",
-               "float8_e4m3fn": "fp8 e4m3", "float8_e5m2": "fp8 e5m2", "int8": "int8"}
+DTYPE_SHORT = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "float8_e4m3fn": "fp8 e4m3",
+    "float8_e5m2": "fp8 e5m2",
+    "int8": "int8",
+}
 
 
 def case_name(workload: str, params: Mapping[str, Any] | str, dtype: str = "", compile_mode: str = "eager") -> str:
@@ -47,8 +56,11 @@ def _name_from_key(workload: str, case_key: str, dtype: str, compile_mode: str) 
 def _name(workload: str, params: dict[str, Any], dtype: str, compile_mode: str) -> str:
     head = " ".join([workload] + [str(params[k]) for k in VARIANT_KEYS if _shown(params.get(k))])
     model = next((str(params[k]) for k in MODEL_KEYS if _shown(params.get(k))), "")
-    rest = [k for k in params if k not in VARIANT_KEYS and k not in MODEL_KEYS and k not in DERIVED_KEYS
-            and _shown(params[k])]
+    rest = [
+        k
+        for k in params
+        if k not in VARIANT_KEYS and k not in MODEL_KEYS and k not in DERIVED_KEYS and _shown(params[k])
+    ]
     rest.sort(key=_order)
     settings = [_setting(k, params[k]) for k in rest]
     if len(settings) > MAX_SETTINGS:

@@ -8,6 +8,7 @@ timing is kept (raw samples are the fact) but is not evidence: a review tests a 
 while at least MIN_CLEAN_PROCESSES remain (all of them, for a case timed in fewer), and calls it *unconfirmed
 (contended)* otherwise.
 """
+
 from __future__ import annotations
 
 from typing import Annotated
@@ -36,6 +37,6 @@ def enough_clean(clean: int, total: int) -> bool:
 
 
 def share_range(shares: list[float]) -> str:
-    """"70–84 %" (or "84 %"): how the views and the collector word the shares of contended processes."""
+    """ "70–84 %" (or "84 %"): how the views and the collector word the shares of contended processes."""
     low, high = round(min(shares) * 100), round(max(shares) * 100)
     return f"{low} %" if low == high else f"{low}–{high} %"

@@ -5,6 +5,7 @@ never folded into one another in a bundle or the store; the registry is what kee
 from a timing of the same case (`derived_from`: bandwidth from op_time, tokens/s from decode_time and TTFT) is one
 measurement with it, so a review shows it in that timing's row and judges the timing only (`DERIVED`, `RULES`).
 """
+
 from __future__ import annotations
 
 import sys
@@ -29,6 +30,7 @@ class Sign(str, Enum):
     measurement (Compare would print a ratio of -1), an error or a count may be 0, a difference or dB any sign.
     A positive figure must also be a normal float (>= 2.2e-308): a subnormal one (5e-324) loses its precision and
     turns a ratio into inf one way and 0 the other, so a comparison would not read the same both ways."""
+
     positive = "positive"
     nonnegative = "nonnegative"
     any = "any"
@@ -65,29 +67,60 @@ _METRICS = [
     Metric("op_time", "latency", "µs", _L, _R, _P, "steady-state time per op call"),
     Metric("first_call_time", "latency", "s", _L, _R, _P, "first call after input construction (warm-up, lazy init)"),
     Metric("compile_time", "latency", "s", _L, _R, _P, "torch.compile / warm-up time before steady state"),
-    Metric("achieved_bandwidth", "bandwidth", "GB/s", _H, _R, _P, "bytes read and written per call / time per call",
-           "op_time"),
-    Metric("bandwidth_fraction", "bandwidth", "%", _H, _R, _P, "achieved bandwidth as a share of the chip's specified peak",
-           "op_time"),
+    Metric(
+        "achieved_bandwidth",
+        "bandwidth",
+        "GB/s",
+        _H,
+        _R,
+        _P,
+        "bytes read and written per call / time per call",
+        "op_time",
+    ),
+    Metric(
+        "bandwidth_fraction",
+        "bandwidth",
+        "%",
+        _H,
+        _R,
+        _P,
+        "achieved bandwidth as a share of the chip's specified peak",
+        "op_time",
+    ),
     # One measurement, two records: tokens/s is N / each timing sample. The timing is the row, as op_time is for
     # bandwidth: decode_time is also a VAE decode's only figure and a rule belongs to a metric (a derived
     # decode_time would silence VAE slowdowns), and a review whose slowdowns are all times reads one way. The row
     # carries the tokens/s beside it (db.review.derived): the figure a release note quotes stays in view.
-    Metric("decode_throughput", "throughput", "tokens/s", _H, _R, _P, "new tokens per second during decode",
-           "decode_time"),
-    Metric("prefill_throughput", "throughput", "tokens/s", _H, _R, _P, "prompt tokens per second during prefill",
-           "time_to_first_token"),
+    Metric(
+        "decode_throughput", "throughput", "tokens/s", _H, _R, _P, "new tokens per second during decode", "decode_time"
+    ),
+    Metric(
+        "prefill_throughput",
+        "throughput",
+        "tokens/s",
+        _H,
+        _R,
+        _P,
+        "prompt tokens per second during prefill",
+        "time_to_first_token",
+    ),
     Metric("time_to_first_token", "latency", "ms", _L, _R, _P, "prefill of the prompt up to the first new token"),
-    Metric("decode_time", "latency", "s", _L, _R, _P, "wall time of one whole decode (N new tokens, a tiled VAE decode)"),
+    Metric(
+        "decode_time", "latency", "s", _L, _R, _P, "wall time of one whole decode (N new tokens, a tiled VAE decode)"
+    ),
     Metric("psnr_vs_cpu", "correctness", "dB", _H, _D, _A, "PSNR of the device output against the CPU reference"),
     Metric("psnr_vs_input", "correctness", "dB", _H, _D, _A, "PSNR of a round trip's output against its input"),
     Metric("max_abs_error", "correctness", "1", _L, _R, _Z, "max |device - reference|"),
     Metric("max_rel_error", "correctness", "1", _L, _R, _Z, "max |device - reference| / max(|reference|, eps)"),
-    Metric("memory_driver_peak", "memory", "B", _L, _R, _P, "peak of all device memory the driver holds for the process"),
+    Metric(
+        "memory_driver_peak", "memory", "B", _L, _R, _P, "peak of all device memory the driver holds for the process"
+    ),
     Metric("memory_reserved_peak", "memory", "B", _L, _R, _P, "peak memory reserved by the caching allocator"),
     Metric("memory_allocated_peak", "memory", "B", _L, _R, _P, "peak memory of live tensors"),
     Metric("memory_outside_allocator", "memory", "B", _L, _D, _A, "driver peak minus allocator reserved peak"),
-    Metric("storage_bytes", "memory", "B", _L, _R, _P, "bytes of a tensor's storage (e.g. FP8 weight vs its bf16 source)"),
+    Metric(
+        "storage_bytes", "memory", "B", _L, _R, _P, "bytes of a tensor's storage (e.g. FP8 weight vs its bf16 source)"
+    ),
     Metric("pad_calls", "count", "calls", _N, _D, _Z, "F.pad calls during one decode"),
 ]
 METRICS: dict[str, Metric] = {m.name: m for m in _METRICS}
@@ -140,23 +173,36 @@ class Rule:
         return _FIELDS[self.kind]
 
 
-_FIELDS = {RuleKind.significant: ("percent",), RuleKind.growth: ("percent", "floor"), RuleKind.drop: ("drop",),
-           RuleKind.factor: ("factor",), RuleKind.derived: (), RuleKind.watch: ()}
+_FIELDS = {
+    RuleKind.significant: ("percent",),
+    RuleKind.growth: ("percent", "floor"),
+    RuleKind.drop: ("drop",),
+    RuleKind.factor: ("factor",),
+    RuleKind.derived: (),
+    RuleKind.watch: (),
+}
 _LIMITS = {"percent": (0.0, 1000.0), "floor": (0.0, float("inf")), "drop": (0.0, 1000.0), "factor": (1.0, 1e12)}
 MIB = 2**20
 _GROWTH = Rule(RuleKind.growth, percent=5.0, floor=64 * MIB)
 _SIGNIFICANT = Rule(RuleKind.significant)
 RULES: dict[str, Rule] = {
-    **{name: _SIGNIFICANT for name in ("op_time", "first_call_time", "compile_time", "time_to_first_token",
-                                       "decode_time")},
+    **{
+        name: _SIGNIFICANT
+        for name in ("op_time", "first_call_time", "compile_time", "time_to_first_token", "decode_time")
+    },
     # never a verdict beside its timing; compared alone (a metric filter), judged by its timing's rule (ruled_by
     # in db.review.rules)
     **{name: Rule(RuleKind.derived) for name in DERIVED},
     "memory_outside_allocator": Rule(RuleKind.derived),  # driver peak minus reserved peak, both judged themselves
-    "psnr_vs_cpu": Rule(RuleKind.drop, drop=3.0), "psnr_vs_input": Rule(RuleKind.drop, drop=3.0),
-    "max_abs_error": Rule(RuleKind.factor, factor=2.0), "max_rel_error": Rule(RuleKind.factor, factor=2.0),
-    "memory_driver_peak": _GROWTH, "memory_reserved_peak": _GROWTH, "memory_allocated_peak": _GROWTH,
-    "storage_bytes": Rule(RuleKind.growth, percent=5.0, floor=0.0), "pad_calls": Rule(RuleKind.watch),
+    "psnr_vs_cpu": Rule(RuleKind.drop, drop=3.0),
+    "psnr_vs_input": Rule(RuleKind.drop, drop=3.0),
+    "max_abs_error": Rule(RuleKind.factor, factor=2.0),
+    "max_rel_error": Rule(RuleKind.factor, factor=2.0),
+    "memory_driver_peak": _GROWTH,
+    "memory_reserved_peak": _GROWTH,
+    "memory_allocated_peak": _GROWTH,
+    "storage_bytes": Rule(RuleKind.growth, percent=5.0, floor=0.0),
+    "pad_calls": Rule(RuleKind.watch),
 }
 # a case's correctness figures: judged together, one regression row per case (not one per metric)
 CORRECTNESS = tuple(m.name for m in _METRICS if m.quantity == "correctness")

@@ -4,6 +4,7 @@ reads as). The runs table's provenance columns (db.store.tables), the ingest's m
 of the Runs page and GET /api/v1/runs (db.query.runs, pages.runs), the run's page and the export (db.query.run_bundles)
 are all derived from it: a field added to a model and here is stored, shown and exported without another edit.
 Every field of both models is in STORED or in NOT_STORED with the reason (tests/test_provenance.py)."""
+
 from __future__ import annotations
 
 import json
@@ -89,6 +90,7 @@ NOT_STORED: dict[tuple[type[BaseModel], str], str] = {}
 class Kind:
     """A field's value as the store keeps it: its Python type (dict and Enum fields are kept as text: JSON, the
     enum's value), whether it may be missing, and the largest integer it may hold (an int column's width)."""
+
     type: type
     nullable: bool
     int_limit: int | None = None

@@ -19,6 +19,7 @@ their run; records from elsewhere give what they say — the build from `benchma
 `dependencies.pytorch.version`), the device from `benchmark.extra_info.device`, the machine from `runners[0]` —
 and what they cannot say is stated on the run as unavailable (worker processes: none; memory kinds: a metric that
 is not an mpsbench metric is not stored, and is named as skipped). Bad input is a RecordError naming the field."""
+
 from __future__ import annotations
 
 import hashlib
@@ -35,8 +36,10 @@ OWN = "mpsbench"  # the extra_info key carrying what the PyTorch fields cannot
 UNAVAILABLE = "unavailable"
 ASCII_UNITS = {"µs": "us"}  # PyTorch's names are ASCII: "latency(us)"
 _NAMED_UNIT = re.compile(r"^(?P<base>[^()]+?)\s*\((?P<unit>[^()]+)\)$")
-IMPORTED = ("imported from PyTorch OSS benchmark records ({source}): worker processes, contention, memory kinds, "
-            "power source and thermal state are unavailable in that format")
+IMPORTED = (
+    "imported from PyTorch OSS benchmark records ({source}): worker processes, contention, memory kinds, "
+    "power source and thermal state are unavailable in that format"
+)
 
 
 class RecordError(ValueError):
@@ -54,13 +57,30 @@ def runner(bundle: dict[str, Any]) -> dict[str, Any]:
     m, device = bundle["machine"], bundle["device"]
     cores = [m.get("cpu_p_cores"), m.get("cpu_e_cores")]
     gpu = device["type"] != "cpu"
-    return {"name": m["name"], "type": m.get("chip") or device["name"], "cpu_info": m.get("cpu_model") or UNAVAILABLE,
-            "cpu_count": sum(cores) if None not in cores else None, "avail_mem_in_gb": _gib(m.get("memory_bytes")),
-            "gpu_info": device["name"] if gpu else "", "gpu_count": 1 if gpu else 0,
-            # Apple's GPU shares the machine's memory: no figure of its own to give
-            "avail_gpu_mem_in_gb": None,
-            "extra_info": {k: m.get(k) for k in ("hw_model", "gpu_cores", "os", "os_version", "arch", "power_source",
-                                                 "low_power_mode", "thermal_state")}}
+    return {
+        "name": m["name"],
+        "type": m.get("chip") or device["name"],
+        "cpu_info": m.get("cpu_model") or UNAVAILABLE,
+        "cpu_count": sum(cores) if None not in cores else None,
+        "avail_mem_in_gb": _gib(m.get("memory_bytes")),
+        "gpu_info": device["name"] if gpu else "",
+        "gpu_count": 1 if gpu else 0,
+        # Apple's GPU shares the machine's memory: no figure of its own to give
+        "avail_gpu_mem_in_gb": None,
+        "extra_info": {
+            k: m.get(k)
+            for k in (
+                "hw_model",
+                "gpu_cores",
+                "os",
+                "os_version",
+                "arch",
+                "power_source",
+                "low_power_mode",
+                "thermal_state",
+            )
+        },
+    }
 
 
 def to_records(bundle: dict[str, Any]) -> list[dict[str, Any]]:
@@ -70,21 +90,41 @@ def to_records(bundle: dict[str, Any]) -> list[dict[str, Any]]:
     run = runner(bundle)
     out = []
     for r in bundle["results"]:
-        extra = {k: r.get(k) for k in ("status", "message", "warnings", "processes", "contention", "passed",
-                                       "tolerance", "rounding") if r.get(k) not in (None, [])}
-        out.append({
-            "benchmark": {"name": BENCHMARK_NAME, "mode": "inference", "dtype": r["dtype"],
-                          "extra_info": {"device": device["type"], "arch": machine.get("arch") or UNAVAILABLE,
-                                         "torch_version": build["torch_version"],
-                                         "git_hash": build.get("git_hash") or UNAVAILABLE, OWN: header}},
-            "model": {"name": r["workload"], "type": "micro-benchmark" if r["suite"] == "kernels" else "OSS model",
-                      "backend": r.get("compile", "eager"),
-                      "origins": ["pytorch"] if r["suite"] == "kernels" else ["huggingface"],
-                      "extra_info": {"suite": r["suite"], "params": r["params"]}},
-            "metric": {"name": f"{r['metric']}({ASCII_UNITS.get(r['unit'], r['unit'])})",
-                       "benchmark_values": list(r.get("samples") or []), "target_value": r.get("tolerance"),
-                       "extra_info": {"unit": r["unit"], **extra}},
-            "runners": [run]})
+        extra = {
+            k: r.get(k)
+            for k in ("status", "message", "warnings", "processes", "contention", "passed", "tolerance", "rounding")
+            if r.get(k) not in (None, [])
+        }
+        out.append(
+            {
+                "benchmark": {
+                    "name": BENCHMARK_NAME,
+                    "mode": "inference",
+                    "dtype": r["dtype"],
+                    "extra_info": {
+                        "device": device["type"],
+                        "arch": machine.get("arch") or UNAVAILABLE,
+                        "torch_version": build["torch_version"],
+                        "git_hash": build.get("git_hash") or UNAVAILABLE,
+                        OWN: header,
+                    },
+                },
+                "model": {
+                    "name": r["workload"],
+                    "type": "micro-benchmark" if r["suite"] == "kernels" else "OSS model",
+                    "backend": r.get("compile", "eager"),
+                    "origins": ["pytorch"] if r["suite"] == "kernels" else ["huggingface"],
+                    "extra_info": {"suite": r["suite"], "params": r["params"]},
+                },
+                "metric": {
+                    "name": f"{r['metric']}({ASCII_UNITS.get(r['unit'], r['unit'])})",
+                    "benchmark_values": list(r.get("samples") or []),
+                    "target_value": r.get("tolerance"),
+                    "extra_info": {"unit": r["unit"], **extra},
+                },
+                "runners": [run],
+            }
+        )
     return out
 
 
@@ -102,8 +142,10 @@ def _metric(record: dict, i: int) -> tuple[str, str] | str:
     base = found["base"] if found else name
     symbol = _get(record, "metric.extra_info.unit") or (found["unit"] if found else None)
     if base not in METRICS:
-        return (f"records[{i}].metric.name {name!r}: not an mpsbench metric, so what it measures (which memory "
-                "kind, which time) is unavailable; not stored")
+        return (
+            f"records[{i}].metric.name {name!r}: not an mpsbench metric, so what it measures (which memory "
+            "kind, which time) is unavailable; not stored"
+        )
     if not symbol:
         return f"records[{i}].metric.name {name!r}: no unit in its name or metric.extra_info.unit; not stored"
     try:
@@ -128,16 +170,26 @@ def _values(record: dict, i: int) -> list[float]:
 def _result(record: dict, i: int, base: str, symbol: str) -> dict[str, Any]:
     extra = _get(record, "metric.extra_info") or {}
     model_extra = _get(record, "model.extra_info") or {}
-    params = model_extra.get("params") if isinstance(model_extra.get("params"), dict) else \
-        {"benchmark": str(_get(record, "benchmark.name") or UNAVAILABLE)}
+    params = (
+        model_extra.get("params")
+        if isinstance(model_extra.get("params"), dict)
+        else {"benchmark": str(_get(record, "benchmark.name") or UNAVAILABLE)}
+    )
     workload = _get(record, "model.name")
     if not workload:
         raise RecordError(f"records[{i}].model.name", "is required (the model or test name)")
     samples = _values(record, i)
-    out = {"workload": str(workload), "suite": str(model_extra.get("suite") or "pytorch-oss"), "params": params,
-           "dtype": str(_get(record, "benchmark.dtype") or UNAVAILABLE),
-           "compile": str(_get(record, "model.backend") or UNAVAILABLE), "metric": base, "unit": symbol,
-           "status": str(extra.get("status") or ("ok" if samples else "error")), "samples": samples}
+    out = {
+        "workload": str(workload),
+        "suite": str(model_extra.get("suite") or "pytorch-oss"),
+        "params": params,
+        "dtype": str(_get(record, "benchmark.dtype") or UNAVAILABLE),
+        "compile": str(_get(record, "model.backend") or UNAVAILABLE),
+        "metric": base,
+        "unit": symbol,
+        "status": str(extra.get("status") or ("ok" if samples else "error")),
+        "samples": samples,
+    }
     if not samples and "status" not in extra:
         out["message"] = "the record has no benchmark_values"
     for key in ("message", "warnings", "processes", "contention", "passed", "tolerance", "rounding"):
@@ -150,9 +202,10 @@ def _foreign_header(records: list[dict], raw: bytes, source: str, fallback_time:
     first = records[0]
     version = _get(first, "benchmark.extra_info.torch_version") or _get(first, "dependencies.pytorch.version")
     if not version:
-        raise RecordError("records[0].benchmark.extra_info.torch_version",
-                          "the build is unavailable in these records (nor dependencies.pytorch.version): a run "
-                          "needs it")
+        raise RecordError(
+            "records[0].benchmark.extra_info.torch_version",
+            "the build is unavailable in these records (nor dependencies.pytorch.version): a run needs it",
+        )
     said = parse_version(str(version))
     if said.channel == "unknown":
         raise RecordError("records[0].benchmark.extra_info.torch_version", f"not a torch version: {version!r}")
@@ -170,16 +223,32 @@ def _foreign_header(records: list[dict], raw: bytes, source: str, fallback_time:
         warnings.append("started_at: the file's modification time (the records carry no timestamp)")
     sha = _get(first, "benchmark.extra_info.git_hash") or _get(first, "dependencies.pytorch.sha")
     gpu = runners[0].get("gpu_info") or runners[0].get("type") or device
-    return {"schema_version": 1, "run_id": hashlib.sha256(raw).hexdigest()[:32], "started_at": started.isoformat(),
-            "complete": True, "warnings": warnings, "tags": {"source": "pytorch-oss"},
-            "machine": {"name": str(name), "chip": runners[0].get("type") or None, "os": UNAVAILABLE,
-                        "cpu_model": runners[0].get("cpu_info") or None,
-                        "arch": _get(first, "benchmark.extra_info.arch") or None},
-            "build": {"torch_version": str(version), "git_hash": sha if sha and sha != UNAVAILABLE else None,
-                      "channel": infer_channel(str(version)), "nightly_date": said.nightly_date,
-                      "local_variant": said.local_variant, "python_version": UNAVAILABLE,
-                      "collector_version": UNAVAILABLE, "command_line": f"imported: {source}"},
-            "device": {"type": device, "name": str(gpu)}}
+    return {
+        "schema_version": 1,
+        "run_id": hashlib.sha256(raw).hexdigest()[:32],
+        "started_at": started.isoformat(),
+        "complete": True,
+        "warnings": warnings,
+        "tags": {"source": "pytorch-oss"},
+        "machine": {
+            "name": str(name),
+            "chip": runners[0].get("type") or None,
+            "os": UNAVAILABLE,
+            "cpu_model": runners[0].get("cpu_info") or None,
+            "arch": _get(first, "benchmark.extra_info.arch") or None,
+        },
+        "build": {
+            "torch_version": str(version),
+            "git_hash": sha if sha and sha != UNAVAILABLE else None,
+            "channel": infer_channel(str(version)),
+            "nightly_date": said.nightly_date,
+            "local_variant": said.local_variant,
+            "python_version": UNAVAILABLE,
+            "collector_version": UNAVAILABLE,
+            "command_line": f"imported: {source}",
+        },
+        "device": {"type": device, "name": str(gpu)},
+    }
 
 
 def from_records(records: list[Any], raw: bytes, source: str, fallback_time: datetime) -> tuple[dict, list[str]]:
@@ -192,8 +261,10 @@ def from_records(records: list[Any], raw: bytes, source: str, fallback_time: dat
     for i, record in enumerate(records):
         mine = _get(record, f"benchmark.extra_info.{OWN}.run_id")
         if isinstance(own, dict) and mine != own.get("run_id"):
-            raise RecordError(f"records[{i}].benchmark.extra_info.{OWN}.run_id",
-                              "a file holds one run (mpsbench export writes a file per run)")
+            raise RecordError(
+                f"records[{i}].benchmark.extra_info.{OWN}.run_id",
+                "a file holds one run (mpsbench export writes a file per run)",
+            )
         found = _metric(record, i)
         if isinstance(found, str):
             skipped.append(found)
@@ -204,5 +275,10 @@ def from_records(records: list[Any], raw: bytes, source: str, fallback_time: dat
 
 def looks_like_records(doc: Any) -> bool:
     """A JSON document that is PyTorch OSS records (a list of objects with `benchmark` and `metric`), not a bundle."""
-    return (isinstance(doc, list) and bool(doc) and isinstance(doc[0], dict) and "benchmark" in doc[0]
-            and "metric" in doc[0])
+    return (
+        isinstance(doc, list)
+        and bool(doc)
+        and isinstance(doc[0], dict)
+        and "benchmark" in doc[0]
+        and "metric" in doc[0]
+    )

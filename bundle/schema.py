@@ -6,6 +6,7 @@ stated once here: as a field's annotation (type, bounds, finiteness, lengths) or
 Result's model check calls. db.ingest.derive turns them into set-based checks for large bundles: annotations
 mechanically, the *_rule functions by calling them on each distinct input they get (their inputs are small).
 """
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,8 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any
 
-from pydantic_core import PydanticCustomError
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from bundle.contention import Share
 from bundle.metrics import check_unit, metric
@@ -32,7 +33,7 @@ YEARS = (2000, 2100)  # a timestamp outside these is a broken clock or a probe, 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Text = Annotated[str, StringConstraints(max_length=20_000)]
 # params are stored as JSON text and compared as case keys: an integer outside int64 would change on the way
-ParamValue = str | Annotated[int, Field(ge=-2**63, lt=2**63)] | FiniteFloat | bool | None
+ParamValue = str | Annotated[int, Field(ge=-(2**63), lt=2**63)] | FiniteFloat | bool | None
 Int32 = Annotated[int, Field(ge=0, lt=2**31)]  # DuckDB INTEGER columns
 Int64 = Annotated[int, Field(ge=0, lt=2**63)]  # DuckDB BIGINT columns
 ProcessSize = Annotated[int, Field(ge=1, lt=2**31)]  # samples one worker process gave (DuckDB INTEGER)
@@ -54,6 +55,7 @@ class Status(str, Enum):
 class Channel(str, Enum):
     """Inferred by bundle.builds.infer_channel. A plain release string (RCs carry the final's) is "release": the
     git hash tells an RC's binaries from the final's. "stable" is what older bundles said; it still reads."""
+
     release = "release"
     rc = "rc"
     nightly = "nightly"
@@ -137,8 +139,10 @@ CASE_FIELDS = ("workload", "case_key", "dtype", "compile", "metric")
 
 
 def repeated_case_rule(first: int, again: int) -> str:
-    return (f"results[{again}] repeats the case of results[{first}] (same {', '.join(CASE_FIELDS)}); a bundle "
-            "holds each case once (fold repeated measurements into one result's samples)")
+    return (
+        f"results[{again}] repeats the case of results[{first}] (same {', '.join(CASE_FIELDS)}); a bundle "
+        "holds each case once (fold repeated measurements into one result's samples)"
+    )
 
 
 def first_repeat(results: list["Result"]) -> tuple[int, int] | None:
@@ -166,16 +170,22 @@ def processes_rule(processes: list[int], n_samples: int) -> None:
     """`processes` splits the samples by the worker process that measured them, in order: its sizes add up to the
     sample count (none: the samples are one process's, as every schema-1 bundle's)."""
     if processes and sum(processes) != n_samples:
-        raise _field_error("processes", f"the processes' sample counts add up to {sum(processes)}, but the result "
-                                        f"has {n_samples} samples (they must split the samples exactly)")
+        raise _field_error(
+            "processes",
+            f"the processes' sample counts add up to {sum(processes)}, but the result "
+            f"has {n_samples} samples (they must split the samples exactly)",
+        )
 
 
 def contention_rule(n_contention: int, n_processes: int) -> None:
     """`contention` has one share per worker process (one, for a result of one process), or none at all."""
     entries = max(1, n_processes)
     if n_contention and n_contention != entries:
-        raise _field_error("contention", f"{n_contention} contention shares for {entries} worker process"
-                                         f"{'es' * (entries != 1)} (one share per entry of `processes`, or none)")
+        raise _field_error(
+            "contention",
+            f"{n_contention} contention shares for {entries} worker process"
+            f"{'es' * (entries != 1)} (one share per entry of `processes`, or none)",
+        )
 
 
 def sign_rule(metric_name: str, smallest: float) -> None:
@@ -184,8 +194,11 @@ def sign_rule(metric_name: str, smallest: float) -> None:
     if not sign.allows(smallest):
         normal = f"a normal float (>= {sys.float_info.min:.4g})"  # a subnormal one breaks every ratio
         bound = f"> 0, {normal}" if sign.value == "positive" else f">= 0, and {normal} when above 0"
-        raise _field_error("samples", f"samples of {metric_name} must be {bound} (got {smallest!r}); "
-                                      "record status 'error' with a message instead")
+        raise _field_error(
+            "samples",
+            f"samples of {metric_name} must be {bound} (got {smallest!r}); "
+            "record status 'error' with a message instead",
+        )
 
 
 class Result(_Strict):
@@ -252,8 +265,10 @@ class Bundle(_Strict):
     @classmethod
     def _known_version(cls, v: int) -> int:
         if v not in READABLE_VERSIONS:
-            raise ValueError(f"schema_version {v} is not supported; this server reads versions "
-                             f"{', '.join(map(str, READABLE_VERSIONS))}")
+            raise ValueError(
+                f"schema_version {v} is not supported; this server reads versions "
+                f"{', '.join(map(str, READABLE_VERSIONS))}"
+            )
         return v
 
     @field_validator("started_at", "ended_at")
@@ -274,8 +289,9 @@ class Bundle(_Strict):
             raise _field_error("ended_at", "ended_at must not be before started_at")
         repeat = first_repeat(self.results)
         if repeat is not None:
-            raise PydanticCustomError("repeated_case", "{rule}", {"field": f"results[{repeat[1]}]",
-                                                                  "rule": repeated_case_rule(*repeat)})
+            raise PydanticCustomError(
+                "repeated_case", "{rule}", {"field": f"results[{repeat[1]}]", "rule": repeated_case_rule(*repeat)}
+            )
         return self
 
 

@@ -1,4 +1,5 @@
 """Summary statistics derived from raw samples (the samples are what is kept; this is recomputable)."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """Units and their dimensions. Conversion happens only inside one dimension."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -3,6 +3,7 @@
 Timing, memory and correctness are separate passes: the memory sampler thread only runs inside memory(), and
 nothing but the clock and synchronize() runs inside time_op() / time_region().
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -38,9 +39,18 @@ ONCE_PER_RUN = ("compile_time",)
 
 
 class CaseBench(Bench):
-    def __init__(self, case: Case, workload: Workload, adapter: Adapter, policy: TimingPolicy | None = None, *,
-                 deadline: float | None = None, chip: str | None = None, gpu_cores: int | None = None,
-                 full: bool = True) -> None:
+    def __init__(
+        self,
+        case: Case,
+        workload: Workload,
+        adapter: Adapter,
+        policy: TimingPolicy | None = None,
+        *,
+        deadline: float | None = None,
+        chip: str | None = None,
+        gpu_cores: int | None = None,
+        full: bool = True,
+    ) -> None:
         self.case, self.workload, self.adapter = case, workload, adapter
         self.full = full  # False: memory() and correctness() do nothing (a run's timing-only worker processes)
         self.policy = policy or TimingPolicy()
@@ -53,20 +63,50 @@ class CaseBench(Bench):
         self.meter = ShareMeter()  # other processes' share of the cores while the case ran (collector.runner)
 
     # --- records -------------------------------------------------------------------------------------------
-    def _add(self, metric: str, status: Status, *, unit: str | None = None, samples: list[float] | None = None,
-             message: str | None = None, warnings: list[str] | None = None, passed: bool | None = None,
-             tolerance: float | None = None, rounding: float | None = None) -> None:
+    def _add(
+        self,
+        metric: str,
+        status: Status,
+        *,
+        unit: str | None = None,
+        samples: list[float] | None = None,
+        message: str | None = None,
+        warnings: list[str] | None = None,
+        passed: bool | None = None,
+        tolerance: float | None = None,
+        rounding: float | None = None,
+    ) -> None:
         if any(r.metric == metric for r in self.results):
             raise ValueError(f"metric {metric!r} recorded twice for case {self.case.label()}")
-        self.results.append(Result(
-            workload=self.case.workload, suite=self.workload.suite, params=dict(self.case.params),
-            dtype=self.case.dtype, compile=self.case.compile, metric=metric,
-            unit=unit or metric_info(metric).unit, status=status, message=message,
-            warnings=list(warnings or []), samples=[float(x) for x in samples or []], passed=passed,
-            tolerance=tolerance, rounding=rounding))
+        self.results.append(
+            Result(
+                workload=self.case.workload,
+                suite=self.workload.suite,
+                params=dict(self.case.params),
+                dtype=self.case.dtype,
+                compile=self.case.compile,
+                metric=metric,
+                unit=unit or metric_info(metric).unit,
+                status=status,
+                message=message,
+                warnings=list(warnings or []),
+                samples=[float(x) for x in samples or []],
+                passed=passed,
+                tolerance=tolerance,
+                rounding=rounding,
+            )
+        )
 
-    def record(self, metric: str, samples: list[float], unit: str | None = None, *, warnings: list[str] | None = None,
-               passed: bool | None = None, tolerance: float | None = None) -> None:
+    def record(
+        self,
+        metric: str,
+        samples: list[float],
+        unit: str | None = None,
+        *,
+        warnings: list[str] | None = None,
+        passed: bool | None = None,
+        tolerance: float | None = None,
+    ) -> None:
         values = _in_unit(samples, unit, metric) if unit else list(samples)
         self._add(metric, Status.ok, samples=values, warnings=warnings, passed=passed, tolerance=tolerance)
 
@@ -80,10 +120,15 @@ class CaseBench(Bench):
     # --- timing pass ---------------------------------------------------------------------------------------
     def time_op(self, fn: Callable[[], Any], *, bytes_per_call: int | None = None) -> None:
         t = time_op(self.adapter, fn, self.policy, self.deadline)
-        self._add("op_time", Status.ok, samples=_in_unit(t.samples, "s", "op_time"), message=t.describe(),
-                  warnings=t.warnings)
-        self._add("first_call_time", Status.ok, samples=[t.first_call_s or 0.0],
-                  message="first call after input construction, synchronised (includes lazy init)")
+        self._add(
+            "op_time", Status.ok, samples=_in_unit(t.samples, "s", "op_time"), message=t.describe(), warnings=t.warnings
+        )
+        self._add(
+            "first_call_time",
+            Status.ok,
+            samples=[t.first_call_s or 0.0],
+            message="first call after input construction, synchronised (includes lazy init)",
+        )
         if bytes_per_call is not None:
             self._bandwidth(bytes_per_call, t.samples, t.warnings)
 
@@ -97,14 +142,25 @@ class CaseBench(Bench):
             which = f"chip {self.chip!r}{cores}" if self.chip else "an unknown chip"
             self.unavailable("bandwidth_fraction", f"no specified peak memory bandwidth is known for {which}")
             return
-        self._add("bandwidth_fraction", Status.ok, samples=[a / peak * 100 for a in achieved],
-                  message=f"achieved bandwidth / the chip's specified peak of {peak:g} GB/s", warnings=warnings)
+        self._add(
+            "bandwidth_fraction",
+            Status.ok,
+            samples=[a / peak * 100 for a in achieved],
+            message=f"achieved bandwidth / the chip's specified peak of {peak:g} GB/s",
+            warnings=warnings,
+        )
 
-    def time_region(self, fn: Callable[[], Any], *, metric: str = "decode_time",
-                    repeats: int | None = None) -> list[float]:
+    def time_region(
+        self, fn: Callable[[], Any], *, metric: str = "decode_time", repeats: int | None = None
+    ) -> list[float]:
         t = time_region(self.adapter, fn, self.policy, repeats, self.deadline, what=metric)
-        self._add(metric, Status.ok, samples=_in_unit(t.samples, "s", metric), warnings=t.warnings,
-                  message=f"{len(t.samples)} synchronised calls after one warm-up call of {t.first_call_s:.4g} s")
+        self._add(
+            metric,
+            Status.ok,
+            samples=_in_unit(t.samples, "s", metric),
+            warnings=t.warnings,
+            message=f"{len(t.samples)} synchronised calls after one warm-up call of {t.first_call_s:.4g} s",
+        )
         return list(t.samples)
 
     def time_once(self, fn: Callable[[], Any], *, metric: str = "first_call_time", note: str | None = None) -> float:
@@ -112,8 +168,9 @@ class CaseBench(Bench):
         if metric in ONCE_PER_RUN and not self.full:
             return seconds  # run (the case needs it), not recorded: see ONCE_PER_RUN
         what = "one call timed on its own, synchronised before both clock reads"
-        self._add(metric, Status.ok, samples=_in_unit([seconds], "s", metric),
-                  message=f"{note}; {what}" if note else what)
+        self._add(
+            metric, Status.ok, samples=_in_unit([seconds], "s", metric), message=f"{note}; {what}" if note else what
+        )
         return seconds
 
     # --- memory pass ---------------------------------------------------------------------------------------
@@ -121,12 +178,16 @@ class CaseBench(Bench):
         if not self.full:
             return
         report = self.adapter.measure_memory(fn)
-        figures = {"memory_driver_peak": report.driver_peak, "memory_reserved_peak": report.reserved_peak,
-                   "memory_allocated_peak": report.allocated_peak,
-                   "memory_outside_allocator": report.outside_allocator}
+        figures = {
+            "memory_driver_peak": report.driver_peak,
+            "memory_reserved_peak": report.reserved_peak,
+            "memory_allocated_peak": report.allocated_peak,
+            "memory_outside_allocator": report.outside_allocator,
+        }
         for name, figure in figures.items():
-            self._figure(name, figure, report.warnings if name in ("memory_driver_peak",
-                                                                   "memory_outside_allocator") else [])
+            self._figure(
+                name, figure, report.warnings if name in ("memory_driver_peak", "memory_outside_allocator") else []
+            )
 
     def _figure(self, name: str, figure: Figure, warnings: list[str]) -> None:
         if figure.value is None:
@@ -135,19 +196,27 @@ class CaseBench(Bench):
             self._add(name, Status.ok, samples=[float(figure.value)], warnings=warnings)
 
     # --- correctness pass ----------------------------------------------------------------------------------
-    def correctness(self, output: torch.Tensor, reference: torch.Tensor, *,
-                    psnr_metric: str = "psnr_vs_cpu") -> None:
+    def correctness(self, output: torch.Tensor, reference: torch.Tensor, *, psnr_metric: str = "psnr_vs_cpu") -> None:
         if not self.full:
             return
         c = check_against_reference(output, reference, self.case.dtype)
         levels = c.rounding or (None, None, None)
-        figures = {psnr_metric: (c.psnr_db, None, levels[0]),
-                   "max_abs_error": (c.max_abs_error, c.tolerance.atol, levels[1]),
-                   "max_rel_error": (c.max_rel_error, c.tolerance.rtol, levels[2])}
+        figures = {
+            psnr_metric: (c.psnr_db, None, levels[0]),
+            "max_abs_error": (c.max_abs_error, c.tolerance.atol, levels[1]),
+            "max_rel_error": (c.max_rel_error, c.tolerance.rtol, levels[2]),
+        }
         for name, (value, tol, level) in figures.items():
             if value is None:
                 self._add(name, Status.error, message=c.error, passed=False)
             else:
-                self._add(name, Status.ok, samples=[value], message=f"{self.case.dtype} tolerance: {c.rule}",
-                          warnings=c.warnings if name == psnr_metric else [], passed=c.passed, tolerance=tol,
-                          rounding=level)
+                self._add(
+                    name,
+                    Status.ok,
+                    samples=[value],
+                    message=f"{self.case.dtype} tolerance: {c.rule}",
+                    warnings=c.warnings if name == psnr_metric else [],
+                    passed=c.passed,
+                    tolerance=tol,
+                    rounding=level,
+                )

@@ -4,6 +4,7 @@ With warn-always on (so TORCH_WARN_ONCE fires in every case), a CPU-fallback op 
 pass can emit thousands. Keeping one WarningMessage per distinct (category, text), with a count, keeps memory
 flat where warnings.catch_warnings(record=True) would keep them all.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -16,8 +17,9 @@ class CaseWarnings:
         self.counts: dict[tuple[type, str], int] = {}
         self._outer: warnings.catch_warnings | None = None
 
-    def _show(self, message: Any, category: type, filename: str, lineno: int, file: Any = None,
-              line: str | None = None) -> None:
+    def _show(
+        self, message: Any, category: type, filename: str, lineno: int, file: Any = None, line: str | None = None
+    ) -> None:
         key = (category, str(message))
         if key not in self.seen:
             self.seen[key] = warnings.WarningMessage(message, category, filename, lineno, file, line)

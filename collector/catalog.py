@@ -3,6 +3,7 @@
 A source that fails to import (a missing optional dependency) is listed as unavailable with the reason
 instead of crashing the collector. MPSBENCH_CATALOG="module[:ATTR],…" replaces the sources (used by tests).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -30,8 +31,9 @@ class Catalog:
         if unknown:
             known = ", ".join(sorted(self.workloads)) or "none"
             raise CollectorError(f"--workload {', '.join(unknown)}: unknown workload; known: {known}")
-        chosen = [w for w in self.workloads.values() if (not names or w.name in names)
-                  and (not suites or w.suite in suites)]
+        chosen = [
+            w for w in self.workloads.values() if (not names or w.name in names) and (not suites or w.suite in suites)
+        ]
         if not chosen:
             raise CollectorError("no workload matches the selection" + self._why_empty())
         return chosen

@@ -11,6 +11,7 @@ on a 128-bit bus); M3 Ultra 819 (Apple says "over 800 GB/s", spec sheet 819 GB/s
 614 (40-core GPU) come from secondary coverage of Apple's 2026 spec pages; the M5 Max with fewer GPU cores is
 left out (its figure was not found).
 """
+
 from __future__ import annotations
 
 import re

@@ -1,4 +1,5 @@
 """`python -m collector run | list | show | push`. Expected failures are CollectorError: `ERROR: …`, exit 1."""
+
 from __future__ import annotations
 
 import os
@@ -19,6 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         from collector import commands
+
         return getattr(commands, f"cmd_{args.command}")(args, console)
     except CollectorError as exc:
         console.print(f"[bold red]ERROR:[/] {escape(str(exc))}", soft_wrap=True)

@@ -1,4 +1,5 @@
 """The CLI's commands; each takes the parsed args and a console and returns the exit code."""
+
 from __future__ import annotations
 
 import argparse
@@ -13,10 +14,11 @@ from rich.table import Table
 
 from bundle.metrics import metric as metric_info
 from bundle.schema import Bundle, Result
-from collector import lifeline, session as run_session
+from collector import lifeline
+from collector import session as run_session
+from collector.arguments import csv_list, kv_pairs
 from collector.catalog import load_catalog
 from collector.contention import IdleGate, IdlePolicy
-from collector.arguments import csv_list, kv_pairs
 from collector.display import progress_bar, results_table, run_summary
 from collector.errors import CollectorError
 from collector.plan import Plan, PlannedCase, default_processes
@@ -27,8 +29,10 @@ from collector.workload import PROFILES, Workload
 
 def _interrupt_on_sigterm() -> object:
     """SIGTERM ends a run like Ctrl-C (incomplete bundle written); returns the previous handler."""
+
     def handler(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
+
     return signal.signal(signal.SIGTERM, handler)
 
 
@@ -37,20 +41,37 @@ def _open_session(args: argparse.Namespace) -> run_session.Session:
     if args.resume is not None or args.retry_crashed:
         path = Path(args.resume) if args.resume else run_session.latest_journal(args.out, args.retry_crashed)
         return run_session.resume(path, catalog, args.retry_crashed)
-    plan = Plan(workloads=tuple(args.workload), suites=tuple(args.suite), dtypes=csv_list(args.dtype),
-                compile_modes=csv_list(args.compile) or ("eager",), profile=args.profile,
-                case_time_limit_s=args.case_time_limit, processes=_processes(args), cases=tuple(args.case),
-                idle_wait_s=args.idle_wait)
-    return run_session.start(args.out, plan, catalog, args.device, args.machine_name, kv_pairs(args.tag),
-                             " ".join(shlex.quote(a) for a in sys.argv), args.channel, args.install_source)
+    plan = Plan(
+        workloads=tuple(args.workload),
+        suites=tuple(args.suite),
+        dtypes=csv_list(args.dtype),
+        compile_modes=csv_list(args.compile) or ("eager",),
+        profile=args.profile,
+        case_time_limit_s=args.case_time_limit,
+        processes=_processes(args),
+        cases=tuple(args.case),
+        idle_wait_s=args.idle_wait,
+    )
+    return run_session.start(
+        args.out,
+        plan,
+        catalog,
+        args.device,
+        args.machine_name,
+        kv_pairs(args.tag),
+        " ".join(shlex.quote(a) for a in sys.argv),
+        args.channel,
+        args.install_source,
+    )
 
 
 def _processes(args: argparse.Namespace) -> int:
     """--processes, or the default; --in-process measures in this one process (no replicates)."""
     if getattr(args, "in_process", False):
         if args.processes not in (None, 1):
-            raise CollectorError("--in-process runs every case in this one process: it cannot take --processes "
-                                 f"{args.processes}")
+            raise CollectorError(
+                f"--in-process runs every case in this one process: it cannot take --processes {args.processes}"
+            )
         return 1
     return default_processes() if args.processes is None else args.processes
 
@@ -71,8 +92,12 @@ def _announce(session: run_session.Session, console: Console) -> None:
     pending, total = len(session.pending()), len(session.cases.cases)
     processes = session.plan.processes
     each = f", each timed in {processes} worker processes" if processes > 1 else ""
-    console.print(escape(f"run {session.run_id}: {pending} cases to run ({total - pending} already done){each} on "
-                         f"{session.state.header['device']['name']}"))
+    console.print(
+        escape(
+            f"run {session.run_id}: {pending} cases to run ({total - pending} already done){each} on "
+            f"{session.state.header['device']['name']}"
+        )
+    )
 
 
 def _run_with_progress(session: run_session.Session, console: Console, in_process: bool = False) -> Path:
@@ -90,8 +115,12 @@ def _run_with_progress(session: run_session.Session, console: Console, in_proces
                 bar.advance(task)
 
         def on_wait(share: float, limit_s: float) -> None:
-            bar.update(task, description=f"waiting up to {limit_s:.0f} s for an idle machine: other processes take "
-                                         f"{share * 100:.0f} % of the cores")
+            bar.update(
+                task,
+                description=f"waiting up to {limit_s:.0f} s for an idle machine: other processes take "
+                f"{share * 100:.0f} % of the cores",
+            )
+
         session.gate = IdleGate(IdlePolicy(wait_s=session.plan.idle_wait_s), on_wait=on_wait)
         return run_session.run(session, on_progress, isolate=not in_process)
 
@@ -103,8 +132,12 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     try:
         path = _run_with_progress(session, console, args.in_process)
     except KeyboardInterrupt:
-        console.print(escape(f"interrupted: incomplete bundle {session.bundle_path} (continue with: "
-                             f"python -m collector run --resume {session.journal.path})"))
+        console.print(
+            escape(
+                f"interrupted: incomplete bundle {session.bundle_path} (continue with: "
+                f"python -m collector run --resume {session.journal.path})"
+            )
+        )
         return 130
     bundle = session.written  # the figures as stored: retakes included
     console.print(run_summary(bundle.results, f"run {session.run_id}"))
@@ -112,9 +145,14 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         if line.startswith("CPU contention"):
             console.print(f"[bold yellow]{escape(line)}[/]", soft_wrap=True)
     if session.state.crashed:
-        console.print(escape(f"{len(session.state.crashed)} case(s) crashed or timed out (error records); "
-                             f"--resume skips them, `run --resume {session.journal.path} --retry-crashed` runs "
-                             "them again"), soft_wrap=True)
+        console.print(
+            escape(
+                f"{len(session.state.crashed)} case(s) crashed or timed out (error records); "
+                f"--resume skips them, `run --resume {session.journal.path} --retry-crashed` runs "
+                "them again"
+            ),
+            soft_wrap=True,
+        )
     console.print(escape(f"bundle: {path}  (every record with its unit: python -m collector show {path})"))
     if pusher is not None:
         return report_push(pusher.push([path]), console)
@@ -123,6 +161,7 @@ def _run(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_sweep(args: argparse.Namespace, console: Console) -> int:
     from collector.sweep.command import cmd_sweep as sweep
+
     return sweep(args, console)
 
 
@@ -160,9 +199,13 @@ def load_bundle(path: Path) -> Bundle:
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     b = load_bundle(args.file)
     m = b.machine
-    console.print(escape(f"run {b.run_id}  complete={b.complete}  {b.started_at.isoformat()}\n"
-                  f"machine {m.name}: {m.chip or m.cpu_model} {m.os} {m.os_version or ''}  device {b.device.type} "
-                  f"({b.device.name})\ntorch {b.build.torch_version} [{b.build.channel.value}]  tags {b.tags}"))
+    console.print(
+        escape(
+            f"run {b.run_id}  complete={b.complete}  {b.started_at.isoformat()}\n"
+            f"machine {m.name}: {m.chip or m.cpu_model} {m.os} {m.os_version or ''}  device {b.device.type} "
+            f"({b.device.name})\ntorch {b.build.torch_version} [{b.build.channel.value}]  tags {b.tags}"
+        )
+    )
     for w in b.warnings:
         console.print(f"[bold yellow]WARNING:[/] {escape(w)}")
     console.print(results_table(b.results, args.file.name))

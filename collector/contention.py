@@ -13,6 +13,7 @@ The share is measured over the whole case in its worker, or over the 0.1 s befor
 shorter (ShareMeter, collector.runner). "Own" CPU time is the worker's process tree (its threads, and children
 such as inductor's compile workers), so only other processes count.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,17 @@ import psutil
 from bundle.contention import THRESHOLD, contended
 
 _NOT_BUSY = {"idle", "iowait", "guest", "guest_nice"}  # guest time is already counted in user on Linux
-__all__ = ["THRESHOLD", "CpuSnapshot", "snapshot", "other_share", "cores", "ShareMeter", "IdlePolicy", "IdleGate",
-           "probe"]
+__all__ = [
+    "THRESHOLD",
+    "CpuSnapshot",
+    "snapshot",
+    "other_share",
+    "cores",
+    "ShareMeter",
+    "IdlePolicy",
+    "IdleGate",
+    "probe",
+]
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,7 @@ class ShareMeter:
     worker process's case often lasts 20–50 ms at the quick profile's shared-out budgets, shorter than psutil's
     10 ms CPU ticks resolve, so a short case's share looks back over this process's cases before it (contention
     lasts seconds, not milliseconds)."""
+
     before: CpuSnapshot | None = None
     after: CpuSnapshot | None = None
 
@@ -97,8 +108,7 @@ class ShareMeter:
         finally:
             self.after = snapshot()
             _HISTORY.append(self.after)
-            self.before = next((s for s in reversed(_HISTORY) if self.after.wall_s - s.wall_s >= WINDOW_S),
-                               _HISTORY[0])
+            self.before = next((s for s in reversed(_HISTORY) if self.after.wall_s - s.wall_s >= WINDOW_S), _HISTORY[0])
 
     def share(self) -> float | None:
         """As other_share over the window; None when even the lookback is too short to say."""
@@ -117,6 +127,7 @@ def probe(window_s: float) -> float | None:
 @dataclass(frozen=True)
 class IdlePolicy:
     """How long a run waits for other processes to leave the cores before it times a case (`--idle-wait`)."""
+
     wait_s: float = 30.0  # the longest one wait lasts; 0: never wait (nor re-time contended processes)
     budget_factor: float = 20.0  # a run waits at most this many × wait_s in all, then times without waiting
     probe_s: float = 0.2  # the first look (psutil's CPU times tick at 10 ms: 40 ticks of 2 cores)
@@ -131,6 +142,7 @@ class IdlePolicy:
 class IdleGate:
     """Waits, before a case is timed, while other processes take more than THRESHOLD of the cores: at most
     wait_s each time and budget_s in all. `look(seconds)` measures the share (probe; a test gives a fake)."""
+
     policy: IdlePolicy
     look: Callable[[float], float | None] = probe
     clock: Callable[[], float] = time.monotonic

@@ -12,6 +12,7 @@ reference's magnitudes (a softmax's tiny probabilities round to far smaller erro
 judges a change of the figure on that scale (bundle.metrics: ROUNDING_UNITS): bf16's 8-bit mantissa moves a
 PSNR by a few dB between builds that only reorder an accumulation.
 """
+
 from __future__ import annotations
 
 import math
@@ -100,8 +101,14 @@ def check_against_reference(output: torch.Tensor, reference: torch.Tensor, dtype
     tol = tolerance_for(dtype)
     out, ref = _as_reference_precision(output), _as_reference_precision(reference)
     if out.shape != ref.shape:
-        return ReferenceCheck(None, None, None, False, tol,
-                          error=f"output shape {tuple(out.shape)} differs from reference shape {tuple(ref.shape)}")
+        return ReferenceCheck(
+            None,
+            None,
+            None,
+            False,
+            tol,
+            error=f"output shape {tuple(out.shape)} differs from reference shape {tuple(ref.shape)}",
+        )
     what = _non_finite(out, ref)
     if what:
         return ReferenceCheck(None, None, None, False, tol, error=what)
@@ -113,6 +120,9 @@ def check_against_reference(output: torch.Tensor, reference: torch.Tensor, dtype
     max_abs = float(diff.max()) if diff.numel() else 0.0
     max_rel = float((diff / denominator).max()) if diff.numel() else 0.0
     rounded = (ref.to(output.dtype).to(torch.float64) - ref).abs()  # what rounding alone gives this reference
-    level = (psnr_db(rounded, ref)[0], float(rounded.max()) if rounded.numel() else 0.0,
-             float((rounded / denominator).max()) if rounded.numel() else 0.0)
+    level = (
+        psnr_db(rounded, ref)[0],
+        float(rounded.max()) if rounded.numel() else 0.0,
+        float((rounded / denominator).max()) if rounded.numel() else 0.0,
+    )
     return ReferenceCheck(psnr, max_abs, max_rel, passed, tol, warnings, rounding=level)

@@ -1,29 +1,44 @@
 """Rich rendering: the run's progress bar, the run summary (one row per case) and the bundle table (one row per
 record); every figure with its unit."""
+
 from __future__ import annotations
 
 from collections import Counter
 from typing import Iterable
 
+from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.console import Console
 from rich.table import Column, Table
 
 from bundle.schema import Result, Status
 
-STATUS_STYLE = {Status.ok: "green", Status.fallback: "yellow", Status.unsupported: "magenta",
-                Status.unavailable: "dim", Status.error: "red"}
+STATUS_STYLE = {
+    Status.ok: "green",
+    Status.fallback: "yellow",
+    Status.unsupported: "magenta",
+    Status.unavailable: "dim",
+    Status.error: "red",
+}
 # A case's status is its worst record's; `unavailable` (a figure this device cannot give) is not a failure.
 CASE_ORDER = (Status.error, Status.fallback, Status.unsupported, Status.ok)
 DESCRIPTION_WIDTH = 70  # the current case's label is cut here, so the bar, count, elapsed and ETA stay readable
 
 
 def progress_bar(console: Console) -> Progress:
-    label = TextColumn("[bold]{task.description}", table_column=Column(max_width=DESCRIPTION_WIDTH, no_wrap=True,
-                                                                       overflow="ellipsis"))
-    return Progress(label, BarColumn(bar_width=30), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"),
-                    TimeRemainingColumn(), console=console, transient=False)
+    label = TextColumn(
+        "[bold]{task.description}", table_column=Column(max_width=DESCRIPTION_WIDTH, no_wrap=True, overflow="ellipsis")
+    )
+    return Progress(
+        label,
+        BarColumn(bar_width=30),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
 
 
 BINARY = (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024))
@@ -71,8 +86,14 @@ def results_table(results: Iterable[Result], title: str, note_width: int = 90) -
     for col in ("case", "metric", "median", "n", "status", "warnings / why"):
         table.add_column(col, overflow="fold")
     for r in results:
-        table.add_row(escape(case_label(r)), r.metric, escape(_figure(r)), str(r.summary.n if r.summary else 0),
-                      _styled(r.status), escape(_note(r, note_width)))
+        table.add_row(
+            escape(case_label(r)),
+            r.metric,
+            escape(_figure(r)),
+            str(r.summary.n if r.summary else 0),
+            _styled(r.status),
+            escape(_note(r, note_width)),
+        )
     return table
 
 
@@ -89,8 +110,11 @@ def case_status(records: list[Result]) -> Status:
 
 
 def _figures(records: list[Result]) -> str:
-    shown = [f"{r.metric} {with_unit(r.summary.median, r.unit)}" for r in records
-             if r.summary is not None and r.metric != "first_call_time"]
+    shown = [
+        f"{r.metric} {with_unit(r.summary.median, r.unit)}"
+        for r in records
+        if r.summary is not None and r.metric != "first_call_time"
+    ]
     failed = [r.metric for r in records if r.passed is False]
     return "; ".join(shown + ([f"FAILED tolerance: {', '.join(failed)}"] if failed else []))
 
@@ -112,6 +136,10 @@ def run_summary(results: Iterable[Result], title: str, note_width: int = 70) -> 
     for col in ("case", "status", "figures (median)", "warnings / why"):
         table.add_column(col, overflow="fold")
     for label, records in cases.items():
-        table.add_row(escape(label), _styled(case_status(records)), escape(_figures(records)),
-                      escape(_case_note(records, note_width)))
+        table.add_row(
+            escape(label),
+            _styled(case_status(records)),
+            escape(_figures(records)),
+            escape(_case_note(records, note_width)),
+        )
     return table

@@ -1,4 +1,5 @@
 """The one error type of the collector boundary: raised deep, printed once by the CLI as `ERROR: …` (exit 1)."""
+
 from __future__ import annotations
 
 

@@ -3,6 +3,7 @@
 The texts are PyTorch's own (see /work/shared/reference/mps-facts.md); matching them is the only way a
 collector can tell "this build cannot run it" from "it broke".
 """
+
 from __future__ import annotations
 
 import re
@@ -10,8 +11,10 @@ import warnings
 
 from collector.workload import Unsupported
 
-FALLBACK = re.compile(r"The operator '([^']+)' is not currently supported on the MPS backend and will fall back "
-                      r"to run on the CPU")
+FALLBACK = re.compile(
+    r"The operator '([^']+)' is not currently supported on the MPS backend and will fall back "
+    r"to run on the CPU"
+)
 UNSUPPORTED = [
     re.compile(r"does not have support for that dtype"),  # FP8 on MPS before ~2.15
     re.compile(r"not currently implemented for the MPS device"),  # points at issue 141287

@@ -11,6 +11,7 @@
   its own process group, so killing it ends what a case started too (inductor's compile workers, a DataLoader's);
   it is tied to the parent (collector.lifeline), so a parent that is SIGKILLed leaves no worker behind.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -64,9 +65,15 @@ class WorkerSpec:
 
     def context(self) -> RunContext:
         from collector.adapters import get_adapter
-        return RunContext(get_adapter(self.device_choice, chip=self.chip),
-                          TimingPolicy.for_profile(self.profile, self.processes), self.case_time_limit_s, self.chip,
-                          self.gpu_cores, self.full)
+
+        return RunContext(
+            get_adapter(self.device_choice, chip=self.chip),
+            TimingPolicy.for_profile(self.profile, self.processes),
+            self.case_time_limit_s,
+            self.chip,
+            self.gpu_cores,
+            self.full,
+        )
 
 
 @dataclass
@@ -172,23 +179,34 @@ class Isolator:
         try:  # pickled here, so a workload that cannot travel is its own error, not the run's
             job = bytes(ForkingPickler.dumps((workload, case)))
         except Exception as exc:  # noqa: BLE001 - pickle raises many types
-            return self._failed(workload, case, None, f"cannot be sent to the case worker: {type(exc).__name__}: "
-                                f"{exc}", 0.0)
+            return self._failed(
+                workload, case, None, f"cannot be sent to the case worker: {type(exc).__name__}: {exc}", 0.0
+            )
         if self.worker is None:
             self.worker = Worker(self.spec)
             if not self.worker.ready:
-                return self._failed(workload, case, CRASHED, f"crashed: the case worker did not start "
-                                    f"({exit_text(self._drop_worker(wait_s=5))})", 0.0)
+                return self._failed(
+                    workload,
+                    case,
+                    CRASHED,
+                    f"crashed: the case worker did not start ({exit_text(self._drop_worker(wait_s=5))})",
+                    0.0,
+                )
         started = time.monotonic()
         answer = self.worker.call(job, self.deadline_s)
         elapsed = time.monotonic() - started
         if answer == TIMED_OUT:
             self._drop_worker(wait_s=0)
-            return self._failed(workload, case, TIMED_OUT, f"timed out after {self.deadline_s:g} s (limit "
-                                f"{self.spec.case_time_limit_s:g} s): the case's worker was killed", elapsed)
+            return self._failed(
+                workload,
+                case,
+                TIMED_OUT,
+                f"timed out after {self.deadline_s:g} s (limit "
+                f"{self.spec.case_time_limit_s:g} s): the case's worker was killed",
+                elapsed,
+            )
         if answer == CRASHED:
-            return self._failed(workload, case, CRASHED, f"crashed: {exit_text(self._drop_worker(wait_s=5))}",
-                                elapsed)
+            return self._failed(workload, case, CRASHED, f"crashed: {exit_text(self._drop_worker(wait_s=5))}", elapsed)
         return CaseOutcome(answer)  # validated once, when the case's processes are merged (collector.processes)
 
     def _drop_worker(self, wait_s: float) -> int | None:
@@ -200,8 +218,9 @@ class Isolator:
         worker.close(kill=True)
         return worker.process.exitcode
 
-    def _failed(self, workload: Workload, case: Case, failure: str | None, message: str,
-                elapsed_s: float) -> CaseOutcome:
+    def _failed(
+        self, workload: Workload, case: Case, failure: str | None, message: str, elapsed_s: float
+    ) -> CaseOutcome:
         """Every declared metric of the case as `error` with the message (what the worker measured is lost)."""
         bench = CaseBench(case, workload, self.ctx.adapter, chip=self.ctx.chip, gpu_cores=self.ctx.gpu_cores)
         return CaseOutcome(records(finalize(bench, [], (Status.error, message), elapsed_s, None)), failure)

@@ -7,6 +7,7 @@ SIGKILL mid-write is dropped and cut off) and continues the same run_id. A case 
 out (collector.isolation) is journaled with its `outcome`: finished, so --resume does not run it again (it
 would crash again), unless --retry-crashed; a later line for the same case replaces the earlier one.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,7 @@ def read_records(path: Path, what: str, repair: bool = True) -> list[dict[str, A
                 if not isinstance(record, dict):
                     raise ValueError("not an object")
             except ValueError:  # a UnicodeDecodeError too
-                if i == len(lines) - 1 or not any(x.strip() for x in lines[i + 1:]):
+                if i == len(lines) - 1 or not any(x.strip() for x in lines[i + 1 :]):
                     break  # torn by a kill mid-write: that write never finished
                 raise CollectorError(f"{what} {path} line {i + 1} is not a JSON record: the file is damaged") from None
             records.append(record)
@@ -98,10 +99,18 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._append({"type": "run", **header})
 
-    def finish_case(self, cid: str, results: list[dict[str, Any]], outcome: str | None = None,
-                    process: int = 0) -> None:
-        self._append({"type": "case", "case": cid, "process": process, "results": results,
-                      **({"outcome": outcome} if outcome else {})})
+    def finish_case(
+        self, cid: str, results: list[dict[str, Any]], outcome: str | None = None, process: int = 0
+    ) -> None:
+        self._append(
+            {
+                "type": "case",
+                "case": cid,
+                "process": process,
+                "results": results,
+                **({"outcome": outcome} if outcome else {}),
+            }
+        )
 
     def mark_resume(self) -> None:
         self._append({"type": "resume"})

@@ -7,6 +7,7 @@ PR_SET_PDEATHSIG (the kernel signals it the moment the parent dies, SIGKILL incl
 thread polls the parent every POLL_S. The signal is one the child handles (a run: SIGTERM = Ctrl-C, so its
 incomplete bundle is written; a worker: SIGTERM = end its own group), so nothing it started is left behind.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -63,6 +64,7 @@ def watch(parent: int, sig: int, direct: bool = True) -> threading.Thread:
         # At the main thread: its blocking call (a pipe read, a sleep) is interrupted and its handler runs now; a
         # signal this thread took would wait for the main thread's next bytecode.
         signal.pthread_kill(main, sig)
+
     thread = threading.Thread(target=poll, name="mpsbench-parent-watch", daemon=True)
     thread.start()
     return thread

@@ -4,6 +4,7 @@ With the samples sorted, [x_(r), x_(n+1-r)] (1-based ranks) covers the true medi
 1 - 2·P(B ≤ r-1), B ~ Binomial(n, ½), whatever the distribution. We take the largest r whose coverage is still
 ≥ 1 - alpha: exact binomial sums for n ≤ 300, the normal approximation above (accurate to about one rank).
 """
+
 from __future__ import annotations
 
 import math

@@ -14,15 +14,27 @@ Figures are NVIDIA's datasheets (memory bandwidth row), checked 2026-12:
   L4 300 GB/s (NVIDIA L4 datasheet); L40S 864 GB/s (NVIDIA L40S datasheet); A10 600 GB/s (NVIDIA A10 datasheet)
   T4 320 GB/s (NVIDIA T4 datasheet); V100 SXM2/PCIe 16 and 32 GB 900 GB/s (NVIDIA V100 datasheet)
 """
+
 from __future__ import annotations
 
 PEAK_GBS: dict[str, float] = {  # the device name as torch.cuda.get_device_name() gives it, upper-cased
-    "NVIDIA H200": 4800, "NVIDIA H200 NVL": 4800,
-    "NVIDIA H100 80GB HBM3": 3350, "NVIDIA H100 PCIE": 2000, "NVIDIA H100 NVL": 3900,
-    "NVIDIA A100-SXM4-40GB": 1555, "NVIDIA A100-PCIE-40GB": 1555, "NVIDIA A100-SXM4-80GB": 2039,
+    "NVIDIA H200": 4800,
+    "NVIDIA H200 NVL": 4800,
+    "NVIDIA H100 80GB HBM3": 3350,
+    "NVIDIA H100 PCIE": 2000,
+    "NVIDIA H100 NVL": 3900,
+    "NVIDIA A100-SXM4-40GB": 1555,
+    "NVIDIA A100-PCIE-40GB": 1555,
+    "NVIDIA A100-SXM4-80GB": 2039,
     "NVIDIA A100 80GB PCIE": 1935,
-    "NVIDIA L4": 300, "NVIDIA L40S": 864, "NVIDIA A10": 600, "TESLA T4": 320,
-    "TESLA V100-SXM2-16GB": 900, "TESLA V100-SXM2-32GB": 900, "TESLA V100-PCIE-16GB": 900, "TESLA V100-PCIE-32GB": 900,
+    "NVIDIA L4": 300,
+    "NVIDIA L40S": 864,
+    "NVIDIA A10": 600,
+    "TESLA T4": 320,
+    "TESLA V100-SXM2-16GB": 900,
+    "TESLA V100-SXM2-32GB": 900,
+    "TESLA V100-PCIE-16GB": 900,
+    "TESLA V100-PCIE-32GB": 900,
 }
 
 

@@ -1,4 +1,5 @@
 """What a run measures: the selection options, kept in the journal header so --resume rebuilds the same cases."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -25,13 +26,15 @@ def default_processes() -> int:
     if not text:
         return DEFAULT_PROCESSES
     if not text.isdigit() or not 1 <= int(text) <= MAX_PROCESSES:
-        raise CollectorError(f"{PROCESSES_VARIABLE} must be a whole number from 1 to {MAX_PROCESSES} "
-                             f"(got {text[:20]!r})")
+        raise CollectorError(
+            f"{PROCESSES_VARIABLE} must be a whole number from 1 to {MAX_PROCESSES} (got {text[:20]!r})"
+        )
     return int(text)
 
 
 def _is_dtype(name: str) -> bool:
     import torch
+
     return name == "tf32" or isinstance(getattr(torch, name, None), torch.dtype)
 
 
@@ -58,16 +61,20 @@ class Plan:
             raise CollectorError(f"--compile must be a comma list of {', '.join(COMPILE_MODES)} (got {bad or 'none'})")
         bad_dtypes = [d for d in self.dtypes or () if not _is_dtype(d)]
         if bad_dtypes:
-            raise CollectorError(f"--dtype {', '.join(bad_dtypes)}: not a torch dtype name (e.g. float32, bfloat16, "
-                                 "float16, float8_e4m3fn) or tf32")
+            raise CollectorError(
+                f"--dtype {', '.join(bad_dtypes)}: not a torch dtype name (e.g. float32, bfloat16, "
+                "float16, float8_e4m3fn) or tf32"
+            )
         if not isinstance(self.processes, int) or not 1 <= self.processes <= MAX_PROCESSES:
-            raise CollectorError(f"--processes must be a whole number from 1 to {MAX_PROCESSES} "
-                                 f"(got {self.processes!r})")
+            raise CollectorError(
+                f"--processes must be a whole number from 1 to {MAX_PROCESSES} (got {self.processes!r})"
+            )
         if self.case_time_limit_s is not None and self.case_time_limit_s <= 0:
             raise CollectorError("--case-time-limit must be a positive number of seconds")
         if not 0 <= self.idle_wait_s <= MAX_IDLE_WAIT_S:
-            raise CollectorError(f"--idle-wait must be from 0 to {MAX_IDLE_WAIT_S:g} seconds "
-                                 f"(got {self.idle_wait_s!r})")
+            raise CollectorError(
+                f"--idle-wait must be from 0 to {MAX_IDLE_WAIT_S:g} seconds (got {self.idle_wait_s!r})"
+            )
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,12 +82,17 @@ class Plan:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Plan":
         dtypes = data.get("dtypes")
-        return cls(workloads=tuple(data.get("workloads", ())), suites=tuple(data.get("suites", ())),
-                   dtypes=tuple(dtypes) if dtypes else None, compile_modes=tuple(data.get("compile_modes", ("eager",))),
-                   profile=data.get("profile", "quick"), case_time_limit_s=data.get("case_time_limit_s"),
-                   processes=int(data.get("processes", 1)),  # journals from before processes: one
-                   cases=tuple(data.get("cases", ())),
-                   idle_wait_s=float(data.get("idle_wait_s", 0.0)))  # journals from before the wait: none
+        return cls(
+            workloads=tuple(data.get("workloads", ())),
+            suites=tuple(data.get("suites", ())),
+            dtypes=tuple(dtypes) if dtypes else None,
+            compile_modes=tuple(data.get("compile_modes", ("eager",))),
+            profile=data.get("profile", "quick"),
+            case_time_limit_s=data.get("case_time_limit_s"),
+            processes=int(data.get("processes", 1)),  # journals from before processes: one
+            cases=tuple(data.get("cases", ())),
+            idle_wait_s=float(data.get("idle_wait_s", 0.0)),
+        )  # journals from before the wait: none
 
 
 @dataclass
@@ -112,8 +124,10 @@ def expand(plan: Plan, catalog: Catalog) -> CaseList:
         wanted = set(plan.cases)
         missing = wanted - {c.id for c in out.cases}
         if missing:
-            raise CollectorError(f"--case {sorted(missing)[0]!r}: no such case in the plan (a case id is "
-                                 "workload|case_key|dtype|compile, as `mpsbench confirm` writes it)")
+            raise CollectorError(
+                f"--case {sorted(missing)[0]!r}: no such case in the plan (a case id is "
+                "workload|case_key|dtype|compile, as `mpsbench confirm` writes it)"
+            )
         out.cases = [c for c in out.cases if c.id in wanted]
     return out
 

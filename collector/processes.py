@@ -10,6 +10,7 @@ processes took while each ran (bundle.contention). A process that ran contended 
 process after the run's processes (index ≥ the plan's count: collector.session's retakes): both are kept, the
 retake after them, and the record's warning names both.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -74,12 +75,17 @@ def _worded(result: dict[str, Any], processes: list[int], planned: int | None) -
     total = len(shares)
     retakes = [p for p in processes if planned is not None and p >= planned]
     clean = total - len(hot)
-    what = (f"CPU contention: {len(hot)} of {total} worker process{'es' * (total != 1)} ran while other processes "
-            f"took {share_range(hot)} of the machine's {cores()} cores")
+    what = (
+        f"CPU contention: {len(hot)} of {total} worker process{'es' * (total != 1)} ran while other processes "
+        f"took {share_range(hot)} of the machine's {cores()} cores"
+    )
     if retakes:
         what += f"; {len(retakes)} of the {total} are retakes in fresh processes after the run's {planned}"
-    what += ("; a review leaves the contended out of its test" if enough_clean(clean, total) else
-             f"; only {clean} ran clean: these timings are not evidence (rerun on an idle machine)")
+    what += (
+        "; a review leaves the contended out of its test"
+        if enough_clean(clean, total)
+        else f"; only {clean} ran clean: these timings are not evidence (rerun on an idle machine)"
+    )
     result["warnings"] = [*(result.get("warnings") or []), what]
     return result
 
@@ -105,11 +111,15 @@ def run_note(results: list[Result]) -> str | None:
         return None
     busy = [key for key, (clean, total) in cases.items() if not enough_clean(clean, total)]
     if busy:
-        return (f"CPU contention: {len(busy)} of {len(cases)} cases ran while other processes took "
-                f"{share_range(hot)} of the machine's {cores()} cores; their timings are not evidence (fewer than "
-                f"{MIN_CLEAN_PROCESSES} clean worker processes; rerun them on an idle machine: `mpsbench confirm`)")
+        return (
+            f"CPU contention: {len(busy)} of {len(cases)} cases ran while other processes took "
+            f"{share_range(hot)} of the machine's {cores()} cores; their timings are not evidence (fewer than "
+            f"{MIN_CLEAN_PROCESSES} clean worker processes; rerun them on an idle machine: `mpsbench confirm`)"
+        )
     some = sum(1 for clean, total in cases.values() if clean < total)
     timings = f"{len(hot)} worker-process timing{'s' * (len(hot) != 1)}"
-    return (f"CPU contention: {timings} ({some} of {len(cases)} cases) ran while other processes took "
-            f"{share_range(hot)} of the machine's {cores()} cores; a review leaves {'them' if len(hot) > 1 else 'it'} "
-            f"out (every case kept at least {MIN_CLEAN_PROCESSES} clean processes)")
+    return (
+        f"CPU contention: {timings} ({some} of {len(cases)} cases) ran while other processes took "
+        f"{share_range(hot)} of the machine's {cores()} cores; a review leaves {'them' if len(hot) > 1 else 'it'} "
+        f"out (every case kept at least {MIN_CLEAN_PROCESSES} clean processes)"
+    )

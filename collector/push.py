@@ -17,6 +17,7 @@ A push holds an exclusive lock on the outbox (fcntl.flock on outbox/.lock) from 
 two concurrent pushes never send a bundle twice: the second waits (up to lock_wait_s) and then finds what is left.
 A bundle that vanished meanwhile is skipped.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -58,8 +59,10 @@ def endpoint(url: str) -> str:
     """The upload endpoint for a base URL or the endpoint itself; anything but http(s)://host… is refused."""
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise CollectorError(f"push URL must be http(s)://HOST[:PORT][/PREFIX] of the dashboard, e.g. "
-                             f"http://127.0.0.1:8501 (got {url!r})")
+        raise CollectorError(
+            f"push URL must be http(s)://HOST[:PORT][/PREFIX] of the dashboard, e.g. "
+            f"http://127.0.0.1:8501 (got {url!r})"
+        )
     path = parts.path.rstrip("/")
     if not path.endswith(ENDPOINT):
         path = path.removesuffix("/api/v1") + ENDPOINT
@@ -76,8 +79,9 @@ def server_error(response: httpx.Response) -> str:
         return f"HTTP {response.status_code}: {body}"
     err = body.get("error", body)
     message = err.get("message") or err.get("detail") or str(err) if isinstance(err, dict) else str(err)
-    problems = (err.get("problems") if isinstance(err, dict) else None) or body.get("problems") \
-        or body.get("errors") or []  # api/errors.py: {"error": "…", "errors": [{"field", "rule"}]}
+    problems = (
+        (err.get("problems") if isinstance(err, dict) else None) or body.get("problems") or body.get("errors") or []
+    )  # api/errors.py: {"error": "…", "errors": [{"field", "rule"}]}
     details = "; ".join(f"{p.get('field')}: {p.get('rule')}" for p in problems if isinstance(p, dict))
     return f"HTTP {response.status_code}: {message}" + (f" ({details})" if details else "")
 
@@ -144,27 +148,37 @@ class Pusher:
         answer = self._post(body)
         tries = f"after {self.attempts} attempts"
         if isinstance(answer, str):
-            return Outcome(_keep(path, body, outbox_dir()), "queued", f"not delivered ({answer}, {tries}); kept in "
-                           "the outbox for the next push")
+            return Outcome(
+                _keep(path, body, outbox_dir()),
+                "queued",
+                f"not delivered ({answer}, {tries}); kept in the outbox for the next push",
+            )
         status = answer.status_code
         if status < 300:
             _done(path)
             return Outcome(path, "sent", f"HTTP {status} from {self.endpoint}")
         if status in BUNDLE_REFUSALS and _is_json(answer):
-            return Outcome(_keep(path, body, outbox_dir() / "rejected", server_error(answer)), "rejected",
-                           server_error(answer))
+            return Outcome(
+                _keep(path, body, outbox_dir() / "rejected", server_error(answer)), "rejected", server_error(answer)
+            )
         hint = "; MPSBENCH_TOKEN is not set" if status in CREDENTIALS and not token() else ""
         retried = f" ({tries})" if status >= 500 or status in RETRYABLE else ""
-        return Outcome(_keep(path, body, outbox_dir()), "queued",
-                       f"{server_error(answer)}{retried}{hint}; kept in the outbox for the next push")
+        return Outcome(
+            _keep(path, body, outbox_dir()),
+            "queued",
+            f"{server_error(answer)}{retried}{hint}; kept in the outbox for the next push",
+        )
 
     def push(self, paths: list[Path], include_outbox: bool = True) -> list[Outcome]:
         box = outbox_dir()
         with outbox_lock(box, self.lock_wait_s) as holder:
             if holder is not None:
                 busy = f"another push ({holder}) held the outbox lock for {self.lock_wait_s:g} s"
-                kept = [Outcome(_keep(p, p.read_bytes(), box), "queued", f"{busy}; kept in the outbox for the next "
-                                "push") for p in dict.fromkeys(paths) if p.is_file()]
+                kept = [
+                    Outcome(_keep(p, p.read_bytes(), box), "queued", f"{busy}; kept in the outbox for the next push")
+                    for p in dict.fromkeys(paths)
+                    if p.is_file()
+                ]
                 return kept + [Outcome(box, "busy", f"{busy}; nothing sent")]
             # Listed under the lock: a bundle another push has sent is gone from the outbox by now.
             queued = sorted([*box.glob("*.json"), *(box / "failed").glob("*.json")]) if include_outbox else []

@@ -1,11 +1,13 @@
 """A push on the CLI's console: the Pusher checked before anything runs, and its answers printed one line each.
 Used by `run --push`, `push` and a sweep's delivery (collector.sweep), so it sits below all three."""
+
 from __future__ import annotations
 
 from rich.console import Console
 from rich.markup import escape
 
-from collector.push import Pusher, token as push_token
+from collector.push import Pusher
+from collector.push import token as push_token
 
 
 def checked_pusher(url: str | None, console: Console) -> Pusher | None:
@@ -14,8 +16,10 @@ def checked_pusher(url: str | None, console: Console) -> Pusher | None:
         return None
     pusher = Pusher(url)
     if push_token() is None:
-        console.print("[bold yellow]WARNING:[/] MPSBENCH_TOKEN is not set: the push carries no token (only a server "
-                      "without upload tokens, on this machine, accepts that)")
+        console.print(
+            "[bold yellow]WARNING:[/] MPSBENCH_TOKEN is not set: the push carries no token (only a server "
+            "without upload tokens, on this machine, accepts that)"
+        )
     return pusher
 
 

@@ -10,6 +10,7 @@
   (collector.contention; a run's processes are merged and worded in collector.processes).
   collector.isolation runs this in a worker process and makes the limit hard (and survives a crash).
 """
+
 from __future__ import annotations
 
 import time
@@ -53,8 +54,16 @@ def _warn_always() -> Iterator[None]:
 def run_case(workload: Workload, case: Case, ctx: RunContext) -> list[Result]:
     start = time.perf_counter()
     deadline = start + ctx.case_time_limit_s if ctx.case_time_limit_s else None
-    bench = CaseBench(case, workload, ctx.adapter, ctx.policy, deadline=deadline, chip=ctx.chip,
-                      gpu_cores=ctx.gpu_cores, full=ctx.full)
+    bench = CaseBench(
+        case,
+        workload,
+        ctx.adapter,
+        ctx.policy,
+        deadline=deadline,
+        chip=ctx.chip,
+        gpu_cores=ctx.gpu_cores,
+        full=ctx.full,
+    )
     failure: tuple[Status, str] | None = None
     with CaseWarnings() as caught, _warn_always():
         try:
@@ -72,8 +81,14 @@ def records(results: list[Result]) -> list[dict[str, Any]]:
     return [r.model_dump(mode="json") for r in results]
 
 
-def finalize(bench: CaseBench, caught: list[warnings.WarningMessage], failure: tuple[Status, str] | None,
-             elapsed_s: float, limit_s: float | None, share: float | None = None) -> list[Result]:
+def finalize(
+    bench: CaseBench,
+    caught: list[warnings.WarningMessage],
+    failure: tuple[Status, str] | None,
+    elapsed_s: float,
+    limit_s: float | None,
+    share: float | None = None,
+) -> list[Result]:
     if failure is None and not bench.results:
         failure = (Status.error, "the workload ran but recorded no figure")
     if failure is not None:

@@ -1,4 +1,5 @@
 """One collector run: fingerprint, plan, journal each finished case, write the bundle (also when interrupted)."""
+
 from __future__ import annotations
 
 import json
@@ -18,9 +19,9 @@ from collector.contention import IdleGate, IdlePolicy
 from collector.errors import CollectorError
 from collector.fingerprint import current_machine, run_warnings
 from collector.fingerprint.build import current_build
-from collector.journal import SUFFIX, Journal, JournalState
-from collector.plan import CaseList, PlannedCase, Plan, expand
 from collector.isolation import CaseOutcome, Isolator, WorkerSpec
+from collector.journal import SUFFIX, Journal, JournalState
+from collector.plan import CaseList, Plan, PlannedCase, expand
 from collector.processes import merged_results, process_share, run_note
 from collector.runner import records, run_case
 
@@ -62,8 +63,10 @@ class Session:
             if self.retry_crashed and c.id in self.state.crashed:
                 todo.append(c)
             elif c.id not in self.state.crashed and (
-                    process not in self.state.parts.get(c.id, {}) if process is not None
-                    else not self.state.finished(c.id, self.plan.processes)):
+                process not in self.state.parts.get(c.id, {})
+                if process is not None
+                else not self.state.finished(c.id, self.plan.processes)
+            ):
                 todo.append(c)
         return todo
 
@@ -89,17 +92,33 @@ class Session:
         return max([self.plan.processes - 1, *used]) + 1
 
 
-def start(out_dir: Path, plan: Plan, catalog: Catalog, device: str, machine_name: str | None,
-          tags: dict[str, str], command_line: str = "", channel: str | None = None,
-          install_source: str | None = None) -> Session:
+def start(
+    out_dir: Path,
+    plan: Plan,
+    catalog: Catalog,
+    device: str,
+    machine_name: str | None,
+    tags: dict[str, str],
+    command_line: str = "",
+    channel: str | None = None,
+    install_source: str | None = None,
+) -> Session:
     machine = current_machine(machine_name, resolve(device))
     build = current_build(COLLECTOR_VERSION, command_line, channel, install_source)
     adapter = get_adapter(device, chip=machine.chip)
     cases = expand(plan, catalog)
     run_id = uuid.uuid4().hex
-    header = {"run_id": run_id, "started_at": _now(), "machine": machine.model_dump(mode="json"),
-              "build": build.model_dump(mode="json"), "device": {"type": adapter.device_type, "name": adapter.name},
-              "device_choice": device, "tags": tags, "warnings": run_warnings(machine), "plan": plan.to_json()}
+    header = {
+        "run_id": run_id,
+        "started_at": _now(),
+        "machine": machine.model_dump(mode="json"),
+        "build": build.model_dump(mode="json"),
+        "device": {"type": adapter.device_type, "name": adapter.name},
+        "device_choice": device,
+        "tags": tags,
+        "warnings": run_warnings(machine),
+        "plan": plan.to_json(),
+    }
     journal = Journal(Journal.path_for(out_dir, run_id))
     journal.start(header)
     return Session(out_dir, journal, JournalState(header), cases, plan)
@@ -134,10 +153,13 @@ def resume(journal_path: Path, catalog: Catalog, retry_crashed: bool = False) ->
     journal = Journal(journal_path)
     state = journal.load()
     import torch
+
     recorded = state.header["build"]["torch_version"]
     if recorded != torch.__version__:
-        raise CollectorError(f"--resume: {journal_path} was recorded with torch {recorded}; this is torch "
-                             f"{torch.__version__} (a run measures one build)")
+        raise CollectorError(
+            f"--resume: {journal_path} was recorded with torch {recorded}; this is torch "
+            f"{torch.__version__} (a run measures one build)"
+        )
     plan = Plan.from_json(state.header["plan"])
     journal.mark_resume()
     state.resumes += 1
@@ -148,9 +170,15 @@ def worker_spec(session: Session, process: int = 0) -> WorkerSpec:
     """Device, chip and policy from the journal header, so a resumed run measures like the original. Process 0
     runs every pass, the others the timing passes only (collector.processes)."""
     header = session.state.header
-    return WorkerSpec(header.get("device_choice", header["device"]["type"]), session.plan.profile,
-                      session.plan.case_time_limit_s, header["machine"].get("chip"), header["machine"].get("gpu_cores"),
-                      session.plan.processes, full=process == 0)
+    return WorkerSpec(
+        header.get("device_choice", header["device"]["type"]),
+        session.plan.profile,
+        session.plan.case_time_limit_s,
+        header["machine"].get("chip"),
+        header["machine"].get("gpu_cores"),
+        session.plan.processes,
+        full=process == 0,
+    )
 
 
 def _rotated(cases: list[PlannedCase], process: int) -> list[PlannedCase]:
@@ -233,8 +261,10 @@ def run(session: Session, on_progress: Progress | None = None, isolate: bool = T
     """Run every pending case (each in the case worker unless isolate is False), journaling each at once.
     Ctrl-C: the bundle is written incomplete, re-raised."""
     if not isolate and session.plan.processes > 1:
-        raise CollectorError(f"--in-process runs in this one process; this run times each case in "
-                             f"{session.plan.processes} worker processes (resume it without --in-process)")
+        raise CollectorError(
+            f"--in-process runs in this one process; this run times each case in "
+            f"{session.plan.processes} worker processes (resume it without --in-process)"
+        )
     try:
         _run_pending(session, on_progress or (lambda *a: None), isolate)
     except KeyboardInterrupt:
@@ -261,10 +291,19 @@ def build_bundle(session: Session) -> Bundle:
     busy = run_note(results)
     if busy:
         warnings.append(busy)
-    return Bundle(schema_version=SCHEMA_VERSION, run_id=h["run_id"], started_at=h["started_at"], ended_at=_now(), complete=complete,
-                  machine=Machine.model_validate(h["machine"]), build=Build.model_validate(h["build"]),
-                  device=DeviceInfo.model_validate(h["device"]), tags=h.get("tags", {}), warnings=warnings,
-                  results=results)
+    return Bundle(
+        schema_version=SCHEMA_VERSION,
+        run_id=h["run_id"],
+        started_at=h["started_at"],
+        ended_at=_now(),
+        complete=complete,
+        machine=Machine.model_validate(h["machine"]),
+        build=Build.model_validate(h["build"]),
+        device=DeviceInfo.model_validate(h["device"]),
+        tags=h.get("tags", {}),
+        warnings=warnings,
+        results=results,
+    )
 
 
 def write_bundle(session: Session) -> Path:

@@ -7,6 +7,7 @@
 - Repetition is adaptive: blocks are added until the median's distribution-free 95 % CI half-width is below
   target_rel_ci, or the time budget / case deadline is spent. Every per-call sample is kept.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,9 +15,9 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+from bundle.stats import summarize
 from collector.adapters.base import Adapter
 from collector.median_ci import median_ci
-from bundle.stats import summarize
 
 NOISY_IQR_FRACTION = 0.10
 
@@ -43,17 +44,22 @@ class TimingPolicy:
         run in N processes takes about as long in steady state as one process did, with N replicates instead of
         one; each process still warms up (≥ warmup_calls calls) and takes at least min_samples blocks."""
         if profile == "full":
-            base = cls(budget_s=5.0, min_time_s=0.5, warmup_s=0.25, region_budget_s=60.0, min_samples=30,
-                       min_region_samples=5)
+            base = cls(
+                budget_s=5.0, min_time_s=0.5, warmup_s=0.25, region_budget_s=60.0, min_samples=30, min_region_samples=5
+            )
         else:
             base = cls()
         if processes <= 1:
             return base
-        return replace(base, budget_s=max(0.05, base.budget_s / processes),
-                       min_time_s=max(0.01, base.min_time_s / processes),
-                       warmup_s=max(0.02, base.warmup_s / processes),
-                       region_budget_s=max(1.0, base.region_budget_s / processes),
-                       min_samples=max(5, base.min_samples // 3), min_region_samples=3)
+        return replace(
+            base,
+            budget_s=max(0.05, base.budget_s / processes),
+            min_time_s=max(0.01, base.min_time_s / processes),
+            warmup_s=max(0.02, base.warmup_s / processes),
+            region_budget_s=max(1.0, base.region_budget_s / processes),
+            min_samples=max(5, base.min_samples // 3),
+            min_region_samples=3,
+        )
 
 
 @dataclass
@@ -67,8 +73,10 @@ class Timing:
 
     def describe(self) -> str:
         ci = f"±{self.ci_rel * 100:.2f} %" if math.isfinite(self.ci_rel) else "not reached (too few samples)"
-        return (f"{len(self.samples)} blocks of k={self.k} calls per synchronize; sync+clock overhead "
-                f"{self.overhead_s * 1e6:.2f} µs; median 95 % CI {ci}")
+        return (
+            f"{len(self.samples)} blocks of k={self.k} calls per synchronize; sync+clock overhead "
+            f"{self.overhead_s * 1e6:.2f} µs; median 95 % CI {ci}"
+        )
 
 
 def block_ns(adapter: Adapter, fn: Callable[[], Any], k: int) -> int:
@@ -125,8 +133,10 @@ def _quality_warnings(t: Timing, policy: TimingPolicy, what: str, check_ci: bool
         out.append(f"noisy {what}: IQR is {s.iqr / s.median * 100:.1f} % of the median (> 10 %)")
     if check_ci and t.ci_rel > policy.target_rel_ci:
         shown = f"{t.ci_rel * 100:.2f} %" if math.isfinite(t.ci_rel) else "undefined (n ≤ 5)"
-        out.append(f"{what}: median 95 % CI half-width {shown} did not reach the "
-                   f"{policy.target_rel_ci * 100:g} % target within the time budget (n={len(t.samples)})")
+        out.append(
+            f"{what}: median 95 % CI half-width {shown} did not reach the "
+            f"{policy.target_rel_ci * 100:g} % target within the time budget (n={len(t.samples)})"
+        )
     return out
 
 
@@ -150,8 +160,14 @@ def time_op(adapter: Adapter, fn: Callable[[], Any], policy: TimingPolicy, deadl
     return t
 
 
-def time_region(adapter: Adapter, fn: Callable[[], Any], policy: TimingPolicy, repeats: int | None = None,
-                deadline: float | None = None, what: str = "region") -> Timing:
+def time_region(
+    adapter: Adapter,
+    fn: Callable[[], Any],
+    policy: TimingPolicy,
+    repeats: int | None = None,
+    deadline: float | None = None,
+    what: str = "region",
+) -> Timing:
     """One call per sample, synchronize around each; a fixed repeat count or adaptive like time_op."""
     first_s = block_ns(adapter, fn, 1) / 1e9  # warm-up call, kept apart from the steady-state samples
     end = _end(policy.region_budget_s, deadline)
@@ -165,15 +181,17 @@ def time_region(adapter: Adapter, fn: Callable[[], Any], policy: TimingPolicy, r
     return t
 
 
-def _region_done(samples: list[float], policy: TimingPolicy, repeats: int | None, deadline: float | None,
-                 end: float) -> bool:
+def _region_done(
+    samples: list[float], policy: TimingPolicy, repeats: int | None, deadline: float | None, end: float
+) -> bool:
     """A fixed repeat count (or the deadline) ends a region pass; else the CI target, budget or sample cap."""
     if repeats is not None:
         return len(samples) >= repeats or _past(deadline)
     if len(samples) >= policy.max_region_samples or _past(deadline):
         return True
     return len(samples) >= policy.min_region_samples and (
-        _ci_rel(samples) <= policy.target_rel_ci or time.perf_counter() >= end)
+        _ci_rel(samples) <= policy.target_rel_ci or time.perf_counter() >= end
+    )
 
 
 def _end(budget_s: float, deadline: float | None) -> float:

@@ -5,6 +5,7 @@ measurements. The bench (collector.bench.Bench) owns the honest parts: synchroni
 repetition, separate timing / memory / correctness passes, and turning what it measured into bundle Results.
 A workload never times anything itself and never writes a Result by hand except through bench.record().
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -56,7 +57,9 @@ class Bench(ABC):
         bandwidth is known, bandwidth_fraction (%)."""
 
     @abstractmethod
-    def time_region(self, fn: Callable[[], Any], *, metric: str = "decode_time", repeats: int | None = None) -> list[float]:
+    def time_region(
+        self, fn: Callable[[], Any], *, metric: str = "decode_time", repeats: int | None = None
+    ) -> list[float]:
         """Timing pass of a long region (one call per sample, sync around each). Records `metric` in its unit
         (time metrics) and returns the raw samples in seconds, for workloads that derive rates from them."""
 
@@ -72,13 +75,23 @@ class Bench(ABC):
         memory_reserved_peak, memory_allocated_peak, memory_outside_allocator (B), unavailable ones so marked."""
 
     @abstractmethod
-    def correctness(self, output: "torch.Tensor", reference: "torch.Tensor", *, psnr_metric: str = "psnr_vs_cpu") -> None:
+    def correctness(
+        self, output: "torch.Tensor", reference: "torch.Tensor", *, psnr_metric: str = "psnr_vs_cpu"
+    ) -> None:
         """Correctness pass: compare a device output with its CPU reference (float64 where possible). Records
         psnr (dB), max_abs_error, max_rel_error, with passed/tolerance from the case dtype."""
 
     @abstractmethod
-    def record(self, metric: str, samples: list[float], unit: str | None = None, *, warnings: list[str] | None = None,
-               passed: bool | None = None, tolerance: float | None = None) -> None:
+    def record(
+        self,
+        metric: str,
+        samples: list[float],
+        unit: str | None = None,
+        *,
+        warnings: list[str] | None = None,
+        passed: bool | None = None,
+        tolerance: float | None = None,
+    ) -> None:
         """Record a figure the workload derived itself (tokens/s, TTFT ms, storage bytes, pad calls)."""
 
     @abstractmethod
@@ -100,12 +113,12 @@ class Workload(ABC):
     default_dtypes: ClassVar[tuple[str, ...]] = ("float32",)
 
     @abstractmethod
-    def cases(self, profile: str, dtypes: tuple[str, ...] | None = None,
-              compile_modes: tuple[str, ...] = ("eager",)) -> list[Case]:
+    def cases(
+        self, profile: str, dtypes: tuple[str, ...] | None = None, compile_modes: tuple[str, ...] = ("eager",)
+    ) -> list[Case]:
         """The cases of a profile ("quick" | "full"); dtypes None means default_dtypes."""
 
     @abstractmethod
     def run(self, case: Case, bench: Bench) -> None:
         """Build seeded inputs on bench.device and ask bench for the passes. Raise Unsupported when the
         device/build cannot run the case; any other exception is recorded as status 'error'."""
-

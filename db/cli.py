@@ -3,6 +3,7 @@ under it, as `mpsbench sweep` and `mpsbench export` write them), `export --forma
 `retract RUN_ID --reason TEXT [--url URL]`, `backup DIR`, `restore DIR`, `migrate-store --to LAKE` (also
 `python -m db …`).
 Every failure is "ERROR: …" and exit 1, no traceback."""
+
 from __future__ import annotations
 
 import sys
@@ -16,14 +17,16 @@ from sqlalchemy.exc import DBAPIError
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.ingest.records import records_bundle
-from db.store.faults import as_store_error
 from db.store.engine import open_existing, open_store, store_path
+from db.store.faults import as_store_error
 from db.store.lake import shown
 
-USAGE = ("usage: mpsbench ingest PATH... | mpsbench export --format pytorch-oss --out DIR --select SEL… | "
-         "mpsbench info | mpsbench compare --baseline SEL --candidate SEL "
-         "[--fail-on regression|untriaged] … | mpsbench retract RUN_ID --reason TEXT [--url URL] |"
-         " mpsbench backup DIR | mpsbench restore DIR | mpsbench migrate-store --to ducklake:postgres:<libpq>")
+USAGE = (
+    "usage: mpsbench ingest PATH... | mpsbench export --format pytorch-oss --out DIR --select SEL… | "
+    "mpsbench info | mpsbench compare --baseline SEL --candidate SEL "
+    "[--fail-on regression|untriaged] … | mpsbench retract RUN_ID --reason TEXT [--url URL] |"
+    " mpsbench backup DIR | mpsbench restore DIR | mpsbench migrate-store --to ducklake:postgres:<libpq>"
+)
 
 
 def cli_identity() -> str:
@@ -55,8 +58,10 @@ def _ingest_one(engine, name: str) -> int:
         for p in err.problems:
             print(f"  {p.field}: {p.rule}")
         return 1
-    print(f"{name}: {out.run_id} {'new' if out.created else 'already present'}, {out.n_results} results"
-          + (f" (PyTorch OSS records; {len(skipped)} not stored)" if skipped else ""))
+    print(
+        f"{name}: {out.run_id} {'new' if out.created else 'already present'}, {out.n_results} results"
+        + (f" (PyTorch OSS records; {len(skipped)} not stored)" if skipped else "")
+    )
     for why in skipped:
         print(f"  {why}")
     return 0
@@ -89,8 +94,10 @@ def _catch_up(engine) -> None:
 
     done = catch_up(engine)
     if done.seconds >= 1.0:  # said when it made the command wait
-        print(f"summaries: {done.side_groups} run group(s), {done.aa_groups} A/A group(s) brought up to date "
-              f"in {done.seconds:.1f} s")
+        print(
+            f"summaries: {done.side_groups} run group(s), {done.aa_groups} A/A group(s) brought up to date "
+            f"in {done.seconds:.1f} s"
+        )
 
 
 def _export(args: list[str]) -> int:
@@ -104,23 +111,34 @@ def _export(args: list[str]) -> int:
         def error(self, message: str):  # one error shape: "ERROR: …", exit 1
             raise StoreError(400, message, [Problem("arguments", "see mpsbench export --help")])
 
-    p = _Parser(prog="mpsbench export", description="stored runs as PyTorch OSS benchmark records, one file per "
-                "run (<out>/<run_id>.json); `mpsbench ingest` reads them back")
+    p = _Parser(
+        prog="mpsbench export",
+        description="stored runs as PyTorch OSS benchmark records, one file per "
+        "run (<out>/<run_id>.json); `mpsbench ingest` reads them back",
+    )
     p.add_argument("--format", required=True, choices=["pytorch-oss"])
     p.add_argument("--out", required=True, type=Path, help="folder for the files (made if absent)")
-    p.add_argument("--select", action="append", default=[], metavar="SEL",
-                   help="runs to export (repeatable): torch=VERSION, build=VERSION@HASH, tag:key=value, runs:id,id")
+    p.add_argument(
+        "--select",
+        action="append",
+        default=[],
+        metavar="SEL",
+        help="runs to export (repeatable): torch=VERSION, build=VERSION@HASH, tag:key=value, runs:id,id",
+    )
     p.add_argument("--baseline", help="a review's baseline selector (with --candidate: both sides' runs)")
     p.add_argument("--candidate")
     opts = p.parse_args(args)
     if bool(opts.baseline) != bool(opts.candidate):
-        raise StoreError(400, "--baseline and --candidate: a review needs both sides",
-                         [Problem("baseline", "give both or neither")])
-    texts = [("select", t) for t in opts.select] + [(k, getattr(opts, k)) for k in ("baseline", "candidate")
-                                                     if getattr(opts, k)]
+        raise StoreError(
+            400, "--baseline and --candidate: a review needs both sides", [Problem("baseline", "give both or neither")]
+        )
+    texts = [("select", t) for t in opts.select] + [
+        (k, getattr(opts, k)) for k in ("baseline", "candidate") if getattr(opts, k)
+    ]
     if not texts:
-        raise StoreError(400, "--select or --baseline/--candidate: nothing to export",
-                         [Problem("select", "name the runs to export")])
+        raise StoreError(
+            400, "--select or --baseline/--candidate: nothing to export", [Problem("select", "name the runs to export")]
+        )
     selectors = [parse_selector(t, field) for field, t in texts]
     written = export_runs(open_store(), selectors, opts.out)
     for path, n in written:
@@ -142,8 +160,10 @@ def _info() -> int:
 def _retract(args: list[str]) -> int:
     import argparse
 
-    p = argparse.ArgumentParser(prog="mpsbench retract", description="take a run out of every comparison; it "
-                                "stays listed with who, when and why")
+    p = argparse.ArgumentParser(
+        prog="mpsbench retract",
+        description="take a run out of every comparison; it stays listed with who, when and why",
+    )
     p.add_argument("run_id")
     p.add_argument("--reason", required=True)
     p.add_argument("--url", help="retract on this server (token from MPSBENCH_TOKEN) instead of the local store")
@@ -185,8 +205,11 @@ def _migrate_store(target: str) -> int:
 
     open_existing().dispose()  # the source must be there: copying a new empty store is not a migration
     counts = copy_store(store_path(), target)
-    print(f"{store_path()} -> the lake: " + ", ".join(f"{t} {n} rows" for t, n in counts.items()) +
-          " (row counts checked)")
+    print(
+        f"{store_path()} -> the lake: "
+        + ", ".join(f"{t} {n} rows" for t, n in counts.items())
+        + " (row counts checked)"
+    )
     return 0
 
 
@@ -215,10 +238,15 @@ def main(args: list[str]) -> int:
         print(f"ERROR: {err}")
         return 1
     except DBAPIError as err:  # the store file itself: locked by another process, a directory, not DuckDB
-        hint = (" (a running server holds it: read through the server instead, e.g. mpsbench compare --url "
-                "http://127.0.0.1:8501)") if "lock" in str(err.orig).lower() else ""
+        hint = (
+            (
+                " (a running server holds it: read through the server instead, e.g. mpsbench compare --url "
+                "http://127.0.0.1:8501)"
+            )
+            if "lock" in str(err.orig).lower()
+            else ""
+        )
         print(f"ERROR: cannot open the store {shown(store_path())}: {err.orig}{hint}")
         return 1
     print(USAGE, file=sys.stderr)
     return 2
-

@@ -1,5 +1,6 @@
 """The one error type of the store boundary. Raised deep; the API turns it into its JSON error shape once,
 the CLI into "ERROR: …" + exit 1, a page into st.error."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -9,6 +9,7 @@ answer) or CSV (the page's CSV); exits 1 when the
 --fail-on condition holds: `regression` (any regression), `untriaged` (a regression without a triage state other
 than "new"), `unconfirmed` (a regression, or a case worse beyond its bound with nothing to test it on: no
 replicates, no A/A data; `regression` lets those pass). Errors are "ERROR: …" and exit 1 (db.cli prints them)."""
+
 from __future__ import annotations
 
 import argparse
@@ -19,16 +20,24 @@ from typing import Any
 import pandas as pd
 
 from db.errors import Problem, StoreError
-from db.review.case_table import (BASELINE_MEDIAN, CANDIDATE_MEDIAN, CI_HIGH, CI_LOW, DIFFERENCE, ORIENTED_RATIO,
-                                  P_VALUE)
+from db.review.case_table import BASELINE_MEDIAN, CANDIDATE_MEDIAN, CI_HIGH, CI_LOW, DIFFERENCE, ORIENTED_RATIO, P_VALUE
 
 FORMATS, FAIL_ON = ("table", "md", "md-full", "json", "csv"), ("regression", "unconfirmed", "untriaged")
-NUMBERS = (BASELINE_MEDIAN, CANDIDATE_MEDIAN, ORIENTED_RATIO, DIFFERENCE, CI_LOW, CI_HIGH, P_VALUE, "worse_by",
-           "bound")
+NUMBERS = (BASELINE_MEDIAN, CANDIDATE_MEDIAN, ORIENTED_RATIO, DIFFERENCE, CI_LOW, CI_HIGH, P_VALUE, "worse_by", "bound")
 # figures last: a correctness case's three figures, or a timing's tokens/s or bandwidth, are long
 SHOWN = ["scope", "workload", "case_key", "dtype", "compile", "metric", "change", "why", "state", "figures"]
-DOUBT_SHOWN = ["scope", "workload", "case_key", "dtype", "compile", "metric", "change", "doubt", "contention",
-               "figures"]
+DOUBT_SHOWN = [
+    "scope",
+    "workload",
+    "case_key",
+    "dtype",
+    "compile",
+    "metric",
+    "change",
+    "doubt",
+    "contention",
+    "figures",
+]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,8 +46,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> _Parser:
-    p = _Parser(prog="mpsbench compare", description="baseline → candidate review: release summary and regressions; "
-                "exit 1 when --fail-on holds")
+    p = _Parser(
+        prog="mpsbench compare",
+        description="baseline → candidate review: release summary and regressions; exit 1 when --fail-on holds",
+    )
     p.add_argument("--baseline", required=True, help="selector: torch=VERSION, tag:key=value, runs:id,id")
     p.add_argument("--candidate", required=True)
     p.add_argument("--scope", default="machine", help="machine (default) or chip")
@@ -47,12 +58,20 @@ def _parser() -> _Parser:
     for name in ("workload", "dtype", "compile", "metric"):
         p.add_argument(f"--{name}", help="comma list")
     p.add_argument("--pool", action="store_true", help="a side may span several builds")
-    p.add_argument("--format", default="table", choices=FORMATS,
-                   help="table (default); md: a CI job summary (>> $GITHUB_STEP_SUMMARY: verdict, worst rows, doubtful "
-                        "cases, dashboard links with --url); md-full: every row, as the Regressions page's Markdown "
-                        "download; json: the API's answer; csv")
-    p.add_argument("--fail-on", choices=FAIL_ON, help="exit 1 when any regression (regression), any regression or "
-                   "unconfirmed case (unconfirmed), or any regression not triaged yet (untriaged) is found")
+    p.add_argument(
+        "--format",
+        default="table",
+        choices=FORMATS,
+        help="table (default); md: a CI job summary (>> $GITHUB_STEP_SUMMARY: verdict, worst rows, doubtful "
+        "cases, dashboard links with --url); md-full: every row, as the Regressions page's Markdown "
+        "download; json: the API's answer; csv",
+    )
+    p.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        help="exit 1 when any regression (regression), any regression or "
+        "unconfirmed case (unconfirmed), or any regression not triaged yet (untriaged) is found",
+    )
     p.add_argument("--url", help="read GET <url>/api/v1/regressions of a running server instead of the local store")
     return p
 
@@ -61,8 +80,11 @@ def main(args: list[str]) -> int:
     opts = _parser().parse_args(args)
     from db.review.review import Review
 
-    params = {k: getattr(opts, k) for k in ("baseline", "candidate", "scope", "threshold", "rules", "workload",
-                                            "dtype", "compile", "metric") if getattr(opts, k) is not None}
+    params = {
+        k: getattr(opts, k)
+        for k in ("baseline", "candidate", "scope", "threshold", "rules", "workload", "dtype", "compile", "metric")
+        if getattr(opts, k) is not None
+    }
     params["pool"] = "1" if opts.pool else ""
     review = Review.from_params(params)  # bad input refused here, before any store or server is asked
     answer = remote_answer(opts.url, review.params()) if opts.url else local_answer(review)
@@ -71,8 +93,8 @@ def main(args: list[str]) -> int:
 
 
 def local_answer(review) -> dict[str, Any]:
-    from db.store.engine import open_existing
     from db.review.summary import review_answer
+    from db.store.engine import open_existing
 
     engine = open_existing()  # a read: a missing store is an ERROR, never a new empty one
     try:
@@ -111,11 +133,21 @@ def render(answer: dict[str, Any], fmt: str, params: dict[str, str] | None = Non
     if fmt == "md":
         return job_summary(answer, params or {}, url).rstrip("\n")
     if fmt == "md-full":
-        return review_markdown(frame, answer["baseline"], answer["candidate"], answer["notes"],
-                               answer["summary"], answer.get("status_changes") or (), doubts).rstrip("\n")
+        return review_markdown(
+            frame,
+            answer["baseline"],
+            answer["candidate"],
+            answer["notes"],
+            answer["summary"],
+            answer.get("status_changes") or (),
+            doubts,
+        ).rstrip("\n")
     summary = answer["summary"]
-    lines = [f"{answer['candidate']} against baseline {answer['baseline']} ({answer['scope']} scope, threshold "
-             f"{answer['threshold']:g} % worse): {summary['verdict']}", ""]
+    lines = [
+        f"{answer['candidate']} against baseline {answer['baseline']} ({answer['scope']} scope, threshold "
+        f"{answer['threshold']:g} % worse): {summary['verdict']}",
+        "",
+    ]
     groups = pd.DataFrame(summary["groups"])
     if len(groups):
         lines += [groups.to_string(index=False), ""]
@@ -123,9 +155,14 @@ def render(answer: dict[str, Any], fmt: str, params: dict[str, str] | None = Non
     lines += [f"{len(frame)} regression(s), worst first:"]
     if len(frame):
         lines += [frame[SHOWN].to_string(index=False)]
-    for kind, what in (("unconfirmed", "unconfirmed (not regressions: nothing to test them on, or contended — too "
-                                       "few clean worker processes; `mpsbench confirm` reruns them)"),
-                       ("suspected", "suspected (their own test passed, the review's family-wise step did not)")):
+    for kind, what in (
+        (
+            "unconfirmed",
+            "unconfirmed (not regressions: nothing to test them on, or contended — too "
+            "few clean worker processes; `mpsbench confirm` reruns them)",
+        ),
+        ("suspected", "suspected (their own test passed, the review's family-wise step did not)"),
+    ):
         doubts = regression_frame({"regressions": answer.get(kind, [])})
         if len(doubts):
             shown = [c for c in DOUBT_SHOWN if c in doubts and (c != "contention" or doubts[c].astype(bool).any())]
@@ -137,16 +174,25 @@ def render(answer: dict[str, Any], fmt: str, params: dict[str, str] | None = Non
 
 def _gate(answer: dict[str, Any], fail_on: str | None) -> int:
     found = answer["regressions"]
-    hit = {"regression": found, "unconfirmed": found + answer.get("unconfirmed", []),
-           "untriaged": [r for r in found if r.get("state") == "new"]}.get(fail_on or "", [])
+    hit = {
+        "regression": found,
+        "unconfirmed": found + answer.get("unconfirmed", []),
+        "untriaged": [r for r in found if r.get("state") == "new"],
+    }.get(fail_on or "", [])
     if hit:
-        what = {"regression": "regression(s)", "unconfirmed": "regression(s) or unconfirmed case(s)",
-                "untriaged": "untriaged regression(s)"}[fail_on]
+        what = {
+            "regression": "regression(s)",
+            "unconfirmed": "regression(s) or unconfirmed case(s)",
+            "untriaged": "untriaged regression(s)",
+        }[fail_on]
         print(f"FAIL: {len(hit)} {what} (--fail-on {fail_on})", file=sys.stderr)
         return 1
     if fail_on:
-        what = {"regression": "regression", "unconfirmed": "regression or unconfirmed case",
-                "untriaged": "untriaged regression"}[fail_on]
+        what = {
+            "regression": "regression",
+            "unconfirmed": "regression or unconfirmed case",
+            "untriaged": "untriaged regression",
+        }[fail_on]
         verdict = _pass_words(answer, fail_on)
         print(f"{verdict}: no {what} (--fail-on {fail_on})", file=sys.stderr)
         if verdict != "PASS" and (answer.get("summary") or {}).get("confirm"):
@@ -155,13 +201,15 @@ def _gate(answer: dict[str, Any], fail_on: str | None) -> int:
 
 
 def _pass_words(answer: dict[str, Any], fail_on: str) -> str:
-    """"PASS", or "PASS with 6 unconfirmed (2 contended), 1 suspected, 8 untested (no replicates)": never a bare
+    """ "PASS", or "PASS with 6 unconfirmed (2 contended), 1 suspected, 8 untested (no replicates)": never a bare
     PASS over cases the review could not test."""
     summary = answer.get("summary") or {}
     apart = [] if fail_on == "unconfirmed" else answer.get("unconfirmed", [])
     busy = sum(1 for r in apart if str(r.get("doubt", "")).startswith("contended"))
-    said = [f"{len(apart)} unconfirmed" + (f" ({busy} contended)" if busy else "") if apart else "",
-            f"{len(answer.get('suspected', []))} suspected" if answer.get("suspected") else "",
-            f"{summary.get('untested', 0)} untested (no replicates)" if summary.get("untested") else ""]
+    said = [
+        f"{len(apart)} unconfirmed" + (f" ({busy} contended)" if busy else "") if apart else "",
+        f"{len(answer.get('suspected', []))} suspected" if answer.get("suspected") else "",
+        f"{summary.get('untested', 0)} untested (no replicates)" if summary.get("untested") else "",
+    ]
     said = [w for w in said if w]
     return f"PASS with {', '.join(said)}" if said else "PASS"

@@ -1,6 +1,7 @@
 """A team server's JSON API from the command line (`mpsbench compare --url`, `mpsbench retract --url`): one
 request with the token in MPSBENCH_TOKEN; the server's JSON error comes back as a StoreError (the CLI prints it
 as "ERROR: …")."""
+
 from __future__ import annotations
 
 import os
@@ -30,14 +31,18 @@ def call_api(method: str, url: str, path: str, *, timeout: float, **request: Any
         errors = body.get("errors", []) if isinstance(body, dict) else []
         problems = [Problem(e.get("field", ""), e.get("rule", "")) for e in errors if isinstance(e, dict)]
         said = body.get("error") if isinstance(body, dict) else None
-        raise StoreError(response.status_code, f"the server answered {response.status_code}: "
-                                               f"{said or response.text[:200]}", problems)
+        raise StoreError(
+            response.status_code, f"the server answered {response.status_code}: {said or response.text[:200]}", problems
+        )
     body.pop("ok")
     return body
 
 
 def retract_remote(url: str, run_id: str, reason: str) -> dict:
     if not token():
-        raise StoreError(401, "MPSBENCH_TOKEN is not set: a retraction needs the uploader's or an admin token",
-                         [Problem("MPSBENCH_TOKEN", "must hold a token the server knows")])
+        raise StoreError(
+            401,
+            "MPSBENCH_TOKEN is not set: a retraction needs the uploader's or an admin token",
+            [Problem("MPSBENCH_TOKEN", "must hold a token the server knows")],
+        )
     return {"ok": True, **call_api("DELETE", url, "/api/v1/runs/" + run_id, json={"reason": reason}, timeout=30)}

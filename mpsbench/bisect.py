@@ -12,6 +12,7 @@ units, the change against the last good build) and the torch git range between t
 
 Exit: 0 found, 3 stopped unclear, 1 bad input or a failed run (ERROR line). Runs stored (`--db`, else
 MPSBENCH_DB / the default store) or pushed (`--push URL`, its reviews read there): Trends shows their builds."""
+
 from __future__ import annotations
 
 import argparse
@@ -36,15 +37,26 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     from mpsbench.confirm import review_and_run_options
 
-    p = _Parser(prog="mpsbench bisect", description="find the first bad build between a good and a bad one",
-                epilog="exit status: 0 found, 3 stopped at an unclear step (named), 1 an ERROR")
+    p = _Parser(
+        prog="mpsbench bisect",
+        description="find the first bad build between a good and a bad one",
+        epilog="exit status: 0 found, 3 stopped at an unclear step (named), 1 an ERROR",
+    )
     p.add_argument("--good", metavar="SPEC", help="the last known good build (a sweep --build spec)")
     p.add_argument("--bad", metavar="SPEC", help="the first known bad build")
     between = p.add_argument_group("the builds between (one way)")
-    between.add_argument("--between", action="append", default=[], metavar="SPEC",
-                         help="a build between them, oldest first (repeat): e.g. python=/envs/n0915/bin/python")
-    between.add_argument("--index-url", help="an index (PEP 503) listing torch wheels: its nightlies "
-                         "--from..--to, or with --releases its releases between --good's and --bad's versions")
+    between.add_argument(
+        "--between",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a build between them, oldest first (repeat): e.g. python=/envs/n0915/bin/python",
+    )
+    between.add_argument(
+        "--index-url",
+        help="an index (PEP 503) listing torch wheels: its nightlies "
+        "--from..--to, or with --releases its releases between --good's and --bad's versions",
+    )
     between.add_argument("--from", dest="start", metavar="YYYY-MM-DD", help="first nightly date (included)")
     between.add_argument("--to", dest="end", metavar="YYYY-MM-DD", help="last nightly date (included)")
     between.add_argument("--releases", action="store_true", help="the releases between (default index: PyPI)")
@@ -61,8 +73,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--db", help="the store the runs go into and the reviews read (default: MPSBENCH_DB)")
     p.add_argument("--push", metavar="URL", help="push the runs to a team server and read its reviews")
     p.add_argument("--list", action="store_true", help="print the builds in order and the most steps, run nothing")
-    p.add_argument("--resume", nargs="?", const="", metavar="JOURNAL",
-                   help="continue the newest bisect journal in --out (or this one)")
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="JOURNAL",
+        help="continue the newest bisect journal in --out (or this one)",
+    )
     return p
 
 
@@ -87,8 +104,10 @@ def builds_between(o: argparse.Namespace) -> list[str]:
 
     ways = [bool(o.between), bool(o.start or o.end), bool(o.releases)]
     if sum(ways) != 1:
-        raise BisectError("name the builds between --good and --bad one way: --between SPEC (repeat), "
-                          "--index-url with --from/--to (nightlies), or --releases")
+        raise BisectError(
+            "name the builds between --good and --bad one way: --between SPEC (repeat), "
+            "--index-url with --from/--to (nightlies), or --releases"
+        )
     if o.between:
         return list(o.between)
     if o.releases:
@@ -98,14 +117,14 @@ def builds_between(o: argparse.Namespace) -> list[str]:
     if not (o.start and o.end and o.index_url):
         raise BisectError("nightlies need --index-url, --from and --to (YYYY-MM-DD)")
     start, end = nightlies.parse_day(o.start, "--from"), nightlies.parse_day(o.end, "--to")
-    found = nightlies.nightly_builds(nightlies.fetch_page(o.index_url), o.index_url, start, end,
-                                     platform=o.platform)
+    found = nightlies.nightly_builds(nightlies.fetch_page(o.index_url), o.index_url, start, end, platform=o.platform)
     return [n.spec for n in found]
 
 
 def _pinned(spec: str, option: str) -> str:
-    from collector.sweep.spec import parse_spec
     from packaging.requirements import Requirement
+
+    from collector.sweep.spec import parse_spec
 
     for text in parse_spec(spec).requirements:
         pins = [s.version for s in Requirement(text).specifier if s.operator == "=="]
@@ -135,27 +154,44 @@ def _requested(o: argparse.Namespace, review: Callable[[str, str], dict], scope:
         raise BisectError("name the cases one way: --baseline and --candidate (a review), or --case / --workload")
     if o.baseline or o.candidate:
         if not (o.baseline and o.candidate):
-            raise BisectError(f"--{'candidate' if o.baseline else 'baseline'} is required with "
-                              f"--{'baseline' if o.baseline else 'candidate'}")
+            raise BisectError(
+                f"--{'candidate' if o.baseline else 'baseline'} is required with "
+                f"--{'baseline' if o.baseline else 'candidate'}"
+            )
         found = regressed_cases(review(o.baseline, o.candidate), scope)
         if not found:
-            raise BisectError(f"the review of {o.candidate} against {o.baseline} has no regressed or doubtful case"
-                              f"{' on ' + scope if scope else ''}: nothing to bisect")
+            raise BisectError(
+                f"the review of {o.candidate} against {o.baseline} has no regressed or doubtful case"
+                f"{' on ' + scope if scope else ''}: nothing to bisect"
+            )
         return found
     from collector.catalog import load_catalog
     from collector.plan import Plan, expand
 
-    plan = Plan(workloads=tuple(o.workload or sorted({c.split('|', 1)[0] for c in o.case})),
-                compile_modes=("eager", "inductor"), cases=tuple(o.case))
+    plan = Plan(
+        workloads=tuple(o.workload or sorted({c.split("|", 1)[0] for c in o.case})),
+        compile_modes=("eager", "inductor"),
+        cases=tuple(o.case),
+    )
     return [c.id for c in expand(plan, load_catalog()).cases]
 
 
 def _plan(o: argparse.Namespace, targets: list[str]) -> dict[str, Any]:
     """Each run's `collector run` plan (sweep's recorded options): only the targets."""
-    return {"profile": "quick", "device": o.device, "compile": "eager,inductor", "suite": [], "tag": [],
-            "workload": sorted({t.split("|", 1)[0] for t in targets}), "case": targets,
-            "dtype": None, "machine_name": o.machine_name, "case_time_limit": None, "processes": o.processes,
-            "idle_wait": o.idle_wait}
+    return {
+        "profile": "quick",
+        "device": o.device,
+        "compile": "eager,inductor",
+        "suite": [],
+        "tag": [],
+        "workload": sorted({t.split("|", 1)[0] for t in targets}),
+        "case": targets,
+        "dtype": None,
+        "machine_name": o.machine_name,
+        "case_time_limit": None,
+        "processes": o.processes,
+        "idle_wait": o.idle_wait,
+    }
 
 
 def _reviewer(o: dict[str, Any]) -> Callable[[str, str], dict]:
@@ -163,10 +199,15 @@ def _reviewer(o: dict[str, Any]) -> Callable[[str, str], dict]:
     from db.review.review import Review
 
     def review(baseline: str, candidate: str) -> dict:
-        params = {"baseline": baseline, "candidate": candidate, "scope": o.get("scope") or "machine",
-                  **{k: o[k] for k in ("threshold", "rules") if o.get(k)}}
+        params = {
+            "baseline": baseline,
+            "candidate": candidate,
+            "scope": o.get("scope") or "machine",
+            **{k: o[k] for k in ("threshold", "rules") if o.get(k)},
+        }
         now = Review.from_params(params)
         return remote_answer(o["push"], now.params()) if o.get("push") else local_answer(now)
+
     return review
 
 
@@ -187,9 +228,17 @@ def _start(o: argparse.Namespace, say: Callable[[str], None]) -> tuple[Journal, 
     targets = _requested(o, _reviewer(options), scope)
     bisect_id = uuid.uuid4().hex[:12]
     journal = Journal(o.out / f"bisect-{bisect_id}{SUFFIX}")
-    header = {"type": "bisect", "bisect_id": bisect_id, "builds": builds, "targets": targets, "scope": scope,
-              "rounds": o.rounds, "plan": _plan(o, targets), "options": options,
-              "envs": str(o.envs or default_envs_dir())}
+    header = {
+        "type": "bisect",
+        "bisect_id": bisect_id,
+        "builds": builds,
+        "targets": targets,
+        "scope": scope,
+        "rounds": o.rounds,
+        "plan": _plan(o, targets),
+        "options": options,
+        "envs": str(o.envs or default_envs_dir()),
+    }
     journal.append(header)
     return journal, State(header)
 
@@ -198,8 +247,9 @@ def _resume(o: argparse.Namespace) -> tuple[Journal, State]:
     defaults = vars(_parser().parse_args([]))
     given = [k for k, v in vars(o).items() if k not in ("resume", "out") and v != defaults[k]]
     if given:  # half a bisect under other options would answer neither question
-        raise BisectError(f"--{given[0].replace('_', '-')}: --resume runs with the bisect journal's own options "
-                          "(leave it out)")
+        raise BisectError(
+            f"--{given[0].replace('_', '-')}: --resume runs with the bisect journal's own options (leave it out)"
+        )
     if o.resume:
         path = Path(o.resume)
     else:
@@ -224,18 +274,29 @@ def _main(o: argparse.Namespace, say: Callable[[str], None]) -> int:
     from mpsbench.confirm import store_bundle
 
     options = h["options"]
-    stepper = Stepper(journal, state, lambda bundle: store_bundle(bundle, {"url": options.get("push")}),
-                      _reviewer(options), h["scope"], say)
+    stepper = Stepper(
+        journal,
+        state,
+        lambda bundle: store_bundle(bundle, {"url": options.get("push")}),
+        _reviewer(options),
+        h["scope"],
+        say,
+    )
     search = Search(h["builds"])
     for v in state.verdicts:
         search.record(v["index"], v["verdict"])
-    say(f"bisect {h['bisect_id']}: {len(h['builds'])} builds, {len(h['targets'])} case(s): "
-        + ", ".join(h["targets"]) + f"; journal {journal.path}")
+    say(
+        f"bisect {h['bisect_id']}: {len(h['builds'])} builds, {len(h['targets'])} case(s): "
+        + ", ".join(h["targets"])
+        + f"; journal {journal.path}"
+    )
     while (mid := search.next_probe()) is not None:
         lo, hi = search.bounds()
         step = len(state.verdicts) + 1
-        say(f"step {step} ({search.steps_left()} left at most): build {mid + 1} of {len(h['builds'])} "
-            f"between {stepper.label(lo)} (good) and {stepper.label(hi)} (bad)")
+        say(
+            f"step {step} ({search.steps_left()} left at most): build {mid + 1} of {len(h['builds'])} "
+            f"between {stepper.label(lo)} (good) and {stepper.label(hi)} (bad)"
+        )
         search.record(mid, stepper.step(step, lo, mid, hi)["verdict"])
     return _answer(search, state, stepper, say)
 
@@ -243,28 +304,39 @@ def _main(o: argparse.Namespace, say: Callable[[str], None]) -> int:
 def _answer(search: Search, state: State, stepper: Stepper, say: Callable[[str], None]) -> int:
     lo, hi = search.bounds()
     builds = state.header["builds"]
-    steps = ", ".join(f"{v['step']}: build {v['index'] + 1} {v['verdict']} after {v['rounds']} round(s)"
-                      for v in state.verdicts)
+    steps = ", ".join(
+        f"{v['step']}: build {v['index'] + 1} {v['verdict']} after {v['rounds']} round(s)" for v in state.verdicts
+    )
     if hi - lo > 1:
         unclear = [v for v in state.verdicts if v["verdict"] == "unclear"]
-        say(f"not found: the first bad build is after build {lo + 1} ({stepper.label(lo)}) and at or before build "
-            f"{hi + 1} ({stepper.label(hi)})")
+        say(
+            f"not found: the first bad build is after build {lo + 1} ({stepper.label(lo)}) and at or before build "
+            f"{hi + 1} ({stepper.label(hi)})"
+        )
         for v in unclear:
-            say(f"  unclear: step {v['step']}, build {v['index'] + 1} ({stepper.label(v['index'])}) after "
-                f"{v['rounds']} round(s): {v['why']}")
-        say(f"steps: {steps}. More --rounds (or a quieter machine) may decide: bisect again with --good and --bad "
-            "set to this interval's ends")
+            say(
+                f"  unclear: step {v['step']}, build {v['index'] + 1} ({stepper.label(v['index'])}) after "
+                f"{v['rounds']} round(s): {v['why']}"
+            )
+        say(
+            f"steps: {steps}. More --rounds (or a quieter machine) may decide: bisect again with --good and --bad "
+            "set to this interval's ends"
+        )
         return NOT_FOUND
     say(f"first bad: build {hi + 1} of {len(builds)}: {stepper.label(hi)}  ({builds[hi]})")
     say(f"last good: build {lo + 1} of {len(builds)}: {stepper.label(lo)}  ({builds[lo]})")
     last = state.verdicts[-1] if state.verdicts else {"rows": []}
     for r in last["rows"]:
-        say(f"  {r['case']} {r['metric']}: {r['baseline_value']} (last good) → {r['candidate_value']} (first bad): "
-            f"{r['change']} than the last good build")
+        say(
+            f"  {r['case']} {r['metric']}: {r['baseline_value']} (last good) → {r['candidate_value']} (first bad): "
+            f"{r['change']} than the last good build"
+        )
     good, bad = (state.builds.get(i, {}).get("git_hash") for i in (lo, hi))
     if good and bad:
-        say(f"torch commits between them: git log {good[:12]}..{bad[:12]}  "
-            f"(https://github.com/pytorch/pytorch/compare/{good[:12]}...{bad[:12]})")
+        say(
+            f"torch commits between them: git log {good[:12]}..{bad[:12]}  "
+            f"(https://github.com/pytorch/pytorch/compare/{good[:12]}...{bad[:12]})"
+        )
     else:
         say("torch commits between them: unknown (a build without torch.version.git_version)")
     say(f"steps: {steps}")

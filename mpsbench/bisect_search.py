@@ -4,6 +4,7 @@ Builds in order, the first known good and the last known bad. Each step probes t
 is still open; its verdict comes from two reviews of the step's runs, the review's own test deciding
 (db.review.decisions.step_verdict): bad, good or unclear. An unclear midpoint (still unclear after the most rounds)
 stops the search there, which says so, never guessing a side."""
+
 from __future__ import annotations
 
 import math
@@ -51,5 +52,7 @@ class Search:
         if hi - lo <= 1:
             return f"first bad: {self.builds[hi]}; last good: {self.builds[lo]}"
         unclear = [self.builds[i] for i, v in sorted(self.verdicts.items()) if v == UNCLEAR]
-        return (f"not found: the first bad build is after {self.builds[lo]} and at or before {self.builds[hi]}; "
-                f"unclear: {', '.join(unclear) or 'none'} (more rounds, or a larger slowdown, would decide)")
+        return (
+            f"not found: the first bad build is after {self.builds[lo]} and at or before {self.builds[hi]}; "
+            f"unclear: {', '.join(unclear) or 'none'} (more rounds, or a larger slowdown, would decide)"
+        )

@@ -3,6 +3,7 @@ environment reused by its spec's hash, as `sweep` makes them), run the three int
 rotating each round, as a sweep's), store or push each run, and ask the review after every round until the step
 is decided or its rounds are spent. Everything is journaled as it happens (<out>/bisect-<id>.bisect.jsonl): a
 killed bisect resumes where it stopped, a run cut short continuing its own run journal."""
+
 from __future__ import annotations
 
 import json
@@ -65,12 +66,13 @@ class _StepJournal:
 @dataclass
 class _BisectRun(SlotRun):
     """A step's run: tagged as the bisect's (not as a sweep's: the Sweeps page would read its rounds wrongly)."""
+
     tags: dict[str, Any] = field(default_factory=dict)
 
     def command(self, sweep_id: str, args: list[str]) -> list[str]:
         base = super().command(sweep_id, args)
         cut = base.index("--tag")  # the sweep's own tags follow the plan: replaced by the bisect's
-        resume = base[base.index("--resume"):] if "--resume" in base else []
+        resume = base[base.index("--resume") :] if "--resume" in base else []
         return base[:cut] + [x for k, v in self.tags.items() for x in ("--tag", f"{k}={v}")] + resume
 
 
@@ -106,8 +108,15 @@ class Stepper:
     """Runs steps for a bisect; `store(bundle)` stores or pushes a run, `review(baseline, candidate)` answers a
     review of two `runs:` selectors (the local store's or the server's)."""
 
-    def __init__(self, journal: Journal, state: State, store: Callable[[Path], None],
-                 review: Callable[[str, str], dict], scope: str | None, say: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        state: State,
+        store: Callable[[Path], None],
+        review: Callable[[str, str], dict],
+        scope: str | None,
+        say: Callable[[str], None],
+    ) -> None:
         self.journal, self.state, self.store, self.review = journal, state, store, review
         self.scope, self.say = scope, say
         self.installer = Installer(Path(state.header["envs"]), log=say)
@@ -142,17 +151,29 @@ class Stepper:
                 elif key not in self.stored:  # resumed: a kill may have come before it was stored (idempotent)
                     self.store(Path(self.state.runs[key]["bundle"]))
                     self.stored.add(key)
-            answers = {name: self.review(self._side(step, a), self._side(step, b))
-                       for name, (a, b) in (("ends", (lo, hi)), ("before", (lo, mid)), ("after", (mid, hi)))}
-            verdict, targets, why = bisect_verdict(h["targets"], answers["ends"], answers["before"],
-                                                   answers["after"], self.scope)
+            answers = {
+                name: self.review(self._side(step, a), self._side(step, b))
+                for name, (a, b) in (("ends", (lo, hi)), ("before", (lo, mid)), ("after", (mid, hi)))
+            }
+            verdict, targets, why = bisect_verdict(
+                h["targets"], answers["ends"], answers["before"], answers["after"], self.scope
+            )
             self.say(f"  after round {round_}/{rounds}: {self.label(mid)} is {verdict} ({why})")
             if verdict != UNCLEAR:
                 break
         decisive = answers.get("before") if verdict == "bad" else answers.get("after")
-        record = {"type": "verdict", "step": step, "index": mid, "lo": lo, "hi": hi, "verdict": verdict,
-                  "rounds": round_, "why": why, "targets": targets,
-                  "rows": [_figures(r) for r in target_rows(targets, decisive or {}, self.scope)]}
+        record = {
+            "type": "verdict",
+            "step": step,
+            "index": mid,
+            "lo": lo,
+            "hi": hi,
+            "verdict": verdict,
+            "rounds": round_,
+            "why": why,
+            "targets": targets,
+            "rows": [_figures(r) for r in target_rows(targets, decisive or {}, self.scope)],
+        }
         self.journal.append(record)
         self.state.verdicts.append(record)
         return record
@@ -167,15 +188,22 @@ class Stepper:
     def _run(self, step: int, slot, folder: Path) -> None:
         h, build = self.state.header, self.state.builds[slot.build]
         self.say(f"  step {step} round {slot.round}: {build['label']}")
-        tags = {"bisect": h["bisect_id"], "bisect_step": step, "round": slot.round, "build": build["label"],
-                "position": slot.position}
-        run = _BisectRun(slot, build["python"], build["label"], build["install_source"], None,
-                         folder / f"s{step}-{slot.key}", tags)
-        outcome = run_slot(run, h["bisect_id"], run_args(h["plan"]), _StepJournal(self.journal, step),
-                           lambda n: None)
+        tags = {
+            "bisect": h["bisect_id"],
+            "bisect_step": step,
+            "round": slot.round,
+            "build": build["label"],
+            "position": slot.position,
+        }
+        run = _BisectRun(
+            slot, build["python"], build["label"], build["install_source"], None, folder / f"s{step}-{slot.key}", tags
+        )
+        outcome = run_slot(run, h["bisect_id"], run_args(h["plan"]), _StepJournal(self.journal, step), lambda n: None)
         if not outcome.ok:
-            raise BisectError(f"the run of {build['label']} (step {step}, round {slot.round}) failed: "
-                              f"{outcome.detail}; `mpsbench bisect --resume {self.journal.path}` runs it again")
+            raise BisectError(
+                f"the run of {build['label']} (step {step}, round {slot.round}) failed: "
+                f"{outcome.detail}; `mpsbench bisect --resume {self.journal.path}` runs it again"
+            )
         self.store(Path(outcome.bundle))
         self.state.runs[(step, slot.round, slot.build)] = outcome.record
         self.stored.add((step, slot.round, slot.build))
@@ -183,6 +211,15 @@ class Stepper:
 
 def _figures(row: dict) -> dict:
     """What the answer prints of a regression row: the case, the metric, the medians with their unit."""
-    keep = ("case", "metric", "baseline_value", "candidate_value", "change", "baseline_median", "candidate_median",
-            "unit", "oriented_ratio")
+    keep = (
+        "case",
+        "metric",
+        "baseline_value",
+        "candidate_value",
+        "change",
+        "baseline_median",
+        "candidate_median",
+        "unit",
+        "oriented_ratio",
+    )
     return {k: row.get(k) for k in keep}

@@ -13,6 +13,7 @@ the new run ids added; a `torch=` / `build=` side needs the environment's torch 
 anything runs). Everything done is journaled (<out>/confirm-<id>.confirm.jsonl): Ctrl-C and `--resume` continue
 where it stopped, storing again (idempotently) what was already measured.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,8 +78,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="mpsbench confirm", description="rerun a review's suspected and unconfirmed "
-                                "cases on this machine, both builds interleaved, until each is confirmed or cleared")
+    p = _Parser(
+        prog="mpsbench confirm",
+        description="rerun a review's suspected and unconfirmed "
+        "cases on this machine, both builds interleaved, until each is confirmed or cleared",
+    )
     p.add_argument("--baseline", help="the review's baseline selector (torch=…, build=…, tag:k=v, runs:…)")
     p.add_argument("--candidate")
     p.add_argument("--baseline-python", type=Path, help="the Python of the baseline build's environment")
@@ -86,8 +90,13 @@ def _parser() -> argparse.ArgumentParser:
     review_and_run_options(p, 3, "at most this many A/B rounds (default 3)")
     p.add_argument("--out", type=Path, default=Path("runs"))
     p.add_argument("--url", help="a team server: read its review and push the new runs (token: MPSBENCH_TOKEN)")
-    p.add_argument("--resume", nargs="?", const="", metavar="JOURNAL", help="continue the newest confirm journal "
-                   "in --out (or this one)")
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="JOURNAL",
+        help="continue the newest confirm journal in --out (or this one)",
+    )
     return p
 
 
@@ -120,8 +129,7 @@ def _options(opts: argparse.Namespace) -> dict[str, Any]:
         path = Path(opts.resume) if opts.resume else _latest(opts.out)
         journal = Journal.load(path)
         return {**journal.header["options"], "_journal": journal}
-    missing = [n for n in ("baseline", "candidate", "baseline_python", "candidate_python")
-               if getattr(opts, n) is None]
+    missing = [n for n in ("baseline", "candidate", "baseline_python", "candidate_python") if getattr(opts, n) is None]
     if missing:
         raise ConfirmError(f"--{missing[0].replace('_', '-')} is required (or --resume)")
     if not 1 <= opts.rounds <= 50:
@@ -157,8 +165,10 @@ def _main(opts: argparse.Namespace, say: Callable[[str], None]) -> int:
         scope = machine_scope(o, answer)
         targets = doubtful_cases(answer, scope)
         if not targets:
-            say(f"nothing to confirm: the review of {review.compare.candidate} against {review.compare.baseline} "
-                f"has no suspected or unconfirmed case{' on ' + scope if scope else ''}")
+            say(
+                f"nothing to confirm: the review of {review.compare.candidate} against {review.compare.baseline} "
+                f"has no suspected or unconfirmed case{' on ' + scope if scope else ''}"
+            )
             return 0
         journal = Journal(out / f"confirm-{uuid.uuid4().hex[:12]}{SUFFIX}")
         journal.header = {"type": "confirm", "options": o, "targets": targets, "scope": scope}
@@ -166,8 +176,10 @@ def _main(opts: argparse.Namespace, say: Callable[[str], None]) -> int:
     targets, scope = journal.header["targets"], journal.header["scope"]
     for record in journal.runs:  # resumed: what was measured counts again (storing is idempotent)
         sides[record["side"]].adopt(record, o)
-    say(f"confirming {len(targets)} case(s) on this machine, at most {o['rounds']} rounds (A B, B A, …): "
-        + ", ".join(targets))
+    say(
+        f"confirming {len(targets)} case(s) on this machine, at most {o['rounds']} rounds (A B, B A, …): "
+        + ", ".join(targets)
+    )
     states = {t: UNDECIDED for t in targets}
     done = {(r["round"], r["side"]) for r in journal.runs}
     for round_, name in interleaved(int(o["rounds"])):
@@ -206,15 +218,20 @@ class _Side:
         kind, _, value = self.selector.partition("=")
         if kind not in ("torch", "build"):
             return
-        probe = subprocess.run([str(self.python), "-c", "import torch; print(torch.__version__); "
-                                "print(torch.version.git_version or '')"], capture_output=True, text=True)
+        probe = subprocess.run(
+            [str(self.python), "-c", "import torch; print(torch.__version__); print(torch.version.git_version or '')"],
+            capture_output=True,
+            text=True,
+        )
         if probe.returncode != 0:
             raise ConfirmError(f"--{self.name}-python {self.python}: cannot import torch: {probe.stderr[-300:]}")
         version, git = (probe.stdout.splitlines() + ["", ""])[:2]
         want_version, _, want_hash = value.partition("@")
         if version != want_version or (want_hash and not git.startswith(want_hash)):
-            raise ConfirmError(f"--{self.name}-python {self.python} has torch {version} ({git[:7] or 'no hash'}); "
-                               f"the {self.name} side is {self.selector}: its runs would not count")
+            raise ConfirmError(
+                f"--{self.name}-python {self.python} has torch {version} ({git[:7] or 'no hash'}); "
+                f"the {self.name} side is {self.selector}: its runs would not count"
+            )
 
     def selector_now(self) -> str:
         if self.selector.startswith("runs:") and self.new_runs:
@@ -227,12 +244,23 @@ class _Side:
 
     def run(self, round_: int, cases: list[str], out: Path, o: dict) -> dict:
         folder = out / f"confirm-{self.name}"
-        cmd = [str(self.python), "-m", "collector", "run", "--device", o["device"], "--out", str(folder),
-               "--tag", f"confirm_round={round_}", *[x for c in cases for x in ("--case", c)]]
+        cmd = [
+            str(self.python),
+            "-m",
+            "collector",
+            "run",
+            "--device",
+            o["device"],
+            "--out",
+            str(folder),
+            "--tag",
+            f"confirm_round={round_}",
+            *[x for c in cases for x in ("--case", c)],
+        ]
         workloads = sorted({c.split("|", 1)[0] for c in cases})
         cmd += [x for w in workloads for x in ("--workload", w)] + ["--compile", "eager,inductor"]
         if self.selector.startswith("tag:"):
-            cmd += ["--tag", self.selector[len("tag:"):]]
+            cmd += ["--tag", self.selector[len("tag:") :]]
         if o.get("processes"):
             cmd += ["--processes", str(o["processes"])]
         if o.get("machine_name"):
@@ -240,8 +268,11 @@ class _Side:
         before = set(folder.glob("*.json")) if folder.exists() else set()
         from collector.lifeline import PARENT_VARIABLE
 
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-               PARENT_VARIABLE: str(os.getpid())}  # a killed confirm takes its run (and the run its workers) with it
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+            PARENT_VARIABLE: str(os.getpid()),
+        }  # a killed confirm takes its run (and the run its workers) with it
         done = subprocess.run(cmd, cwd=ROOT, env=env)
         made = sorted(set(folder.glob("*.json")) - before, key=lambda p: p.stat().st_mtime)
         if done.returncode != 0 or not made:
@@ -265,7 +296,6 @@ def store_bundle(bundle: Path, o: dict) -> None:
     from db.cli import cli_identity
     from db.ingest.core import ingest_bundle
     from db.store.engine import open_store
-
     from db.store.upkeep import catch_up
 
     engine = open_store()
@@ -281,7 +311,10 @@ def _review(review, o: dict, sides: dict) -> dict:
     from db.gate import local_answer, remote_answer
     from db.review.review import Review
 
-    params = {**review.params(), "baseline": sides["baseline"].selector_now(),
-              "candidate": sides["candidate"].selector_now()}
+    params = {
+        **review.params(),
+        "baseline": sides["baseline"].selector_now(),
+        "candidate": sides["candidate"].selector_now(),
+    }
     now = Review.from_params(params)
     return remote_answer(o["url"], now.params()) if o.get("url") else local_answer(now)

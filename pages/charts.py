@@ -1,5 +1,6 @@
 """Every Altair chart of the dashboard: each builder takes the frame its page's view function returned and gives
 a chart; the pages only place them. Numbers are drawn with their unit in the axis title and tooltips."""
+
 from __future__ import annotations
 
 import json
@@ -75,8 +76,13 @@ def wrap(text: str, width: int = LINE_CHARS) -> str:
 
 def wrapped_axis(**kwargs) -> alt.Axis:
     """A band axis whose labels are the wrapped values (one Vega text line per "\n"), LABEL_PX wide at most."""
-    return alt.Axis(labelExpr="split(datum.value, '\\n')", labelLimit=LABEL_PX, labelFontSize=LABEL_FONT,
-                    labelLineHeight=LINE_PX, **kwargs)
+    return alt.Axis(
+        labelExpr="split(datum.value, '\\n')",
+        labelLimit=LABEL_PX,
+        labelFontSize=LABEL_FONT,
+        labelLineHeight=LINE_PX,
+        **kwargs,
+    )
 
 
 def axis_unit(name: str, unit: str) -> str:
@@ -108,18 +114,27 @@ def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
         alt.Tooltip("ci_low:Q", title="95 % CI low (×)", format=".3f"),
         alt.Tooltip("ci_high:Q", title="95 % CI high (×)", format=".3f"),
         alt.Tooltip("baseline_median:Q", title="baseline median (unit)"),
-        alt.Tooltip("candidate_median:Q", title="candidate median (unit)"), alt.Tooltip("change:N"),
-        alt.Tooltip("p_value:Q")]
+        alt.Tooltip("candidate_median:Q", title="candidate median (unit)"),
+        alt.Tooltip("change:N"),
+        alt.Tooltip("p_value:Q"),
+    ]
     frame = data.assign(one=1.0, lines=lines)
     base = alt.Chart(frame).encode(y=y, tooltip=tips)
     bars = base.mark_bar(height=14).encode(
-        x=alt.X("oriented_ratio:Q", scale=x_scale, title=title), x2=alt.X2("one:Q"),
-        color=alt.Color("direction:N", scale=DIRECTION_COLORS, title=None, legend=alt.Legend(orient="top")))
-    whiskers = base.transform_filter("isValid(datum.ci_low) && datum.ci_low > 0").mark_rule(
-        color="black", strokeWidth=1.5).encode(x=alt.X("ci_low:Q", scale=x_scale), x2=alt.X2("ci_high:Q"))
-    rings = base.transform_filter("datum.regression").mark_point(
-        shape="circle", size=90, color="#b2182b", strokeWidth=2, filled=False).encode(
-        x=alt.X("oriented_ratio:Q", scale=x_scale))
+        x=alt.X("oriented_ratio:Q", scale=x_scale, title=title),
+        x2=alt.X2("one:Q"),
+        color=alt.Color("direction:N", scale=DIRECTION_COLORS, title=None, legend=alt.Legend(orient="top")),
+    )
+    whiskers = (
+        base.transform_filter("isValid(datum.ci_low) && datum.ci_low > 0")
+        .mark_rule(color="black", strokeWidth=1.5)
+        .encode(x=alt.X("ci_low:Q", scale=x_scale), x2=alt.X2("ci_high:Q"))
+    )
+    rings = (
+        base.transform_filter("datum.regression")
+        .mark_point(shape="circle", size=90, color="#b2182b", strokeWidth=2, filled=False)
+        .encode(x=alt.X("oriented_ratio:Q", scale=x_scale))
+    )
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x=alt.X("x:Q", scale=x_scale))
     return _Layer(layer=[bars, whiskers, rings, rule], height=alt.Step(ratio_step(lines)), autosize=FIT_WIDTH)
 
@@ -136,13 +151,29 @@ def ratio_chart_px(data: pd.DataFrame) -> int:
 
 def samples_chart(samples: pd.DataFrame, unit: str) -> alt.LayerChart:
     """One case's raw samples of both sides: ticks over a box plot, in `unit`."""
-    points = alt.Chart(samples).mark_tick(thickness=2, size=24).encode(
-        x=alt.X("sample:Q", title=axis_unit("sample", unit), scale=alt.Scale(zero=False)),
-        y=alt.Y("side:N", title=None), color=alt.Color("side:N"),
-        tooltip=[alt.Tooltip("side:N"), alt.Tooltip("sample:Q", title=axis_unit("sample", unit)), alt.Tooltip("unit:N")])
-    box = alt.Chart(samples).mark_boxplot(opacity=0.3, size=30).encode(  # the same titles: Vega-Lite would join two
-        x=alt.X("sample:Q", title=axis_unit("sample", unit), scale=alt.Scale(zero=False)),
-        y=alt.Y("side:N", title=None), color=alt.Color("side:N"))
+    points = (
+        alt.Chart(samples)
+        .mark_tick(thickness=2, size=24)
+        .encode(
+            x=alt.X("sample:Q", title=axis_unit("sample", unit), scale=alt.Scale(zero=False)),
+            y=alt.Y("side:N", title=None),
+            color=alt.Color("side:N"),
+            tooltip=[
+                alt.Tooltip("side:N"),
+                alt.Tooltip("sample:Q", title=axis_unit("sample", unit)),
+                alt.Tooltip("unit:N"),
+            ],
+        )
+    )
+    box = (
+        alt.Chart(samples)
+        .mark_boxplot(opacity=0.3, size=30)
+        .encode(  # the same titles: Vega-Lite would join two
+            x=alt.X("sample:Q", title=axis_unit("sample", unit), scale=alt.Scale(zero=False)),
+            y=alt.Y("side:N", title=None),
+            color=alt.Color("side:N"),
+        )
+    )
     return _Layer(layer=[box, points])
 
 
@@ -155,19 +186,45 @@ def trend_chart(points: pd.DataFrame) -> alt.LayerChart:
     """Median per build per chip with its interquartile band, builds in one version order (nightlies by date),
     change points as red diamonds."""
     order = points.sort_values("build_rank").torch_version.drop_duplicates().tolist()
-    x = alt.X("torch_version:N", sort=order, title="build (version order)",
-              axis=alt.Axis(labelAngle=-20, labelLimit=300))
+    x = alt.X(
+        "torch_version:N", sort=order, title="build (version order)", axis=alt.Axis(labelAngle=-20, labelLimit=300)
+    )
     unit = points.unit.iloc[0] if not points.empty else ""
     y = alt.Y("median:Q", title=axis_unit("median", unit), scale=alt.Scale(zero=False))
-    tips = tooltips(points, "chip", "torch_version", "nightly_date", "median", "p25", "p75", "unit", "n", "runs",
-                    "machines", "change_point")
-    band = alt.Chart(points).mark_area(opacity=0.2).encode(
-        x=x, y=alt.Y("p25:Q", title=axis_unit("median", unit), scale=alt.Scale(zero=False)), y2=alt.Y2("p75:Q"),
-        color=alt.Color("chip:N", scale=CHIP_COLORS))
-    line = alt.Chart(points).mark_line(point=True).encode(x=x, y=y, color=alt.Color("chip:N", scale=CHIP_COLORS),
-                                                          tooltip=tips)
-    steps = alt.Chart(points[points.change_point]).mark_point(shape="diamond", size=180, filled=True,
-                                                              color="#d62728").encode(x=x, y=y, tooltip=tips)
+    tips = tooltips(
+        points,
+        "chip",
+        "torch_version",
+        "nightly_date",
+        "median",
+        "p25",
+        "p75",
+        "unit",
+        "n",
+        "runs",
+        "machines",
+        "change_point",
+    )
+    band = (
+        alt.Chart(points)
+        .mark_area(opacity=0.2)
+        .encode(
+            x=x,
+            y=alt.Y("p25:Q", title=axis_unit("median", unit), scale=alt.Scale(zero=False)),
+            y2=alt.Y2("p75:Q"),
+            color=alt.Color("chip:N", scale=CHIP_COLORS),
+        )
+    )
+    line = (
+        alt.Chart(points)
+        .mark_line(point=True)
+        .encode(x=x, y=y, color=alt.Color("chip:N", scale=CHIP_COLORS), tooltip=tips)
+    )
+    steps = (
+        alt.Chart(points[points.change_point])
+        .mark_point(shape="diamond", size=180, filled=True, color="#d62728")
+        .encode(x=x, y=y, tooltip=tips)
+    )
     return _Layer(layer=[band, line, steps])
 
 
@@ -179,9 +236,11 @@ def annotated_trend_chart(points: pd.DataFrame, annotations: pd.DataFrame) -> al
     x = alt.X("torch_version:N", sort=order)
     tips = [alt.Tooltip("label:N", title="build"), alt.Tooltip("store_runs:Q", title="runs of the build (store)")]
     rules = alt.Chart(annotations).mark_rule(color="#7f7f7f", strokeDash=[2, 3]).encode(x=x, tooltip=tips)
-    labels = alt.Chart(annotations).mark_text(angle=270, align="right", baseline="bottom", dx=-4, dy=-3,
-                                              fontSize=10, color="#555555").encode(
-        x=x, y=alt.value(0), text=alt.Text("label:N"), tooltip=tips)
+    labels = (
+        alt.Chart(annotations)
+        .mark_text(angle=270, align="right", baseline="bottom", dx=-4, dy=-3, fontSize=10, color="#555555")
+        .encode(x=x, y=alt.value(0), text=alt.Text("label:N"), tooltip=tips)
+    )
     return _Layer(layer=[*chart.layer, rules, labels])
 
 
@@ -190,25 +249,42 @@ def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float, baseline: s
     logarithmic and symmetric around 1× (1/span … span, db.views.matrix.matrix_grid): red worse, blue better,
     white unchanged; its legend labels readable steps (0.8×, 1× = baseline, 1.25×: legend_ticks). A cell without a
     figure is grey and says why ("no data", "not run")."""
-    base = alt.Chart(grid).encode(x=alt.X("build:N", sort=builds, title="candidate build",
-                                          axis=alt.Axis(labelAngle=-20, labelLimit=300)),
-                                  y=alt.Y("row:N", title=None, axis=alt.Axis(labelLimit=400)))
+    base = alt.Chart(grid).encode(
+        x=alt.X("build:N", sort=builds, title="candidate build", axis=alt.Axis(labelAngle=-20, labelLimit=300)),
+        y=alt.Y("row:N", title=None, axis=alt.Axis(labelLimit=400)),
+    )
     # below the heatmap, across: a two-row matrix is ~70 px high, too short for an upright gradient's labels
-    legend = alt.Legend(values=legend_ticks(span), orient="bottom", direction="horizontal", gradientLength=360,
-                        labelOverlap="greedy", titleLimit=500,
-                        labelExpr="abs(datum.value - 1) < 1e-9 ? '1×' : format(datum.value, '.2~f') + '×'")
-    title = (f"geomean × better than baseline {baseline} (1× = the same; red slower, blue faster)" if baseline
-             else "geomean (× better)")
-    cells = base.transform_filter("datum.has_data").mark_rect().encode(
-        color=alt.Color("geomean:Q", title=title,
-                        scale=alt.Scale(type="log", scheme="redblue", domain=[1.0 / span, span], domainMid=1.0,
-                                        clamp=True),
-                        legend=legend),
-        tooltip=tooltips(grid, "row", "build", "label", "ci", "n_cases", "baseline"))
+    legend = alt.Legend(
+        values=legend_ticks(span),
+        orient="bottom",
+        direction="horizontal",
+        gradientLength=360,
+        labelOverlap="greedy",
+        titleLimit=500,
+        labelExpr="abs(datum.value - 1) < 1e-9 ? '1×' : format(datum.value, '.2~f') + '×'",
+    )
+    title = (
+        f"geomean × better than baseline {baseline} (1× = the same; red slower, blue faster)"
+        if baseline
+        else "geomean (× better)"
+    )
+    cells = (
+        base.transform_filter("datum.has_data")
+        .mark_rect()
+        .encode(
+            color=alt.Color(
+                "geomean:Q",
+                title=title,
+                scale=alt.Scale(type="log", scheme="redblue", domain=[1.0 / span, span], domainMid=1.0, clamp=True),
+                legend=legend,
+            ),
+            tooltip=tooltips(grid, "row", "build", "label", "ci", "n_cases", "baseline"),
+        )
+    )
     empty = base.transform_filter("!datum.has_data").mark_rect(color="#eeeeee")
     text = base.mark_text(fontSize=12).encode(
-        text=alt.Text("label:N"),
-        color=alt.condition("datum.dark", alt.value("white"), alt.value("black")))
+        text=alt.Text("label:N"), color=alt.condition("datum.dark", alt.value("white"), alt.value("black"))
+    )
     return _Layer(layer=[cells, empty, text], height=alt.Step(34))
 
 
@@ -223,25 +299,39 @@ def memory_chart(rows: pd.DataFrame, figures: list[str], baseline: str = "", can
     colour is which build; case names wrap (an inductor case's name ends in "inductor", never cut off)."""
     rows = rows.assign(at=rows["GiB"].fillna(0.0), lines=rows["case"].map(wrap))
     names = {"baseline": f"baseline {baseline}".strip(), "candidate": f"candidate {candidate}".strip()}
-    legend = alt.Legend(orient="top", title=None, labelLimit=400,
-                        labelExpr=f"datum.value === 'baseline' ? {json.dumps(names['baseline'])} : "
-                                  f"{json.dumps(names['candidate'])}")
+    legend = alt.Legend(
+        orient="top",
+        title=None,
+        labelLimit=400,
+        labelExpr=f"datum.value === 'baseline' ? {json.dumps(names['baseline'])} : {json.dumps(names['candidate'])}",
+    )
     base = alt.Chart().encode(
         y=alt.Y("lines:N", title=None, sort=rows["lines"].drop_duplicates().tolist(), axis=wrapped_axis()),
         yOffset=alt.YOffset("side:N", sort=["baseline", "candidate"]),
-        tooltip=[alt.Tooltip("case:N"), alt.Tooltip("figure:N"), alt.Tooltip("side:N"),
-                 alt.Tooltip("GiB:Q", format=".3f", title="peak (GiB)"), alt.Tooltip("state:N"),
-                 alt.Tooltip("change:N")])
-    bars = base.mark_bar().encode(x=alt.X("GiB:Q", title="peak (GiB)"),
-                                  color=alt.Color("side:N", scale=SIDE_COLORS, legend=legend))
+        tooltip=[
+            alt.Tooltip("case:N"),
+            alt.Tooltip("figure:N"),
+            alt.Tooltip("side:N"),
+            alt.Tooltip("GiB:Q", format=".3f", title="peak (GiB)"),
+            alt.Tooltip("state:N"),
+            alt.Tooltip("change:N"),
+        ],
+    )
+    bars = base.mark_bar().encode(
+        x=alt.X("GiB:Q", title="peak (GiB)"), color=alt.Color("side:N", scale=SIDE_COLORS, legend=legend)
+    )
     labels = base.mark_text(align="left", dx=3, fontSize=10).encode(x=alt.X("at:Q"), text=alt.Text("label:N"))
     step = max(LINE_PX * int(rows["lines"].str.count("\n").max() + 1 if len(rows) else 1) + 8, 28)
     # a fixed width per figure: three facets and the case labels (LABEL_PX at most) fit a 1280-px window. Each
     # figure's axis is fitted to its own bars: one shared axis ran to a 270 GiB driver total and squashed 0.4–8 GiB
     # live-tensor bars to slivers (the driver total stays drawn, on its own axis)
-    return _Facet(data=rows, spec=alt.LayerChart(layer=[bars, labels], width=FACET_PX, height=alt.Step(step)),
-                  facet=alt.Facet("figure:N", sort=figures, title=None), columns=len(figures),
-                  resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="independent")))
+    return _Facet(
+        data=rows,
+        spec=alt.LayerChart(layer=[bars, labels], width=FACET_PX, height=alt.Step(step)),
+        facet=alt.Facet("figure:N", sort=figures, title=None),
+        columns=len(figures),
+        resolve=alt.Resolve(scale=alt.ScaleResolveMap(x="independent")),
+    )
 
 
 SLOPE_COLORS = alt.Scale(domain=list(SLOPE_DIRECTIONS), range=DIRECTION_COLORS.range)
@@ -262,23 +352,42 @@ def correctness_slope_chart(slopes: pd.DataFrame, baseline: str, candidate: str)
     sides = [f"baseline {baseline}", f"candidate {candidate}"]
     long = slopes.assign(label=slopes["machine_name"] + " · " + slopes["case"]).melt(
         id_vars=["label", "direction", "metric", "unit", "tolerance", "change"],
-        value_vars=["baseline_median", "candidate_median"], var_name="side", value_name="value")
+        value_vars=["baseline_median", "candidate_median"],
+        var_name="side",
+        value_name="value",
+    )
     long["side"] = long["side"].map(dict(zip(["baseline_median", "candidate_median"], sides)))
     x = alt.X("side:N", sort=sides, title=None, axis=alt.Axis(labelAngle=0, labelLimit=400))
-    y = alt.Y("value:Q", title=axis_unit(slopes['metric'].iloc[0], unit), scale=alt.Scale(zero=False),
-              axis=alt.Axis(format=fmt))
-    lines = alt.Chart(long).mark_line(point=True, strokeWidth=2).encode(
-        x=x, y=y, detail=alt.Detail("label:N"),
-        color=alt.Color("direction:N", scale=SLOPE_COLORS, title=None, legend=alt.Legend(orient="top")),
-        tooltip=tooltips(long, "label", "side", "metric", "direction") + [
-            alt.Tooltip("value:Q", title=axis_unit("value", unit), format=fmt),
-            alt.Tooltip("tolerance:Q", title=axis_unit("tolerance", unit), format=fmt),
-            alt.Tooltip("change:Q", title=axis_unit("change", unit), format=fmt)])
+    y = alt.Y(
+        "value:Q",
+        title=axis_unit(slopes["metric"].iloc[0], unit),
+        scale=alt.Scale(zero=False),
+        axis=alt.Axis(format=fmt),
+    )
+    lines = (
+        alt.Chart(long)
+        .mark_line(point=True, strokeWidth=2)
+        .encode(
+            x=x,
+            y=y,
+            detail=alt.Detail("label:N"),
+            color=alt.Color("direction:N", scale=SLOPE_COLORS, title=None, legend=alt.Legend(orient="top")),
+            tooltip=tooltips(long, "label", "side", "metric", "direction")
+            + [
+                alt.Tooltip("value:Q", title=axis_unit("value", unit), format=fmt),
+                alt.Tooltip("tolerance:Q", title=axis_unit("tolerance", unit), format=fmt),
+                alt.Tooltip("change:Q", title=axis_unit("change", unit), format=fmt),
+            ],
+        )
+    )
     known = sorted(set(slopes["tolerance"].dropna().astype(float)))
     limits = pd.DataFrame({"value": known, "text": [f"tolerance {format_value(v, unit)}" for v in known]})
     rule = alt.Chart(limits).mark_rule(strokeDash=[6, 4], color="black").encode(y=alt.Y("value:Q"))
-    words = alt.Chart(limits).mark_text(align="left", baseline="bottom", dx=4, dy=-2, fontSize=11).encode(
-        y=alt.Y("value:Q"), x=alt.value(0), text=alt.Text("text:N"))
+    words = (
+        alt.Chart(limits)
+        .mark_text(align="left", baseline="bottom", dx=4, dy=-2, fontSize=11)
+        .encode(y=alt.Y("value:Q"), x=alt.value(0), text=alt.Text("text:N"))
+    )
     return _Layer(layer=[lines, rule, words], height=320)
 
 
@@ -286,10 +395,18 @@ def correctness_chart(measured: pd.DataFrame, metric: str) -> alt.Chart:
     """One correctness metric's median per build and case, coloured by verdict, in its unit."""
     unit = measured["unit"].iloc[0]
     fmt = value_format(unit)
-    return alt.Chart(measured).mark_point(filled=True, size=80).encode(
-        x=alt.X("build:N", axis=alt.Axis(labelLimit=400, labelAngle=-20)),
-        y=alt.Y("median:Q", title=axis_unit(metric, unit), scale=alt.Scale(zero=False), axis=alt.Axis(format=fmt)),
-        color=alt.Color("verdict:N"), shape=alt.Shape("dtype:N"),
-        tooltip=tooltips(measured, "machine_name", "workload", "case_key", "dtype", "compile", "build", "verdict") + [
-            alt.Tooltip("median:Q", title=axis_unit(metric, unit), format=fmt),
-            alt.Tooltip("tolerance:Q", title=axis_unit("tolerance", unit), format=fmt)])
+    return (
+        alt.Chart(measured)
+        .mark_point(filled=True, size=80)
+        .encode(
+            x=alt.X("build:N", axis=alt.Axis(labelLimit=400, labelAngle=-20)),
+            y=alt.Y("median:Q", title=axis_unit(metric, unit), scale=alt.Scale(zero=False), axis=alt.Axis(format=fmt)),
+            color=alt.Color("verdict:N"),
+            shape=alt.Shape("dtype:N"),
+            tooltip=tooltips(measured, "machine_name", "workload", "case_key", "dtype", "compile", "build", "verdict")
+            + [
+                alt.Tooltip("median:Q", title=axis_unit(metric, unit), format=fmt),
+                alt.Tooltip("tolerance:Q", title=axis_unit("tolerance", unit), format=fmt),
+            ],
+        )
+    )

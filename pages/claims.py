@@ -1,5 +1,6 @@
 """Claims: each published claim beside the measured cases that match it, each case with its own figure and verdict
 (reproduced / not / no data), and each figure's verdict by its rule (db/views/claims.py)."""
+
 from __future__ import annotations
 
 import streamlit as st
@@ -12,12 +13,14 @@ FIGURE = ["claim", "id", "chip", "dtype", "compile"]  # one verdict per figure o
 
 def _render() -> None:
     st.title("Claims")
-    st.caption("Each claim compares its own baseline (before) and candidate (after) build; leave empty to use them, "
-               "or replace both for every claim. Ratios are oriented (> 1 = after is better). Every matching case "
-               "is measured on its own, never averaged with another: a case reproduces a claimed change when its "
-               "own change is within tolerance and significant. A figure is reproduced when every matching case "
-               "reproduces it (rule 'every'), or, for a claim quoting one measurement without naming its case, "
-               "when at least one does (rule 'some'); a geomean figure by its geomean over the cases.")
+    st.caption(
+        "Each claim compares its own baseline (before) and candidate (after) build; leave empty to use them, "
+        "or replace both for every claim. Ratios are oriented (> 1 = after is better). Every matching case "
+        "is measured on its own, never averaged with another: a case reproduces a claimed change when its "
+        "own change is within tolerance and significant. A figure is reproduced when every matching case "
+        "reproduces it (rule 'every'), or, for a claim quoting one measurement without naming its case, "
+        "when at least one does (rule 'some'); a geomean figure by its geomean over the cases."
+    )
     baseline = text_param("Baseline selector for every claim (optional)", "baseline", page="cl")
     candidate = text_param("Candidate selector for every claim (optional)", "candidate", page="cl")
     claims = load(evaluate_claims, baseline or None, candidate or None)
@@ -28,16 +31,35 @@ def _render() -> None:
         first = rows.iloc[0]
         st.subheader(claim_id)
         st.text(first.title)
-        st.text(f"baseline {first.baseline}: {first.baseline_is}\ncandidate {first.candidate}: {first.candidate_is}"
-                f"\nsource: {first.source}")
+        st.text(
+            f"baseline {first.baseline}: {first.baseline_is}\ncandidate {first.candidate}: {first.candidate_is}"
+            f"\nsource: {first.source}"
+        )
         for f in rows.drop_duplicates(FIGURE).itertuples():
             where = " · ".join(x for x in (f.chip, f.dtype, f.compile) if x)
             st.text(f"{f.id} ({where}): {f.figure_status} — {f.figure_detail}")
         table(rows[CASE_VIEW])
 
 
-CASE_VIEW = ["id", "chip", "dtype", "compile", "case", "status", "claimed", "measured", "unit", "tolerance",
-             "figure_status", "rule", "figure_measured", "n_cases", "claimed_cases", "detail", "case_key"]
+CASE_VIEW = [
+    "id",
+    "chip",
+    "dtype",
+    "compile",
+    "case",
+    "status",
+    "claimed",
+    "measured",
+    "unit",
+    "tolerance",
+    "figure_status",
+    "rule",
+    "figure_measured",
+    "n_cases",
+    "claimed_cases",
+    "detail",
+    "case_key",
+]
 
 
 guarded(_render)

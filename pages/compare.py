@@ -1,31 +1,71 @@
 """Compare: baseline → candidate, case by case, with per-family geomeans and the cases that could not be paired."""
+
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
+from db.query.params import int_param, one_of
+from db.query.selectors import available_selectors
 from db.review.comparison import CompareQuery, ComparisonResult
 from db.review.review import Review, judge_review
-from db.views.compare import named_cases, named_unmatched
-from db.query.selectors import available_selectors
-from db.views.defaults import default_sides, side_labels
-from db.views.case_detail import case_provenance, case_trend_url
-from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows, chart_words
-from db.views.empty_reason import empty_reason
 from db.review.status_changes import status_changes, status_words
-from pages.charts import largest_first, ratio_chart, ratio_chart_px, samples_chart
-from db.query.params import int_param, one_of
+from db.views.case_detail import case_provenance, case_trend_url
+from db.views.compare import named_cases, named_unmatched
+from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows, chart_words
+from db.views.defaults import default_sides, side_labels
+from db.views.empty_reason import empty_reason
 from db.views.verdict_cards import verdict_cards
+from pages.charts import largest_first, ratio_chart, ratio_chart_px, samples_chart
 from pages.verdict import show_summary
-from pages.widgets import (engine, follow_url, guarded, load, picker, plain, say_if_default_review, set_param,
-                           shown_review, stop, text_param, table)
+from pages.widgets import (
+    engine,
+    follow_url,
+    guarded,
+    load,
+    picker,
+    plain,
+    say_if_default_review,
+    set_param,
+    shown_review,
+    stop,
+    table,
+    text_param,
+)
 
 # the case's name and the numbers with their units first; the identifying keys pinned at the end
-CASE_VIEW = ["case", "trend", "scope", "metric", "direction", "regression", "change", "baseline_median",
-             "candidate_median", "unit", "change_unit", "ci_low", "ci_high", "derived", "significance", "p_value",
-             "replicates", "baseline_iqr", "baseline_n",
-             "candidate_iqr", "candidate_n", "ratio", "oriented_ratio", "difference", "caveats", "device", "workload",
-             "dtype", "compile", "case_key"]
+CASE_VIEW = [
+    "case",
+    "trend",
+    "scope",
+    "metric",
+    "direction",
+    "regression",
+    "change",
+    "baseline_median",
+    "candidate_median",
+    "unit",
+    "change_unit",
+    "ci_low",
+    "ci_high",
+    "derived",
+    "significance",
+    "p_value",
+    "replicates",
+    "baseline_iqr",
+    "baseline_n",
+    "candidate_iqr",
+    "candidate_n",
+    "ratio",
+    "oriented_ratio",
+    "difference",
+    "caveats",
+    "device",
+    "workload",
+    "dtype",
+    "compile",
+    "case_key",
+]
 CHART_MAX = 500  # cases drawn: the largest changes and every regression (a 50k-point chart helps no one)
 CHART_PX = 900  # the ratio chart's box when it would be taller (it scrolls inside)
 TABLE_ROWS = 2000  # case rows sent by default; 50k rows are ~18 MB for the browser to parse (all on request)
@@ -42,8 +82,14 @@ def _controls() -> dict[str, str]:
     first, last = default_sides(selectors)  # the latest stable build vs the newest rc or nightly after it
     shown = side_labels(selectors)
     with left:
-        baseline = picker("Baseline (build, tag:key=value or runs:id,id)", "baseline", options, first or options[0],
-                          page="cmp", format_func=shown)
+        baseline = picker(
+            "Baseline (build, tag:key=value or runs:id,id)",
+            "baseline",
+            options,
+            first or options[0],
+            page="cmp",
+            format_func=shown,
+        )
     with right:
         candidate = picker("Candidate", "candidate", options, last or options[-1], page="cmp", format_func=shown)
     with scope_col:
@@ -61,8 +107,12 @@ def _controls() -> dict[str, str]:
 
 def _ratio_section(rows: pd.DataFrame, baseline: str) -> pd.DataFrame:
     start = int_param("chart_cases", st.query_params.get("chart_cases"), CHART_DEFAULT, 5, CHART_MAX)
-    limit = st.slider("Cases in the chart (the largest changes, drawn worst to best; regressions always)", 5,
-                      CHART_MAX, key=follow_url("cmp", "chart_cases", start))
+    limit = st.slider(
+        "Cases in the chart (the largest changes, drawn worst to best; regressions always)",
+        5,
+        CHART_MAX,
+        key=follow_url("cmp", "chart_cases", start),
+    )
     set_param("chart_cases", str(limit), str(CHART_DEFAULT))
     data = chart_rows(rows, limit)
     if not data.empty:
@@ -83,16 +133,23 @@ def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFra
         order = [picked] + order
     labels = dict(zip(order, case_labels(rows.loc[order])))
     first = picked if picked in labels else order[0]
-    row = st.selectbox("Case (or select a row in the table above)", order, index=order.index(first),
-                       key=f"cmp_case_{first}", format_func=lambda r: labels[r])
+    row = st.selectbox(
+        "Case (or select a row in the table above)",
+        order,
+        index=order.index(first),
+        key=f"cmp_case_{first}",
+        format_func=lambda r: labels[r],
+    )
     case = rows.loc[row]
     st.link_button("Trend of this case over builds ↗", case_trend_url(case))
     left, right = st.columns(2)
     with left:
         st.altair_chart(samples_chart(result.case_samples(int(row)), case.unit), width="stretch")
     with right:
-        st.text(f"{case.change}; baseline median {case.baseline_median:.4g} {case.unit} (n={case.baseline_n}), "
-                f"candidate {case.candidate_median:.4g} {case.unit} (n={case.candidate_n}); {case.significance}")
+        st.text(
+            f"{case.change}; baseline median {case.baseline_median:.4g} {case.unit} (n={case.baseline_n}), "
+            f"candidate {case.candidate_median:.4g} {case.unit} (n={case.candidate_n}); {case.significance}"
+        )
         if case.derived:
             st.text(case.derived)
     table(case_provenance(engine(), result.query, case))
@@ -101,8 +158,9 @@ def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFra
 def _status_panel(changes: pd.DataFrame) -> None:
     st.subheader("Status changes")
     if changes.empty:
-        st.text("No case changed status (unsupported, error, OOM, unavailable, fallback, passed/failed) between "
-                "the sides.")
+        st.text(
+            "No case changed status (unsupported, error, OOM, unavailable, fallback, passed/failed) between the sides."
+        )
         return
     st.text(status_words(changes))
     table(changes.drop(columns=["case_key"]))
@@ -111,18 +169,28 @@ def _status_panel(changes: pd.DataFrame) -> None:
 def _case_table(cases: pd.DataFrame) -> int | None:
     """The case table; returns the row id of the case selected in it, if any."""
     asked = _all_cases() == "1"  # checked even when every case fits: a bad link is named
-    every = len(cases) <= TABLE_ROWS or st.toggle(f"Show all {len(cases)} cases (slow in the browser)",
-                                                 key=follow_url("cmp", "all_cases", asked))
+    every = len(cases) <= TABLE_ROWS or st.toggle(
+        f"Show all {len(cases)} cases (slow in the browser)", key=follow_url("cmp", "all_cases", asked)
+    )
     if len(cases) > TABLE_ROWS:
         set_param("all_cases", "1" if every else "0", "0")
     shown = cases if every else largest_first(cases, TABLE_ROWS)
     if not every:
-        st.text(f"The {len(shown)} largest changes of {len(cases)} cases, largest first (difference metrics "
-                "after); GET /api/v1/compare with the same parameters returns every case.")
-    event = table(named_cases(shown)[CASE_VIEW], key="cmp_table", on_select="rerun", selection_mode="single-row",
-                  column_config={"trend": st.column_config.LinkColumn("trend", display_text="trend ↗"),
-                                 "ci_low": st.column_config.NumberColumn("95 % CI low (change unit)"),
-                                 "ci_high": st.column_config.NumberColumn("95 % CI high (change unit)")})
+        st.text(
+            f"The {len(shown)} largest changes of {len(cases)} cases, largest first (difference metrics "
+            "after); GET /api/v1/compare with the same parameters returns every case."
+        )
+    event = table(
+        named_cases(shown)[CASE_VIEW],
+        key="cmp_table",
+        on_select="rerun",
+        selection_mode="single-row",
+        column_config={
+            "trend": st.column_config.LinkColumn("trend", display_text="trend ↗"),
+            "ci_low": st.column_config.NumberColumn("95 % CI low (change unit)"),
+            "ci_high": st.column_config.NumberColumn("95 % CI high (change unit)"),
+        },
+    )
     chosen = getattr(getattr(event, "selection", None), "rows", None) or []
     return int(shown.row.iloc[chosen[0]]) if chosen else None
 

@@ -1,6 +1,7 @@
 """Correctness: PSNR (dB) and max error per case against tolerances: baseline → candidate slopes in the metric's
 unit (each known tolerance a dashed rule; a case without one is drawn all the same) with improved/worsened counts,
 every build's records, and "faster but wrong" flags."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -9,9 +10,8 @@ import streamlit as st
 
 from db.query import browse
 from db.query.browse import CORRECTNESS_METRICS
+from db.query.params import as_build, one_of
 from db.views.correctness import RULE_WORDS, WITHIN, correctness_view
-from db.query.params import one_of
-from db.query.params import as_build
 from pages.charts import axis_unit, correctness_chart, correctness_slope_chart
 from pages.widgets import guarded, load, picker, plain, stop_if_empty, table
 
@@ -19,26 +19,39 @@ from pages.widgets import guarded, load, picker, plain, stop_if_empty, table
 def _slopes(view, split: str, metric: str):
     left, right = st.columns(2)
     with left:
-        baseline = picker("Baseline build", "baseline", view.builds, view.baseline, page="cor",
-                          clean=partial(as_build, view.builds))
+        baseline = picker(
+            "Baseline build", "baseline", view.builds, view.baseline, page="cor", clean=partial(as_build, view.builds)
+        )
     with right:
-        candidate = picker("Candidate build", "candidate", view.builds, view.candidate, page="cor",
-                           clean=partial(as_build, view.builds))
+        candidate = picker(
+            "Candidate build",
+            "candidate",
+            view.builds,
+            view.candidate,
+            page="cor",
+            clean=partial(as_build, view.builds),
+        )
     if (baseline, candidate) != (view.baseline, view.candidate):
-        view = load(correctness_view, {"split_tag": split, "metric": metric, "baseline": baseline,
-                                       "candidate": candidate})
+        view = load(
+            correctness_view, {"split_tag": split, "metric": metric, "baseline": baseline, "candidate": candidate}
+        )
     st.subheader(plain(f"{view.metric}: baseline {view.baseline} → candidate {view.candidate}"))  # URL text
     c = view.counts
     if view.empty:
         st.info(plain(view.empty))
         return view
-    st.text(f"{c['improved']} improved, {c['worsened']} worsened, {c[WITHIN]} {WITHIN} of {len(view.slopes)} "
-            f"case(s), by the rule Regressions uses ({RULE_WORDS})")
+    st.text(
+        f"{c['improved']} improved, {c['worsened']} worsened, {c[WITHIN]} {WITHIN} of {len(view.slopes)} "
+        f"case(s), by the rule Regressions uses ({RULE_WORDS})"
+    )
     untold = int(view.slopes["tolerance"].isna().sum())
     figure = axis_unit(view.metric, view.slopes["unit"].iloc[0])  # "psnr_vs_cpu (dB)"
-    st.caption(f"Each case's {figure} on both builds; a dashed rule marks each "
-               "tolerance the records carry" + (f" ({untold} case(s) carry none: drawn without a rule, their "
-                                                "verdict is 'no tolerance')" if untold else "") + ".")
+    st.caption(
+        f"Each case's {figure} on both builds; a dashed rule marks each "
+        "tolerance the records carry"
+        + (f" ({untold} case(s) carry none: drawn without a rule, their verdict is 'no tolerance')" if untold else "")
+        + "."
+    )
     st.altair_chart(correctness_slope_chart(view.slopes, view.baseline, view.candidate), width="stretch")
     table(view.slopes)
     return view
@@ -56,8 +69,10 @@ def body() -> None:
     if not view.stored:
         stop_if_empty(view.records, "correctness records")
     if not wrong.empty:
-        st.error(f"faster but wrong: {len(wrong)} case(s) got faster than the previous build while failing "
-                 "their correctness tolerance")
+        st.error(
+            f"faster but wrong: {len(wrong)} case(s) got faster than the previous build while failing "
+            "their correctness tolerance"
+        )
         table(wrong)
     if view.builds:
         view = _slopes(view, split, metric)

@@ -1,5 +1,6 @@
 """Memory: per machine, driver total ⊇ allocator reserved ⊇ live tensors peaks of a baseline and a candidate build,
 case by case, in GiB. Never summed across machines or cases; OOM and unavailable figures are marked, never 0."""
+
 from __future__ import annotations
 
 from functools import partial
@@ -7,20 +8,33 @@ from functools import partial
 import streamlit as st
 
 from db.query import browse
-from db.views import memory as views
 from db.query.params import as_build
+from db.views import memory as views
 from pages.charts import memory_chart
 from pages.widgets import guarded, load, picker, plain, stop_if_empty, table
 
-TABLE = ["case", "figure", "baseline", "candidate", "change", "baseline_runs", "candidate_runs", "workload", "dtype",
-         "compile", "case_key"]
+TABLE = [
+    "case",
+    "figure",
+    "baseline",
+    "candidate",
+    "change",
+    "baseline_runs",
+    "candidate_runs",
+    "workload",
+    "dtype",
+    "compile",
+    "case_key",
+]
 
 
 def body() -> None:
     st.title("Memory")
-    st.caption("Peaks in GiB per machine and case: the driver's total holds the allocator's reserved pool, which "
-               "holds the live tensors. Several runs of a build on one machine: the median of their peaks. "
-               "A figure the device or build cannot give is shown as unavailable with its reason, never as 0.")
+    st.caption(
+        "Peaks in GiB per machine and case: the driver's total holds the allocator's reserved pool, which "
+        "holds the live tensors. Several runs of a build on one machine: the median of their peaks. "
+        "A figure the device or build cannot give is shown as unavailable with its reason, never as 0."
+    )
     split = picker("Split builds by tag (A/B runs of one build)", "split_tag", load(browse.tag_keys), page="mem")
     # the URL's builds are checked by the view (a bad link is named); the defaults come from it too
     asked = {k: st.query_params.get(k, "") for k in ("baseline", "candidate", "workload")}
@@ -28,16 +42,24 @@ def body() -> None:
     stop_if_empty(view.records, "memory records")
     left, right, third = st.columns([3, 3, 2])
     with left:
-        baseline = picker("Baseline build", "baseline", view.builds, view.baseline, page="mem",
-                          clean=partial(as_build, view.builds))
+        baseline = picker(
+            "Baseline build", "baseline", view.builds, view.baseline, page="mem", clean=partial(as_build, view.builds)
+        )
     with right:
-        candidate = picker("Candidate build", "candidate", view.builds, view.candidate, page="mem",
-                           clean=partial(as_build, view.builds))
+        candidate = picker(
+            "Candidate build",
+            "candidate",
+            view.builds,
+            view.candidate,
+            page="mem",
+            clean=partial(as_build, view.builds),
+        )
     with third:
         workload = picker("Workload", "workload", view.workloads, page="mem")
     if (baseline, candidate, workload) != (view.baseline, view.candidate, view.workload):
-        view = load(views.memory_view, {"split_tag": split, "baseline": baseline, "candidate": candidate,
-                                        "workload": workload})
+        view = load(
+            views.memory_view, {"split_tag": split, "baseline": baseline, "candidate": candidate, "workload": workload}
+        )
     if baseline == candidate:
         st.info("Baseline and candidate are the same build: pick another candidate to see a change.")
     if view.table.empty:

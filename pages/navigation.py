@@ -3,6 +3,7 @@
 It lives inside pages/ on purpose: Streamlit treats a `pages/` folder beside the main script as an old-style
 (v1) multipage app and would run a deep link such as /compare without this navigation. app.py serves this file.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,8 +30,11 @@ PAGES = [  # (file, title, url path); Overview is the default
 
 
 def pages() -> list:
-    return [st.Page(HERE / file, title=title, url_path=path, default=(path == "overview"))
-            for file, title, path in PAGES if (HERE / file).exists()]
+    return [
+        st.Page(HERE / file, title=title, url_path=path, default=(path == "overview"))
+        for file, title, path in PAGES
+        if (HERE / file).exists()
+    ]
 
 
 if __name__ == "__main__":  # the Streamlit script run; importing this module (tests) only reads PAGES

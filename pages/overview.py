@@ -1,5 +1,6 @@
 """Overview: the release verdict per chip, with the same Baseline / Candidate pickers and URL as Compare; the
 nightly preview labelled apart; machines × builds with their latest runs, result counts by status, open warnings."""
+
 from __future__ import annotations
 
 import streamlit as st
@@ -38,8 +39,9 @@ def body() -> None:
     show_summary(view.verdict)  # the answer first: the release question per chip
     if view.preview:
         st.divider()
-        st.caption("Preview, a second comparison (not the release question): the newest nightly against the same "
-                   "stable build")
+        st.caption(
+            "Preview, a second comparison (not the release question): the newest nightly against the same stable build"
+        )
         show_summary(view.preview)
     st.subheader("Machines × builds (latest run)")
     table(view.latest, column_config={"memory_GiB": st.column_config.NumberColumn("memory (GiB)")})

@@ -1,21 +1,34 @@
 """Regressions: every significant slowdown beyond a threshold (and every passed → failed), worst first, with triage."""
+
 from __future__ import annotations
 
 import streamlit as st
 
 from db.errors import StoreError
+from db.query.params import threshold_percent
+from db.query.selectors import available_selectors
 from db.review.comparison import CompareQuery
 from db.review.review import Review
+from db.store.triage import NOTE_KEY, STATES, save_note
 from db.views.defaults import default_sides, side_labels
 from db.views.regressions import regressions_view
-from pages.verdict import show_summary
 from db.views.review_export import review_csv, review_markdown
-from db.query.selectors import available_selectors
-from db.store.triage import NOTE_KEY, STATES, save_note
-from db.query.params import threshold_percent
 from pages.signin import require_writer
-from pages.widgets import (engine, follow_url, guarded, load, picker, plain, say_if_default_review, set_param,
-                           shown_review, stop, text_param, table)
+from pages.verdict import show_summary
+from pages.widgets import (
+    engine,
+    follow_url,
+    guarded,
+    load,
+    picker,
+    plain,
+    say_if_default_review,
+    set_param,
+    shown_review,
+    stop,
+    table,
+    text_param,
+)
 
 
 def _triage_form(found, query: CompareQuery) -> None:
@@ -34,8 +47,16 @@ def _triage_form(found, query: CompareQuery) -> None:
         if st.form_submit_button("Save triage"):
             row = found.iloc[pick]
             try:
-                save_note(engine(), query.baseline, query.candidate, {k: row[k] for k in NOTE_KEY}, state, who.name,
-                          comment, link)
+                save_note(
+                    engine(),
+                    query.baseline,
+                    query.candidate,
+                    {k: row[k] for k in NOTE_KEY},
+                    state,
+                    who.name,
+                    comment,
+                    link,
+                )
             except StoreError as err:  # e.g. a link that is no URL: named, the comment and link left to mend
                 st.error(plain(err))
                 return
@@ -61,8 +82,9 @@ def _render() -> None:
     threshold = st.slider("Threshold (% worse)", 1, 100, key=follow_url("reg", "threshold", int(round(start))))
     set_param("threshold", str(threshold), "5")
     rules = text_param("Rule overrides (metric.field=value, comma list)", "rules", page="reg")
-    review = Review.from_params({"baseline": baseline, "candidate": candidate, "scope": scope,
-                                 "threshold": str(threshold), "rules": rules})
+    review = Review.from_params(
+        {"baseline": baseline, "candidate": candidate, "scope": scope, "threshold": str(threshold), "rules": rules}
+    )
     query = review.compare
     view = regressions_view(engine(), review)  # one judged review for the table, the doubtful cases and the cards
     if view.empty:
@@ -70,24 +92,38 @@ def _render() -> None:
         stop()
     found, cards = view.found, view.cards
     show_summary(cards)  # the verdict first, with the comparison's notes
-    st.text(f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
-            f"(threshold {threshold} % for replicated figures; each metric's own rule otherwise; "
-            "docs/regressions.md)")
+    st.text(
+        f"{len(found)} regression(s) of {candidate} against baseline {baseline}, worst first "
+        f"(threshold {threshold} % for replicated figures; each metric's own rule otherwise; "
+        "docs/regressions.md)"
+    )
     table(found)
-    for mine, words in ((view.unconfirmed, "unconfirmed, not regressions: worse beyond the threshold with nothing "
-                                           "to test them on (one process, one run a side, no A/A data), or contended "
-                                           "— too few worker processes ran while the cores were free, whichever way "
-                                           "they moved (`doubt` and `contention` say which; `mpsbench confirm` "
-                                           "reruns them)"),
-                        (view.suspected, "suspected: their own test says worse, the review's family-wise step does "
-                                         "not (more runs decide: `mpsbench confirm`)")):
+    for mine, words in (
+        (
+            view.unconfirmed,
+            "unconfirmed, not regressions: worse beyond the threshold with nothing "
+            "to test them on (one process, one run a side, no A/A data), or contended "
+            "— too few worker processes ran while the cores were free, whichever way "
+            "they moved (`doubt` and `contention` say which; `mpsbench confirm` "
+            "reruns them)",
+        ),
+        (
+            view.suspected,
+            "suspected: their own test says worse, the review's family-wise step does "
+            "not (more runs decide: `mpsbench confirm`)",
+        ),
+    ):
         if len(mine):
             st.text(f"{len(mine)} {words}")
             table(mine.drop(columns=["state", "comment", "author", "link"]))
     summary = cards.summary
     doubts = view.doubts
-    st.download_button("Markdown", review_markdown(found, baseline, candidate, summary["notes"], summary, view.changes,
-                                                   doubts), "regressions.md", "text/markdown")
+    st.download_button(
+        "Markdown",
+        review_markdown(found, baseline, candidate, summary["notes"], summary, view.changes, doubts),
+        "regressions.md",
+        "text/markdown",
+    )
     st.download_button("CSV", review_csv(found, doubts), "regressions.csv", "text/csv")
     if not found.empty:
         _triage_form(found, query)

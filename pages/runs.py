@@ -1,4 +1,5 @@
 """Runs: filter runs; one run's page (run_id in the URL) shows provenance, warnings and results with units."""
+
 from __future__ import annotations
 
 import json
@@ -20,9 +21,19 @@ def _listed(entries: tuple[Stored, ...]) -> list[Stored]:
 
 # the list's columns: the run's own and the machine's and build's marked listed in bundle.provenance
 LISTED = _listed(MACHINE) + _listed(BUILD)
-RUN_VIEW = ["run_id", "started_at", *(e.column for e in _listed(MACHINE)), "device_type",
-            *(e.column for e in _listed(BUILD)), "complete", "n_results", "uploaded_by", "retracted_at", "retracted_by",
-            "retraction_reason"]
+RUN_VIEW = [
+    "run_id",
+    "started_at",
+    *(e.column for e in _listed(MACHINE)),
+    "device_type",
+    *(e.column for e in _listed(BUILD)),
+    "complete",
+    "n_results",
+    "uploaded_by",
+    "retracted_at",
+    "retracted_by",
+    "retraction_reason",
+]
 
 
 def shown(entry: Stored, value: Any) -> Any:
@@ -77,10 +88,30 @@ def _run_page(run_id: str) -> None:
     st.subheader("Results")
     found = load(browse.results, [run_id])
     found = found.assign(case=case_names(found))  # the name first, the identifying keys pinned at the end
-    table(found[["case", "metric", "median", "iqr", "unit", "n", "status", "passed", "tolerance", "message",
-                 "workload", "dtype", "compile", "case_key"]],
-          column_config={"median": st.column_config.NumberColumn("median (unit)"),
-                         "iqr": st.column_config.NumberColumn("IQR (unit)")})
+    table(
+        found[
+            [
+                "case",
+                "metric",
+                "median",
+                "iqr",
+                "unit",
+                "n",
+                "status",
+                "passed",
+                "tolerance",
+                "message",
+                "workload",
+                "dtype",
+                "compile",
+                "case_key",
+            ]
+        ],
+        column_config={
+            "median": st.column_config.NumberColumn("median (unit)"),
+            "iqr": st.column_config.NumberColumn("IQR (unit)"),
+        },
+    )
 
 
 def _provenance(detail: dict) -> None:
@@ -92,9 +123,20 @@ def _provenance(detail: dict) -> None:
     right.caption("Build")
     right.code(json.dumps(build, indent=1, default=str, ensure_ascii=False), language="json")
     st.caption("Device and timing")
-    st.code(json.dumps({"device": f"{detail['device_type']} {detail['device_name']}",
-                        "started_at": detail["started_at"], "ended_at": detail["ended_at"],
-                        "complete": detail["complete"]}, indent=1, default=str, ensure_ascii=False), language="json")
+    st.code(
+        json.dumps(
+            {
+                "device": f"{detail['device_type']} {detail['device_name']}",
+                "started_at": detail["started_at"],
+                "ended_at": detail["ended_at"],
+                "complete": detail["complete"],
+            },
+            indent=1,
+            default=str,
+            ensure_ascii=False,
+        ),
+        language="json",
+    )
     st.caption("Tags")
     st.code(json.dumps(detail["tags"], indent=1, ensure_ascii=False), language="json")
 

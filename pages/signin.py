@@ -7,6 +7,7 @@ link (`/upload?token=…`, printed at start as Jupyter does) was exchanged for b
 side) and exchanged for the same cookie by a one-use ticket, so it outlives a reload too. Both are checked again on every run, so a token removed from the configuration stops working at once.
 Run as a page it shows who is signed in; imported, it gives the other pages `require_writer`.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,8 @@ import json
 import streamlit as st
 
 from db.errors import StoreError
-from db.store.sessions import COOKIE, SessionsOff, identity, sign_out as end_session, ticket
+from db.store.sessions import COOKIE, SessionsOff, identity, ticket
+from db.store.sessions import sign_out as end_session
 from db.store.tokens import Identity, identify
 from pages.widgets import plain, stop
 
@@ -58,8 +60,11 @@ def _keep_signed_in() -> None:
     cookie is set and a reload stays signed in (the ticket is dead once used or after a minute: nothing to leak)."""
     code = st.session_state.pop(_TICKET, None)
     if code:
-        st.html(f"<script>const u = new URL(location.href); u.searchParams.set('signin_code', {json.dumps(code)});"
-                " location.replace(u.toString());</script>", unsafe_allow_javascript=True)
+        st.html(
+            f"<script>const u = new URL(location.href); u.searchParams.set('signin_code', {json.dumps(code)});"
+            " location.replace(u.toString());</script>",
+            unsafe_allow_javascript=True,
+        )
 
 
 def signed_in() -> Identity | None:
@@ -81,8 +86,9 @@ def _form() -> None:
             st.login()
         return
     with st.form("signin"):
-        token = st.text_input("Token (name=token in MPSBENCH_UPLOAD_TOKENS, or the one printed at start)",
-                              type="password")
+        token = st.text_input(
+            "Token (name=token in MPSBENCH_UPLOAD_TOKENS, or the one printed at start)", type="password"
+        )
         if st.form_submit_button("Sign in"):
             if identify(token.strip()) is None:
                 st.error("This token is not known to this server.")
@@ -100,8 +106,11 @@ def require_writer(what: str) -> Identity:
     who = signed_in()
     if who is not None and who.can_write:
         return who
-    st.warning(f"Sign in to {what}." if who is None else f"{plain(who.name)} may read only: sign in with a write token "
-                                                          f"to {what}.")
+    st.warning(
+        f"Sign in to {what}."
+        if who is None
+        else f"{plain(who.name)} may read only: sign in with a write token to {what}."
+    )
     _form()
     stop()
     raise AssertionError("st.stop() returned")  # for type checkers: never reached

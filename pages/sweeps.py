@@ -1,5 +1,6 @@
 """Sweeps: pick one, see its builds, its runs in the order they ran, its A/A pairs, and open the comparison of
 any of its builds against the baseline (the rounds are the replicates)."""
+
 from __future__ import annotations
 
 import streamlit as st

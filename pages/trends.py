@@ -1,19 +1,24 @@
 """Trends: one metric of one case over builds (version order) per chip, with its IQR band and change points.
 The case is picked from menus (workload → case → dtype → compile → metric); every menu lives in the URL, so the
 Compare page's rows link here."""
+
 from __future__ import annotations
 
 import streamlit as st
 
 from db.views.trends import FIELDS, build_annotations, resolve_case, trend, trend_choices
 from pages.charts import annotated_trend_chart
-from pages.widgets import guarded, load, picker, set_param, stop_if_empty, url_moved, table
-
+from pages.widgets import guarded, load, picker, set_param, stop_if_empty, table, url_moved
 
 # two rows: the workload and its (long) case name, then dtype, compile mode and metric a third each: one row of
 # five left dtype and compile 56 px wide at 1280 px ("fl", "e")
-MENUS = {"workload": ("Workload", 1), "case_key": ("Case", 3), "dtype": ("dtype", 1), "compile": ("Compile", 1),
-         "metric": ("Metric", 1)}
+MENUS = {
+    "workload": ("Workload", 1),
+    "case_key": ("Case", 3),
+    "dtype": ("dtype", 1),
+    "compile": ("Compile", 1),
+    "metric": ("Metric", 1),
+}
 
 
 def _menus() -> dict[str, str]:
@@ -37,8 +42,14 @@ def _menus() -> dict[str, str]:
         # the URL names what differs from what an absent parameter means (the first option the earlier menus leave)
         set_param(key, case[key], resolve_case(choices, {k: case[k] for k in FIELDS[:i]})[0][key])
         with column:
-            chosen[key] = picker(MENUS[key][0], key, menus[key], case[key], page="tr",
-                                 format_func=(lambda k: names.get(k, k)) if key == "case_key" else None)
+            chosen[key] = picker(
+                MENUS[key][0],
+                key,
+                menus[key],
+                case[key],
+                page="tr",
+                format_func=(lambda k: names.get(k, k)) if key == "case_key" else None,
+            )
     return chosen
 
 
@@ -46,10 +57,12 @@ def _render() -> None:
     st.title("Trends")
     chosen = _menus()
     points = load(trend, *(chosen[k] for k in FIELDS))
-    st.caption("Median per build and chip with its interquartile band; builds in version order (nightlies by "
-               "date). Change points (red): L1 Potts model on log medians, penalty 4·ln(n)·σ, segments ≥ 2 builds, "
-               "steps ≥ 5 % (db/stats/changepoints.py). A dotted grey rule marks each build that first appeared "
-               "in the store (any case, any machine) within this series' time range, labelled with that first run.")
+    st.caption(
+        "Median per build and chip with its interquartile band; builds in version order (nightlies by "
+        "date). Change points (red): L1 Potts model on log medians, penalty 4·ln(n)·σ, segments ≥ 2 builds, "
+        "steps ≥ 5 % (db/stats/changepoints.py). A dotted grey rule marks each build that first appeared "
+        "in the store (any case, any machine) within this series' time range, labelled with that first run."
+    )
     st.altair_chart(annotated_trend_chart(points, load(build_annotations, points)), width="stretch")
     table(points.drop(columns=["build_rank", "position"]))
 

@@ -1,5 +1,6 @@
 """Upload: drop bundle files; each goes through the same ingest (same validation, same messages, same size limit)
 as the API, after sign-in (pages/signin.py), and the run records the signed-in name."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -8,7 +9,7 @@ import streamlit as st
 from db.errors import StoreError
 from db.store.upkeep import catch_up_soon
 from pages.signin import require_writer
-from pages.widgets import engine, plain, upload_limit, table
+from pages.widgets import engine, plain, table, upload_limit
 
 
 def outcome_of(name: str, raw: bytes, who: str) -> dict:
@@ -18,13 +19,19 @@ def outcome_of(name: str, raw: bytes, who: str) -> dict:
     try:
         limit, _, words = upload_limit()
         if len(raw) > limit:
-            raise StoreError(413, f"the file is {len(raw):,} bytes, above the server's limit of {words} "
-                                  "(MPSBENCH_MAX_UPLOAD_MB)")
+            raise StoreError(
+                413, f"the file is {len(raw):,} bytes, above the server's limit of {words} (MPSBENCH_MAX_UPLOAD_MB)"
+            )
         done = ingest_bundle(engine(), raw, who)
     except StoreError as exc:
         problems = "; ".join(f"{p.field}: {p.rule}" for p in exc.problems)
-        return {"file": name, "outcome": "refused", "run_id": "", "results": 0,
-                "detail": f"{exc.message}" + (f" — {problems}" if problems else "")}
+        return {
+            "file": name,
+            "outcome": "refused",
+            "run_id": "",
+            "results": 0,
+            "detail": f"{exc.message}" + (f" — {problems}" if problems else ""),
+        }
     outcome = "new" if done.created else "already present"
     return {"file": name, "outcome": outcome, "run_id": done.run_id, "results": done.n_results, "detail": ""}
 
@@ -33,8 +40,10 @@ def body() -> None:
     st.title("Upload")
     who = require_writer("upload bundles")
     _, picker_mb, words = upload_limit()
-    st.markdown(f"Signed in as {plain(who.name)}. Result bundles (JSON) written by `mpsbench run`, at most "
-                f"{words} each, as the API takes. A refused file changes nothing stored.")
+    st.markdown(
+        f"Signed in as {plain(who.name)}. Result bundles (JSON) written by `mpsbench run`, at most "
+        f"{words} each, as the API takes. A refused file changes nothing stored."
+    )
     files = st.file_uploader("Bundle files", type=["json"], accept_multiple_files=True, max_upload_size=picker_mb)
     if not files:
         return

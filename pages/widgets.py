@@ -4,6 +4,7 @@ URL-bound picker and text field (a pasted link reproduces the view).
 Strings from bundles (tags, messages, names) are rendered through st.dataframe / st.text / st.code only:
 they are data, never Markdown or HTML.
 """
+
 from __future__ import annotations
 
 import logging
@@ -12,17 +13,18 @@ from typing import Any, Callable, Iterable
 
 import pandas as pd
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 from sqlalchemy import Engine
+from streamlit.errors import StreamlitAPIException
 
 from db.errors import StoreError
-from db.views.columns import FRACTION, PERCENT, TIME, column
 from db.store.faults import as_store_error
 from db.store.read import read_data_version
+from db.views.columns import FRACTION, PERCENT, TIME, column
 
 log = logging.getLogger("mpsbench.pages")
-EMPTY_HINT = ("No runs yet: run `mpsbench run …` on a machine (it pushes its bundle here), "
-              "or upload a bundle on the Upload page.")
+EMPTY_HINT = (
+    "No runs yet: run `mpsbench run …` on a machine (it pushes its bundle here), or upload a bundle on the Upload page."
+)
 
 
 @st.cache_resource(show_spinner=False)
@@ -78,11 +80,11 @@ def plain(text: object) -> str:
     `mail⁠@…` read the same and are no address to find."""
     text, out = str(text), []
     for i, c in enumerate(text):
-        before, after = text[i - 1:i], text[i + 1:i + 2]
+        before, after = text[i - 1 : i], text[i + 1 : i + 2]
         if c == ":" and text.startswith("//", i + 1):
             out.append(":" + JOINER)
             continue
-        if c == "." and text[max(0, i - 3):i].lower() == "www":
+        if c == "." and text[max(0, i - 3) : i].lower() == "www":
             out.append(JOINER + ".")
             continue
         if c == "@":  # an e-mail autolink literal (mail@evil.example became a mailto: link)
@@ -160,9 +162,11 @@ def sidebar_review() -> None:
                 return
 
 
-DEFAULT_REVIEW = ("Showing the default review, the latest stable build against the newest rc (else nightly) after "
-                  "it: pick others above, or open a review picked elsewhere from the sidebar's \"of this review\" "
-                  "links.")
+DEFAULT_REVIEW = (
+    "Showing the default review, the latest stable build against the newest rc (else nightly) after "
+    'it: pick others above, or open a review picked elsewhere from the sidebar\'s "of this review" '
+    "links."
+)
 
 
 def say_if_default_review() -> None:
@@ -171,8 +175,16 @@ def say_if_default_review() -> None:
         st.caption(DEFAULT_REVIEW)
 
 
-def picker(label: str, key: str, options: Iterable[Any], default: str | None = None, *, page: str = "qp",
-           clean: Callable[[str], str] | None = None, format_func: Callable[[str], str] | None = None) -> str:
+def picker(
+    label: str,
+    key: str,
+    options: Iterable[Any],
+    default: str | None = None,
+    *,
+    page: str = "qp",
+    clean: Callable[[str], str] | None = None,
+    format_func: Callable[[str], str] | None = None,
+) -> str:
     """A selectbox whose choice lives in st.query_params[key] (set_param: the URL holds what was chosen).
 
     default None: an optional filter — "(any)" first, then the distinct options sorted; choosing "(any)" removes
@@ -188,19 +200,27 @@ def picker(label: str, key: str, options: Iterable[Any], default: str | None = N
         choices = [""] + sorted({str(o) for o in options if o is not None and not pd.isna(o)})
         unknown = bool(current) and current not in choices
         if unknown:  # named once; the link keeps it (rewriting it would add a history entry Back returns to)
-            st.error(plain(f"{key}: {current[:80]!r} is none of the stored values here, so it is left out "
-                           f"(showing any {key})"))
+            st.error(
+                plain(
+                    f"{key}: {current[:80]!r} is none of the stored values here, so it is left out (showing any {key})"
+                )
+            )
         shown = format_func or str
-        chosen = st.selectbox(label, choices, key=follow_url(page, key, "" if unknown else current or "", choices),
-                              format_func=lambda v: shown(v) if v else "(any)")
+        chosen = st.selectbox(
+            label,
+            choices,
+            key=follow_url(page, key, "" if unknown else current or "", choices),
+            format_func=lambda v: shown(v) if v else "(any)",
+        )
         if unknown and not chosen:
             return chosen
     else:
         current = default if current is None else current
         options = list(options)
         choices = options if current in options else [current] + options
-        chosen = st.selectbox(label, choices, key=follow_url(page, key, current, choices),
-                              format_func=format_func or str)
+        chosen = st.selectbox(
+            label, choices, key=follow_url(page, key, current, choices), format_func=format_func or str
+        )
     set_param(key, chosen, default or "")
     return chosen
 

@@ -11,6 +11,7 @@ load: the script prints `uptime` beside them. --json writes them as JSON too.
     python -m scripts.screenshots OUTDIR [--json FILE] [--width PX]   (from the repository root: it seeds with
     tests/seed.py)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -85,9 +86,13 @@ def main(out: Path, json_path: Path | None, width: int = VIEWPORT["width"]) -> i
     engine.dispose()
     port = _port()
     mpsbench = Path(sys.executable).with_name("mpsbench")
-    server = subprocess.Popen([str(mpsbench), "serve", "--port", str(port), "--address", "127.0.0.1"],
-                              env={**os.environ, "MPSBENCH_DB": str(path)}, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
+    server = subprocess.Popen(
+        [str(mpsbench), "serve", "--port", str(port), "--address", "127.0.0.1"],
+        env={**os.environ, "MPSBENCH_DB": str(path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     base, bad, timings = f"http://127.0.0.1:{port}", 0, []
     try:
         for _ in range(300):
@@ -110,8 +115,10 @@ def main(out: Path, json_path: Path | None, width: int = VIEWPORT["width"]) -> i
                 page.wait_for_timeout(1500)  # the page re-lays itself out for the taller window
                 page.screenshot(path=str(out / f"{url_path}-tall.png"))
                 timings.append({"page": title, "first_content_s": round(first, 2), "settled_s": round(settled, 2)})
-                print(f"{title:12} first content {first:5.2f} s  settled {settled:5.2f} s  "
-                      f"{'; '.join(problems) or 'ok'}", flush=True)
+                print(
+                    f"{title:12} first content {first:5.2f} s  settled {settled:5.2f} s  {'; '.join(problems) or 'ok'}",
+                    flush=True,
+                )
                 bad += bool(problems) and url_path != "correctness"  # the seeded M2 is faster but wrong
             browser.close()
     finally:

@@ -1,6 +1,7 @@
 """Valid bundles for tests. make_bundle: a raw one (a dict), deterministic except the run_id (pass run_id= to fix
 it too). typed_bundle: a bundle.schema.Bundle, the envelope every seeded store's runs share (tests/seed.py,
 verdict_store.py, decode_store.py, dashboard_bundles.py, release_bundles.py, release_walk.py), their results their own."""
+
 from __future__ import annotations
 
 import uuid
@@ -14,8 +15,17 @@ MAC = {"os": "macOS", "os_version": "26.1", "arch": "arm64", "power_source": "ac
 
 
 def make_result(**overrides: Any) -> dict:
-    base = dict(workload="softmax", suite="kernels", params={"rows": 1, "vocab": 128256}, dtype="float32",
-                compile="eager", metric="op_time", unit="µs", status="ok", samples=[7.1, 7.3, 7.2, 9.0])
+    base = dict(
+        workload="softmax",
+        suite="kernels",
+        params={"rows": 1, "vocab": 128256},
+        dtype="float32",
+        compile="eager",
+        metric="op_time",
+        unit="µs",
+        status="ok",
+        samples=[7.1, 7.3, 7.2, 9.0],
+    )
     return base | overrides
 
 
@@ -23,33 +33,73 @@ def _results() -> list[dict]:
     return [
         make_result(),
         make_result(params={"rows": 2, "vocab": 128256}, unit="ms", samples=[0.0071, 0.0073]),
-        make_result(workload="decode", suite="models", params={"model": "tiny", "tokens": 32},
-                    metric="decode_throughput", unit="tokens/s", samples=[41.0, 42.5, 40.0]),
+        make_result(
+            workload="decode",
+            suite="models",
+            params={"model": "tiny", "tokens": 32},
+            metric="decode_throughput",
+            unit="tokens/s",
+            samples=[41.0, 42.5, 40.0],
+        ),
         make_result(metric="memory_driver_peak", unit="MiB", samples=[512.0]),
         make_result(metric="psnr_vs_cpu", unit="dB", samples=[61.2], passed=True, tolerance=40.0),
-        make_result(metric="memory_reserved_peak", unit="B", status="unavailable", samples=[],
-                    message="device has no allocator API"),
+        make_result(
+            metric="memory_reserved_peak",
+            unit="B",
+            status="unavailable",
+            samples=[],
+            message="device has no allocator API",
+        ),
     ]
 
 
 def make_bundle(**overrides: Any) -> dict:
-    base = dict(schema_version=1, run_id=uuid.uuid4().hex, started_at="2026-12-02T10:00:00+00:00",
-                ended_at="2026-12-02T10:05:00+00:00", complete=True,
-                machine={"name": "m3u", "os": "macOS", "os_version": "15.2", "chip": "Apple M3 Ultra",
-                         "arch": "arm64", "memory_bytes": 192 * 1024**3, "power_source": "ac"},
-                build={"torch_version": "2.15.0rc1", "channel": "rc", "python_version": "3.11.7",
-                       "collector_version": "0.1.0"},
-                device={"type": "mps", "name": "Apple M3 Ultra"}, tags={"role": "candidate"},
-                warnings=[], results=_results())
+    base = dict(
+        schema_version=1,
+        run_id=uuid.uuid4().hex,
+        started_at="2026-12-02T10:00:00+00:00",
+        ended_at="2026-12-02T10:05:00+00:00",
+        complete=True,
+        machine={
+            "name": "m3u",
+            "os": "macOS",
+            "os_version": "15.2",
+            "chip": "Apple M3 Ultra",
+            "arch": "arm64",
+            "memory_bytes": 192 * 1024**3,
+            "power_source": "ac",
+        },
+        build={"torch_version": "2.15.0rc1", "channel": "rc", "python_version": "3.11.7", "collector_version": "0.1.0"},
+        device={"type": "mps", "name": "Apple M3 Ultra"},
+        tags={"role": "candidate"},
+        warnings=[],
+        results=_results(),
+    )
     return base | overrides
 
 
-def typed_bundle(run_id: str, start: datetime, minutes: float, machine: dict[str, Any], build: dict[str, Any],
-                 results: list[Result], tags: dict[str, str] | None = None, device: str = "mps") -> Bundle:
+def typed_bundle(
+    run_id: str,
+    start: datetime,
+    minutes: float,
+    machine: dict[str, Any],
+    build: dict[str, Any],
+    results: list[Result],
+    tags: dict[str, str] | None = None,
+    device: str = "mps",
+) -> Bundle:
     """A complete run of `minutes` from `start` on `machine` (over MAC) of `build` (collector 0.1.0 unless given),
     its device named after the machine's chip."""
     machine = MAC | machine
     return Bundle(
-        schema_version=SCHEMA_VERSION, run_id=run_id, started_at=start, ended_at=start + timedelta(minutes=minutes),
-        complete=True, machine=Machine(**machine), build=Build(**{"collector_version": "0.1.0"} | build),
-        device=DeviceInfo(type=device, name=machine["chip"]), tags=tags or {}, results=results)
+        schema_version=SCHEMA_VERSION,
+        run_id=run_id,
+        started_at=start,
+        ended_at=start + timedelta(minutes=minutes),
+        complete=True,
+        machine=Machine(**machine),
+        build=Build(**{"collector_version": "0.1.0"} | build),
+        device=DeviceInfo(type=device, name=machine["chip"]),
+        tags=tags or {},
+        results=results,
+    )

@@ -1,5 +1,6 @@
 """The charts a page drew under Streamlit's AppTest, read back as Vega-Lite specs with their rows: what the
 browser would be sent, without a browser."""
+
 from __future__ import annotations
 
 import json

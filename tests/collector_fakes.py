@@ -1,4 +1,5 @@
 """Fake adapters for the collector's tests: a virtual clock with known sync and op costs."""
+
 from __future__ import annotations
 
 from typing import Callable

@@ -1,5 +1,6 @@
 """Session-wide test settings, and the fixtures more than one module uses (a module that needs a store of its own
 defines a fixture of the same name, which wins there)."""
+
 import os
 import shutil
 import tempfile

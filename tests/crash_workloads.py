@@ -3,6 +3,7 @@
 `fake_crash` has cases ok, segv, exit, hang, ok2 in that order. With MPSBENCH_CRASH=0 every case behaves.
 Each case appends its name to MPSBENCH_CRASH_LOG (when set) before acting, so a test counts what ran.
 """
+
 from __future__ import annotations
 
 import os

@@ -11,15 +11,16 @@ Known answers (each test computes them from these constants):
   errored): one status change, one unmatched case.
 So three regressions and three slower timing cases; counting each throughput as well would say five.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
+from bundle.schema import Bundle, Result, Status
 from tests.seed import processes_of
 from tests.verdict_store import m4max_bundle
-from bundle.schema import Bundle, Result, Status
 
 BASELINE, CANDIDATE = "torch=2.14.1", "torch=2.15.0rc1"
 CONTEXT, NEW_TOKENS = 512, 64
@@ -33,9 +34,18 @@ OOM = "MPS backend out of memory (MPS allocated: 60 GiB)"
 
 
 def _ok(workload: str, params: dict, metric: str, unit: str, samples: list[float]) -> Result:
-    return Result(workload=workload, suite="models", params=params, dtype="bfloat16", compile="eager",
-                  metric=metric, unit=unit, status=Status.ok, samples=samples,
-                  processes=processes_of(len(samples), 3))  # worker processes of 3 samples: its replicates
+    return Result(
+        workload=workload,
+        suite="models",
+        params=params,
+        dtype="bfloat16",
+        compile="eager",
+        metric=metric,
+        unit=unit,
+        status=Status.ok,
+        samples=samples,
+        processes=processes_of(len(samples), 3),
+    )  # worker processes of 3 samples: its replicates
 
 
 def _results(candidate: bool, rng: np.random.Generator) -> list[Result]:
@@ -43,15 +53,29 @@ def _results(candidate: bool, rng: np.random.Generator) -> list[Result]:
         return [float(x) for x in value * (1.0 + rng.uniform(-0.0005, 0.0005, 9))]
 
     decode_s, ttft_ms = around(DECODE_S[candidate]), around(TTFT_MS[candidate])
-    out = [_ok("decode", LM, "time_to_first_token", "ms", ttft_ms),
-           _ok("decode", LM, "prefill_throughput", "tokens/s", [CONTEXT / (ms / 1e3) for ms in ttft_ms]),
-           _ok("decode", LM, "decode_time", "s", decode_s),
-           _ok("decode", LM, "decode_throughput", "tokens/s", [NEW_TOKENS / s for s in decode_s]),
-           _ok("vae_tiled_decode", VAE, "decode_time", "s", around(VAE_S[candidate]))]
+    out = [
+        _ok("decode", LM, "time_to_first_token", "ms", ttft_ms),
+        _ok("decode", LM, "prefill_throughput", "tokens/s", [CONTEXT / (ms / 1e3) for ms in ttft_ms]),
+        _ok("decode", LM, "decode_time", "s", decode_s),
+        _ok("decode", LM, "decode_throughput", "tokens/s", [NEW_TOKENS / s for s in decode_s]),
+        _ok("vae_tiled_decode", VAE, "decode_time", "s", around(VAE_S[candidate])),
+    ]
     for metric, unit, value in (("decode_time", "s", 8.0), ("decode_throughput", "tokens/s", NEW_TOKENS / 8.0)):
-        out.append(Result(workload="decode", suite="models", params=LM_LONG, dtype="bfloat16", compile="eager",
-                          metric=metric, unit=unit, status=Status.error, message=OOM) if candidate
-                   else _ok("decode", LM_LONG, metric, unit, around(value)))
+        out.append(
+            Result(
+                workload="decode",
+                suite="models",
+                params=LM_LONG,
+                dtype="bfloat16",
+                compile="eager",
+                metric=metric,
+                unit=unit,
+                status=Status.error,
+                message=OOM,
+            )
+            if candidate
+            else _ok("decode", LM_LONG, metric, unit, around(value))
+        )
     return out
 
 
@@ -60,8 +84,7 @@ def decode_bundles() -> list[Bundle]:
     for candidate in (False, True):
         version, channel = ("2.15.0rc1", "rc") if candidate else ("2.14.1", "stable")
         start = datetime(2026, 12, 5, 9, tzinfo=timezone.utc) + timedelta(hours=len(out))
-        out.append(m4max_bundle(f"dec0{len(out):028x}", start, version, channel, "mac-d", {},
-                                _results(candidate, rng)))
+        out.append(m4max_bundle(f"dec0{len(out):028x}", start, version, channel, "mac-d", {}, _results(candidate, rng)))
     return out
 
 

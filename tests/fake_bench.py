@@ -3,6 +3,7 @@
 It enforces the real engine's rules (a metric at most once per case, only metrics the workload declares) so
 a workload that passes here does not trip the engine.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -65,8 +66,9 @@ class FakeBench(Bench):
             self._claim("achieved_bandwidth", "bandwidth_fraction")
         self.timed.append(Timed(bytes_per_call, out))
 
-    def time_region(self, fn: Callable[[], Any], *, metric: str = "decode_time",
-                    repeats: int | None = None) -> list[float]:
+    def time_region(
+        self, fn: Callable[[], Any], *, metric: str = "decode_time", repeats: int | None = None
+    ) -> list[float]:
         for _ in range(repeats or self.calls):
             fn()
         self._claim(metric)
@@ -81,8 +83,16 @@ class FakeBench(Bench):
         self._claim(psnr_metric, "max_abs_error", "max_rel_error")
         self.comparisons.append(Comparison(output.detach().cpu(), reference.detach().cpu(), psnr_metric))
 
-    def record(self, metric: str, samples: list[float], unit: str | None = None, *, warnings: list[str] | None = None,
-               passed: bool | None = None, tolerance: float | None = None) -> None:
+    def record(
+        self,
+        metric: str,
+        samples: list[float],
+        unit: str | None = None,
+        *,
+        warnings: list[str] | None = None,
+        passed: bool | None = None,
+        tolerance: float | None = None,
+    ) -> None:
         self._claim(metric)
         self.records[metric] = list(samples)
 

@@ -1,4 +1,5 @@
 """Stand-in workloads for the collector's tests: known behaviour, no dependency on collector/kernels/ or models/."""
+
 from __future__ import annotations
 
 import os
@@ -10,8 +11,10 @@ import torch
 
 from collector.workload import Bench, Case, Unsupported, Workload
 
-FALLBACK_TEXT = ("The operator 'aten::_fake_op' is not currently supported on the MPS backend and will fall back "
-                 "to run on the CPU. This may have performance implications.")
+FALLBACK_TEXT = (
+    "The operator 'aten::_fake_op' is not currently supported on the MPS backend and will fall back "
+    "to run on the CPU. This may have performance implications."
+)
 FP8_TEXT = "Trying to convert Float8_e4m3fn to the MPS backend but it does not have support for that dtype."
 
 
@@ -23,14 +26,29 @@ def spin(seconds: float) -> None:
 
 class AddWorkload(Workload):
     name, suite = "fake_add", "kernels"
-    metrics = ("op_time", "first_call_time", "achieved_bandwidth", "bandwidth_fraction", "psnr_vs_cpu",
-               "max_abs_error", "max_rel_error", "memory_driver_peak", "memory_reserved_peak",
-               "memory_allocated_peak", "memory_outside_allocator")
+    metrics = (
+        "op_time",
+        "first_call_time",
+        "achieved_bandwidth",
+        "bandwidth_fraction",
+        "psnr_vs_cpu",
+        "max_abs_error",
+        "max_rel_error",
+        "memory_driver_peak",
+        "memory_reserved_peak",
+        "memory_allocated_peak",
+        "memory_outside_allocator",
+    )
 
     def cases(self, profile, dtypes=None, compile_modes=("eager",)):
         sizes = (1024, 4096) if profile == "quick" else (1024, 4096, 65536)
-        return [Case(self.name, {"n": n}, d, c) for n in sizes for d in dtypes or self.default_dtypes
-                for c in compile_modes if c == "eager"]
+        return [
+            Case(self.name, {"n": n}, d, c)
+            for n in sizes
+            for d in dtypes or self.default_dtypes
+            for c in compile_modes
+            if c == "eager"
+        ]
 
     def run(self, case: Case, bench: Bench) -> None:
         g = torch.Generator().manual_seed(0)
@@ -80,6 +98,7 @@ class FallbackWorkload(Workload):
         def op() -> None:
             warnings.warn(FALLBACK_TEXT, UserWarning, stacklevel=1)
             spin(1e-4)
+
         bench.time_op(op)
 
 

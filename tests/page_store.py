@@ -1,5 +1,6 @@
 """Page tests under Streamlit's AppTest: a store file (made, filled, named in MPSBENCH_DB, Streamlit's caches
 cleared so a page reads it and not an earlier test's) and a page opened as a user's browser would."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -3,6 +3,7 @@ no TCP port, stopped by its postmaster's pid at the end. Skips (saying why) wher
 extension wheels for the installed duckdb are absent. The `postgres` fixture (tests/conftest.py) runs one per module.
 
 Postgres refuses to run as root: as root the server runs as `nobody` (setpriv), in a folder it owns."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -26,8 +27,10 @@ def why_not() -> str | None:
     for module in WHEELS:
         spec = importlib.util.find_spec(module)
         if spec is None or not (Path(spec.origin).parent / "extensions" / f"v{duckdb.__version__}").is_dir():
-            return (f"{module.replace('_', '-')} exists for duckdb 1.5.5 only (this is {duckdb.__version__}): "
-                    "scripts/test.sh runs these tests again in .venv-lake (scripts/setup_lake.sh)")
+            return (
+                f"{module.replace('_', '-')} exists for duckdb 1.5.5 only (this is {duckdb.__version__}): "
+                "scripts/test.sh runs these tests again in .venv-lake (scripts/setup_lake.sh)"
+            )
     if os.geteuid() == 0 and not shutil.which("setpriv"):
         return "running as root and no setpriv to start Postgres as an unprivileged user"
     return None

@@ -13,6 +13,7 @@ Every figure is set here, so a test computes its expected answer from these cons
 - vae_roundtrip psnr_vs_cpu on the M2 Pro: 72 → 47 dB, both passing their 30 dB tolerance (a 25 dB drop: a
   regression); on the M4 Max 72 → 71.5 dB (not one).
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -26,16 +27,30 @@ from tests.bundles import typed_bundle
 GIB = 1024**3
 BASELINE, CANDIDATE = "torch=2.14.1", "torch=2.15.0"
 MACS = {"mini-m2pro": ("Apple M2 Pro", 19), "studio-m4max": ("Apple M4 Max", 40)}
-RUN_LEVELS = {("Apple M2 Pro", False): (0.95, 1.05, 1.00), ("Apple M2 Pro", True): (1.06, 1.07, 1.05),
-              ("Apple M4 Max", False): (0.998, 1.002, 1.0), ("Apple M4 Max", True): (1.001, 0.999, 1.0)}
+RUN_LEVELS = {
+    ("Apple M2 Pro", False): (0.95, 1.05, 1.00),
+    ("Apple M2 Pro", True): (1.06, 1.07, 1.05),
+    ("Apple M4 Max", False): (0.998, 1.002, 1.0),
+    ("Apple M4 Max", True): (1.001, 0.999, 1.0),
+}
 SOFTMAX = [{"rows": r, "vocab": v} for r in (1, 8) for v in (32000, 128256, 151936)]
-LINEAR = [{"M": 1, "K": k, "N": n} for k, n in ((1024, 2048), (1024, 1024), (2048, 1024), (1024, 3072),
-                                                  (3072, 1024), (2048, 6144))]
+LINEAR = [
+    {"M": 1, "K": k, "N": n}
+    for k, n in ((1024, 2048), (1024, 1024), (2048, 1024), (1024, 3072), (3072, 1024), (2048, 6144))
+]
 SLOWER, SLOW_CASE = 1.25, {"M": 1, "K": 1024, "N": 3072}
-DRIVER = {("Apple M4 Max", False): 8 * GIB, ("Apple M4 Max", True): 80 * GIB,
-          ("Apple M2 Pro", False): 8 * GIB, ("Apple M2 Pro", True): 8.24 * GIB}
-PSNR = {("Apple M2 Pro", False): 72.0, ("Apple M2 Pro", True): 47.0,
-        ("Apple M4 Max", False): 72.0, ("Apple M4 Max", True): 71.5}
+DRIVER = {
+    ("Apple M4 Max", False): 8 * GIB,
+    ("Apple M4 Max", True): 80 * GIB,
+    ("Apple M2 Pro", False): 8 * GIB,
+    ("Apple M2 Pro", True): 8.24 * GIB,
+}
+PSNR = {
+    ("Apple M2 Pro", False): 72.0,
+    ("Apple M2 Pro", True): 47.0,
+    ("Apple M4 Max", False): 72.0,
+    ("Apple M4 Max", True): 71.5,
+}
 PSNR_TOLERANCE = 30.0
 TILED = {"model": "wan-tiny", "tiles": 4}
 ROUNDTRIP = {"model": "kl-tiny"}
@@ -43,13 +58,32 @@ ROUNDTRIP = {"model": "kl-tiny"}
 
 def _timed(workload: str, params: dict, level_us: float, rng: np.random.Generator, dtype: str) -> Result:
     samples = level_us * (1.0 + rng.uniform(-0.005, 0.005, 20))
-    return Result(workload=workload, suite="kernels", params=params, dtype=dtype, compile="eager", metric="op_time",
-                  unit="µs", status=Status.ok, samples=[float(x) for x in samples])
+    return Result(
+        workload=workload,
+        suite="kernels",
+        params=params,
+        dtype=dtype,
+        compile="eager",
+        metric="op_time",
+        unit="µs",
+        status=Status.ok,
+        samples=[float(x) for x in samples],
+    )
 
 
 def _single(workload: str, params: dict, metric: str, unit: str, value: float, **extra) -> Result:
-    return Result(workload=workload, suite="models", params=params, dtype="float32", compile="eager", metric=metric,
-                  unit=unit, status=Status.ok, samples=[float(value)], **extra)
+    return Result(
+        workload=workload,
+        suite="models",
+        params=params,
+        dtype="float32",
+        compile="eager",
+        metric=metric,
+        unit=unit,
+        status=Status.ok,
+        samples=[float(value)],
+        **extra,
+    )
 
 
 def _results(chip: str, candidate: bool, run: int, rng: np.random.Generator) -> list[Result]:
@@ -62,8 +96,15 @@ def _results(chip: str, candidate: bool, run: int, rng: np.random.Generator) -> 
         _single("vae_tiled_decode", TILED, "memory_driver_peak", "B", DRIVER[chip, candidate]),
         _single("vae_tiled_decode", TILED, "memory_reserved_peak", "B", 7.5 * GIB),
         _single("vae_tiled_decode", TILED, "memory_allocated_peak", "B", 6 * GIB),
-        _single("vae_roundtrip", ROUNDTRIP, "psnr_vs_cpu", "dB", PSNR[chip, candidate], passed=True,
-                tolerance=PSNR_TOLERANCE),
+        _single(
+            "vae_roundtrip",
+            ROUNDTRIP,
+            "psnr_vs_cpu",
+            "dB",
+            PSNR[chip, candidate],
+            passed=True,
+            tolerance=PSNR_TOLERANCE,
+        ),
     ]
     return out
 
@@ -75,12 +116,23 @@ def release_bundles(seed: int = 2150) -> list[Bundle]:
             for candidate in (False, True):  # builds alternate within each round, as a sweep runs them
                 version, channel, sha = ("2.15.0", "rc", "b" * 40) if candidate else ("2.14.1", "release", "a" * 40)
                 start = datetime(2026, 12, 2, 9, tzinfo=timezone.utc) + timedelta(minutes=10 * len(out))
-                out.append(typed_bundle(
-                    f"5eed{len(out):028x}", start, 8,
-                    dict(name=name, chip=chip, gpu_cores=cores, memory_bytes=32 * GIB),
-                    dict(torch_version=version, git_hash=sha, channel=channel, python_version="3.12.8",
-                         command_line="mpsbench run --profile quick"),
-                    _results(chip, candidate, run, rng), {"round": str(run)}))
+                out.append(
+                    typed_bundle(
+                        f"5eed{len(out):028x}",
+                        start,
+                        8,
+                        dict(name=name, chip=chip, gpu_cores=cores, memory_bytes=32 * GIB),
+                        dict(
+                            torch_version=version,
+                            git_hash=sha,
+                            channel=channel,
+                            python_version="3.12.8",
+                            command_line="mpsbench run --profile quick",
+                        ),
+                        _results(chip, candidate, run, rng),
+                        {"round": str(run)},
+                    )
+                )
     return out
 
 

@@ -1,10 +1,10 @@
 """Stores and servers the CLI and server tests share (the shared fixtures themselves are in tests/conftest.py)."""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
-
 
 from db.store.engine import open_store
 
@@ -22,8 +22,15 @@ def cli_store_file(tmp_path: Path, monkeypatch, fill) -> Path:
 
 
 # who may do what, and from where: cleared so a server test sees only the variables it sets
-SERVER_ENV = ("MPSBENCH_UPLOAD_TOKENS", "MPSBENCH_UPLOAD_TOKENS_FILE", "MPSBENCH_ADMIN_TOKENS", "MPSBENCH_READ_TOKENS",
-              "MPSBENCH_ALLOWED_HOSTS", "MPSBENCH_TRUSTED_PROXIES", "MPSBENCH_TOKEN")
+SERVER_ENV = (
+    "MPSBENCH_UPLOAD_TOKENS",
+    "MPSBENCH_UPLOAD_TOKENS_FILE",
+    "MPSBENCH_ADMIN_TOKENS",
+    "MPSBENCH_READ_TOKENS",
+    "MPSBENCH_ALLOWED_HOSTS",
+    "MPSBENCH_TRUSTED_PROXIES",
+    "MPSBENCH_TOKEN",
+)
 
 
 @contextmanager

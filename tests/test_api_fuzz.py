@@ -1,6 +1,7 @@
 """GET /api/v1/openapi.json describes every mounted /api/v1 route, and schemathesis fuzzes each one from it
 (valid and invalid parameters and bodies, in-process over ASGI, a fixed seed): no answer is a 5xx and every 4xx is
 the one JSON error shape. MPSBENCH_FUZZ_EXAMPLES raises the examples per operation for a longer run by hand."""
+
 from __future__ import annotations
 
 import os
@@ -43,10 +44,19 @@ class Loopback:
 APP = Loopback(Starlette(routes=api_routes()))
 # the coverage phase (boundary values, unexpected methods) everywhere but on the upload, where it walks every
 # field of the bundle schema (~30 s); the upload gets the examples and fuzzing phases, valid and invalid bundles
-CONFIG = SchemathesisConfig.from_dict({
-    "seed": SEED, "generation": {"mode": "all", "max-examples": EXAMPLES},
-    "operations": [{"include-method": "POST", "include-path": "/api/v1/runs",
-                    "phases": {"coverage": {"enabled": EXAMPLES > 100}}}]})
+CONFIG = SchemathesisConfig.from_dict(
+    {
+        "seed": SEED,
+        "generation": {"mode": "all", "max-examples": EXAMPLES},
+        "operations": [
+            {
+                "include-method": "POST",
+                "include-path": "/api/v1/runs",
+                "phases": {"coverage": {"enabled": EXAMPLES > 100}},
+            }
+        ],
+    }
+)
 schema = schemathesis.openapi.from_asgi("/api/v1/openapi.json", APP, config=CONFIG)
 
 
@@ -60,7 +70,10 @@ def store(tmp_path_factory):
     db.store.engine._shared = {}
     engine = db.store.engine.shared_store()
     for version, role in (("2.14.1", "baseline"), ("2.15.0rc1", "candidate")):
-        build = make_bundle()["build"] | {"torch_version": version, "channel": "release" if role == "baseline" else "rc"}
+        build = make_bundle()["build"] | {
+            "torch_version": version,
+            "channel": "release" if role == "baseline" else "rc",
+        }
         for _ in range(2):
             ingest_bundle(engine, make_bundle(build=build, tags={"role": role, "sweep": "s1"}))
     yield path
@@ -79,8 +92,13 @@ def test_the_document_lists_every_mounted_api_route_with_its_methods():
     mounted = {(r.path, m.lower()) for r in api_routes() for m in route_methods(r)}
     documented = {(p, m) for p, ops in doc["paths"].items() for m in ops}
     assert documented == mounted
-    assert {("/api/v1/runs", "post"), ("/api/v1/runs", "get"), ("/api/v1/health", "get"),
-            ("/api/v1/compare", "get"), ("/api/v1/sweeps/{sweep}", "get")} <= documented
+    assert {
+        ("/api/v1/runs", "post"),
+        ("/api/v1/runs", "get"),
+        ("/api/v1/health", "get"),
+        ("/api/v1/compare", "get"),
+        ("/api/v1/sweeps/{sweep}", "get"),
+    } <= documented
 
 
 def test_every_answer_a_retraction_gets_is_documented_and_the_schema_states_its_rules():
@@ -100,8 +118,11 @@ def test_every_answer_a_retraction_gets_is_documented_and_the_schema_states_its_
     }
     got = {}
     for status, (run_id, body) in asked.items():
-        kw = {"content": body, "headers": {"content-type": "application/json"}} if isinstance(body, bytes) else {
-            "json": body}
+        kw = (
+            {"content": body, "headers": {"content-type": "application/json"}}
+            if isinstance(body, bytes)
+            else {"json": body}
+        )
         got[status] = client.request("DELETE", f"/api/v1/runs/{run_id}", **kw).status_code
     for reason in ("   ", "\x1c", "x" * (MAX_REASON + 1)):
         assert client.request("DELETE", f"/api/v1/runs/{hexid}", json={"reason": reason}).status_code == 422
@@ -113,7 +134,9 @@ def test_every_answer_a_retraction_gets_is_documented_and_the_schema_states_its_
     assert (reason["minLength"], reason["maxLength"]) == (1, MAX_REASON)
     for rid in (hexid, "AB" * 16, "g" * 32, hexid[:-1]):
         assert bool(re.search(run_id["pattern"], rid)) == (rid == hexid)
-    with pytest.raises(Exception, match="not valid"):  # ECMA's "$" (the schema's) takes no trailing newline: nor does the route
+    with pytest.raises(
+        Exception, match="not valid"
+    ):  # ECMA's "$" (the schema's) takes no trailing newline: nor does the route
         check_request(hexid + "\n", "battery")
     for text in ("ran on battery", " x ", "\ufeff", "   ", "\x1c\x85\u3000", "\t\n"):
         allowed = bool(re.search(reason["pattern"], text))
@@ -143,8 +166,9 @@ def test_every_documented_query_parameter_is_one_its_route_accepts():
 
 
 @schema.parametrize()
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=list(HealthCheck), database=None)
+@settings(
+    max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck), database=None
+)
 def test_no_input_reaches_a_server_error(case):
     response = case.call()
     assert response.status_code < 500, (case.method, case.path, case.query, response.text[:500])
@@ -186,11 +210,19 @@ def test_hostile_values_in_every_query_parameter_are_a_json_4xx_or_an_answer():
     _json_error(client.get("/api/v1/no-such-route"))  # the JSON 404, not the dashboard's page
 
 
-@pytest.mark.parametrize("path, name, value", [
-    ("/api/v1/runs", "limit", "١٢"), ("/api/v1/runs", "limit", "1_0"), ("/api/v1/runs", "limit", " 12\n3"),
-    ("/api/v1/regressions", "threshold", "٥"), ("/api/v1/regressions", "threshold", "infinity"),
-    ("/api/v1/regressions", "threshold", "1_0"), ("/api/v1/noise", "precision", "٢"),
-    ("/api/v1/noise", "precision", "NaN")])
+@pytest.mark.parametrize(
+    "path, name, value",
+    [
+        ("/api/v1/runs", "limit", "١٢"),
+        ("/api/v1/runs", "limit", "1_0"),
+        ("/api/v1/runs", "limit", " 12\n3"),
+        ("/api/v1/regressions", "threshold", "٥"),
+        ("/api/v1/regressions", "threshold", "infinity"),
+        ("/api/v1/regressions", "threshold", "1_0"),
+        ("/api/v1/noise", "precision", "٢"),
+        ("/api/v1/noise", "precision", "NaN"),
+    ],
+)
 def test_numbers_are_ascii_decimals_not_whatever_python_reads_as_one(path, name, value):
     """int()/float() take other scripts' digits ("١٢" is 12), underscores and "infinity": a URL's number is
     refused unless it is written in ASCII digits, naming the parameter."""

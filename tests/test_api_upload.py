@@ -1,5 +1,6 @@
 """POST /api/v1/runs through a real Starlette app: statuses, the one error shape, refusals that change nothing,
 concurrent uploads, and hostile strings kept verbatim (read back through GET /api/v1/runs)."""
+
 import json
 from concurrent.futures import ThreadPoolExecutor
 
@@ -66,10 +67,14 @@ def test_new_bundle_is_201_and_the_same_bundle_again_is_200_with_nothing_added(s
     first = post(_client(), bundle)
     after_first = dump(store)
     again = post(_client(), bundle)
-    assert (first.status_code, first.json()) == (201, {"ok": True, "run_id": bundle["run_id"], "created": True,
-                                                       "results": 6})
-    assert (again.status_code, again.json()) == (200, {"ok": True, "run_id": bundle["run_id"], "created": False,
-                                                       "results": 6})
+    assert (first.status_code, first.json()) == (
+        201,
+        {"ok": True, "run_id": bundle["run_id"], "created": True, "results": 6},
+    )
+    assert (again.status_code, again.json()) == (
+        200,
+        {"ok": True, "run_id": bundle["run_id"], "created": False, "results": 6},
+    )
     assert dump(store) == after_first and len(after_first["results"]) == 6 and len(after_first["runs"]) == 1
 
 
@@ -92,11 +97,23 @@ def test_without_tokens_loopback_needs_the_generated_token_too(store, monkeypatc
         assert conn.execute(text("SELECT uploaded_by FROM runs")).scalar() == "local"
 
 
-@pytest.mark.parametrize(("auth", "status"), [
-    (None, 401), ("Bearer t3", 401), ("Bearer t1x", 401), ("Basic t1", 401), ("t1", 401), ("Bearer ", 401),
-    ("Bearer ci-mac-1", 401), ("Bearer ci-mac-1=t1", 401), ("Bearer r1", 403),
-    ("Bearer t1", 201), ("Bearer t2", 201), ("bearer t2", 201),
-])
+@pytest.mark.parametrize(
+    ("auth", "status"),
+    [
+        (None, 401),
+        ("Bearer t3", 401),
+        ("Bearer t1x", 401),
+        ("Basic t1", 401),
+        ("t1", 401),
+        ("Bearer ", 401),
+        ("Bearer ci-mac-1", 401),
+        ("Bearer ci-mac-1=t1", 401),
+        ("Bearer r1", 403),
+        ("Bearer t1", 201),
+        ("Bearer t2", 201),
+        ("bearer t2", 201),
+    ],
+)
 def test_with_tokens_every_client_needs_one_of_them(store, monkeypatch, auth, status):
     monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "ci-mac-1=t1,alice=t2")
     monkeypatch.setenv("MPSBENCH_READ_TOKENS", "dash=r1")
@@ -161,7 +178,7 @@ def test_streamed_body_without_content_length_is_cut_off_at_the_limit(store, mon
 
     def chunks():
         for start in range(0, len(body), 256):
-            yield body[start:start + 256]
+            yield body[start : start + 256]
 
     def record(request):
         sent.append(dict(request.headers))
@@ -183,20 +200,26 @@ def test_wrong_or_missing_content_type_is_415(store, kind):
 
 
 def test_json_content_type_with_charset_is_accepted(store):
-    assert post(_client(), make_bundle(), headers=JSON | {"content-type": "Application/JSON; charset=utf-8"}).status_code == 201
+    assert (
+        post(_client(), make_bundle(), headers=JSON | {"content-type": "Application/JSON; charset=utf-8"}).status_code
+        == 201
+    )
 
 
-@pytest.mark.parametrize("raw", [b"{not json", b"[1, 2]", b"\"a bundle\"", b"", b"\xff\xfe{}"])
+@pytest.mark.parametrize("raw", [b"{not json", b"[1, 2]", b'"a bundle"', b"", b"\xff\xfe{}"])
 def test_not_json_or_not_an_object_is_400(store, raw):
     assert_refused(post(_client(), raw), 400, store, dump(store))
 
 
-@pytest.mark.parametrize(("bundle", "field"), [
-    (make_bundle(results=[make_result(unit="GiB")]), "results[0].unit"),
-    (make_bundle(results=[make_result(), make_result(metric="speed")]), "results[1].metric"),
-    (make_bundle(run_id="not-a-uuid"), "run_id"),
-    (make_bundle(colour="red"), "colour"),
-])
+@pytest.mark.parametrize(
+    ("bundle", "field"),
+    [
+        (make_bundle(results=[make_result(unit="GiB")]), "results[0].unit"),
+        (make_bundle(results=[make_result(), make_result(metric="speed")]), "results[1].metric"),
+        (make_bundle(run_id="not-a-uuid"), "run_id"),
+        (make_bundle(colour="red"), "colour"),
+    ],
+)
 def test_invalid_bundle_is_422_naming_the_field(store, bundle, field):
     post(_client(), make_bundle())  # a store with data in it: the refusal must leave that alone too
     assert_refused(post(_client(), bundle), 422, store, dump(store), field=field)
@@ -214,16 +237,25 @@ def test_eight_concurrent_uploads_are_all_stored_whole(store):
     assert per_run == {b["run_id"]: 6 for b in bundles} and names == [f"mac-{i}" for i in range(8)]
 
 
-HOSTILE = {"html": "<script>alert('x')</script>", "sql": "'; DROP TABLE runs; --", "quote": 'a"b\\c',
-           "unicode": "naïve – 日本語 🚀 Ω", "control": "tab\there\x01\x1f\x7f end", "newline": "line1\nline2\r\n"}
+HOSTILE = {
+    "html": "<script>alert('x')</script>",
+    "sql": "'; DROP TABLE runs; --",
+    "quote": 'a"b\\c',
+    "unicode": "naïve – 日本語 🚀 Ω",
+    "control": "tab\there\x01\x1f\x7f end",
+    "newline": "line1\nline2\r\n",
+}
 
 
 def test_hostile_strings_are_stored_and_returned_verbatim(store):
     machine = "<b>m3u</b> '; DROP TABLE runs; -- 🚀"
     message = "<img src=x onerror=alert(1)> '; DELETE FROM results; -- \x02 ü"
-    bundle = make_bundle(machine={"name": machine, "os": "macOS"}, tags=HOSTILE, warnings=[HOSTILE["sql"]],
-                         results=[make_result(status="unavailable", samples=[], message=message,
-                                              warnings=[HOSTILE["html"]])])
+    bundle = make_bundle(
+        machine={"name": machine, "os": "macOS"},
+        tags=HOSTILE,
+        warnings=[HOSTILE["sql"]],
+        results=[make_result(status="unavailable", samples=[], message=message, warnings=[HOSTILE["html"]])],
+    )
     client = _client()
     assert post(client, bundle).status_code == 201
     listed = client.get(URL, params={"machine": machine})

@@ -1,4 +1,5 @@
 """What the server does while it starts (app.preload), and the pages' typed tooltips."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -34,12 +35,17 @@ def test_preload_leaves_a_refused_store_to_the_pages(tmp_path, monkeypatch, caps
 
 
 def test_tooltips_carry_the_type_altair_would_infer():
-    data = pd.DataFrame({"name": ["a"], "value": [1.5], "count": [3], "flag": [True],
-                         "when": pd.to_datetime(["2026-12-03"])})
+    data = pd.DataFrame(
+        {"name": ["a"], "value": [1.5], "count": [3], "flag": [True], "when": pd.to_datetime(["2026-12-03"])}
+    )
     got = [t.to_dict() for t in tooltips(data, "name", "value", "count", "flag", "when")]
-    assert got == [{"field": "name", "type": "nominal"}, {"field": "value", "type": "quantitative"},
-                   {"field": "count", "type": "quantitative"}, {"field": "flag", "type": "nominal"},
-                   {"field": "when", "type": "temporal"}]
+    assert got == [
+        {"field": "name", "type": "nominal"},
+        {"field": "value", "type": "quantitative"},
+        {"field": "count", "type": "quantitative"},
+        {"field": "flag", "type": "nominal"},
+        {"field": "when", "type": "temporal"},
+    ]
 
 
 def test_the_default_page_answers_at_its_own_path_too():

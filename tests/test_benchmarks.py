@@ -1,5 +1,6 @@
 """Each benchmark runs at a tiny size (seconds) and prints its figures as JSON, so the scripts cannot rot.
 The figures' values at this size mean nothing; what is checked is that each is there, with a sane value."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,13 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 
 def _run(script: str, *args: str, limit_s: float = 240) -> dict:
-    done = subprocess.run([sys.executable, f"benchmarks/{script}", *args, "--json"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=limit_s)
+    done = subprocess.run(
+        [sys.executable, f"benchmarks/{script}", *args, "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=limit_s,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
@@ -57,7 +63,8 @@ def test_dashboard_benchmark_tiny():
     bare = out["compare_all"]["bare_duckdb"]
     assert bare["cases"] == 1980 and bare["median_ms"] > 0
     assert out["compare_all"]["cold_vs_bare_ratio"] == pytest.approx(
-        out["compare_all"]["cold"]["median_ms"] / bare["median_ms"], rel=0.02)
+        out["compare_all"]["cold"]["median_ms"] / bare["median_ms"], rel=0.02
+    )
     # where the cold time went, step by step: every step of the path was seen, none took longer than the whole
     profile = out["compare_all"]["cold_profile_ms"]
     assert all(ms is not None and 0 < ms <= profile["total"] for ms in profile.values()), profile
@@ -73,7 +80,8 @@ def test_dashboard_benchmark_tiny():
         assert len(browser["reload"]["chart_s_all"]) == 1 and browser["reload_all_cases_table"]["whole_page_s"] > 0
         small = out["browser_100_cases"]
         assert out["chart_vs_100_cases_ratio"]["first_load"] == pytest.approx(
-            browser["first_load"]["chart_s"] / small["first_load"]["chart_s"], abs=0.02)
+            browser["first_load"]["chart_s"] / small["first_load"]["chart_s"], abs=0.02
+        )
 
 
 def test_aa_pairs_benchmark_tiny():
@@ -85,7 +93,8 @@ def test_aa_pairs_benchmark_tiny():
     assert all(v["ingest"] >= v["pairs_step"] > 0 for v in out["per_run_ms"].values())
     last = out["last_run_pairs_step"]
     assert last["all_earlier_over_bounded"] == pytest.approx(
-        last["median_ms"]["all_earlier"] / last["median_ms"]["bounded"], rel=0.05)
+        last["median_ms"]["all_earlier"] / last["median_ms"]["bounded"], rel=0.05
+    )
     assert 0 < out["peak_rss_mib"]["after_bounded_ingests"] <= out["peak_rss_mib"]["after_all_pairs_step"]
 
 
@@ -105,14 +114,17 @@ def test_timing_benchmark_tiny():
         for harness in ("mpsbench", "torch_benchmark", "torch_timer_at_mpsbench_k"):
             assert row[harness]["median_us"] > 0 and row[harness]["wall_s"] > 0
         assert row["ratio_mpsbench_over_torch"] == pytest.approx(
-            row["mpsbench"]["median_us"] / row["torch_benchmark"]["median_us"])
+            row["mpsbench"]["median_us"] / row["torch_benchmark"]["median_us"]
+        )
 
 
 def test_ingest_benchmark_tiny():
     out = _run("ingest.py", "--rows", "2000", "--upload-rows", "40", "--repeats", "1")
     assert out["rows"] == 2000 and out["repeats"] == 1 and out["upload_rows"] == 40
     assert out["project_s"] > 0 and out["raw_duckdb_s"] > 0 and out["upload_s"] > 0
-    assert out["ratio_project_over_raw"] == pytest.approx(out["project_s"] / out["raw_duckdb_s"], rel=0.05)  # both rounded to ms
+    assert out["ratio_project_over_raw"] == pytest.approx(
+        out["project_s"] / out["raw_duckdb_s"], rel=0.05
+    )  # both rounded to ms
 
 
 def test_case_isolation_benchmark_tiny():
@@ -124,8 +136,13 @@ def test_case_isolation_benchmark_tiny():
 
 
 def test_false_alarms_benchmark_tiny():
-    done = subprocess.run([sys.executable, "-m", "benchmarks.false_alarms", "--tiny", "--disturb", "--json"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)  # a module: it imports its parts
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.false_alarms", "--tiny", "--disturb", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # a module: it imports its parts
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     [plan] = out["plans"]
@@ -147,8 +164,13 @@ def test_lake_benchmark_tiny():
 
     if why_not():
         pytest.skip(why_not())
-    done = subprocess.run([sys.executable, "-m", "benchmarks.lake", "--tiny", "--json"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=240)  # a module: it uses the tests' Postgres
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.lake", "--tiny", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )  # a module: it uses the tests' Postgres
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     assert out["ingest"]["rows"] == 400 and out["ingest"]["lake_s"] > 0 and out["ingest"]["file_s"] > 0
@@ -168,8 +190,13 @@ def test_lake_benchmark_tiny():
 
 
 def test_read_memory_benchmark_tiny():
-    done = subprocess.run([sys.executable, "-m", "benchmarks.read_memory", "--tiny", "--json"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)  # a fresh process per endpoint
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.read_memory", "--tiny", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # a fresh process per endpoint
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     assert out["rows"] == 20_000 and out["errors_500"] == []
@@ -180,8 +207,13 @@ def test_read_memory_benchmark_tiny():
 
 
 def test_upload_history_benchmark_tiny():
-    done = subprocess.run([sys.executable, "-m", "benchmarks.upload_history", "--tiny", "--json"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.upload_history", "--tiny", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     assert (out["cases"], out["uploads"]) == (2_000, 8) and len(out["per_upload"]) == 8
@@ -197,15 +229,26 @@ def test_headline_reads_the_readme_table_and_names_every_figure_it_quotes():
 
     quoted = readme_figures((ROOT / "README.md").read_text(encoding="utf-8"))
     assert set(quoted) == {h.name for h in HEADLINES}  # the README quotes exactly the figures the command prints
-    rows = {r["name"]: r for r in compare({"ingest_wall": quoted["ingest_wall"] * (LOSS + 0.01),
-                                           "ingest_cpu": quoted["ingest_cpu"] * LOSS}, quoted, tiny=False)}
+    rows = {
+        r["name"]: r
+        for r in compare(
+            {"ingest_wall": quoted["ingest_wall"] * (LOSS + 0.01), "ingest_cpu": quoted["ingest_cpu"] * LOSS},
+            quoted,
+            tiny=False,
+        )
+    }
     assert rows["ingest_wall"]["verdict"] == "LOSS" and rows["ingest_cpu"]["verdict"] == "ok"  # > 25 % only
     assert rows["compare_chip"]["verdict"] == "unavailable" and rows["compare_chip"]["now"] is None
 
 
 def test_headline_tiny_runs_every_benchmark_and_compares_nothing():
-    done = subprocess.run([sys.executable, "-m", "benchmarks.headline", "--tiny", "--no-browser", "--json"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.headline", "--tiny", "--no-browser", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     assert out["errors"] == {} and out["tiny"] is True
@@ -217,8 +260,13 @@ def test_headline_tiny_runs_every_benchmark_and_compares_nothing():
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the planted builds are POSIX shell wrappers")
 def test_bisect_benchmark_tiny():
-    done = subprocess.run([sys.executable, "-m", "benchmarks.bisect_builds", "--tiny", "--json"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=900)  # a module: it imports its parts
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.bisect_builds", "--tiny", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )  # a module: it imports its parts
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     [one] = out["bisects"]

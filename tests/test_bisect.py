@@ -3,6 +3,7 @@ measurement (the runs and the review's answers stand-ins that know where the slo
 found in ≤ ⌈log2 16⌉ + 2 steps, a doubtful review makes a step unclear and the search stops naming it, never a
 wrong build; for real, a planted 2× softmax slowdown among 3 CPU "nightlies" (python= wrappers over this torch) is
 found, and a journal cut mid-step and torn by a kill resumes running only what is missing."""
+
 from __future__ import annotations
 
 import json
@@ -28,9 +29,18 @@ WORKLOAD, KEY, DTYPE, COMPILE = CASE.split("|")
 
 
 def _row(scope: str) -> dict:
-    return {"workload": WORKLOAD, "case_key": KEY, "dtype": DTYPE, "compile": COMPILE, "scope": scope,
-            "case": "softmax · rows=8", "metric": "op_time", "baseline_value": "240 µs",
-            "candidate_value": "480 µs", "change": "2.00× slower"}
+    return {
+        "workload": WORKLOAD,
+        "case_key": KEY,
+        "dtype": DTYPE,
+        "compile": COMPILE,
+        "scope": scope,
+        "case": "softmax · rows=8",
+        "metric": "op_time",
+        "baseline_value": "240 µs",
+        "candidate_value": "480 µs",
+        "change": "2.00× slower",
+    }
 
 
 def _fake(monkeypatch, first_bad: int, doubt: float = 0.0, seed: int = 0, lie: float = 0.0) -> list[int]:
@@ -59,6 +69,7 @@ def _fake(monkeypatch, first_bad: int, doubt: float = 0.0, seed: int = 0, lie: f
             elif b >= first_bad > a:
                 answer["regressions"] = [_row("m1")]
             return answer
+
         return review
 
     original = Stepper.step
@@ -75,9 +86,22 @@ def _fake(monkeypatch, first_bad: int, doubt: float = 0.0, seed: int = 0, lie: f
 
 
 def _args(pythons: list[Path], tmp_path: Path, *more: str) -> list[str]:
-    return ["--good", f"python={pythons[0]}", "--bad", f"python={pythons[-1]}",
-            *[x for p in pythons[1:-1] for x in ("--between", f"python={p}")], "--case", CASE,
-            "--machine-name", "m1", "--out", str(tmp_path / "runs"), "--envs", str(tmp_path / "envs"), *more]
+    return [
+        "--good",
+        f"python={pythons[0]}",
+        "--bad",
+        f"python={pythons[-1]}",
+        *[x for p in pythons[1:-1] for x in ("--between", f"python={p}")],
+        "--case",
+        CASE,
+        "--machine-name",
+        "m1",
+        "--out",
+        str(tmp_path / "runs"),
+        "--envs",
+        str(tmp_path / "envs"),
+        *more,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +129,7 @@ def test_a_doubtful_review_is_more_rounds_then_a_named_unclear_step_never_a_gues
     for first_bad in range(1, 16):
         for seed in range(3):
             _probed, lines = _fake(monkeypatch, first_bad, doubt=0.2, seed=seed), []
-            code = bisect_cli.main(_args(sixteen, tmp_path / f"{first_bad}-{seed}", "--rounds", "2"),
-                                   say=lines.append)
+            code = bisect_cli.main(_args(sixteen, tmp_path / f"{first_bad}-{seed}", "--rounds", "2"), say=lines.append)
             text = "\n".join(lines)
             if code == 0:
                 right += 1
@@ -128,8 +151,7 @@ def test_a_false_confirmation_never_names_a_wrong_build(monkeypatch, tmp_path, s
     for first_bad in range(1, 16):
         for seed in range(3):
             probed, lines = _fake(monkeypatch, first_bad, seed=seed, lie=0.3), []
-            code = bisect_cli.main(_args(sixteen, tmp_path / f"{first_bad}-{seed}", "--rounds", "4"),
-                                   say=lines.append)
+            code = bisect_cli.main(_args(sixteen, tmp_path / f"{first_bad}-{seed}", "--rounds", "4"), say=lines.append)
             text = "\n".join(lines)
             found = re.search(r"^first bad: build (\d+) of 16", text, re.M)
             assert code in (0, bisect_cli.NOT_FOUND) and (code == 0) == bool(found)
@@ -154,29 +176,66 @@ def test_list_shows_an_index_nightlies_between_the_ends_and_bad_input_is_one_err
     url = f"http://127.0.0.1:{server.server_port}"
     try:
         lines = []
-        code = bisect_cli.main(["--good", "torch==2.15.0", "--bad", "--pre torch==2.16.0.dev20260910 --index-url "
-                                + url, "--index-url", url, "--from", "2026-09-02", "--to", "2026-09-09", "--case",
-                                CASE, "--list"], say=lines.append)
+        code = bisect_cli.main(
+            [
+                "--good",
+                "torch==2.15.0",
+                "--bad",
+                "--pre torch==2.16.0.dev20260910 --index-url " + url,
+                "--index-url",
+                url,
+                "--from",
+                "2026-09-02",
+                "--to",
+                "2026-09-09",
+                "--case",
+                CASE,
+                "--list",
+            ],
+            say=lines.append,
+        )
     finally:
         server.shutdown()
     assert code == 0
     assert [ln.split()[1:] for ln in lines[:4]] == [
-        ["torch==2.15.0", "(good)"], ["--pre", "torch==2.16.0.dev20260902", "--index-url", url],
+        ["torch==2.15.0", "(good)"],
+        ["--pre", "torch==2.16.0.dev20260902", "--index-url", url],
         ["--pre", "torch==2.16.0.dev20260903", "--index-url", url],
-        ["--pre", "torch==2.16.0.dev20260910", "--index-url", url, "(bad)"]]
+        ["--pre", "torch==2.16.0.dev20260910", "--index-url", url, "(bad)"],
+    ]
     assert lines[4] == "4 builds: at most 2 steps if every step decides"
     for args, error in [
-            (["--bad", "torch==2.16.0"], "ERROR: --good is required"),
-            (["--good", "torch==2.15.0", "--bad", "torch==2.16.0", "--from", "2026-09-01"],
-             "ERROR: nightlies need --index-url, --from and --to"),
-            (["--good", "torch==2.15.0", "--bad", "torch==2.16.0", "--index-url", url, "--from", "Sept 1", "--to",
-              "2026-09-09"], "ERROR: --from 'Sept 1': must be a date YYYY-MM-DD"),
-            (["--good", "torch==2.15.0", "--bad", "torch==2.16.0", "--between", "torch==2.15.1", "--releases"],
-             "ERROR: name the builds between --good and --bad one way"),
-            (["--good", "torch==2.15.0", "--bad", "torch==2.16.0", "--between", "torch==2.15.1", "--rounds", "x"],
-             "ERROR: argument --rounds: invalid int value: 'x'"),
-            (["--resume", "--out", str(tmp_path / "none")], "ERROR: --resume: no bisect journal"),
-            (["--resume", "--rounds", "9"], "ERROR: --rounds: --resume runs with the bisect journal's own options")]:
+        (["--bad", "torch==2.16.0"], "ERROR: --good is required"),
+        (
+            ["--good", "torch==2.15.0", "--bad", "torch==2.16.0", "--from", "2026-09-01"],
+            "ERROR: nightlies need --index-url, --from and --to",
+        ),
+        (
+            [
+                "--good",
+                "torch==2.15.0",
+                "--bad",
+                "torch==2.16.0",
+                "--index-url",
+                url,
+                "--from",
+                "Sept 1",
+                "--to",
+                "2026-09-09",
+            ],
+            "ERROR: --from 'Sept 1': must be a date YYYY-MM-DD",
+        ),
+        (
+            ["--good", "torch==2.15.0", "--bad", "torch==2.16.0", "--between", "torch==2.15.1", "--releases"],
+            "ERROR: name the builds between --good and --bad one way",
+        ),
+        (
+            ["--good", "torch==2.15.0", "--bad", "torch==2.16.0", "--between", "torch==2.15.1", "--rounds", "x"],
+            "ERROR: argument --rounds: invalid int value: 'x'",
+        ),
+        (["--resume", "--out", str(tmp_path / "none")], "ERROR: --resume: no bisect journal"),
+        (["--resume", "--rounds", "9"], "ERROR: --rounds: --resume runs with the bisect journal's own options"),
+    ]:
         assert bisect_cli.main(args) == 1
         err = capsys.readouterr().err
         assert err.startswith(error) and "Traceback" not in err, err
@@ -187,34 +246,76 @@ def test_a_planted_slowdown_among_real_builds_is_found_and_a_torn_journal_resume
     env = {**os.environ, "MPSBENCH_DB": str(tmp_path / "store.duckdb"), "PYTHONPATH": str(ROOT)}
     env.pop("MPSBENCH_TOKEN", None)
     pythons = plant(tmp_path / "builds", 3, 2, 2.0)  # build 3 of 3 is the first slowed one
-    args = [sys.executable, "-m", "mpsbench", "bisect", *_args(pythons, tmp_path), "--device", "cpu",
-            "--processes", "3", "--rounds", "6", "--idle-wait", "1"]  # a loaded box: short waits, more rounds
+    args = [
+        sys.executable,
+        "-m",
+        "mpsbench",
+        "bisect",
+        *_args(pythons, tmp_path),
+        "--device",
+        "cpu",
+        "--processes",
+        "3",
+        "--rounds",
+        "6",
+        "--idle-wait",
+        "1",
+    ]  # a loaded box: short waits, more rounds
     done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert f"first bad: build 3 of 3: {planted_version(2)[0]}" in done.stdout
     assert f"last good: build 2 of 3: {planted_version(1)[0]}" in done.stdout
     [figures] = [ln for ln in done.stdout.splitlines() if "op_time: " in ln and "(last good) →" in ln]
-    before, after, ratio = map(float, re.search(r"op_time: ([\d.]+) µs \(last good\) → ([\d.]+) µs .*: ([\d.]+)× "
-                                                r"slower than the last good build", figures).groups())
+    before, after, ratio = map(
+        float,
+        re.search(
+            r"op_time: ([\d.]+) µs \(last good\) → ([\d.]+) µs .*: ([\d.]+)× "
+            r"slower than the last good build",
+            figures,
+        ).groups(),
+    )
     assert 1.5 < after / before < 2.8 and ratio == pytest.approx(after / before, rel=0.02), done.stdout
     assert f"git log {planted_version(1)[1][:12]}..{planted_version(2)[1][:12]}" in done.stdout
 
     # the runs are in the store as their builds (what Trends reads)
-    info = subprocess.run([sys.executable, "-m", "mpsbench", "compare", "--baseline", f"torch={planted_version(1)[0]}",
-                           "--candidate", f"torch={planted_version(2)[0]}", "--format", "json"], cwd=ROOT, env=env,
-                          capture_output=True, text=True)
+    info = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mpsbench",
+            "compare",
+            "--baseline",
+            f"torch={planted_version(1)[0]}",
+            "--candidate",
+            f"torch={planted_version(2)[0]}",
+            "--format",
+            "json",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert info.returncode == 0, info.stderr[-2000:]
-    assert CASE in {"|".join(str(r[k]) for k in ("workload", "case_key", "dtype", "compile"))
-                    for r in json.loads(info.stdout)["regressions"]}
+    assert CASE in {
+        "|".join(str(r[k]) for k in ("workload", "case_key", "dtype", "compile"))
+        for r in json.loads(info.stdout)["regressions"]
+    }
 
     # cut the journal after the step's first run and tear its last line (a kill): resume finishes the step from
     # what its run folders hold, each run journaled once
     [journal] = (tmp_path / "runs").glob("bisect-*.bisect.jsonl")
     lines = journal.read_text().splitlines()
     first_end = next(i for i, ln in enumerate(lines) if '"type":"slot_end"' in ln)
-    journal.write_text("\n".join(lines[:first_end + 1]) + "\n" + lines[first_end + 1][:25])
-    resumed = subprocess.run([sys.executable, "-m", "mpsbench", "bisect", "--resume", str(journal)], cwd=ROOT,
-                             env=env, capture_output=True, text=True, timeout=900)
+    journal.write_text("\n".join(lines[: first_end + 1]) + "\n" + lines[first_end + 1][:25])
+    resumed = subprocess.run(
+        [sys.executable, "-m", "mpsbench", "bisect", "--resume", str(journal)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert f"first bad: build 3 of 3: {planted_version(2)[0]}" in resumed.stdout
     records = [json.loads(ln) for ln in journal.read_text().splitlines()]
@@ -231,7 +332,10 @@ def test_releases_between_two_pinned_versions_are_listed_oldest_first_without_ni
     page = "".join(f'<a href="x">torch-{v}-{tag}-none-macosx_11_0_arm64.whl</a>' for v in versions)
     page += '<a href="x">torch-2.14.3-cp27-none-macosx_11_0_arm64.whl</a>'  # another Python's wheel: not offered
     assert release_builds(page, "https://pypi.org/simple", "2.14.1", "2.15.0") == [
-        "torch==2.14.2", "--pre torch==2.15.0rc1"]
+        "torch==2.14.2",
+        "--pre torch==2.15.0rc1",
+    ]
     assert release_builds(page, "https://idx.example/cpu", "2.14.0", "2.14.2", platform="macosx arm64") == [
-        "torch==2.14.1 --index-url https://idx.example/cpu"]
+        "torch==2.14.1 --index-url https://idx.example/cpu"
+    ]
     assert release_builds(page, "https://pypi.org/simple", "2.14.1", "2.15.0", platform="linux") == []

@@ -1,6 +1,7 @@
 """mpsbench/bisect_search.py (groundwork for `mpsbench bisect`): the interval search over ordered builds and the
 step verdict from two reviews; the first bad build is found in ⌈log2 N⌉ decided steps wherever it is planted,
 an unclear step stops the search with the interval it leaves, never a guessed side."""
+
 from __future__ import annotations
 
 import math
@@ -10,9 +11,15 @@ import pytest
 from db.review.decisions import BAD, GOOD, UNCLEAR, step_verdict
 from mpsbench.bisect_search import Search
 
-CASE = {"workload": "softmax", "case_key": '{"rows":1}', "dtype": "float32", "compile": "eager", "scope": "mac",
-        "metric": "op_time"}
-TARGET = "softmax|{\"rows\":1}|float32|eager"
+CASE = {
+    "workload": "softmax",
+    "case_key": '{"rows":1}',
+    "dtype": "float32",
+    "compile": "eager",
+    "scope": "mac",
+    "metric": "op_time",
+}
+TARGET = 'softmax|{"rows":1}|float32|eager'
 FIGURE = (TARGET, "op_time")
 
 
@@ -21,13 +28,21 @@ def _answer(kind: str | None) -> dict:
     return {k: ([CASE] if k == kind else []) for k in ("regressions", "unconfirmed", "suspected")}
 
 
-@pytest.mark.parametrize("before,after,verdict", [
-    ("regressions", None, BAD), (None, "regressions", GOOD),
-    # a regression confirmed on both sides of the midpoint: one of the two reviews is wrong (the 2x false-bad
-    # step the benchmark met: the last good build against a good midpoint falsely confirmed), so neither side
-    ("regressions", "regressions", UNCLEAR), ("regressions", "unconfirmed", UNCLEAR),
-    (None, None, UNCLEAR), ("unconfirmed", "regressions", UNCLEAR), (None, "suspected", UNCLEAR),
-    ("suspected", None, UNCLEAR)])
+@pytest.mark.parametrize(
+    "before,after,verdict",
+    [
+        ("regressions", None, BAD),
+        (None, "regressions", GOOD),
+        # a regression confirmed on both sides of the midpoint: one of the two reviews is wrong (the 2x false-bad
+        # step the benchmark met: the last good build against a good midpoint falsely confirmed), so neither side
+        ("regressions", "regressions", UNCLEAR),
+        ("regressions", "unconfirmed", UNCLEAR),
+        (None, None, UNCLEAR),
+        ("unconfirmed", "regressions", UNCLEAR),
+        (None, "suspected", UNCLEAR),
+        ("suspected", None, UNCLEAR),
+    ],
+)
 def test_the_step_verdict_needs_both_reviews_to_agree(before, after, verdict):
     assert step_verdict({FIGURE}, _answer(before), _answer(after)) == verdict
 
@@ -65,8 +80,10 @@ def test_an_unclear_step_stops_the_search_naming_the_interval_left():
     search.record(search.next_probe(), GOOD)  # b7
     search.record(search.next_probe(), UNCLEAR)  # b11
     assert search.next_probe() is None and search.steps_left() == 0
-    assert search.answer() == ("not found: the first bad build is after b7 and at or before b15; unclear: b11 (more "
-                               "rounds, or a larger slowdown, would decide)")
+    assert search.answer() == (
+        "not found: the first bad build is after b7 and at or before b15; unclear: b11 (more "
+        "rounds, or a larger slowdown, would decide)"
+    )
     with pytest.raises(ValueError):
         search.record(3, "probably")
 

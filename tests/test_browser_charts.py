@@ -3,11 +3,11 @@ inside the plot, every case keeps its label (none dropped, none cut at the chart
 the plot) and the axis title fits the chart. Boxes are read from Vega's SVG marks (Streamlit renders the chart as
 SVG; each bar carries aria-roledescription="bar"); the plot is the root frame's background, Vega's data
 rectangle. MPSBENCH_SHOTS=DIR saves the chart at each width as DIR/compare-chart-<width>.png."""
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
-
 
 from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, COMPARE_QUERY, PAGE_S
 
@@ -28,8 +28,12 @@ MEASURE = """chart => {
 
 
 def _inside(inner: dict, outer: dict) -> bool:
-    return (inner["left"] >= outer["left"] - SLACK_PX and inner["right"] <= outer["right"] + SLACK_PX
-            and inner["top"] >= outer["top"] - SLACK_PX and inner["bottom"] <= outer["bottom"] + SLACK_PX)
+    return (
+        inner["left"] >= outer["left"] - SLACK_PX
+        and inner["right"] <= outer["right"] + SLACK_PX
+        and inner["top"] >= outer["top"] - SLACK_PX
+        and inner["bottom"] <= outer["bottom"] + SLACK_PX
+    )
 
 
 def test_the_ratio_chart_draws_inside_its_plot_at_every_common_width(server):

@@ -2,6 +2,7 @@
 Compare page in Chromium (the verdict card of each chip with its counts, a regression drawn in the ratio chart, the
 status-change panel), the upload API of the same process (token from MPSBENCH_UPLOAD_TOKENS), and a
 bundle's HTML-looking machine name shown as text on its run's page."""
+
 from __future__ import annotations
 
 import json
@@ -24,19 +25,30 @@ from tests.seed import seed_store
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 START_S, PAGE_S = 90.0, 60.0  # bounds for a loaded 2-core machine
 TOKEN = "browser-test-token"
 COMPARE_QUERY = "baseline=torch%3D2.14.1&candidate=torch%3D2.15.0rc1&scope=chip"  # the seed's builds, per chip
 # tests/seed.py, per chip in bfloat16 eager: linear q 0.8× the time (faster), linear k_v 1.1× (slower: the one
 # regression, 10 % > the 5 % threshold), linear o unchanged; grouped_mm falls back to the CPU on the candidate
 CARDS = ["Apple M3 Ultra (80-core GPU) · bfloat16 · eager", "Apple M2 (10-core GPU) · bfloat16 · eager"]
-CARD_LINES = ["1 regression", "1 faster / 1 slower / 1 unchanged (tested timing cases)",
-              "status changes: 1 now falls back to the CPU"]  # Compare's own kind words
+CARD_LINES = [
+    "1 regression",
+    "1 faster / 1 slower / 1 unchanged (tested timing cases)",
+    "status changes: 1 now falls back to the CPU",
+]  # Compare's own kind words
 # Vega's SVG marks carry their datum in aria-label: the regression's bar, coloured "worse"
-REGRESSION_BAR = ("[data-testid='stVegaLiteChart'] svg [aria-roledescription='bar'][aria-label*='linear k_v']"
-                  "[aria-label*='direction: worse'][aria-label*='regression: true']")
+REGRESSION_BAR = (
+    "[data-testid='stVegaLiteChart'] svg [aria-roledescription='bar'][aria-label*='linear k_v']"
+    "[aria-label*='direction: worse'][aria-label*='regression: true']"
+)
 DRAWN = "[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg"
 STATUS = "2 newly supported"  # fp8 on each of the seed's two chips: unsupported → ok
 
@@ -66,11 +78,31 @@ def streamlit_server(path: Path, env: dict[str, str] | None = None) -> Iterator[
     """`streamlit run app.py` on the store at `path` (127.0.0.1, a free port), its base URL while it runs; the
     process group it started is stopped after."""
     port = _free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-           str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-           "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "MPSBENCH_DB": str(path), **(env or {})},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.fileWatcherType",
+        "none",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env={**os.environ, "MPSBENCH_DB": str(path), **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(base, proc)
@@ -99,14 +131,19 @@ def served_store(path: Path, fill, env: dict[str, str] | None = None) -> Iterato
 @contextmanager
 def serving(tmp: Path, env: dict[str, str] | None = None) -> Iterator[str]:
     """The seeded store (tests/seed.py) in `tmp`, served with the upload token TOKEN (and `env`)."""
-    with served_store(tmp / "seeded.duckdb", seed_store, {"MPSBENCH_UPLOAD_TOKENS": f"browser={TOKEN}",
-                                                           **(env or {})}) as base:
+    with served_store(
+        tmp / "seeded.duckdb", seed_store, {"MPSBENCH_UPLOAD_TOKENS": f"browser={TOKEN}", **(env or {})}
+    ) as base:
         yield base
 
 
 def _upload(server: str, bundle, token: str) -> httpx.Response:
-    return httpx.post(f"{server}/api/v1/runs", content=raw(bundle), timeout=30.0,
-                      headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    return httpx.post(
+        f"{server}/api/v1/runs",
+        content=raw(bundle),
+        timeout=30.0,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
 
 
 def test_compare_page_in_a_browser_and_upload_api(server):
@@ -135,17 +172,23 @@ def test_compare_page_in_a_browser_and_upload_api(server):
             for g in groups:
                 title = f"{g['scope']} · {g['dtype']} · {g['compile']}"
                 text = page.locator("[data-testid='stVerticalBlock']", has_text=title).last.inner_text(
-                    timeout=PAGE_S * 1000)
-                said = (f"{g['faster']} faster / {g['slower']} slower / {g['unchanged']} unchanged" if g["compared"]
-                        else g["verdict"])
+                    timeout=PAGE_S * 1000
+                )
+                said = (
+                    f"{g['faster']} faster / {g['slower']} slower / {g['unchanged']} unchanged"
+                    if g["compared"]
+                    else g["verdict"]
+                )
                 assert g["verdict"] in text and said in text, (title, said, text)
             assert page.locator(REGRESSION_BAR).count() == 2  # k_v on each chip
             body = page.inner_text("body")
             assert "Per family geomean" in body and "Status changes" in body and "baseline torch=2.14.1" in body
             page.goto(f"{server}/runs?run_id={bundle.run_id}", timeout=PAGE_S * 1000)
             page.get_by_text("Run provenance").wait_for(timeout=PAGE_S * 1000)
-            in_code = ("() => [...document.querySelectorAll('[data-testid=stCode]')]"
-                       f".some(e => e.innerText.includes({json.dumps(MACHINE_NAME)}))")
+            in_code = (
+                "() => [...document.querySelectorAll('[data-testid=stCode]')]"
+                f".some(e => e.innerText.includes({json.dumps(MACHINE_NAME)}))"
+            )
             page.wait_for_function(in_code, timeout=PAGE_S * 1000)  # the provenance shows "mac <b>studio</b>"
             assert page.locator("b", has_text="studio").count() == 0  # and never turned into markup
             page.goto(f"{server}/overview", timeout=PAGE_S * 1000)  # the default page, by its own name

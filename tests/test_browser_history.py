@@ -2,6 +2,7 @@
 server on the seeded store): a sidebar visit adds one history entry (not one per URL parameter the page fills in),
 a picker change adds one, Back puts the picker's previous value back; a bad URL value is
 named once, in one message (Runs names an unknown run_id instead of dropping it silently)."""
+
 from __future__ import annotations
 
 from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, COMPARE_QUERY, PAGE_S
@@ -9,8 +10,12 @@ from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, COMPARE_QUERY, P
 WAIT_MS = PAGE_S * 1000
 IDLE = "() => !document.querySelector(\"[data-testid='stStatusWidget']\")"  # Streamlit's running indicator
 # the last element each page draws: its URL is written after it, at the end of the page's run
-LAST = {"Compare": "Not compared", "Matrix": "candidate build", "Memory": "studio-1 · Apple M3 Ultra",
-        "Runs": "Run"}  # Runs: its run picker's label
+LAST = {
+    "Compare": "Not compared",
+    "Matrix": "candidate build",
+    "Memory": "studio-1 · Apple M3 Ultra",
+    "Runs": "Run",
+}  # Runs: its run picker's label
 ERRORS = "[data-testid='stAlertContentError']"
 
 
@@ -50,8 +55,9 @@ def test_one_history_entry_per_view_and_back_undoes_a_picker_change(server):
             assert _length(page) - before == 1 and scope.input_value() == "machine"
             page.go_back()
             page.wait_for_function("() => !location.search.includes('scope=machine')", timeout=WAIT_MS)
-            page.wait_for_function("() => document.querySelector('input[aria-label=\"Scope\"]').value === 'chip'",
-                                   timeout=WAIT_MS)  # the picker follows the URL back
+            page.wait_for_function(
+                "() => document.querySelector('input[aria-label=\"Scope\"]').value === 'chip'", timeout=WAIT_MS
+            )  # the picker follows the URL back
             _settle(page, LAST["Compare"])
             assert "scope=machine" not in page.url and scope.input_value() == "chip"  # and stays there
             # Forward is not asserted: pressed while the Back run still draws on a loaded machine, the picker was
@@ -68,9 +74,10 @@ def test_a_bad_url_value_is_named_once(server):
         try:
             page = browser.new_page(viewport={"width": 1440, "height": 1000})
             for url, named, rule in [
-                    (f"/compare?{COMPARE_QUERY}&chart_cases=abc", "chart_cases:", "a whole number from 5 to 500"),
-                    ("/runs?run_id=nope", "run_id:", "none of the stored values"),
-                    ("/matrix?rows=planets", "rows:", "must be one of chip, dtype")]:
+                (f"/compare?{COMPARE_QUERY}&chart_cases=abc", "chart_cases:", "a whole number from 5 to 500"),
+                ("/runs?run_id=nope", "run_id:", "none of the stored values"),
+                ("/matrix?rows=planets", "rows:", "must be one of chip, dtype"),
+            ]:
                 before = _length(page)
                 page.goto(f"{server}{url}", timeout=WAIT_MS)
                 page.locator(ERRORS).first.wait_for(timeout=WAIT_MS)

@@ -2,6 +2,7 @@
 store, where none of the planted slowdowns can be tested. Regressions names each on its card, shows the command
 that decides them, and its Markdown download carries them; the counts say untested, never unchanged. A store of
 one build says on Overview what a second build would show (AppTest: no browser needed for one message)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -34,8 +35,11 @@ def test_regressions_names_every_untested_slowdown_with_its_command_and_export(w
             page.goto(f"{walk_server}/regressions?{QUERY}", timeout=PAGE_S * 1000)
             page.get_by_text("Decide the unconfirmed and suspected cases").first.wait_for(timeout=PAGE_S * 1000)
             page.wait_for_function(IDLE, timeout=PAGE_S * 1000)
-            for title, name in (("mbp-m4pro · float16 · eager", SDPA_NAME), ("mbp-m4pro · bfloat16 · eager", LINEAR_NAME),
-                                ("studio-m3u · bfloat16 · eager", LINEAR_NAME)):
+            for title, name in (
+                ("mbp-m4pro · float16 · eager", SDPA_NAME),
+                ("mbp-m4pro · bfloat16 · eager", LINEAR_NAME),
+                ("studio-m3u · bfloat16 · eager", LINEAR_NAME),
+            ):
                 card = page.locator("[data-testid='stVerticalBlock']", has_text=title).last.inner_text()
                 assert "no confirmed regression (1 unconfirmed" in card and f"unconfirmed: {name}" in card, card
                 assert "0 unchanged (tested timing cases)" in card and "untested (no replicates)" in card, card
@@ -54,6 +58,7 @@ def test_overview_of_one_build_says_what_a_second_build_would_show(tmp_path, mon
     path = tmp_path / "one.duckdb"
     engine = open_store(path)
     from db.ingest.core import ingest_bundle
+
     for bundle in w.walk_bundles(processes=2, runs=1):
         if bundle.build.torch_version == "2.14.1":
             ingest_bundle(engine, bundle.model_dump_json().encode())

@@ -1,6 +1,7 @@
 """The sign-in link in a real browser (Chromium, `streamlit run app.py`, the server fixture of
 tests/test_browser_compare.py): the token leaves before the page loads (not in the address bar, the session
 history or any Referer), the page is signed in, and a reload stays signed in (the session cookie)."""
+
 from __future__ import annotations
 
 from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, PAGE_S, TOKEN
@@ -30,7 +31,9 @@ def test_the_sign_in_link_leaves_no_token_behind_and_survives_a_reload(server):
             page.reload(timeout=PAGE_S * 1000)
             page.get_by_text(SIGNED_IN).wait_for(timeout=PAGE_S * 1000)  # still signed in
             uploader = page.locator("[data-testid='stFileUploader']")
-            uploader.first.wait_for(timeout=PAGE_S * 1000)  # drawn after the signed-in line: a loaded box shows it later
+            uploader.first.wait_for(
+                timeout=PAGE_S * 1000
+            )  # drawn after the signed-in line: a loaded box shows it later
             assert uploader.count() == 1
             assert page.url == f"{server}/upload"
             leaked = [(url, ref) for url, ref in sent[1:] if TOKEN in url or TOKEN in ref]

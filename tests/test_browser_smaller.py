@@ -3,6 +3,7 @@
 and labels every cell and its legend; Trends' dtype and compile menus are wide enough to read; the M3 Ultra's
 live-tensor bars are drawn on their own axis, not squashed by its 270 GiB driver total; Compare's chart says its
 order and stays short; a card's memory win is green. (Table headers and "—": tests/test_table_columns.py.)"""
+
 from __future__ import annotations
 
 from contextlib import contextmanager
@@ -75,8 +76,10 @@ def test_trends_dtype_and_compile_menus_are_wide_enough_to_read(extras_server, b
 def test_memory_bars_are_drawn_on_their_own_figures_axis(extras_server, browser, width):
     with _opened(browser, extras_server, "memory", width) as page:
         studio = page.locator("[data-testid='stVegaLiteChart']").nth(1)  # panels by machine: mbp-m4pro, studio-m3u
-        bar = studio.locator("svg [aria-roledescription='bar'][aria-label*='live tensors peak']"
-                             "[aria-label*='side: baseline'][aria-label*='6.000']").first
+        bar = studio.locator(
+            "svg [aria-roledescription='bar'][aria-label*='live tensors peak']"
+            "[aria-label*='side: baseline'][aria-label*='6.000']"
+        ).first
         # 6 GiB on the live tensors' own axis (0–6) fills its 150-px column; on a shared 270 GiB axis it was 3 px
         assert bar.bounding_box()["width"] > 100, bar.bounding_box()
 
@@ -88,8 +91,10 @@ def test_compare_chart_says_its_order_stays_short_and_a_memory_win_is_green(extr
         assert "sorted worst (top) to best (bottom)" in text and "largest changes first" not in text
         # the ratio chart (21 bars of 2–3-line labels, ~1,030 px) scrolls inside a box 900 px high
         chart = page.locator("[data-testid='stVegaLiteChart']").first
-        shown = chart.evaluate("e => { let p = e.parentElement; while (p && !['auto', 'scroll'].includes("
-                               "getComputedStyle(p).overflowY)) p = p.parentElement; return p && p.clientHeight }")
+        shown = chart.evaluate(
+            "e => { let p = e.parentElement; while (p && !['auto', 'scroll'].includes("
+            "getComputedStyle(p).overflowY)) p = p.parentElement; return p && p.clientHeight }"
+        )
         assert chart.bounding_box()["height"] > 900 and shown is not None and shown <= 900, shown
         win = page.locator("[data-testid='stMarkdownContainer'] span", has_text="1 smaller").first
         assert "rgb(" in win.evaluate("e => getComputedStyle(e).color")

@@ -2,6 +2,7 @@
 a pick on a page that stops early (Regressions signed out: the triage form asks to sign in) reaches the URL, does
 not leak into the next page (nor does a run that another click replaced), and Back returns to it in one press; the
 sidebar carries the review picked; a typed token survives a reload as the sign-in link does."""
+
 from __future__ import annotations
 
 import pytest
@@ -56,8 +57,9 @@ def test_a_pick_on_a_stopped_page_reaches_the_url_and_stays_there(server, browse
     assert page.evaluate("history.length") == before + 2
     page.go_back()  # one press
     _settled(page, "Regressions")
-    page.wait_for_function("() => document.querySelector('input[aria-label=\"Scope\"]')?.value === 'chip'",
-                           timeout=WAIT_MS)
+    page.wait_for_function(
+        "() => document.querySelector('input[aria-label=\"Scope\"]')?.value === 'chip'", timeout=WAIT_MS
+    )
     assert page.url == f"{server}/regressions?{RC_REVIEW}&scope=chip"
     page.close()
 

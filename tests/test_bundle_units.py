@@ -1,4 +1,5 @@
 """Units convert only within a dimension; metrics refuse units of another dimension and name what is allowed."""
+
 import pytest
 
 from bundle.metrics import METRICS, Better, Comparison, MetricError, check_unit, metric
@@ -7,8 +8,15 @@ from bundle.units import UnitError, canonical_symbol, convert
 
 @pytest.mark.parametrize(
     ("value", "source", "target", "expected"),
-    [(1.0, "s", "µs", 1e6), (2500.0, "ns", "µs", 2.5), (3.0, "ms", "s", 0.003), (1.0, "GiB", "MiB", 1024.0),
-     (8.070, "GiB", "B", 8.070 * 2**30), (2.0, "GB/s", "B/s", 2e9), (50.0, "%", "1", 0.5)],
+    [
+        (1.0, "s", "µs", 1e6),
+        (2500.0, "ns", "µs", 2.5),
+        (3.0, "ms", "s", 0.003),
+        (1.0, "GiB", "MiB", 1024.0),
+        (8.070, "GiB", "B", 8.070 * 2**30),
+        (2.0, "GB/s", "B/s", 2e9),
+        (50.0, "%", "1", 0.5),
+    ],
 )
 def test_convert_within_dimension(value, source, target, expected):
     assert convert(value, source, target) == pytest.approx(expected, rel=1e-12)

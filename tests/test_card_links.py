@@ -1,5 +1,6 @@
 """Every link a verdict card makes opens a working page: a regression's trend, and for a correctness row (several
 figures, no one trend: Trends refused its "correctness" metric) the Correctness page of the review's builds."""
+
 from __future__ import annotations
 
 from urllib.parse import parse_qsl, urlsplit

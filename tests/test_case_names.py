@@ -1,4 +1,5 @@
 """Human case names: known answers for each family's params shape, from params or their canonical case_key."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -8,8 +9,15 @@ from bundle.schema import case_key
 
 
 def test_linear_case_reads_like_the_issue_example():
-    params = {"M": 4, "K": 1024, "N": 2048, "bias": False, "model": "Qwen3-0.6B", "projection": "q",
-              "used_by": "Qwen3-0.6B:q Qwen3-1.7B:q"}
+    params = {
+        "M": 4,
+        "K": 1024,
+        "N": 2048,
+        "bias": False,
+        "model": "Qwen3-0.6B",
+        "projection": "q",
+        "used_by": "Qwen3-0.6B:q Qwen3-1.7B:q",
+    }
     expected = "linear q · Qwen3-0.6B · M=4 K=1024 N=2048 · bf16"
     assert case_name("linear", params, "bfloat16", "eager") == expected
     assert case_name("linear", case_key(params), "bfloat16", "eager") == expected  # from the sorted JSON key
@@ -25,8 +33,10 @@ def test_flags_none_compile_and_named_sizes():
 
 def test_pad_shape_in_written_order_and_derived_keys_left_out():
     params = {"B": 1, "C": 96, "T": 2, "H": 32, "W": 32, "pad": "1,1,1,1,2,0", "value": 0.0, "inner_elements": 1024}
-    assert case_name("constant_pad", params, "bfloat16") == \
-        "constant_pad · B=1 C=96 T=2 H=32 W=32 pad=1,1,1,1,2,0 value=0 · bf16"
+    assert (
+        case_name("constant_pad", params, "bfloat16")
+        == "constant_pad · B=1 C=96 T=2 H=32 W=32 pad=1,1,1,1,2,0 value=0 · bf16"
+    )
 
 
 def test_a_key_that_is_not_a_params_object_is_shown_as_stored():
@@ -34,8 +44,15 @@ def test_a_key_that_is_not_a_params_object_is_shown_as_stored():
 
 
 def test_frame_names_each_row():
-    frame = pd.DataFrame({"workload": ["softmax", "softmax"], "case_key": [case_key({"rows": 1}), case_key({"rows": 2})],
-                          "dtype": ["float32", "float32"], "compile": ["eager", "eager"]}, index=[5, 7])
+    frame = pd.DataFrame(
+        {
+            "workload": ["softmax", "softmax"],
+            "case_key": [case_key({"rows": 1}), case_key({"rows": 2})],
+            "dtype": ["float32", "float32"],
+            "compile": ["eager", "eager"],
+        },
+        index=[5, 7],
+    )
     names = case_names(frame)
     assert list(names.index) == [5, 7]
     assert names.tolist() == ["softmax · rows=1 · fp32", "softmax · rows=2 · fp32"]

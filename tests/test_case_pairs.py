@@ -1,14 +1,14 @@
 """The Compare query's read path (db.query.case_pairs): key order outside DuckDB, the detail attached by
 position, combined codes, and the significance blocks on worker threads giving the inline answer."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from db.stats import codes
 from db.query.case_pairs import attach_detail, key_order
+from db.stats import codes
 
 
 def test_key_order_is_byte_order_column_by_column():
@@ -33,14 +33,32 @@ _SAME = ("scope", "device", "workload", "dtype", "compile", "metric")  # one val
 
 def _pivot(keys: list[str], b_results: list[int], b_pooled: list[int]) -> pa.Table:
     n = len(keys)
-    return pa.table({**{k: ["x"] * n for k in _SAME}, "case_key": keys, "b_results": b_results,
-                     "b_pooled": b_pooled, "c_results": [1] * n, "c_pooled": [1] * n})
+    return pa.table(
+        {
+            **{k: ["x"] * n for k in _SAME},
+            "case_key": keys,
+            "b_results": b_results,
+            "b_pooled": b_pooled,
+            "c_results": [1] * n,
+            "c_pooled": [1] * n,
+        }
+    )
 
 
 def _detail(keys: list[str], other: list[str]) -> pa.Table:
     n, text, number = len(keys), pa.array([None] * len(keys), pa.string()), pa.array([None] * len(keys), pa.float64())
-    return pa.table({**{k: ["x"] * n for k in _SAME}, "case_key": keys, "b_other": other, "b_message": ["why"] * n,
-                     "b_fallback_median": number, "c_other": text, "c_message": text, "c_fallback_median": number})
+    return pa.table(
+        {
+            **{k: ["x"] * n for k in _SAME},
+            "case_key": keys,
+            "b_other": other,
+            "b_message": ["why"] * n,
+            "b_fallback_median": number,
+            "c_other": text,
+            "c_message": text,
+            "c_fallback_median": number,
+        }
+    )
 
 
 def test_detail_lands_on_the_cases_with_a_non_ok_result():

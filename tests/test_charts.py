@@ -1,13 +1,14 @@
 """The chart builders (pages/charts.py). The Compare charts skip Altair's schema check when Streamlit converts them
 (it cost ~150 ms a chart): each spec is checked here instead, and the unchecked conversion gives exactly the
 checked spec."""
+
 import altair as alt
 import pytest
 
-from db.review.comparison import CompareQuery, compute_compare
 from db.ingest.core import ingest_bundle
-from db.store.engine import open_store
+from db.review.comparison import CompareQuery, compute_compare
 from db.review.review import JudgedReview
+from db.store.engine import open_store
 from db.views.compare_chart import case_rows, chart_rows
 from pages.charts import ratio_chart, samples_chart
 from tests.bundles import make_bundle
@@ -17,10 +18,20 @@ from tests.bundles import make_bundle
 def result(tmp_path_factory):
     engine = open_store(tmp_path_factory.mktemp("charts") / "s.duckdb")
     ingest_bundle(engine, make_bundle())
-    ingest_bundle(engine, make_bundle(build={"torch_version": "2.16.0", "channel": "nightly",
-                                             "python_version": "3.11.7", "collector_version": "0.1.0"}))
-    found = compute_compare(engine, CompareQuery.from_params({"baseline": "torch=2.15.0rc1",
-                                                              "candidate": "torch=2.16.0"}))
+    ingest_bundle(
+        engine,
+        make_bundle(
+            build={
+                "torch_version": "2.16.0",
+                "channel": "nightly",
+                "python_version": "3.11.7",
+                "collector_version": "0.1.0",
+            }
+        ),
+    )
+    found = compute_compare(
+        engine, CompareQuery.from_params({"baseline": "torch=2.15.0rc1", "candidate": "torch=2.16.0"})
+    )
     engine.dispose()
     return found
 
@@ -45,8 +56,6 @@ def test_a_broken_spec_is_still_caught_by_the_check(result):
     chart.to_dict()  # unchecked: what Streamlit calls
     with pytest.raises(Exception, match="no-such-mark"):
         chart.to_dict(validate=True)
-
-
 
 
 def _data(chart) -> list[dict]:

@@ -1,6 +1,7 @@
 """examples/ci/: the self-hosted Mac workflow is valid YAML with the sweep → push → compare → gate steps in that
 order, and every `mpsbench` command line in it parses with the CLI's real argparse options (and its build specs
 and review selectors with the CLI's own checks), the job's env values filled in; a wrong option is caught."""
+
 from __future__ import annotations
 
 import re
@@ -17,7 +18,8 @@ from db.errors import StoreError
 from db.gate import _parser as compare_parser
 from db.review.review import Review
 from mpsbench.cli import BOTH, COLLECTOR, STORE
-from mpsbench.confirm import ConfirmError, _parser as confirm_parser
+from mpsbench.confirm import ConfirmError
+from mpsbench.confirm import _parser as confirm_parser
 
 WORKFLOW = Path(__file__).resolve().parents[1] / "examples" / "ci" / "mac-benchmark.yml"
 
@@ -96,13 +98,17 @@ def test_every_mpsbench_line_parses_with_the_cli_options(workflow):
     assert [s.text for s in parse_specs(sweep.build)] == [env["BASELINE_SPEC"], env["CANDIDATE_SPEC"]]
 
 
-@pytest.mark.parametrize("argv,error", [
-    (["compare", "--baseline", "torch=2.14.1", "--candidate", "torch=2.15.0", "--format", "markdown"], StoreError),
-    (["compare", "--baseline", "torch=2.14.1", "--candidate", "torch=2.15.0", "--scope", "galaxy"], StoreError),
-    (["sweep", "--device", "mps", "--repeat", "3", "--build", "torch==2.14.1"], ValueError),
-    (["sweep", "--build", "torch==2.14.1", "--build", "torch=2.15.0"], CollectorError),
-    (["confirm", "--baseline", "torch=2.14.1", "--rounds", "three"], ConfirmError),
-    (["gate", "--fail-on", "regression"], AssertionError)])
+@pytest.mark.parametrize(
+    "argv,error",
+    [
+        (["compare", "--baseline", "torch=2.14.1", "--candidate", "torch=2.15.0", "--format", "markdown"], StoreError),
+        (["compare", "--baseline", "torch=2.14.1", "--candidate", "torch=2.15.0", "--scope", "galaxy"], StoreError),
+        (["sweep", "--device", "mps", "--repeat", "3", "--build", "torch==2.14.1"], ValueError),
+        (["sweep", "--build", "torch==2.14.1", "--build", "torch=2.15.0"], CollectorError),
+        (["confirm", "--baseline", "torch=2.14.1", "--rounds", "three"], ConfirmError),
+        (["gate", "--fail-on", "regression"], AssertionError),
+    ],
+)
 def test_the_checker_refuses_what_the_cli_refuses(argv, error):
     with pytest.raises(error):
         check(argv)

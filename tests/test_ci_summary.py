@@ -2,6 +2,7 @@
 regressions and doubtful cases with their figures in their units, each list bounded with "N more", the confirm
 line, links to the dashboard's pages carrying the review's own parameters (only with --url); on
 tests/verdict_store.py (known regressions) and tests/release_walk.py (known doubtful cases)."""
+
 from __future__ import annotations
 
 import re
@@ -103,14 +104,26 @@ def test_links_carry_the_review_and_each_case_links_its_trend(engine):
     where = (regressions.scheme, regressions.netloc, regressions.path)
     assert where == ("https", "bench.example", "/team/regressions")
     assert {k: q[0] for k, q in parse_qs(regressions.query).items()} == {
-        "baseline": v.BASELINE, "candidate": v.CANDIDATE, "scope": "machine", "threshold": "7",
-        "workload": "linear,vae"}
+        "baseline": v.BASELINE,
+        "candidate": v.CANDIDATE,
+        "scope": "machine",
+        "threshold": "7",
+        "workload": "linear,vae",
+    }
     assert compare.path == "/team/compare" and {k: q[0] for k, q in parse_qs(compare.query).items()} == {
-        "baseline": v.BASELINE, "candidate": v.CANDIDATE, "scope": "machine", "workload": "linear,vae"}
+        "baseline": v.BASELINE,
+        "candidate": v.CANDIDATE,
+        "scope": "machine",
+        "workload": "linear,vae",
+    }
     trend = urlsplit(links[md_escape("linear · k=1024 m=1 n=3072 · bf16")])
     assert trend.path == "/team/trends" and {k: q[0] for k, q in parse_qs(trend.query).items()} == {
-        "workload": "linear", "case_key": '{"k":1024,"m":1,"n":3072}', "dtype": "bfloat16", "compile": "eager",
-        "metric": "op_time"}
+        "workload": "linear",
+        "case_key": '{"k":1024,"m":1,"n":3072}',
+        "dtype": "bfloat16",
+        "compile": "eager",
+        "metric": "op_time",
+    }
     rows = _rows(md, REG_HEADER)
     # a correctness row is three figures: no trend of its own
     assert [r[1] for r in rows if r[2] == "correctness"] == [md_escape("vae · tiny-vae · fp32")]
@@ -120,8 +133,22 @@ def test_links_carry_the_review_and_each_case_links_its_trend(engine):
 
 def test_the_cli_prints_the_summary_and_keeps_the_full_export_as_md_full(tmp_path, monkeypatch, capsys):
     cli_store_file(tmp_path, monkeypatch, v.verdict_store)
-    assert main(["compare", "--baseline", v.BASELINE, "--candidate", v.CANDIDATE, "--format", "md",
-                 "--fail-on", "regression"]) == 1
+    assert (
+        main(
+            [
+                "compare",
+                "--baseline",
+                v.BASELINE,
+                "--candidate",
+                v.CANDIDATE,
+                "--format",
+                "md",
+                "--fail-on",
+                "regression",
+            ]
+        )
+        == 1
+    )
     out, err = capsys.readouterr()
     assert out.startswith("### mpsbench: 5 regressions") and "FAIL: 5 regression(s)" in err
     assert main(["compare", "--baseline", v.BASELINE, "--candidate", v.CANDIDATE, "--format", "md-full"]) == 0

@@ -1,6 +1,7 @@
 """Claims are measured case by case, never averaged across cases: a known-answer store with two Qwen-Image round
 trip cases, one improving by 19.89 dB PSNR (the claim's 10.06 → 29.95 dB) and one unchanged, gives two rows,
 +19.89 and +0 dB, each with its own verdict — never one of +9.945 dB — and the figure's verdict by its rule."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,13 +17,30 @@ BUILDS = [("2.14.1", "release"), ("2.15.0rc1", "rc")]
 
 def _fill(engine) -> None:
     for side, (version, channel) in enumerate(BUILDS):
-        results = [make_result(workload="vae_roundtrip", suite="models", metric="psnr_vs_cpu", unit="dB",
-                               params={"model": "Qwen-Image", "vae": "AutoencoderKLQwenImage", "height": size,
-                                       "width": size}, samples=[psnr[side]])
-                   for size, psnr in SIZES_DB.items()]
-        ingest_bundle(engine, make_bundle(build={"torch_version": version, "channel": channel,
-                                                 "python_version": "3.11.7", "collector_version": "0.1.0"},
-                                          results=results), "test")
+        results = [
+            make_result(
+                workload="vae_roundtrip",
+                suite="models",
+                metric="psnr_vs_cpu",
+                unit="dB",
+                params={"model": "Qwen-Image", "vae": "AutoencoderKLQwenImage", "height": size, "width": size},
+                samples=[psnr[side]],
+            )
+            for size, psnr in SIZES_DB.items()
+        ]
+        ingest_bundle(
+            engine,
+            make_bundle(
+                build={
+                    "torch_version": version,
+                    "channel": channel,
+                    "python_version": "3.11.7",
+                    "collector_version": "0.1.0",
+                },
+                results=results,
+            ),
+            "test",
+        )
 
 
 @pytest.fixture
@@ -40,8 +58,10 @@ def test_each_case_has_its_own_figure_and_verdict(store):
     engine = open_store(store)
     rows = _qwen(evaluate_claims(engine))
     assert len(rows) == 2 and 9.945 not in [round(v, 3) for v in rows.measured]
-    big, small = (rows.loc[f'{{"height":{s},"model":"Qwen-Image","vae":"AutoencoderKLQwenImage","width":{s}}}']
-                  for s in (1024, 512))
+    big, small = (
+        rows.loc[f'{{"height":{s},"model":"Qwen-Image","vae":"AutoencoderKLQwenImage","width":{s}}}']
+        for s in (1024, 512)
+    )
     assert big.measured == pytest.approx(19.89) and big.status == "reproduced"
     assert small.measured == pytest.approx(0.0) and small.status == "not reproduced"
     assert set(rows.figure_status) == {"reproduced"} and set(rows.rule) == {"some"}  # one quoted pair, size unnamed
@@ -56,8 +76,10 @@ def test_the_page_shows_both_cases_and_never_their_mean(store):
     at = open_page("claims.py")
     assert not at.exception and not at.error
     shown = [t.value for t in at.text]
-    assert "qwen-image-vae-psnr (Apple M3 Ultra · float32 · eager): reproduced — 1 of 2 case(s) reproduce it " \
-           "(some: one matching case suffices to reproduce it)" in shown
+    assert (
+        "qwen-image-vae-psnr (Apple M3 Ultra · float32 · eager): reproduced — 1 of 2 case(s) reproduce it "
+        "(some: one matching case suffices to reproduce it)" in shown
+    )
     table = next(d.value for d in at.dataframe if "qwen-image-vae-psnr" in set(d.value["id"]))
     assert sorted(round(v, 3) for v in table.measured) == [0.0, 19.89]
     assert "9.945" not in " ".join(shown)

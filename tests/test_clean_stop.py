@@ -1,5 +1,6 @@
 """A clean stop (SIGTERM to `streamlit run app.py`) checkpoints the store: the `.duckdb` alone — copied without
 its `.wal`, as a file backup would — holds every run the server acknowledged. Before, they sat only in the WAL."""
+
 from __future__ import annotations
 
 import os
@@ -22,20 +23,42 @@ def test_a_sigterm_leaves_every_acknowledged_run_in_the_store_file(tmp_path):
     path = tmp_path / "stop.duckdb"
     open_store(path).dispose()
     port = _free_port()
-    env = {**os.environ, "MPSBENCH_DB": str(path), "MPSBENCH_UPLOAD_TOKENS": f"stop={TOKEN}",
-           "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "MPSBENCH_DB": str(path), "MPSBENCH_UPLOAD_TOKENS": f"stop={TOKEN}", "PYTHONPATH": str(ROOT)}
     env.pop("MPSBENCH_NOTIFY_URL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.fileWatcherType",
+            "none",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(base, proc)
         bundle = make_bundle()
-        answer = httpx.post(f"{base}/api/v1/runs", json=bundle, timeout=60.0,
-                            headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"})
+        answer = httpx.post(
+            f"{base}/api/v1/runs",
+            json=bundle,
+            timeout=60.0,
+            headers={"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"},
+        )
         assert answer.status_code == 201, answer.text
         wal = path.with_name(path.name + ".wal")
         assert wal.exists() and wal.stat().st_size > 0  # acknowledged: in the WAL so far

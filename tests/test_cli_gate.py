@@ -1,6 +1,7 @@
 """`mpsbench compare` / `python -m db compare`: the exit code and output of each --fail-on mode, errors as
 "ERROR: …" + exit 1, and the same figures locally, from a real server (--url, uvicorn on 127.0.0.1) and on the
 Regressions page, on the known-verdict store (tests/verdict_store.py)."""
+
 from __future__ import annotations
 
 import csv
@@ -15,8 +16,6 @@ import time
 
 import httpx
 import pytest
-
-from tests.store_fixtures import cli_store_file
 import streamlit as st
 import uvicorn
 from starlette.applications import Starlette
@@ -26,6 +25,7 @@ import db.store.engine
 from db.cli import main
 from db.store.triage import NOTE_KEY, save_note
 from tests import verdict_store as v
+from tests.store_fixtures import cli_store_file
 from tests.test_page_twins import ROOT_SCRIPT, _same
 
 SIDES = ["--baseline", v.BASELINE, "--candidate", v.CANDIDATE]
@@ -64,18 +64,25 @@ def test_no_regression_passes_the_gate(store_file, capsys):
     # the linear slowdown is 50 %: a 60 % threshold, and rules sparing memory and PSNR, leave the two
     # passed → failed correctness case (always a regression) only
     rules = "memory_driver_peak.percent=1000,memory_reserved_peak.percent=1000,psnr_vs_cpu.drop=100"
-    code, out, _ = _run(capsys, *SIDES, "--threshold", "60", "--rules", rules, "--format", "json",
-                        "--fail-on", "regression")
+    code, out, _ = _run(
+        capsys, *SIDES, "--threshold", "60", "--rules", rules, "--format", "json", "--fail-on", "regression"
+    )
     found = json.loads(out)["regressions"]
     assert code == 1 and [(r["workload"], r["metric"]) for r in found] == [("softmax", "correctness")]
     code, out, err = _run(capsys, "--baseline", v.BASELINE, "--candidate", v.BASELINE, "--fail-on", "regression")
     assert code == 0 and "PASS" in err and "no regressions" in out
 
 
-@pytest.mark.parametrize("args,named", [
-    (["--rules", "speed.percent=1"], "rules"), (["--threshold", "0.05"], "threshold"),
-    (["--format", "xml"], "argument --format"), (["--scope", "galaxy"], "scope"),
-    (["--fail-on", "anything"], "argument --fail-on")])
+@pytest.mark.parametrize(
+    "args,named",
+    [
+        (["--rules", "speed.percent=1"], "rules"),
+        (["--threshold", "0.05"], "threshold"),
+        (["--format", "xml"], "argument --format"),
+        (["--scope", "galaxy"], "scope"),
+        (["--fail-on", "anything"], "argument --fail-on"),
+    ],
+)
 def test_bad_arguments_are_one_error_line(store_file, capsys, args, named):
     code, out, _ = _run(capsys, *SIDES, *args)
     assert code == 1 and out.startswith("ERROR: ") and named in out and "Traceback" not in out
@@ -102,8 +109,9 @@ def server(store_file, monkeypatch):
 
     monkeypatch.setattr(db.store.engine, "_shared", {})
     port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(Starlette(routes=api_routes()), host="127.0.0.1", port=port,
-                                        log_level="warning"))
+    srv = uvicorn.Server(
+        uvicorn.Config(Starlette(routes=api_routes()), host="127.0.0.1", port=port, log_level="warning")
+    )
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"
@@ -122,8 +130,9 @@ def server(store_file, monkeypatch):
 
 def test_url_page_api_and_local_agree_on_every_figure(server, store_file, capsys):
     code_remote, remote, _ = _run(capsys, *SIDES, "--format", "json", "--url", server, "--fail-on", "regression")
-    body = httpx.get(server + "/api/v1/regressions", params={"baseline": v.BASELINE, "candidate": v.CANDIDATE},
-                     timeout=60).json()
+    body = httpx.get(
+        server + "/api/v1/regressions", params={"baseline": v.BASELINE, "candidate": v.CANDIDATE}, timeout=60
+    ).json()
     body.pop("ok")
     assert code_remote == 1 and json.loads(remote) == body
     code_local, local, _ = _run(capsys, *SIDES, "--format", "json", "--fail-on", "regression")
@@ -146,11 +155,19 @@ def test_url_page_api_and_local_agree_on_every_figure(server, store_file, capsys
 
 
 def test_python_m_db_compare_runs_as_a_command(store_file):
-    done = subprocess.run([sys.executable, "-m", "db", "compare", *SIDES, "--fail-on", "regression"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "db", "compare", *SIDES, "--fail-on", "regression"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1 and "FAIL: 5 regression(s)" in done.stderr
-    done = subprocess.run([sys.executable, "-m", "mpsbench", "compare", *SIDES, "--format", "xml"],
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "mpsbench", "compare", *SIDES, "--format", "xml"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 1 and done.stdout.startswith("ERROR: ")
 
 

@@ -1,4 +1,5 @@
 """`python -m collector` end to end with stand-in workloads: run, list, show, SIGKILL + --resume, Ctrl-C."""
+
 from __future__ import annotations
 
 import json
@@ -23,13 +24,20 @@ def env(**extra: str) -> dict[str, str]:
 
 
 def collector(*args: str, timeout: float = 120, **extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "collector", *args], cwd=ROOT, env=env(**extra),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "collector", *args],
+        cwd=ROOT,
+        env=env(**extra),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def main(capsys, *args: str) -> tuple[int, str]:
     """The CLI in-process (no torch import per call): exit code and stdout."""
     from collector.cli import main as cli_main
+
     code = cli_main(list(args))
     return code, capsys.readouterr().out
 
@@ -58,8 +66,20 @@ def wait_for_cases(journal_dir: Path, n: int, timeout: float = 60) -> Path:
 
 
 def test_run_writes_a_valid_bundle_with_tags_and_statuses(tmp_path, capsys):
-    code, out = main(capsys, "run", "--out", str(tmp_path), "--tag", "role=candidate", "--machine-name", "ci-box",
-                     "--workload", "fake_add", "--workload", "fake_fp8")
+    code, out = main(
+        capsys,
+        "run",
+        "--out",
+        str(tmp_path),
+        "--tag",
+        "role=candidate",
+        "--machine-name",
+        "ci-box",
+        "--workload",
+        "fake_add",
+        "--workload",
+        "fake_fp8",
+    )
     assert code == 0, out
     [b] = bundles(tmp_path)
     assert b.complete and b.tags == {"role": "candidate"} and b.machine.name == "ci-box"
@@ -79,9 +99,15 @@ def test_list_shows_cases_per_profile_and_units(capsys):
 
 
 def test_expected_errors_print_one_line_and_exit_1(tmp_path, capsys):
-    for args in (["run", "--workload", "nope"], ["run", "--tag", "novalue"], ["show", str(tmp_path / "x.json")],
-                 ["run", "--compile", "jit"], ["run", "--case-time-limit", "-1"], ["run", "--resume"],
-                 ["run", "--push", "localhost:8501"]):
+    for args in (
+        ["run", "--workload", "nope"],
+        ["run", "--tag", "novalue"],
+        ["show", str(tmp_path / "x.json")],
+        ["run", "--compile", "jit"],
+        ["run", "--case-time-limit", "-1"],
+        ["run", "--resume"],
+        ["run", "--push", "localhost:8501"],
+    ):
         code, out = main(capsys, *args, "--out", str(tmp_path)) if args[0] == "run" else main(capsys, *args)
         assert code == 1, args
         assert out.startswith("ERROR: ") and out.count("ERROR") == 1 and "Traceback" not in out, out
@@ -108,9 +134,13 @@ def journaled_samples(journal: Path) -> dict[int, list[float]]:
 
 def test_sigkill_then_resume_keeps_finished_cases_and_runs_the_rest_once(tmp_path, capsys, monkeypatch):
     slow = {"MPSBENCH_FAKE_SLEEP_S": "0.15", "MPSBENCH_FAKE_CASES": "6"}
-    proc = subprocess.Popen([sys.executable, "-m", "collector", "run", "--out", str(tmp_path), "--workload",
-                             "fake_sleep"], cwd=ROOT, env=env(**slow), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "collector", "run", "--out", str(tmp_path), "--workload", "fake_sleep"],
+        cwd=ROOT,
+        env=env(**slow),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     journal = wait_for_cases(tmp_path, 2)
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
@@ -135,9 +165,14 @@ def test_sigkill_then_resume_keeps_finished_cases_and_runs_the_rest_once(tmp_pat
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_writes_a_valid_incomplete_bundle_and_resume_completes_it(tmp_path, capsys, monkeypatch, sig):
     slow = {"MPSBENCH_FAKE_SLEEP_S": "0.15", "MPSBENCH_FAKE_CASES": "8"}
-    proc = subprocess.Popen([sys.executable, "-m", "collector", "run", "--out", str(tmp_path), "--workload",
-                             "fake_sleep"], cwd=ROOT, env=env(**slow), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "collector", "run", "--out", str(tmp_path), "--workload", "fake_sleep"],
+        cwd=ROOT,
+        env=env(**slow),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wait_for_cases(tmp_path, 1)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
@@ -172,11 +207,13 @@ def test_journal_lines_are_valid_json_per_case(tmp_path, capsys):
 
 def test_a_case_journaled_just_before_ctrl_c_is_in_the_incomplete_bundle(tmp_path, capsys, monkeypatch):
     from collector.journal import Journal
+
     write = Journal.finish_case
 
     def journal_then_interrupt(self, cid, results, outcome=None, process=0):  # Ctrl-C after the fsync, before memory
         write(self, cid, results, outcome, process)
         raise KeyboardInterrupt
+
     monkeypatch.setattr(Journal, "finish_case", journal_then_interrupt)
     code, _ = main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep")
     [b] = bundles(tmp_path)
@@ -186,6 +223,7 @@ def test_a_case_journaled_just_before_ctrl_c_is_in_the_incomplete_bundle(tmp_pat
 def test_battery_and_low_power_mode_are_warnings_on_screen_and_in_the_bundle(tmp_path, capsys, monkeypatch):
     from bundle.schema import Machine
     from collector import session
+
     on_battery = Machine(name="laptop", os="macOS", chip="Apple M3 Max", power_source="battery", low_power_mode=True)
     monkeypatch.setattr(session, "current_machine", lambda name, device: on_battery)
     code, out = main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep")

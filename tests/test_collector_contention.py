@@ -1,6 +1,7 @@
 """CPU contention in the collector: other processes' share of the machine during a case (each record's
 `contention`), the wait for an idle machine (a fake clock and a fake load: no real waiting), the retakes of
 contended worker processes, and how a run words what it met."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,8 @@ import pytest
 
 from bundle.contention import MIN_CLEAN_PROCESSES, THRESHOLD, enough_clean
 from bundle.schema import Result, Status
-from collector import contention, session as run_session
+from collector import contention
+from collector import session as run_session
 from collector.adapters.cpu import CpuAdapter
 from collector.catalog import Catalog
 from collector.contention import CpuSnapshot, IdleGate, IdlePolicy, other_share
@@ -58,6 +60,7 @@ def test_a_busy_case_records_its_share_on_every_measured_record(monkeypatch):
     def timed(bench):
         bench.time_once(lambda: None, metric="first_call_time")
         bench.record("pad_calls", [3.0])
+
     w = OneOff(timed)
     results = run_case(w, w.cases("quick")[0], RunContext(CpuAdapter(), TimingPolicy.for_profile("quick")))
     measured = [r for r in results if r.samples]
@@ -74,6 +77,7 @@ def test_a_short_cases_share_looks_back_over_the_cases_before_it(monkeypatch):
     def snap() -> CpuSnapshot:  # every 20 ms; others take one core throughout, this process the other
         t = 0.02 * next(clock)
         return CpuSnapshot(t, 2 * t, t)
+
     monkeypatch.setattr(contention, "snapshot", snap)
     shares = []
     for _ in range(8):
@@ -135,13 +139,26 @@ def test_no_wait_when_switched_off():
 
 
 def _timing(share: float | None, samples: list[float]) -> dict:
-    return Result(workload="add", suite="kernels", params={"n": 1}, dtype="float32", metric="op_time", unit="µs",
-                  status=Status.ok, samples=samples, contention=[] if share is None else [share]).model_dump(mode="json")
+    return Result(
+        workload="add",
+        suite="kernels",
+        params={"n": 1},
+        dtype="float32",
+        metric="op_time",
+        unit="µs",
+        status=Status.ok,
+        samples=samples,
+        contention=[] if share is None else [share],
+    ).model_dump(mode="json")
 
 
 def test_merge_keeps_each_processes_share_in_order_and_words_the_contended_and_the_retakes():
-    parts = {0: [_timing(0.01, [1.0, 1.1])], 1: [_timing(0.8, [9.0])], 2: [_timing(None, [1.2])],
-             3: [_timing(0.02, [1.05])]}  # 3: a retake of process 1 (the plan had 3 processes)
+    parts = {
+        0: [_timing(0.01, [1.0, 1.1])],
+        1: [_timing(0.8, [9.0])],
+        2: [_timing(None, [1.2])],
+        3: [_timing(0.02, [1.05])],
+    }  # 3: a retake of process 1 (the plan had 3 processes)
     [merged] = merge(parts, planned=3)
     assert merged["processes"] == [2, 1, 1, 1] and merged["contention"] == [0.01, 0.8, None, 0.02]
     [said] = [w for w in merged["warnings"] if w.startswith("CPU contention")]
@@ -169,6 +186,7 @@ def test_the_runs_line_names_the_cases_whose_timings_are_not_evidence():
 
 class ScriptedIsolator:
     """Stands in for collector.isolation.Isolator: each case run gives op_time with the next scripted share."""
+
     shares: list[float] = []
     processes: list[int] = []
 
@@ -200,6 +218,7 @@ def scripted(monkeypatch):
         load = FakeLoad([0.0])
         session.gate = IdleGate(IdlePolicy(wait_s=idle_wait_s), look=load.look, clock=load.clock)
         return session
+
     return make
 
 

@@ -1,8 +1,8 @@
 """Fingerprint parsing on outputs recorded on real machines (tests/fixtures/*/SOURCES.md), and build channels."""
+
 from __future__ import annotations
 
 from pathlib import Path
-
 
 from bundle.schema import Machine
 from collector.fingerprint import linux, macos, run_warnings
@@ -60,11 +60,17 @@ def test_thermal_state():
 
 
 def test_whole_machine_from_recorded_outputs():
-    fields = macos.parse_machine({
-        "brand": mac("m3max_sysctl_brand.txt"), "sw_vers": mac("m3max_sw_vers.txt"),
-        "batt": mac("m3max_pmset_batt.txt"), "sysctl": mac("sysctl_hw_m1pro.txt"),
-        "displays": mac("system_profiler_displays_m1pro.json"), "pmset": mac("pmset_g_powermode_0.txt"),
-        "therm": mac("pmset_therm_apple_silicon.txt")})
+    fields = macos.parse_machine(
+        {
+            "brand": mac("m3max_sysctl_brand.txt"),
+            "sw_vers": mac("m3max_sw_vers.txt"),
+            "batt": mac("m3max_pmset_batt.txt"),
+            "sysctl": mac("sysctl_hw_m1pro.txt"),
+            "displays": mac("system_profiler_displays_m1pro.json"),
+            "pmset": mac("pmset_g_powermode_0.txt"),
+            "therm": mac("pmset_therm_apple_silicon.txt"),
+        }
+    )
     m = Machine(name="test", os="macOS", **fields)
     assert m.chip == "Apple M3 Max" and m.os_version == "14.4" and m.power_source == "battery"
     assert (m.cpu_p_cores, m.cpu_e_cores, m.gpu_cores) == (8, 2, 16)
@@ -99,6 +105,7 @@ def test_linux_parsers():
 
 def test_current_build_records_this_torch(monkeypatch):
     import torch
+
     monkeypatch.setenv("PYTORCH_ENABLE_MPS_FALLBACK", "1")
     b = current_build("0.1.0", "python -m collector run")
     assert b.torch_version == torch.__version__ and b.git_hash == torch.version.git_version
@@ -110,8 +117,10 @@ def test_build_records_the_installed_library_versions():
     import importlib.metadata
 
     import transformers
+
     assert library_versions(("transformers", "no-such-distribution-mpsbench")) == {
-        "transformers": transformers.__version__}
+        "transformers": transformers.__version__
+    }
     recorded = current_build("0.1.0").libraries
     assert recorded["transformers"] == transformers.__version__
     assert recorded["diffusers"] == importlib.metadata.version("diffusers")

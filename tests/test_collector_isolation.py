@@ -1,6 +1,7 @@
 """Crash-isolated cases (collector/isolation.py): a segfault, an os._exit and a hang past the hard limit each
 become that case's `error` record with the signal / limit while the run completes; --resume does not run
 them again, --retry-crashed does."""
+
 from __future__ import annotations
 
 import json
@@ -26,11 +27,14 @@ def crash_catalog(monkeypatch, tmp_path):
     monkeypatch.setenv("MPSBENCH_CRASH_LOG", str(tmp_path / "ran.log"))
     monkeypatch.setenv("MPSBENCH_CRASH", "1")
     monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.setenv("MPSBENCH_PROCESSES", "1")  # per-case crash semantics; several processes: test_collector_processes
+    monkeypatch.setenv(
+        "MPSBENCH_PROCESSES", "1"
+    )  # per-case crash semantics; several processes: test_collector_processes
 
 
 def main(capsys, *args: str) -> tuple[int, str]:
     from collector.cli import main as cli_main
+
     code = cli_main(list(args))
     return code, capsys.readouterr().out
 
@@ -83,10 +87,17 @@ def _crashing_run_completes_with_error_records(tmp_path: Path, capsys) -> Path:
     # ok and segv share the first worker; exit, hang and ok2 each start in a fresh one
     assert len(workers(tmp_path)) == 4
     journal = next(out.glob("*.journal.jsonl"))
-    outcomes = {json.loads(line)["case"].split("|")[1]: json.loads(line).get("outcome")
-                for line in journal.read_text().splitlines()[1:]}
-    assert outcomes == {'{"how":"ok"}': None, '{"how":"segv"}': "crashed", '{"how":"exit"}': "crashed",
-                        '{"how":"hang"}': "timed_out", '{"how":"ok2"}': None}
+    outcomes = {
+        json.loads(line)["case"].split("|")[1]: json.loads(line).get("outcome")
+        for line in journal.read_text().splitlines()[1:]
+    }
+    assert outcomes == {
+        '{"how":"ok"}': None,
+        '{"how":"segv"}': "crashed",
+        '{"how":"exit"}': "crashed",
+        '{"how":"hang"}': "timed_out",
+        '{"how":"ok2"}': None,
+    }
     assert "3 case(s) crashed or timed out" in text and "--retry-crashed" in text
     return out
 
@@ -101,8 +112,9 @@ def _cut_last_case(out: Path) -> None:
         bundle.unlink()
 
 
-def test_crashes_and_hangs_are_error_records_resume_skips_them_and_retry_crashed_reruns_them(tmp_path, capsys,
-                                                                                              monkeypatch):
+def test_crashes_and_hangs_are_error_records_resume_skips_them_and_retry_crashed_reruns_them(
+    tmp_path, capsys, monkeypatch
+):
     # One test, as each worker start imports torch (seconds on a loaded box).
     out = _crashing_run_completes_with_error_records(tmp_path, capsys)
     first = by_case(only_bundle(out))
@@ -145,13 +157,21 @@ def test_a_workload_that_cannot_be_sent_to_the_worker_is_its_own_error(tmp_path,
     assert '"outcome"' not in journal.read_text()  # an ordinary error: not a crash to retry
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only; elsewhere the "
-                    "worker ends after its case, at its next read of the closed pipe")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"),
+    reason="PR_SET_PDEATHSIG is Linux-only; elsewhere the "
+    "worker ends after its case, at its next read of the closed pipe",
+)
 def test_a_worker_in_a_hanging_case_dies_with_its_killed_collector(tmp_path):
     env = {**os.environ, "MPSBENCH_CATALOG": "tests.crash_workloads", "MPSBENCH_CRASH_LOG": str(tmp_path / "ran.log")}
     env.pop("MPSBENCH_TOKEN", None)
-    parent = subprocess.Popen([sys.executable, "-m", "collector", "run", "--out", str(tmp_path / "runs"), "--workload",
-                               "fake_crash"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parent = subprocess.Popen(
+        [sys.executable, "-m", "collector", "run", "--out", str(tmp_path / "runs"), "--workload", "fake_crash"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         end = time.monotonic() + 120
         while "hang" not in ran(tmp_path) and time.monotonic() < end:  # no time limit: it would hang 120 s

@@ -1,5 +1,6 @@
 """The outbox is locked while pushed: two concurrent `push --outbox` send each bundle exactly once; a push that
 cannot get the lock says so and sends nothing; a bundle that vanished meanwhile is skipped, not a crash."""
+
 from __future__ import annotations
 
 import json
@@ -12,9 +13,8 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
-
 import httpx
+import pytest
 
 from collector.push import MAX_RETRY_AFTER_S, Pusher, _retry_after_s, outbox_lock
 
@@ -81,8 +81,10 @@ def test_two_concurrent_outbox_pushes_send_each_bundle_exactly_once(outbox):
     env = {**os.environ, "MPSBENCH_OUTBOX": str(outbox), "COLUMNS": "200"}
     cmd = [sys.executable, "-m", "collector", "push", "--outbox", "--url", server.url]
     try:
-        pushes = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                  for _ in range(2)]
+        pushes = [
+            subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for _ in range(2)
+        ]
         outs = [p.communicate(timeout=120)[0] for p in pushes]
     finally:
         server.close()
@@ -114,6 +116,7 @@ def test_a_bundle_that_vanished_meanwhile_is_skipped(outbox):
 
     def someone_else_takes_the_second(body: dict) -> None:
         (outbox / f"{second}.json").unlink(missing_ok=True)
+
     server = CountingServer(on_request=someone_else_takes_the_second)
     try:
         outcomes = Pusher(server.url).push([])

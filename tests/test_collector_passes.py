@@ -1,4 +1,5 @@
 """Correctness, memory figures (CPU + MPS branches via fakes) and per-case status (fallback/unsupported/error)."""
+
 from __future__ import annotations
 
 import math
@@ -62,8 +63,10 @@ def test_identical_outputs_give_a_capped_finite_psnr_with_a_warning():
     assert any("capped" in w for w in c.warnings) and c.passed
 
 
-@pytest.mark.parametrize("dtype,ok_err,bad_err", [("float16", 5e-3, 5e-2), ("bfloat16", 2e-2, 2e-1),
-                                                  ("float8_e4m3fn", 0.1, 0.9), ("float32", 5e-5, 1e-3)])
+@pytest.mark.parametrize(
+    "dtype,ok_err,bad_err",
+    [("float16", 5e-3, 5e-2), ("bfloat16", 2e-2, 2e-1), ("float8_e4m3fn", 0.1, 0.9), ("float32", 5e-5, 1e-3)],
+)
 def test_tolerances_per_dtype(dtype, ok_err, bad_err):
     ref = torch.ones(8, dtype=torch.float64)
     assert check_against_reference(ref + ok_err, ref, dtype).passed
@@ -145,6 +148,7 @@ def test_mps_build_without_peak_api_is_unavailable_with_reason(fake_mps, monkeyp
 def test_mps_peak_api_not_wired_to_mps_is_unavailable(fake_mps, monkeypatch):
     def broken():
         raise RuntimeError("MPS allocator is not a DeviceAllocator")
+
     monkeypatch.setattr(fake_mps, "reset_peak_memory_stats", broken)
     r = run_body(lambda b: b.memory(lambda: None), MpsAdapter())
     assert "not a DeviceAllocator" in r["memory_reserved_peak"].message
@@ -174,18 +178,28 @@ def test_a_real_torch_warn_once_is_seen_in_every_case():
     def body(bench):
         torch.meshgrid(a, a)
         bench.record("first_call_time", [1.0])
+
     for _ in range(2):
         assert any("torch.meshgrid" in w for w in run_body(body)["first_call_time"].warnings)
 
 
-@pytest.mark.parametrize("exc", [TypeError(fw.FP8_TEXT), Unsupported("no fp8"),
-                                 NotImplementedError("The operator 'aten::foo' is not currently implemented for "
-                                                     "the MPS device. ... https://github.com/pytorch/pytorch/"
-                                                     "issues/141287"),
-                                 RuntimeError('"addmm_impl_cpu_" not implemented for \'BFloat16\'')])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        TypeError(fw.FP8_TEXT),
+        Unsupported("no fp8"),
+        NotImplementedError(
+            "The operator 'aten::foo' is not currently implemented for "
+            "the MPS device. ... https://github.com/pytorch/pytorch/"
+            "issues/141287"
+        ),
+        RuntimeError("\"addmm_impl_cpu_\" not implemented for 'BFloat16'"),
+    ],
+)
 def test_unsupported_errors(exc):
     def body(bench):
         raise exc
+
     r = run_body(body)
     assert set(r) == set(OneOff.metrics)
     assert all(x.status == Status.unsupported and str(exc) in x.message for x in r.values())
@@ -195,6 +209,7 @@ def test_other_errors_keep_measured_records():
     def body(bench):
         bench.record("first_call_time", [0.25])
         raise ValueError("boom")
+
     r = run_body(body)
     assert r["first_call_time"].status == Status.ok and r["first_call_time"].samples == [0.25]
     assert r["op_time"].status == Status.error and "ValueError: boom" in r["op_time"].message
@@ -205,6 +220,7 @@ def test_time_limit_overrun_is_a_warning_and_bench_warn_reaches_every_record():
         bench.warn("inputs are tiny")
         bench.time_region(lambda: fw.spin(0.03), metric="decode_time", repeats=2)
         bench.record("first_call_time", [1.0])
+
     w = OneOff(body)
     results = run_case(w, w.cases("quick")[0], RunContext(CpuAdapter(), QUICK, case_time_limit_s=0.01))
     assert all("inputs are tiny" in r.warnings for r in results)
@@ -223,6 +239,7 @@ def test_bandwidth_records_and_units():
 
 def test_bandwidth_fraction_uses_the_chip_table(monkeypatch):
     import collector.bench as bench_mod
+
     monkeypatch.setattr(bench_mod, "chip_peak_bandwidth", lambda chip, cores: 800.0)
     a = torch.ones(1 << 16)
     r = run_body(lambda b: b.time_op(lambda: a * 2, bytes_per_call=1000))
@@ -248,6 +265,7 @@ def test_case_bench_exposes_the_contract_attributes():
 # --- CUDA adapter branches (no GPU here: torch.cuda monkeypatched) ---------------------------------------
 def test_cuda_without_pynvml_uses_mem_get_info_and_says_so(monkeypatch):
     import collector.adapters.cuda as cuda_mod
+
     used = iter(range(1 << 30, 2 << 30, 1 << 20))
     monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
@@ -267,14 +285,20 @@ def test_cuda_without_pynvml_uses_mem_get_info_and_says_so(monkeypatch):
 
 def _fake_pynvml(monkeypatch, procs):
     import types
-    fake = types.SimpleNamespace(nvmlInit=lambda: None, nvmlDeviceGetHandleByIndex=lambda i: i,
-                                 nvmlDeviceGetComputeRunningProcesses=lambda h: procs)
+
+    fake = types.SimpleNamespace(
+        nvmlInit=lambda: None,
+        nvmlDeviceGetHandleByIndex=lambda i: i,
+        nvmlDeviceGetComputeRunningProcesses=lambda h: procs,
+    )
     monkeypatch.setitem(sys.modules, "pynvml", fake)
 
 
 def test_nvml_that_cannot_see_this_process_is_not_read_as_zero(monkeypatch):
-    import collector.adapters.cuda as cuda_mod
     import types
+
+    import collector.adapters.cuda as cuda_mod
+
     # a container: NVML lists the host pid of this process (not os.getpid()), so its figure for us would be 0
     _fake_pynvml(monkeypatch, [types.SimpleNamespace(pid=os.getpid() + 100000, usedGpuMemory=3 << 30)])
     probe, why = cuda_mod._nvml_process_probe(0)
@@ -282,10 +306,17 @@ def test_nvml_that_cannot_see_this_process_is_not_read_as_zero(monkeypatch):
 
 
 def test_nvml_reads_this_process_bytes_only(monkeypatch):
-    import collector.adapters.cuda as cuda_mod
     import types
-    _fake_pynvml(monkeypatch, [types.SimpleNamespace(pid=os.getpid(), usedGpuMemory=700 << 20),
-                               types.SimpleNamespace(pid=os.getpid() + 1, usedGpuMemory=5 << 30)])
+
+    import collector.adapters.cuda as cuda_mod
+
+    _fake_pynvml(
+        monkeypatch,
+        [
+            types.SimpleNamespace(pid=os.getpid(), usedGpuMemory=700 << 20),
+            types.SimpleNamespace(pid=os.getpid() + 1, usedGpuMemory=5 << 30),
+        ],
+    )
     probe, _ = cuda_mod._nvml_process_probe(0)
     assert probe() == 700 << 20
 
@@ -293,6 +324,7 @@ def test_nvml_reads_this_process_bytes_only(monkeypatch):
 def test_bad_dtype_option_is_refused():
     from collector.errors import CollectorError
     from collector.plan import Plan
+
     with pytest.raises(CollectorError, match="--dtype floot32"):
         Plan(dtypes=("float32", "floot32"))
     assert Plan(dtypes=("bfloat16", "tf32", "float8_e4m3fn")).dtypes
@@ -300,6 +332,7 @@ def test_bad_dtype_option_is_refused():
 
 def test_a_warning_per_call_is_kept_once_with_a_count():
     from collector.capture import CaseWarnings
+
     with CaseWarnings() as caught:
         for _ in range(5000):
             warnings.warn(fw.FALLBACK_TEXT, stacklevel=1)
@@ -308,14 +341,17 @@ def test_a_warning_per_call_is_kept_once_with_a_count():
 
 
 def test_cpu_driver_peak_catches_a_transient_allocation():
-    import psutil
     import time as _time
+
+    import psutil
+
     before = psutil.Process().memory_info().rss
 
     def allocate_and_free():
         big = torch.ones(64 << 20)  # 256 MiB of float32, touched, held 30 ms, then freed
         _time.sleep(0.03)
         del big
+
     r = run_body(lambda b: b.memory(allocate_and_free))
     assert r["memory_driver_peak"].samples[0] - before >= 200 << 20
 
@@ -327,6 +363,7 @@ def test_a_case_listed_twice_is_planned_once_and_reported():
     class Twice(OneOff):
         def cases(self, profile, dtypes=None, compile_modes=("eager",)):
             return [Case(self.name, {"x": 1}, "float32")] * 2
+
     planned = expand(Plan(), Catalog(workloads={"one_off": Twice(lambda b: None)}))
     assert len(planned.cases) == 1 and "more than once" in planned.failed["one_off"]
 
@@ -343,19 +380,31 @@ def test_an_unknown_declared_metric_does_not_crash_the_case():
 
     def body(bench):
         raise RuntimeError("boom")
+
     w = Bad(body)
     results = run_case(w, w.cases("quick")[0], RunContext(CpuAdapter(), QUICK))
     assert [r.metric for r in results] == ["op_time"] and "no_such_metric" in results[0].warnings[0]
 
 
-@pytest.mark.parametrize("exc,status", [
-    (NotImplementedError("Could not run 'aten::_scaled_mm' with arguments from the 'MPS' backend."),
-     Status.unsupported),
-    (RuntimeError("MPS backend out of memory (MPS allocated: 8.00 GiB, other allocations: 1.00 GiB, max allowed: "
-                  "9.07 GiB). Tried to allocate 256.00 MiB on private pool."), Status.error),
-    (KeyError("weights"), Status.error),
-])
+@pytest.mark.parametrize(
+    "exc,status",
+    [
+        (
+            NotImplementedError("Could not run 'aten::_scaled_mm' with arguments from the 'MPS' backend."),
+            Status.unsupported,
+        ),
+        (
+            RuntimeError(
+                "MPS backend out of memory (MPS allocated: 8.00 GiB, other allocations: 1.00 GiB, max allowed: "
+                "9.07 GiB). Tried to allocate 256.00 MiB on private pool."
+            ),
+            Status.error,
+        ),
+        (KeyError("weights"), Status.error),
+    ],
+)
 def test_out_of_memory_and_bugs_are_errors_not_unsupported(exc, status):
     def body(bench):
         raise exc
+
     assert run_body(body)["op_time"].status == status

@@ -1,4 +1,5 @@
 """push: bearer token, retry with backoff on 5xx/429/connection errors, outbox, rejected/ on a 4xx refusal."""
+
 from __future__ import annotations
 
 import json
@@ -89,8 +90,12 @@ def test_unreachable_server_queues_in_outbox_and_next_push_sends_it(tmp_path, ou
 
 
 def test_refusal_is_not_retried_and_kept_in_rejected_with_the_servers_rule(tmp_path, outbox):
-    error = {"error": {"message": "bundle refused", "problems": [{"field": "results[0].unit",
-                                                                 "rule": "unit must be a time unit"}]}}
+    error = {
+        "error": {
+            "message": "bundle refused",
+            "problems": [{"field": "results[0].unit", "rule": "unit must be a time unit"}],
+        }
+    }
     server = Server([(422, error)])
     try:
         [o] = Pusher(server.url, backoff_s=0.01).push([bundle_file(tmp_path)])
@@ -103,10 +108,13 @@ def test_refusal_is_not_retried_and_kept_in_rejected_with_the_servers_rule(tmp_p
     assert rejected.exists() and "results[0].unit: unit must be a time unit" in note.read_text()
 
 
-def test_a_500_is_retried_keeps_the_bundle_in_the_outbox_and_it_is_delivered_when_the_server_recovers(tmp_path,
-                                                                                                        outbox):
-    failing = {"ok": False, "status": 500, "error": "internal error (logged on the server)",
-               "errors": [{"field": "server", "rule": "an unexpected error; nothing was stored"}]}
+def test_a_500_is_retried_keeps_the_bundle_in_the_outbox_and_it_is_delivered_when_the_server_recovers(tmp_path, outbox):
+    failing = {
+        "ok": False,
+        "status": 500,
+        "error": "internal error (logged on the server)",
+        "errors": [{"field": "server", "rule": "an unexpected error; nothing was stored"}],
+    }
     server = Server([(500, failing)] * 5)
     f = bundle_file(tmp_path)
     try:
@@ -144,8 +152,12 @@ def test_a_4xx_that_does_not_refuse_the_bundle_keeps_it_in_the_outbox(tmp_path, 
 
 
 def test_the_apis_error_shape_is_reported_with_its_field_and_rule(tmp_path, outbox):
-    refusal = {"ok": False, "status": 422, "error": "invalid bundle", "errors": [
-        {"field": "results[1]", "rule": "results[1] repeats the case of results[0]"}]}
+    refusal = {
+        "ok": False,
+        "status": 422,
+        "error": "invalid bundle",
+        "errors": [{"field": "results[1]", "rule": "results[1] repeats the case of results[0]"}],
+    }
     server = Server([(422, refusal)])
     try:
         [o] = Pusher(server.url, backoff_s=0.01).push([bundle_file(tmp_path)])
@@ -200,6 +212,7 @@ def test_a_bad_url_is_refused_naming_the_rule(url):
 
 def test_push_command_prints_the_servers_rule_and_exits_1(tmp_path, outbox, capsys, monkeypatch):
     from collector.cli import main
+
     monkeypatch.setenv("COLUMNS", "200")
     error = {"error": {"message": "refused", "problems": [{"field": "run_id", "rule": "must be 32 hex digits"}]}}
     server = Server([(400, error)])
@@ -213,5 +226,6 @@ def test_push_command_prints_the_servers_rule_and_exits_1(tmp_path, outbox, caps
 
 def test_push_command_without_files_or_outbox_is_an_error(capsys):
     from collector.cli import main
+
     assert main(["push", "--url", "http://127.0.0.1:9"]) == 1
     assert capsys.readouterr().out.startswith("ERROR: push:")

@@ -1,4 +1,5 @@
 """The timing loop: a known busy-wait, k-per-sync selection with a known sync cost, the median CI, summaries."""
+
 from __future__ import annotations
 
 import itertools
@@ -68,6 +69,7 @@ def test_noisy_samples_warn_with_the_figure():
 
     def op() -> None:
         fake.clock += next(durations)
+
     t = time_op(fake, op, TimingPolicy(budget_s=0.05, min_samples=20, min_block_s=1e-4))
     noisy = [w for w in t.warnings if w.startswith("noisy")]
     assert noisy and "% of the median (> 10 %)" in noisy[0]
@@ -118,14 +120,14 @@ def test_steady_state_spans_min_time_even_when_the_ci_is_reached_early():
 
 
 def test_fixed_repeats_stop_at_the_deadline_with_a_warning():
-    t = time_region(CpuAdapter(), lambda: time.sleep(0.02), TimingPolicy(), repeats=50,
-                    deadline=time.perf_counter() + 0.1)
+    t = time_region(
+        CpuAdapter(), lambda: time.sleep(0.02), TimingPolicy(), repeats=50, deadline=time.perf_counter() + 0.1
+    )
     assert len(t.samples) < 50
     assert any("case time limit" in w for w in t.warnings)
 
 
 def test_the_case_deadline_stops_time_op_repetition_at_once():
     start = time.perf_counter()
-    t = time_op(CpuAdapter(), lambda: spin(0.02), TimingPolicy(budget_s=10, min_samples=30),
-                deadline=start + 0.15)
+    t = time_op(CpuAdapter(), lambda: spin(0.02), TimingPolicy(budget_s=10, min_samples=30), deadline=start + 0.15)
     assert time.perf_counter() - start < 1.0 and 1 <= len(t.samples) < 30

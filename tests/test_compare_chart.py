@@ -1,6 +1,7 @@
 """Compare's picture and panels (db/views/compare_chart, status_changes, case_detail, empty_reason): derived
 figures folded into their timing's row, every regression drawn whatever its rank, colours fixed per direction,
 status changes with both messages, a case's provenance, and why an empty comparison is empty."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,19 +10,45 @@ import pytest
 
 from db.review.comparison import CompareQuery, ComparisonResult, compute_compare
 from db.review.review import JudgedReview
-from db.views.compare_chart import (BETTER, DIRECTIONS, UNCHANGED, UNCLEAR, WORSE, case_rows, chart_rows, chart_words,
-                                    fold_derived)
 from db.review.status_changes import status_changes
+from db.views.compare_chart import (
+    BETTER,
+    DIRECTIONS,
+    UNCHANGED,
+    UNCLEAR,
+    WORSE,
+    case_rows,
+    chart_rows,
+    chart_words,
+    fold_derived,
+)
 from tests.seed import BASELINE, CANDIDATE
 
 
 def _case(metric: str, ratio: float, significance: str = "significant", **key) -> dict:
     b = 100.0
-    row = {"scope": "m1", "device": "mps", "workload": "linear", "case_key": '{"M":1,"N":8}', "dtype": "float32",
-           "compile": "eager", "metric": metric, "comparison": "ratio", "baseline_median": b,
-           "candidate_median": b / ratio, "oriented_ratio": ratio, "difference": np.nan, "ci_low": ratio * 0.99,
-           "ci_high": ratio * 1.01, "significance": significance, "baseline_passed": None,
-           "candidate_passed": None, "unit": "µs", "change": "", "p_value": 0.01}
+    row = {
+        "scope": "m1",
+        "device": "mps",
+        "workload": "linear",
+        "case_key": '{"M":1,"N":8}',
+        "dtype": "float32",
+        "compile": "eager",
+        "metric": metric,
+        "comparison": "ratio",
+        "baseline_median": b,
+        "candidate_median": b / ratio,
+        "oriented_ratio": ratio,
+        "difference": np.nan,
+        "ci_low": ratio * 0.99,
+        "ci_high": ratio * 1.01,
+        "significance": significance,
+        "baseline_passed": None,
+        "candidate_passed": None,
+        "unit": "µs",
+        "change": "",
+        "p_value": 0.01,
+    }
     row.update(key)
     return row
 
@@ -32,12 +59,14 @@ def _judged(cases: pd.DataFrame) -> JudgedReview:
 
 
 def test_derived_figures_fold_into_their_timing_row_and_are_not_counted():
-    cases = pd.DataFrame([
-        _case("op_time", 0.5),  # 2x slower: a regression, with its bandwidth halved
-        _case("achieved_bandwidth", 0.5, baseline_median=200.0, candidate_median=100.0),
-        _case("bandwidth_fraction", 0.5, baseline_median=40.0, candidate_median=20.0),
-        _case("achieved_bandwidth", 1.2, case_key='{"M":2,"N":8}'),  # no timing compared: stays a row
-    ])
+    cases = pd.DataFrame(
+        [
+            _case("op_time", 0.5),  # 2x slower: a regression, with its bandwidth halved
+            _case("achieved_bandwidth", 0.5, baseline_median=200.0, candidate_median=100.0),
+            _case("bandwidth_fraction", 0.5, baseline_median=40.0, candidate_median=20.0),
+            _case("achieved_bandwidth", 1.2, case_key='{"M":2,"N":8}'),  # no timing compared: stays a row
+        ]
+    )
     folded = fold_derived(cases)
     assert list(folded.metric) == ["op_time", "achieved_bandwidth"]
     assert folded.derived.iloc[0] == ("achieved_bandwidth 200 → 100 GB/s; bandwidth_fraction 40 → 20 %")
@@ -63,7 +92,8 @@ def test_every_regression_is_charted_even_below_the_largest_changes():
     assert chart_words(drawn, 3, len(rows)) == (
         "Per-case ratio: the 3 largest changes of 12 compared cases, and 1 regression ranked lower, sorted worst "
         "(top) to best (bottom); bars from 1×, black whiskers the 95 % CI, ringed = regression. 8 more in the "
-        "table below.")
+        "table below."
+    )
     assert list(drawn.oriented_ratio) == sorted(drawn.oriented_ratio)  # worst → best, as the words say
     every = chart_rows(rows, limit=20)
     assert chart_words(every, 20, len(rows)).endswith("ringed = regression. The table below lists them too.")
@@ -77,6 +107,7 @@ def test_the_chart_colours_are_fixed_per_direction_whatever_the_data():
     colour = spec["layer"][0]["encoding"]["color"]["scale"]
     assert colour["domain"] == list(DIRECTIONS) and colour["range"][0] == DIRECTION_COLORS.range[0]
     from pages.charts import LABEL_PX
+
     assert spec["layer"][0]["encoding"]["y"]["axis"]["labelLimit"] == LABEL_PX  # wrapped, the plot keeps the rest
     assert spec["autosize"]["type"] == "fit-x" and "step" in spec["height"]  # a row per case, never squeezed
     assert "× better than baseline torch=2.14.1" in spec["layer"][0]["encoding"]["x"]["title"]
@@ -84,14 +115,15 @@ def test_the_chart_colours_are_fixed_per_direction_whatever_the_data():
     assert low == pytest.approx(1 / high) and high > 2.0 * 1.01  # symmetric in log space, the CI end inside
 
 
-
 def test_status_changes_of_the_seeded_store_with_their_messages(seeded):
     result = compute_compare(seeded, CompareQuery.from_params({"baseline": BASELINE, "candidate": CANDIDATE}))
     changes = status_changes(result.cases, result.unmatched)
     got = sorted(zip(changes.scope, changes.workload, changes.kind))
-    want = sorted([(m, "fp8", "newly supported") for m in ("studio-1", "studio-2", "air-1")]
-                  + [(m, "grouped_mm", "now falls back to the CPU") for m in ("studio-1", "studio-2", "air-1")]
-                  + [("air-1", "softmax", "new correctness failure"), ("studio-1", "vae_roundtrip", "correctness fixed")])
+    want = sorted(
+        [(m, "fp8", "newly supported") for m in ("studio-1", "studio-2", "air-1")]
+        + [(m, "grouped_mm", "now falls back to the CPU") for m in ("studio-1", "studio-2", "air-1")]
+        + [("air-1", "softmax", "new correctness failure"), ("studio-1", "vae_roundtrip", "correctness fixed")]
+    )
     assert got == want
     assert list(changes.direction[:4]) == [WORSE] * 4  # new failures first
     fp8 = changes[changes.workload == "fp8"].iloc[0]
@@ -100,11 +132,24 @@ def test_status_changes_of_the_seeded_store_with_their_messages(seeded):
 
 
 def test_an_oom_that_went_away_is_named_and_a_derived_twin_folded():
-    unmatched = pd.DataFrame([
-        {"scope": "m1", "device": "mps", "workload": "vae", "case_key": '{"t":1}', "dtype": "bfloat16",
-         "compile": "eager", "metric": metric, "baseline_status": "error", "candidate_status": "ok",
-         "baseline_message": "MPS backend out of memory (MPS allocated: 20 GiB)", "candidate_message": None}
-        for metric in ("op_time", "achieved_bandwidth")])
+    unmatched = pd.DataFrame(
+        [
+            {
+                "scope": "m1",
+                "device": "mps",
+                "workload": "vae",
+                "case_key": '{"t":1}',
+                "dtype": "bfloat16",
+                "compile": "eager",
+                "metric": metric,
+                "baseline_status": "error",
+                "candidate_status": "ok",
+                "baseline_message": "MPS backend out of memory (MPS allocated: 20 GiB)",
+                "candidate_message": None,
+            }
+            for metric in ("op_time", "achieved_bandwidth")
+        ]
+    )
     changes = status_changes(pd.DataFrame(columns=["baseline_passed", "candidate_passed"]), unmatched)
     assert list(changes.kind) == ["OOM fixed"] and list(changes.change) == ["OOM → ok"]
 
@@ -137,20 +182,41 @@ def test_an_empty_comparison_says_why(seeded):
 
 
 def test_single_figures_are_better_worse_or_unchanged_by_their_own_rule():
-    gib = 2.0 ** 30
+    gib = 2.0**30
     memory = dict(metric="memory_driver_peak", unit="B", comparison="ratio", significance="by rule", p_value=np.nan)
-    psnr = dict(metric="psnr_vs_cpu", unit="dB", comparison="difference", oriented_ratio=np.nan,
-                significance="by rule", p_value=np.nan)
-    cases = pd.DataFrame([
-        _case(ratio=33.0, case_key='{"px":512}', baseline_median=33 * gib, candidate_median=gib, **memory),
-        _case(ratio=1.02, case_key='{"px":768}', baseline_median=1.02 * gib, candidate_median=gib, **memory),
-        _case(ratio=1.0, case_key='{"px":1024}', baseline_median=31.0, candidate_median=50.89, difference=19.89,
-              **psnr),
-        _case(ratio=1.0, case_key='{"px":2048}', baseline_median=53.94, candidate_median=50.81, difference=-3.13,
-              **psnr),
-        _case(ratio=1.0, case_key='{"px":4096}', baseline_median=50.0, candidate_median=51.0, difference=1.0,
-              **psnr),
-    ])
+    psnr = dict(
+        metric="psnr_vs_cpu",
+        unit="dB",
+        comparison="difference",
+        oriented_ratio=np.nan,
+        significance="by rule",
+        p_value=np.nan,
+    )
+    cases = pd.DataFrame(
+        [
+            _case(ratio=33.0, case_key='{"px":512}', baseline_median=33 * gib, candidate_median=gib, **memory),
+            _case(ratio=1.02, case_key='{"px":768}', baseline_median=1.02 * gib, candidate_median=gib, **memory),
+            _case(
+                ratio=1.0,
+                case_key='{"px":1024}',
+                baseline_median=31.0,
+                candidate_median=50.89,
+                difference=19.89,
+                **psnr,
+            ),
+            _case(
+                ratio=1.0,
+                case_key='{"px":2048}',
+                baseline_median=53.94,
+                candidate_median=50.81,
+                difference=-3.13,
+                **psnr,
+            ),
+            _case(
+                ratio=1.0, case_key='{"px":4096}', baseline_median=50.0, candidate_median=51.0, difference=1.0, **psnr
+            ),
+        ]
+    )
     rows = case_rows(_judged(cases))
     # 33× less driver memory and +19.89 dB are wins; 2 % less memory and +1 dB are inside their rules
     assert list(rows.direction) == [BETTER, UNCHANGED, BETTER, WORSE, UNCHANGED]
@@ -159,16 +225,35 @@ def test_single_figures_are_better_worse_or_unchanged_by_their_own_rule():
 
 def test_status_changes_count_cases_and_flag_a_newly_supported_case_failing_its_tolerance():
     def row(case_key: str, metric: str, passed=None) -> dict:
-        return {"scope": "m1", "device": "mps", "workload": "vae", "case_key": case_key, "dtype": "bfloat16",
-                "compile": "eager", "metric": metric, "baseline_status": "unsupported", "candidate_status": "ok",
-                "baseline_message": "not implemented for 'MPS'", "candidate_message": None, "candidate_passed": passed}
-    unmatched = pd.DataFrame([row('{"px":512}', "op_time"), row('{"px":512}', "memory_driver_peak"),
-                              row('{"px":512}', "psnr_vs_cpu", True),
-                              row('{"px":1024}', "op_time"), row('{"px":1024}', "psnr_vs_cpu", False)])
+        return {
+            "scope": "m1",
+            "device": "mps",
+            "workload": "vae",
+            "case_key": case_key,
+            "dtype": "bfloat16",
+            "compile": "eager",
+            "metric": metric,
+            "baseline_status": "unsupported",
+            "candidate_status": "ok",
+            "baseline_message": "not implemented for 'MPS'",
+            "candidate_message": None,
+            "candidate_passed": passed,
+        }
+
+    unmatched = pd.DataFrame(
+        [
+            row('{"px":512}', "op_time"),
+            row('{"px":512}', "memory_driver_peak"),
+            row('{"px":512}', "psnr_vs_cpu", True),
+            row('{"px":1024}', "op_time"),
+            row('{"px":1024}', "psnr_vs_cpu", False),
+        ]
+    )
     changes = status_changes(pd.DataFrame(columns=["baseline_passed", "candidate_passed"]), unmatched)
     assert list(zip(changes.case_key, changes.kind, changes.direction)) == [
         ('{"px":1024}', "newly supported, fails its tolerance", WORSE),  # new failures first
-        ('{"px":512}', "newly supported", BETTER)]  # one case, three metrics: one change
+        ('{"px":512}', "newly supported", BETTER),
+    ]  # one case, three metrics: one change
     assert changes.metric.iloc[1] == "memory_driver_peak, op_time, psnr_vs_cpu"
 
 
@@ -176,11 +261,16 @@ def test_chart_labels_wrap_at_their_parts_and_units_are_named():
     from pages.charts import axis_unit, samples_chart, wrap
 
     label = "Apple M3 Ultra (80-core GPU) · linear k_v · Qwen3-0.6B · M=1 K=1024 N=1024 · bf16 · op_time"
-    assert wrap(label, 60).split("\n") == ["Apple M3 Ultra (80-core GPU) · linear k_v · Qwen3-0.6B",
-                                           "M=1 K=1024 N=1024 · bf16 · op_time"]
+    assert wrap(label, 60).split("\n") == [
+        "Apple M3 Ultra (80-core GPU) · linear k_v · Qwen3-0.6B",
+        "M=1 K=1024 N=1024 · bf16 · op_time",
+    ]
     assert wrap("short · name", 60) == "short · name"
     assert wrap("a" * 70 + " b", 60).split("\n") == ["a" * 70, "b"]  # a long word keeps its own line
-    assert axis_unit("sample", "µs") == "sample (µs)" and axis_unit("max_abs_error", "1") == "max_abs_error (dimensionless)"
+    assert (
+        axis_unit("sample", "µs") == "sample (µs)"
+        and axis_unit("max_abs_error", "1") == "max_abs_error (dimensionless)"
+    )
     samples = pd.DataFrame({"side": ["baseline", "candidate"], "sample": [1.0, 2.0], "unit": ["µs", "µs"]})
     spec = samples_chart(samples, "µs").to_dict(validate=True)
     assert {layer["encoding"]["x"]["title"] for layer in spec["layer"]} == {"sample (µs)"}  # not "sample, sample (µs)"
@@ -212,9 +302,16 @@ def test_the_not_compared_table_names_each_case_not_only_its_json_key():
     from db.query.unmatched import COLUMNS
     from db.views.compare import UNMATCHED_VIEW, named_unmatched
 
-    row = dict.fromkeys(COLUMNS) | {"scope": "m1", "device": "mps", "workload": "conv2d",
-                                    "case_key": '{"c":96,"h":256,"w":256}', "dtype": "float16", "compile": "eager",
-                                    "metric": "op_time", "reason": "no candidate result"}
+    row = dict.fromkeys(COLUMNS) | {
+        "scope": "m1",
+        "device": "mps",
+        "workload": "conv2d",
+        "case_key": '{"c":96,"h":256,"w":256}',
+        "dtype": "float16",
+        "compile": "eager",
+        "metric": "op_time",
+        "reason": "no candidate result",
+    }
     shown = named_unmatched(pd.DataFrame([row]))
     assert list(shown.columns) == UNMATCHED_VIEW and shown.columns[0] == "case"
     assert shown.case.iloc[0] == "conv2d · c=96 h=256 w=256 · fp16"  # its key stays, last

@@ -1,6 +1,7 @@
 """The cold Compare's shortcuts (issue #27) give what the plain way gives: t quantiles inverted once per distinct
 df, derived figures matched to their timing on integer codes, warnings worded only on the rows that have them.
 Each known answer is computed here the slow, obvious way."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,9 @@ from db.stats.replicates import holm, t_quantile
 
 def test_t_quantile_is_stdtrit_per_case():
     rng = np.random.default_rng(7)
-    df = np.concatenate([rng.uniform(0.5, 300.0, 500), np.round(rng.uniform(1, 40, 500)),
-                         [np.nan, np.inf, 0.0, 1.0, 1.0]])
+    df = np.concatenate(
+        [rng.uniform(0.5, 300.0, 500), np.round(rng.uniform(1, 40, 500)), [np.nan, np.inf, 0.0, 1.0, 1.0]]
+    )
     rng.shuffle(df)
     for q in (0.975, 0.8, 0.5):
         assert np.array_equal(t_quantile(df, q), stdtrit(df, q), equal_nan=True)
@@ -57,19 +59,30 @@ def _pairs_by_hand(cases: pd.DataFrame) -> set[tuple]:
     """(figure's index label, timing's index label) by looking every derived row's timing up in a dict."""
     case = [k for k in KEY if k != "metric"]
     rows = {(tuple(r[k] for k in case), r["metric"]): label for label, r in cases.iterrows()}
-    return {(label, rows[(tuple(r[k] for k in case), DERIVED[r["metric"]])]) for label, r in cases.iterrows()
-            if r["metric"] in DERIVED and (tuple(r[k] for k in case), DERIVED[r["metric"]]) in rows}
+    return {
+        (label, rows[(tuple(r[k] for k in case), DERIVED[r["metric"]])])
+        for label, r in cases.iterrows()
+        if r["metric"] in DERIVED and (tuple(r[k] for k in case), DERIVED[r["metric"]]) in rows
+    }
 
 
 def test_derived_pairs_match_a_lookup_by_hand_in_any_row_order_and_in_key_order():
     rng = np.random.default_rng(11)
-    metrics = ["op_time", "achieved_bandwidth", "decode_time", "decode_throughput", "time_to_first_token",
-               "prefill_throughput", "psnr_db"]
+    metrics = [
+        "op_time",
+        "achieved_bandwidth",
+        "decode_time",
+        "decode_throughput",
+        "time_to_first_token",
+        "prefill_throughput",
+        "psnr_db",
+    ]
     matched = 0
     for trial in range(60):
         n = int(rng.integers(0, 40))
-        frame = pd.DataFrame({k: rng.choice(["a", "b"] if k in ("scope", "case_key") else ["x"], n)
-                              for k in KEY if k != "metric"})  # few distinct cases: most have several metrics
+        frame = pd.DataFrame(
+            {k: rng.choice(["a", "b"] if k in ("scope", "case_key") else ["x"], n) for k in KEY if k != "metric"}
+        )  # few distinct cases: most have several metrics
         frame["metric"] = rng.choice(metrics, n)
         frame = frame.drop_duplicates(KEY)
         frame.index = rng.permutation(len(frame)) * 7 + 3  # labels, not positions
@@ -85,12 +98,20 @@ def test_derived_pairs_match_a_lookup_by_hand_in_any_row_order_and_in_key_order(
 
 
 def test_warnings_are_appended_to_the_warned_rows_only():
-    frame = pd.DataFrame({"b_warnings": [None, "CPU contention", None, None, "noisy op_time"],
-                          "c_warnings": [None, None, None, "battery", "thermal"]})
+    frame = pd.DataFrame(
+        {
+            "b_warnings": [None, "CPU contention", None, None, "noisy op_time"],
+            "c_warnings": [None, None, None, "battery", "thermal"],
+        }
+    )
     said = str_column(pa.array(["", "baseline: 2 results pooled", "x", "", ""]))
     assert list(with_warnings(said, frame)) == [
-        "", "baseline: 2 results pooled; baseline warned: CPU contention", "x", "candidate warned: battery",
-        "baseline warned: noisy op_time; candidate warned: thermal"]
+        "",
+        "baseline: 2 results pooled; baseline warned: CPU contention",
+        "x",
+        "candidate warned: battery",
+        "baseline warned: noisy op_time; candidate warned: thermal",
+    ]
     quiet = frame.assign(b_warnings=None, c_warnings=None)
     assert list(with_warnings(said, quiet)) == list(said)
 
@@ -100,9 +121,11 @@ def test_trend_links_are_what_urlencode_writes():
 
     from db.views.trends import FIELDS, trend_url, trend_urls
 
-    cases = [("sdpa", '{"n": 3, "s": "a b&c/é"}', "float16", "eager", "op_time"),
-             ("x y", "k=1", "bfloat16", "max-autotune", "decode_time"),
-             ("sdpa", '{"n": 3, "s": "a b&c/é"}', "float16", "eager", "op_time")]  # a repeat: quoted once, same
+    cases = [
+        ("sdpa", '{"n": 3, "s": "a b&c/é"}', "float16", "eager", "op_time"),
+        ("x y", "k=1", "bfloat16", "max-autotune", "decode_time"),
+        ("sdpa", '{"n": 3, "s": "a b&c/é"}', "float16", "eager", "op_time"),
+    ]  # a repeat: quoted once, same
     expected = ["trends?" + urlencode(dict(zip(FIELDS, case))) for case in cases]
     assert trend_urls(cases) == expected
     assert trend_url(*cases[1]) == expected[1]
@@ -112,16 +135,22 @@ def test_each_cases_runs_come_out_in_run_order_whatever_order_they_were_read_in(
     from db.query.case_pairs import runs_in_order
 
     def side(runs: list[list[tuple[int, list[float], list[int]]]]) -> dict:
-        return {"samples": [[r[1] for r in case] for case in runs], "processes": [[r[2] for r in case] for case in runs],
-                "contention": [[[0.01 * r[0]] * max(1, len(r[2])) for r in case] for case in runs],
-                "seqs": [[r[0] for r in case] for case in runs]}
+        return {
+            "samples": [[r[1] for r in case] for case in runs],
+            "processes": [[r[2] for r in case] for case in runs],
+            "contention": [[[0.01 * r[0]] * max(1, len(r[2])) for r in case] for case in runs],
+            "seqs": [[r[0] for r in case] for case in runs],
+        }
 
-    read = [[(7, [3.0, 3.1], [1, 1]), (2, [1.0], []), (5, [2.0, 2.2], [2])],  # three runs, read out of order
-            [],  # no ok result on this side
-            [(4, [9.0], []), (4, [8.0], [])]]  # one run repeating the case: its first sample decides
+    read = [
+        [(7, [3.0, 3.1], [1, 1]), (2, [1.0], []), (5, [2.0, 2.2], [2])],  # three runs, read out of order
+        [],  # no ok result on this side
+        [(4, [9.0], []), (4, [8.0], [])],
+    ]  # one run repeating the case: its first sample decides
     b, c = side(read), side([[(1, [0.5], [])], [(3, [1.5], []), (2, [2.5], [])], [(6, [6.0], [])]])
-    pivot = pa.table({"metric": ["op_time"] * 3, **{f"b_{k}": v for k, v in b.items()},
-                      **{f"c_{k}": v for k, v in c.items()}})
+    pivot = pa.table(
+        {"metric": ["op_time"] * 3, **{f"b_{k}": v for k, v in b.items()}, **{f"c_{k}": v for k, v in c.items()}}
+    )
     out = runs_in_order(pivot)
     assert "b_seqs" not in out.column_names and "c_seqs" not in out.column_names
     assert out["b_samples"].to_pylist() == [[[1.0], [2.0, 2.2], [3.0, 3.1]], [], [[8.0], [9.0]]]
@@ -137,8 +166,14 @@ def test_identical_samples_on_both_sides_are_no_change_wherever_they_sit_in_the_
 
     def side(first: float):
         values = np.array([first, first * 1.7, first * 0.3, 31.2345, 31.2345, 31.2345])
-        return side_replicates(values, np.array([0, 3, 6]), np.arange(7), np.zeros(6, np.int64),
-                               np.zeros(0, np.int64), np.array([False, False]))
+        return side_replicates(
+            values,
+            np.array([0, 3, 6]),
+            np.arange(7),
+            np.zeros(6, np.int64),
+            np.zeros(0, np.int64),
+            np.array([False, False]),
+        )
 
     test = change_test(side(12345.678), side(0.001234), np.zeros(2), np.zeros(2))
     assert test.d[1] == 0.0 and test.p_value[1] == 1.0
@@ -157,6 +192,7 @@ def test_compares_rows_are_made_once_per_judged_review(seeded):
 
 def test_family_medians_are_pandas_groupby_medians_for_even_and_uneven_families():
     from db.review.families import _family_medians
+
     rng = np.random.default_rng(5)
     for trial in range(60):
         families, n = int(rng.integers(1, 60)), int(rng.integers(1, 400))
@@ -171,6 +207,7 @@ def test_family_medians_are_pandas_groupby_medians_for_even_and_uneven_families(
 
 def test_code_groups_are_np_unique_groups_with_or_without_a_lookup_array():
     from db.stats.codes import groups
+
     rng = np.random.default_rng(3)
     for span, n in ((50, 1000), (10**9, 500), (7, 0)):  # a lookup array; np.unique (span too wide); nothing
         code = rng.integers(0, span, n)
@@ -182,6 +219,7 @@ def test_code_groups_are_np_unique_groups_with_or_without_a_lookup_array():
 def test_ratio_words_worded_once_per_distinct_text_are_each_rows_words():
     from bundle.metrics import metric
     from db.review.wording import _ratio_words, ratio_words
+
     rng = np.random.default_rng(1)
     special = [1.0, 1.005, 0.995, 2.675, 1 / 1.125, 0.0, -1.5, np.nan, np.inf, 1e20]  # halves, undefined, huge
     for trial in range(30):

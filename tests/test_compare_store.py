@@ -1,4 +1,5 @@
 """Compare, its JSON twin and its page against the seeded store (tests/seed.py), answers computed here."""
+
 from __future__ import annotations
 
 import json
@@ -8,10 +9,9 @@ from pathlib import Path
 import pytest
 
 import db.store.engine as store
-
-from db.review.comparison import CompareQuery, compare, compute_compare
-from db.errors import StoreError
 from bundle.schema import case_key
+from db.errors import StoreError
+from db.review.comparison import CompareQuery, compare, compute_compare
 from tests.seed import LINEAR_NOISE, LINEAR_SLOW, SOFTMAX, seed_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +27,9 @@ def seeded(tmp_path_factory):
 
 
 def _run(engine, **params):
-    return compare(engine, CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1", **params}))
+    return compare(
+        engine, CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1", **params})
+    )
 
 
 def _row(frame, **match):
@@ -39,16 +41,26 @@ def _row(frame, **match):
 
 
 def _pooled(bundles, machines, version, workload, params, metric):
-    return [x for b in bundles if b.machine.name in machines and b.build.torch_version == version
-            for r in b.results if r.workload == workload and r.params == params and r.metric == metric
-            and r.status.value == "ok" for x in r.samples]
+    return [
+        x
+        for b in bundles
+        if b.machine.name in machines and b.build.torch_version == version
+        for r in b.results
+        if r.workload == workload and r.params == params and r.metric == metric and r.status.value == "ok"
+        for x in r.samples
+    ]
 
 
 def test_ratios_medians_and_significance_match_known_answers(seeded):
     engine, ans, _ = seeded
     cases = _run(engine).cases
-    soft = _row(cases, scope="studio-1", workload="softmax", case_key=json.dumps(SOFTMAX, separators=(",", ":")),
-                metric="op_time")
+    soft = _row(
+        cases,
+        scope="studio-1",
+        workload="softmax",
+        case_key=json.dumps(SOFTMAX, separators=(",", ":")),
+        metric="op_time",
+    )
     base = _pooled(ans["bundles"], {"studio-1"}, "2.14.1", "softmax", SOFTMAX, "op_time")
     cand = _pooled(ans["bundles"], {"studio-1"}, "2.15.0rc1", "softmax", SOFTMAX, "op_time")
     assert soft.baseline_n == len(base) == 20 and soft.baseline_median == pytest.approx(statistics.median(base))
@@ -128,8 +140,12 @@ def test_json_twin_returns_the_functions_figures(seeded, monkeypatch):
     reg = client.get("/api/v1/regressions", params={"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"})
     assert reg.status_code == 200 and len(reg.json()["regressions"]) >= 3
     assert reg.json()["notes"] == expected["notes"]  # the review carries the comparison's notes
-    assert client.get("/api/v1/regressions", params={"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1",
-                                                      "threshold": "x"}).json()["errors"][0]["field"] == "threshold"
+    assert (
+        client.get(
+            "/api/v1/regressions", params={"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1", "threshold": "x"}
+        ).json()["errors"][0]["field"]
+        == "threshold"
+    )
     claims = client.get("/api/v1/claims").json()["claims"]
     assert {c["figure_status"] for c in claims} == {"reproduced", "not reproduced", "no data"}
     assert {c["status"] for c in claims} == {"reproduced", "not reproduced", "no data", "in geomean"}  # per case
@@ -198,11 +214,15 @@ def test_claims_reproduced_not_reproduced_and_no_data(seeded):
     assert (decode["dtype"], decode["compile"]) == ("bfloat16", "inductor")  # dtype: any, but reported per dtype
     assert claims.loc[("wan-vae-driver-peak", "Apple M3 Ultra (80-core GPU)"), "status"] == "reproduced"
     assert claims.loc[("wan-vae-live-peak", "Apple M3 Ultra (80-core GPU)"), "measured"] == pytest.approx(4.422 / 4.095)
-    assert claims.loc[("wan-vae-pad-calls", "Apple M3 Ultra (80-core GPU)"), "status"] == "reproduced"  # 8764 on both: +0
+    assert (
+        claims.loc[("wan-vae-pad-calls", "Apple M3 Ultra (80-core GPU)"), "status"] == "reproduced"
+    )  # 8764 on both: +0
     assert claims.loc[("qwen-image-vae-psnr", "Apple M3 Ultra (80-core GPU)"), "measured"] == pytest.approx(19.89)
     soft = claims.loc[("softmax-1x128256", "Apple M3 Ultra (80-core GPU)")]
     assert soft.status == "not reproduced" and soft.claimed == pytest.approx(57.37 / 7.14)  # seeded 1.25×
-    linear = claims.loc[("linear-decode-geomean", "Apple M2 (10-core GPU)")]  # the three M = 1 shapes: 0.8×, 1.1×, 1.0× time
+    linear = claims.loc[
+        ("linear-decode-geomean", "Apple M2 (10-core GPU)")
+    ]  # the three M = 1 shapes: 0.8×, 1.1×, 1.0× time
     assert set(linear.figure_status) == {"not reproduced"} and set(linear.status) == {"in geomean"}
     assert list(linear.n_cases) == [3] * 3  # each case its own row, with its own ratio
     assert sorted(linear.measured) == pytest.approx(sorted([1.25, 1 / 1.1, 1.0]), rel=0.02)
@@ -217,10 +237,21 @@ def test_claim_matching_uses_params_subset_and_model_hint():
     from db.views.claims import load_claims, matching
 
     claim = next(c for c in load_claims() if c["id"] == "qwen3-moe-decode")
-    keys = [{"model": "Qwen3.6-35B-A3B", "context": 512}, {"model": "Llama-3.1-8B", "context": 512},
-            {"architecture": "Qwen3MoeForCausalLM", "context": 512, "layers": 2}, {"model": "qwen3-tiny", "context": 2048}]
-    cases = pd.DataFrame({"metric": "decode_throughput", "compile": "inductor", "dtype": ["bfloat16", "bfloat16",
-                          "float16", "bfloat16"], "case_key": [json.dumps(k) for k in keys], "scope": "Apple M3 Ultra"})
+    keys = [
+        {"model": "Qwen3.6-35B-A3B", "context": 512},
+        {"model": "Llama-3.1-8B", "context": 512},
+        {"architecture": "Qwen3MoeForCausalLM", "context": 512, "layers": 2},
+        {"model": "qwen3-tiny", "context": 2048},
+    ]
+    cases = pd.DataFrame(
+        {
+            "metric": "decode_throughput",
+            "compile": "inductor",
+            "dtype": ["bfloat16", "bfloat16", "float16", "bfloat16"],
+            "case_key": [json.dumps(k) for k in keys],
+            "scope": "Apple M3 Ultra",
+        }
+    )
     found = matching(cases, claim, claim["figures"][0])  # context 512, any dtype, a qwen3 model by any param name
     assert [json.loads(k)["context"] for k in found.case_key] == [512, 512] and "Llama" not in "".join(found.case_key)
 
@@ -230,8 +261,12 @@ def test_matrix_cells_are_per_chip_geomeans_against_the_baseline(seeded):
 
     engine, ans, _ = seeded
     cells = matrix(engine, "op_time", "2.14.1", "chip", "float32", "eager", "softmax").set_index(["row", "build"])
-    assert cells.loc[("Apple M2 (10-core GPU)", "2.15.0rc1"), "geomean"] == pytest.approx(ans["softmax_speedup"], rel=0.02)
-    assert cells.loc[("Apple M3 Ultra (80-core GPU)", "2.15.0rc1"), "n_cases"] == 2  # two softmax shapes; machines pooled
+    assert cells.loc[("Apple M2 (10-core GPU)", "2.15.0rc1"), "geomean"] == pytest.approx(
+        ans["softmax_speedup"], rel=0.02
+    )
+    assert (
+        cells.loc[("Apple M3 Ultra (80-core GPU)", "2.15.0rc1"), "n_cases"] == 2
+    )  # two softmax shapes; machines pooled
     assert ("Apple M2 (10-core GPU)", "2.15.0") not in cells.index  # 2.15.0 ran only on studio-1
 
 
@@ -260,8 +295,15 @@ def test_page_tables_equal_the_json_twin(seeded, monkeypatch):
     assert len(cases) == len(api_cases) and len(families) == len(body["families"])
     for row in cases.to_dict("records"):
         twin = api_cases[(row["scope"], row["workload"], row["case_key"], row["dtype"], row["metric"])]
-        for col in ("baseline_median", "candidate_median", "oriented_ratio", "difference", "ci_low", "ci_high",
-                    "p_value"):
+        for col in (
+            "baseline_median",
+            "candidate_median",
+            "oriented_ratio",
+            "difference",
+            "ci_low",
+            "ci_high",
+            "p_value",
+        ):
             assert (row[col] != row[col] and twin[col] is None) or row[col] == pytest.approx(twin[col]), col
         assert (row["change"], row["significance"], row["unit"]) == (twin["change"], twin["significance"], twin["unit"])
     assert sorted(families.summary) == sorted(f["summary"] for f in body["families"])
@@ -290,6 +332,7 @@ def test_cache_follows_the_data_version_and_reads_run_from_many_threads(tmp_path
     threads = [threading.Thread(target=read) for _ in range(3)]
     [t.start() for t in threads]
     from db.ingest.core import ingest_bundle
+
     new = known_bundle(9, "2.15.0rc1", "rc", 7.0, 60.0, True)
     new = new.model_copy(update={"build": new.build.model_copy(update={"git_hash": None})})  # the seeded build's
     ingest_bundle(engine, raw(new))  # a new run of the candidate
@@ -297,7 +340,9 @@ def test_cache_follows_the_data_version_and_reads_run_from_many_threads(tmp_path
     assert not errors and len(done) == 15
     after = compare(engine, query)
     new_machine = after.unmatched[after.unmatched.scope == MACHINE_NAME]  # candidate-only: listed, not paired
-    assert after is not first and len(new_machine) == 4 and new_machine.reason.str.startswith("no baseline result").all()
+    assert (
+        after is not first and len(new_machine) == 4 and new_machine.reason.str.startswith("no baseline result").all()
+    )
     engine.dispose()
 
 
@@ -308,8 +353,18 @@ def test_claim_within_tolerance_but_noise_is_not_reproduced():
 
     claim = next(c for c in load_claims() if c["id"] == "linear-decode")
     key = json.dumps({"M": 1, "K": 1024, "N": 1024})
-    cases = pd.DataFrame({"scope": "Apple M4", "dtype": "bfloat16", "compile": "eager", "metric": "op_time",
-                          "case_key": key, "oriented_ratio": [2.0, 0.76, 1.0], "difference": float("nan"),
-                          "significance": "not significant", "change": "x"})
+    cases = pd.DataFrame(
+        {
+            "scope": "Apple M4",
+            "dtype": "bfloat16",
+            "compile": "eager",
+            "metric": "op_time",
+            "case_key": key,
+            "oriented_ratio": [2.0, 0.76, 1.0],
+            "difference": float("nan"),
+            "significance": "not significant",
+            "change": "x",
+        }
+    )
     row = _figure_rows(claim, claim["figures"][0], cases)[0]  # geomean 1.15 (within 10 % of 1.23? no: 1.149)
     assert row["n_cases"] == 3 and row["figure_status"] == "not reproduced" and "includes 1.00×" in row["figure_detail"]

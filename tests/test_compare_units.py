@@ -1,19 +1,25 @@
 """Selector parsing, version ordering, wording and the vectorised significance math (no store needed)."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from bundle.builds import build_sort_key
 from db.errors import StoreError
 from db.query.selectors import parse_selector
-from db.stats.significance import SampleLists, geomean_ci
-from bundle.builds import build_sort_key
 from db.review.wording import difference_words, ratio_words
+from db.stats.significance import SampleLists, geomean_ci
 
 
-@pytest.mark.parametrize("text,kind,canonical", [
-    ("torch=2.15.0rc1", "build", "torch=2.15.0rc1"), ("tag:role = candidate", "tag", "tag:role=candidate"),
-    ("runs:" + "b" * 32 + "," + "a" * 32, "runs", "runs:" + "a" * 32 + "," + "b" * 32)])
+@pytest.mark.parametrize(
+    "text,kind,canonical",
+    [
+        ("torch=2.15.0rc1", "build", "torch=2.15.0rc1"),
+        ("tag:role = candidate", "tag", "tag:role=candidate"),
+        ("runs:" + "b" * 32 + "," + "a" * 32, "runs", "runs:" + "a" * 32 + "," + "b" * 32),
+    ],
+)
 def test_selectors_parse(text, kind, canonical):
     sel = parse_selector(text, "baseline")
     assert (sel.kind, sel.text) == (kind, canonical)
@@ -27,11 +33,25 @@ def test_bad_selectors_name_the_parameter(text):
 
 
 def test_versions_order_numerically_rc_before_final_nightly_by_date():
-    builds = [("2.10.0", None), ("2.9.1", None), ("2.15.0", None), ("2.15.0rc1", None),
-              ("2.16.0.dev20261201", "2026-12-01"), ("2.16.0.dev20261120", "2026-11-20"), ("2.14.1+cpu", None)]
+    builds = [
+        ("2.10.0", None),
+        ("2.9.1", None),
+        ("2.15.0", None),
+        ("2.15.0rc1", None),
+        ("2.16.0.dev20261201", "2026-12-01"),
+        ("2.16.0.dev20261120", "2026-11-20"),
+        ("2.14.1+cpu", None),
+    ]
     ordered = [v for v, _ in sorted(builds, key=lambda b: build_sort_key(*b))]
-    assert ordered == ["2.9.1", "2.10.0", "2.14.1+cpu", "2.15.0rc1", "2.15.0", "2.16.0.dev20261120",
-                       "2.16.0.dev20261201"]
+    assert ordered == [
+        "2.9.1",
+        "2.10.0",
+        "2.14.1+cpu",
+        "2.15.0rc1",
+        "2.15.0",
+        "2.16.0.dev20261120",
+        "2.16.0.dev20261201",
+    ]
 
 
 def test_wording_follows_the_metric():
@@ -92,13 +112,25 @@ def test_sample_lists_take_and_caveats():
 
     lists = _lists([[1.0, 2.0], [3.0], [4.0, 5.0, 6.0]]).take(np.array([True, False, True]))
     assert lists.values.tolist() == [1.0, 2.0, 4.0, 5.0, 6.0] and lists.offsets.tolist() == [0, 2, 5]
-    frame = pd.DataFrame({"b_pooled": [1, 2, 1], "c_pooled": [1, 3, 1], "b_machines": [1, 2, 1],
-                          "c_machines": [1, 1, 1], "b_other": [None, "error", None], "c_other": [None, None, "fallback"]})
+    frame = pd.DataFrame(
+        {
+            "b_pooled": [1, 2, 1],
+            "c_pooled": [1, 3, 1],
+            "b_machines": [1, 2, 1],
+            "c_machines": [1, 1, 1],
+            "b_other": [None, "error", None],
+            "c_other": [None, None, "fallback"],
+        }
+    )
     assert caveats(frame, True).tolist() == [
-        "", "baseline: 2 results pooled; candidate: 3 results pooled; baseline: 2 machines pooled; "
-            "baseline: error results excluded", "candidate: fallback results excluded"]
-    assert caveats(frame, False).tolist()[1] == ("baseline: 2 results pooled; candidate: 3 results pooled; "
-                                                 "baseline: error results excluded")
+        "",
+        "baseline: 2 results pooled; candidate: 3 results pooled; baseline: 2 machines pooled; "
+        "baseline: error results excluded",
+        "candidate: fallback results excluded",
+    ]
+    assert caveats(frame, False).tolist()[1] == (
+        "baseline: 2 results pooled; candidate: 3 results pooled; baseline: error results excluded"
+    )
 
 
 def test_geomean_summary_names_its_family_and_orients_the_ci():
@@ -107,20 +139,33 @@ def test_geomean_summary_names_its_family_and_orients_the_ci():
     from db.review.comparison import CompareQuery
     from db.review.families import family_frame
 
-    cases = pd.DataFrame({"scope": "m1", "device": "mps", "workload": "linear", "metric": "op_time", "dtype": "bfloat16",
-                          "compile": "eager", "comparison": "ratio", "oriented_ratio": [0.8, 0.9, 0.85],
-                          "significance": "significant"})
+    cases = pd.DataFrame(
+        {
+            "scope": "m1",
+            "device": "mps",
+            "workload": "linear",
+            "metric": "op_time",
+            "dtype": "bfloat16",
+            "compile": "eager",
+            "comparison": "ratio",
+            "oriented_ratio": [0.8, 0.9, 0.85],
+            "significance": "significant",
+        }
+    )
     fam = family_frame(cases, CompareQuery("torch=2.14.1", "torch=2.15.0rc1")).iloc[0]
     assert fam.geomean == pytest.approx((0.8 * 0.9 * 0.85) ** (1 / 3)) and fam.n_worse == 3
     low, high = 1 / fam.ci_high, 1 / fam.ci_low  # the CI in "× slower" terms, as the words say it
-    assert fam.summary == (f"m1 · linear op_time bfloat16 eager: geomean {1 / fam.geomean:.2f}× slower "
-                           f"(95 % CI {low:.2f}–{high:.2f}×) over 3 cases, baseline torch=2.14.1")
+    assert fam.summary == (
+        f"m1 · linear op_time bfloat16 eager: geomean {1 / fam.geomean:.2f}× slower "
+        f"(95 % CI {low:.2f}–{high:.2f}×) over 3 cases, baseline torch=2.14.1"
+    )
 
 
 def test_vectorised_ratio_words_equal_per_value_formatting():
     from db.review.wording import ratio_words
 
     values = np.array([1.005, 0.995, 1 / 1.005, 1.125, 1 / 1.125, 2.675, 1.0, 0.999, 1e20, 0.0, -1.0, np.nan, np.inf])
+
     def plain(o: float) -> str:  # the rule, one value at a time with Python's own formatting
         if not 0 < o < float("inf"):
             return "ratio undefined"

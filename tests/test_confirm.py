@@ -1,5 +1,6 @@
 """`mpsbench confirm` (mpsbench/confirm.py): its decisions on known review answers, and a real loop — a planted 3×
 slowdown that one run a side of one process leaves unconfirmed is confirmed by rerunning only the doubtful cases."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _row(i: int, scope: str = "m1") -> dict:
-    return {"workload": "fake_spin", "case_key": json.dumps({"i": i}, separators=(",", ":")), "dtype": "float32",
-            "compile": "eager", "scope": scope}
+    return {
+        "workload": "fake_spin",
+        "case_key": json.dumps({"i": i}, separators=(",", ":")),
+        "dtype": "float32",
+        "compile": "eager",
+        "scope": scope,
+    }
 
 
 def test_decisions_follow_the_review():
@@ -31,15 +37,34 @@ def test_decisions_follow_the_review():
 
 
 def test_builds_alternate_which_goes_first():
-    assert interleaved(3) == [(1, "baseline"), (1, "candidate"), (2, "candidate"), (2, "baseline"),
-                              (3, "baseline"), (3, "candidate")]
+    assert interleaved(3) == [
+        (1, "baseline"),
+        (1, "candidate"),
+        (2, "candidate"),
+        (2, "baseline"),
+        (3, "baseline"),
+        (3, "candidate"),
+    ]
 
 
 def test_bad_arguments_are_one_error_line(tmp_path, capsys):
     assert main(["--baseline", "torch=2.14.1", "--candidate", "torch=2.15.0"]) == 1
     assert "ERROR: --baseline-python is required" in capsys.readouterr().err
-    assert main(["--baseline", "torch=2.14.1", "--candidate", "torch=2.15.0", "--baseline-python",
-                 str(tmp_path / "none"), "--candidate-python", sys.executable]) == 1
+    assert (
+        main(
+            [
+                "--baseline",
+                "torch=2.14.1",
+                "--candidate",
+                "torch=2.15.0",
+                "--baseline-python",
+                str(tmp_path / "none"),
+                "--candidate-python",
+                sys.executable,
+            ]
+        )
+        == 1
+    )
     assert "not an executable file" in capsys.readouterr().err
     assert main(["--resume", "--out", str(tmp_path)]) == 1
     assert "no confirm journal" in capsys.readouterr().err
@@ -60,7 +85,8 @@ def _wrapper(folder: Path, factor: str, version_suffix: str = "") -> Path:
     if version_suffix:
         (folder / "site").mkdir()
         (folder / "site" / "sitecustomize.py").write_text(
-            f"import torch\ntorch.__version__ = torch.__version__ + {version_suffix!r}\n")
+            f"import torch\ntorch.__version__ = torch.__version__ + {version_suffix!r}\n"
+        )
         site = f'PYTHONPATH="{folder / "site"}:$PYTHONPATH" '
     path = folder / "python"
     path.write_text(f'#!/bin/sh\n{site}MPSBENCH_FAKE_FACTOR={factor} exec "{sys.executable}" "$@"\n')
@@ -70,33 +96,95 @@ def _wrapper(folder: Path, factor: str, version_suffix: str = "") -> Path:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the wrapper environments are POSIX shell scripts")
 def test_a_planted_slowdown_left_unconfirmed_is_confirmed_by_rerunning_it(tmp_path):
-    env = {**os.environ, "MPSBENCH_DB": str(tmp_path / "store.duckdb"), "MPSBENCH_CATALOG": "tests.fake_workloads",
-           "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "MPSBENCH_DB": str(tmp_path / "store.duckdb"),
+        "MPSBENCH_CATALOG": "tests.fake_workloads",
+        "PYTHONPATH": str(ROOT),
+    }
     env.pop("MPSBENCH_TOKEN", None)
-    pythons = {"base": _wrapper(tmp_path / "a" / "bin", "1"),
-               "cand": _wrapper(tmp_path / "b" / "bin", "3", ".planted")}
+    pythons = {"base": _wrapper(tmp_path / "a" / "bin", "1"), "cand": _wrapper(tmp_path / "b" / "bin", "3", ".planted")}
     for role, python in pythons.items():  # one run a side, one process each: nothing to test them on
-        subprocess.run([str(python), "-m", "collector", "run", "--workload", "fake_spin", "--device", "cpu",
-                        "--processes", "1", "--machine-name", "m1", "--tag", f"role={role}", "--out",
-                        str(tmp_path / "runs")], cwd=ROOT, env=env, check=True, capture_output=True)
-        subprocess.run([sys.executable, "-m", "mpsbench", "ingest", str(tmp_path / "runs")], cwd=ROOT, env=env,
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                str(python),
+                "-m",
+                "collector",
+                "run",
+                "--workload",
+                "fake_spin",
+                "--device",
+                "cpu",
+                "--processes",
+                "1",
+                "--machine-name",
+                "m1",
+                "--tag",
+                f"role={role}",
+                "--out",
+                str(tmp_path / "runs"),
+            ],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            [sys.executable, "-m", "mpsbench", "ingest", str(tmp_path / "runs")],
+            cwd=ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
     review = ["--baseline", "tag:role=base", "--candidate", "tag:role=cand"]
-    before = subprocess.run([sys.executable, "-m", "mpsbench", "compare", *review, "--format", "json",
-                             "--fail-on", "unconfirmed"], cwd=ROOT, env=env, capture_output=True, text=True)
+    before = subprocess.run(
+        [sys.executable, "-m", "mpsbench", "compare", *review, "--format", "json", "--fail-on", "unconfirmed"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     answer = json.loads(before.stdout)
     slowed = case_id(_row(0))
     assert before.returncode == 1 and not answer["regressions"]
     assert slowed in {case_id(r) for r in answer["unconfirmed"]}
-    done = subprocess.run([sys.executable, "-m", "mpsbench", "confirm", *review, "--baseline-python",
-                           str(pythons["base"]), "--candidate-python", str(pythons["cand"]), "--rounds", "1",
-                           "--processes", "3", "--device", "cpu", "--machine-name", "m1", "--out",
-                           str(tmp_path / "confirm")], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mpsbench",
+            "confirm",
+            *review,
+            "--baseline-python",
+            str(pythons["base"]),
+            "--candidate-python",
+            str(pythons["cand"]),
+            "--rounds",
+            "1",
+            "--processes",
+            "3",
+            "--device",
+            "cpu",
+            "--machine-name",
+            "m1",
+            "--out",
+            str(tmp_path / "confirm"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"{CONFIRMED:>10}  {slowed}" in done.stdout
-    after = subprocess.run([sys.executable, "-m", "mpsbench", "compare", *review, "--format", "json"], cwd=ROOT,
-                           env=env, capture_output=True, text=True)
+    after = subprocess.run(
+        [sys.executable, "-m", "mpsbench", "compare", *review, "--format", "json"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert slowed in {case_id(r) for r in json.loads(after.stdout)["regressions"]}
     journal = next((tmp_path / "confirm").glob("*.confirm.jsonl")).read_text().splitlines()
     assert [json.loads(x)["side"] for x in journal[1:]] == ["baseline", "candidate"]
@@ -121,5 +209,8 @@ def test_resume_reads_a_journal_torn_by_a_kill_and_names_a_damaged_one(tmp_path,
     path.write_text(json.dumps(header) + "\n" + "{not json\n" + json.dumps(run) + "\n")  # damaged mid-file
     assert main(["--resume", str(path)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(f"ERROR: --resume: confirm journal {path} line 2 is not a JSON record") and "Traceback" not in err
+    assert (
+        err.startswith(f"ERROR: --resume: confirm journal {path} line 2 is not a JSON record")
+        and "Traceback" not in err
+    )
     assert path.read_text().count("\n") == 3  # a damaged file is left as it was

@@ -2,6 +2,7 @@
 worker processes leave a case's test while enough clean ones remain; a case without enough is unconfirmed
 (contended), counted apart, never a regression — whichever way it moved — and `--fail-on unconfirmed` fails on
 it. Figures are set here, so each expected answer is computed from these constants."""
+
 from __future__ import annotations
 
 import contextlib
@@ -32,8 +33,18 @@ CASES = 5
 def _timing(case: int, levels: list[float], shares: list[float] | None, calls: int = 4) -> dict:
     rng = np.random.default_rng(case)
     samples = [float(level * (1 + rng.uniform(-0.002, 0.002))) for level in levels for _ in range(calls)]
-    out = dict(workload="grouped_mm", suite="kernels", params={"case": case}, dtype="float32", compile="eager",
-               metric="op_time", unit="µs", status="ok", samples=samples, processes=[calls] * len(levels))
+    out = dict(
+        workload="grouped_mm",
+        suite="kernels",
+        params={"case": case},
+        dtype="float32",
+        compile="eager",
+        metric="op_time",
+        unit="µs",
+        status="ok",
+        samples=samples,
+        processes=[calls] * len(levels),
+    )
     return out | ({"contention": shares} if shares is not None else {})
 
 
@@ -75,7 +86,9 @@ def test_an_aa_review_against_a_busy_run_has_no_regression_and_names_every_conte
         assert len(answer["unconfirmed"]) == CASES and answer["summary"]["contended"] == CASES
         row = answer["unconfirmed"][0]
         assert row["doubt"].startswith("contended") and row["significance"] == "unconfirmed: contended"
-        assert "8 of 10 worker processes contended (70–84 % of the cores), too few clean: not tested" in row["contention"]
+        assert (
+            "8 of 10 worker processes contended (70–84 % of the cores), too few clean: not tested" in row["contention"]
+        )
         assert row["p_value"] is None
         group = answer["summary"]["groups"][0]
         assert (group["faster"], group["slower"], group["unchanged"], group["contended"]) == (0, 0, 0, CASES)
@@ -90,8 +103,9 @@ def test_contended_processes_leave_the_test_and_a_real_slowdown_is_still_found(s
     ingest_bundle(store, _bundle("2.14.1", [_timing(c, _quiet(c), QUIET) for c in range(CASES)]))
     slow = [_timing(c, _quiet(50 + c, 2.0)[:8] + [40000.0, 30000.0], shares) for c in range(CASES)]
     ingest_bundle(store, _bundle("2.15.0", slow))
-    answer = review_answer(store, Review(CompareQuery.from_params(
-        {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"})))
+    answer = review_answer(
+        store, Review(CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"}))
+    )
     assert len(answer["regressions"]) == CASES and answer["unconfirmed"] == []
     row = answer["regressions"][0]
     # the figures are the clean processes': a median near 2 × 57 µs, not pulled up by the 30,000 µs ones
@@ -103,8 +117,9 @@ def test_contended_processes_leave_the_test_and_a_real_slowdown_is_still_found(s
 def test_a_contended_case_that_moved_the_other_way_is_unconfirmed_not_faster(store):
     ingest_bundle(store, _bundle("2.14.1", [_timing(c, BUSY_LEVELS, BUSY_SHARES) for c in range(CASES)]))
     ingest_bundle(store, _bundle("2.15.0", [_timing(c, _quiet(c, 2.0), QUIET) for c in range(CASES)]))
-    answer = review_answer(store, Review(CompareQuery.from_params(
-        {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"})))
+    answer = review_answer(
+        store, Review(CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"}))
+    )
     assert answer["regressions"] == [] and len(answer["unconfirmed"]) == CASES  # 2× slower hidden by a busy side
     assert answer["summary"]["groups"][0]["faster"] == 0
 
@@ -116,22 +131,32 @@ def test_an_old_warning_is_read_as_its_share_for_every_process_and_nothing_else_
 
     sql = f"SELECT {STORED_SQL} FROM (SELECT ?::DOUBLE[] AS contention, ?::INT[] AS processes, ? AS warnings_json)"
     said = lambda warnings, processes=(2, 2), shares=(): duckdb.execute(  # noqa: E731
-        sql, [list(shares), list(processes), json.dumps(warnings)]).fetchall()[0][0]
+        sql, [list(shares), list(processes), json.dumps(warnings)]
+    ).fetchall()[0][0]
     assert said(["CPU contention: other processes used 62 % of the machine's 2 cores"]) == [0.62, 0.62]
     assert said(["noisy op_time: IQR is 12 %"]) == []
-    assert said(["CPU contention: other processes used 62 %", "CPU contention: other processes used 81.5 %"],
-                processes=()) == [0.815]  # one process; the largest share stated
+    assert said(
+        ["CPU contention: other processes used 62 %", "CPU contention: other processes used 81.5 %"], processes=()
+    ) == [0.815]  # one process; the largest share stated
     assert said(["CPU contention: other processes used 62 %"], shares=(0.1, 0.0)) == [0.1, 0.0]  # measured stays
 
 
 def test_an_old_bundles_contention_warning_counts_every_process_as_contended(store):
-    old = [_timing(c, _quiet(c, 3.0), None) | {"warnings": [
-        "CPU contention: other processes used 62 % of the machine's 2 cores during this case; timings may be "
-        "inflated"]} for c in range(CASES)]
+    old = [
+        _timing(c, _quiet(c, 3.0), None)
+        | {
+            "warnings": [
+                "CPU contention: other processes used 62 % of the machine's 2 cores during this case; timings may be "
+                "inflated"
+            ]
+        }
+        for c in range(CASES)
+    ]
     ingest_bundle(store, _bundle("2.14.1", [_timing(c, _quiet(c), QUIET) for c in range(CASES)]))
     ingest_bundle(store, _bundle("2.15.0", old, schema=2))
-    answer = review_answer(store, Review(CompareQuery.from_params(
-        {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"})))
+    answer = review_answer(
+        store, Review(CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"}))
+    )
     assert answer["regressions"] == [] and len(answer["unconfirmed"]) == CASES
     assert "10 of 10 worker processes contended (62 % of the cores)" in answer["unconfirmed"][0]["contention"]
 
@@ -179,8 +204,17 @@ def test_a_v8_store_is_migrated_its_old_warnings_read_as_contention_and_its_aa_m
     warned = {"warnings": ["CPU contention: other processes used 70 % of the machine's 2 cores during this case"]}
     for run in range(3):  # three runs of one build on one machine: A/A pairs; the last one ran contended
         busy = run == 2
-        ingest_bundle(engine, _bundle("2.14.1", [_timing(c, _quiet(10 * run + c, 40.0 if busy else 1.0), None)
-                                                 | (warned if busy else {}) for c in range(CASES)], schema=2))
+        ingest_bundle(
+            engine,
+            _bundle(
+                "2.14.1",
+                [
+                    _timing(c, _quiet(10 * run + c, 40.0 if busy else 1.0), None) | (warned if busy else {})
+                    for c in range(CASES)
+                ],
+                schema=2,
+            ),
+        )
     with engine.begin() as conn:  # as v8 stored it: no shares, an A/A model that took every run
         conn.execute(text("UPDATE results SET contention = []"))
         for table in ("aa_pairs", "aa_cases", "aa_noise"):
@@ -198,25 +232,40 @@ def test_a_v8_store_is_migrated_its_old_warnings_read_as_contention_and_its_aa_m
         shares = conn.execute(text("SELECT DISTINCT contention FROM results WHERE metric = 'op_time'")).scalars().all()
         assert sorted(map(tuple, shares)) == [(), (0.7,) * 10]
         assert conn.execute(text("SELECT count(*) FROM aa_pairs")).scalar() == CASES  # only the clean pair
-        sides = conn.execute(text("SELECT contended, contended_processes, timed_processes FROM side_cases "
-                                  "WHERE metric = 'op_time' AND kind = 'machine'")).all()
+        sides = conn.execute(
+            text(
+                "SELECT contended, contended_processes, timed_processes FROM side_cases "
+                "WHERE metric = 'op_time' AND kind = 'machine'"
+            )
+        ).all()
     engine.dispose()
     # the three runs are one group (a build on a machine): 10 of its 30 processes contended, 20 clean remain
     assert sides == [(False, 10, 30)] * CASES
 
 
 def test_a_sampled_memory_peak_read_in_a_contended_process_is_unconfirmed_an_exact_one_is_judged(store):
-    gib = 2.0 ** 30
+    gib = 2.0**30
 
     def peaks(driver: float, reserved: float, share: float) -> list[dict]:
-        common = dict(workload="constant_pad", suite="kernels", params={"case": 0}, dtype="float32", compile="eager",
-                      status="ok", contention=[share])
-        return [dict(common, metric="memory_driver_peak", unit="B", samples=[driver]),
-                dict(common, metric="memory_reserved_peak", unit="B", samples=[reserved])]
+        common = dict(
+            workload="constant_pad",
+            suite="kernels",
+            params={"case": 0},
+            dtype="float32",
+            compile="eager",
+            status="ok",
+            contention=[share],
+        )
+        return [
+            dict(common, metric="memory_driver_peak", unit="B", samples=[driver]),
+            dict(common, metric="memory_reserved_peak", unit="B", samples=[reserved]),
+        ]
+
     ingest_bundle(store, _bundle("2.14.1", peaks(1.0 * gib, 1.0 * gib, 0.0)))
     ingest_bundle(store, _bundle("2.15.0", peaks(1.25 * gib, 1.25 * gib, 0.5)))  # both 25 % and 256 MiB more
-    answer = review_answer(store, Review(CompareQuery.from_params(
-        {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"})))
+    answer = review_answer(
+        store, Review(CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"}))
+    )
     assert [r["metric"] for r in answer["regressions"]] == ["memory_reserved_peak"]  # an allocator count: exact
     [doubt] = answer["unconfirmed"]
     assert doubt["metric"] == "memory_driver_peak" and doubt["doubt"].startswith("contended")
@@ -225,16 +274,27 @@ def test_a_sampled_memory_peak_read_in_a_contended_process_is_unconfirmed_an_exa
 def test_a_sampled_peak_with_a_run_spread_is_tested_a_move_within_it_is_no_regression(store):
     """Three runs of the baseline whose CPU driver peaks spread ±20 % (A/A pairs and runs to test on): a candidate
     peak 18 % (and 80 MiB) above their mean is within that spread, one 3× above is not."""
-    mib = 2.0 ** 20
+    mib = 2.0**20
 
     def peak(case: int, value: float) -> dict:
-        return dict(workload="constant_pad", suite="kernels", params={"case": case}, dtype="float32",
-                    compile="eager", status="ok", metric="memory_driver_peak", unit="B", samples=[value * mib])
+        return dict(
+            workload="constant_pad",
+            suite="kernels",
+            params={"case": case},
+            dtype="float32",
+            compile="eager",
+            status="ok",
+            metric="memory_driver_peak",
+            unit="B",
+            samples=[value * mib],
+        )
+
     for level in (350.0, 450.0, 550.0):
         ingest_bundle(store, _bundle("2.14.1", [peak(0, level), peak(1, level)]))
     for level in (500.0, 560.0):
         ingest_bundle(store, _bundle("2.15.0", [peak(0, level), peak(1, 3 * level)]))
-    answer = review_answer(store, Review(CompareQuery.from_params(
-        {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"})))
+    answer = review_answer(
+        store, Review(CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"}))
+    )
     assert [json.loads(r["case_key"])["case"] for r in answer["regressions"]] == [1]
     assert answer["regressions"][0]["significance"] == "significant"

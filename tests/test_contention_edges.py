@@ -2,6 +2,7 @@
 a 422 naming the field and the rule (nothing stored); --idle-wait is refused out of range and travels with a
 sweep's runs and a run's journal; an A/A pair compares the medians of the clean processes; the gate, the cards and
 the Markdown export say how many cases were contended."""
+
 from __future__ import annotations
 
 import contextlib
@@ -16,14 +17,17 @@ from db.store.engine import open_store
 from tests.bundles import make_bundle, make_result
 
 
-@pytest.mark.parametrize(("field", "value", "rule"), [
-    ("contention", [1.5, 0.0], "less than or equal to 1"),
-    ("contention", [-0.1, 0.0], "greater than or equal to 0"),
-    ("contention", ["busy", 0.0], "valid number"),
-    ("contention", [0.1], "1 contention shares for 2 worker processes"),
-    ("contention", {"p": 0.1}, "valid array"),
-    ("rounding", "60 dB", "valid number"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "rule"),
+    [
+        ("contention", [1.5, 0.0], "less than or equal to 1"),
+        ("contention", [-0.1, 0.0], "greater than or equal to 0"),
+        ("contention", ["busy", 0.0], "valid number"),
+        ("contention", [0.1], "1 contention shares for 2 worker processes"),
+        ("contention", {"p": 0.1}, "valid array"),
+        ("rounding", "60 dB", "valid number"),
+    ],
+)
 def test_bad_contention_or_rounding_is_a_422_naming_the_field_and_nothing_is_stored(tmp_path, field, value, rule):
     engine = open_store(tmp_path / "s.duckdb")
     bad = make_result(samples=[1.0, 2.0], processes=[1, 1]) | {field: value}
@@ -54,9 +58,16 @@ def test_idle_wait_out_of_range_is_refused_and_a_sweep_and_a_journal_carry_it(tm
 
 def _run(version: str, levels: list[float], shares: list[float]) -> dict:
     samples = [v for v in levels for _ in range(3)]
-    return make_bundle(schema_version=3, build={"torch_version": version, "channel": "release",
-                                                "python_version": "3.11.7", "collector_version": "0.2.0"},
-                       results=[make_result(samples=samples, processes=[3] * len(levels), contention=shares)])
+    return make_bundle(
+        schema_version=3,
+        build={
+            "torch_version": version,
+            "channel": "release",
+            "python_version": "3.11.7",
+            "collector_version": "0.2.0",
+        },
+        results=[make_result(samples=samples, processes=[3] * len(levels), contention=shares)],
+    )
 
 
 def test_an_aa_pair_compares_the_medians_of_the_clean_processes(tmp_path):

@@ -1,5 +1,6 @@
 """Correctness draws PSNR in dB even when its records carry no tolerance (a store's usual PSNR records): the slope
 chart has a point per side and case, its axis says dB to 0.1 dB, and a tolerance rule is drawn only where known."""
+
 from __future__ import annotations
 
 from bundle.schema import Bundle
@@ -12,15 +13,18 @@ PSNR_DB = {"2.14.1": 10.06, "2.15.0rc1": 29.95}
 
 
 def _without_tolerance(bundle: Bundle) -> Bundle:
-    results = [r.model_copy(update={"tolerance": None, "passed": None}) if r.metric == "psnr_vs_cpu" else r
-               for r in bundle.results]
+    results = [
+        r.model_copy(update={"tolerance": None, "passed": None}) if r.metric == "psnr_vs_cpu" else r
+        for r in bundle.results
+    ]
     return bundle.model_copy(update={"results": results})
 
 
 def _fill(engine) -> None:
     for i, (version, channel) in enumerate([("2.14.1", "stable"), ("2.15.0rc1", "rc")]):
-        ingest_bundle(engine, raw(_without_tolerance(known_bundle(i, version, channel, 10.0, PSNR_DB[version],
-                                                                   True))), "test")
+        ingest_bundle(
+            engine, raw(_without_tolerance(known_bundle(i, version, channel, 10.0, PSNR_DB[version], True))), "test"
+        )
 
 
 def test_psnr_without_a_tolerance_is_drawn_in_db(tmp_path, monkeypatch):
@@ -42,6 +46,7 @@ def test_a_known_tolerance_is_a_labelled_rule(tmp_path, monkeypatch):
     def fill(engine):
         for i, (version, channel) in enumerate([("2.14.1", "stable"), ("2.15.0rc1", "rc")]):
             ingest_bundle(engine, raw(known_bundle(i, version, channel, 10.0, PSNR_DB[version], i == 1)), "test")
+
     page_store(tmp_path, monkeypatch, fill)
     at = open_page("correctness.py", {"metric": "psnr_vs_cpu"})
     (slope, slope_rows), _ = drawn_charts(at)

@@ -2,6 +2,7 @@
 level (the same figure for the reference rounded once to the output's dtype), and a PSNR drop or an error growth
 within a few roundings is the dtype's jitter, not a regression. Still found: passed → failed, a 20 dB drop, an
 error 50× larger, a move near the tolerance, and every figure without a level (older bundles)."""
+
 from __future__ import annotations
 
 import math
@@ -27,10 +28,10 @@ def test_the_rounding_level_is_the_references_own_rounding_to_the_outputs_dtype(
     rounded = ref.to(torch.bfloat16).double()  # computed here independently of collector.correctness
     err = (rounded - ref).abs()
     peak = float(ref.max() - ref.min())
-    psnr = 10 * math.log10(peak ** 2 / float((err ** 2).mean()))
+    psnr = 10 * math.log10(peak**2 / float((err**2).mean()))
     assert check.rounding[0] == pytest.approx(psnr, rel=1e-12)
     assert check.rounding[1] == pytest.approx(float(err.max()), rel=1e-12)
-    assert check.rounding[2] <= 2.0 ** -8 * 1.0001  # one rounding of a bf16 value: at most u = 2⁻⁸ relative
+    assert check.rounding[2] <= 2.0**-8 * 1.0001  # one rounding of a bf16 value: at most u = 2⁻⁸ relative
     # the computed bf16 softmax is a few roundings off, well inside ROUNDING_UNITS: what reorders move around
     assert 0 < psnr - check.psnr_db < 20 * math.log10(ROUNDING_UNITS)
 
@@ -38,12 +39,20 @@ def test_the_rounding_level_is_the_references_own_rounding_to_the_outputs_dtype(
 BASE = {"torch_version": "2.14.1", "channel": "release", "python_version": "3.11.7", "collector_version": "0.2.0"}
 
 
-def _figures(case: str, psnr: float, max_abs: float, level: tuple[float, float] | None, passed: bool = True,
-             tolerance: float | None = None) -> list[dict]:
+def _figures(
+    case: str,
+    psnr: float,
+    max_abs: float,
+    level: tuple[float, float] | None,
+    passed: bool = True,
+    tolerance: float | None = None,
+) -> list[dict]:
     extra = (lambda i: {"rounding": level[i]}) if level else (lambda i: {})
     common = dict(workload="vae", suite="models", params={"case": case}, dtype="bfloat16", passed=passed)
-    return [make_result(**common, metric="psnr_vs_cpu", unit="dB", samples=[psnr], tolerance=tolerance, **extra(0)),
-            make_result(**common, metric="max_abs_error", unit="1", samples=[max_abs], tolerance=0.01, **extra(1))]
+    return [
+        make_result(**common, metric="psnr_vs_cpu", unit="dB", samples=[psnr], tolerance=tolerance, **extra(0)),
+        make_result(**common, metric="max_abs_error", unit="1", samples=[max_abs], tolerance=0.01, **extra(1)),
+    ]
 
 
 CASES = {  # case: (baseline, candidate) as (psnr dB, max abs, level (dB, abs) or None, passed, psnr tolerance)
@@ -70,8 +79,9 @@ def test_jitter_within_the_dtypes_rounding_is_no_regression_and_real_breakage_st
     for side, build in ((0, BASE), (1, None)):
         results = [r for case, sides in CASES.items() for r in _figures(case, *sides[side])]
         ingest_bundle(engine, make_bundle(schema_version=3, results=results, **({"build": build} if build else {})))
-    answer = review_answer(engine, Review(CompareQuery.from_params({"baseline": "torch=2.14.1",
-                                                                    "candidate": "torch=2.15.0rc1"})))
+    answer = review_answer(
+        engine, Review(CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"}))
+    )
     engine.dispose()
     found = {r["case_key"].split('"')[3] for r in answer["regressions"]}
     assert found == REGRESSED

@@ -1,4 +1,5 @@
 """Every dashboard page under Streamlit's AppTest, against a seeded store, a known-answer store and an empty one."""
+
 from __future__ import annotations
 
 import json
@@ -8,14 +9,14 @@ import pytest
 from sqlalchemy import func, select
 from streamlit.testing.v1 import AppTest
 
+from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
 from db.store.tables import ResultRow, Run
-from db.ingest.core import ingest_bundle
 from pages.navigation import PAGES
 from tests.dashboard_bundles import MACHINE_NAME, known_bundle, known_bundles, raw
-from tests.page_store import SCRIPT, TIMEOUT_S, open_page as _page, page_store
+from tests.page_store import SCRIPT, TIMEOUT_S, page_store
+from tests.page_store import open_page as _page
 from tests.seed import seed_store
-
 
 
 def _store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fill) -> Path:
@@ -32,15 +33,16 @@ def known_db(tmp_path, monkeypatch) -> Path:
     return _store(tmp_path, monkeypatch, _ingest_known)
 
 
-
-
 def _cells(at: AppTest) -> list[str]:
     return [str(v) for frame in at.dataframe for v in frame.value.astype(str).to_numpy().ravel()]
 
 
 def _texts(at: AppTest) -> str:
-    parts = [e.value for kind in ("title", "header", "subheader", "caption", "info", "error", "success", "code",
-                                  "markdown", "text") for e in getattr(at, kind)]
+    parts = [
+        e.value
+        for kind in ("title", "header", "subheader", "caption", "info", "error", "success", "code", "markdown", "text")
+        for e in getattr(at, kind)
+    ]
     return "\n".join(str(p) for p in parts)
 
 
@@ -83,8 +85,17 @@ def test_run_page_shows_provenance_and_results_with_units(known_db):
     at = _page("runs.py", {"run_id": run_id})
     assert not at.exception
     provenance = "\n".join(c.value for c in at.code)
-    for expected in (run_id, f"{1:040x}", "2.15.0rc1", "python -m collector run --profile quick",
-                     "PYTORCH_ENABLE_MPS_FALLBACK", "Apple M2 Max", "0.1.0", "**bold?**", "\"transformers\": \"5.25.0\""):
+    for expected in (
+        run_id,
+        f"{1:040x}",
+        "2.15.0rc1",
+        "python -m collector run --profile quick",
+        "PYTORCH_ENABLE_MPS_FALLBACK",
+        "Apple M2 Max",
+        "0.1.0",
+        "**bold?**",
+        '"transformers": "5.25.0"',
+    ):
         assert expected in provenance, expected
     results = at.dataframe[-1].value
     op = results[results["metric"] == "op_time"].iloc[0]
@@ -109,10 +120,14 @@ def test_memory_shows_gib_and_unavailable_never_zero(known_db):
     assert [s.value for s in at.subheader] == [f"{MACHINE_NAME} · Apple M2 Max"]  # one panel per machine
     table = at.dataframe[0].value.set_index("figure")
     assert list(table.columns[:1]) == ["case"] and table["case"].iloc[0] == "softmax · n=1024 · fp16"
-    assert (table.loc["driver total peak", "baseline"], table.loc["driver total peak", "candidate"]) == \
-        ("2.000 GiB", "2.000 GiB")  # defaults: the stable build vs the rc
+    assert (table.loc["driver total peak", "baseline"], table.loc["driver total peak", "candidate"]) == (
+        "2.000 GiB",
+        "2.000 GiB",
+    )  # defaults: the stable build vs the rc
     reserved = table.loc["allocator reserved peak"]
-    assert reserved["baseline"] == reserved["candidate"] == "unavailable: torch.mps has no reserved-peak API in this build"
+    assert (
+        reserved["baseline"] == reserved["candidate"] == "unavailable: torch.mps has no reserved-peak API in this build"
+    )
 
 
 def test_matrix_opens_on_the_most_measured_dtype_without_none_cells(tmp_path, monkeypatch):
@@ -152,8 +167,10 @@ def test_correctness_flags_faster_but_wrong(known_db):
 def _counts(path: Path) -> tuple[int, int]:
     engine = open_store(path)
     with engine.connect() as conn:
-        found = conn.execute(select(func.count()).select_from(Run)).scalar(), \
-            conn.execute(select(func.count()).select_from(ResultRow)).scalar()
+        found = (
+            conn.execute(select(func.count()).select_from(Run)).scalar(),
+            conn.execute(select(func.count()).select_from(ResultRow)).scalar(),
+        )
     engine.dispose()
     return found
 
@@ -170,8 +187,9 @@ def test_upload_reports_new_present_and_refused(tmp_path, monkeypatch, uploader)
     bad = json.loads(good)
     bad["run_id"], bad["results"][0]["unit"] = "f" * 32, "parsecs"
     at = _page("upload.py", token=uploader)
-    at.file_uploader[0].set_value([("good.json", good, "application/json"),
-                                   ("bad.json", json.dumps(bad).encode(), "application/json")])
+    at.file_uploader[0].set_value(
+        [("good.json", good, "application/json"), ("bad.json", json.dumps(bad).encode(), "application/json")]
+    )
     at.run()
     outcomes = at.dataframe[0].value.set_index("file")
     assert outcomes.loc["good.json", "outcome"] == "new" and outcomes.loc["good.json", "results"] == 4
@@ -217,8 +235,16 @@ def test_trends_defaults_to_a_stored_case_from_menus(tmp_path, monkeypatch):
 
 def test_trends_link_from_compare_opens_that_case(tmp_path, monkeypatch):
     _store(tmp_path, monkeypatch, seed_store)
-    at = _page("trends.py", {"workload": "softmax", "case_key": '{"rows":1,"vocab":128256}', "dtype": "float32",
-                             "compile": "eager", "metric": "op_time"})
+    at = _page(
+        "trends.py",
+        {
+            "workload": "softmax",
+            "case_key": '{"rows":1,"vocab":128256}',
+            "dtype": "float32",
+            "compile": "eager",
+            "metric": "op_time",
+        },
+    )
     assert not at.exception and not at.error
     points = at.dataframe[0].value
     assert "2.16.0.dev20261201" in set(points.torch_version)

@@ -1,5 +1,6 @@
 """The Compare, Regressions, Matrix and Correctness pages under AppTest on the seeded store (tests/seed.py): the
 status-change panel, a case's detail, the correctness slope counts, and empty comparisons that say why."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -79,8 +80,10 @@ def test_correctness_slope_counts_and_a_bad_build_named(seeded):
     at = _page("correctness.py", {"metric": "psnr_vs_cpu"})
     # by the review's rule (3 dB): the M2's 40 dB fall and the roundtrip's 19.9 dB rise; the M3 Ultra softmax is
     # the same on both builds
-    assert "1 improved, 1 worsened, 2 within its rule of 4 case(s), by the rule Regressions uses" in \
-        " ".join(_texts(at))[:100000]
+    assert (
+        "1 improved, 1 worsened, 2 within its rule of 4 case(s), by the rule Regressions uses"
+        in " ".join(_texts(at))[:100000]
+    )
     slopes = at.dataframe[1].value
     air = slopes[slopes.machine_name == "air-1"].iloc[0]
     assert (air.baseline_margin, air.candidate_margin, air.direction) == (20.0, -20.0, "worsened")

@@ -2,6 +2,7 @@
 each TTFT sample, so a 1.3× slower decode is one regression (the timing's row, carrying its tokens/s) in the
 regressions, the release summary and cards, the exports, the API and `mpsbench compare`, never two. Known answers
 from tests/decode_store.py's constants."""
+
 from __future__ import annotations
 
 import csv
@@ -10,21 +11,20 @@ import json
 import re
 
 import pytest
-
-from tests.store_fixtures import cli_store_file
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 import db.store.engine
 from bundle.metrics import DERIVED, RULES, MetricError, RuleKind, parse_rules
 from db.cli import main
-from db.views.compare_chart import case_rows
-from db.review.review import Review, judge_review
 from db.review.listing import regressions
-from db.views.review_export import md_escape
+from db.review.review import Review, judge_review
 from db.review.summary import release_summary
+from db.views.compare_chart import case_rows
+from db.views.review_export import md_escape
 from db.views.verdict_cards import verdict_cards
 from tests import decode_store as d
+from tests.store_fixtures import cli_store_file
 
 PARAMS = {"baseline": d.BASELINE, "candidate": d.CANDIDATE}
 SLOWER = d.DECODE_S[True] / d.DECODE_S[False]  # 1.3
@@ -67,12 +67,14 @@ def test_one_regression_row_per_measurement_carrying_its_tokens_per_second(engin
     assert ttft.worse_by == pytest.approx(d.TTFT_MS[True] / d.TTFT_MS[False] - 1, rel=0.01)
     name, before, after = _figure(decode.figures)
     assert name == "decode_throughput"
-    assert (before, after) == pytest.approx((d.NEW_TOKENS / d.DECODE_S[False], d.NEW_TOKENS / d.DECODE_S[True]),
-                                            rel=2e-3)
+    assert (before, after) == pytest.approx(
+        (d.NEW_TOKENS / d.DECODE_S[False], d.NEW_TOKENS / d.DECODE_S[True]), rel=2e-3
+    )
     name, before, after = _figure(ttft.figures)
     assert name == "prefill_throughput"
-    assert (before, after) == pytest.approx((d.CONTEXT / (d.TTFT_MS[False] / 1e3), d.CONTEXT / (d.TTFT_MS[True] / 1e3)),
-                                            rel=2e-3)
+    assert (before, after) == pytest.approx(
+        (d.CONTEXT / (d.TTFT_MS[False] / 1e3), d.CONTEXT / (d.TTFT_MS[True] / 1e3)), rel=2e-3
+    )
     assert rows[("vae_tiled_decode", "decode_time")].figures == ""  # a VAE decode has no rate: a plain timing
 
 
@@ -141,10 +143,11 @@ def test_the_cli_gate_and_exports_count_each_measurement_once(store_file, capsys
     _, out, _ = _cli(capsys, "--format", "csv")
     table = list(csv.DictReader(io.StringIO(out)))
     assert len(table) == len(EXPECTED)
-    assert [r["figures"] for r in table if (r["workload"], r["metric"]) == ("decode", "decode_time")] \
-        == [figures["decode_time"]]
+    assert [r["figures"] for r in table if (r["workload"], r["metric"]) == ("decode", "decode_time")] == [
+        figures["decode_time"]
+    ]
     _, out, _ = _cli(capsys)  # the table: one line per measurement, its tokens/s on that line
     lines = out.splitlines()
-    table = lines[lines.index(f"{len(EXPECTED)} regression(s), worst first:") + 2:][:len(EXPECTED)]
+    table = lines[lines.index(f"{len(EXPECTED)} regression(s), worst first:") + 2 :][: len(EXPECTED)]
     [decode] = [line for line in table if "tiny-lm" in line and " decode_time " in line]
     assert "decode_throughput" in decode and sum("decode_throughput" in line for line in table) == 1

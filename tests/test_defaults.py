@@ -1,5 +1,6 @@
 """The default comparison: the release question (latest stable vs the newest rc after it); a nightly only where no
 rc is newer than the stable, else a second, labelled comparison."""
+
 from db.views.defaults import default_pair, preview_pair
 
 
@@ -36,11 +37,15 @@ def test_release_counts_as_stable_and_compare_sides_come_from_the_selectors():
     from db.views.defaults import default_sides, side_labels
 
     assert default_pair(["2.14.1", "2.15.0rc1"], ["release", "rc"]) == ("2.14.1", "2.15.0rc1")
-    selectors = pd.DataFrame({"selector": ["torch=2.14.1", "torch=2.15.0rc1", "torch=2.16.0.dev1", "tag:role=x"],
-                              "kind": ["build", "build", "build", "tag"],
-                              "label": ["torch 2.14.1 (release)", "torch 2.15.0rc1 (rc)", "torch 2.16.0.dev1 (local)",
-                                        "tag role = x"],
-                              "n_runs": [4, 1, 2, 3], "channel": ["release", "rc", "local", ""]})
+    selectors = pd.DataFrame(
+        {
+            "selector": ["torch=2.14.1", "torch=2.15.0rc1", "torch=2.16.0.dev1", "tag:role=x"],
+            "kind": ["build", "build", "build", "tag"],
+            "label": ["torch 2.14.1 (release)", "torch 2.15.0rc1 (rc)", "torch 2.16.0.dev1 (local)", "tag role = x"],
+            "n_runs": [4, 1, 2, 3],
+            "channel": ["release", "rc", "local", ""],
+        }
+    )
     assert default_sides(selectors) == ("torch=2.14.1", "torch=2.15.0rc1")  # never a tag, never first vs last
     assert side_labels(selectors)("torch=2.15.0rc1") == "torch 2.15.0rc1 (rc) · 1 run"
     assert side_labels(selectors)("torch=2.14.1") == "torch 2.14.1 (release) · 4 runs"
@@ -52,15 +57,24 @@ def _three_builds(engine) -> None:
     from tests.bundles import make_bundle
 
     for version, channel in (("2.14.1", "stable"), ("2.15.0rc1", "rc"), ("2.16.0.dev20261120", "nightly")):
-        ingest_bundle(engine, make_bundle(build={"torch_version": version, "channel": channel,
-                                                 "python_version": "3.11.7", "collector_version": "0.1.0"}))
+        ingest_bundle(
+            engine,
+            make_bundle(
+                build={
+                    "torch_version": version,
+                    "channel": channel,
+                    "python_version": "3.11.7",
+                    "collector_version": "0.1.0",
+                }
+            ),
+        )
 
 
 def test_overview_asks_the_release_question_shows_the_nightly_apart_and_takes_the_url(tmp_path, monkeypatch):
-    from db.store.engine import open_store
-    from db.views.overview import overview
     from streamlit.testing.v1 import AppTest
 
+    from db.store.engine import open_store
+    from db.views.overview import overview
     from tests.page_store import SCRIPT, TIMEOUT_S, open_page, page_store
 
     engine = open_store(tmp_path / "twin.duckdb")

@@ -1,6 +1,7 @@
 """Each derived figure has one definition (issue 37): the side quartiles' SQL (db.stats.lists.quartiles_sql) gives
 the numpy path's floats to the last bit, and the ratio conversions (db.stats.ratios) are each other's inverses
 where they should be."""
+
 from __future__ import annotations
 
 import duckdb

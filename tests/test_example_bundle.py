@@ -1,4 +1,5 @@
 """The committed example bundle (a real `collector run --suite kernels --profile quick --device cpu`) ingests."""
+
 import json
 from pathlib import Path
 
@@ -22,9 +23,15 @@ def test_example_bundle_ingests_with_every_result():
 
 def _stored(engine) -> list[tuple]:
     with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(
-            "SELECT result_id, metric, unit, status, samples, processes, contention, n, median, mean, min, max, p25, "
-            "p75, stdev FROM results ORDER BY result_id")).fetchall()]
+        return [
+            tuple(r)
+            for r in conn.execute(
+                text(
+                    "SELECT result_id, metric, unit, status, samples, processes, contention, n, median, mean, min, max, p25, "
+                    "p75, stdev FROM results ORDER BY result_id"
+                )
+            ).fetchall()
+        ]
 
 
 def test_a_schema_3_bundle_and_its_schema_4_twin_store_the_same_samples_and_summaries():
@@ -32,8 +39,10 @@ def test_a_schema_3_bundle_and_its_schema_4_twin_store_the_same_samples_and_summ
     3, with summaries) and the same run without them store bit-identical samples and summaries."""
     doc = json.loads(EXAMPLE.read_text())
     assert doc["schema_version"] == 3 and any("summary" in r for r in doc["results"])
-    twin = doc | {"schema_version": 4, "results": [{k: v for k, v in r.items() if k != "summary"}
-                                                   for r in doc["results"]]}
+    twin = doc | {
+        "schema_version": 4,
+        "results": [{k: v for k, v in r.items() if k != "summary"} for r in doc["results"]],
+    }
     old, new = open_store(":memory:"), open_store(":memory:")
     ingest_bundle(old, EXAMPLE.read_bytes())
     ingest_bundle(new, json.dumps(twin).encode())

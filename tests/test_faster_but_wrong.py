@@ -1,5 +1,6 @@
-""""Faster but wrong" counts cases, not records: two runs of a candidate whose softmax got 2× faster while all
+""" "Faster but wrong" counts cases, not records: two runs of a candidate whose softmax got 2× faster while all
 three correctness figures failed (tests/verdict_store.py, faster=True) are ONE case, with every failing metric."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,10 +21,15 @@ def engine(tmp_path_factory):
 
 def test_one_row_per_case_with_every_failing_metric(engine):
     wrong = faster_but_wrong(engine)
-    assert len(wrong) == 1  # per record it was 2 runs × 2 failing metrics = 4 rows (max_rel_error sits at its tolerance)
+    assert (
+        len(wrong) == 1
+    )  # per record it was 2 runs × 2 failing metrics = 4 rows (max_rel_error sits at its tolerance)
     row = wrong.iloc[0]
-    failing = [name for name, value, tol in zip(("psnr_vs_cpu", "max_abs_error", "max_rel_error"), v.CORRECT[True],
-                                                v.TOL) if (value < tol if name == "psnr_vs_cpu" else value > tol)]
+    failing = [
+        name
+        for name, value, tol in zip(("psnr_vs_cpu", "max_abs_error", "max_rel_error"), v.CORRECT[True], v.TOL)
+        if (value < tol if name == "psnr_vs_cpu" else value > tol)
+    ]
     assert row.failed_metrics == ", ".join(sorted(failing)) and row.runs == 2
     baseline_us = sum(v.NOISE_RUNS[False]) / 2
     assert row.speedup_vs_previous == pytest.approx(baseline_us / v.FASTER_US, rel=0.01)

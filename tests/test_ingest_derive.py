@@ -1,6 +1,7 @@
 """The set-based checks (db.ingest.derive, derived from bundle.schema) against the schema itself: for every
 bundle here the ingest accepts exactly what `Bundle.model_validate_json(strict=True)` accepts, stores the rows
 the validated model says (canonical units, numpy's summaries), and refuses with the schema's own problems."""
+
 import importlib.util
 import json
 from pathlib import Path
@@ -61,35 +62,67 @@ VALID = {
     "example": lambda: (ROOT / "examples" / "cpu-quick.json").read_bytes(),
     "benchmark_6000": lambda: _raw(_bench_bundle(6000)),  # rows in several of DuckDB's 2048-row vectors
     "indented": lambda: _raw(make_bundle(), indent=1),
-    "units": lambda: _raw(make_bundle(results=_cases(
-        R(unit="ms", samples=[0.005, 0.001, 0.004]), R(unit="us"), R(unit="ns"), R(unit="usec", samples=[3.0]),
-        R(metric="memory_driver_peak", unit="GiB", samples=[1.5]),
-        R(metric="storage_bytes", unit="bytes", samples=[4096]),
-        R(metric="decode_throughput", unit="tok/s", samples=[40, 41]), R(metric="max_abs_error", unit="1", samples=[0]),
-        R(metric="psnr_vs_cpu", unit="dB", samples=[-3.0]),
-        R(metric="memory_outside_allocator", unit="B", samples=[-5]),
-        R(metric="achieved_bandwidth", unit="B/s", samples=[3e11])))),
-    "statuses": lambda: _raw(make_bundle(results=_cases(
-        R(status="unsupported", samples=[], message="no fp8 on this chip"),
-        R(status="fallback", samples=[1.0], message="aten::foo fell back to CPU", warnings=["cpu fallback"]),
-        R(status="error", samples=[], message="RuntimeError: ünïcode \"quoted\" \\ back\nslash 🚀 NaN, ]"),
-        R(metric="memory_reserved_peak", unit="B", status="unavailable", samples=[], message="no API"),
-        R(status="error", samples=[], message="x", summary=summarize([1.0]).model_dump())))),  # summary dropped
-    "summaries_and_keys": lambda: _raw(make_bundle(results=_cases(
-        _with_summary(), _with_summary(unit="ms", samples=[0.5, 0.25, 1.0, 2.0]), _with_summary(samples=[7.0]),
-        R(params={"vocab": 128256, "rows": 1}, case_key='{"rows":1,"vocab":128256}'),
-        R(params={"flag": True, "none": None, "ratio": 0.5, "name": "é/\"x\"", "big": 2**63 - 1}),
-        {k: v for k, v in R(warnings=["noisy: IQR 12 %", "ünï"]).items() if k != "compile"}))),
-    "hostile_strings": lambda: _raw(make_bundle(tags={"note": "<script>'; DROP TABLE runs; --"}, results=[
-        R(status="error", samples=[], message="'; DROP TABLE results; -- \u2028 \t \x01 \"compile\": null")])),
+    "units": lambda: _raw(
+        make_bundle(
+            results=_cases(
+                R(unit="ms", samples=[0.005, 0.001, 0.004]),
+                R(unit="us"),
+                R(unit="ns"),
+                R(unit="usec", samples=[3.0]),
+                R(metric="memory_driver_peak", unit="GiB", samples=[1.5]),
+                R(metric="storage_bytes", unit="bytes", samples=[4096]),
+                R(metric="decode_throughput", unit="tok/s", samples=[40, 41]),
+                R(metric="max_abs_error", unit="1", samples=[0]),
+                R(metric="psnr_vs_cpu", unit="dB", samples=[-3.0]),
+                R(metric="memory_outside_allocator", unit="B", samples=[-5]),
+                R(metric="achieved_bandwidth", unit="B/s", samples=[3e11]),
+            )
+        )
+    ),
+    "statuses": lambda: _raw(
+        make_bundle(
+            results=_cases(
+                R(status="unsupported", samples=[], message="no fp8 on this chip"),
+                R(status="fallback", samples=[1.0], message="aten::foo fell back to CPU", warnings=["cpu fallback"]),
+                R(status="error", samples=[], message='RuntimeError: ünïcode "quoted" \\ back\nslash 🚀 NaN, ]'),
+                R(metric="memory_reserved_peak", unit="B", status="unavailable", samples=[], message="no API"),
+                R(status="error", samples=[], message="x", summary=summarize([1.0]).model_dump()),
+            )
+        )
+    ),  # summary dropped
+    "summaries_and_keys": lambda: _raw(
+        make_bundle(
+            results=_cases(
+                _with_summary(),
+                _with_summary(unit="ms", samples=[0.5, 0.25, 1.0, 2.0]),
+                _with_summary(samples=[7.0]),
+                R(params={"vocab": 128256, "rows": 1}, case_key='{"rows":1,"vocab":128256}'),
+                R(params={"flag": True, "none": None, "ratio": 0.5, "name": 'é/"x"', "big": 2**63 - 1}),
+                {k: v for k, v in R(warnings=["noisy: IQR 12 %", "ünï"]).items() if k != "compile"},
+            )
+        )
+    ),
+    "hostile_strings": lambda: _raw(
+        make_bundle(
+            tags={"note": "<script>'; DROP TABLE runs; --"},
+            results=[
+                R(status="error", samples=[], message='\'; DROP TABLE results; -- \u2028 \t \x01 "compile": null')
+            ],
+        )
+    ),
     "empty": lambda: _raw(make_bundle(results=[])),
     "max_tags": lambda: _raw(make_bundle(tags={f"k{i}": f"v{i}" for i in range(MAX_TAGS)})),
     "duplicate_key": lambda: _replace(make_bundle(), b'"suite": "kernels"', b'"suite": "x", "suite": "kernels"'),
     "escaped_key": lambda: _replace(make_bundle(), b'"compile": "eager"', b'"\\u0063ompile": "eager"'),
     "results_first": lambda: _results_first(make_bundle()),
     "params_int65": lambda: _raw(make_bundle(results=[R(params={"n": 2**64 + 1})])),  # past int64: a float
-    "summary_reordered": lambda: _raw(make_bundle(results=[  # not the collector's key order: the general check
-        R(samples=[7.0, 9.0], summary=dict(reversed(summarize([7.0, 9.0]).model_dump().items())))])),
+    "summary_reordered": lambda: _raw(
+        make_bundle(
+            results=[  # not the collector's key order: the general check
+                R(samples=[7.0, 9.0], summary=dict(reversed(summarize([7.0, 9.0]).model_dump().items())))
+            ]
+        )
+    ),
 }
 
 INVALID = {
@@ -113,8 +146,9 @@ INVALID = {
     # the one row that states null, and an escaped key spelling it
     "contention_null_beside_absent": _raw(make_bundle(schema_version=3, results=[R(), R(), R(contention=None)])),
     "processes_null_beside_absent": _raw(make_bundle(schema_version=2, results=[R(), R(processes=None)])),
-    "escaped_processes_null": _replace(make_bundle(schema_version=2), b'"compile": "eager"',
-                                       b'"compile": "eager", "\\u0070rocesses": null'),
+    "escaped_processes_null": _replace(
+        make_bundle(schema_version=2), b'"compile": "eager"', b'"compile": "eager", "\\u0070rocesses": null'
+    ),
     "unknown_key_null": _raw(make_bundle(results=[R(), R(), R(colour=None)])),
     "not_an_object": _raw(make_bundle(results=[R(), 7])),
     "passed_number": _raw(make_bundle(results=[R(passed=2)])),
@@ -124,10 +158,16 @@ INVALID = {
     "summary_disagrees": _raw(make_bundle(results=[R(samples=[1.0, 2.0], summary=summarize([1.0, 3.0]).model_dump())])),
     "summary_partial": _raw(make_bundle(results=[R(summary={"n": 4})])),
     "summary_string": _raw(make_bundle(results=[R(samples=[7.0], summary=summarize([7.0]).model_dump() | {"n": "1"})])),
-    "summary_float_n": _raw(make_bundle(results=[R(samples=[7.0],
-                                                   summary=summarize([7.0]).model_dump() | {"n": 1.0})])),
-    "summary_reordered_string": _raw(make_bundle(results=[R(samples=[7.0], summary=dict(reversed(
-        (summarize([7.0]).model_dump() | {"median": "7.0"}).items())))])),
+    "summary_float_n": _raw(
+        make_bundle(results=[R(samples=[7.0], summary=summarize([7.0]).model_dump() | {"n": 1.0})])
+    ),
+    "summary_reordered_string": _raw(
+        make_bundle(
+            results=[
+                R(samples=[7.0], summary=dict(reversed((summarize([7.0]).model_dump() | {"median": "7.0"}).items())))
+            ]
+        )
+    ),
     "second_row": _raw(make_bundle(results=[R(), R(metric="speed")])),
     "samples_strings": _raw(make_bundle(results=[R(samples=["7.5", 8])])),
     "tolerance_string": _raw(make_bundle(results=[R(tolerance="0.1")])),
@@ -165,12 +205,25 @@ def _expected(raw: bytes) -> list[dict]:
     out = []
     for i, r in enumerate(b.results):
         factor = conversion_factor(r.unit, METRICS[r.metric].unit)
-        out.append(dict(result_id=f"{b.run_id}:{i}", workload=r.workload, suite=r.suite, case_key=r.case_key,
-                        params_json=json.dumps(r.params, ensure_ascii=False), dtype=r.dtype, compile=r.compile,
-                        metric=r.metric, unit=METRICS[r.metric].unit, status=r.status.value, message=r.message,
-                        warnings_json=json.dumps(r.warnings, ensure_ascii=False),
-                        samples=[x * factor for x in r.samples],
-                        passed=r.passed, tolerance=r.tolerance))
+        out.append(
+            dict(
+                result_id=f"{b.run_id}:{i}",
+                workload=r.workload,
+                suite=r.suite,
+                case_key=r.case_key,
+                params_json=json.dumps(r.params, ensure_ascii=False),
+                dtype=r.dtype,
+                compile=r.compile,
+                metric=r.metric,
+                unit=METRICS[r.metric].unit,
+                status=r.status.value,
+                message=r.message,
+                warnings_json=json.dumps(r.warnings, ensure_ascii=False),
+                samples=[x * factor for x in r.samples],
+                passed=r.passed,
+                tolerance=r.tolerance,
+            )
+        )
     return out
 
 
@@ -188,7 +241,8 @@ def test_a_valid_bundle_is_stored_as_the_schema_says(name):
         arr = np.array(want["samples"])
         if len(arr):
             assert (row["n"], row["median"], row["p25"], row["p75"], row["mean"]) == pytest.approx(
-                (len(arr), np.median(arr), *np.percentile(arr, [25, 75]), arr.mean()), rel=1e-12)
+                (len(arr), np.median(arr), *np.percentile(arr, [25, 75]), arr.mean()), rel=1e-12
+            )
             assert (row["stdev"] is None) == (len(arr) == 1)
         else:
             assert row["n"] == 0 and row["median"] is None
@@ -232,6 +286,7 @@ def test_a_cut_inside_a_string_is_read_again_whole(monkeypatch):
 def test_a_failed_comma_scan_leaves_the_document_to_the_schema(monkeypatch, tmp_path):
     def broken(paths):
         raise duckdb.IOException("scan failed")
+
     monkeypatch.setattr(results_text, "_scan", broken)
     monkeypatch.setattr(results_text, "SCRATCH", str(tmp_path))
     engine = open_store(":memory:")

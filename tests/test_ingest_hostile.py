@@ -1,5 +1,6 @@
 """The hostile corpus of issue 17, each probe through ingest_bundle and through POST /api/v1/runs: a 4xx with
 the one JSON error shape naming the field, the same answer from both, and nothing stored."""
+
 import gzip
 import json
 
@@ -44,23 +45,44 @@ DEEP = b"[" * 1000 + b"]" * 1000
 PROBES = {
     "nesting 1000 deep in params": (_in_params(DEEP), 400, "results[0]"),
     "nesting 1000 deep in the header": (_raw(make_bundle(tags={"x": "@@"})).replace(b'"@@"', DEEP), 400, "body"),
-    "gpu_cores 2**31": (_raw(make_bundle(machine=make_bundle()["machine"] | {"gpu_cores": 2**31})), 422,
-                        "machine.gpu_cores"),
-    "memory_bytes 2**63": (_raw(make_bundle(machine=make_bundle()["machine"] | {"memory_bytes": 2**63})), 422,
-                           "machine.memory_bytes"),
-    "started_at year 9999 -01:00": (_raw(make_bundle(started_at="9999-12-31T23:59:59-01:00", ended_at=None)), 422,
-                                    "started_at"),
+    "gpu_cores 2**31": (
+        _raw(make_bundle(machine=make_bundle()["machine"] | {"gpu_cores": 2**31})),
+        422,
+        "machine.gpu_cores",
+    ),
+    "memory_bytes 2**63": (
+        _raw(make_bundle(machine=make_bundle()["machine"] | {"memory_bytes": 2**63})),
+        422,
+        "machine.memory_bytes",
+    ),
+    "started_at year 9999 -01:00": (
+        _raw(make_bundle(started_at="9999-12-31T23:59:59-01:00", ended_at=None)),
+        422,
+        "started_at",
+    ),
     "lone surrogate in params": (_in_params(b'"a\\ud800b"'), 400, "results[0].params.x"),
-    "samples [1e308]*3 overflow": (_raw(make_bundle(results=[make_result(samples=[1e308] * 3)])), 422,
-                                   "results[0].samples"),
+    "samples [1e308]*3 overflow": (
+        _raw(make_bundle(results=[make_result(samples=[1e308] * 3)])),
+        422,
+        "results[0].samples",
+    ),
     "trailing comma in samples, results last": (_COMMA, 400, "body"),
-    "trailing comma in samples, results first": (_results_first(_COMMA.replace(b",]", b"]")).replace(
-        b"[7.0, 8.0]", b"[7.0, 8.0,]"), 400, "body"),
-    "negative op_time sample": (_raw(make_bundle(results=[make_result(samples=[7.0, -1.0])])), 422,
-                                "results[0].samples"),
+    "trailing comma in samples, results first": (
+        _results_first(_COMMA.replace(b",]", b"]")).replace(b"[7.0, 8.0]", b"[7.0, 8.0,]"),
+        400,
+        "body",
+    ),
+    "negative op_time sample": (
+        _raw(make_bundle(results=[make_result(samples=[7.0, -1.0])])),
+        422,
+        "results[0].samples",
+    ),
     "zero op_time sample": (_raw(make_bundle(results=[make_result(samples=[0.0])])), 422, "results[0].samples"),
-    "zero memory sample": (_raw(make_bundle(results=[make_result(metric="memory_driver_peak", unit="B",
-                                                                 samples=[0])])), 422, "results[0].samples"),
+    "zero memory sample": (
+        _raw(make_bundle(results=[make_result(metric="memory_driver_peak", unit="B", samples=[0])])),
+        422,
+        "results[0].samples",
+    ),
     "NaN in params": (_in_params(b"NaN"), 422, "results[0].params.x"),
     "Infinity in params": (_in_params(b"-Infinity"), 422, "results[0].params.x"),
     "NaN tolerance": (_raw(make_bundle(results=[make_result(tolerance=float("nan"))])), 422, "results[0].tolerance"),
@@ -72,19 +94,28 @@ PROBES = {
     "ended_at before started_at": (_raw(make_bundle(ended_at="2026-12-02T09:59:59+00:00")), 422, "ended_at"),
     "UTF-16 body": (_raw(make_bundle()).decode().encode("utf-16"), 400, "body"),
     "UTF-32 body": (_raw(make_bundle()).decode().encode("utf-32"), 400, "body"),
-    "Latin-1 byte in a result's message": (_raw(make_bundle(results=[make_result(status="error", samples=[],
-                                                                          message="caf@")])).replace(b"@", b"\xe9"),
-                                           400, "body"),
+    "Latin-1 byte in a result's message": (
+        _raw(make_bundle(results=[make_result(status="error", samples=[], message="caf@")])).replace(b"@", b"\xe9"),
+        400,
+        "body",
+    ),
     "Latin-1 byte in a tag": (_raw(make_bundle(tags={"x": "caf@"})).replace(b"@", b"\xe9"), 400, "body"),
-    "UTF-8-encoded surrogate in a message": (_raw(make_bundle(results=[make_result(status="error", samples=[],
-                                                                               message="@")])).replace(
-        b"@", "\ud800".encode("utf-8", "surrogatepass")), 400, "body"),
+    "UTF-8-encoded surrogate in a message": (
+        _raw(make_bundle(results=[make_result(status="error", samples=[], message="@")])).replace(
+            b"@", "\ud800".encode("utf-8", "surrogatepass")
+        ),
+        400,
+        "body",
+    ),
     "too many tags": (_raw(make_bundle(tags={f"k{i}": "v" for i in range(MAX_TAGS + 1)})), 422, "tags"),
     "samples as strings": (_raw(make_bundle(results=[make_result(samples=["7.5", 8])])), 422, "results[0].samples"),
     "passed as 1": (_raw(make_bundle(results=[make_result(passed=1)])), 422, "results[0].passed"),
     "nesting 960 deep in params": (_in_params(b"[" * 960 + b"]" * 960), 400, "results[0]"),
-    "samples whose sum overflows": (_raw(make_bundle(results=[make_result(samples=[1.7e308, 1.7e308])])), 422,
-                                    "results[0].samples"),
+    "samples whose sum overflows": (
+        _raw(make_bundle(results=[make_result(samples=[1.7e308, 1.7e308])])),
+        422,
+        "results[0].samples",
+    ),
     "results a number": (_raw(make_bundle(results=5)), 422, "results"),  # found by the fuzz (was a 500)
     "results null": (_raw(make_bundle(results=None)), 422, "results"),
     "results an object": (_raw(make_bundle(results={"0": make_result()})), 422, "results"),
@@ -126,8 +157,11 @@ def test_probe_is_refused_alike_by_ingest_and_api_naming_the_field(store, name):
     response = _post(raw)
     body = response.json()
     assert response.status_code == status and body == {
-        "ok": False, "status": status, "error": err.message,
-        "errors": [{"field": p.field, "rule": p.rule} for p in err.problems]}
+        "ok": False,
+        "status": status,
+        "error": err.message,
+        "errors": [{"field": p.field, "rule": p.rule} for p in err.problems],
+    }
     assert _dump(store) == before
 
 

@@ -1,4 +1,5 @@
 """Case generation of every kernel family: counts, unique keys, scalar params, dtype/compile selection."""
+
 import pytest
 
 from collector.kernels import WORKLOADS
@@ -60,13 +61,18 @@ def test_fp8_full_set():
     cases = Fp8().cases("full")
     matmuls = {(c.params["M"], c.params["K"], c.params["N"]) for c in cases if c.params["variant"] != "storage"}
     assert matmuls == {(s, s, s) for s in (256, 512, 1024, 2048, 4096, 8192)} | {(1, 4096, 4096)}
-    for variant, dtype in (("scaled_mm_tensorwise", "float8_e4m3fn"), ("scaled_mm_rowwise", "float8_e4m3fn"),
-                           ("bf16_matmul", "bfloat16")):
+    for variant, dtype in (
+        ("scaled_mm_tensorwise", "float8_e4m3fn"),
+        ("scaled_mm_rowwise", "float8_e4m3fn"),
+        ("bf16_matmul", "bfloat16"),
+    ):
         chosen = [c for c in cases if c.params["variant"] == variant]
         assert len(chosen) == 7 and {c.dtype for c in chosen} == {dtype}
     storage = [c for c in cases if c.params["variant"] == "storage"]
-    assert {(c.params["tensor"], c.dtype) for c in storage} == {("float8_e4m3fn", "float8_e4m3fn"),
-                                                                  ("bfloat16_source", "bfloat16")}
+    assert {(c.params["tensor"], c.dtype) for c in storage} == {
+        ("float8_e4m3fn", "float8_e4m3fn"),
+        ("bfloat16_source", "bfloat16"),
+    }
     assert len(storage) == 2 * 6  # one fp8 and one bf16 record per distinct weight shape
 
 
@@ -80,11 +86,17 @@ def test_grouped_mm_full_set():
     cases = GroupedMm().cases("full")
     assert {c.params["tokens"] for c in cases} == {1, 8, 64, 512}
     assert {c.params["variant"] for c in cases} == {"grouped_mm", "loop_cpu_offsets"}
-    qwen3 = {(c.params["experts"], c.params["top_k"], c.params["K"], c.params["N"])
-             for c in cases if c.params["model"] == "Qwen3-30B-A3B"}
+    qwen3 = {
+        (c.params["experts"], c.params["top_k"], c.params["K"], c.params["N"])
+        for c in cases
+        if c.params["model"] == "Qwen3-30B-A3B"
+    }
     assert qwen3 == {(128, 8, 2048, 1536), (128, 8, 768, 2048)}
-    qwen2 = {(c.params["experts"], c.params["top_k"], c.params["K"], c.params["N"])
-             for c in cases if c.params["model"] == "Qwen2-MoE"}
+    qwen2 = {
+        (c.params["experts"], c.params["top_k"], c.params["K"], c.params["N"])
+        for c in cases
+        if c.params["model"] == "Qwen2-MoE"
+    }
     assert qwen2 == {(60, 4, 2048, 2816), (60, 4, 1408, 2048)}
     assert len(cases) == 2 * 2 * 4 * 2
 

@@ -1,14 +1,29 @@
 """The chip bandwidth table: exact names only, tiered chips by GPU cores, unknown -> None."""
+
 import pytest
 
 from collector.chips import CHIPS, chip_name, peak_bandwidth_gbs
 
 
-@pytest.mark.parametrize(("chip", "expected"), [
-    ("Apple M1", 68.25), ("Apple M1 Pro", 200), ("Apple M1 Max", 400), ("Apple M1 Ultra", 800),
-    ("Apple M2", 100), ("Apple M2 Pro", 200), ("Apple M2 Max", 400), ("Apple M2 Ultra", 800),
-    ("Apple M3", 100), ("Apple M3 Pro", 150), ("Apple M3 Ultra", 819), ("Apple M4", 120),
-    ("Apple M4 Pro", 273), ("Apple M5", 153)])
+@pytest.mark.parametrize(
+    ("chip", "expected"),
+    [
+        ("Apple M1", 68.25),
+        ("Apple M1 Pro", 200),
+        ("Apple M1 Max", 400),
+        ("Apple M1 Ultra", 800),
+        ("Apple M2", 100),
+        ("Apple M2 Pro", 200),
+        ("Apple M2 Max", 400),
+        ("Apple M2 Ultra", 800),
+        ("Apple M3", 100),
+        ("Apple M3 Pro", 150),
+        ("Apple M3 Ultra", 819),
+        ("Apple M4", 120),
+        ("Apple M4 Pro", 273),
+        ("Apple M5", 153),
+    ],
+)
 def test_exact_chip_names(chip, expected):
     assert peak_bandwidth_gbs(chip, None) == expected
     assert peak_bandwidth_gbs(chip, 10) == expected  # untiered: cores do not matter
@@ -20,21 +35,37 @@ def test_tier_is_not_prefix_matched():
     assert peak_bandwidth_gbs("Apple M3 Ultra", None) == 819
 
 
-@pytest.mark.parametrize(("chip", "cores", "expected"), [
-    ("Apple M3 Max", 30, 300), ("Apple M3 Max", 40, 400), ("Apple M4 Max", 32, 410), ("Apple M4 Max", 40, 546)])
+@pytest.mark.parametrize(
+    ("chip", "cores", "expected"),
+    [("Apple M3 Max", 30, 300), ("Apple M3 Max", 40, 400), ("Apple M4 Max", 32, 410), ("Apple M4 Max", 40, 546)],
+)
 def test_tiered_chips_by_gpu_cores(chip, cores, expected):
     assert peak_bandwidth_gbs(chip, cores) == expected
 
 
-@pytest.mark.parametrize(("chip", "cores"), [
-    ("Apple M3 Max", None), ("Apple M4 Max", None), ("Apple M4 Max", 36), ("Apple M3 Max", 38)])
+@pytest.mark.parametrize(
+    ("chip", "cores"), [("Apple M3 Max", None), ("Apple M4 Max", None), ("Apple M4 Max", 36), ("Apple M3 Max", 38)]
+)
 def test_tiered_chip_with_unknown_cores_is_none(chip, cores):
     assert peak_bandwidth_gbs(chip, cores) is None
 
 
-@pytest.mark.parametrize("chip", [
-    None, "", "Apple M9", "Apple M3 Maxx", "Apple M3 Max Turbo", "M3 Max chip", "Intel(R) Core(TM) i9-9880H",
-    "AMD EPYC 7763", "NVIDIA H100", "x86_64", "Apple A17 Pro"])
+@pytest.mark.parametrize(
+    "chip",
+    [
+        None,
+        "",
+        "Apple M9",
+        "Apple M3 Maxx",
+        "Apple M3 Max Turbo",
+        "M3 Max chip",
+        "Intel(R) Core(TM) i9-9880H",
+        "AMD EPYC 7763",
+        "NVIDIA H100",
+        "x86_64",
+        "Apple A17 Pro",
+    ],
+)
 def test_unknown_or_non_apple_chips_are_none(chip):
     assert peak_bandwidth_gbs(chip, 40) is None
 
@@ -52,11 +83,18 @@ def test_every_entry_names_its_source():
 
 # --- NVIDIA GPUs: named from the device, bandwidth from collector/nvidia.py (no GPU here: recorded names) ------
 # device names as torch.cuda.get_device_name() / nvidia-smi report them on each board
-@pytest.mark.parametrize(("device_name", "chip", "gbs"), [
-    ("NVIDIA H200", "NVIDIA H200", 4800), ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3", 3350),
-    ("NVIDIA H100 PCIe", "NVIDIA H100 PCIe", 2000), ("NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", 2039),
-    ("NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB", 1555), ("  NVIDIA  L4 ", "NVIDIA L4", 300),
-    ("Tesla T4", "Tesla T4", 320)])
+@pytest.mark.parametrize(
+    ("device_name", "chip", "gbs"),
+    [
+        ("NVIDIA H200", "NVIDIA H200", 4800),
+        ("NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3", 3350),
+        ("NVIDIA H100 PCIe", "NVIDIA H100 PCIe", 2000),
+        ("NVIDIA A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB", 2039),
+        ("NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB", 1555),
+        ("  NVIDIA  L4 ", "NVIDIA L4", 300),
+        ("Tesla T4", "Tesla T4", 320),
+    ],
+)
 def test_nvidia_chips_are_named_from_the_gpu_with_their_datasheet_bandwidth(device_name, chip, gbs):
     from collector.nvidia import gpu_chip
 
@@ -117,13 +155,25 @@ def test_a_cuda_bundle_without_a_chip_is_stored_under_its_gpu_name(tmp_path):
     from tests.bundles import make_bundle
 
     engine = open_store(tmp_path / "s.duckdb")
-    vm = {"name": "vm", "os": "Linux", "os_version": "6.8", "chip": None, "arch": "x86_64",
-          "memory_bytes": 2**37, "power_source": "ac"}
+    vm = {
+        "name": "vm",
+        "os": "Linux",
+        "os_version": "6.8",
+        "chip": None,
+        "arch": "x86_64",
+        "memory_bytes": 2**37,
+        "power_source": "ac",
+    }
     stable = {"torch_version": "2.14.1", "channel": "stable", "python_version": "3.11.7", "collector_version": "0.1.0"}
     for build in (stable, None):
-        ingest_bundle(engine, make_bundle(machine=vm, device={"type": "cuda", "name": "NVIDIA H200"},
-                                          **({"build": build} if build else {})))
-    result = compute_compare(engine, CompareQuery.from_params({"baseline": "torch=2.14.1",
-                                                               "candidate": "torch=2.15.0rc1", "scope": "chip"}))
+        ingest_bundle(
+            engine,
+            make_bundle(
+                machine=vm, device={"type": "cuda", "name": "NVIDIA H200"}, **({"build": build} if build else {})
+            ),
+        )
+    result = compute_compare(
+        engine, CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1", "scope": "chip"})
+    )
     engine.dispose()
     assert set(result.cases.scope) == {"NVIDIA H200"}

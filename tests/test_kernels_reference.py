@@ -1,5 +1,6 @@
 """Every quick case runs on the CPU through a fake bench: outputs match the references, bytes are the
 hand-computed ones, and the checks would catch a wrong kernel (a pad that loses its data, a mis-routed MoE)."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -9,8 +10,12 @@ from collector.kernels.fp8 import matmul_bytes
 from tests.fake_bench import run_case
 
 # Independent of collector.correctness: what each output dtype's rounding allows here (outputs are O(1)).
-TOLERANCE = {"float32": (1e-4, 1e-5), "bfloat16": (3e-2, 3e-2), "float16": (5e-3, 5e-3),
-             "float8_e4m3fn": (3e-2, 3e-2)}  # fp8 matmuls output bf16; the fp8 round trip is checked below
+TOLERANCE = {
+    "float32": (1e-4, 1e-5),
+    "bfloat16": (3e-2, 3e-2),
+    "float16": (5e-3, 5e-3),
+    "float8_e4m3fn": (3e-2, 3e-2),
+}  # fp8 matmuls output bf16; the fp8 round trip is checked below
 
 QUICK = [(w, c) for w in WORKLOADS for c in w.cases("quick")]
 BY_NAME = {w.name: w for w in WORKLOADS}
@@ -38,21 +43,27 @@ def test_quick_case_matches_its_reference(workload, case):
         assert "op_time" in bench.claimed
 
 
-@pytest.mark.parametrize(("name", "params", "expected"), [
-    ("softmax", {"rows": 1, "vocab": 128256, "dtype": "float32"}, 2 * 128256 * 4),
-    ("softmax", {"rows": 8, "vocab": 151936, "dtype": "bfloat16"}, 2 * 8 * 151936 * 2),
-    ("linear", {"M": 1, "K": 1024, "N": 2048, "bias": False}, (2048 * 1024 + 1024 + 2048) * 2),
-    ("linear", {"M": 1, "K": 1024, "N": 2048, "bias": True}, (2048 * 1024 + 1024 + 2048 + 2048) * 2),
-    ("linear", {"M": 4, "K": 1024, "N": 2048}, (2048 * 1024 + 4 * 1024 + 4 * 2048) * 2),
-    # (1, 96, 2, 32, 32) padded (1,1,1,1,2,0) -> (1, 96, 4, 34, 34)
-    ("constant_pad", {"T": 2, "H": 32}, (96 * 2 * 32 * 32 + 96 * 4 * 34 * 34) * 4),
-    # q 16 x 1 x 128, k and v 8 x 512 x 128, output 16 x 1 x 128, bf16
-    ("sdpa", {"mode": "decode", "heads": 16}, (16 * 128 * 2 + 8 * 512 * 128 * 2) * 2),
-])
+@pytest.mark.parametrize(
+    ("name", "params", "expected"),
+    [
+        ("softmax", {"rows": 1, "vocab": 128256, "dtype": "float32"}, 2 * 128256 * 4),
+        ("softmax", {"rows": 8, "vocab": 151936, "dtype": "bfloat16"}, 2 * 8 * 151936 * 2),
+        ("linear", {"M": 1, "K": 1024, "N": 2048, "bias": False}, (2048 * 1024 + 1024 + 2048) * 2),
+        ("linear", {"M": 1, "K": 1024, "N": 2048, "bias": True}, (2048 * 1024 + 1024 + 2048 + 2048) * 2),
+        ("linear", {"M": 4, "K": 1024, "N": 2048}, (2048 * 1024 + 4 * 1024 + 4 * 2048) * 2),
+        # (1, 96, 2, 32, 32) padded (1,1,1,1,2,0) -> (1, 96, 4, 34, 34)
+        ("constant_pad", {"T": 2, "H": 32}, (96 * 2 * 32 * 32 + 96 * 4 * 34 * 34) * 4),
+        # q 16 x 1 x 128, k and v 8 x 512 x 128, output 16 x 1 x 128, bf16
+        ("sdpa", {"mode": "decode", "heads": 16}, (16 * 128 * 2 + 8 * 512 * 128 * 2) * 2),
+    ],
+)
 def test_bytes_per_call_by_hand(name, params, expected):
     dtype = params.pop("dtype", None)
-    case = next(c for c in BY_NAME[name].cases("quick")
-                if all(c.params[k] == v for k, v in params.items()) and (dtype is None or c.dtype == dtype))
+    case = next(
+        c
+        for c in BY_NAME[name].cases("quick")
+        if all(c.params[k] == v for k, v in params.items()) and (dtype is None or c.dtype == dtype)
+    )
     bench = run_case(BY_NAME[name], case)
     assert [t.bytes_per_call for t in bench.timed] == [expected]
 
@@ -73,7 +84,7 @@ def test_fp8_storage_is_half_of_its_bf16_source():
     (trip,) = fp8.comparisons
     assert trip.psnr_metric == "psnr_vs_input"
     # e4m3 keeps 3 mantissa bits: relative round-trip error ≤ 2^-4, plus the subnormal step near zero
-    assert bool(((trip.output - trip.reference).abs() <= 2 ** -4 * trip.reference.abs() + 2 ** -9 * 4).all())
+    assert bool(((trip.output - trip.reference).abs() <= 2**-4 * trip.reference.abs() + 2**-9 * 4).all())
 
 
 def test_constant_pad_runs_the_memory_pass():
@@ -110,8 +121,10 @@ def test_grouped_mm_comparison_catches_misrouted_rows(monkeypatch):
 
 
 def test_grouped_variants_agree_with_each_other():
-    outputs = [run_case(BY_NAME["grouped_mm"], _case("grouped_mm", tokens=64, variant=v)).comparisons[0]
-               for v in ("grouped_mm", "loop_cpu_offsets")]
+    outputs = [
+        run_case(BY_NAME["grouped_mm"], _case("grouped_mm", tokens=64, variant=v)).comparisons[0]
+        for v in ("grouped_mm", "loop_cpu_offsets")
+    ]
     assert torch.equal(outputs[0].reference, outputs[1].reference)  # the seed ignores the variant: same inputs
     assert _close(outputs[0].output, outputs[1].output.to(torch.float64), "bfloat16")
 

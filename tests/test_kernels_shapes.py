@@ -1,19 +1,30 @@
 """Projection and attention shapes derived from config numbers equal the hand-computed ones."""
+
 from collector.kernels.model_shapes import MODELS, attention_shapes, linear_shapes, model, projection_shapes
 
 
 def test_llama_3_1_8b_projections_by_hand():
     # hidden 4096, intermediate 14336, 32 heads x 128, 8 kv heads x 128, vocab 128256
     assert projection_shapes(model("Llama-3.1-8B")) == {
-        "q": (4096, 4096), "k_v": (4096, 1024), "o": (4096, 4096), "gate_up": (4096, 14336),
-        "down": (14336, 4096), "lm_head": (4096, 128256)}
+        "q": (4096, 4096),
+        "k_v": (4096, 1024),
+        "o": (4096, 4096),
+        "gate_up": (4096, 14336),
+        "down": (14336, 4096),
+        "lm_head": (4096, 128256),
+    }
 
 
 def test_qwen3_0_6b_projections_by_hand():
     # hidden 1024 but 16 heads x 128 = 2048: q widens, o narrows back
     assert projection_shapes(model("Qwen3-0.6B")) == {
-        "q": (1024, 2048), "k_v": (1024, 1024), "o": (2048, 1024), "gate_up": (1024, 3072),
-        "down": (3072, 1024), "lm_head": (1024, 151936)}
+        "q": (1024, 2048),
+        "k_v": (1024, 1024),
+        "o": (2048, 1024),
+        "gate_up": (1024, 3072),
+        "down": (3072, 1024),
+        "lm_head": (1024, 151936),
+    }
 
 
 def test_gpt_oss_projections_by_hand():

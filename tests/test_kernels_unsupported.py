@@ -1,10 +1,11 @@
 """A torch without a family's op (or without FP8 on the device) makes its cases `unsupported`, with the reason."""
+
 import pytest
 import torch
 import torch.nn.functional as F
 
-from collector.workload import Unsupported
 from collector.kernels import WORKLOADS, fp8, sdpa
+from collector.workload import Unsupported
 from tests.fake_bench import FakeBench, run_case
 
 BY_NAME = {w.name: w for w in WORKLOADS}
@@ -39,6 +40,7 @@ def test_missing_op_through_the_engine_records_unsupported(monkeypatch):
     from collector import runner
     from collector.adapters.cpu import CpuAdapter
     from collector.timing import TimingPolicy
+
     monkeypatch.delattr(F, "grouped_mm", raising=False)
     monkeypatch.delattr(torch, "_grouped_mm", raising=False)
     workload = BY_NAME["grouped_mm"]
@@ -53,8 +55,9 @@ class _NoFp8OnDevice:
     """Stands in for an MPS tensor on torch < 2.15: casting to e4m3fn raises PyTorch's own TypeError."""
 
     def to(self, dtype):
-        raise TypeError("Trying to convert Float8_e4m3fn to the MPS backend but it does not have support for "
-                        "that dtype.")
+        raise TypeError(
+            "Trying to convert Float8_e4m3fn to the MPS backend but it does not have support for that dtype."
+        )
 
 
 def test_device_without_fp8_is_unsupported_with_the_message():
@@ -64,8 +67,9 @@ def test_device_without_fp8_is_unsupported_with_the_message():
 
 def test_fp8_cases_unsupported_when_the_cast_fails(monkeypatch):
     def refuse(_tensor):
-        raise Unsupported("TypeError: Trying to convert Float8_e4m3fn to the MPS backend but it does not have "
-                          "support for that dtype.")
+        raise Unsupported(
+            "TypeError: Trying to convert Float8_e4m3fn to the MPS backend but it does not have support for that dtype."
+        )
 
     monkeypatch.setattr(fp8, "to_fp8", refuse)
     workload = BY_NAME["fp8"]

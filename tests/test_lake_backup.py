@@ -3,6 +3,7 @@ catalog, then a copy of MPSBENCH_LAKE_DATA; restored (createdb + pg_restore, the
 the copy) into a new database and folder, the lake opens, holds every run committed before the dump, each whole,
 none begun after it, answers Compare as the live lake does, and takes new uploads; opened with the copy's folder
 before that update, it is a clear error naming MPSBENCH_LAKE_DATA."""
+
 from __future__ import annotations
 
 import json
@@ -31,7 +32,7 @@ PER_RUN = 6  # tests.bundles' results
 
 def _body(i: int) -> bytes:
     """A writer's bundle, of a build the Compare below does not select (its answer stays the seed's)."""
-    return json.dumps(make_bundle(run_id=f"{0xbac0000 + i:032x}", build=OTHER_BUILD)).encode()
+    return json.dumps(make_bundle(run_id=f"{0xBAC0000 + i:032x}", build=OTHER_BUILD)).encode()
 
 
 class Writer(threading.Thread):
@@ -49,7 +50,7 @@ class Writer(threading.Thread):
         i = 0
         try:
             while not self.stop.is_set():
-                body, run_id = _body(i), f"{0xbac0000 + i:032x}"
+                body, run_id = _body(i), f"{0xBAC0000 + i:032x}"
                 with self.lock:
                     self.began[run_id] = time.monotonic()
                 assert ingest_bundle(self.engine, body).created
@@ -115,8 +116,16 @@ def test_a_backup_taken_while_writing_restores_every_run_committed_before_it(pos
     assert [p.field for p in err.value.problems] == ["MPSBENCH_LAKE_DATA"]
     # the copy lives in another folder: point the restored catalog at it (README), and move the original away
     # so nothing can be read from it
-    _pg("psql", *host, "-d", "restored", "-v", "ON_ERROR_STOP=1", "-c",
-        f"UPDATE ducklake_metadata SET value = '{copy.resolve()}/' WHERE key = 'data_path'")
+    _pg(
+        "psql",
+        *host,
+        "-d",
+        "restored",
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-c",
+        f"UPDATE ducklake_metadata SET value = '{copy.resolve()}/' WHERE key = 'data_path'",
+    )
     live_data.rename(tmp_path / "live-gone")
     restored = open_store(target)
     try:

@@ -10,6 +10,7 @@
   inside its Postgres transaction after its Parquet files are written, with the replica's advisory write lock
   held. The test sees that in pg_stat_activity/pg_locks, kills the replica's process group, then lets go.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,9 +33,11 @@ from tests.pg_lake import lake_store
 ROOT = Path(__file__).resolve().parent.parent
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
 CATALOG = "replicas"  # the catalog database's name
-BLOCKED = ("SELECT (SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-           "AND query LIKE 'INSERT INTO \"public\".ducklake_snapshot %'), "
-           "(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 7265001 AND granted)")
+BLOCKED = (
+    "SELECT (SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+    "AND query LIKE 'INSERT INTO \"public\".ducklake_snapshot %'), "
+    "(SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 7265001 AND granted)"
+)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """The layers of the README's layout, as import-linter contracts (pyproject.toml [tool.importlinter]), and no import
 cycle anywhere: between the modules of every package and through app.py, imports inside functions counted."""
+
 from __future__ import annotations
 
 import ast
@@ -78,7 +79,8 @@ def test_a_cycle_through_an_import_inside_a_function_is_found(tmp_path, monkeypa
     (tmp_path / "top.py").write_text("def serve():\n    from plant.sub import c\n")
     (tmp_path / ".importlinter").write_text(
         "[importlinter]\nroot_packages =\n    plant\ninclude_external_packages = True\n\n"
-        "[importlinter:contract:1]\nname = no cycles\ntype = acyclic_siblings\nancestors =\n    plant\n")
+        "[importlinter:contract:1]\nname = no cycles\ntype = acyclic_siblings\nancestors =\n    plant\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
 
@@ -92,10 +94,14 @@ def test_a_cycle_through_an_import_inside_a_function_is_found(tmp_path, monkeypa
 
     (package / "sub" / "b.py").write_text("X = 1\n\n\ndef later():\n    from plant.sub import a\n")
     assert not lint_passes()
-    assert _cycles(_graph("plant")) == [["plant.sub.a", "plant.sub.b", "plant.sub.a"],
-                                        ["plant.sub.b", "plant.sub.a", "plant.sub.b"]]
+    assert _cycles(_graph("plant")) == [
+        ["plant.sub.a", "plant.sub.b", "plant.sub.a"],
+        ["plant.sub.b", "plant.sub.a", "plant.sub.b"],
+    ]
 
     (package / "sub" / "b.py").write_text("X = 1\n")  # a cycle through the lone module file: c imports top back
     (package / "sub" / "c.py").write_text("def f():\n    import top\n")
-    assert _cycles(_graph("plant", module_files=(tmp_path / "top.py",))) == [["plant.sub.c", "top", "plant.sub.c"],
-                                                                            ["top", "plant.sub.c", "top"]]
+    assert _cycles(_graph("plant", module_files=(tmp_path / "top.py",))) == [
+        ["plant.sub.c", "top", "plant.sub.c"],
+        ["top", "plant.sub.c", "top"],
+    ]

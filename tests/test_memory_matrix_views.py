@@ -1,5 +1,6 @@
 """Known answers for the Memory and Matrix pictures, per machine: what each panel and cell says, computed here
 from the bundles' own figures, and what the chart specs draw."""
+
 from __future__ import annotations
 
 import math
@@ -21,13 +22,26 @@ DECODE = {"model": "Qwen3-0.6B", "context": 512}
 
 def _mem(params: dict, metric: str, gib: float | None, status: str = "ok", message: str = "") -> dict:
     samples = [gib * GIB] if gib is not None else []
-    return make_result(workload="vae", suite="models", params=params, dtype="bfloat16", metric=metric, unit="B",
-                       status=status, samples=samples, **({"message": message} if message else {}))
+    return make_result(
+        workload="vae",
+        suite="models",
+        params=params,
+        dtype="bfloat16",
+        metric=metric,
+        unit="B",
+        status=status,
+        samples=samples,
+        **({"message": message} if message else {}),
+    )
 
 
 def _bundle(machine: str, chip: str | None, version: str, channel: str, day: int, results: list[dict]) -> dict:
-    found = make_bundle(results=results, started_at=f"2026-11-{day:02d}T10:00:00+00:00",
-                        ended_at=f"2026-11-{day:02d}T10:05:00+00:00", tags={})
+    found = make_bundle(
+        results=results,
+        started_at=f"2026-11-{day:02d}T10:00:00+00:00",
+        ended_at=f"2026-11-{day:02d}T10:05:00+00:00",
+        tags={},
+    )
     found["machine"] = found["machine"] | {"name": machine, "chip": chip}
     found["build"] = found["build"] | {"torch_version": version, "channel": channel}
     return found
@@ -36,23 +50,61 @@ def _bundle(machine: str, chip: str | None, version: str, channel: str, day: int
 # Studio (M3 Ultra): VAE driver 270 → 8.1 GiB, reserved 8.07 → 8.07, live 6 → 5; decode driver 2 → 2.5.
 # The same build twice on the studio (median of the two runs, not their sum): reserved 8.07 and 8.07.
 # A machine with no chip recorded: the VAE runs out of memory on the baseline and fits on the candidate.
-STUDIO = [("2.14.1", "stable", 1, [270, 8.07, 6], [2.0]), ("2.14.1", "stable", 2, [270, 8.07, 6], [2.0]),
-          ("2.15.0rc1", "rc", 3, [8.1, 8.07, 5], [2.5])]
+STUDIO = [
+    ("2.14.1", "stable", 1, [270, 8.07, 6], [2.0]),
+    ("2.14.1", "stable", 2, [270, 8.07, 6], [2.0]),
+    ("2.15.0rc1", "rc", 3, [8.1, 8.07, 5], [2.5]),
+]
 
 
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory):
     engine = open_store(tmp_path_factory.mktemp("memory") / "s.duckdb")
     for version, channel, day, (driver, reserved, live), (decode,) in STUDIO:
-        ingest_bundle(engine, _bundle("studio", "Apple M3 Ultra", version, channel, day, [
-            _mem(VAE, "memory_driver_peak", driver), _mem(VAE, "memory_reserved_peak", reserved),
-            _mem(VAE, "memory_allocated_peak", live), _mem(DECODE, "memory_driver_peak", decode)]))
-    ingest_bundle(engine, _bundle("lab-box", None, "2.14.1", "stable", 4, [
-        _mem(VAE, "memory_driver_peak", None, "error", "MPS backend out of memory (MPS allocated: 60 GiB)"),
-        _mem(VAE, "memory_reserved_peak", None, "unavailable", "no reserved-peak API")]))
-    ingest_bundle(engine, _bundle("lab-box", None, "2.15.0rc1", "rc", 5, [
-        _mem(VAE, "memory_driver_peak", 30.0),
-        _mem(VAE, "memory_reserved_peak", None, "unavailable", "no reserved-peak API")]))
+        ingest_bundle(
+            engine,
+            _bundle(
+                "studio",
+                "Apple M3 Ultra",
+                version,
+                channel,
+                day,
+                [
+                    _mem(VAE, "memory_driver_peak", driver),
+                    _mem(VAE, "memory_reserved_peak", reserved),
+                    _mem(VAE, "memory_allocated_peak", live),
+                    _mem(DECODE, "memory_driver_peak", decode),
+                ],
+            ),
+        )
+    ingest_bundle(
+        engine,
+        _bundle(
+            "lab-box",
+            None,
+            "2.14.1",
+            "stable",
+            4,
+            [
+                _mem(VAE, "memory_driver_peak", None, "error", "MPS backend out of memory (MPS allocated: 60 GiB)"),
+                _mem(VAE, "memory_reserved_peak", None, "unavailable", "no reserved-peak API"),
+            ],
+        ),
+    )
+    ingest_bundle(
+        engine,
+        _bundle(
+            "lab-box",
+            None,
+            "2.15.0rc1",
+            "rc",
+            5,
+            [
+                _mem(VAE, "memory_driver_peak", 30.0),
+                _mem(VAE, "memory_reserved_peak", None, "unavailable", "no reserved-peak API"),
+            ],
+        ),
+    )
     yield engine
     engine.dispose()
 
@@ -120,13 +172,23 @@ def matrix_engine(tmp_path_factory):
     """Two chips × three builds; op_time per case: baseline 10 µs; on the M3 the rc is 3.469× faster and the
     nightly 1.52× faster; on the M2 the rc is 2× slower and the nightly has no data."""
     engine = open_store(tmp_path_factory.mktemp("matrix") / "s.duckdb")
-    times = {("Apple M3 Ultra", "2.14.1"): 10.0, ("Apple M3 Ultra", "2.15.0rc1"): 10.0 / 3.469,
-             ("Apple M3 Ultra", "2.16.0.dev20261120"): 10.0 / 1.52,
-             ("Apple M2 Max", "2.14.1"): 10.0, ("Apple M2 Max", "2.15.0rc1"): 20.0}
+    times = {
+        ("Apple M3 Ultra", "2.14.1"): 10.0,
+        ("Apple M3 Ultra", "2.15.0rc1"): 10.0 / 3.469,
+        ("Apple M3 Ultra", "2.16.0.dev20261120"): 10.0 / 1.52,
+        ("Apple M2 Max", "2.14.1"): 10.0,
+        ("Apple M2 Max", "2.15.0rc1"): 20.0,
+    }
     channels = {"2.14.1": "stable", "2.15.0rc1": "rc", "2.16.0.dev20261120": "nightly"}
     for day, ((chip, version), us) in enumerate(times.items(), start=1):
-        bundle = _bundle(chip.split()[-2].lower(), chip, version, channels[version], day,
-                         [_op({"rows": 1}, us), _op({"rows": 2}, us)])
+        bundle = _bundle(
+            chip.split()[-2].lower(),
+            chip,
+            version,
+            channels[version],
+            day,
+            [_op({"rows": 1}, us), _op({"rows": 2}, us)],
+        )
         if "dev" in version:
             bundle["build"]["nightly_date"] = "2026-11-20"
         ingest_bundle(engine, bundle)
@@ -162,17 +224,33 @@ def test_matrix_cells_scale_and_no_data(matrix_engine):
 
 
 def test_matrix_says_not_run_where_a_chip_never_ran_the_build(matrix_engine):
-    assert builds_ran(matrix_engine) == {("Apple M3 Ultra", "2.14.1"), ("Apple M3 Ultra", "2.15.0rc1"),
-                                         ("Apple M3 Ultra", "2.16.0.dev20261120"), ("Apple M2 Max", "2.14.1"),
-                                         ("Apple M2 Max", "2.15.0rc1")}
+    assert builds_ran(matrix_engine) == {
+        ("Apple M3 Ultra", "2.14.1"),
+        ("Apple M3 Ultra", "2.15.0rc1"),
+        ("Apple M3 Ultra", "2.16.0.dev20261120"),
+        ("Apple M2 Max", "2.14.1"),
+        ("Apple M2 Max", "2.15.0rc1"),
+    }
     view = matrix_view(matrix_engine, {})
     cells = {(r.row, r.build): r.label for r in view.grid.itertuples()}
     # the M2 never ran the nightly: "not run", not "no data" (and never a blank cell); the M3 ran every build
-    assert cells == {("Apple M2 Max", "2.15.0rc1"): "0.50×", ("Apple M3 Ultra", "2.15.0rc1"): "3.47×",
-                     ("Apple M3 Ultra", "2.16.0.dev20261120"): "1.52×",
-                     ("Apple M2 Max", "2.16.0.dev20261120"): "not run"}
-    assert list(view.cells.columns) == ["row", "build", "geomean", "ci_low", "ci_high", "ci", "n_cases", "unit",
-                                         "baseline"]
+    assert cells == {
+        ("Apple M2 Max", "2.15.0rc1"): "0.50×",
+        ("Apple M3 Ultra", "2.15.0rc1"): "3.47×",
+        ("Apple M3 Ultra", "2.16.0.dev20261120"): "1.52×",
+        ("Apple M2 Max", "2.16.0.dev20261120"): "not run",
+    }
+    assert list(view.cells.columns) == [
+        "row",
+        "build",
+        "geomean",
+        "ci_low",
+        "ci_high",
+        "ci",
+        "n_cases",
+        "unit",
+        "baseline",
+    ]
 
 
 def test_a_build_the_chip_ran_without_a_comparable_case_still_says_no_data(matrix_engine):
@@ -199,10 +277,23 @@ def test_matrix_defaults_to_the_metric_and_dtype_with_the_most_cases(matrix_engi
 def test_memory_chart_tells_eager_from_inductor_and_names_its_colours():
     from bundle.case_names import case_name
 
-    names = [case_name("vae_tiled_decode", {"model": "Wan2.2-TI2V-5B", "frames": 21, "height": 704, "width": 1280,
-                                            "tiles": 28}, "bfloat16", mode) for mode in ("eager", "inductor")]
-    rows = pd.DataFrame([{"case": name, "figure": figure, "side": side, "GiB": 1.0, "state": "ok", "label": "1.00",
-                          "change": ""} for name in names for figure in NESTED for side in ("baseline", "candidate")])
+    names = [
+        case_name(
+            "vae_tiled_decode",
+            {"model": "Wan2.2-TI2V-5B", "frames": 21, "height": 704, "width": 1280, "tiles": 28},
+            "bfloat16",
+            mode,
+        )
+        for mode in ("eager", "inductor")
+    ]
+    rows = pd.DataFrame(
+        [
+            {"case": name, "figure": figure, "side": side, "GiB": 1.0, "state": "ok", "label": "1.00", "change": ""}
+            for name in names
+            for figure in NESTED
+            for side in ("baseline", "candidate")
+        ]
+    )
     spec = memory_chart(rows, NESTED, "2.14.1 (stable)", "2.15.0rc1 (rc)").to_dict(validate=True)
     drawn = {r["lines"] for data in spec["datasets"].values() for r in data}
     assert len(drawn) == 2  # two rows, not one shared label
@@ -221,11 +312,12 @@ def _cuda_store(path, cuda_builds: tuple[str, ...]):
     CUDA build (cu wheels sort before the Macs' builds): the CUDA figures outnumber the Macs' op times."""
     engine = open_store(path)
     for day, (version, channel) in enumerate((("2.14.1", "stable"), ("2.15.0rc1", "rc")), start=1):
-        ingest_bundle(engine, _bundle("m3u", "Apple M3 Ultra", version, channel, day,
-                                      [_op({"rows": 1}, 10.0), _op({"rows": 2}, 10.0)]))
+        ingest_bundle(
+            engine,
+            _bundle("m3u", "Apple M3 Ultra", version, channel, day, [_op({"rows": 1}, 10.0), _op({"rows": 2}, 10.0)]),
+        )
     for day, version in enumerate(cuda_builds, start=5):
-        firsts = [make_result(params={"rows": r}, metric="first_call_time", unit="ms", samples=[3.0])
-                  for r in range(5)]
+        firsts = [make_result(params={"rows": r}, metric="first_call_time", unit="ms", samples=[3.0]) for r in range(5)]
         bundle = _bundle("h100", "NVIDIA H100", version, "stable", day, firsts)
         bundle["device"] = {"type": "cuda", "name": "NVIDIA H100 80GB HBM3"}
         ingest_bundle(engine, bundle)
@@ -254,8 +346,9 @@ def test_matrix_defaults_pick_the_pair_with_the_most_compared_cases(matrix_engin
     # no op_time pairs: the ratio metric that pairs most (first_call_time, 5 cases on the two CUDA builds)
     engine = open_store(tmp_path / "cuda.duckdb")
     for day, version in enumerate(("2.13.0+cu126", "2.13.1+cu126"), start=1):
-        firsts = [make_result(params={"rows": r}, metric="first_call_time", unit="ms", samples=[3.0 + day])
-                  for r in range(5)]
+        firsts = [
+            make_result(params={"rows": r}, metric="first_call_time", unit="ms", samples=[3.0 + day]) for r in range(5)
+        ]
         ingest_bundle(engine, _bundle("h100", "NVIDIA H100", version, "stable", day, firsts))
     ingest_bundle(engine, _bundle("m3u", "Apple M3 Ultra", "2.14.1", "stable", 9, [_op({"rows": 1}, 10.0)]))
     assert tuple(matrix_defaults(engine)) == ("first_call_time", "float32", "2.13.0+cu126", "eager")

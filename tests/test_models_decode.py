@@ -1,5 +1,6 @@
 """decode workload on the CPU: case identity, the greedy loop against transformers' generate, the records of
 eager and compiled cases through the real runner, and a user's local model directory."""
+
 import pytest
 import torch
 
@@ -14,8 +15,6 @@ from tests.torch_threads import one_thread  # noqa: F401  (autouse fixture)
 
 FAST = TimingPolicy(region_budget_s=0.3, min_region_samples=3, max_region_samples=5)
 MEMORY = ("memory_driver_peak", "memory_reserved_peak", "memory_allocated_peak", "memory_outside_allocator")
-
-
 
 
 def _run(case: Case) -> dict:
@@ -34,9 +33,20 @@ def test_quick_cases_carry_model_identity():
     # layer norms 2·64, router 64·8, experts 8·(2·32·64 + 64·32); final norm 64
     per_layer = 2 * 64 * 64 + 2 * 64 * 32 + 2 * 16 + 2 * 64 + 64 * 8 + 8 * (2 * 32 * 64 + 64 * 32)
     assert moe["parameters"] == 2 * 1024 * 64 + 2 * per_layer + 64 == 255360
-    assert moe | {"parameters": 0} == {"model": "qwen3-moe-tiny", "source": "random", "architecture": "Qwen3MoeForCausalLM",
-                                   "parameters": 0, "layers": 2, "hidden": 64, "experts": 8, "top_k": 2, "vocab": 1024,
-                                   "experts_impl": "grouped_mm", "context": 32, "new_tokens": 8}
+    assert moe | {"parameters": 0} == {
+        "model": "qwen3-moe-tiny",
+        "source": "random",
+        "architecture": "Qwen3MoeForCausalLM",
+        "parameters": 0,
+        "layers": 2,
+        "hidden": 64,
+        "experts": 8,
+        "top_k": 2,
+        "vocab": 1024,
+        "experts_impl": "grouped_mm",
+        "context": 32,
+        "new_tokens": 8,
+    }
     assert dense["architecture"] == "LlamaForCausalLM" and dense["experts"] is None and dense["top_k"] is None
     full = Decode().cases("full")
     assert {c.params["context"] for c in full} == {512, 2048} and {c.params["new_tokens"] for c in full} == {128}
@@ -48,7 +58,10 @@ def test_dtype_and_compile_selection():
     assert w.cases("quick", ("float8_e4m3fn",)) == []
     both = w.cases("quick", ("float32",), ("eager", "inductor"))
     assert sorted((c.params["model"], c.compile) for c in both) == [
-        ("llama-tiny", "eager"), ("qwen3-moe-tiny", "eager"), ("qwen3-moe-tiny", "inductor")]
+        ("llama-tiny", "eager"),
+        ("qwen3-moe-tiny", "eager"),
+        ("qwen3-moe-tiny", "inductor"),
+    ]
     assert {c.compile for c in w.cases("full", None, ("inductor",))} == {"inductor"}
     assert len(w.cases("full", None, ("eager", "inductor"))) == 2 * 2 * 2  # models × contexts × modes
 
@@ -60,8 +73,9 @@ class PastKeyValuesSignature:
         self.model, self.config = model, model.config
 
     def forward(self, input_ids, past_key_values=None, use_cache=None, logits_to_keep=0):
-        return self.model(input_ids=input_ids, cache=past_key_values, use_cache=use_cache,
-                          logits_to_keep=logits_to_keep)
+        return self.model(
+            input_ids=input_ids, cache=past_key_values, use_cache=use_cache, logits_to_keep=logits_to_keep
+        )
 
     __call__ = forward
 
@@ -73,6 +87,7 @@ def test_loop_matches_generate_and_repeats_exactly(transformers_api, monkeypatch
     looped = model
     if transformers_api.startswith("cumulative_length"):  # 5.4-5.23: no StaticLayer.crop, other argument name
         from transformers.cache_utils import StaticLayer
+
         monkeypatch.delattr(StaticLayer, "crop")
         looped = PastKeyValuesSignature(model)
     prompt = torch.randint(0, 1024, (1, 32), generator=torch.Generator().manual_seed(3))

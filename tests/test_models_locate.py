@@ -1,4 +1,5 @@
 """Finding a user's model: local directories, hub ids in the local cache only, and the error when missing."""
+
 import socket
 
 import pytest
@@ -10,8 +11,10 @@ from collector.models.locate import locate, specs_from_env
 @pytest.fixture
 def no_network(monkeypatch):
     """Any connection attempt fails the test: a lookup must never reach for the network."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("a network connection was attempted")
+
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
 

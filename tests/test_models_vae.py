@@ -1,5 +1,6 @@
 """vae_tiled_decode and vae_roundtrip on the CPU through the real runner: the pad count against an independent
 count, the tile grid against what diffusers walks, PSNR records, local weights and a missing VAE class."""
+
 import math
 
 import pytest
@@ -18,8 +19,6 @@ from tests.torch_threads import one_thread  # noqa: F401  (autouse fixture)
 FAST = TimingPolicy(region_budget_s=0.3, min_region_samples=3, max_region_samples=3)
 
 
-
-
 def _run(workload, case) -> dict:
     return {r.metric: r for r in run_case(workload, case, RunContext(CpuAdapter(), FAST))}
 
@@ -28,10 +27,12 @@ def _hooked_counts(model) -> dict:
     """Calls of every WanCausalConv3d (each pads once before its conv) and of the decoder (once per tile
     and latent frame), counted by module hooks — a mechanism independent of the TorchFunctionMode."""
     from diffusers.models.autoencoders.autoencoder_kl_wan import WanCausalConv3d
+
     counts = {"causal_convs": 0, "decoder_calls": 0}
 
     def bump(key):
         return lambda *_: counts.__setitem__(key, counts[key] + 1)
+
     for module in model.modules():
         if isinstance(module, WanCausalConv3d):
             module.register_forward_pre_hook(bump("causal_convs"))
@@ -46,8 +47,9 @@ def test_tiled_decode_quick_case():
     assert tile_grid(p["latent_h"], p["latent_w"], TINY_TILING, 8) == (2, 2)
     r = _run(VaeTiledDecode(), case)
     model = vae_models.build(case, torch.float32, torch.device("cpu"))
-    model.enable_tiling(tile_sample_min_height=64, tile_sample_min_width=64, tile_sample_stride_height=48,
-                        tile_sample_stride_width=48)
+    model.enable_tiling(
+        tile_sample_min_height=64, tile_sample_min_width=64, tile_sample_stride_height=48, tile_sample_stride_width=48
+    )
     counts = _hooked_counts(model)
     with torch.inference_mode():
         model.decode(torch.zeros(1, 4, 2, p["latent_h"], p["latent_w"]))
@@ -75,14 +77,21 @@ def test_local_wan_vae_in_a_pipeline_folder(monkeypatch, tmp_path):
     vae_models.build(random_case, torch.float32, torch.device("cpu")).save_pretrained(tmp_path / "Wan-tiny" / "vae")
     monkeypatch.setenv(VAE_VARIABLE, str(tmp_path / "Wan-tiny"))
     (case,) = VaeTiledDecode().cases("quick")
-    assert case.params["model"] == "Wan-tiny" and case.params["vae"] == "AutoencoderKLWan" and case.params["source"] == "local" and case.params["z_dim"] == 4
+    assert (
+        case.params["model"] == "Wan-tiny"
+        and case.params["vae"] == "AutoencoderKLWan"
+        and case.params["source"] == "local"
+        and case.params["z_dim"] == 4
+    )
     assert (case.params["tiles"], case.params["latent_h"]) == (4, 48)  # diffusers' 256/192 tiles, 8× compression
     assert _run(VaeTiledDecode(), case)["pad_calls"].samples[0] > 0
 
 
 def test_roundtrip_float32_on_cpu():
     cases = VaeRoundtrip().cases("quick")
-    assert [c.params["model"] for c in cases] == ["kl-tiny", "qwenimage-tiny"] and {c.dtype for c in cases} == {"float32"}
+    assert [c.params["model"] for c in cases] == ["kl-tiny", "qwenimage-tiny"] and {c.dtype for c in cases} == {
+        "float32"
+    }
     for case in cases:
         r = _run(VaeRoundtrip(), case)
         for metric in ("psnr_vs_cpu", "max_abs_error", "max_rel_error"):
@@ -109,6 +118,7 @@ def test_roundtrip_bfloat16_compares_with_cpu_float32():
 
 def test_missing_vae_class_is_unsupported(monkeypatch):
     import diffusers
+
     monkeypatch.setattr(diffusers, "AutoencoderKLQwenImage", None)  # as an older diffusers lacks it
     case = VaeRoundtrip().cases("quick")[1]
     r = _run(VaeRoundtrip(), case)

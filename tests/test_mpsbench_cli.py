@@ -1,4 +1,5 @@
 """The installed `mpsbench` command (pip install -e .): one entry point over the collector, the store and the web."""
+
 import os
 import re
 import subprocess
@@ -6,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from db.store.tables import STORE_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,9 +26,23 @@ def test_the_console_script_is_installed():
 def test_help_lists_every_command():
     out = mpsbench("--help")
     assert out.returncode == 0
-    assert set(re.findall(r"^  (\w+) ", out.stdout, re.M)) == {"run", "list", "show", "sweep", "push", "ingest", "info",
-                                                              "compare", "retract", "backup", "restore", "serve", "confirm", "bisect",
-                                                              "export"}
+    assert set(re.findall(r"^  (\w+) ", out.stdout, re.M)) == {
+        "run",
+        "list",
+        "show",
+        "sweep",
+        "push",
+        "ingest",
+        "info",
+        "compare",
+        "retract",
+        "backup",
+        "restore",
+        "serve",
+        "confirm",
+        "bisect",
+        "export",
+    }
 
 
 def test_unknown_command_prints_usage_and_exits_2():
@@ -48,10 +64,14 @@ def test_collector_commands_dispatch(tmp_path):
     assert out.returncode == 1 and "ERROR:" in out.stdout
 
 
-@pytest.mark.parametrize("folder", ["api", "bundle", "collector", "db", "pages", "mpsbench", "benchmarks", "tests",
-                                    "scripts"])
+@pytest.mark.parametrize(
+    "folder", ["api", "bundle", "collector", "db", "pages", "mpsbench", "benchmarks", "tests", "scripts"]
+)
 def test_no_sys_path_edits(folder):
     """The project is a package: nothing inserts the repo root into sys.path."""
-    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / folder).rglob("*.py")
-                 if "sys.path.insert" in p.read_text(encoding="utf-8") and p.name != "test_mpsbench_cli.py"]
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / folder).rglob("*.py")
+        if "sys.path.insert" in p.read_text(encoding="utf-8") and p.name != "test_mpsbench_cli.py"
+    ]
     assert offenders == []

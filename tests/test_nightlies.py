@@ -1,5 +1,6 @@
 """collector/sweep/nightlies.py: the nightlies a PEP 503 simple page lists between two dates, parsed offline from a
 page shaped as https://download.pytorch.org/whl/nightly/torch/ serves it."""
+
 from __future__ import annotations
 
 from datetime import date
@@ -14,9 +15,10 @@ INDEX = "https://download.pytorch.org/whl/nightly/cpu"
 
 
 def _page(files: list[str]) -> str:
-    rows = [f'    <a href="/whl/nightly/cpu/{f.replace("+", "%2B")}#sha256={"0" * 64}">{f}</a><br/>'
-            for f in files]
-    return "<!DOCTYPE html>\n<html>\n  <body>\n    <h1>Links for torch</h1>\n" + "\n".join(rows) + "\n  </body>\n</html>\n"
+    rows = [f'    <a href="/whl/nightly/cpu/{f.replace("+", "%2B")}#sha256={"0" * 64}">{f}</a><br/>' for f in files]
+    return (
+        "<!DOCTYPE html>\n<html>\n  <body>\n    <h1>Links for torch</h1>\n" + "\n".join(rows) + "\n  </body>\n</html>\n"
+    )
 
 
 FILES = [
@@ -33,10 +35,13 @@ FILES = [
 
 
 def test_the_nightlies_between_two_dates_one_per_date_for_this_python_and_platform():
-    found = nightly_builds(_page(FILES), INDEX, date(2026, 11, 30), date(2026, 12, 2), python="cp312",
-                           platform="macosx arm64")
-    assert [(n.version, n.day.isoformat()) for n in found] == [("2.16.0.dev20261130", "2026-11-30"),
-                                                               ("2.16.0.dev20261202", "2026-12-02")]
+    found = nightly_builds(
+        _page(FILES), INDEX, date(2026, 11, 30), date(2026, 12, 2), python="cp312", platform="macosx arm64"
+    )
+    assert [(n.version, n.day.isoformat()) for n in found] == [
+        ("2.16.0.dev20261130", "2026-11-30"),
+        ("2.16.0.dev20261202", "2026-12-02"),
+    ]
     assert found[0].spec == f"--pre torch==2.16.0.dev20261130 --index-url {INDEX}"
     spec = parse_spec(found[0].spec)  # what `sweep --build` takes
     assert spec.requirements == ("torch==2.16.0.dev20261130",) and spec.prerelease and spec.index_url == INDEX

@@ -2,6 +2,7 @@
 model learned from synthetic runs of a known run-to-run spread gives that spread back, fewer than 2 pairs is
 insufficient data, the migration's backfill finds the pairs ingest found, a deleted run stops feeding the model,
 the repetition planner, and the view's parameters."""
+
 from __future__ import annotations
 
 import math
@@ -14,13 +15,13 @@ from sqlalchemy import text
 
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
-from db.store.upkeep import catch_up
 from db.query.noise import noise_groups
 from db.stats import noise as model
 from db.stats.planner import Components, optimal_samples, runs_needed, variance_components
 from db.store.aa_pairs import PARTNERS, forget_run
 from db.store.engine import open_store
 from db.store.tables import STORE_VERSION
+from db.store.upkeep import catch_up
 from db.views.noise import EMPTY, noise_view
 from tests.bundles import make_bundle, make_result
 
@@ -37,10 +38,16 @@ def stored(engine, raw):
 
 def _pairs(engine) -> list[tuple]:
     with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(
-            "SELECT a.run_id, b.run_id, g.workload, p.case_key, g.metric, p.log_ratio FROM aa_pairs p"
-            " JOIN aa_noise g USING (group_id) JOIN runs a ON a.run_seq = p.seq_a JOIN runs b ON b.run_seq = p.seq_b"
-            " ORDER BY ALL"))]
+        return [
+            tuple(r)
+            for r in conn.execute(
+                text(
+                    "SELECT a.run_id, b.run_id, g.workload, p.case_key, g.metric, p.log_ratio FROM aa_pairs p"
+                    " JOIN aa_noise g USING (group_id) JOIN runs a ON a.run_seq = p.seq_a JOIN runs b ON b.run_seq = p.seq_b"
+                    " ORDER BY ALL"
+                )
+            )
+        ]
 
 
 # -- pure functions ------------------------------------------------------------------------------------------
@@ -85,19 +92,31 @@ def test_planner_optimal_samples_per_run_kalibera_jones():
 
 
 # -- the store -----------------------------------------------------------------------------------------------
-def _run(run_id: str, machine: str = "m1", version: str = "2.15.0", git_hash: str | None = "abc1234",
-         scale: float = 1.0, results: list[dict] | None = None) -> dict:
+def _run(
+    run_id: str,
+    machine: str = "m1",
+    version: str = "2.15.0",
+    git_hash: str | None = "abc1234",
+    scale: float = 1.0,
+    results: list[dict] | None = None,
+) -> dict:
     build = {"torch_version": version, "channel": "release", "python_version": "3.11.7", "collector_version": "0.1.0"}
     if git_hash:
         build["git_hash"] = git_hash
-    return make_bundle(run_id=run_id, machine={"name": machine, "os": "macOS", "chip": "Apple M3 Ultra"}, build=build,
-                       results=results or [
-                           make_result(samples=[10.0 * scale, 10.0 * scale, 10.0 * scale]),
-                           make_result(params={"rows": 4, "vocab": 128256}, samples=[20.0 * scale] * 3),
-                           make_result(metric="psnr_vs_cpu", unit="dB", samples=[60.0 * scale], passed=True,
-                                       tolerance=40.0),  # a difference metric: no ratio, no pair
-                           make_result(params={"rows": 8, "vocab": 128256}, status="error", samples=[],
-                                       message="boom")])
+    return make_bundle(
+        run_id=run_id,
+        machine={"name": machine, "os": "macOS", "chip": "Apple M3 Ultra"},
+        build=build,
+        results=results
+        or [
+            make_result(samples=[10.0 * scale, 10.0 * scale, 10.0 * scale]),
+            make_result(params={"rows": 4, "vocab": 128256}, samples=[20.0 * scale] * 3),
+            make_result(
+                metric="psnr_vs_cpu", unit="dB", samples=[60.0 * scale], passed=True, tolerance=40.0
+            ),  # a difference metric: no ratio, no pair
+            make_result(params={"rows": 8, "vocab": 128256}, status="error", samples=[], message="boom"),
+        ],
+    )
 
 
 def test_ingest_stores_pairs_only_within_one_build_on_one_machine(engine):
@@ -110,9 +129,11 @@ def test_ingest_stores_pairs_only_within_one_build_on_one_machine(engine):
     stored(engine, _run("a1".rjust(32, "0"), scale=1.0))  # the same bundle again: stored once, no new pairs
     got = _pairs(engine)
     scales = dict(same)
-    expected = sorted((f"{a:0>32}", f"{b:0>32}", "softmax", key, "op_time", math.log(scales[b] / scales[a]))
-                      for a, b in (("a1", "a2"), ("a1", "a3"), ("a2", "a3"))
-                      for key in ('{"rows":1,"vocab":128256}', '{"rows":4,"vocab":128256}'))
+    expected = sorted(
+        (f"{a:0>32}", f"{b:0>32}", "softmax", key, "op_time", math.log(scales[b] / scales[a]))
+        for a, b in (("a1", "a2"), ("a1", "a3"), ("a2", "a3"))
+        for key in ('{"rows":1,"vocab":128256}', '{"rows":4,"vocab":128256}')
+    )
     assert sorted(g[:5] for g in got) == [e[:5] for e in expected]
     for g, e in zip(sorted(got), expected):
         assert g[5] == pytest.approx(e[5], abs=1e-12)
@@ -123,8 +144,10 @@ def test_a_model_learned_from_synthetic_runs_gives_their_spread_back(engine):
     rng = np.random.default_rng(11)
     effects = rng.normal(0.0, sigma, (runs, cases))  # each run's log median per case: true value + N(0, sigma²)
     for r in range(runs):
-        results = [make_result(params={"rows": c + 1, "vocab": 1024}, samples=[50.0 * math.exp(effects[r, c])] * 3)
-                   for c in range(cases)]
+        results = [
+            make_result(params={"rows": c + 1, "vocab": 1024}, samples=[50.0 * math.exp(effects[r, c])] * 3)
+            for c in range(cases)
+        ]
         stored(engine, _run(f"{r:032x}", results=results))
     groups = noise_groups(engine)
     assert len(groups) == 1
@@ -166,8 +189,11 @@ def test_the_migration_backfills_the_pairs_ingest_found(tmp_path):
 
 def test_a_groups_figures_are_recomputed_once_its_new_pairs_reach_5_percent(engine):
     def cases(n, scale):
-        return [make_result(params={"rows": c + 1, "vocab": 64}, samples=[10.0 * scale * (1 + 0.01 * c)] * 3)
-                for c in range(n)]
+        return [
+            make_result(params={"rows": c + 1, "vocab": 64}, samples=[10.0 * scale * (1 + 0.01 * c)] * 3)
+            for c in range(n)
+        ]
+
     stored(engine, _run("f1".rjust(32, "0"), results=cases(100, 1.0)))
     stored(engine, _run("f2".rjust(32, "0"), results=cases(100, 1.1)))  # 100 pairs, all ln 1.1
     first = noise_groups(engine).iloc[0]
@@ -177,9 +203,16 @@ def test_a_groups_figures_are_recomputed_once_its_new_pairs_reach_5_percent(engi
     assert (held.pairs, held.pending) == (100, 2) and held.quantile_log == first.quantile_log
     stored(engine, _run("f4".rjust(32, "0"), results=cases(2, 1.5)))  # 2 + 2 + 1 more: 7 >= 5, recomputed
     done = noise_groups(engine).iloc[0]
-    values = [math.log(1.1)] * 99 + [math.log(1.1), math.log(1.5), math.log(1.5 / 1.1),  # case 1: r1-r2, r1-r3, r2-r3
-                                     0.0, math.log(1.5), math.log(1.5 / 1.1),  # case 1 with r4: r3-r4, r1-r4, r2-r4
-                                     math.log(1.5), math.log(1.5 / 1.1)]  # case 2 with r4: r1-r4, r2-r4
+    values = [math.log(1.1)] * 99 + [
+        math.log(1.1),
+        math.log(1.5),
+        math.log(1.5 / 1.1),  # case 1: r1-r2, r1-r3, r2-r3
+        0.0,
+        math.log(1.5),
+        math.log(1.5 / 1.1),  # case 1 with r4: r3-r4, r1-r4, r2-r4
+        math.log(1.5),
+        math.log(1.5 / 1.1),
+    ]  # case 2 with r4: r1-r4, r2-r4
     assert (done.pairs, done.pending) == (107, 0)
     assert done.quantile_log == pytest.approx(np.quantile(np.abs(values), 0.95), rel=1e-12)
 
@@ -211,8 +244,16 @@ def test_the_view_says_how_to_make_aa_data_on_an_empty_store(engine):
 def test_the_view_marks_insufficient_data_and_noisy_groups_and_plans_runs(engine):
     for run_id, scale in (("a1", 1.0), ("a2", 1.3)):  # one pair per case: insufficient (2 cases: 2 pairs)
         stored(engine, _run(f"{run_id:0>32}", scale=scale))
-    decode = [make_result(workload="decode", suite="models", params={"model": "tiny"}, metric="decode_throughput",
-                          unit="tokens/s", samples=[40.0])]
+    decode = [
+        make_result(
+            workload="decode",
+            suite="models",
+            params={"model": "tiny"},
+            metric="decode_throughput",
+            unit="tokens/s",
+            samples=[40.0],
+        )
+    ]
     stored(engine, _run("d1".rjust(32, "0"), results=decode))
     stored(engine, _run("d2".rjust(32, "0"), results=decode))  # one pair only
     answer = noise_view(engine, {"precision": "5", "threshold": "5"})
@@ -226,9 +267,17 @@ def test_the_view_marks_insufficient_data_and_noisy_groups_and_plans_runs(engine
     assert math.isnan(dec["noise_bound_percent"]) and not dec["noisy"] and pd.isna(dec["runs_per_side"])
 
 
-@pytest.mark.parametrize("params,field", [({"precision": "abc"}, "precision"), ({"precision": "0"}, "precision"),
-                                          ({"metric": "psnr_vs_cpu"}, "metric"), ({"threshold": "0.05"}, "threshold"),
-                                          ({"colour": "red"}, "colour"), ({"chip": "x" * 300}, "chip")])
+@pytest.mark.parametrize(
+    "params,field",
+    [
+        ({"precision": "abc"}, "precision"),
+        ({"precision": "0"}, "precision"),
+        ({"metric": "psnr_vs_cpu"}, "metric"),
+        ({"threshold": "0.05"}, "threshold"),
+        ({"colour": "red"}, "colour"),
+        ({"chip": "x" * 300}, "chip"),
+    ],
+)
 def test_the_view_refuses_bad_parameters_naming_them(engine, params, field):
     with pytest.raises(StoreError) as err:
         noise_view(engine, params)
@@ -241,25 +290,34 @@ def _slowdown_store(engine, aa_scales: tuple[float, ...]) -> None:
     same machine with the given medians' scales (none: no A/A data)."""
     tight = [1 + 0.0001 * k for k in range(10)]
     for i, scale in enumerate(aa_scales):
-        stored(engine, _run(f"aa{i}".rjust(32, "0"), version="2.14.0",
-                                   results=[make_result(samples=[10.0 * scale * t for t in tight])]))
+        stored(
+            engine,
+            _run(
+                f"aa{i}".rjust(32, "0"),
+                version="2.14.0",
+                results=[make_result(samples=[10.0 * scale * t for t in tight])],
+            ),
+        )
     stored(engine, _run("b0".rjust(32, "0"), results=[make_result(samples=[10.0 * t for t in tight])]))
-    stored(engine, _run("c0".rjust(32, "0"), version="2.16.0",
-                               results=[make_result(samples=[11.0 * t for t in tight])]))
+    stored(
+        engine, _run("c0".rjust(32, "0"), version="2.16.0", results=[make_result(samples=[11.0 * t for t in tight])])
+    )
 
 
 REVIEW = {"baseline": "torch=2.15.0", "candidate": "torch=2.16.0", "threshold": "5"}
 
 
 def _review(engine):
-    from db.review.review import Review
     from db.review.listing import regressions
+    from db.review.review import Review
+
     return regressions(engine, Review.from_params(REVIEW))
 
 
 def _doubts(engine):
-    from db.review.review import Review
     from db.review.listing import doubtful
+    from db.review.review import Review
+
     return doubtful(engine, Review.from_params(REVIEW))
 
 
@@ -275,6 +333,7 @@ def test_noise_larger_than_the_change_keeps_it_from_being_a_regression(engine):
     _slowdown_store(engine, (1.0, 1.2, 0.8))  # A/A runs differ by 20 %, 25 % and 50 %: a 10 % change is inside
     assert _review(engine).empty and _doubts(engine).empty
     from db.review.review import Review, judge_review
+
     cases = judge_review(engine, Review.from_params(REVIEW)).cases
     row = cases[cases.metric == "op_time"].iloc[0]
     aa = [math.log(1.2), math.log(0.8), math.log(0.8 / 1.2)]
@@ -318,11 +377,13 @@ def test_a_first_v4_store_without_pending_counts_is_migrated(tmp_path):
 
 def test_a_retracted_run_leaves_the_model_and_pairs_with_no_later_run(engine):
     from db.store.retract import retract_run
+
     for run_id, scale in (("a1", 1.0), ("a2", 1.5), ("a3", 1.02)):
         stored(engine, _run(f"{run_id:0>32}", scale=scale))
     retract_run(engine, "a2".rjust(32, "0"), "a bad run (thermal throttling)", "admin", admin=True)
     g = noise_groups(engine).iloc[0]
     assert g.pairs == 2 and g.quantile_log == pytest.approx(math.log(1.02))  # only a1-a3 is left
     stored(engine, _run("a4".rjust(32, "0"), scale=1.0))  # pairs with a1 and a3, never a2
-    assert {p[:2] for p in _pairs(engine)} == {(f"{a:0>32}", f"{b:0>32}") for a, b in
-                                              (("a1", "a3"), ("a1", "a4"), ("a3", "a4"))}
+    assert {p[:2] for p in _pairs(engine)} == {
+        (f"{a:0>32}", f"{b:0>32}") for a, b in (("a1", "a3"), ("a1", "a4"), ("a3", "a4"))
+    }

@@ -1,6 +1,7 @@
 """The upload webhook (api/notify.py) against a local receiver on 127.0.0.1: one post per upload that adds a
 regression to the release review (with its Regressions link), none for an A/A upload, a post retried with back-off
 until it is taken (500, 500, 200), and a receiver that is down never holding up an upload's answer."""
+
 from __future__ import annotations
 
 import json
@@ -53,10 +54,19 @@ class Receiver:
 
 def run_bundle(version: str, gib: dict[int, float]) -> dict:
     """One run of `version`: memory_driver_peak of softmax rows=r (one figure a case)."""
-    results = [make_result(metric="memory_driver_peak", unit="B", params={"rows": rows, "vocab": 32000},
-                           samples=[value * GIB]) for rows, value in gib.items()]
-    return make_bundle(results=results, build={"torch_version": version, "channel": BUILDS[version],
-                                               "python_version": "3.11.7", "collector_version": "0.1.0"})
+    results = [
+        make_result(metric="memory_driver_peak", unit="B", params={"rows": rows, "vocab": 32000}, samples=[value * GIB])
+        for rows, value in gib.items()
+    ]
+    return make_bundle(
+        results=results,
+        build={
+            "torch_version": version,
+            "channel": BUILDS[version],
+            "python_version": "3.11.7",
+            "collector_version": "0.1.0",
+        },
+    )
 
 
 @pytest.fixture
@@ -145,6 +155,7 @@ def test_a_receiver_that_is_down_never_holds_up_an_upload(server, monkeypatch):
         start = time.perf_counter()
         api.notify.notify_upload(outcome, who)
         hooked.append(time.perf_counter() - start)
+
     monkeypatch.setattr(api.upload, "notify_upload", timed_hook)
     quiet = [upload(client, run_bundle("2.14.1", {1: 1.0, 2: 1.0})) for _ in range(3)]  # notifications off
     bundles = [run_bundle("2.15.0rc1", {2: 10.0 + i, 1: 1.0}) for i in range(4)]  # case 2: 1 → 10 GiB
@@ -159,9 +170,11 @@ def test_a_receiver_that_is_down_never_holds_up_an_upload(server, monkeypatch):
         assert notifier.tries == 1  # the notifier is now stuck in a post to the dead receiver
         took = [upload(client, b) for b in bundles[1:]]
         assert notifier.tries == 1 and not notifier.sent  # every answer came while that post was still hanging
-        print(f"upload answers (s): notifications off {[round(t, 3) for t in quiet]}, receiver down "
-              f"{[round(t, 3) for t in took]}; hook {max(hooked) * 1e6:.0f} µs at most; review judged in "
-              f"{notifier.judged_s:.3f} s")
+        print(
+            f"upload answers (s): notifications off {[round(t, 3) for t in quiet]}, receiver down "
+            f"{[round(t, 3) for t in took]}; hook {max(hooked) * 1e6:.0f} µs at most; review judged in "
+            f"{notifier.judged_s:.3f} s"
+        )
         assert max(hooked) < 0.1  # what notification adds to an upload's answer: a queued item
         assert max(took) < api.notify.POST_TIMEOUT_S  # no answer waited for the hanging post
     # the receiver is gone now (refused): the hanging try fails, then each check's tries fail at once, logged; the
@@ -175,10 +188,13 @@ def test_the_review_is_named_by_its_variable_and_a_bad_one_is_refused(monkeypatc
     settings = api.notify.Settings("http://127.0.0.1:9/hook", "x", "https://bench.example")
     assert api.notify.review_link(settings, review) == (
         "https://bench.example/regressions?baseline=torch%3D2.14.1&candidate=torch%3D2.16.0.dev20261202"
-        "&scope=chip&threshold=10")
-    for text, said in (("baseline=torch=2.14.1", "baseline and candidate are required"),
-                       ("baseline=a&candidate=b&colour=red", "unknown parameter 'colour'"),
-                       ("baseline=torch=2.14.1&candidate=torch=2.15&scope=galaxy", "scope")):
+        "&scope=chip&threshold=10"
+    )
+    for text, said in (
+        ("baseline=torch=2.14.1", "baseline and candidate are required"),
+        ("baseline=a&candidate=b&colour=red", "unknown parameter 'colour'"),
+        ("baseline=torch=2.14.1&candidate=torch=2.15&scope=galaxy", "scope"),
+    ):
         with pytest.raises(ValueError, match=said) as err:
             api.notify.named_review(text)
         assert str(err.value).startswith("MPSBENCH_NOTIFY_REVIEW: ")
@@ -218,7 +234,9 @@ class Trickler:
             while b"\r\n\r\n" not in head:
                 head += conn.recv(65536)
             top, _, body = head.partition(b"\r\n\r\n")
-            length = int(next(line.split(b":")[1] for line in top.split(b"\r\n") if line.lower().startswith(b"content-length")))
+            length = int(
+                next(line.split(b":")[1] for line in top.split(b"\r\n") if line.lower().startswith(b"content-length"))
+            )
             while len(body) < length:
                 body += conn.recv(65536)
             self.bodies.append(json.loads(body))

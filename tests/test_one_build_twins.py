@@ -1,6 +1,7 @@
 """Every JSON twin on a store of one build (op_time runs only): a 2xx answer (empty where there is nothing to
 compare) or a 4xx naming the field, never a 500. The correctness twin used to merge an empty frame's float64
 `build` with the runs' strings and answer 500."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,8 +20,13 @@ ONE = {"baseline": f"torch={BUILD}", "candidate": f"torch={BUILD}"}
 def _twin_paths() -> list[str]:
     from api import health, openapi, query, sweeps
 
-    return sorted({r.path for r in query.ROUTES + sweeps.ROUTES + health.ROUTES + openapi.ROUTES
-                   if "GET" in (r.methods or ()) and "{" not in r.path})
+    return sorted(
+        {
+            r.path
+            for r in query.ROUTES + sweeps.ROUTES + health.ROUTES + openapi.ROUTES
+            if "GET" in (r.methods or ()) and "{" not in r.path
+        }
+    )
 
 
 @pytest.fixture(scope="module")

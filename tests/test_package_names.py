@@ -5,6 +5,7 @@ folder named like an installed package replaces it for every importer. transform
 `kernels` package and imports it; the op families used to live in a top-level `kernels/`, which broke every
 model workload.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -22,8 +23,11 @@ def top_level_modules(root: Path) -> set[str]:
 def test_no_top_level_package_shadows_an_installed_distribution():
     installed = importlib.metadata.packages_distributions()
     # the project itself is installed (pip install -e .): its own packages map to "mpsbench"
-    clashes = {name: installed[name] for name in top_level_modules(ROOT)
-               if set(installed.get(name, ["mpsbench"])) != {"mpsbench"}}
+    clashes = {
+        name: installed[name]
+        for name in top_level_modules(ROOT)
+        if set(installed.get(name, ["mpsbench"])) != {"mpsbench"}
+    }
     assert clashes == {}, f"repo folders shadow installed distributions (rename them): {clashes}"
 
 

@@ -1,5 +1,6 @@
 """Pages under faults (Streamlit's AppTest): a damaged store file and an unexpected error each show one short
 st.error, never a traceback or a server path; the page works again once the fault is gone."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,9 +11,9 @@ from streamlit.testing.v1 import AppTest
 
 import db.store.engine
 import db.views.overview
+from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
 from tests.bundles import make_bundle
-from db.ingest.core import ingest_bundle
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = str(ROOT / "pages" / "navigation.py")
@@ -40,7 +41,9 @@ def _page(file: str) -> AppTest:
 
 
 def _shown(at: AppTest) -> str:
-    return " ".join(str(e.value) for kind in ("error", "markdown", "text", "code", "caption") for e in getattr(at, kind))
+    return " ".join(
+        str(e.value) for kind in ("error", "markdown", "text", "code", "caption") for e in getattr(at, kind)
+    )
 
 
 def test_a_damaged_store_is_one_short_error_on_every_page_then_the_page_works_again(store_path):
@@ -65,11 +68,13 @@ def test_an_unexpected_error_is_a_short_message_without_the_traceback(store_path
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom in /srv/mpsbench/secret.py")
+
     monkeypatch.setattr(db.views.overview, "overview_of", broken)
     at = _page("overview.py")
     assert not at.exception
     assert [e.value for e in at.error] == [
-        "This page failed on the server (the error is logged there). Reload, or try another page."]
+        "This page failed on the server (the error is logged there). Reload, or try another page."
+    ]
     assert "/srv" not in _shown(at) and "Traceback" not in _shown(at)
 
 
@@ -79,6 +84,7 @@ def test_a_page_without_its_own_guard_is_caught_by_the_navigations(store_path, m
 
     def broken(*args, **kwargs):
         raise ValueError("boom in /srv/mpsbench/upload.py")
+
     monkeypatch.setattr(st, "title", broken)
     at = _page("upload.py")
     assert not at.exception

@@ -1,5 +1,6 @@
 """Every page beside its JSON twin, on the seeded store: the page (under Streamlit's AppTest, URL parameters set)
 and GET /api/v1/<page> with the same parameters show the same figures, because both call one view function."""
+
 from __future__ import annotations
 
 import math
@@ -12,32 +13,50 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from streamlit.testing.v1 import AppTest
 
-from bundle.provenance import UNAVAILABLE
 import db.store.engine
-from app import api_routes
-from api.query import records
 import pages.navigation
+from api.query import records
+from app import api_routes
+from bundle.provenance import UNAVAILABLE
 from pages.navigation import PAGES
 from tests.seed import BASELINE, CANDIDATE, seed_store
 
 ISO = re.compile(r"\d{4}-\d\d-\d\dT")
 ROOT_SCRIPT = pages.navigation.__file__
 SIDES = {"baseline": BASELINE, "candidate": CANDIDATE}
-TREND = {"workload": "softmax", "case_key": '{"rows":1,"vocab":128256}', "dtype": "float32", "compile": "eager",
-         "metric": "op_time"}
+TREND = {
+    "workload": "softmax",
+    "case_key": '{"rows":1,"vocab":128256}',
+    "dtype": "float32",
+    "compile": "eager",
+    "metric": "op_time",
+}
 # page file → (URL parameters, twin path, [(the page's n-th table, the twin's key)]); -1 counts from the end
 CASES = {
     "overview.py": ({}, "overview", [(0, "verdict.summary.groups"), (1, "latest"), (2, "status"), (3, "warnings")]),
     "runs.py": ({"build": "2.14.1", "chip": "Apple M3 Ultra"}, "runs", [(0, "runs")]),
-    "compare.py": ({**SIDES, "scope": "chip"}, "compare", [(0, "summary.groups"), (1, "status_changes"),
-                                                           (2, "families"), (3, "cases"), (-1, "unmatched")]),
+    "compare.py": (
+        {**SIDES, "scope": "chip"},
+        "compare",
+        [(0, "summary.groups"), (1, "status_changes"), (2, "families"), (3, "cases"), (-1, "unmatched")],
+    ),
     "regressions.py": ({**SIDES, "threshold": "5"}, "regressions", [(0, "summary.groups"), (1, "regressions")]),
     "trends.py": (TREND, "trends", [(0, "points")]),
-    "matrix.py": ({"metric": "op_time", "baseline": "2.14.1", "rows": "dtype", "compile": "eager"}, "matrix",
-                  [(0, "cells")]),
-    "memory.py": ({"split_tag": "role", "workload": "vae_tiled_decode"}, "memory", [(None, "table")]),  # a panel per machine
-    "correctness.py": ({"metric": "psnr_vs_cpu"}, "correctness", [(0, "faster_but_wrong"), (1, "slopes"),
-                                                                                (2, "records")]),
+    "matrix.py": (
+        {"metric": "op_time", "baseline": "2.14.1", "rows": "dtype", "compile": "eager"},
+        "matrix",
+        [(0, "cells")],
+    ),
+    "memory.py": (
+        {"split_tag": "role", "workload": "vae_tiled_decode"},
+        "memory",
+        [(None, "table")],
+    ),  # a panel per machine
+    "correctness.py": (
+        {"metric": "psnr_vs_cpu"},
+        "correctness",
+        [(0, "faster_but_wrong"), (1, "slopes"), (2, "records")],
+    ),
     "claims.py": (SIDES, "claims", [(None, "claims")]),  # one table per claim, together the twin's list
     "noise.py": ({"precision": "3", "metric": "op_time"}, "noise", [(0, "groups")]),  # studio-1 ran each build twice
 }
@@ -126,11 +145,18 @@ def test_upload_has_no_read_twin_its_twin_is_the_upload_route():
     assert any(r.path == "/api/v1/runs" and "POST" in r.methods for r in api_routes())
 
 
-@pytest.mark.parametrize("url,field", [
-    ("/api/v1/trends?metric=speed", "metric"), ("/api/v1/matrix?rows=machine", "rows"),
-    ("/api/v1/memory?colour=red", "colour"), ("/api/v1/correctness?metric=op_time", "metric"),
-    ("/api/v1/overview?x=1", "x"), ("/api/v1/noise?precision=0", "precision"),
-    ("/api/v1/noise?metric=psnr_vs_cpu", "metric")])
+@pytest.mark.parametrize(
+    "url,field",
+    [
+        ("/api/v1/trends?metric=speed", "metric"),
+        ("/api/v1/matrix?rows=machine", "rows"),
+        ("/api/v1/memory?colour=red", "colour"),
+        ("/api/v1/correctness?metric=op_time", "metric"),
+        ("/api/v1/overview?x=1", "x"),
+        ("/api/v1/noise?precision=0", "precision"),
+        ("/api/v1/noise?metric=psnr_vs_cpu", "metric"),
+    ],
+)
 def test_twins_refuse_bad_parameters_naming_them(client, url, field):
     got = client.get(url)
     assert got.status_code == 400

@@ -11,6 +11,7 @@ sweep/runner.py, sweep/delivery.py, sweep/options.py):
 Every wait polls with a generous timeout (a loaded 2-core machine); processes are found by pid and process group
 (psutil), and any left over is killed by pid at the end, so a failure leaves nothing running either.
 """
+
 from __future__ import annotations
 
 import json
@@ -75,16 +76,41 @@ def _groups(procs: list[psutil.Process]) -> set[int]:
     return out
 
 
-def test_sweep_sigkill_then_resume_delivers_every_bundle_once_and_leaves_nothing_running(tmp_path, monkeypatch,
-                                                                                          capsys):
+def test_sweep_sigkill_then_resume_delivers_every_bundle_once_and_leaves_nothing_running(tmp_path, monkeypatch, capsys):
     a, b = wrapper(tmp_path / "env-a" / "bin"), wrapper(tmp_path / "env-b" / "bin")
     out = tmp_path / "out"
     server = Server([])
-    env = {**os.environ, **ENV, "MPSBENCH_FAKE_SLEEP_S": "0.5", "MPSBENCH_OUTBOX": str(tmp_path / "outbox"),
-           "MPSBENCH_TOKEN": "s3cret"}
-    args = [sys.executable, "-m", "collector", "sweep", "--build", f"python={a}", "--build", f"python={b}",
-            "--rounds", "2", "--workload", "fake_sleep", "--compile", "eager", "--processes", "1", "--out", str(out),
-            "--envs", str(tmp_path / "envs"), "--push", server.url]
+    env = {
+        **os.environ,
+        **ENV,
+        "MPSBENCH_FAKE_SLEEP_S": "0.5",
+        "MPSBENCH_OUTBOX": str(tmp_path / "outbox"),
+        "MPSBENCH_TOKEN": "s3cret",
+    }
+    args = [
+        sys.executable,
+        "-m",
+        "collector",
+        "sweep",
+        "--build",
+        f"python={a}",
+        "--build",
+        f"python={b}",
+        "--rounds",
+        "2",
+        "--workload",
+        "fake_sleep",
+        "--compile",
+        "eager",
+        "--processes",
+        "1",
+        "--out",
+        str(out),
+        "--envs",
+        str(tmp_path / "envs"),
+        "--push",
+        server.url,
+    ]
     log = tmp_path / "sweep.log"  # a file, not a pipe: a process left behind cannot hold the test up
     first = subprocess.Popen(args, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
     seen: list[psutil.Process] = []
@@ -99,6 +125,7 @@ def test_sweep_sigkill_then_resume_delivers_every_bundle_once_and_leaves_nothing
             if sum(e["type"] == "slot_end" for e in record) != 1 or len(started) != 2:
                 return False
             return any("spawn_main" in " ".join(p.cmdline()) for p in _descendants(first.pid))
+
         wait_until(second_slot_has_a_worker, 300)  # its worker is starting: seconds of work left in that run
         seen = _descendants(first.pid)  # the slot's `collector run`, its case worker (and mp's resource tracker)
         assert any(p.cmdline()[1:4] == ["-m", "collector", "run"] for p in seen), [p.cmdline() for p in seen]
@@ -116,15 +143,24 @@ def test_sweep_sigkill_then_resume_delivers_every_bundle_once_and_leaves_nothing
         for k, v in ENV.items():
             monkeypatch.setenv(k, v)
         before = journal.read_bytes()
-        for extra, named in ((["--profile", "full"], "--profile 'full'"), (["--rounds", "5"], "--rounds '5'"),
-                             (["--push", "http://127.0.0.1:9/"], "--push 'http://127.0.0.1:9/'")):
+        for extra, named in (
+            (["--profile", "full"], "--profile 'full'"),
+            (["--rounds", "5"], "--rounds '5'"),
+            (["--push", "http://127.0.0.1:9/"], "--push 'http://127.0.0.1:9/'"),
+        ):
             code = cli_main(["sweep", "--resume", str(journal), *extra])
             said = capsys.readouterr().out.replace("\n", " ")
             assert code == 1 and said.startswith("ERROR:") and named in said and "journal" in said, said
         assert journal.read_bytes() == before
 
-        resumed = subprocess.run([sys.executable, "-m", "collector", "sweep", "--resume", "--out", str(out)],
-                                 cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        resumed = subprocess.run(
+            [sys.executable, "-m", "collector", "sweep", "--resume", "--out", str(out)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr
         assert "4 of 4 finished runs delivered" in resumed.stdout, resumed.stdout
     finally:
@@ -141,12 +177,32 @@ def test_sweep_sigkill_then_resume_delivers_every_bundle_once_and_leaves_nothing
 
 def _run_with_child(tmp_path: Path, *extra: str, sleep_s: str) -> tuple[subprocess.Popen, Path]:
     pids = tmp_path / "pids.txt"
-    env = {**os.environ, "MPSBENCH_CATALOG": "tests.fake_workloads", "MPSBENCH_FAKE_SLEEP_S": sleep_s,
-           "MPSBENCH_FAKE_PIDS": str(pids)}
+    env = {
+        **os.environ,
+        "MPSBENCH_CATALOG": "tests.fake_workloads",
+        "MPSBENCH_FAKE_SLEEP_S": sleep_s,
+        "MPSBENCH_FAKE_PIDS": str(pids),
+    }
     # output to a file, not a pipe: a child left behind would hold a pipe open and the test up
-    run = subprocess.Popen([sys.executable, "-m", "collector", "run", "--workload", "fake_child", "--compile",
-                            "eager", "--out", str(tmp_path / "out"), *extra], cwd=ROOT, env=env,
-                           stdout=(tmp_path / "run.log").open("w"), stderr=subprocess.STDOUT)
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "run",
+            "--workload",
+            "fake_child",
+            "--compile",
+            "eager",
+            "--out",
+            str(tmp_path / "out"),
+            *extra,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=(tmp_path / "run.log").open("w"),
+        stderr=subprocess.STDOUT,
+    )
     return run, pids
 
 
@@ -215,8 +271,15 @@ def test_portable_tie_ends_a_child_whose_parent_was_sigkilled(tmp_path, how):
     if how == "gone-before":  # tied to a pid that is not its parent and no longer runs: it ends at once
         dead = subprocess.Popen([sys.executable, "-c", "pass"])
         dead.wait()
-        child = subprocess.Popen([sys.executable, "-c", "import signal, time; from collector import lifeline; "
-                                  f"lifeline.tie_to_parent({dead.pid}, signal.SIGTERM); time.sleep(600)"], env=env)
+        child = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import signal, time; from collector import lifeline; "
+                f"lifeline.tie_to_parent({dead.pid}, signal.SIGTERM); time.sleep(600)",
+            ],
+            env=env,
+        )
         try:
             child.wait(timeout=60)
         finally:
@@ -225,8 +288,9 @@ def test_portable_tie_ends_a_child_whose_parent_was_sigkilled(tmp_path, how):
         return
     script.write_text(_TIE)
     ready = tmp_path / "tied"
-    parent = subprocess.Popen([sys.executable, str(script), "parent", str(ready)], env=env, stdout=subprocess.PIPE,
-                              text=True)
+    parent = subprocess.Popen(
+        [sys.executable, str(script), "parent", str(ready)], env=env, stdout=subprocess.PIPE, text=True
+    )
     child = psutil.Process(int(parent.stdout.readline()))
     try:
         wait_until(ready.exists, 60)

@@ -1,6 +1,7 @@
 """Machine and Build declared once (bundle.provenance): every model field stored or said why not; the P/E cores and
 the install source stored, listed, shown and exported; a v11 store migrated to v12 with NULL there, shown
 "unavailable" (null in the API); a field added to the declaration gets its column without an edit of tables.py."""
+
 from __future__ import annotations
 
 import json
@@ -109,12 +110,19 @@ class _WithNpu(Machine):
 def test_a_field_added_to_the_declaration_gets_its_column():
     """The runs table's provenance columns are provenance_columns(STORED), and a declared field of a model derived
     from Machine appears in the DDL with its type from the model: a bound below 2**31 is INTEGER."""
-    assert [c.name for c in Run.__table__.columns][-len(STORED):] == [e.column for e in STORED]
+    assert [c.name for c in Run.__table__.columns][-len(STORED) :] == [e.column for e in STORED]
     extra = Stored(_WithNpu, "npu_cores", "npu_cores", "NPU cores", "cores", listed=True)
-    ddl = str(CreateTable(Table("runs_probe", MetaData(), *provenance_columns((*STORED, extra))))
-              .compile(dialect=Dialect()))
+    ddl = str(
+        CreateTable(Table("runs_probe", MetaData(), *provenance_columns((*STORED, extra)))).compile(dialect=Dialect())
+    )
     assert "\tnpu_cores INTEGER\n" in ddl  # the last column: nullable, as the model's Optional says
-    for expected in ("cpu_p_cores INTEGER", "memory_bytes BIGINT", "machine_name VARCHAR NOT NULL",
-                     "env_json VARCHAR NOT NULL", "channel VARCHAR NOT NULL", "low_power_mode BOOLEAN"):
+    for expected in (
+        "cpu_p_cores INTEGER",
+        "memory_bytes BIGINT",
+        "machine_name VARCHAR NOT NULL",
+        "env_json VARCHAR NOT NULL",
+        "channel VARCHAR NOT NULL",
+        "low_power_mode BOOLEAN",
+    ):
         assert expected in ddl, expected
     assert "npu_cores" not in [c.name for c in provenance_columns()]  # the real declaration is untouched

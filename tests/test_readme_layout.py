@@ -1,4 +1,5 @@
 """The README's layout section names files that exist: its route of one sample is what a newcomer opens."""
+
 from __future__ import annotations
 
 import re
@@ -9,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _layout() -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return text[text.index("## Layout"):].split("\n## ", 1)[0]
+    return text[text.index("## Layout") :].split("\n## ", 1)[0]
 
 
 def test_every_file_the_layout_names_exists():

@@ -1,5 +1,6 @@
 """Every metric regresses by its own rule (bundle.metrics.RULES), on a store with known figures
 (tests/verdict_store.py): the expected verdicts are computed here from the store's constants."""
+
 from __future__ import annotations
 
 import math
@@ -10,8 +11,8 @@ from starlette.testclient import TestClient
 
 from bundle.metrics import RULES, MetricError, RuleKind, parse_rules
 from db.errors import StoreError
-from db.review.review import Review
 from db.review.listing import regressions
+from db.review.review import Review
 from tests import verdict_store as v
 
 PARAMS = {"baseline": v.BASELINE, "candidate": v.CANDIDATE}
@@ -33,7 +34,9 @@ def test_memory_growth_needs_both_the_percent_and_the_floor(engine):
     driver = rows[("vae", "memory_driver_peak")]  # 10× growth
     assert driver.worse_by == pytest.approx(v.DRIVER[True] / v.DRIVER[False] - 1) == pytest.approx(9.0)
     growth = v.ALLOCATED[True] / v.ALLOCATED[False] - 1  # 3 %, and under 64 MiB: not a regression
-    assert growth * 100 < RULES["memory_allocated_peak"].percent or (v.ALLOCATED[True] - v.ALLOCATED[False]) < 64 * v.MIB
+    assert (
+        growth * 100 < RULES["memory_allocated_peak"].percent or (v.ALLOCATED[True] - v.ALLOCATED[False]) < 64 * v.MIB
+    )
     assert ("vae", "memory_allocated_peak") not in rows
     reserved = v.RESERVED[True] - v.RESERVED[False]  # 10 % and 204.8 MiB: both past the rule
     assert reserved >= 64 * v.MIB and ("vae", "memory_reserved_peak") in rows
@@ -52,8 +55,10 @@ def test_psnr_drop_while_passing_is_one_correctness_row(engine):
 
 def test_a_correctness_failure_is_one_row_carrying_every_figure(engine):
     found = regressions(engine, Review.from_params(PARAMS))
-    softmax = found[(found.workload == "softmax") & found.metric.isin(["correctness", "psnr_vs_cpu", "max_abs_error",
-                                                                       "max_rel_error"])]
+    softmax = found[
+        (found.workload == "softmax")
+        & found.metric.isin(["correctness", "psnr_vs_cpu", "max_abs_error", "max_rel_error"])
+    ]
     assert len(softmax) == 1 and softmax.metric.iloc[0] == "correctness" and math.isinf(softmax.worse_by.iloc[0])
     figures = softmax.figures.iloc[0]
     for name, (b, c) in zip(("psnr_vs_cpu", "max_abs_error", "max_rel_error"), zip(v.CORRECT[False], v.CORRECT[True])):
@@ -68,10 +73,15 @@ def test_derived_bandwidth_is_not_a_second_regression_of_one_timing(engine):
     assert RULES["achieved_bandwidth"].kind is RuleKind.derived is RULES["bandwidth_fraction"].kind
 
 
-@pytest.mark.parametrize("text,named", [("speed.percent=5", "unknown metric 'speed'"),
-                                        ("op_time.floor=5", "has no field 'floor'"),
-                                        ("psnr_vs_cpu.drop=abc", "drop must be a number"),
-                                        ("op_time", "write metric.field=value")])
+@pytest.mark.parametrize(
+    "text,named",
+    [
+        ("speed.percent=5", "unknown metric 'speed'"),
+        ("op_time.floor=5", "has no field 'floor'"),
+        ("psnr_vs_cpu.drop=abc", "drop must be a number"),
+        ("op_time", "write metric.field=value"),
+    ],
+)
 def test_bad_rules_are_named(engine, text, named):
     with pytest.raises(MetricError, match=named):
         parse_rules(text)

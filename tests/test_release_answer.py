@@ -3,6 +3,7 @@ nightly with its planted effects: every doubtful case named on its card, in the 
 with the command that decides it; counts in one vocabulary (tested cases only; untested apart; families that say
 they are untested; status words as Compare's; correctness by the rule Regressions uses); no green for a build
 against itself, and a one-build store says what a second build would show."""
+
 from __future__ import annotations
 
 import csv
@@ -27,7 +28,10 @@ from tests import release_walk as w
 from tests.store_fixtures import cli_store_file
 
 SIDES = ["--baseline", w.BASELINE, "--candidate", w.CANDIDATE]
-SDPA_NAME, LINEAR_NAME = "sdpa · batch=1 head_dim=128 heads=16 kv_len=4096 phase=decode · fp16", "linear · M=4 K=2048 N=6144 · bf16"
+SDPA_NAME, LINEAR_NAME = (
+    "sdpa · batch=1 head_dim=128 heads=16 kv_len=4096 phase=decode · fp16",
+    "linear · M=4 K=2048 N=6144 · bf16",
+)
 
 
 def _walk(tmp_path_factory, processes: int, runs: int):
@@ -64,8 +68,11 @@ def test_every_untested_planted_slowdown_is_named_on_its_group_with_the_command_
     answer = review_answer(single, _review())
     summary = answer["summary"]
     assert answer["regressions"] == [] and summary["regressions"] == 0
-    planted = {("mbp-m4pro", "float16"): SDPA_NAME, ("mbp-m4pro", "bfloat16"): LINEAR_NAME,
-               ("studio-m3u", "bfloat16"): LINEAR_NAME}
+    planted = {
+        ("mbp-m4pro", "float16"): SDPA_NAME,
+        ("mbp-m4pro", "bfloat16"): LINEAR_NAME,
+        ("studio-m3u", "bfloat16"): LINEAR_NAME,
+    }
     for (machine, dtype), name in planted.items():
         group = _group(summary, machine, dtype)
         [doubt] = group["doubts"]  # the one planted slowdown of the group, by name, with its figure and why
@@ -77,8 +84,11 @@ def test_every_untested_planted_slowdown_is_named_on_its_group_with_the_command_
     assert (m3["unchanged"], m3["untested"], m3["doubts"]) == (0, 1, [])
     assert m3["verdict"] == "untested: 1 timing case without replicates"
     assert "detects nothing" in m3["detects"] and "makes them testable" in m3["detects"]
-    assert summary["verdict"].startswith("no confirmed regression in 6 groups") and "3 unconfirmed" in \
-        summary["verdict"] and "8 timing cases untested" in summary["verdict"]
+    assert (
+        summary["verdict"].startswith("no confirmed regression in 6 groups")
+        and "3 unconfirmed" in summary["verdict"]
+        and "8 timing cases untested" in summary["verdict"]
+    )
     # the command decides them: confirm's own parser reads it, with the review's sides
     words = shlex.split(summary["confirm"])
     assert words[:2] == ["mpsbench", "confirm"]
@@ -130,8 +140,10 @@ def test_the_gate_and_both_exports_carry_the_doubtful_cases(tmp_path, monkeypatc
     assert main(["compare", *SIDES, "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert sorted((r["scope"], r["workload"], r["verdict"]) for r in rows) == [
-        ("mbp-m4pro", "linear", "unconfirmed"), ("mbp-m4pro", "sdpa", "unconfirmed"),
-        ("studio-m3u", "linear", "unconfirmed")]
+        ("mbp-m4pro", "linear", "unconfirmed"),
+        ("mbp-m4pro", "sdpa", "unconfirmed"),
+        ("studio-m3u", "linear", "unconfirmed"),
+    ]
     assert main(["compare", *SIDES, "--fail-on", "unconfirmed"]) == 1
     assert "FAIL: 3 regression(s) or unconfirmed case(s)" in capsys.readouterr().err
     assert main(["compare", *SIDES, "--format", "json"]) == 0
@@ -149,8 +161,11 @@ def test_bf16_psnr_jitter_counts_within_its_rule_as_regressions_judge_it(single)
 
 def test_a_build_against_itself_is_never_green_and_one_build_says_what_a_second_would_show(tmp_path):
     engine = open_store(tmp_path / "one.duckdb")
-    bundles = [b for b in w.walk_bundles(processes=10, runs=2)
-               if b.build.torch_version == "2.14.1" and b.machine.name == "mbp-m4pro"]
+    bundles = [
+        b
+        for b in w.walk_bundles(processes=10, runs=2)
+        if b.build.torch_version == "2.14.1" and b.machine.name == "mbp-m4pro"
+    ]
     for bundle in bundles:  # one Mac, its two runs of 2.14.1
         ingest_bundle(engine, bundle.model_dump_json().encode())
     try:

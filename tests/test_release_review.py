@@ -2,6 +2,7 @@
 stores them (`mpsbench ingest DIR`): the Regressions page, its Markdown export, GET /api/v1/regressions and
 `mpsbench compare --fail-on regression` list the same three regressions (the 10× driver peak, the 25 dB PSNR
 drop, the one real slowdown), none of the run-to-run noise, and the same summary."""
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,11 @@ from tests.test_page_twins import ROOT_SCRIPT, _same
 
 SIDES = {"baseline": rb.BASELINE, "candidate": rb.CANDIDATE}
 ARGS = ["--baseline", rb.BASELINE, "--candidate", rb.CANDIDATE]
-EXPECTED = [("mini-m2pro", "vae_roundtrip", "correctness"), ("studio-m4max", "vae_tiled_decode", "memory_driver_peak"),
-            ("studio-m4max", "linear", "op_time")]  # worst first, as every surface orders them
+EXPECTED = [
+    ("mini-m2pro", "vae_roundtrip", "correctness"),
+    ("studio-m4max", "vae_tiled_decode", "memory_driver_peak"),
+    ("studio-m4max", "linear", "op_time"),
+]  # worst first, as every surface orders them
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +68,7 @@ def test_every_surface_lists_the_same_regressions_and_no_noise(env, capsys):
     _, markdown = _cli(capsys, "--format", "md-full")
     lines = markdown.replace("\\_", "_").splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("| scope | workload | case |"))
-    rows = [line.split(" | ") for line in lines[header + 2:] if line.startswith("| ")]
+    rows = [line.split(" | ") for line in lines[header + 2 :] if line.startswith("| ")]
     assert [(r[0].strip("| "), r[1], r[5]) for r in rows] == EXPECTED  # the export's regression table
     # rule-judged figures say so (a p-value over identical repeats of one figure would be a degenerate 0)
     assert [r[9] for r in rows][:2] == ["judged by its drop rule", "judged by its growth rule"]

@@ -1,6 +1,7 @@
 """The release summary (db.review.summary) on the known-verdict store (tests/verdict_store.py): counts, memory and
 correctness verdicts and notes computed here from the store's constants, and the same summary in the API twin
 and at the top of the Markdown export."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -9,10 +10,10 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 import db.store.engine as store
-from db.review.review import Review
 from db.review.listing import regressions
-from db.views.review_export import md_escape, review_markdown
+from db.review.review import Review
 from db.review.summary import release_summary, review_answer
+from db.views.review_export import md_escape, review_markdown
 from tests import verdict_store as v
 
 PARAMS = {"baseline": v.BASELINE, "candidate": v.CANDIDATE}
@@ -54,8 +55,9 @@ def test_battery_and_low_power_runs_are_noted(tmp_path):
     from db.ingest.core import ingest_bundle
 
     bundles = v.verdict_bundles()
-    bundles[3] = bundles[3].model_copy(update={"machine": bundles[3].machine.model_copy(
-        update={"power_source": "battery", "low_power_mode": True})})
+    bundles[3] = bundles[3].model_copy(
+        update={"machine": bundles[3].machine.model_copy(update={"power_source": "battery", "low_power_mode": True})}
+    )
     for bundle in bundles:
         ingest_bundle(engine, bundle.model_dump_json().encode())
     notes = release_summary(engine, Review.from_params(PARAMS))["notes"]

@@ -1,5 +1,6 @@
 """Run → process → call (db.stats.replicates): each test's answer computed here independently (scipy's t-tests,
 hand formulas), and the review's error control checked on simulated A/A reviews with a known spread."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -62,8 +63,9 @@ def test_one_wild_process_of_ten_moves_neither_the_figure_nor_the_verdict():
     y = np.log([np.median(p) for p in wild])
     assert abs(test.d[0]) < 0.1 < np.log(12658 / 57) / 10  # 1.7× by the mean, within ±10 % trimmed
     assert test.p_value[0] > 0.05
-    assert test.d[0] == pytest.approx(stats.trim_mean(y, 0.1) - stats.trim_mean(
-        np.log([np.median(p) for p in quiet]), 0.1))
+    assert test.d[0] == pytest.approx(
+        stats.trim_mean(y, 0.1) - stats.trim_mean(np.log([np.median(p) for p in quiet]), 0.1)
+    )
 
 
 def test_runs_without_processes_are_a_t_test_on_run_medians():
@@ -83,9 +85,9 @@ def test_a_aa_pairs_alone_give_the_run_variance():
     base, cand = _side([[[100.0, 101.0, 99.0]]]), _side([[[120.0, 121.0, 119.0]]])
     pairs = np.array([[0.03], [-0.05], [0.02], [0.04]])  # four A/A log ratios of this case
     d = np.log(120 / 100)
-    test = change_test(base, cand, np.array([4.0]), np.array([float((pairs ** 2).sum())]))
+    test = change_test(base, cand, np.array([4.0]), np.array([float((pairs**2).sum())]))
     assert test.d[0] == pytest.approx(d)
-    run_variance = float((pairs ** 2).sum()) / 2 / 4  # E[x²] = 2·(run variance)
+    run_variance = float((pairs**2).sum()) / 2 / 4  # E[x²] = 2·(run variance)
     se = np.sqrt(run_variance * 2)  # one run a side
     assert test.se[0] == pytest.approx(se) and test.df[0] == pytest.approx(4)
     assert test.p_value[0] == pytest.approx(2 * stats.t.sf(d / se, 4))
@@ -176,8 +178,15 @@ def test_each_group_says_what_it_can_detect():
 
     from db.review.detectable import detectable_words
 
-    cases = pd.DataFrame({"scope": ["m1", "m1", "m1", "m2"], "se": [0.02, 0.03, np.nan, 3.0], "df": [18.0] * 4,
-                          "baseline_pooled": [1, 1, 1, 2], "candidate_pooled": [1, 1, 1, 2]})
+    cases = pd.DataFrame(
+        {
+            "scope": ["m1", "m1", "m1", "m2"],
+            "se": [0.02, 0.03, np.nan, 3.0],
+            "df": [18.0] * 4,
+            "baseline_pooled": [1, 1, 1, 2],
+            "candidate_pooled": [1, 1, 1, 2],
+        }
+    )
     words = detectable_words(cases, ["scope"], 0.05)
     m = 3  # cases with a standard error: Holm's first level is 5 % / 3
     step = stats.t.ppf(1 - 0.05 / m / 2, 18) + stats.t.ppf(0.8, 18)
@@ -185,7 +194,9 @@ def test_each_group_says_what_it_can_detect():
     # two more runs a side: each standard error × √(1/3), its degrees of freedom × 3, never below the 5 % bound
     step3 = stats.t.ppf(1 - 0.05 / m / 2, 54) + stats.t.ppf(0.8, 54)
     more = np.median(np.maximum(np.expm1(step3 * np.array([0.02, 0.03]) / np.sqrt(3)), 0.05))
-    assert words[("m1",)] == (f"detects ≥ {100 * smallest:.0f} % slower (median case, 80% power) with 1 run a side; "
-                              f"2 more runs a side would detect ≥ {100 * more:.0f} % slower; 1 case untestable (a 2nd "
-                              "run a side or --processes 2+ makes them testable)")
+    assert words[("m1",)] == (
+        f"detects ≥ {100 * smallest:.0f} % slower (median case, 80% power) with 1 run a side; "
+        f"2 more runs a side would detect ≥ {100 * more:.0f} % slower; 1 case untestable (a 2nd "
+        "run a side or --processes 2+ makes them testable)"
+    )
     assert words[("m2",)].startswith("detects only changes ≥ 100× slower") and "2 runs a side" in words[("m2",)]

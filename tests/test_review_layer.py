@@ -1,5 +1,6 @@
 """The review layer (db/review): one judged review per question and data version, shared by every page and
 answer; a Compare or Regressions render judges its cases once; an upload or a retraction makes a new answer."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,6 +29,7 @@ def counted(monkeypatch) -> list[int]:
     def judge(cases, threshold, rules):
         calls.append(len(cases))
         return real(cases, threshold, rules)
+
     monkeypatch.setattr(review_module, "judge", judge)
     review_module._JUDGED.clear()
     return calls

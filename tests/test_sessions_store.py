@@ -2,6 +2,7 @@
 process or lake replica holds for every other one; a store from before v10 opens, and the ids its old file listed
 stay signed out; a refused secret (readable by others, a directory, not hex) is the documented "sign-in sessions
 are off" error — a 401 naming why, never a 500 — while bearer tokens keep working."""
+
 from __future__ import annotations
 
 import os
@@ -38,6 +39,7 @@ def store(tmp_path, monkeypatch):
 def _client() -> TestClient:
     async def page(request):
         return PlainTextResponse("page")
+
     server = Starlette(routes=app.api_routes() + [Route("/upload", page)], middleware=app._middleware())
     return TestClient(server, base_url="http://127.0.0.1:8501", client=("127.0.0.1", 50000), follow_redirects=False)
 
@@ -58,7 +60,9 @@ def test_a_sign_out_is_a_row_in_the_store_naming_whose_session_it_was(store):
 
 def test_concurrent_sign_outs_from_many_threads_all_hold(store):
     issued = [sessions.issue("tok-alice" if i % 2 else "tok-bob") for i in range(60)]
-    threads = [threading.Thread(target=lambda part=issued[k::6]: [sessions.sign_out(s) for s in part]) for k in range(6)]
+    threads = [
+        threading.Thread(target=lambda part=issued[k::6]: [sessions.sign_out(s) for s in part]) for k in range(6)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -97,12 +101,15 @@ def test_a_v9_store_opens_at_v10_and_its_old_signed_out_file_still_holds(tmp_pat
         assert not old_file.exists()
         reopened = db.store.engine.shared_store()
         with reopened.connect() as conn:
-            assert conn.execute(text("SELECT value FROM meta WHERE key = 'store_version'")).scalar() == str(STORE_VERSION)
+            assert conn.execute(text("SELECT value FROM meta WHERE key = 'store_version'")).scalar() == str(
+                STORE_VERSION
+            )
         assert [r[0] for r in _signed_out_rows(reopened)] == [sid]
     assert STORE_VERSION >= 10  # signed_out came with v10: a later version keeps it
 
 
 # --- a refused secret: sessions are off, said as documented, never a 500 ------------------------------------------
+
 
 def _spoil(secret: Path, how: str) -> str:
     """Spoil the secret file; what the refusal names."""
@@ -178,8 +185,17 @@ def test_lake_replicas_signing_out_at_once_lose_no_sign_out(postgres, tmp_path, 
             parts.append(part)
         start = time.time() + 8  # every replica has opened the lake by then
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        procs = [subprocess.Popen([sys.executable, "-c", _SIGN_OUT, str(p), str(start)], cwd=ROOT, env=env, text=True,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for p in parts]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _SIGN_OUT, str(p), str(start)],
+                cwd=ROOT,
+                env=env,
+                text=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for p in parts
+        ]
         outs = [p.communicate(timeout=300) for p in procs]
         assert all(p.returncode == 0 for p in procs), [e[-6000:] for _, e in outs]
         assert [int(o.split()[-1]) for o, _ in outs] == [30, 30, 30]

@@ -1,9 +1,11 @@
 """Side summaries (db.store.side_cases): a machine-scope Compare of two builds read from them answers exactly as
 the pivot of every sample does — before and after an upload, after a retraction, after the migration that fills
 them — and a side they cannot answer (several builds of one version) goes to the pivot."""
+
 from __future__ import annotations
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -11,22 +13,26 @@ import pytest
 from sqlalchemy import text
 
 import db.review.side_inputs as side_inputs
+import db.store.upkeep as upkeep
 from db.ingest.core import ingest_bundle
-import numpy as np
-
 from db.query.case_pairs import KEY
 from db.query.side_reads import COLUMNS, _aligned, _grouped_in_order, _matched, pair_sides
 from db.review.comparison import CompareQuery, clear_cache, compute_compare
 from db.store.engine import open_store
 from db.store.retract import retract_run
-import db.store.upkeep as upkeep
 from db.store.upkeep import catch_up
 from tests.seed import BASELINE, CANDIDATE, _bundle, _kernel_results, _Noise, seed_store
 
-QUERIES = [CompareQuery(BASELINE, CANDIDATE), CompareQuery(CANDIDATE, BASELINE),
-           CompareQuery(BASELINE, CANDIDATE, filters=(("workload", ("softmax", "linear")), ("dtype", ("float32", "bfloat16")))),
-           CompareQuery(BASELINE, CANDIDATE, scope="chip"), CompareQuery(CANDIDATE, BASELINE, scope="chip"),
-           CompareQuery("tag:role=baseline", "tag:role=candidate")]  # tags: the pivot either way
+QUERIES = [
+    CompareQuery(BASELINE, CANDIDATE),
+    CompareQuery(CANDIDATE, BASELINE),
+    CompareQuery(
+        BASELINE, CANDIDATE, filters=(("workload", ("softmax", "linear")), ("dtype", ("float32", "bfloat16")))
+    ),
+    CompareQuery(BASELINE, CANDIDATE, scope="chip"),
+    CompareQuery(CANDIDATE, BASELINE, scope="chip"),
+    CompareQuery("tag:role=baseline", "tag:role=candidate"),
+]  # tags: the pivot either way
 
 
 def _both_ways(engine, query: CompareQuery, monkeypatch) -> tuple:
@@ -61,9 +67,15 @@ def _store(tmp_path):
 
 def _group_runs(engine, machine: str, version: str) -> set[int]:
     with engine.connect() as conn:
-        return set(conn.execute(text("SELECT DISTINCT runs FROM side_cases WHERE scope = :m AND torch_version = :v "
-                                     "AND workload = 'softmax' AND metric = 'op_time'"),
-                                {"m": machine, "v": version}).scalars())
+        return set(
+            conn.execute(
+                text(
+                    "SELECT DISTINCT runs FROM side_cases WHERE scope = :m AND torch_version = :v "
+                    "AND workload = 'softmax' AND metric = 'op_time'"
+                ),
+                {"m": machine, "v": version},
+            ).scalars()
+        )
 
 
 def test_the_summaries_answer_as_the_pivot_to_the_last_bit(store, monkeypatch):
@@ -148,9 +160,19 @@ def _summaries(engine) -> pd.DataFrame:
 
 
 def test_a_side_with_two_builds_of_a_case_is_left_to_the_pivot():
-    side = pa.table({"group_seq": [1, 2], "scope": ["m", "m"], "device": ["mps"] * 2, "workload": ["w"] * 2,
-                     "case_key": ["{}"] * 2, "dtype": ["float16"] * 2, "compile": ["eager"] * 2, "metric": ["op_time"] * 2,
-                     **{name: pa.nulls(2, pa.float64()) for name in COLUMNS}})
+    side = pa.table(
+        {
+            "group_seq": [1, 2],
+            "scope": ["m", "m"],
+            "device": ["mps"] * 2,
+            "workload": ["w"] * 2,
+            "case_key": ["{}"] * 2,
+            "dtype": ["float16"] * 2,
+            "compile": ["eager"] * 2,
+            "metric": ["op_time"] * 2,
+            **{name: pa.nulls(2, pa.float64()) for name in COLUMNS},
+        }
+    )
     one = side.slice(0, 1)
     assert pair_sides(side, one) is None and pair_sides(one, side) is None
     assert pair_sides(side, side) is None  # alike sides, but a case twice: not row for row
@@ -159,12 +181,11 @@ def test_a_side_with_two_builds_of_a_case_is_left_to_the_pivot():
     assert paired["c_pooled"].to_pylist() == [0] and paired["c_passed"].to_pylist() == [None]
 
 
-
 def _side(engine, version: str) -> pa.Table:
     with engine.connect() as conn:
         return conn.connection.driver_connection.sql(
-            f"SELECT group_seq, {', '.join(KEY + COLUMNS)} FROM side_cases WHERE torch_version = ?",
-            params=[version]).to_arrow_table()
+            f"SELECT group_seq, {', '.join(KEY + COLUMNS)} FROM side_cases WHERE torch_version = ?", params=[version]
+        ).to_arrow_table()
 
 
 def _blocks_reversed(side: pa.Table) -> pa.Table:
@@ -180,6 +201,7 @@ def test_sides_stored_alike_pair_without_matching_and_as_matching_pairs_them(sto
     engine, _ = store
     base, cand = _side(engine, "2.14.1"), _side(engine, "2.15.0rc1")
     assert base.num_rows != cand.num_rows  # the seed's sides differ (cases on one side only) ...
+
     def both(side, other):
         return side.filter(pc.is_in(_joined_key(side), _joined_key(other)))
 

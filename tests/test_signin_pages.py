@@ -1,6 +1,7 @@
 """The pages write only after sign-in (Streamlit AppTest): Upload and the triage form refuse a session without a
 write token, the triage author is the signed-in name, the Upload page holds to the server's size limit, and
 error boxes show user text as text."""
+
 from __future__ import annotations
 
 import html
@@ -15,11 +16,17 @@ from streamlit.testing.v1 import AppTest
 from db.store.engine import open_store
 from pages.widgets import JOINER, plain
 from tests.dashboard_bundles import known_bundle, raw
-from tests.page_store import SCRIPT, TIMEOUT_S, open_page as _page, page_store
+from tests.page_store import SCRIPT, TIMEOUT_S, page_store
+from tests.page_store import open_page as _page
 from tests.seed import seed_store
 
-ENV = ("MPSBENCH_UPLOAD_TOKENS", "MPSBENCH_UPLOAD_TOKENS_FILE", "MPSBENCH_ADMIN_TOKENS", "MPSBENCH_READ_TOKENS",
-       "MPSBENCH_MAX_UPLOAD_MB")
+ENV = (
+    "MPSBENCH_UPLOAD_TOKENS",
+    "MPSBENCH_UPLOAD_TOKENS_FILE",
+    "MPSBENCH_ADMIN_TOKENS",
+    "MPSBENCH_READ_TOKENS",
+    "MPSBENCH_MAX_UPLOAD_MB",
+)
 
 
 def _store(tmp_path, monkeypatch, fill=lambda engine: None) -> Path:
@@ -37,8 +44,6 @@ def _rows(path: Path, sql: str) -> list:
             return [tuple(r) for r in conn.execute(text(sql)).fetchall()]
     finally:
         engine.dispose()
-
-
 
 
 def _good() -> bytes:
@@ -84,15 +89,18 @@ def test_the_upload_page_states_and_keeps_the_servers_size_limit(tmp_path, monke
     assert _rows(path, "SELECT count(*) FROM runs") == [(0,)]
 
 
-@pytest.mark.parametrize(("mb", "words", "picker_mb"), [(None, "64 MiB (67,108,864 bytes)", 68),
-                                                        ("100", "100 MiB (104,857,600 bytes)", 105)])
-def test_the_file_picker_takes_every_bundle_the_api_takes_and_both_state_one_limit(tmp_path, monkeypatch, mb, words,
-                                                                                  picker_mb):
+@pytest.mark.parametrize(
+    ("mb", "words", "picker_mb"), [(None, "64 MiB (67,108,864 bytes)", 68), ("100", "100 MiB (104,857,600 bytes)", 105)]
+)
+def test_the_file_picker_takes_every_bundle_the_api_takes_and_both_state_one_limit(
+    tmp_path, monkeypatch, mb, words, picker_mb
+):
     """The picker counts 1 MB as 1,000,000 bytes: at 64 it refused a 65,257,167-byte bundle the API stored (its
     limit is 64 MiB = 67,108,864 bytes). Its MB is now rounded up from the API's limit, and a bare `streamlit run
     app.py` gets the same number as `mpsbench serve` (not Streamlit's 200)."""
-    import app
     from streamlit import config
+
+    import app
 
     _store(tmp_path, monkeypatch)
     if mb is None:
@@ -164,11 +172,20 @@ def test_with_read_tokens_a_session_sees_only_the_sign_in_page(tmp_path, monkeyp
     assert len(up.file_uploader) == 0 and any("may read only" in w.value for w in up.warning)
 
 
-@pytest.mark.parametrize("hostile", [
-    "[Reset your password](https://evil.example/login)", "see https://evil.example/x now", "www.evil.example",
-    "mail ops@evil.example", "![x](https://evil.example/p.png)", "<a href='https://evil.example'>x</a>",
-    "**bold** _em_ `code` ~~strike~~ $x^2$", ":red[alert] \\[escaped\\]", "op_time: 5 < 6 & 7 > 2",
-])
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "[Reset your password](https://evil.example/login)",
+        "see https://evil.example/x now",
+        "www.evil.example",
+        "mail ops@evil.example",
+        "![x](https://evil.example/p.png)",
+        "<a href='https://evil.example'>x</a>",
+        "**bold** _em_ `code` ~~strike~~ $x^2$",
+        ":red[alert] \\[escaped\\]",
+        "op_time: 5 < 6 & 7 > 2",
+    ],
+)
 def test_plain_text_renders_as_typed_without_links(hostile):
     shown = MarkdownIt("commonmark").render(plain(hostile))
     assert "<a " not in shown and "<img" not in shown and "<strong>" not in shown and "<em>" not in shown

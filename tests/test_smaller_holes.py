@@ -1,5 +1,6 @@
 """The smaller holes: DELETE bounds its body before reading it, a retracted run's re-upload is a 409 naming the
 retraction, subnormal samples are refused at ingest, and a restore killed midway leaves no store behind."""
+
 from __future__ import annotations
 
 import asyncio
@@ -26,8 +27,13 @@ AUTH = {"authorization": "Bearer tok-alice"}
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    for name in ("MPSBENCH_ADMIN_TOKENS", "MPSBENCH_READ_TOKENS", "MPSBENCH_UPLOAD_TOKENS_FILE",
-                 "MPSBENCH_ALLOWED_HOSTS", "MPSBENCH_TRUSTED_PROXIES"):
+    for name in (
+        "MPSBENCH_ADMIN_TOKENS",
+        "MPSBENCH_READ_TOKENS",
+        "MPSBENCH_UPLOAD_TOKENS_FILE",
+        "MPSBENCH_ALLOWED_HOSTS",
+        "MPSBENCH_TRUSTED_PROXIES",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "holes.duckdb"))
     monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "alice=tok-alice")
@@ -55,11 +61,23 @@ def test_delete_refuses_a_large_body_after_reading_at_most_its_cap(store):
     async def send(message):
         sent.append(message)
 
-    scope = {"type": "http", "method": "DELETE", "path": "/api/v1/runs/abc", "raw_path": b"/api/v1/runs/abc",
-             "query_string": b"", "root_path": "", "scheme": "http", "server": ("127.0.0.1", 8501),
-             "client": ("127.0.0.1", 50000), "http_version": "1.1",
-             "headers": [(b"host", b"127.0.0.1:8501"), (b"authorization", b"Bearer tok-alice"),
-                         (b"content-type", b"application/json")]}
+    scope = {
+        "type": "http",
+        "method": "DELETE",
+        "path": "/api/v1/runs/abc",
+        "raw_path": b"/api/v1/runs/abc",
+        "query_string": b"",
+        "root_path": "",
+        "scheme": "http",
+        "server": ("127.0.0.1", 8501),
+        "client": ("127.0.0.1", 50000),
+        "http_version": "1.1",
+        "headers": [
+            (b"host", b"127.0.0.1:8501"),
+            (b"authorization", b"Bearer tok-alice"),
+            (b"content-type", b"application/json"),
+        ],
+    }
     asyncio.run(server(scope, receive, send))
     status = next(m["status"] for m in sent if m["type"] == "http.response.start")
     body = json.loads(b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body"))
@@ -71,8 +89,7 @@ def test_a_retracted_runs_reupload_is_a_409_naming_the_retraction(store):
     client, bundle = _client(), make_bundle()
     assert client.post("/api/v1/runs", json=bundle, headers=AUTH).status_code == 201
     assert client.post("/api/v1/runs", json=bundle, headers=AUTH).status_code == 200  # present: idempotent
-    gone = client.request("DELETE", f"/api/v1/runs/{bundle['run_id']}", json={"reason": "ran on battery"},
-                          headers=AUTH)
+    gone = client.request("DELETE", f"/api/v1/runs/{bundle['run_id']}", json={"reason": "ran on battery"}, headers=AUTH)
     assert gone.status_code == 200
     again = client.post("/api/v1/runs", json=bundle, headers=AUTH)
     assert again.status_code == 409, again.text
@@ -118,8 +135,12 @@ def test_a_restore_killed_midway_leaves_no_store_and_the_next_restore_succeeds(s
     db.store.engine._shared.clear()
     backup(os.environ["MPSBENCH_DB"], str(tmp_path / "bk"))
     target = tmp_path / "restored.duckdb"
-    killed = subprocess.run([sys.executable, "-c", KILL_AT_COMMIT, str(tmp_path / "bk"), str(target)], cwd=ROOT,
-                            capture_output=True, timeout=120)
+    killed = subprocess.run(
+        [sys.executable, "-c", KILL_AT_COMMIT, str(tmp_path / "bk"), str(target)],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=120,
+    )
     assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
     assert not target.exists()  # nothing a later open could take for a valid (empty) store
     counts = restore(str(tmp_path / "bk"), str(target))

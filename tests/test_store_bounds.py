@@ -2,6 +2,7 @@
 422 naming both positions, in the API and the CLI, before anything joins on it); a run's A/A pairs are bounded
 (db.store.aa_pairs.PARTNERS), so the pairs grow linearly with the runs; DuckDB runs under a memory limit, and a
 request past it is a 503 naming the limit, after which the next request works."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,9 @@ JSON = {"content-type": "application/json", "authorization": "Bearer tok-bounds"
 @pytest.fixture
 def client(tmp_path, monkeypatch):
     """The API on a store under a 256 MB DuckDB memory limit."""
-    with api_client(monkeypatch, tmp_path / "store.duckdb", "bounds=tok-bounds",
-                    MPSBENCH_DUCKDB_MEMORY="256MB") as found:
+    with api_client(
+        monkeypatch, tmp_path / "store.duckdb", "bounds=tok-bounds", MPSBENCH_DUCKDB_MEMORY="256MB"
+    ) as found:
         yield found
 
 
@@ -53,11 +55,16 @@ def test_a_bundle_repeating_a_case_is_a_422_naming_both_positions_and_stores_not
         body = response.json()
         assert response.status_code == 422, body
         assert body["ok"] is False and body["error"] == "invalid bundle"
-        assert body["errors"][0] == {"field": "results[1]", "rule": "results[1] repeats the case of results[0] (same "
-                                     "workload, case_key, dtype, compile, metric); a bundle holds each case once "
-                                     "(fold repeated measurements into one result's samples)"}
-        assert body["errors"][-1] == {"field": "results",
-                                      "rule": "6000 results repeat a case in all; the first 100 are listed"}
+        assert body["errors"][0] == {
+            "field": "results[1]",
+            "rule": "results[1] repeats the case of results[0] (same "
+            "workload, case_key, dtype, compile, metric); a bundle holds each case once "
+            "(fold repeated measurements into one result's samples)",
+        }
+        assert body["errors"][-1] == {
+            "field": "results",
+            "rule": "6000 results repeat a case in all; the first 100 are listed",
+        }
     assert _count("SELECT count(*) FROM runs") == 0
     # the same size without repeats, twice (one build, one machine): stored under the 256 MB limit, 6,000 pairs
     distinct = [make_bundle(results=[make_result(params={"n": i}) for i in range(6001)]) for _ in range(2)]
@@ -115,8 +122,17 @@ def test_pairs_at_200_runs_of_one_build_grow_linearly_and_a_new_run_pairs_with_i
         new = make_bundle(machine={"name": "m3u", "os": "macOS", "chip": "Apple M3 Ultra"}, results=results)
         ingest_bundle(engine, new)  # the 200th run, through the real ingest
         with engine.connect() as conn:
-            partners = conn.execute(text("SELECT DISTINCT p.seq_a FROM aa_pairs p JOIN runs n ON n.run_seq = p.seq_b "
-                                         "WHERE n.run_id = :r ORDER BY 1"), {"r": new["run_id"]}).scalars().all()
+            partners = (
+                conn.execute(
+                    text(
+                        "SELECT DISTINCT p.seq_a FROM aa_pairs p JOIN runs n ON n.run_seq = p.seq_b "
+                        "WHERE n.run_id = :r ORDER BY 1"
+                    ),
+                    {"r": new["run_id"]},
+                )
+                .scalars()
+                .all()
+            )
             total = conn.exec_driver_sql("SELECT count(*) FROM aa_pairs").scalar()
             cases_pairs = conn.exec_driver_sql("SELECT sum(pairs) FROM aa_cases").scalar()
         assert partners == list(range(runs - PARTNERS + 1, runs + 1))  # the 10 most recent: run_seq 190 … 199
@@ -128,8 +144,9 @@ def test_pairs_at_200_runs_of_one_build_grow_linearly_and_a_new_run_pairs_with_i
 def test_a_request_past_the_memory_limit_is_a_503_naming_it_and_the_next_one_works(client, monkeypatch):
     monkeypatch.setenv("MPSBENCH_DUCKDB_MEMORY", "64MB")  # the store opens at the first request
     assert _upload(client, make_bundle()).status_code == 201
-    big = make_bundle(results=[make_result(params={"n": i}, samples=[1.0 + k for k in range(200)])
-                               for i in range(6000)])  # 8 MB of JSON: DuckDB's parse needs more than 64 MB
+    big = make_bundle(
+        results=[make_result(params={"n": i}, samples=[1.0 + k for k in range(200)]) for i in range(6000)]
+    )  # 8 MB of JSON: DuckDB's parse needs more than 64 MB
     response = _upload(client, big)
     body = response.json()
     assert response.status_code == 503, body
@@ -146,8 +163,9 @@ def test_the_limits_come_from_the_machine_or_the_environment(tmp_path, monkeypat
     engine = open_store(tmp_path / "s.duckdb")
     try:
         with engine.connect() as conn:
-            memory, temp = conn.exec_driver_sql("SELECT current_setting('memory_limit'), "
-                                                "current_setting('max_temp_directory_size')").one()
+            memory, temp = conn.exec_driver_sql(
+                "SELECT current_setting('memory_limit'), current_setting('max_temp_directory_size')"
+            ).one()
     finally:
         engine.dispose()
     ram_gib = db.store.pool.MEMORY_SHARE * os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
@@ -157,6 +175,7 @@ def test_the_limits_come_from_the_machine_or_the_environment(tmp_path, monkeypat
 
 def test_a_limit_that_is_not_a_size_is_refused_naming_the_variable(tmp_path, monkeypatch):
     from db.errors import StoreError
+
     monkeypatch.setenv("MPSBENCH_DUCKDB_MEMORY", "lots")
     with pytest.raises(StoreError) as refused:
         open_store(tmp_path / "s.duckdb")

@@ -1,6 +1,7 @@
 """Faults of issue 17: a crash between a migration and its version stamp leaves an openable store; a full disk,
 a locked file and a damaged file are JSON 503s naming the fault (health too), the store is reopened once the
 fault clears, and nothing acknowledged is lost."""
+
 from __future__ import annotations
 
 import errno
@@ -68,8 +69,9 @@ def test_a_crash_inside_the_migration_leaves_a_store_that_opens_migrated_with_it
     con = duckdb.connect(str(path))
     con.execute(V0_DDL)
     con.close()
-    crashed = subprocess.run([sys.executable, "-c", CRASH, str(path), point], cwd=ROOT, capture_output=True,
-                             text=True, timeout=120)
+    crashed = subprocess.run(
+        [sys.executable, "-c", CRASH, str(path), point], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert crashed.returncode == 9, crashed.stderr
     assert _version(path) == "none"  # the crash rolled everything back: still the v0 file it was
     engine = open_store(path)
@@ -91,6 +93,7 @@ def test_a_failed_stamp_rolls_the_migration_back(tmp_path, monkeypatch):
 
     def fail(conn):
         raise OSError(errno.ENOSPC, "No space left on device")
+
     monkeypatch.setattr(db.store.engine, "_stamp", fail)
     with pytest.raises(OSError):
         open_store(path)
@@ -133,6 +136,7 @@ def test_simulated_disk_full_is_a_503_then_uploads_work_again_and_nothing_acknow
 
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
+
     monkeypatch.setattr(db.ingest.core, "_store", full)
     refused = make_bundle()
     _assert_503(_upload(server, refused), "disk holding the store is full")
@@ -156,8 +160,11 @@ def test_an_invalidated_database_is_reopened_by_the_next_request(server, monkeyp
     real = db.ingest.core._store
 
     def fatal(*args, **kwargs):
-        raise duckdb.FatalException("FATAL Error: Failed to create checkpoint because of error: "
-                                    "Could not write file \"/srv/x.duckdb\": No space left on device")
+        raise duckdb.FatalException(
+            "FATAL Error: Failed to create checkpoint because of error: "
+            'Could not write file "/srv/x.duckdb": No space left on device'
+        )
+
     monkeypatch.setattr(db.ingest.core, "_store", fatal)
     _assert_503(_upload(server, make_bundle()), "full")
     assert root.retired and root.users == 0  # closed (nothing held it): the next checkout opens the file afresh
@@ -171,9 +178,17 @@ def test_an_invalidated_database_is_reopened_by_the_next_request(server, monkeyp
 def test_a_store_locked_by_another_process_is_a_503_until_it_lets_go(server, tmp_path):
     path = tmp_path / "store.duckdb"
     open_store(path).dispose()
-    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
-                               "print('locked', flush=True); sys.stdin.read()", str(path)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('locked', flush=True); sys.stdin.read()",
+            str(path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         _assert_503(server.get("/api/v1/health"), "locked by another process")
@@ -188,9 +203,12 @@ def test_a_store_locked_by_another_process_is_a_503_until_it_lets_go(server, tmp
 
 def test_a_damaged_store_file_is_a_503_on_every_route_not_a_500(server, tmp_path):
     (tmp_path / "store.duckdb").write_bytes(b"this is not a duckdb file" * 1000)
-    for response in (server.get("/api/v1/health"), server.get("/api/v1/overview"),
-                     server.get("/api/v1/compare", params={"baseline": "torch=1", "candidate": "torch=2"}),
-                     _upload(server, make_bundle())):
+    for response in (
+        server.get("/api/v1/health"),
+        server.get("/api/v1/overview"),
+        server.get("/api/v1/compare", params={"baseline": "torch=1", "candidate": "torch=2"}),
+        _upload(server, make_bundle()),
+    ):
         _assert_503(response, "damaged or not a DuckDB database")
 
 
@@ -199,11 +217,15 @@ def test_an_unexpected_error_is_a_json_500_without_details(server, monkeypatch):
 
     def broken(*args):
         raise RuntimeError("/srv/secret/path.py line 3")
+
     monkeypatch.setattr(api.query, "list_runs", broken)
     response = server.get("/api/v1/runs")
     assert response.status_code == 500 and response.json() == {
-        "ok": False, "status": 500, "error": "internal error (logged on the server)",
-        "errors": [{"field": "server", "rule": "an unexpected error; nothing was stored"}]}
+        "ok": False,
+        "status": 500,
+        "error": "internal error (logged on the server)",
+        "errors": [{"field": "server", "rule": "an unexpected error; nothing was stored"}],
+    }
 
 
 def test_a_read_out_of_memory_outside_duckdb_is_a_503_with_retry_after_not_a_500(server, monkeypatch):
@@ -213,12 +235,16 @@ def test_a_read_out_of_memory_outside_duckdb_is_a_503_with_retry_after_not_a_500
 
     def greedy(*args):
         raise MemoryError("Unable to allocate 6.1 GiB for an array")
+
     real = api.query.list_runs
     monkeypatch.setattr(api.query, "list_runs", greedy)
     response = server.get("/api/v1/runs")
     body = response.json()
     assert response.status_code == 503 and response.headers["retry-after"], body
-    assert body["error"].startswith("server busy: the answer needed more memory") and body["errors"][0]["field"] == "memory"
+    assert (
+        body["error"].startswith("server busy: the answer needed more memory")
+        and body["errors"][0]["field"] == "memory"
+    )
     monkeypatch.setattr(api.query, "list_runs", real)
     assert server.get("/api/v1/runs").status_code == 200
 
@@ -228,8 +254,9 @@ def _mount_tmpfs(where: Path, size: str) -> str | None:
     where.mkdir()
     if os.geteuid() != 0:
         return "mounting a tmpfs needs root"
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, text=True
+    )
     return None if done.returncode == 0 else f"mount -t tmpfs failed: {done.stderr.strip()}"
 
 

@@ -1,4 +1,5 @@
 """Ingest: canonical units, derived summaries, idempotency, refusals that leave the store unchanged."""
+
 import json
 
 import numpy as np
@@ -27,8 +28,9 @@ def test_valid_bundle_stored_in_canonical_units_with_numpy_summary(engine):
         row = c.execute(text("SELECT unit, samples, median, p25, p75, stdev, mean FROM results")).one()
     arr = np.array([5.0, 1.0, 4.0, 2.0, 3.0, 10.0])
     assert row[0] == "µs" and row[1] == pytest.approx(list(arr))
-    assert row[2:] == pytest.approx((np.median(arr), np.percentile(arr, 25), np.percentile(arr, 75),
-                                     np.std(arr, ddof=1), arr.mean()))
+    assert row[2:] == pytest.approx(
+        (np.median(arr), np.percentile(arr, 25), np.percentile(arr, 75), np.std(arr, ddof=1), arr.mean())
+    )
 
 
 def test_same_bundle_twice_is_one_copy(engine):
@@ -39,19 +41,23 @@ def test_same_bundle_twice_is_one_copy(engine):
     assert _dump(engine) == before
 
 
-@pytest.mark.parametrize(("raw", "status", "field"), [
-    (b"{not json", 400, None), (b"[1, 2]", 400, None),
-    (make_bundle(results=[make_result(metric="speed")]), 422, "results[0].metric"),
-    (make_bundle(results=[make_result(unit="GiB")]), 422, "results[0].unit"),
-    (make_bundle(results=[make_result(samples=[1.0, float("nan")])]), 422, "results[0].samples[1]"),
-    (make_bundle(results=[make_result(samples=[])]), 422, "results[0]"),
-    (make_bundle(results=[make_result(status="unsupported", message="no fp8")]), 422, "results[0]"),
-    (make_bundle(results=[make_result(case_key='{"rows":2}')]), 422, "results[0].case_key"),
-    (make_bundle(run_id="XYZ"), 422, "run_id"),
-    (make_bundle(started_at="2026-12-02T10:00:00"), 422, "started_at"),
-    (make_bundle(schema_version=99), 422, "schema_version"),
-    (make_bundle(colour="red"), 422, "colour"),
-])
+@pytest.mark.parametrize(
+    ("raw", "status", "field"),
+    [
+        (b"{not json", 400, None),
+        (b"[1, 2]", 400, None),
+        (make_bundle(results=[make_result(metric="speed")]), 422, "results[0].metric"),
+        (make_bundle(results=[make_result(unit="GiB")]), 422, "results[0].unit"),
+        (make_bundle(results=[make_result(samples=[1.0, float("nan")])]), 422, "results[0].samples[1]"),
+        (make_bundle(results=[make_result(samples=[])]), 422, "results[0]"),
+        (make_bundle(results=[make_result(status="unsupported", message="no fp8")]), 422, "results[0]"),
+        (make_bundle(results=[make_result(case_key='{"rows":2}')]), 422, "results[0].case_key"),
+        (make_bundle(run_id="XYZ"), 422, "run_id"),
+        (make_bundle(started_at="2026-12-02T10:00:00"), 422, "started_at"),
+        (make_bundle(schema_version=99), 422, "schema_version"),
+        (make_bundle(colour="red"), 422, "colour"),
+    ],
+)
 def test_refusals_change_nothing(engine, raw, status, field):
     ingest_bundle(engine, make_bundle())
     before = _dump(engine)

@@ -1,5 +1,6 @@
 """The store as a DuckLake on a throwaway Postgres (db.store.lake): one schema, one ingest, one Compare; the same
 run_id uploaded through two replicas (two processes) at once is stored once; a wrong lake is a clear error."""
+
 from __future__ import annotations
 
 import shutil
@@ -14,8 +15,8 @@ import pytest
 from sqlalchemy import text
 
 from db.errors import StoreError
-from db.store.engine import open_store
 from db.review.comparison import CompareQuery, compare
+from db.store.engine import open_store
 from tests.pg_lake import lake_store
 from tests.seed import seed_bundles, seed_store
 
@@ -30,8 +31,10 @@ def test_a_seeded_lake_compares_exactly_as_the_file_store(postgres, tmp_path, mo
     try:
         seed_store(lake)
         seed_store(file)
-        on_lake, on_file = (compare(e, CompareQuery.from_params(QUERY)).cases.sort_values(KEY).reset_index(drop=True)
-                            for e in (lake, file))
+        on_lake, on_file = (
+            compare(e, CompareQuery.from_params(QUERY)).cases.sort_values(KEY).reset_index(drop=True)
+            for e in (lake, file)
+        )
         assert len(on_lake) == 26
         pd.testing.assert_frame_equal(on_lake, on_file, rtol=1e-12)  # sums may differ in the last bit
         with lake.connect() as conn:
@@ -62,8 +65,16 @@ except StoreError as exc:
 def _replicas(store: str, bodies: list[Path], tmp_path: Path) -> list[str]:
     """Each body uploaded by its own process (a replica), all released at the same instant."""
     start = time.time() + 8  # every process has opened the lake by then
-    procs = [subprocess.Popen([sys.executable, "-c", _REPLICA, store, str(b), str(start)], cwd=ROOT, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for b in bodies]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _REPLICA, store, str(b), str(start)],
+            cwd=ROOT,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for b in bodies
+    ]
     outs = [p.communicate(timeout=120) for p in procs]
     assert all(p.returncode == 0 for p in procs), [e[-2000:] for _, e in outs]
     return [o.strip().splitlines()[-1] for o, _ in outs]
@@ -88,7 +99,9 @@ def test_one_run_id_uploaded_to_two_replicas_at_once_is_stored_once(postgres, tm
     try:
         with engine.connect() as conn:
             runs = conn.execute(text("SELECT run_id, machine_name, run_seq FROM runs ORDER BY run_seq")).all()
-            results = conn.execute(text("SELECT count(*) FROM results WHERE run_id = :r"), {"r": bundle.run_id}).scalar()
+            results = conn.execute(
+                text("SELECT count(*) FROM results WHERE run_id = :r"), {"r": bundle.run_id}
+            ).scalar()
         assert [r.run_id for r in runs] == [bundle.run_id, seed_bundles()[1].run_id]
         assert runs[0].machine_name == bundle.machine.name and [r.run_seq for r in runs] == [1, 2]
         assert results == len(bundle.results)  # never two copies
@@ -101,7 +114,9 @@ def test_a_wrong_connection_string_is_a_clear_error_naming_the_variable(postgres
     with pytest.raises(StoreError) as err:
         open_store(f"ducklake:postgres:host={postgres.socket} user=mps dbname=no_such_catalog")
     assert err.value.status == 503 and "Postgres catalog cannot be reached" in str(err.value)
-    assert 'database "no_such_catalog" does not exist' in str(err.value) and [p.field for p in err.value.problems] == ["MPSBENCH_STORE"]
+    assert 'database "no_such_catalog" does not exist' in str(err.value) and [p.field for p in err.value.problems] == [
+        "MPSBENCH_STORE"
+    ]
 
 
 def test_a_lake_without_its_data_folder_names_mpsbench_lake_data(monkeypatch):
@@ -146,18 +161,21 @@ def test_postgres_stopped_is_a_503_with_the_reason_and_the_store_recovers_when_i
         shutil.rmtree(own.folder, ignore_errors=True)
 
 
-def test_migrate_store_copies_a_file_store_into_a_new_lake_with_its_row_counts(postgres, tmp_path, monkeypatch,
-                                                                               capsys):
+def test_migrate_store_copies_a_file_store_into_a_new_lake_with_its_row_counts(postgres, tmp_path, monkeypatch, capsys):
     from db.cli import main
     from db.store.retract import retract_run
 
     path = tmp_path / "team.duckdb"
     file = open_store(path)
     answers = seed_store(file)
-    retract_run(file, answers["run_ids"][-1], "a broken machine", "cli:test", admin=True)  # retracted_results travels too
+    retract_run(
+        file, answers["run_ids"][-1], "a broken machine", "cli:test", admin=True
+    )  # retracted_results travels too
     with file.connect() as conn:
-        expected = {t: conn.execute(text(f'SELECT count(*) FROM "{t}"')).scalar()
-                    for t in ("runs", "results", "run_tags", "aa_pairs", "aa_noise", "aa_cases", "retracted_results")}
+        expected = {
+            t: conn.execute(text(f'SELECT count(*) FROM "{t}"')).scalar()
+            for t in ("runs", "results", "run_tags", "aa_pairs", "aa_noise", "aa_cases", "retracted_results")
+        }
     on_file = compare(file, CompareQuery.from_params(QUERY)).cases.sort_values(KEY).reset_index(drop=True)
     file.dispose()
     lake = lake_store(postgres, tmp_path / "data", "migrated", monkeypatch)
@@ -189,11 +207,20 @@ def test_a_retraction_and_a_triage_note_through_one_replica_are_seen_by_the_othe
         before = compare(one, CompareQuery.from_params(QUERY)).cases
         retracted = answers["run_ids"][0]
         retract_run(two, retracted, "ran on battery", "alice", admin=True)
-        key = {"workload": "softmax", "case_key": "{}", "dtype": "float32", "compile": "eager", "metric": "op_time",
-               "scope": "studio-1"}
+        key = {
+            "workload": "softmax",
+            "case_key": "{}",
+            "dtype": "float32",
+            "compile": "eager",
+            "metric": "op_time",
+            "scope": "studio-1",
+        }
         save_note(two, "torch=2.14.1", "torch=2.15.0rc1", key, "confirmed", "bob", "seen on both")
         with one.connect() as conn:
-            assert conn.execute(text("SELECT retracted_by FROM runs WHERE run_id = :r"), {"r": retracted}).scalar() == "alice"
+            assert (
+                conn.execute(text("SELECT retracted_by FROM runs WHERE run_id = :r"), {"r": retracted}).scalar()
+                == "alice"
+            )
             assert conn.execute(text("SELECT count(*) FROM results WHERE run_id = :r"), {"r": retracted}).scalar() == 0
         after = compare(one, CompareQuery.from_params(QUERY)).cases
         assert after.baseline_n.sum() < before.baseline_n.sum()  # the retracted baseline run left the comparison

@@ -1,5 +1,6 @@
 """A real v0 store file (before the meta table; results without passed/tolerance) opens, migrates, keeps its
 data and takes new bundles; a store from a newer mpsbench is refused."""
+
 import duckdb
 import pytest
 from sqlalchemy import text
@@ -62,15 +63,18 @@ def test_v0_file_is_migrated_in_place_and_keeps_its_data(v0_file):
     with engine.connect() as conn:
         version = conn.execute(text("SELECT value FROM meta WHERE key='store_version'")).scalar()
         run = conn.execute(text("SELECT machine_name, torch_version, memory_bytes, n_results FROM runs")).one()
-        rows = conn.execute(text("SELECT metric, unit, status, median, samples, passed, tolerance FROM results"
-                                 " ORDER BY result_id")).fetchall()
+        rows = conn.execute(
+            text("SELECT metric, unit, status, median, samples, passed, tolerance FROM results ORDER BY result_id")
+        ).fetchall()
         tag = conn.execute(text("SELECT key, value FROM run_tags")).one()
         assert {"meta", "review_notes"} <= _tables(conn)
     engine.dispose()
     assert version == str(STORE_VERSION) and STORE_VERSION >= 1
     assert tuple(run) == ("old-m1", "2.14.1", 16 * 1024**3, 2) and tuple(tag) == ("role", "baseline")
-    assert [tuple(r) for r in rows] == [("op_time", "µs", "ok", 8.0, [7.0, 8.0, 9.0], None, None),
-                                        ("memory_reserved_peak", "B", "unavailable", None, [], None, None)]
+    assert [tuple(r) for r in rows] == [
+        ("op_time", "µs", "ok", 8.0, [7.0, 8.0, 9.0], None, None),
+        ("memory_reserved_peak", "B", "unavailable", None, [], None, None),
+    ]
 
 
 def test_migrated_file_takes_a_new_bundle_and_reopens_at_the_current_version(v0_file):
@@ -81,8 +85,9 @@ def test_migrated_file_takes_a_new_bundle_and_reopens_at_the_current_version(v0_
     engine = open_store(v0_file)  # second open: already current, nothing migrated twice
     with engine.connect() as conn:
         runs = conn.execute(text("SELECT count(*) FROM runs")).scalar()
-        psnr = conn.execute(text("SELECT passed, tolerance FROM results WHERE run_id=:r AND metric='psnr_vs_cpu'"),
-                            {"r": out.run_id}).one()
+        psnr = conn.execute(
+            text("SELECT passed, tolerance FROM results WHERE run_id=:r AND metric='psnr_vs_cpu'"), {"r": out.run_id}
+        ).one()
         versions = conn.execute(text("SELECT count(*) FROM meta WHERE key='store_version'")).scalar()
         libraries = dict(conn.execute(text("SELECT run_id, libraries_json FROM runs")).fetchall())
     engine.dispose()

@@ -1,12 +1,13 @@
 """run_seq (store v2): ingest numbers runs 1, 2, … on the run and every one of its results; a v1 file is
 migrated (runs numbered in the order their results lie in the file, results rewritten in that order, indexes
 kept); the Compare query, which now joins on run_seq, gives the same figures as before."""
+
 import duckdb
 import pytest
 from sqlalchemy import text
 
-from db.review.comparison import CompareQuery, compute_compare
 from db.ingest.core import ingest_bundle
+from db.review.comparison import CompareQuery, compute_compare
 from db.store.engine import open_store
 from db.store.tables import STORE_VERSION
 from tests.bundles import make_bundle
@@ -31,11 +32,12 @@ def v1_file(tmp_path):
         raw.execute(V0_DDL.split("INSERT INTO results")[0])
         raw.execute(V1_EXTRA)
         for run_id, index, samples in ((NEW, 0, [7.5, 8.5, 9.5]), (OLD, 0, [7.0, 8.0, 9.0]), (NEW, 1, [1.0])):
-            raw.execute("INSERT INTO results (result_id, run_id, workload, suite, case_key, params_json, dtype,"
-                        " compile, metric, unit, status, warnings_json, samples, n) VALUES (?, ?, 'softmax',"
-                        " 'kernels', '{\"rows\":1}', '{\"rows\": 1}', 'float32', 'eager', ?, 'µs', 'ok', '[]', ?, ?)",
-                        [f"{run_id}:{index}", run_id, "op_time" if index == 0 else "achieved_bandwidth", samples,
-                         len(samples)])
+            raw.execute(
+                "INSERT INTO results (result_id, run_id, workload, suite, case_key, params_json, dtype,"
+                " compile, metric, unit, status, warnings_json, samples, n) VALUES (?, ?, 'softmax',"
+                " 'kernels', '{\"rows\":1}', '{\"rows\": 1}', 'float32', 'eager', ?, 'µs', 'ok', '[]', ?, ?)",
+                [f"{run_id}:{index}", run_id, "op_time" if index == 0 else "achieved_bandwidth", samples, len(samples)],
+            )
     return path
 
 
@@ -50,8 +52,9 @@ def test_v1_file_is_numbered_in_file_order_and_rewritten_run_by_run(v1_file):
     engine = open_store(v1_file)
     runs, results = _seqs(engine)
     with engine.connect() as conn:
-        indexes = {r[0] for r in conn.execute(text("SELECT index_name FROM duckdb_indexes()"
-                                                   " WHERE table_name='results'"))}
+        indexes = {
+            r[0] for r in conn.execute(text("SELECT index_name FROM duckdb_indexes() WHERE table_name='results'"))
+        }
         samples = conn.execute(text("SELECT samples FROM results WHERE result_id=:r"), {"r": f"{OLD}:0"}).scalar()
         version = conn.execute(text("SELECT value FROM meta WHERE key='store_version'")).scalar()
     engine.dispose()
@@ -62,8 +65,9 @@ def test_v1_file_is_numbered_in_file_order_and_rewritten_run_by_run(v1_file):
 
 def test_migrated_v1_file_compares_as_before(v1_file):
     engine = open_store(v1_file)
-    result = compute_compare(engine, CompareQuery.from_params({"baseline": "torch=2.14.1",
-                                                               "candidate": "torch=2.15.0"}))
+    result = compute_compare(
+        engine, CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"})
+    )
     engine.dispose()
     case = result.cases.iloc[0]
     assert len(result.cases) == 1 and (case.baseline_median, case.candidate_median) == (8.0, 8.5)

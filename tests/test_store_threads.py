@@ -1,4 +1,5 @@
 """Readers on other threads during an open write transaction neither fail nor roll the writer back."""
+
 import threading
 
 import pytest

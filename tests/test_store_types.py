@@ -1,4 +1,5 @@
 """The store's column types are the ones declared in db/tables.py: 64-bit floats and 64-bit byte counts."""
+
 import pytest
 from sqlalchemy import text
 

@@ -1,4 +1,5 @@
 """benchmarks/sweep_overhead.py at its tiny size: one round over two builds, by hand and as a sweep."""
+
 from __future__ import annotations
 
 import importlib.util

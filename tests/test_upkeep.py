@@ -1,6 +1,7 @@
 """The derived summaries' upkeep after uploads (db.store.upkeep): an API upload is answered before its group is
 summarised and leaves no mark once the answer is done; A/A figures read without the write lock never bring back
 a retracted run's pairs; a burst of upkeeps runs at most once behind the running one."""
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,10 @@ def _side_rows(engine) -> int:
 
 
 def _run(run_id: str, scale: float) -> bytes:
-    results = [make_result(workload="softmax", params={"n": i}, samples=[scale * (10 + i) * (1 + 0.01 * k)
-                                                                         for k in range(5)]) for i in range(4)]
+    results = [
+        make_result(workload="softmax", params={"n": i}, samples=[scale * (10 + i) * (1 + 0.01 * k) for k in range(5)])
+        for i in range(4)
+    ]
     return json.dumps(make_bundle(run_id=run_id.rjust(32, "0"), results=results)).encode()
 
 
@@ -55,13 +58,19 @@ def test_an_api_upload_is_summarised_once_its_answer_is_sent(tmp_path, monkeypat
     monkeypatch.setattr(upkeep, "_run", run)
     try:
         client = TestClient(Starlette(routes=api.upload.ROUTES), client=("127.0.0.1", 50000))
-        reply = client.post("/api/v1/runs", content=_run("a1", 1.0),
-                            headers={"content-type": "application/json", "authorization": f"Bearer {TOKEN}"})
+        reply = client.post(
+            "/api/v1/runs",
+            content=_run("a1", 1.0),
+            headers={"content-type": "application/json", "authorization": f"Bearer {TOKEN}"},
+        )
         assert reply.status_code == 201, reply.json()
         # the test client returns once the background task is done: it ran after the answer, with the mark there
         assert seen == [2] and _marks(engine) == 0 and _side_rows(engine) == 8  # machine and chip kinds
-        again = client.post("/api/v1/runs", content=_run("a1", 1.0),
-                             headers={"content-type": "application/json", "authorization": f"Bearer {TOKEN}"})
+        again = client.post(
+            "/api/v1/runs",
+            content=_run("a1", 1.0),
+            headers={"content-type": "application/json", "authorization": f"Bearer {TOKEN}"},
+        )
         assert again.status_code == 200 and seen == [2]  # nothing stored: no upkeep
     finally:
         engine.dispose()
@@ -127,9 +136,16 @@ def test_a_group_read_in_slices_of_its_cases_gives_the_rows_of_one_read(tmp_path
     engine = open_store(tmp_path / "s.duckdb")
     try:
         for i, scale in enumerate((1.0, 1.02, 0.99)):  # three runs of one group, 40 cases, some warned or failed
-            results = [make_result(workload=("softmax", "matmul")[c % 2], params={"n": c},
-                                   dtype=("float32", "bfloat16")[c % 3 == 0], warnings=["noisy"] if c % 5 == 0 else [],
-                                   samples=[scale * (10 + c) * (1 + 0.01 * k) for k in range(5)]) for c in range(40)]
+            results = [
+                make_result(
+                    workload=("softmax", "matmul")[c % 2],
+                    params={"n": c},
+                    dtype=("float32", "bfloat16")[c % 3 == 0],
+                    warnings=["noisy"] if c % 5 == 0 else [],
+                    samples=[scale * (10 + c) * (1 + 0.01 * k) for k in range(5)],
+                )
+                for c in range(40)
+            ]
             results[7] = make_result(params={"n": 7}, status="error", samples=[], message="it broke")
             ingest_bundle(engine, json.dumps(make_bundle(run_id=f"e{i}".rjust(32, "0"), results=results)).encode())
         with engine.connect() as conn:

@@ -1,5 +1,6 @@
 """Every page's URL parameters: a bad value is named in a plain st.error (never a traceback), and the page and
 the API read `threshold` the same way (percent)."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,8 +8,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from db.errors import StoreError
-from db.store.engine import open_store
 from db.query.params import int_param, one_of, threshold_percent
+from db.store.engine import open_store
 from tests.seed import seed_store
 from tests.test_dashboard_apptest import SCRIPT, TIMEOUT_S
 
@@ -89,8 +90,10 @@ def test_a_problem_the_message_already_says_is_not_repeated():
     from db.errors import Problem
     from db.query.params import bad
 
-    assert str(bad("chart_cases", "a whole number from 5 to 500", "abc")) == \
-        "chart_cases: a whole number from 5 to 500 (got 'abc')"
+    assert (
+        str(bad("chart_cases", "a whole number from 5 to 500", "abc"))
+        == "chart_cases: a whole number from 5 to 500 (got 'abc')"
+    )
     assert str(StoreError(400, "refused", [Problem("x", "must be y")])) == "refused (x: must be y)"
 
 

@@ -2,6 +2,7 @@
 non-empty file; the sign-in link is exchanged for a signed, expiring session cookie before any page loads;
 cookie and bearer token are one identity; Origin is compared by scheme, host and port; a trusted proxy must name
 the host; /_stcore/metrics is a read like any other; every answer carries the anti-framing/no-referrer headers."""
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,11 @@ from db.store import sessions
 from tests.bundles import make_bundle
 from tests.store_fixtures import server_store
 
-HEADERS = {"content-security-policy": "frame-ancestors 'none'", "x-frame-options": "DENY",
-           "referrer-policy": "no-referrer"}
+HEADERS = {
+    "content-security-policy": "frame-ancestors 'none'",
+    "x-frame-options": "DENY",
+    "referrer-policy": "no-referrer",
+}
 
 
 @pytest.fixture
@@ -35,15 +39,18 @@ def store(tmp_path, monkeypatch):
 def _server() -> Starlette:
     """The API as app.api_routes() mounts it, a stand-in page and Streamlit's metrics path, under app.py's
     middleware."""
+
     async def page(request):
         return PlainTextResponse("page")
+
     routes = [Route("/upload", page), Route("/_stcore/metrics", page)]
     return Starlette(routes=app.api_routes() + routes, middleware=app._middleware())
 
 
 def _client(**kw) -> TestClient:
-    return TestClient(_server(), base_url="http://127.0.0.1:8501", client=("127.0.0.1", 50000),
-                      follow_redirects=False, **kw)
+    return TestClient(
+        _server(), base_url="http://127.0.0.1:8501", client=("127.0.0.1", 50000), follow_redirects=False, **kw
+    )
 
 
 def _post(client: TestClient, token: str, **headers):
@@ -51,6 +58,7 @@ def _post(client: TestClient, token: str, **headers):
 
 
 # --- the local token file ----------------------------------------------------------------------------------------
+
 
 def test_a_fresh_local_token_works_and_is_private(store):
     token = tokens.local_token()
@@ -72,8 +80,13 @@ def test_a_planted_or_exposed_token_file_is_refused_with_its_reason(store, monke
         os.chmod(path, {"world-readable": 0o644, "group-readable": 0o640}.get(plant, 0o600))
     if plant == "other owner":
         monkeypatch.setattr(tokens, "server_uid", lambda: os.geteuid() + 1)  # the file's owner is someone else
-    reason = {"world-readable": "mode 0644", "group-readable": "mode 0640", "other owner": "not by the server's user",
-              "empty": "is empty", "a link": "cannot be read"}[plant]
+    reason = {
+        "world-readable": "mode 0644",
+        "group-readable": "mode 0640",
+        "other owner": "not by the server's user",
+        "empty": "is empty",
+        "a link": "cannot be read",
+    }[plant]
     assert tokens.identify("planted-token") is None and tokens.local_token() is None
     assert reason in tokens.local_token_refusal()
     refused = _post(_client(), "planted-token")
@@ -85,9 +98,19 @@ def test_a_planted_or_exposed_token_file_is_refused_with_its_reason(store, monke
 
 # --- Origin and Host ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("origin", "status"), [
-    ("http://127.0.0.1:8501", 201), ("http://localhost:9999", 403), ("http://127.0.0.1:9999", 403),
-    ("https://127.0.0.1:8501", 403), ("http://127.0.0.1", 403), ("ftp://127.0.0.1:8501", 403), ("null", 403)])
+
+@pytest.mark.parametrize(
+    ("origin", "status"),
+    [
+        ("http://127.0.0.1:8501", 201),
+        ("http://localhost:9999", 403),
+        ("http://127.0.0.1:9999", 403),
+        ("https://127.0.0.1:8501", 403),
+        ("http://127.0.0.1", 403),
+        ("ftp://127.0.0.1:8501", 403),
+        ("null", 403),
+    ],
+)
 def test_origin_is_compared_by_scheme_host_and_port(store, monkeypatch, origin, status):
     monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "alice=tok-alice")
     answer = _post(_client(), "tok-alice", origin=origin)
@@ -134,6 +157,7 @@ def test_a_trusted_proxy_must_name_the_host_it_was_asked_for(store, monkeypatch)
 
 
 # --- the sign-in link and the session cookie ---------------------------------------------------------------------
+
 
 def test_the_link_is_exchanged_for_a_cookie_and_leaves_the_address(store, monkeypatch):
     monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "alice=tok-alice")
@@ -215,6 +239,7 @@ def test_a_readable_secret_file_turns_sessions_off(store, monkeypatch):
 
 
 # --- metrics and headers -----------------------------------------------------------------------------------------
+
 
 def test_streamlits_metrics_need_the_read_token_when_reads_do(store, monkeypatch):
     assert _client().get("/_stcore/metrics").status_code == 200

@@ -1,4 +1,5 @@
 """Autouse fixture for model-workload tests: torch on one thread."""
+
 from __future__ import annotations
 
 import pytest

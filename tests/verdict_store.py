@@ -12,6 +12,7 @@ Every figure is chosen here, so each test computes the expected answer from thes
 - softmax correctness: psnr_vs_cpu 60 → 20 dB (tolerance 40: passed → failed), max_abs_error 1e-4 → 1e-2 and
   max_rel_error 1e-5 → 1e-3 (both past their 1e-3 tolerance): ONE correctness row carrying all three figures.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -36,8 +37,18 @@ FASTER_US = 50.0
 
 
 def _ok(workload, params, metric, unit, samples, dtype="float32", **extra) -> Result:
-    return Result(workload=workload, suite="models" if workload == "vae" else "kernels", params=params, dtype=dtype,
-                  compile="eager", metric=metric, unit=unit, status=Status.ok, samples=list(samples), **extra)
+    return Result(
+        workload=workload,
+        suite="models" if workload == "vae" else "kernels",
+        params=params,
+        dtype=dtype,
+        compile="eager",
+        metric=metric,
+        unit=unit,
+        status=Status.ok,
+        samples=list(samples),
+        **extra,
+    )
 
 
 def _results(candidate: bool, run: int, rng: np.random.Generator, faster: bool) -> list[Result]:
@@ -48,7 +59,13 @@ def _results(candidate: bool, run: int, rng: np.random.Generator, faster: bool) 
     psnr, abs_err, rel_err = CORRECT[candidate]
     bytes_moved = 2 * 1024 * 3072 * 2  # the bandwidth is bytes / time: derived from op_time
     return [
-        _ok("softmax", SOFTMAX, "op_time", "µs", around(FASTER_US if faster and candidate else NOISE_RUNS[candidate][run])),
+        _ok(
+            "softmax",
+            SOFTMAX,
+            "op_time",
+            "µs",
+            around(FASTER_US if faster and candidate else NOISE_RUNS[candidate][run]),
+        ),
         _ok("linear", LINEAR, "op_time", "µs", linear, "bfloat16"),
         _ok("linear", LINEAR, "achieved_bandwidth", "GB/s", [bytes_moved / (t * 1e3) for t in linear], "bfloat16"),
         _ok("vae", VAE, "memory_driver_peak", "B", [DRIVER[candidate]]),
@@ -61,13 +78,19 @@ def _results(candidate: bool, run: int, rng: np.random.Generator, faster: bool) 
     ]
 
 
-def m4max_bundle(run_id: str, start: datetime, version: str, channel: str, machine: str, tags: dict,
-                 results: list[Result]) -> Bundle:
+def m4max_bundle(
+    run_id: str, start: datetime, version: str, channel: str, machine: str, tags: dict, results: list[Result]
+) -> Bundle:
     """One five-minute run on an M4 Max (40 GPU cores, 64 GiB, macOS 26.1, on AC power)."""
     return typed_bundle(
-        run_id, start, 5, dict(name=machine, chip="Apple M4 Max", gpu_cores=40, memory_bytes=64 * GIB),
+        run_id,
+        start,
+        5,
+        dict(name=machine, chip="Apple M4 Max", gpu_cores=40, memory_bytes=64 * GIB),
         dict(torch_version=version, channel=channel, python_version="3.11.7", command_line="mpsbench run"),
-        results, tags)
+        results,
+        tags,
+    )
 
 
 def verdict_bundles(faster: bool = False) -> list[Bundle]:
@@ -77,9 +100,17 @@ def verdict_bundles(faster: bool = False) -> list[Bundle]:
         version, channel = ("2.15.0rc1", "rc") if candidate else ("2.14.1", "stable")
         for run in (0, 1):
             start = datetime(2026, 12, 1, 9, tzinfo=timezone.utc) + timedelta(hours=len(out))
-            out.append(m4max_bundle(f"7e5d{len(out):028x}", start, version, channel, "mac-a",
-                                    {"role": "candidate" if candidate else "baseline"},
-                                    _results(candidate, run, rng, faster)))
+            out.append(
+                m4max_bundle(
+                    f"7e5d{len(out):028x}",
+                    start,
+                    version,
+                    channel,
+                    "mac-a",
+                    {"role": "candidate" if candidate else "baseline"},
+                    _results(candidate, run, rng, faster),
+                )
+            )
     return out
 
 

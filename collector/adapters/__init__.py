@@ -1,4 +1,5 @@
 """Device adapters: get_adapter("auto" | "mps" | "cuda" | "cpu")."""
+
 from __future__ import annotations
 
 import torch
@@ -31,11 +32,14 @@ def get_adapter(name: str = "auto", *, chip: str | None = None) -> Adapter:
     device_type = resolve(name)
     if device_type == "mps":
         from collector.adapters.mps import MpsAdapter
+
         return MpsAdapter(chip)
     if device_type == "cuda":
         from collector.adapters.cuda import CudaAdapter
+
         return CudaAdapter()
     from collector.adapters.cpu import CpuAdapter
+
     return CpuAdapter()
 
 

@@ -1,4 +1,5 @@
 """Allocator peak figures (reserved, live tensors) from whichever peak API this build has for a device."""
+
 from __future__ import annotations
 
 from types import ModuleType
@@ -32,11 +33,18 @@ def allocator_peaks(device_type: str, legacy: ModuleType | None = None) -> Peaks
 
         def read(m: ModuleType = module) -> tuple[int, int]:
             return int(m.max_memory_reserved()), int(m.max_memory_allocated())
+
         try:  # an API that exists but is not wired to this device's allocator raises here
             reset()
             read()
         except Exception as exc:  # noqa: BLE001 - recorded as the reason the figure is unavailable
             return None, None, f"allocator peak API present but failed on {device_type}: {exc}"
         return reset, read, None
-    return None, None, (f"torch {torch.__version__} has no allocator peak API for {device_type} "
-                        "(torch.accelerator.memory max_memory_reserved/max_memory_allocated)")
+    return (
+        None,
+        None,
+        (
+            f"torch {torch.__version__} has no allocator peak API for {device_type} "
+            "(torch.accelerator.memory max_memory_reserved/max_memory_allocated)"
+        ),
+    )

@@ -4,6 +4,7 @@ Timing on every device uses the host clock (perf_counter_ns) read right after sy
 MPS Event timing can hang or report reversed intervals (fixed upstream ~2.15, PR #196395), and one clock for
 every device keeps CPU, CUDA and MPS figures comparable.
 """
+
 from __future__ import annotations
 
 import time

@@ -1,4 +1,5 @@
 """CPU: nothing to synchronise; driver figure = process RSS peak (psutil); no caching allocator."""
+
 from __future__ import annotations
 
 import platform

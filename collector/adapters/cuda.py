@@ -1,4 +1,5 @@
 """CUDA: process device memory from NVML (pynvml) or device-wide mem_get_info; allocator peaks from torch."""
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,15 @@ class CudaAdapter(Adapter):
         def device_used() -> int:
             free, total = torch.cuda.mem_get_info(self.device)
             return int(total - free)
-        return device_used, None, ("memory_driver_peak is device-wide used memory (torch.cuda.mem_get_info; "
-                                   f"{why_not}): other processes on this GPU are included")
+
+        return (
+            device_used,
+            None,
+            (
+                "memory_driver_peak is device-wide used memory (torch.cuda.mem_get_info; "
+                f"{why_not}): other processes on this GPU are included"
+            ),
+        )
 
     def release_cached(self) -> None:
         torch.cuda.empty_cache()
@@ -56,6 +64,7 @@ def _nvml_process_probe(index: int) -> tuple[Callable[[], int] | None, str]:
         def used() -> int:
             procs = pynvml.nvmlDeviceGetComputeRunningProcesses(handle)
             return sum(int(p.usedGpuMemory or 0) for p in procs if p.pid == pid)
+
         seen = used()
     except Exception as exc:  # noqa: BLE001 - any NVML failure means: fall back to mem_get_info
         return None, f"NVML failed: {type(exc).__name__}"

@@ -1,5 +1,6 @@
 """MPS: deliberately thin. Driver figure = torch.mps.driver_allocated_memory() sampled by a thread (there is no
 driver peak API); allocator peaks from torch.accelerator.memory where the build wired MPS in (~2.14)."""
+
 from __future__ import annotations
 
 from typing import Callable

@@ -1,4 +1,5 @@
 """A background thread that samples a memory probe and keeps the peak (used only during memory passes)."""
+
 from __future__ import annotations
 
 import threading

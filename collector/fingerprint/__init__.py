@@ -1,4 +1,5 @@
 """Fingerprint of the machine and build: runs the commands / reads the files, then the pure parsers."""
+
 from __future__ import annotations
 
 import platform
@@ -35,14 +36,19 @@ def _linux_fields(device_type: str) -> dict[str, object]:
     gpu = linux.parse_nvidia_smi(_run(linux.NVIDIA_SMI)) if device_type == "cuda" else None
     if gpu is None and device_type == "cuda":
         import torch
+
         try:
             gpu = torch.cuda.get_device_name()
         except Exception:  # noqa: BLE001 - unknown stays None
             gpu = None
     # a CUDA run's chip is its GPU ("NVIDIA H200"): the name its pages group by and its bandwidth is looked up by
-    return {"cpu_model": linux.parse_cpuinfo(_read("/proc/cpuinfo")), "gpu_name": gpu, "chip": gpu_chip(gpu),
-            "memory_bytes": linux.parse_meminfo(_read("/proc/meminfo")),
-            "os_version": linux.parse_os_release(_read("/etc/os-release")) or platform.release()}
+    return {
+        "cpu_model": linux.parse_cpuinfo(_read("/proc/cpuinfo")),
+        "gpu_name": gpu,
+        "chip": gpu_chip(gpu),
+        "memory_bytes": linux.parse_meminfo(_read("/proc/meminfo")),
+        "os_version": linux.parse_os_release(_read("/etc/os-release")) or platform.release(),
+    }
 
 
 def current_machine(name: str | None, device_type: str) -> Machine:
@@ -54,8 +60,9 @@ def current_machine(name: str | None, device_type: str) -> Machine:
     else:
         fields = {"cpu_model": platform.processor() or None, "os_version": platform.version()}
     os_name = {"Darwin": "macOS"}.get(system, system or "unknown")
-    return Machine(name=name or socket.gethostname() or "unnamed", os=os_name, arch=platform.machine() or None,
-                   **fields)
+    return Machine(
+        name=name or socket.gethostname() or "unnamed", os=os_name, arch=platform.machine() or None, **fields
+    )
 
 
 def run_warnings(machine: Machine) -> list[str]:

@@ -1,4 +1,5 @@
 """Linux machine identity from /proc/cpuinfo, /proc/meminfo and nvidia-smi output (pure functions)."""
+
 from __future__ import annotations
 
 import re
@@ -7,7 +8,7 @@ NVIDIA_SMI = ["nvidia-smi", "--query-gpu=name,memory.total", "--format=csv,nohea
 
 
 def parse_cpuinfo(text: str) -> str | None:
-    """"model name" (x86) or "Model"/"Hardware" (Arm boards) of /proc/cpuinfo."""
+    """ "model name" (x86) or "Model"/"Hardware" (Arm boards) of /proc/cpuinfo."""
     for key in ("model name", "Model", "Hardware"):
         m = re.search(rf"^{key}\s*:\s*(.+?)\s*$", text, re.MULTILINE)
         if m:

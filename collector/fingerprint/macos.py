@@ -4,6 +4,7 @@ Commands: `sysctl -n machdep.cpu.brand_string`, `sysctl hw.model hw.memsize hw.p
 hw.perflevel1.physicalcpu kern.osproductversion`, `system_profiler SPDisplaysDataType -json`, `sw_vers`,
 `pmset -g batt`, `pmset -g`, `pmset -g therm`.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,14 @@ import re
 
 COMMANDS: dict[str, list[str]] = {
     "brand": ["sysctl", "-n", "machdep.cpu.brand_string"],
-    "sysctl": ["sysctl", "hw.model", "hw.memsize", "hw.perflevel0.physicalcpu", "hw.perflevel1.physicalcpu",
-               "kern.osproductversion"],
+    "sysctl": [
+        "sysctl",
+        "hw.model",
+        "hw.memsize",
+        "hw.perflevel0.physicalcpu",
+        "hw.perflevel1.physicalcpu",
+        "kern.osproductversion",
+    ],
     "displays": ["system_profiler", "SPDisplaysDataType", "-json"],
     "sw_vers": ["sw_vers"],
     "batt": ["pmset", "-g", "batt"],
@@ -90,8 +97,12 @@ def parse_machine(outputs: dict[str, str]) -> dict[str, object]:
     gpu_name, gpu_cores = parse_displays(outputs.get("displays", ""))
     brand = outputs.get("brand", "").strip() or None
     return {
-        "chip": brand, "cpu_model": brand, "hw_model": sysctl.get("hw.model"), "gpu_name": gpu_name,
-        "gpu_cores": gpu_cores, "memory_bytes": _int(sysctl.get("hw.memsize")),
+        "chip": brand,
+        "cpu_model": brand,
+        "hw_model": sysctl.get("hw.model"),
+        "gpu_name": gpu_name,
+        "gpu_cores": gpu_cores,
+        "memory_bytes": _int(sysctl.get("hw.memsize")),
         "cpu_p_cores": _int(sysctl.get("hw.perflevel0.physicalcpu")),
         "cpu_e_cores": _int(sysctl.get("hw.perflevel1.physicalcpu")),
         "os_version": parse_sw_vers(outputs.get("sw_vers", "")) or sysctl.get("kern.osproductversion"),

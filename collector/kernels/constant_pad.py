@@ -6,14 +6,23 @@ replaced the data with the pad value when the two innermost dims held ≥ 65,536
 H*W ≥ 65,536 exist to catch that, which is why the whole output is compared with the CPU's.
 Bytes per call = input read + output written. Memory: the three figures of bench.memory.
 """
+
 from __future__ import annotations
 
 import math
 from typing import Any
 
+from collector.kernels.family import (
+    BANDWIDTH_METRICS,
+    CORRECTNESS_METRICS,
+    TIMING_METRICS,
+    KernelFamily,
+    generator,
+    randn,
+    require_op,
+    torch_dtype,
+)
 from collector.workload import Bench, Case
-from collector.kernels.family import (BANDWIDTH_METRICS, CORRECTNESS_METRICS, TIMING_METRICS, KernelFamily,
-                                      generator, randn, require_op, torch_dtype)
 
 CAUSAL_PAD = (1, 1, 1, 1, 2, 0)
 CHANNELS = (96, 192, 384)
@@ -35,15 +44,30 @@ def pad_bytes(shape: tuple[int, ...], pad: tuple[int, ...], itemsize: int) -> in
 
 
 def _params(c: int, t: int, h: int, w: int) -> dict[str, Any]:
-    return {"B": 1, "C": c, "T": t, "H": h, "W": w, "pad": ",".join(map(str, CAUSAL_PAD)), "value": 0.0,
-            "inner_elements": h * w}
+    return {
+        "B": 1,
+        "C": c,
+        "T": t,
+        "H": h,
+        "W": w,
+        "pad": ",".join(map(str, CAUSAL_PAD)),
+        "value": 0.0,
+        "inner_elements": h * w,
+    }
 
 
 class ConstantPad(KernelFamily):
     name = "constant_pad"
     description = "F.pad(x[B,C,T,H,W], causal (1,1,1,1,2,0), constant) at Wan-VAE decoder shapes"
-    metrics = (*TIMING_METRICS, *BANDWIDTH_METRICS, *CORRECTNESS_METRICS,
-               "memory_driver_peak", "memory_reserved_peak", "memory_allocated_peak", "memory_outside_allocator")
+    metrics = (
+        *TIMING_METRICS,
+        *BANDWIDTH_METRICS,
+        *CORRECTNESS_METRICS,
+        "memory_driver_peak",
+        "memory_reserved_peak",
+        "memory_allocated_peak",
+        "memory_outside_allocator",
+    )
     default_dtypes = ("float32", "bfloat16")
     quick_dtypes = ("float32",)
 
@@ -54,6 +78,7 @@ class ConstantPad(KernelFamily):
 
     def run(self, case: Case, bench: Bench) -> None:
         import torch.nn.functional as F
+
         pad_op = require_op(F, "pad", "torch.nn.functional.pad")
         dtype = torch_dtype(case.dtype)
         p = case.params
@@ -71,6 +96,7 @@ class ConstantPad(KernelFamily):
 def pad_reference(x, pad: tuple[int, ...], value: float):
     """float64 CPU reference built by hand (fill, then copy x into the interior), independent of F.pad."""
     import torch
+
     out = torch.full(padded_shape(tuple(x.shape), pad), value, dtype=torch.float64)
     interior = [slice(None)] * x.dim()
     for i in range(len(pad) // 2):

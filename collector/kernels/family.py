@@ -3,6 +3,7 @@
 A family declares `specs(profile)` (one params dict per shape/variant) and, where a variant fixes its dtype
 (fp8 storage, bf16 baseline), `fixed_dtype(params)`; this base crosses the rest with the run's dtypes.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -31,8 +32,9 @@ class KernelFamily(Workload):
         """The dtype a variant always runs in (None: crossed with the run's dtypes)."""
         return None
 
-    def cases(self, profile: str, dtypes: tuple[str, ...] | None = None,
-              compile_modes: tuple[str, ...] = ("eager",)) -> list[Case]:
+    def cases(
+        self, profile: str, dtypes: tuple[str, ...] | None = None, compile_modes: tuple[str, ...] = ("eager",)
+    ) -> list[Case]:
         if profile not in PROFILES:
             raise ValueError(f"profile {profile!r}: must be one of {', '.join(PROFILES)}")
         if "eager" not in compile_modes:  # kernels are measured eagerly only
@@ -64,11 +66,13 @@ def seed_for(case: Case, ignore: tuple[str, ...] = ()) -> int:
 
 def generator(case: Case, ignore: tuple[str, ...] = ()):
     import torch
+
     return torch.Generator().manual_seed(seed_for(case, ignore))
 
 
 def torch_dtype(name: str):
     import torch
+
     found = getattr(torch, name, None)
     if not isinstance(found, torch.dtype):
         raise Unsupported(f"torch {torch.__version__} has no dtype torch.{name}")
@@ -78,6 +82,7 @@ def torch_dtype(name: str):
 def require_op(owner: Any, attr: str, what: str):
     """The op, looked up when the case runs, so a build without it records `unsupported` with this message."""
     import torch
+
     op = getattr(owner, attr, None)
     if op is None:
         raise Unsupported(f"{what} is not available in torch {torch.__version__}")
@@ -87,6 +92,7 @@ def require_op(owner: Any, attr: str, what: str):
 def first_available(candidates: list[tuple[Any, str, str]]):
     """The first op present among (owner, attr, name) candidates, else Unsupported naming all of them."""
     import torch
+
     for owner, attr, _ in candidates:
         op = getattr(owner, attr, None)
         if op is not None:
@@ -100,9 +106,10 @@ def randn(shape: tuple[int, ...], dtype, gen, scale: float = 1.0):
     """Seeded normal values on the CPU (same on every device), scaled, in `dtype`; drawn in float32 chunks so
     a 1 GB bf16 weight never needs a 2 GB float32 copy."""
     import torch
+
     out = torch.empty(shape, dtype=dtype)
     flat = out.view(-1)
     for start in range(0, flat.numel(), RANDN_CHUNK):
         part = torch.randn(min(RANDN_CHUNK, flat.numel() - start), generator=gen, dtype=torch.float32)
-        flat[start:start + part.numel()] = part.mul_(scale) if scale != 1.0 else part
+        flat[start : start + part.numel()] = part.mul_(scale) if scale != 1.0 else part
     return out

@@ -13,13 +13,22 @@ A build without FP8 on the device (MPS before ~2.15: "Trying to convert Float8_e
 it does not have support for that dtype.") records `unsupported` with that message.
 Bytes per call are given for the M = 1 case only, the one bound by memory rather than compute.
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping
 
+from collector.kernels.family import (
+    BANDWIDTH_METRICS,
+    CORRECTNESS_METRICS,
+    TIMING_METRICS,
+    KernelFamily,
+    first_available,
+    generator,
+    randn,
+    torch_dtype,
+)
 from collector.workload import Bench, Case, Unsupported
-from collector.kernels.family import (BANDWIDTH_METRICS, CORRECTNESS_METRICS, TIMING_METRICS, KernelFamily,
-                                      first_available, generator, randn, torch_dtype)
 
 FP8 = "float8_e4m3fn"
 E4M3_MAX = 448.0
@@ -48,8 +57,9 @@ class Fp8(KernelFamily):
     def specs(self, profile: str) -> list[dict[str, Any]]:
         shapes = [(256, 256, 256)] if profile == "quick" else full_shapes()
         weights = sorted({(k, n) for _, k, n in shapes})
-        out = [{"variant": "storage", "tensor": t, "K": k, "N": n}
-               for k, n in weights for t in (FP8, "bfloat16_source")]
+        out = [
+            {"variant": "storage", "tensor": t, "K": k, "N": n} for k, n in weights for t in (FP8, "bfloat16_source")
+        ]
         return out + [{"variant": v, "M": m, "K": k, "N": n} for m, k, n in shapes for v in MATMUL_VARIANTS]
 
     def fixed_dtype(self, params: Mapping[str, Any]) -> str | None:
@@ -65,6 +75,7 @@ class Fp8(KernelFamily):
 
     def _storage(self, case: Case, bench: Bench) -> None:
         import torch
+
         k, n = int(case.params["K"]), int(case.params["N"])
         source = randn((n, k), torch.bfloat16, generator(case)).to(bench.device)
         if case.params["tensor"] != FP8:
@@ -77,11 +88,12 @@ class Fp8(KernelFamily):
 
     def _matmul(self, case: Case, bench: Bench) -> None:
         import torch
+
         variant = str(case.params["variant"])
         m, k, n = (int(case.params[d]) for d in ("M", "K", "N"))
         gen = generator(case, ignore=("variant",))
         a = randn((m, k), torch.bfloat16, gen).to(bench.device)
-        w = randn((n, k), torch.bfloat16, gen, k ** -0.5).to(bench.device)  # outputs O(1)
+        w = randn((n, k), torch.bfloat16, gen, k**-0.5).to(bench.device)  # outputs O(1)
         op = BfMatmul(a, w) if variant == "bf16_matmul" else ScaledMatmul(a, w, variant == "scaled_mm_rowwise")
         bench.time_op(op, bytes_per_call=matmul_bytes(variant, m, k, n) if m == 1 else None)
         bench.correctness(op(), op.reference())
@@ -120,14 +132,16 @@ class ScaledMatmul:
     def _bind(self):
         import torch
         import torch.nn.functional as F
+
         if hasattr(F, "scaled_mm"):
             recipe = F.ScalingType.RowWise if self.rowwise else F.ScalingType.TensorWise
-            return lambda: F.scaled_mm(self.a8, self.b8, self.scale_a, recipe, self.scale_b, recipe,
-                                       output_dtype=torch.bfloat16)
-        scaled_mm = first_available([(F, "scaled_mm", "torch.nn.functional.scaled_mm"),
-                                     (torch, "_scaled_mm", "torch._scaled_mm")])
-        return lambda: scaled_mm(self.a8, self.b8, scale_a=self.scale_a, scale_b=self.scale_b,
-                                 out_dtype=torch.bfloat16)
+            return lambda: F.scaled_mm(
+                self.a8, self.b8, self.scale_a, recipe, self.scale_b, recipe, output_dtype=torch.bfloat16
+            )
+        scaled_mm = first_available(
+            [(F, "scaled_mm", "torch.nn.functional.scaled_mm"), (torch, "_scaled_mm", "torch._scaled_mm")]
+        )
+        return lambda: scaled_mm(self.a8, self.b8, scale_a=self.scale_a, scale_b=self.scale_b, out_dtype=torch.bfloat16)
 
     def __call__(self):
         return self.call()

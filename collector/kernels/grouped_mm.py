@@ -7,14 +7,22 @@ F.grouped_mm (torch._grouped_mm before it existed) -> rows back to (token, k) or
 looped over with one mm each. Weights are stored (experts, N, K) as transformers does and passed transposed.
 The "down" projection gathers token rows of width moe_intermediate in place of real activations: same shapes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from collector.kernels.family import (
+    CORRECTNESS_METRICS,
+    TIMING_METRICS,
+    KernelFamily,
+    first_available,
+    generator,
+    randn,
+    torch_dtype,
+)
 from collector.workload import Bench, Case
-from collector.kernels.family import (CORRECTNESS_METRICS, TIMING_METRICS, KernelFamily, first_available, generator,
-                                      randn, torch_dtype)
 
 TOKENS = (1, 8, 64, 512)
 VARIANTS = ("grouped_mm", "loop_cpu_offsets")
@@ -40,8 +48,16 @@ TINY_MOE = MoeConfig("tiny-moe", 8, 2, 64, 32)  # quick: same code path, seconds
 
 def _params(cfg: MoeConfig, projection: str, tokens: int, variant: str) -> dict[str, Any]:
     k, n = cfg.projections()[projection]
-    return {"model": cfg.model, "experts": cfg.experts, "top_k": cfg.top_k, "projection": projection,
-            "K": k, "N": n, "tokens": tokens, "variant": variant}
+    return {
+        "model": cfg.model,
+        "experts": cfg.experts,
+        "top_k": cfg.top_k,
+        "projection": projection,
+        "K": k,
+        "N": n,
+        "tokens": tokens,
+        "variant": variant,
+    }
 
 
 class GroupedMm(KernelFamily):
@@ -53,14 +69,17 @@ class GroupedMm(KernelFamily):
     def specs(self, profile: str) -> list[dict[str, Any]]:
         if profile == "quick":
             return [_params(TINY_MOE, "gate_up", t, v) for t in QUICK_TOKENS for v in VARIANTS]
-        return [_params(cfg, p, t, v) for cfg in MOE_MODELS for p in ("gate_up", "down")
-                for t in TOKENS for v in VARIANTS]
+        return [
+            _params(cfg, p, t, v) for cfg in MOE_MODELS for p in ("gate_up", "down") for t in TOKENS for v in VARIANTS
+        ]
 
     def run(self, case: Case, bench: Bench) -> None:
         import torch
         import torch.nn.functional as F
-        grouped = first_available([(F, "grouped_mm", "torch.nn.functional.grouped_mm"),
-                                   (torch, "_grouped_mm", "torch._grouped_mm")])
+
+        grouped = first_available(
+            [(F, "grouped_mm", "torch.nn.functional.grouped_mm"), (torch, "_grouped_mm", "torch._grouped_mm")]
+        )
         top_k, experts = int(case.params["top_k"]), int(case.params["experts"])
         x_cpu, logits_cpu, w_cpu = moe_inputs(case)
         x, logits, w = (t.to(bench.device) for t in (x_cpu, logits_cpu, w_cpu))
@@ -77,17 +96,19 @@ def moe_inputs(case: Case):
     """Seeded CPU tokens (tokens, K), router logits (tokens, experts) and expert weights (experts, N, K); both
     variants of a shape get the same ones."""
     import torch
+
     dtype = torch_dtype(case.dtype)
     experts, k, n, tokens = (int(case.params[x]) for x in ("experts", "K", "N", "tokens"))
     gen = generator(case, ignore=("variant",))
     x = randn((tokens, k), dtype, gen)
     logits = randn((tokens, experts), torch.float32, gen)  # fp32 router logits: no top-k ties
-    return x, logits, randn((experts, n, k), dtype, gen, k ** -0.5)
+    return x, logits, randn((experts, n, k), dtype, gen, k**-0.5)
 
 
 def routed_rows(x, logits, top_k: int, experts: int):
     """Rows sorted by expert, the sort permutation and int32 cumulative offsets, all left on the device."""
     import torch
+
     expert_ids = torch.topk(logits, top_k, dim=-1).indices.reshape(-1)
     sorted_ids, perm = torch.sort(expert_ids)
     # histc has no integer kernel on CPU/MPS (transformers casts the same way)
@@ -99,6 +120,7 @@ def routed_rows(x, logits, top_k: int, experts: int):
 
 def _unsort(rows_by_expert, perm):
     import torch
+
     out = torch.empty_like(rows_by_expert)
     out[perm] = rows_by_expert
     return out
@@ -111,6 +133,7 @@ def experts_grouped(grouped, rows, perm, offsets, w):
 def experts_loop_cpu_offsets(rows, perm, offsets, w):
     """The pre-PR baseline: offsets copied to the host (a device sync), then one mm per non-empty expert."""
     import torch
+
     ends = offsets.tolist()
     out = torch.empty(rows.shape[0], w.shape[1], dtype=rows.dtype, device=rows.device)
     start = 0
@@ -124,6 +147,7 @@ def experts_loop_cpu_offsets(rows, perm, offsets, w):
 def expert_loop_reference(x, logits, w, top_k: int):
     """CPU float64: each (token, k) pair times its expert's weight, in (token, k) order."""
     import torch
+
     expert_ids = torch.topk(logits, top_k, dim=-1).indices.reshape(-1)
     rows = x.to(torch.float64).repeat_interleave(top_k, dim=0)
     out = torch.empty(rows.shape[0], w.shape[1], dtype=torch.float64)

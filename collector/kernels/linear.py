@@ -5,14 +5,23 @@ names the first model/projection using a shape and `used_by` lists all of them. 
 input + output (+ bias), each touched once: at M ≤ 8 the weight read dominates, so achieved bandwidth is the
 figure that says how close to the memory roofline the kernel runs.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-from collector.workload import Bench, Case
-from collector.kernels.family import (BANDWIDTH_METRICS, CORRECTNESS_METRICS, TIMING_METRICS, KernelFamily,
-                                      generator, randn, require_op, torch_dtype)
+from collector.kernels.family import (
+    BANDWIDTH_METRICS,
+    CORRECTNESS_METRICS,
+    TIMING_METRICS,
+    KernelFamily,
+    generator,
+    randn,
+    require_op,
+    torch_dtype,
+)
 from collector.kernels.model_shapes import LinearShape, linear_shapes, model, projection_shapes
+from collector.workload import Bench, Case
 
 FULL_M = (1, 4, 8)
 QUICK_MODEL = "Qwen3-0.6B"  # the smallest model: its shapes run fast on a 2-core CPU
@@ -25,8 +34,15 @@ def linear_bytes(m: int, k: int, n: int, bias: bool, itemsize: int) -> int:
 
 def _params(m: int, shape: LinearShape, bias: bool) -> dict[str, Any]:
     model_name, projection = shape.users[0]
-    return {"M": m, "K": shape.K, "N": shape.N, "bias": bias, "model": model_name, "projection": projection,
-            "used_by": shape.used_by}
+    return {
+        "M": m,
+        "K": shape.K,
+        "N": shape.N,
+        "bias": bias,
+        "model": model_name,
+        "projection": projection,
+        "used_by": shape.used_by,
+    }
 
 
 def quick_shapes() -> list[tuple[int, LinearShape, bool]]:
@@ -50,12 +66,13 @@ class Linear(KernelFamily):
 
     def run(self, case: Case, bench: Bench) -> None:
         import torch.nn.functional as F
+
         linear = require_op(F, "linear", "torch.nn.functional.linear")
         dtype = torch_dtype(case.dtype)
         m, k, n, has_bias = (int(case.params[p]) for p in ("M", "K", "N", "bias"))
         gen = generator(case)
         x_cpu = randn((m, k), dtype, gen)
-        w_cpu = randn((n, k), dtype, gen, k ** -0.5)  # nn.Linear-like scale: outputs stay O(1)
+        w_cpu = randn((n, k), dtype, gen, k**-0.5)  # nn.Linear-like scale: outputs stay O(1)
         b_cpu = randn((n,), dtype, gen) if has_bias else None
         x, w = x_cpu.to(bench.device), w_cpu.to(bench.device)
         b = b_cpu.to(bench.device) if b_cpu is not None else None
@@ -67,11 +84,12 @@ class Linear(KernelFamily):
 def linear_reference(x, w, b):
     """x @ w.T + b in float64 on the CPU, in column blocks so a 1 GB lm_head needs no 4 GB float64 copy."""
     import torch
+
     x64 = x.to(torch.float64)
     blocks = []
     for start in range(0, w.shape[0], REFERENCE_CHUNK):
-        block = x64 @ w[start:start + REFERENCE_CHUNK].to(torch.float64).T
+        block = x64 @ w[start : start + REFERENCE_CHUNK].to(torch.float64).T
         if b is not None:
-            block += b[start:start + REFERENCE_CHUNK].to(torch.float64)
+            block += b[start : start + REFERENCE_CHUNK].to(torch.float64)
         blocks.append(block)
     return torch.cat(blocks, dim=1)

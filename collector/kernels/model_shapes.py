@@ -3,6 +3,7 @@
 Only the config facts are written down (hidden, intermediate, heads, kv heads, head_dim, vocab, from each
 model's config.json); every (K, N) is computed here, so a typo cannot hide in a hand-copied shape list.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,9 +37,14 @@ PROJECTIONS = ("q", "k_v", "o", "gate_up", "down", "lm_head")
 def projection_shapes(cfg: ModelConfig) -> dict[str, tuple[int, int]]:
     """(K = in_features, N = out_features) of each linear layer of one decoder layer, plus the lm_head."""
     q_width, kv_width = cfg.heads * cfg.head_dim, cfg.kv_heads * cfg.head_dim
-    return {"q": (cfg.hidden, q_width), "k_v": (cfg.hidden, kv_width), "o": (q_width, cfg.hidden),
-            "gate_up": (cfg.hidden, cfg.intermediate), "down": (cfg.intermediate, cfg.hidden),
-            "lm_head": (cfg.hidden, cfg.vocab)}
+    return {
+        "q": (cfg.hidden, q_width),
+        "k_v": (cfg.hidden, kv_width),
+        "o": (q_width, cfg.hidden),
+        "gate_up": (cfg.hidden, cfg.intermediate),
+        "down": (cfg.intermediate, cfg.hidden),
+        "lm_head": (cfg.hidden, cfg.vocab),
+    }
 
 
 @dataclass(frozen=True)

@@ -5,23 +5,41 @@ q_len = kv_len ∈ {512, 2048}, causal. Grouped-query attention uses enable_gqa=
 kv heads are not expanded in memory), so the kernel sees the real kv tensor sizes. Batch 1.
 Bytes per call (q, k, v read + output written) are given for decode only: it is bound by reading the cache.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-from collector.workload import Bench, Case, Unsupported
-from collector.kernels.family import (BANDWIDTH_METRICS, CORRECTNESS_METRICS, TIMING_METRICS, KernelFamily,
-                                      generator, randn, require_op, torch_dtype)
+from collector.kernels.family import (
+    BANDWIDTH_METRICS,
+    CORRECTNESS_METRICS,
+    TIMING_METRICS,
+    KernelFamily,
+    generator,
+    randn,
+    require_op,
+    torch_dtype,
+)
 from collector.kernels.model_shapes import AttentionShape, attention_shapes
+from collector.workload import Bench, Case, Unsupported
 
 DECODE_KV = (512, 2048, 8192)
 PREFILL_LEN = (512, 2048)
 
 
 def _params(shape: AttentionShape, mode: str, q_len: int, kv_len: int) -> dict[str, Any]:
-    return {"mode": mode, "q_len": q_len, "kv_len": kv_len, "heads": shape.heads, "kv_heads": shape.kv_heads,
-            "head_dim": shape.head_dim, "causal": mode == "prefill", "gqa": "enable_gqa",
-            "model": shape.users[0], "used_by": " ".join(shape.users)}
+    return {
+        "mode": mode,
+        "q_len": q_len,
+        "kv_len": kv_len,
+        "heads": shape.heads,
+        "kv_heads": shape.kv_heads,
+        "head_dim": shape.head_dim,
+        "causal": mode == "prefill",
+        "gqa": "enable_gqa",
+        "model": shape.users[0],
+        "used_by": " ".join(shape.users),
+    }
 
 
 def attention_bytes(heads: int, kv_heads: int, head_dim: int, q_len: int, kv_len: int, itemsize: int) -> int:
@@ -38,13 +56,17 @@ class Sdpa(KernelFamily):
         shapes = attention_shapes()
         if profile == "quick":
             small, wide = next(s for s in shapes if s.heads == 16), shapes[0]
-            return [_params(small, "decode", 1, 512), _params(wide, "decode", 1, 512),
-                    _params(small, "prefill", 256, 256)]
+            return [
+                _params(small, "decode", 1, 512),
+                _params(wide, "decode", 1, 512),
+                _params(small, "prefill", 256, 256),
+            ]
         decode = [_params(s, "decode", 1, kv) for s in shapes for kv in DECODE_KV]
         return decode + [_params(s, "prefill", n, n) for s in shapes for n in PREFILL_LEN]
 
     def run(self, case: Case, bench: Bench) -> None:
         import torch.nn.functional as F
+
         sdpa = require_op(F, "scaled_dot_product_attention", "torch.nn.functional.scaled_dot_product_attention")
         dtype = torch_dtype(case.dtype)
         p = case.params
@@ -74,14 +96,15 @@ def probe_enable_gqa(call) -> None:
 def attention_reference(q, k, v, causal: bool):
     """float64 softmax(q k^T / sqrt(d)) v on the CPU, one kv head (and its query group) at a time."""
     import torch
+
     heads, kv_heads, q_len, dim = q.shape[1], k.shape[1], q.shape[2], q.shape[3]
     group, kv_len = heads // kv_heads, k.shape[2]
     out = torch.empty(q.shape, dtype=torch.float64)
     mask = torch.ones(q_len, kv_len, dtype=torch.bool).tril(kv_len - q_len) if causal else None
     for g in range(kv_heads):
-        qg = q[0, g * group:(g + 1) * group].to(torch.float64)
-        scores = qg @ k[0, g].to(torch.float64).T / dim ** 0.5
+        qg = q[0, g * group : (g + 1) * group].to(torch.float64)
+        scores = qg @ k[0, g].to(torch.float64).T / dim**0.5
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
-        out[0, g * group:(g + 1) * group] = torch.softmax(scores, dim=-1) @ v[0, g].to(torch.float64)
+        out[0, g * group : (g + 1) * group] = torch.softmax(scores, dim=-1) @ v[0, g].to(torch.float64)
     return out

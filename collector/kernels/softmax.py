@@ -3,13 +3,22 @@
 Rows {1, 4, 8} x vocab of Llama-3 / DeepSeek-V3 / Qwen / GLM / gpt-oss tokenizers, plus Whisper's 5 x 51866.
 Bytes per call = the input read once + the output written once (what a fused kernel must move).
 """
+
 from __future__ import annotations
 
 from typing import Any
 
+from collector.kernels.family import (
+    BANDWIDTH_METRICS,
+    CORRECTNESS_METRICS,
+    TIMING_METRICS,
+    KernelFamily,
+    generator,
+    randn,
+    require_op,
+    torch_dtype,
+)
 from collector.workload import Bench, Case
-from collector.kernels.family import (BANDWIDTH_METRICS, CORRECTNESS_METRICS, TIMING_METRICS, KernelFamily,
-                                      generator, randn, require_op, torch_dtype)
 
 VOCABS = (128256, 129280, 151936, 154880, 201088)
 ROWS = (1, 4, 8)
@@ -37,6 +46,7 @@ class Softmax(KernelFamily):
 
     def run(self, case: Case, bench: Bench) -> None:
         import torch.nn.functional as F
+
         softmax = require_op(F, "softmax", "torch.nn.functional.softmax")
         dtype = torch_dtype(case.dtype)
         rows, vocab = int(case.params["rows"]), int(case.params["vocab"])
@@ -50,6 +60,7 @@ class Softmax(KernelFamily):
 def softmax_reference(logits):
     """exp(x - max) / sum in float64 on the CPU, written out so it shares no kernel with the op measured."""
     import torch
+
     x = logits.to(torch.float64)
     e = (x - x.amax(dim=-1, keepdim=True)).exp()
     return e / e.sum(dim=-1, keepdim=True)

@@ -2,6 +2,7 @@
 
 Heavy libraries (torch, transformers, diffusers) load when a case runs or lists, not at import.
 """
+
 from __future__ import annotations
 
 from collector.models.decode import Decode

@@ -13,6 +13,7 @@ its history, silently timing something else.
 With torch.compile, only the one-token decode step is compiled, as transformers' generate does; the
 prefill runs eagerly in both modes.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -21,12 +22,15 @@ from typing import Any, Callable
 def cache_argument(model: Any) -> str:
     """The name this transformers version gives the cache argument of a model's forward."""
     import inspect
+
     params = inspect.signature(model.forward).parameters
     for name in ("cache", "past_key_values"):
         if name in params:
             return name
-    raise RuntimeError(f"{type(model).__name__}.forward takes neither `cache` nor `past_key_values`: "
-                       "this transformers version is not supported (needs >= 5.4)")
+    raise RuntimeError(
+        f"{type(model).__name__}.forward takes neither `cache` nor `past_key_values`: "
+        "this transformers version is not supported (needs >= 5.4)"
+    )
 
 
 def rewind(cache: Any, tokens: int) -> None:
@@ -38,13 +42,13 @@ def rewind(cache: Any, tokens: int) -> None:
         for layer in layers:
             layer.cumulative_length.sub_(tokens)  # in place, as transformers' own crop does
     else:
-        raise RuntimeError("this transformers version's static cache can be neither cropped nor rewound "
-                           "(needs >= 5.4)")
+        raise RuntimeError("this transformers version's static cache can be neither cropped nor rewound (needs >= 5.4)")
 
 
 class DecodeLoop:
     def __init__(self, model: Any, prompt: Any, new_tokens: int, step: Callable[..., Any] | None = None) -> None:
         from transformers import StaticCache
+
         self.model, self.prompt, self.new_tokens = model, prompt, new_tokens
         self.step = step or model
         self.cache = StaticCache(config=model.config, max_cache_len=prompt.shape[1] + new_tokens)
@@ -69,6 +73,7 @@ class DecodeLoop:
     def decode(self) -> Any:
         """N greedy tokens after the first, each fed back; the cache is rewound to the prompt afterwards."""
         import torch
+
         if self.first is None:
             raise RuntimeError("decode() needs prefill() first")
         token, tokens = self.first, []
@@ -83,5 +88,6 @@ def compiled_step(model: Any, backend: str) -> Callable[..., Any]:
     """model.forward under torch.compile. Dynamo is reset first so each case's compile_time is a real
     compile, not a hit on graphs an earlier case of this process left behind."""
     import torch
+
     torch._dynamo.reset()
     return torch.compile(model.forward, backend=backend, dynamic=False)

@@ -5,6 +5,7 @@ and a miss is a CollectorError naming the variable, the spec, the directory and 
 The model name kept in case params is the hub id or the directory's name — never the machine's path — so the
 same model on two Macs gives comparable cases.
 """
+
 from __future__ import annotations
 
 import os
@@ -59,6 +60,7 @@ def _looked_in(root: Path, subfolders: tuple[str, ...]) -> str:
 def _cached_snapshot(hub_id: str) -> Path | None:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
+
     try:
         return Path(snapshot_download(hub_id, local_files_only=True, cache_dir=str(hub_cache_dir())))
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError):
@@ -67,8 +69,11 @@ def _cached_snapshot(hub_id: str) -> Path | None:
 
 def _in_directory(spec: str, root: Path, variable: str, subfolders: tuple[str, ...], name: str) -> LocalModel:
     found = _with_config(root, subfolders)
-    problem = None if found else (f"{variable}={spec!r}: {root} has no model config "
-                                  f"(looked for {_looked_in(root, subfolders)})")
+    problem = (
+        None
+        if found
+        else (f"{variable}={spec!r}: {root} has no model config (looked for {_looked_in(root, subfolders)})")
+    )
     return LocalModel(spec, name, found, problem)
 
 
@@ -81,11 +86,20 @@ def locate(spec: str, variable: str, subfolders: tuple[str, ...] = ("",)) -> Loc
     snapshot = _cached_snapshot(spec) if is_hub_id else None
     if snapshot is not None:
         return _in_directory(spec, snapshot, variable, subfolders, spec)
-    where = (f"not in the local Hugging Face cache ({hub_cache_dir()}) and no such local directory "
-             f"({root.resolve()})") if is_hub_id else f"no such local directory ({root.resolve()})"
-    return LocalModel(spec, spec, None, (
-        f"{variable}={spec!r}: {where}. Nothing is downloaded at run time: put the model in a directory "
-        f"(config.json + weights) or fetch it into the cache first"))
+    where = (
+        (f"not in the local Hugging Face cache ({hub_cache_dir()}) and no such local directory ({root.resolve()})")
+        if is_hub_id
+        else f"no such local directory ({root.resolve()})"
+    )
+    return LocalModel(
+        spec,
+        spec,
+        None,
+        (
+            f"{variable}={spec!r}: {where}. Nothing is downloaded at run time: put the model in a directory "
+            f"(config.json + weights) or fetch it into the cache first"
+        ),
+    )
 
 
 def local_models(variable: str, subfolders: tuple[str, ...] = ("",)) -> list[LocalModel]:

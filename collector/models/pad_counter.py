@@ -6,6 +6,7 @@ F.pad from Python and torch._C._nn.pad called directly — once each: while the 
 disabled, so the C op F.pad calls inside is not counted a second time. The count runs in its own pass:
 the mode's Python hook on every torch call would distort any timing taken under it.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable

@@ -6,6 +6,7 @@ architecture (z 48, patch 2, 16× spatial) — the model of the published 28-til
 random weights; "wan2.1" is diffusers' default AutoencoderKLWan. A local directory's identity is read from
 its config.json.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,28 +16,72 @@ from typing import Any
 from collector.models.locate import LocalModel
 from collector.workload import Case, Unsupported
 
-_WAN_TINY = dict(base_dim=8, z_dim=4, dim_mult=[1, 2, 2, 2], num_res_blocks=1, scale_factor_spatial=8,
-                 latents_mean=[0.0] * 4, latents_std=[1.0] * 4)
-_KL_TINY = dict(block_out_channels=[16, 32], down_block_types=["DownEncoderBlock2D"] * 2,
-                up_block_types=["UpDecoderBlock2D"] * 2, layers_per_block=1, latent_channels=4, norm_num_groups=8)
-_KL_SD = dict(block_out_channels=[128, 256, 512, 512], down_block_types=["DownEncoderBlock2D"] * 4,
-              up_block_types=["UpDecoderBlock2D"] * 4, layers_per_block=2, latent_channels=4)
+_WAN_TINY = dict(
+    base_dim=8,
+    z_dim=4,
+    dim_mult=[1, 2, 2, 2],
+    num_res_blocks=1,
+    scale_factor_spatial=8,
+    latents_mean=[0.0] * 4,
+    latents_std=[1.0] * 4,
+)
+_KL_TINY = dict(
+    block_out_channels=[16, 32],
+    down_block_types=["DownEncoderBlock2D"] * 2,
+    up_block_types=["UpDecoderBlock2D"] * 2,
+    layers_per_block=1,
+    latent_channels=4,
+    norm_num_groups=8,
+)
+_KL_SD = dict(
+    block_out_channels=[128, 256, 512, 512],
+    down_block_types=["DownEncoderBlock2D"] * 4,
+    up_block_types=["UpDecoderBlock2D"] * 4,
+    layers_per_block=2,
+    latent_channels=4,
+)
 RANDOM: dict[str, tuple[str, dict[str, Any]]] = {
     "wan-tiny": ("AutoencoderKLWan", _WAN_TINY),
     "wan2.1": ("AutoencoderKLWan", dict(base_dim=96, z_dim=16, scale_factor_spatial=8)),
-    "wan2.2-ti2v-5b": ("AutoencoderKLWan", dict(
-        base_dim=160, decoder_base_dim=256, z_dim=48, dim_mult=[1, 2, 4, 4], num_res_blocks=2, in_channels=12,
-        out_channels=12, is_residual=True, patch_size=2, scale_factor_spatial=16, scale_factor_temporal=4,
-        temperal_downsample=[False, True, True], latents_mean=[0.0] * 48, latents_std=[1.0] * 48)),
+    "wan2.2-ti2v-5b": (
+        "AutoencoderKLWan",
+        dict(
+            base_dim=160,
+            decoder_base_dim=256,
+            z_dim=48,
+            dim_mult=[1, 2, 4, 4],
+            num_res_blocks=2,
+            in_channels=12,
+            out_channels=12,
+            is_residual=True,
+            patch_size=2,
+            scale_factor_spatial=16,
+            scale_factor_temporal=4,
+            temperal_downsample=[False, True, True],
+            latents_mean=[0.0] * 48,
+            latents_std=[1.0] * 48,
+        ),
+    ),
     "kl-tiny": ("AutoencoderKL", _KL_TINY),
     "kl-sd": ("AutoencoderKL", _KL_SD),
     "kl-flux": ("AutoencoderKL", dict(_KL_SD, latent_channels=16)),
-    "qwenimage-tiny": ("AutoencoderKLQwenImage", dict(base_dim=8, z_dim=4, dim_mult=[1, 2, 2, 2], num_res_blocks=1,
-                                                      latents_mean=[0.0] * 4, latents_std=[1.0] * 4)),
+    "qwenimage-tiny": (
+        "AutoencoderKLQwenImage",
+        dict(
+            base_dim=8, z_dim=4, dim_mult=[1, 2, 2, 2], num_res_blocks=1, latents_mean=[0.0] * 4, latents_std=[1.0] * 4
+        ),
+    ),
     "qwenimage": ("AutoencoderKLQwenImage", dict(base_dim=96, z_dim=16)),
 }
-IDENTITY_KEYS = ("base_dim", "decoder_base_dim", "z_dim", "latent_channels", "patch_size", "scale_factor_spatial",
-                 "block_out_channels")
+IDENTITY_KEYS = (
+    "base_dim",
+    "decoder_base_dim",
+    "z_dim",
+    "latent_channels",
+    "patch_size",
+    "scale_factor_spatial",
+    "block_out_channels",
+)
 
 
 def _identity(class_name: str, config: dict[str, Any]) -> dict[str, Any]:
@@ -59,6 +104,7 @@ def local_identity(model: LocalModel) -> dict[str, Any]:
 
 def vae_class(class_name: str):
     import diffusers
+
     found = getattr(diffusers, class_name, None)
     if found is None:
         raise Unsupported(f"diffusers {diffusers.__version__} has no {class_name}")
@@ -68,6 +114,7 @@ def vae_class(class_name: str):
 def build(case: Case, dtype, device, path: Path | None = None):
     """The case's VAE in eval mode: seeded random weights from its named config, or a local directory's."""
     from collector.models.model_workload import seeded_weights
+
     cls = vae_class(str(case.params["vae"]))
     if path is not None:
         model = cls.from_pretrained(str(path), dtype=dtype, local_files_only=True)
@@ -81,6 +128,7 @@ def cast(model: Any, device=None, dtype=None):
     """Move/cast a diffusers model. Classes without float32-pinned modules are cast as a plain nn.Module:
     diffusers' own to() would only log a warning about that (empty) module list on every cast."""
     import torch
+
     if getattr(model, "_keep_in_fp32_modules", None):
         return model.to(device=device, dtype=dtype)
     return torch.nn.Module.to(model, device=device, dtype=dtype)

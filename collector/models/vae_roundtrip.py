@@ -11,25 +11,30 @@ are `unavailable` with that reason (a bfloat16/float16 CPU case still compares w
 Random weights do not reconstruct images, so psnr_vs_input is a build-to-build tracking figure there;
 MPSBENCH_ROUNDTRIP_VAE (a local directory or cached hub id) gives a real one.
 """
+
 from __future__ import annotations
 
 import copy
 from typing import Any
 
+from collector.kernels.family import CORRECTNESS_METRICS, generator, torch_dtype
 from collector.models import vae_models
 from collector.models.locate import local_models, require_named
 from collector.models.model_workload import ModelWorkload
 from collector.workload import Bench, Case
-from collector.kernels.family import CORRECTNESS_METRICS, generator, torch_dtype
 
 VAE_VARIABLE = "MPSBENCH_ROUNDTRIP_VAE"
 SUBFOLDERS = ("", "vae")
-RANDOM_SPECS = {"quick": [("kl-tiny", 64), ("qwenimage-tiny", 64)],
-                "full": [("kl-sd", 512), ("kl-flux", 1024), ("qwenimage", 512), ("qwenimage", 1024)]}
+RANDOM_SPECS = {
+    "quick": [("kl-tiny", 64), ("qwenimage-tiny", 64)],
+    "full": [("kl-sd", 512), ("kl-flux", 1024), ("qwenimage", 512), ("qwenimage", 1024)],
+}
 LOCAL_SIZES = {"quick": (256,), "full": (512, 1024)}
 VIDEO_CLASSES = ("AutoencoderKLQwenImage",)  # take (B, C, T, H, W): the image is one frame
-CPU_IS_REFERENCE = ("the device is the CPU and the case is float32: its output is the CPU float32 reference "
-                    "itself, so there is no device-vs-CPU difference to measure")
+CPU_IS_REFERENCE = (
+    "the device is the CPU and the case is float32: its output is the CPU float32 reference "
+    "itself, so there is no device-vs-CPU difference to measure"
+)
 
 
 def seeded_image(case: Case, height: int, width: int):
@@ -37,6 +42,7 @@ def seeded_image(case: Case, height: int, width: int):
     per-pixel noise, which no VAE reconstructs."""
     import torch
     import torch.nn.functional as F
+
     low = torch.randn((1, 3, max(height // 8, 1), max(width // 8, 1)), generator=generator(case))
     image = torch.tanh(F.interpolate(low, size=(height, width), mode="bicubic", align_corners=False))
     return image.unsqueeze(2) if case.params["vae"] in VIDEO_CLASSES else image
@@ -55,11 +61,14 @@ class VaeRoundtrip(ModelWorkload):
     def specs(self, profile: str) -> list[dict[str, Any]]:
         local = local_models(VAE_VARIABLE, SUBFOLDERS)
         if local:
-            return [vae_models.local_identity(m) | {"height": s, "width": s} for m in local for s in LOCAL_SIZES[profile]]
+            return [
+                vae_models.local_identity(m) | {"height": s, "width": s} for m in local for s in LOCAL_SIZES[profile]
+            ]
         return [vae_models.random_identity(n) | {"height": s, "width": s} for n, s in RANDOM_SPECS[profile]]
 
     def run(self, case: Case, bench: Bench) -> None:
         import torch
+
         p = case.params
         path = require_named(str(p["model"]), VAE_VARIABLE, SUBFOLDERS) if p["source"] == "local" else None
         reference_model = vae_models.build(case, torch.float32, torch.device("cpu"), path)
@@ -77,7 +86,9 @@ class VaeRoundtrip(ModelWorkload):
 
 def _record_vs_input(bench: Bench, output: Any, image: Any) -> None:
     import torch
+
     from collector.correctness import psnr_db  # imports torch: kept out of this module's import time
+
     out = output.detach().to("cpu", torch.float64)
     bad = int((~torch.isfinite(out)).sum())
     if bad:

@@ -1,5 +1,6 @@
 """`mpsbench sweep` / `python -m collector sweep`: check every argument, make or reuse each build's environment,
 then run the rounds with progress (builds × rounds × cases, ETA), journaling as it goes."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,8 +11,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from collector.catalog import load_catalog
 from collector.arguments import csv_list
+from collector.catalog import load_catalog
 from collector.display import progress_bar
 from collector.errors import CollectorError
 from collector.plan import Plan, expand
@@ -27,9 +28,14 @@ from collector.sweep.spec import BuildSpec, parse_spec, parse_specs
 
 def _count_cases(options: dict) -> int:
     """The plan's cases (checked here, before anything runs: an unknown workload is an ERROR now)."""
-    plan = Plan(workloads=tuple(options["workload"]), suites=tuple(options["suite"]),
-                dtypes=csv_list(options["dtype"]), compile_modes=csv_list(options["compile"]) or ("eager",),
-                profile=options["profile"], cases=tuple(options.get("case", ())))
+    plan = Plan(
+        workloads=tuple(options["workload"]),
+        suites=tuple(options["suite"]),
+        dtypes=csv_list(options["dtype"]),
+        compile_modes=csv_list(options["compile"]) or ("eager",),
+        profile=options["profile"],
+        cases=tuple(options.get("case", ())),
+    )
     return len(expand(plan, load_catalog()).cases)
 
 
@@ -68,9 +74,16 @@ def _start(args: argparse.Namespace, console: Console) -> tuple[SweepJournal, Sw
     given = {i: probe(s.python, s, i) for i, s in enumerate(specs) if s.python}
     sweep_id = uuid.uuid4().hex[:12]
     journal = SweepJournal(SweepJournal.path_for(args.out, sweep_id))
-    header = {"sweep_id": sweep_id, "started_at": datetime.now(timezone.utc).isoformat(), "rounds": args.rounds,
-              "aa": bool(args.aa), "builds": [s.text for s in specs], "options": options, "n_cases": n_cases,
-              "envs": str(args.envs or default_envs_dir())}
+    header = {
+        "sweep_id": sweep_id,
+        "started_at": datetime.now(timezone.utc).isoformat(),
+        "rounds": args.rounds,
+        "aa": bool(args.aa),
+        "builds": [s.text for s in specs],
+        "options": options,
+        "n_cases": n_cases,
+        "envs": str(args.envs or default_envs_dir()),
+    }
     journal.start(header)
     state = SweepState(header)
     installer = Installer(Path(header["envs"]), log=lambda text: console.print(escape(text)))
@@ -91,8 +104,9 @@ def _install(installer: Installer, spec: BuildSpec, index: int, console: Console
     except CollectorError as exc:  # reported; the sweep goes on with the builds that install
         console.print(f"[bold red]build failed:[/] {escape(str(exc))}", soft_wrap=True)
         return {"type": "build", "ok": False, "index": index, "spec": spec.text, "error": str(exc)}
-    console.print(escape(f"build {index + 1}: {build.label} ({'created' if build.created else 'reused'} "
-                         f"{build.python})"))
+    console.print(
+        escape(f"build {index + 1}: {build.label} ({'created' if build.created else 'reused'} {build.python})")
+    )
     return _ready(build)
 
 
@@ -116,9 +130,13 @@ def _run(journal: SweepJournal, state: SweepState, console: Console, delivery: D
     folder = journal.path.parent / f"sweep-{sweep_id}"
     pending = [s for s in slots if not (state.done.get(s.key) or {}).get("ok")]
     n_builds = len({s.build for s in slots})
-    console.print(escape(f"sweep {sweep_id}: {n_builds} builds × {header['rounds']} rounds"
-                         f"{' + A/A' if header['aa'] else ''} × {n_cases} cases = {len(slots)} runs "
-                         f"({len(slots) - len(pending)} done); journal {journal.path}"))
+    console.print(
+        escape(
+            f"sweep {sweep_id}: {n_builds} builds × {header['rounds']} rounds"
+            f"{' + A/A' if header['aa'] else ''} × {n_cases} cases = {len(slots)} runs "
+            f"({len(slots) - len(pending)} done); journal {journal.path}"
+        )
+    )
     failures = 0
     try:
         if delivery is not None:
@@ -127,19 +145,35 @@ def _run(journal: SweepJournal, state: SweepState, console: Console, delivery: D
             task = bar.add_task("starting", total=len(slots) * n_cases, completed=(len(slots) - len(pending)) * n_cases)
             for slot in pending:
                 build = builds[slot.build]
-                run = SlotRun(slot, build["python"], build["label"], build["install_source"],
-                              _declared(build["spec"]), folder / slot.key)
+                run = SlotRun(
+                    slot,
+                    build["python"],
+                    build["label"],
+                    build["install_source"],
+                    _declared(build["spec"]),
+                    folder / slot.key,
+                )
                 base = bar.tasks[0].completed
-                bar.update(task, description=escape(f"round {slot.round}/{header['rounds']} · {build['label']}"
-                                                    f"{' (A/A)' if slot.aa else ''}"))
-                outcome = run_slot(run, sweep_id, args, journal,
-                                   lambda n, base=base: bar.update(task, completed=base + min(n, n_cases)))
+                bar.update(
+                    task,
+                    description=escape(
+                        f"round {slot.round}/{header['rounds']} · {build['label']}{' (A/A)' if slot.aa else ''}"
+                    ),
+                )
+                outcome = run_slot(
+                    run,
+                    sweep_id,
+                    args,
+                    journal,
+                    lambda n, base=base: bar.update(task, completed=base + min(n, n_cases)),
+                )
                 bar.update(task, completed=base + n_cases)
                 state.done[slot.key] = outcome.record
                 if not outcome.ok:
                     failures += 1
-                    console.print(f"[bold red]run failed:[/] {escape(slot.key)}: {escape(outcome.detail)}",
-                                  soft_wrap=True)
+                    console.print(
+                        f"[bold red]run failed:[/] {escape(slot.key)}: {escape(outcome.detail)}", soft_wrap=True
+                    )
                 elif delivery is not None:
                     delivery.push([slot.key])
     except KeyboardInterrupt:

@@ -6,6 +6,7 @@ yet delivered (finished before a kill, or queued in the outbox while the server 
 finishes. A push that the server acknowledged just before a SIGKILL, with no time left to journal it, is sent
 once more on resume: the server keeps one run per run_id, so that is the one repeat possible.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,8 +29,9 @@ class Delivery:
         """Push the runs that finished but were never acknowledged (a resume does this before running on)."""
         waiting = [k for k, end in self.state.done.items() if end.get("ok") and not self.delivered(k)]
         if waiting:
-            self.console.print(f"delivering {len(waiting)} finished run(s) not yet acknowledged by "
-                               f"{self.pusher.endpoint}")
+            self.console.print(
+                f"delivering {len(waiting)} finished run(s) not yet acknowledged by {self.pusher.endpoint}"
+            )
             self.push(waiting)
 
     def push(self, keys: list[str]) -> None:
@@ -47,6 +49,6 @@ class Delivery:
     def summary(self) -> str:
         ok = [k for k, end in self.state.done.items() if end.get("ok")]
         sent = sum(self.delivered(k) for k in ok)
-        return (f"{sent} of {len(ok)} finished runs delivered to {self.pusher.endpoint}"
-                + ("" if sent == len(ok) else " (`mpsbench sweep --resume` with this journal delivers the "
-                   "others)"))
+        return f"{sent} of {len(ok)} finished runs delivered to {self.pusher.endpoint}" + (
+            "" if sent == len(ok) else " (`mpsbench sweep --resume` with this journal delivers the others)"
+        )

@@ -2,6 +2,7 @@
 pip; keyed by a hash of the spec, so a second sweep over the same builds reuses them and creates nothing. Each
 environment gets the collector's runtime requirements and its torch build; the collector itself runs from this
 source tree (PYTHONPATH), so every build measures with the same collector code."""
+
 from __future__ import annotations
 
 import json
@@ -20,14 +21,17 @@ ROOT = Path(__file__).resolve().parents[2]  # the source tree holding collector/
 READY = "mpsbench-env.json"  # written last: an environment without it is (re)installed
 PROBE_TIMEOUT_S = 300
 # what a build's environment must answer: its torch, and whether the collector's own imports work there
-_PROBE = ("import json, platform, torch, collector.commands, collector.session; "
-          "print(json.dumps({'torch_version': torch.__version__, 'git_hash': getattr(torch.version, 'git_version', None),"
-          " 'debug': bool(getattr(torch.version, 'debug', False)), 'python_version': platform.python_version()}))")
+_PROBE = (
+    "import json, platform, torch, collector.commands, collector.session; "
+    "print(json.dumps({'torch_version': torch.__version__, 'git_hash': getattr(torch.version, 'git_version', None),"
+    " 'debug': bool(getattr(torch.version, 'debug', False)), 'python_version': platform.python_version()}))"
+)
 
 
 @dataclass(frozen=True)
 class ReadyBuild:
     """A build that can run: its interpreter and what its torch says it is."""
+
     index: int  # position of its --build (0 = the baseline)
     spec: str
     python: str
@@ -59,8 +63,9 @@ def probe(python: str, spec: BuildSpec, index: int, created: bool = False) -> Re
     """Ask the interpreter what torch it has; one that is not a Python with torch and the collector's
     requirements is a CollectorError naming the --build."""
     try:
-        done = subprocess.run([python, "-c", _PROBE], env=child_env(), cwd=ROOT, capture_output=True, text=True,
-                              timeout=PROBE_TIMEOUT_S)
+        done = subprocess.run(
+            [python, "-c", _PROBE], env=child_env(), cwd=ROOT, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise CollectorError(f"--build {spec.text!r}: {python} did not run ({exc})") from None
     lines = done.stdout.strip().splitlines()
@@ -70,20 +75,33 @@ def probe(python: str, spec: BuildSpec, index: int, created: bool = False) -> Re
         facts = None
     if not isinstance(facts, dict) or not isinstance(facts.get("torch_version"), str):
         why = (done.stderr.strip().splitlines() or lines[-1:] or ["no output"])[-1][:300]
-        raise CollectorError(f"--build {spec.text!r}: {python} is not a Python with torch and the collector's "
-                             f"requirements ({why})")
+        raise CollectorError(
+            f"--build {spec.text!r}: {python} is not a Python with torch and the collector's requirements ({why})"
+        )
     channel = infer_channel(facts["torch_version"], spec.install_index, spec.channel)
     git_hash = facts["git_hash"] if facts["git_hash"] not in (None, "Unknown") else None
-    return ReadyBuild(index, spec.text, python, facts["torch_version"], git_hash, facts["debug"], channel,
-                      build_label(facts["torch_version"], channel, git_hash, facts["debug"]), spec.install_source,
-                      created)
+    return ReadyBuild(
+        index,
+        spec.text,
+        python,
+        facts["torch_version"],
+        git_hash,
+        facts["debug"],
+        channel,
+        build_label(facts["torch_version"], channel, git_hash, facts["debug"]),
+        spec.install_source,
+        created,
+    )
 
 
 def runtime_requirements() -> list[str]:
     """requirements.txt without torch (each build brings its own)."""
     lines = (ROOT / "requirements.txt").read_text().splitlines()
-    return [ln.split("#")[0].strip() for ln in lines if ln.split("#")[0].strip()
-            and not ln.strip().lower().startswith("torch")]
+    return [
+        ln.split("#")[0].strip()
+        for ln in lines
+        if ln.split("#")[0].strip() and not ln.strip().lower().startswith("torch")
+    ]
 
 
 class Installer:
@@ -133,5 +151,8 @@ class Installer:
         if done.returncode != 0:
             tool = "uv" if self.uv else "pip"
             error = [ln for ln in done.stderr.strip().splitlines() if ln.strip()][-6:] or ["(no output)"]
-            raise CollectorError(f"--build {spec.text!r} cannot be installed; {tool} said:\n  " + "\n  ".join(error)
-                                 + f"\n(full log: {log})")
+            raise CollectorError(
+                f"--build {spec.text!r} cannot be installed; {tool} said:\n  "
+                + "\n  ".join(error)
+                + f"\n(full log: {log})"
+            )

@@ -1,6 +1,7 @@
 """The sweep journal: one JSON line per event, appended and fsynced at once (like the run journal), so Ctrl-C,
 SIGKILL or a crash loses nothing that finished; `sweep --resume` reads it back and continues. Events: sweep (the
 header: options, builds, rounds), build, schedule, slot_start, slot_end, push (a delivery answer), options."""
+
 from __future__ import annotations
 
 import json

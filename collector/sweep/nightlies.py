@@ -7,6 +7,7 @@ page) is HTML with one anchor per file; a wheel's file name says its version and
 first version listed for it); a wheel for another Python or platform does not count, so a date whose wheels
 cannot run here is not offered. Each build becomes the spec `--pre torch==VERSION --index-url URL` (the local
 variant `+cpu` is left out: pip matches it, PEP 440)."""
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,10 @@ from urllib.parse import unquote, urlsplit
 from collector.errors import CollectorError
 from collector.sweep.spec import PYPI
 
-_WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)-(?P<python>[^-]+)-(?P<abi>[^-]+)-"
-                    r"(?P<platform>[^-]+)\.whl$")
+_WHEEL = re.compile(
+    r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)-(?P<python>[^-]+)-(?P<abi>[^-]+)-"
+    r"(?P<platform>[^-]+)\.whl$"
+)
 _NIGHTLY = re.compile(r"\.dev(?P<date>\d{8})")
 
 
@@ -33,6 +36,7 @@ class Nightly:
 
 class _Anchors(HTMLParser):
     """Each anchor's file name: its text, else the last part of its href."""
+
     def __init__(self) -> None:
         super().__init__()
         self.files: list[str] = []
@@ -79,14 +83,24 @@ def _wheel_versions(page: str, project: str, python: str | None, platform: str |
     out = []
     for name in parser.files:
         wheel = _WHEEL.match(name)
-        if wheel and wheel["name"].replace("_", "-").lower() == project \
-                and runs_here(wheel["python"], wheel["platform"], python, platform):
+        if (
+            wheel
+            and wheel["name"].replace("_", "-").lower() == project
+            and runs_here(wheel["python"], wheel["platform"], python, platform)
+        ):
             out.append(wheel["version"].split("+", 1)[0])
     return out
 
 
-def nightly_builds(page: str, index_url: str, start: date, end: date, project: str = "torch",
-                   python: str | None = None, platform: str | None = None) -> list[Nightly]:
+def nightly_builds(
+    page: str,
+    index_url: str,
+    start: date,
+    end: date,
+    project: str = "torch",
+    python: str | None = None,
+    platform: str | None = None,
+) -> list[Nightly]:
     """The project's nightlies listed on `page` dated start..end (both included), oldest first, one per date."""
     if end < start:
         raise CollectorError(f"--to {end}: before --from {start}")
@@ -102,8 +116,15 @@ def nightly_builds(page: str, index_url: str, start: date, end: date, project: s
     return [Nightly(v, day, f"--pre {project}=={v} --index-url {index_url}") for day, v in sorted(found.items())]
 
 
-def release_builds(page: str, index_url: str, after: str, before: str, project: str = "torch",
-                   python: str | None = None, platform: str | None = None) -> list[str]:
+def release_builds(
+    page: str,
+    index_url: str,
+    after: str,
+    before: str,
+    project: str = "torch",
+    python: str | None = None,
+    platform: str | None = None,
+) -> list[str]:
     """Specs of the releases (and release candidates, pre-releases) listed on `page` strictly between two
     versions, oldest first; nightlies (.dev) left out. PyPI's own index needs no --index-url."""
     from packaging.version import InvalidVersion, Version

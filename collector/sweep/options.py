@@ -6,6 +6,7 @@ refused (an ERROR naming it) rather than silently ignored or mixed into half a s
 is taken as not given. The exception is --push on a sweep that had none: it is adopted (and journaled), so the
 resume delivers every finished run too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,8 +16,20 @@ from collector.arguments import parser  # the CLI's own defaults: no second copy
 from collector.errors import CollectorError
 from collector.push import endpoint
 
-PLAN = ("workload", "suite", "profile", "dtype", "compile", "device", "tag", "machine_name", "case_time_limit",
-        "processes", "case", "idle_wait")  # what each slot's `collector run` gets
+PLAN = (
+    "workload",
+    "suite",
+    "profile",
+    "dtype",
+    "compile",
+    "device",
+    "tag",
+    "machine_name",
+    "case_time_limit",
+    "processes",
+    "case",
+    "idle_wait",
+)  # what each slot's `collector run` gets
 
 
 def recorded(args: argparse.Namespace) -> dict[str, Any]:
@@ -52,18 +65,26 @@ def resume_push(args: argparse.Namespace, header: dict[str, Any]) -> str | None:
     """Check the options given with --resume against the journal's; the --push URL the resume delivers to
     (the journal's, or one given now for a sweep that had none). A conflict is a CollectorError naming it."""
     defaults, options = _defaults(), header.get("options", {})
-    journal = {**{name: options.get(name) for name in PLAN}, "build": header.get("builds"),
-               "rounds": header.get("rounds"), "aa": header.get("aa"), "envs": header.get("envs")}
+    journal = {
+        **{name: options.get(name) for name in PLAN},
+        "build": header.get("builds"),
+        "rounds": header.get("rounds"),
+        "aa": header.get("aa"),
+        "envs": header.get("envs"),
+    }
     for name, was in journal.items():
         given = getattr(args, name, None)
         if given == defaults.get(name) or given == was or (name == "envs" and str(given) == str(was)):
             continue
-        raise CollectorError(f"--{name.replace('_', '-')} {_show(given)}: sweep {header.get('sweep_id')} was started "
-                             f"with {_show(was)}; --resume runs with the sweep journal's options (leave it out, or "
-                             "give the same)")
+        raise CollectorError(
+            f"--{name.replace('_', '-')} {_show(given)}: sweep {header.get('sweep_id')} was started "
+            f"with {_show(was)}; --resume runs with the sweep journal's options (leave it out, or "
+            "give the same)"
+        )
     was = options.get("push")
     if args.push and was and endpoint(args.push) != endpoint(was):
-        raise CollectorError(f"--push {args.push!r}: sweep {header.get('sweep_id')} delivers to {was!r} (its journal's "
-                             "--push); --resume delivers there too (leave --push out, or give the same URL)")
+        raise CollectorError(
+            f"--push {args.push!r}: sweep {header.get('sweep_id')} delivers to {was!r} (its journal's "
+            "--push); --resume delivers there too (leave --push out, or give the same URL)"
+        )
     return was or args.push
-

@@ -2,6 +2,7 @@
 its own bundle into its own folder, tagged sweep / round / build / aa / spec / position. The parent journals
 each slot's start and end; a slot found started but not ended on --resume continues its own run journal (its
 finished cases are kept) or, if its bundle is complete, is simply recorded."""
+
 from __future__ import annotations
 
 import json
@@ -25,6 +26,7 @@ POLL_S = 0.2
 @dataclass
 class SlotRun:
     """What a slot needs to start its process."""
+
     slot: Slot
     python: str
     label: str
@@ -34,10 +36,25 @@ class SlotRun:
 
     def command(self, sweep_id: str, run_args: list[str]) -> list[str]:
         s = self.slot
-        tags = {"sweep": sweep_id, "round": s.round, "build": self.label, "aa": s.aa, "spec": s.build + 1,
-                "position": s.position}
-        cmd = [self.python, "-m", "collector", "run", "--out", str(self.folder), *run_args,
-               "--install-source", self.install_source]
+        tags = {
+            "sweep": sweep_id,
+            "round": s.round,
+            "build": self.label,
+            "aa": s.aa,
+            "spec": s.build + 1,
+            "position": s.position,
+        }
+        cmd = [
+            self.python,
+            "-m",
+            "collector",
+            "run",
+            "--out",
+            str(self.folder),
+            *run_args,
+            "--install-source",
+            self.install_source,
+        ]
         cmd += ["--channel", self.channel] if self.channel else []
         for k, v in tags.items():
             cmd += ["--tag", f"{k}={v}"]
@@ -90,22 +107,38 @@ class SlotOutcome:
     record: dict = field(default_factory=dict)  # its slot_end journal record
 
 
-def run_slot(run: SlotRun, sweep_id: str, run_args: list[str], journal: SweepJournal,
-             on_cases: Callable[[int], None]) -> SlotOutcome:
+def run_slot(
+    run: SlotRun, sweep_id: str, run_args: list[str], journal: SweepJournal, on_cases: Callable[[int], None]
+) -> SlotOutcome:
     """Run (or finish) one slot; on_cases(n) reports its finished case count as it grows. The child runs in its
     own session, tied to this process (collector.lifeline): Ctrl-C or SIGTERM here is passed on as SIGTERM (its
     Ctrl-C: the incomplete bundle is written), a SIGKILL here reaches it from the kernel; either way the slot is
     left unended for --resume. Whatever the child leaves in its process group is killed when it ends."""
     s, key = run.slot, run.slot.key
     run.folder.mkdir(parents=True, exist_ok=True)
-    journal.append({"type": "slot_start", "key": key, "round": s.round, "position": s.position, "build": s.build,
-                    "aa": s.aa, "label": run.label, "folder": str(run.folder)})
+    journal.append(
+        {
+            "type": "slot_start",
+            "key": key,
+            "round": s.round,
+            "position": s.position,
+            "build": s.build,
+            "aa": s.aa,
+            "label": run.label,
+            "folder": str(run.folder),
+        }
+    )
     started = time.perf_counter()
     if complete_bundle(run.folder) is None:
         with (run.folder / "run.log").open("a") as log:
-            child = subprocess.Popen(run.command(sweep_id, run_args), cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                     env={**child_env(), lifeline.PARENT_VARIABLE: str(os.getpid())},
-                                     start_new_session=True)
+            child = subprocess.Popen(
+                run.command(sweep_id, run_args),
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**child_env(), lifeline.PARENT_VARIABLE: str(os.getpid())},
+                start_new_session=True,
+            )
             previous = signal.signal(signal.SIGTERM, _raise_interrupt)
             try:
                 while child.poll() is None:
@@ -149,7 +182,15 @@ def _finish(run: SlotRun, key: str, code: int | None, journal: SweepJournal, sec
     else:
         tail = (run.folder / "run.log").read_text(errors="replace").strip().splitlines()[-5:]
         outcome = SlotOutcome(key, False, code, detail=" | ".join(tail) or "no output", seconds=seconds)
-    outcome.record = {"type": "slot_end", "key": key, "ok": outcome.ok, "exit_code": code, "bundle": outcome.bundle,
-                      "run_id": outcome.run_id, "detail": outcome.detail, "seconds": round(seconds, 3)}
+    outcome.record = {
+        "type": "slot_end",
+        "key": key,
+        "ok": outcome.ok,
+        "exit_code": code,
+        "bundle": outcome.bundle,
+        "run_id": outcome.run_id,
+        "detail": outcome.detail,
+        "seconds": round(seconds, 3),
+    }
     journal.append(outcome.record)
     return outcome

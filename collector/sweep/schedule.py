@@ -1,5 +1,6 @@
 """The rounds: in each, every build runs the plan once (the baseline twice with --aa), in an order that rotates
 by one position per round, so every build takes every position (first, warm, last…) equally often."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

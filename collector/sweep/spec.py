@@ -6,6 +6,7 @@
 
 Bad input is a CollectorError naming the --build and the rule, raised before anything is installed or run.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,8 +23,15 @@ from bundle.builds import DECLARABLE
 from collector.errors import CollectorError
 
 # pip options a spec may carry, with whether each takes a value (uv pip install takes the same ones)
-_OPTIONS = {"--index-url": True, "-i": True, "--extra-index-url": True, "--find-links": True, "-f": True,
-            "--pre": False, "--no-index": False}
+_OPTIONS = {
+    "--index-url": True,
+    "-i": True,
+    "--extra-index-url": True,
+    "--find-links": True,
+    "-f": True,
+    "--pre": False,
+    "--no-index": False,
+}
 _ALIASES = {"-i": "--index-url", "-f": "--find-links"}
 PYPI = "https://pypi.org/simple"
 
@@ -62,8 +70,11 @@ class BuildSpec:
 
     def key(self) -> str:
         """Environment key: the same spec on the same base Python reuses one environment."""
-        ident = {"requirements": self.requirements, "options": self.pip_options,
-                 "python": f"{sys.implementation.name}{sys.version_info[0]}.{sys.version_info[1]}"}
+        ident = {
+            "requirements": self.requirements,
+            "options": self.pip_options,
+            "python": f"{sys.implementation.name}{sys.version_info[0]}.{sys.version_info[1]}",
+        }
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16]
 
     def identity(self) -> tuple:
@@ -96,7 +107,7 @@ def parse_spec(text: str) -> BuildSpec:
     for token in it:
         name, eq, inline = token.partition("=") if token.startswith("--") else (token, "", "")
         if token.startswith("python="):
-            python = token[len("python="):]
+            python = token[len("python=") :]
         elif name == "--channel":
             channel = inline if eq else next(it, None)
             if channel not in DECLARABLE:
@@ -111,8 +122,9 @@ def parse_spec(text: str) -> BuildSpec:
             else:
                 options.append(option)
         elif token.startswith("-"):
-            raise _bad(text, f"unknown option {token!r}; a spec takes {', '.join(sorted(_OPTIONS))}, --channel "
-                             "or python=PATH")
+            raise _bad(
+                text, f"unknown option {token!r}; a spec takes {', '.join(sorted(_OPTIONS))}, --channel or python=PATH"
+            )
         else:
             try:
                 Requirement(token)
@@ -122,8 +134,9 @@ def parse_spec(text: str) -> BuildSpec:
     return _checked(text, tuple(requirements), tuple(options), python, channel)
 
 
-def _checked(text: str, requirements: tuple[str, ...], options: tuple[str, ...], python: str | None,
-             channel: str | None) -> BuildSpec:
+def _checked(
+    text: str, requirements: tuple[str, ...], options: tuple[str, ...], python: str | None, channel: str | None
+) -> BuildSpec:
     if python is not None:
         if requirements or options:
             raise _bad(text, "python=PATH names an existing environment: it takes no requirement or index option")
@@ -141,12 +154,16 @@ def parse_specs(texts: list[str]) -> list[BuildSpec]:
     """Every --build, checked together: at least two, none named twice."""
     specs = [parse_spec(t) for t in texts]
     if len(specs) < 2:
-        raise CollectorError(f"--build: a sweep compares at least two builds (got {len(specs)}); name each with "
-                             "--build (e.g. --build 'torch==2.14.1' --build python=/path/to/env/bin/python)")
+        raise CollectorError(
+            f"--build: a sweep compares at least two builds (got {len(specs)}); name each with "
+            "--build (e.g. --build 'torch==2.14.1' --build python=/path/to/env/bin/python)"
+        )
     seen: dict[tuple, str] = {}
     for spec in specs:
         if spec.identity() in seen:
-            raise CollectorError(f"--build {spec.text!r}: the same build as --build {seen[spec.identity()]!r} "
-                                 "(named twice); use --aa to run a build twice per round")
+            raise CollectorError(
+                f"--build {spec.text!r}: the same build as --build {seen[spec.identity()]!r} "
+                "(named twice); use --aa to run a build twice per round"
+            )
         seen[spec.identity()] = spec.text
     return specs

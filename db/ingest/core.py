@@ -11,6 +11,7 @@ digest of what the staged rows say (XOR of DuckDB's 64-bit hash() per row, resul
 cost ~2 s per million rows): the same content gives the same hash whatever its spelling or units. (A DuckDB
 upgrade that changed hash() would make a re-post of an already stored bundle answer 409.)
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,9 +31,9 @@ from db.errors import Problem, StoreError
 from db.ingest import judge, results_text
 from db.store.aa_pairs import store_pairs_of_run
 from db.store.contention import STORED_SQL
-from db.store.side_cases import mark_runs
 from db.store.engine import WRITE_LOCK, bump_data_version
 from db.store.faults import is_store_fault
+from db.store.side_cases import mark_runs
 
 
 @dataclass(frozen=True)
@@ -55,19 +56,25 @@ def _loc(error: dict) -> tuple:
 
 
 def _problems(exc: ValidationError, prefix: tuple = ()) -> list[Problem]:
-    return [Problem(_field((*prefix, *_loc(e))) or "bundle", e["msg"].removeprefix("Value error, "))
-            for e in exc.errors()]
+    return [
+        Problem(_field((*prefix, *_loc(e))) or "bundle", e["msg"].removeprefix("Value error, ")) for e in exc.errors()
+    ]
 
 
 def _not_json(data: bytes, why: str) -> StoreError:
     where = _surrogate_path(data)
-    return StoreError(400, f"body is not valid JSON: {why}",
-                      [Problem(where, "a lone UTF-16 surrogate (\\ud800-\\udfff escape) is not a character")] if where
-                      else [Problem("body", why)])
+    return StoreError(
+        400,
+        f"body is not valid JSON: {why}",
+        [Problem(where, "a lone UTF-16 surrogate (\\ud800-\\udfff escape) is not a character")]
+        if where
+        else [Problem("body", why)],
+    )
 
 
 def _surrogate_path(data: bytes) -> str | None:
     """Where a lone surrogate sits (Python's parser takes them; the schema's does not)."""
+
     def walk(v, loc):
         if isinstance(v, str):
             return loc if any(0xD800 <= ord(c) <= 0xDFFF for c in v) else None
@@ -78,6 +85,7 @@ def _surrogate_path(data: bytes) -> str | None:
             if found is not None:
                 return found
         return None
+
     try:
         found = walk(json.loads(data), ())
     except (ValueError, RecursionError):
@@ -145,15 +153,25 @@ def _suspects(array, indices: list[int], more: bool) -> None:
     for i, row in sorted(results_text.objects(array, indices).items()):
         try:
             _validate(row.encode(), Result, ("results", i))
-            problems.append(Problem(f"results[{i}]", "refused by the store's set-based check though bundle.schema "
-                                                     "accepts it (a bug in db.ingest.derive: please report it)"))
+            problems.append(
+                Problem(
+                    f"results[{i}]",
+                    "refused by the store's set-based check though bundle.schema "
+                    "accepts it (a bug in db.ingest.derive: please report it)",
+                )
+            )
         except StoreError as err:
             if err.status == 400:  # not JSON as the schema reads it: the whole body is refused as such
                 raise
             problems += err.problems
     if more:
-        problems.append(Problem("results", f"only the first {len(indices)} results that broke a rule were checked "
-                                           "one by one; later ones may be invalid too"))
+        problems.append(
+            Problem(
+                "results",
+                f"only the first {len(indices)} results that broke a rule were checked "
+                "one by one; later ones may be invalid too",
+            )
+        )
     raise StoreError(422, "invalid bundle", problems)
 
 
@@ -180,7 +198,7 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
     count, suspects, more = judge.stage(duck, bundle.run_id)
     if results_text.may_hide_null(duck, array):
         suspects = sorted(set(suspects) | set(results_text.explicit_nulls(array, judge.SUSPECTS + 1)))
-        more, suspects = more or len(suspects) > judge.SUSPECTS, suspects[:judge.SUSPECTS]
+        more, suspects = more or len(suspects) > judge.SUSPECTS, suspects[: judge.SUSPECTS]
     if _may_hide_comma(lenient):  # DuckDB's reader takes trailing commas: the schema judges the document itself
         _validate(data)
     if suspects:
@@ -218,40 +236,60 @@ def _chip(b: Bundle) -> str | None:
 
 def _run_row(b: Bundle, sha: str, n: int) -> dict:
     provenance = {entry.column: stored_value(entry, b) for entry in STORED}  # machine and build: bundle.provenance
-    return dict(run_id=b.run_id, schema_version=b.schema_version, bundle_sha256=sha,
-                ingested_at=datetime.now(timezone.utc).replace(tzinfo=None),
-                started_at=b.started_at.astimezone(timezone.utc).replace(tzinfo=None),
-                ended_at=b.ended_at and b.ended_at.astimezone(timezone.utc).replace(tzinfo=None),
-                complete=b.complete, **{**provenance, "chip": _chip(b)}, device_type=b.device.type,
-                device_name=b.device.name, tags_json=json.dumps(b.tags, ensure_ascii=False),
-                warnings_json=json.dumps(b.warnings, ensure_ascii=False), n_results=n)
+    return dict(
+        run_id=b.run_id,
+        schema_version=b.schema_version,
+        bundle_sha256=sha,
+        ingested_at=datetime.now(timezone.utc).replace(tzinfo=None),
+        started_at=b.started_at.astimezone(timezone.utc).replace(tzinfo=None),
+        ended_at=b.ended_at and b.ended_at.astimezone(timezone.utc).replace(tzinfo=None),
+        complete=b.complete,
+        **{**provenance, "chip": _chip(b)},
+        device_type=b.device.type,
+        device_name=b.device.name,
+        tags_json=json.dumps(b.tags, ensure_ascii=False),
+        warnings_json=json.dumps(b.warnings, ensure_ascii=False),
+        n_results=n,
+    )
 
 
-_COLUMNS = ("result_id, run_id, workload, suite, case_key, params_json, dtype, compile, metric, unit, status, "
-            "message, warnings_json, samples, processes, n, median, mean, min, max, p25, p75, stdev, passed, tolerance, "
-            "rounding")
+_COLUMNS = (
+    "result_id, run_id, workload, suite, case_key, params_json, dtype, compile, metric, unit, status, "
+    "message, warnings_json, samples, processes, n, median, mean, min, max, p25, p75, stdev, passed, tolerance, "
+    "rounding"
+)
 
 
 def _store(conn, bundle: Bundle, n: int, sha: str, uploaded_by: str | None) -> IngestOutcome:
     with conn.begin():
-        known = conn.execute(text("SELECT bundle_sha256, retracted_at, retracted_by, retraction_reason FROM runs "
-                                  "WHERE run_id=:r"), {"r": bundle.run_id}).first()
+        known = conn.execute(
+            text("SELECT bundle_sha256, retracted_at, retracted_by, retraction_reason FROM runs WHERE run_id=:r"),
+            {"r": bundle.run_id},
+        ).first()
         if known is not None:
             if known[0] != sha:
-                raise StoreError(409, f"run_id {bundle.run_id} is already stored with different content",
-                                 [Problem("run_id", "a run_id names one bundle; make a new run_id for a new run")])
+                raise StoreError(
+                    409,
+                    f"run_id {bundle.run_id} is already stored with different content",
+                    [Problem("run_id", "a run_id names one bundle; make a new run_id for a new run")],
+                )
             if known[1] is not None:  # "already present" would read as if it counted again: it does not
-                raise StoreError(409, f"run_id {bundle.run_id} is stored but was retracted by {known[2]} at "
-                                      f"{known[1]:%Y-%m-%d %H:%M} UTC ({known[3]}): it stays out of every comparison",
-                                 [Problem("run_id", "retracted: upload a new run (a new run_id) to be compared")])
+                raise StoreError(
+                    409,
+                    f"run_id {bundle.run_id} is stored but was retracted by {known[2]} at "
+                    f"{known[1]:%Y-%m-%d %H:%M} UTC ({known[3]}): it stays out of every comparison",
+                    [Problem("run_id", "retracted: upload a new run (a new run_id) to be compared")],
+                )
             return IngestOutcome(bundle.run_id, False, n)
         seq = conn.execute(text("SELECT coalesce(max(run_seq), 0) + 1 FROM runs")).scalar()  # db.store.tables: run_seq
         run = {**_run_row(bundle, sha, n), "run_seq": seq, "uploaded_by": uploaded_by}
         conn.execute(text(f"INSERT INTO runs ({', '.join(run)}) VALUES ({', '.join(':' + k for k in run)})"), run)
         _insert_tags(conn, bundle)
         # no ORDER BY i: a run's rows land together whatever their order within it (db.store.tables: run_seq)
-        conn.exec_driver_sql(f"INSERT INTO results ({_COLUMNS}, contention, run_seq) SELECT {_COLUMNS}, "
-                             f"{STORED_SQL}, {int(seq)} FROM _final")
+        conn.exec_driver_sql(
+            f"INSERT INTO results ({_COLUMNS}, contention, run_seq) SELECT {_COLUMNS}, "
+            f"{STORED_SQL}, {int(seq)} FROM _final"
+        )
         store_pairs_of_run(conn, bundle.run_id)  # its A/A pairs (db.store.aa_pairs), in the same transaction
         mark_runs(conn, [bundle.run_id])  # its group's side summaries lag until db.store.upkeep catches up
         bump_data_version(conn)
@@ -263,20 +301,32 @@ def _insert_tags(conn, bundle: Bundle) -> None:
     if not bundle.tags:
         return
     duck = conn.connection.driver_connection
-    duck.register("_tags_arrow", pa.table({"run_id": [bundle.run_id] * len(bundle.tags),
-                                           "key": list(bundle.tags), "value": list(bundle.tags.values())}))
+    duck.register(
+        "_tags_arrow",
+        pa.table(
+            {
+                "run_id": [bundle.run_id] * len(bundle.tags),
+                "key": list(bundle.tags),
+                "value": list(bundle.tags.values()),
+            }
+        ),
+    )
     try:
         conn.exec_driver_sql("INSERT INTO run_tags (run_id, key, value) SELECT run_id, key, value FROM _tags_arrow")
     finally:
         duck.unregister("_tags_arrow")
 
 
-_INPUTS = ("result_id, workload, suite, case_key, params_json, dtype, compile, metric, unit, status, message, "
-           "warnings_json, samples, processes, passed, tolerance")  # what a result says; the rest is derived from it
+_INPUTS = (
+    "result_id, workload, suite, case_key, params_json, dtype, compile, metric, unit, status, message, "
+    "warnings_json, samples, processes, passed, tolerance"
+)  # what a result says; the rest is derived from it
 # what bundle schema 3 added, hashed only where a result states it: a bundle stored before keeps its hash (a
 # re-post of it is "already present", not a 409)
-_DIGEST = (f"bit_xor(CASE WHEN len(contention) = 0 AND rounding IS NULL THEN hash({_INPUTS}) "
-           f"ELSE hash({_INPUTS}, contention, rounding) END)::VARCHAR")
+_DIGEST = (
+    f"bit_xor(CASE WHEN len(contention) = 0 AND rounding IS NULL THEN hash({_INPUTS}) "
+    f"ELSE hash({_INPUTS}, contention, rounding) END)::VARCHAR"
+)
 
 
 def ingest_bundle(engine: Engine, raw, uploaded_by: str | None = None) -> IngestOutcome:

@@ -11,6 +11,7 @@ own finiteness, as SQL over the whole column. A stated summary is then compared 
 bundle.stats.agree, the function Summary.agrees uses. This module raises at import if an annotation changes
 to one it cannot compile, so a new rule cannot be skipped silently.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,16 @@ from typing import Annotated, Any, get_args
 from pydantic import TypeAdapter, ValidationError
 
 from bundle.metrics import METRICS
-from bundle.schema import (Result, Status, case_key_rule, contention_rule, processes_rule, sign_rule, status_rule,
-                           unit_rule)
+from bundle.schema import (
+    Result,
+    Status,
+    case_key_rule,
+    contention_rule,
+    processes_rule,
+    sign_rule,
+    status_rule,
+    unit_rule,
+)
 from bundle.stats import Summary
 from bundle.units import conversion_factor
 
@@ -125,8 +134,9 @@ _PAIR = "(?:" + "|".join(f'"{k}":{_spelling(field_adapter(Summary, k).json_schem
 SUMMARY_RE = r"\{" + _PAIR + "(?:," + _PAIR + r")*\}"
 # the same pairs in Summary's order, each once, as the collector writes them: one match where the general check
 # (any order: the pattern, every key present, as many pairs as keys) takes three passes
-SUMMARY_IN_ORDER_RE = r"\{" + ",".join(
-    f'"{k}":{_spelling(field_adapter(Summary, k).json_schema())}' for k in SUMMARY_KEYS) + r"\}"
+SUMMARY_IN_ORDER_RE = (
+    r"\{" + ",".join(f'"{k}":{_spelling(field_adapter(Summary, k).json_schema())}' for k in SUMMARY_KEYS) + r"\}"
+)
 _SUMMARY_FINITE = [k for k in SUMMARY_KEYS if k != "n" and _finite(field_adapter(Summary, k))]
 _NULLABLE = {k for k in SUMMARY_KEYS if "null" in json.dumps(field_adapter(Summary, k).json_schema())}
 SUMMARY_STRUCT = "STRUCT(" + ", ".join(f"{k} DOUBLE" for k in SUMMARY_KEYS) + ")"
@@ -138,8 +148,10 @@ def _summary_typed(col: str) -> str:
     null = f" OR {col} = 'null'" if _admits_null("summary") else ""
     general = f"regexp_full_match({col}, '{SUMMARY_RE}') AND {every} AND {pairs}"
     # CASE, not OR: DuckDB evaluates the general check only for the rows the in-order one did not take
-    return (f"({col} IS NULL{null} OR CASE WHEN regexp_full_match({col}, '{SUMMARY_IN_ORDER_RE}') THEN true "
-            f"ELSE {general} END)")
+    return (
+        f"({col} IS NULL{null} OR CASE WHEN regexp_full_match({col}, '{SUMMARY_IN_ORDER_RE}') THEN true "
+        f"ELSE {general} END)"
+    )
 
 
 def typed_select(source: str) -> str:
@@ -148,13 +160,13 @@ def typed_select(source: str) -> str:
     texts = [f'j."{f}"::VARCHAR AS "{f}"' for f in FIELDS if f not in BULK]
     texts += [f'j."{f}" IS NULL AS "{f}_absent"' for f in NEVER_NULL if f in BULK]  # or null: see NEVER_NULL
     values = [f'j."{f}"->>\'$\' AS "{f}_value"' for f in ("workload", "suite", "dtype", "compile", "message")]
-    return f"""SELECT {', '.join(texts + values)},
+    return f"""SELECT {", ".join(texts + values)},
   j.samples IS NULL OR regexp_full_match(j.samples::VARCHAR, '{SAMPLES_RE}') AS samples_typed,
   coalesce(TRY_CAST(j.samples AS DOUBLE[]), []) AS samples, TRY_CAST(j.passed AS BOOLEAN) AS passed_value,
   j.contention IS NULL OR regexp_full_match(j.contention::VARCHAR, '{CONTENTION_RE}') AS contention_typed,
   coalesce(TRY_CAST(j.contention AS DOUBLE[]), []) AS contention,
   TRY_CAST(j.tolerance AS DOUBLE) AS tolerance_value, TRY_CAST(j.rounding AS DOUBLE) AS rounding_value,
-  coalesce({_summary_typed('j.summary::VARCHAR')}, false)
+  coalesce({_summary_typed("j.summary::VARCHAR")}, false)
   AS summary_typed, TRY_CAST(j.summary AS {SUMMARY_STRUCT}) AS summary
 FROM {source} j"""
 
@@ -173,8 +185,19 @@ def combo_row(metric_j, unit_j, status_j, has_samples, has_message, sign) -> tup
         if has_samples:
             sign_rule(m, float(sign))  # the smallest sample's sign (-1, 0, 1), or 5e-324 for a subnormal one
         canon = METRICS[m].unit
-        return metric_j, unit_j, status_j, has_samples, has_message, sign, True, m, canon, \
-            conversion_factor(given, canon), Status(s).value
+        return (
+            metric_j,
+            unit_j,
+            status_j,
+            has_samples,
+            has_message,
+            sign,
+            True,
+            m,
+            canon,
+            conversion_factor(given, canon),
+            Status(s).value,
+        )
     except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
         return metric_j, unit_j, status_j, has_samples, has_message, sign, False, None, None, None, None
 
@@ -222,10 +245,15 @@ def _finite_sql(col: str) -> str:
 
 
 _DERIVED_FINITE = " AND ".join(map(_finite_sql, _SUMMARY_FINITE))
-_ELEMENTS_FINITE = "(len(samples) = 0 OR (isfinite(list_min(samples)) AND isfinite(list_max(samples))))" \
-    if _finite(TypeAdapter(_ELEMENT)) else "true"
-_SHARES_BOUNDED = (f"(len(contention) = 0 OR (coalesce(list_min(contention), {_SHARE_LOW!r}) >= {_SHARE_LOW!r} "
-                   f"AND coalesce(list_max(contention), {_SHARE_HIGH!r}) <= {_SHARE_HIGH!r}))")
+_ELEMENTS_FINITE = (
+    "(len(samples) = 0 OR (isfinite(list_min(samples)) AND isfinite(list_max(samples))))"
+    if _finite(TypeAdapter(_ELEMENT))
+    else "true"
+)
+_SHARES_BOUNDED = (
+    f"(len(contention) = 0 OR (coalesce(list_min(contention), {_SHARE_LOW!r}) >= {_SHARE_LOW!r} "
+    f"AND coalesce(list_max(contention), {_SHARE_HIGH!r}) <= {_SHARE_HIGH!r}))"
+)
 ROW_OK = f"""samples_typed AND summary_typed AND len(samples) <= {MAX_SAMPLES} AND {_ELEMENTS_FINITE}
   AND (n = 0 OR ({_DERIVED_FINITE})) AND contention_typed AND len(contention) <= {MAX_SHARES}
   AND {_SHARES_BOUNDED}"""

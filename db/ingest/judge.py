@@ -1,6 +1,7 @@
 """Judge a parsed results array (temp view _typed, db.ingest.results_text) by db.ingest.derive's checks and
 stage its rows as temp table _final: one row per result, samples in canonical units, summaries derived by
 one SQL. Rows that break a rule come back as suspects, for pydantic to word the refusal (db.ingest.core)."""
+
 from __future__ import annotations
 
 import sys
@@ -14,21 +15,32 @@ from db.ingest import derive
 SUSPECTS = 100  # results judged one by one for the refusal's wording
 
 # one scan lists every distinct input of every judged field and rule (GROUPING SETS: one group per set)
-_FACT_SQL = {"metric": "coalesce(metric, '')", "unit": "coalesce(unit, '')", "status": "coalesce(status, '')",
-             "has_samples": "len(samples) > 0", "has_message": "coalesce(length(message_value), 0) > 0",
-             # the smallest sample's sign, or a subnormal stand-in (5e-324) for a positive one below the normal range
-             "sign": "CASE WHEN len(samples) = 0 THEN 0 WHEN list_min(samples) > 0 AND list_min(samples) < "
-                     f"{sys.float_info.min!r} THEN 5e-324 ELSE sign(list_min(samples)) END"}  # the rules' inputs
+_FACT_SQL = {
+    "metric": "coalesce(metric, '')",
+    "unit": "coalesce(unit, '')",
+    "status": "coalesce(status, '')",
+    "has_samples": "len(samples) > 0",
+    "has_message": "coalesce(length(message_value), 0) > 0",
+    # the smallest sample's sign, or a subnormal stand-in (5e-324) for a positive one below the normal range
+    "sign": "CASE WHEN len(samples) = 0 THEN 0 WHEN list_min(samples) > 0 AND list_min(samples) < "
+    f"{sys.float_info.min!r} THEN 5e-324 ELSE sign(list_min(samples)) END",
+}  # the rules' inputs
 _FACTS = ", ".join(f"{sql} AS {name}" for name, sql in _FACT_SQL.items())
 _COMBO_KEYS = tuple(_FACT_SQL)
 _COUNTS = "len(samples) AS n_samples, len(contention) AS n_contention"  # processes_rule's and contention_rule's
 _SETS = [_COMBO_KEYS, ("params", "case_key"), ("warnings",), ("processes", "n_samples", "n_contention")] + [
-    (f,) for f in derive.SIMPLE]
+    (f,) for f in derive.SIMPLE
+]
 _OWN_COLUMNS = sorted({c for s in _SETS for c in s} - set(_COMBO_KEYS) - {"n_samples", "n_contention"})
 _GROUPED = _COMBO_KEYS + ("n_samples", "n_contention") + tuple(_OWN_COLUMNS)
-_DISTINCT = (f"SELECT grouping({', '.join(_GROUPED)}) AS g, * FROM (SELECT {_FACTS}, {_COUNTS}, "
-             + ", ".join(f"coalesce(\"{c}\", '') AS \"{c}\"" for c in _OWN_COLUMNS) + " FROM _typed) "
-             + "GROUP BY GROUPING SETS (" + ", ".join("(" + ", ".join(f'"{c}"' for c in s) + ")" for s in _SETS) + ")")
+_DISTINCT = (
+    f"SELECT grouping({', '.join(_GROUPED)}) AS g, * FROM (SELECT {_FACTS}, {_COUNTS}, "
+    + ", ".join(f'coalesce("{c}", \'\') AS "{c}"' for c in _OWN_COLUMNS)
+    + " FROM _typed) "
+    + "GROUP BY GROUPING SETS ("
+    + ", ".join("(" + ", ".join(f'"{c}"' for c in s) + ")" for s in _SETS)
+    + ")"
+)
 
 _TABLES = {  # name: (key columns, judged columns, Python judge)
     "_combo": (_COMBO_KEYS, ("ok", "metric_value", "canon", "factor", "status_value"), derive.combo_row),
@@ -41,8 +53,9 @@ _TYPES = {"n_samples": pa.int64(), "n_contention": pa.int64(), "processes_value"
 
 
 def _register(raw_conn, name: str, columns: tuple, rows: list[tuple]) -> None:
-    raw_conn.register(f"{name}_arrow", pa.table({c: pa.array([r[k] for r in rows], _TYPES.get(c))
-                                                 for k, c in enumerate(columns)}))
+    raw_conn.register(
+        f"{name}_arrow", pa.table({c: pa.array([r[k] for r in rows], _TYPES.get(c)) for k, c in enumerate(columns)})
+    )
     raw_conn.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_arrow")
     raw_conn.unregister(f"{name}_arrow")
 
@@ -57,8 +70,10 @@ def _judged(raw_conn) -> list[str]:
     for row, mask in enumerate(g):
         rows_of.setdefault(mask, []).append(row)
     # grouping(): bit set = column not in this row's set (last column = bit 0)
-    groups = {frozenset(c for n, c in enumerate(columns) if not mask >> (len(columns) - 1 - n) & 1): rows
-              for mask, rows in rows_of.items()}
+    groups = {
+        frozenset(c for n, c in enumerate(columns) if not mask >> (len(columns) - 1 - n) & 1): rows
+        for mask, rows in rows_of.items()
+    }
     for name, (keys, judged, fn) in _TABLES.items():
         rows = [fn(*(data[k][r] for k in keys)) for r in groups.get(frozenset(keys), [])]
         _register(raw_conn, name, keys + judged, rows or [(None,) * (len(keys) + len(judged))])
@@ -104,11 +119,20 @@ LEFT JOIN _processes pr ON pr.processes = coalesce(t.processes, '') AND pr.n_sam
 def stage(raw_conn, run_id: str) -> tuple[int, list[int], bool]:
     """Stage _final; (rows, the first suspects by index, more suspects than listed)."""
     simple = "".join(" AND " + t for t in _judged(raw_conn))
-    raw_conn.execute(_FINAL.format(run=run_id, stored=_STORED, simple=simple, facts=_FACT_COLUMNS, on=_ON,
-                                   row_ok=derive.ROW_OK))
+    raw_conn.execute(
+        _FINAL.format(run=run_id, stored=_STORED, simple=simple, facts=_FACT_COLUMNS, on=_ON, row_ok=derive.ROW_OK)
+    )
     count, broken = raw_conn.execute("SELECT count(*), count(*) FILTER (NOT ok) FROM _final").fetchall()[0]
-    found = [i for (i,) in raw_conn.execute(
-        "SELECT i FROM _final WHERE NOT ok ORDER BY i LIMIT ?", [SUSPECTS + 1]).fetchall()] if broken else []
+    found = (
+        [
+            i
+            for (i,) in raw_conn.execute(
+                "SELECT i FROM _final WHERE NOT ok ORDER BY i LIMIT ?", [SUSPECTS + 1]
+            ).fetchall()
+        ]
+        if broken
+        else []
+    )
     found = sorted(set(found) | set(_disagreeing(raw_conn, SUSPECTS + 1)))
     return count, found[:SUSPECTS], len(found) > SUSPECTS
 
@@ -127,9 +151,11 @@ def _disagreeing(raw_conn, limit: int) -> list[int]:
     without samples has none to agree with (Result drops it). Only schema 1–3 bundles state one: a schema 4
     bundle's samples are its only fact, so none of its rows is read here."""
     keys = derive.SUMMARY_KEYS
-    t = raw_conn.sql(f"SELECT i, {', '.join(f'summary.{k} AS s_{k}' for k in keys)}, "
-                     + ", ".join(f"{k}{'' if k == 'n' else ' / factor'} AS d_{k}" for k in keys)
-                     + " FROM _final WHERE ok AND summary IS NOT NULL AND n > 0").to_arrow_table()
+    t = raw_conn.sql(
+        f"SELECT i, {', '.join(f'summary.{k} AS s_{k}' for k in keys)}, "
+        + ", ".join(f"{k}{'' if k == 'n' else ' / factor'} AS d_{k}" for k in keys)
+        + " FROM _final WHERE ok AND summary IS NOT NULL AND n > 0"
+    ).to_arrow_table()
     if t.num_rows == 0:
         return []
     col = lambda name: t.column(name).to_numpy(zero_copy_only=False).astype(float)  # noqa: E731 (NULL: NaN)

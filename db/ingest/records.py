@@ -2,6 +2,7 @@
 JSON-each-row as pytorch/test-infra's uploader reads it — becomes one run's bundle, then goes the one ingest path
 (db.ingest.core.ingest_bundle). A bundle file is told apart by its first character and first line, without
 parsing a large bundle twice."""
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,11 @@ def _records(raw: bytes) -> list[Any] | None:
             try:
                 row = json.loads(line)
             except ValueError:
-                raise StoreError(422, f"line {n}: not JSON (a JSON-each-row file has one record a line)",
-                                 [Problem(f"line {n}", "not JSON")]) from None
+                raise StoreError(
+                    422,
+                    f"line {n}: not JSON (a JSON-each-row file has one record a line)",
+                    [Problem(f"line {n}", "not JSON")],
+                ) from None
             rows += row if isinstance(row, list) else [row]
     return rows
 
@@ -53,6 +57,9 @@ def records_bundle(raw: bytes, source: str, modified: datetime) -> tuple[bytes, 
     except RecordError as exc:
         raise StoreError(422, f"not a run: {exc}", [Problem(exc.field, exc.rule)]) from None
     if not bundle["results"]:
-        raise StoreError(422, f"no record measures an mpsbench metric ({len(skipped)} skipped)",
-                         [Problem("records", s) for s in skipped[:20]])
+        raise StoreError(
+            422,
+            f"no record measures an mpsbench metric ({len(skipped)} skipped)",
+            [Problem("records", s) for s in skipped[:20]],
+        )
     return json.dumps(bundle, ensure_ascii=False).encode(), skipped

@@ -11,6 +11,7 @@ inside a string, only asks for a stricter look (db.ingest.core): it may cost tim
 schema refuses. The reader gives NULL for a null and for an absent key alike: explicit_nulls tells them apart
 where it matters.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,6 +38,8 @@ def _object_size(path: str) -> int:
     """No element is longer than its file: DuckDB's reader reserves twice this against the store's memory_limit
     (db.store.pool.apply_limits), so a fixed 1 GiB made every ingest need 2 GiB of it, per piece."""
     return min(_OBJECT_SIZE, max(os.path.getsize(path) + 1, 1 << 20))
+
+
 # The first element of every file: every field with a non-null value (the reader infers its columns from it)
 TEMPLATE = json.dumps(dict.fromkeys(derive.FIELDS, 0)).encode()
 TRAILING_COMMA = r",[ \t\r\n]*[\]}]"
@@ -59,7 +62,7 @@ def split(data: bytes) -> tuple[bytes, memoryview] | None:
     end = _before(data, end, b"]") if end > prefix else -1
     if end <= prefix:
         return None
-    return data[:prefix] + b"[]}", memoryview(data)[prefix:end + 1]
+    return data[:prefix] + b"[]}", memoryview(data)[prefix : end + 1]
 
 
 def _before(data: bytes, end: int, char: bytes) -> int:
@@ -108,7 +111,7 @@ def _pieces(array: memoryview, whole: bool) -> list[memoryview]:
     the caller reads it again whole: a cut that reads is between elements."""
     body = array[1:-1]
     cut = _BETWEEN.search(body, len(body) // 2) if len(body) >= SPLIT_BYTES and not whole else None
-    return [body] if cut is None else [body[:cut.start() + 1], body[cut.end() - 1:]]
+    return [body] if cut is None else [body[: cut.start() + 1], body[cut.end() - 1 :]]
 
 
 def _write(path: str, body: memoryview) -> str:
@@ -129,16 +132,20 @@ def _scan(paths: list[str]) -> bool:
     """Whether a trailing comma may hide in the files' text."""
     con = duckdb.connect()  # its own database: this scan runs beside the reads
     try:
-        return con.sql(f"SELECT coalesce(bool_or(regexp_matches(content, '{TRAILING_COMMA}')), false) "
-                       f"FROM read_text({_files(paths)})").fetchall()[0][0]
+        return con.sql(
+            f"SELECT coalesce(bool_or(regexp_matches(content, '{TRAILING_COMMA}')), false) "
+            f"FROM read_text({_files(paths)})"
+        ).fetchall()[0][0]
     finally:
         con.close()
 
 
 def _parse(con, n: int, path: str) -> int:
     """Piece n into table part{n} of PARTS; its element count (TEMPLATE not counted)."""
-    source = (f"read_json('{path}', format='array', records=true, sample_size=1, maximum_depth=1, "
-              f"maximum_object_size={_object_size(path)})")
+    source = (
+        f"read_json('{path}', format='array', records=true, sample_size=1, maximum_depth=1, "
+        f"maximum_object_size={_object_size(path)})"
+    )
     try:
         con.execute(f"CREATE OR REPLACE TABLE {PARTS}.part{n} AS {derive.typed_select(source)}")
         return con.execute(f"SELECT count(*) - 1 FROM {PARTS}.part{n}").fetchall()[0][0]
@@ -167,8 +174,7 @@ def parse(raw_conn, array: memoryview, whole: bool = False) -> Future:
     raw_conn.execute(f"ATTACH IF NOT EXISTS ':memory:' AS {PARTS}")
     folder = tempfile.mkdtemp(dir=SCRATCH)
     try:
-        paths = [_write(os.path.join(folder, f"part{n}.json"), body)
-                 for n, body in enumerate(_pieces(array, whole))]
+        paths = [_write(os.path.join(folder, f"part{n}.json"), body) for n, body in enumerate(_pieces(array, whole))]
         cons = [raw_conn.duplicate() for _ in paths]
         with ThreadPoolExecutor(len(paths)) as pool:
             counts = list(pool.map(_parse, cons, range(len(paths)), paths))
@@ -176,8 +182,12 @@ def parse(raw_conn, array: memoryview, whole: bool = False) -> Future:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     starts = [sum(counts[:n]) for n in range(len(counts))]
-    raw_conn.execute("CREATE TEMP VIEW _typed AS " + " UNION ALL ".join(
-        f"SELECT {start} + rowid - 1 AS i, * FROM {PARTS}.part{n} WHERE rowid > 0" for n, start in enumerate(starts)))
+    raw_conn.execute(
+        "CREATE TEMP VIEW _typed AS "
+        + " UNION ALL ".join(
+            f"SELECT {start} + rowid - 1 AS i, * FROM {PARTS}.part{n} WHERE rowid > 0" for n, start in enumerate(starts)
+        )
+    )
     scan: Future = Future()  # its own thread, not a pool kept across calls: nothing for a fork to copy half-done
     threading.Thread(target=_scan_into, args=(scan, paths, folder), name="mpsbench-comma-scan").start()
     return scan
@@ -190,10 +200,12 @@ def _objects(array: memoryview, where: str, params: list, limit: int | None = No
         con = duckdb.connect()
         try:
             size = _object_size(f.name)
-            return con.execute(f"SELECT i, json FROM (SELECT row_number() OVER () - 1 AS i, json FROM "
-                               f"read_json_objects('{f.name}', format='array', maximum_object_size={size}))"
-                               f" WHERE {where} ORDER BY i" + (f" LIMIT {int(limit)}" if limit else ""),
-                               params).fetchall()
+            return con.execute(
+                f"SELECT i, json FROM (SELECT row_number() OVER () - 1 AS i, json FROM "
+                f"read_json_objects('{f.name}', format='array', maximum_object_size={size}))"
+                f" WHERE {where} ORDER BY i" + (f" LIMIT {int(limit)}" if limit else ""),
+                params,
+            ).fetchall()
         finally:
             con.close()
 
@@ -209,8 +221,10 @@ def may_hide_null(raw_conn, array: memoryview) -> bool:
     could spell the field). A bundle of schema 1 or 2 lacks `contention` (and `processes`) in every row: a second
     read of every object to tell absent from null (explicit_nulls) cost 12 s of a million-result ingest; these
     searches of the text cost ~0.3 s a field."""
-    test = ", ".join(f'count(*) FILTER (WHERE "{k}" IS NULL)' if k not in derive.BULK else
-                     f'count(*) FILTER (WHERE "{k}_absent")' for k in derive.NEVER_NULL)
+    test = ", ".join(
+        f'count(*) FILTER (WHERE "{k}" IS NULL)' if k not in derive.BULK else f'count(*) FILTER (WHERE "{k}_absent")'
+        for k in derive.NEVER_NULL
+    )
     counts = raw_conn.execute(f"SELECT {test} FROM _typed").fetchall()[0]
     read_null = [k for k, n in zip(derive.NEVER_NULL, counts) if n]
     if not read_null:

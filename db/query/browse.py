@@ -3,6 +3,7 @@
 Each function takes an engine and returns a pandas DataFrame (or a dict for one run); pages only render them.
 Values stay in their canonical unit; a column that holds a number names its unit in its header.
 """
+
 from __future__ import annotations
 
 import json
@@ -10,19 +11,23 @@ import json
 import pandas as pd
 from sqlalchemy import Engine
 
-from bundle.case_names import case_name
 from bundle.builds import build_label
+from bundle.case_names import case_name
 from bundle.metrics import CORRECTNESS
 from bundle.units import convert
 from db.store.read import read_frame
 
-_RUN_COLUMNS = ("run_id, started_at, complete, machine_name, chip, gpu_cores, memory_bytes, os, os_version, "
-                "torch_version, git_hash, channel, nightly_date, device_type, device_name, power_source, tags_json, "
-                "warnings_json, n_results")
-_RESULT_COLUMNS = ("r.result_id, r.run_id, r.workload, r.suite, r.case_key, r.dtype, r.compile, r.metric, r.unit, "
-                   "r.status, r.message, r.warnings_json, r.n, r.median, r.p25, r.p75, r.passed, r.tolerance, r.rounding, "
-                   "ru.machine_name, ru.chip, ru.torch_version, ru.git_hash, ru.channel, ru.nightly_date, ru.started_at, "
-                   "ru.tags_json")
+_RUN_COLUMNS = (
+    "run_id, started_at, complete, machine_name, chip, gpu_cores, memory_bytes, os, os_version, "
+    "torch_version, git_hash, channel, nightly_date, device_type, device_name, power_source, tags_json, "
+    "warnings_json, n_results"
+)
+_RESULT_COLUMNS = (
+    "r.result_id, r.run_id, r.workload, r.suite, r.case_key, r.dtype, r.compile, r.metric, r.unit, "
+    "r.status, r.message, r.warnings_json, r.n, r.median, r.p25, r.p75, r.passed, r.tolerance, r.rounding, "
+    "ru.machine_name, ru.chip, ru.torch_version, ru.git_hash, ru.channel, ru.nightly_date, ru.started_at, "
+    "ru.tags_json"
+)
 MEMORY_METRICS = ["memory_driver_peak", "memory_reserved_peak", "memory_allocated_peak", "memory_outside_allocator"]
 CORRECTNESS_METRICS = list(CORRECTNESS)  # every correctness metric: max_rel_error too
 
@@ -31,16 +36,19 @@ def runs(engine: Engine) -> pd.DataFrame:
     """All runs, newest first, with a build label, memory in GiB and tags decoded."""
     frame = read_frame(engine, f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY started_at DESC")
     frame["build"] = _builds(frame)
-    frame["memory_GiB"] = [None if pd.isna(b) else round(convert(float(b), "B", "GiB"), 1)
-                           for b in frame["memory_bytes"]]
+    frame["memory_GiB"] = [
+        None if pd.isna(b) else round(convert(float(b), "B", "GiB"), 1) for b in frame["memory_bytes"]
+    ]
     frame["tags"] = [json.loads(t or "{}") for t in frame["tags_json"]]
     frame["warnings"] = [json.loads(w or "[]") for w in frame["warnings_json"]]
     return frame.drop(columns=["tags_json", "warnings_json"])
 
 
 def _builds(frame: pd.DataFrame) -> list[str]:
-    return [build_label(v, c, None if pd.isna(h) else h)
-            for v, c, h in frame[["torch_version", "channel", "git_hash"]].itertuples(index=False)]
+    return [
+        build_label(v, c, None if pd.isna(h) else h)
+        for v, c, h in frame[["torch_version", "channel", "git_hash"]].itertuples(index=False)
+    ]
 
 
 def run_detail(engine: Engine, run_id: str) -> dict | None:
@@ -59,8 +67,9 @@ def _missing(value) -> bool:
     return value is None or (not isinstance(value, (list, dict, str)) and bool(pd.isna(value)))
 
 
-def results(engine: Engine, run_ids: list[str] | None = None, metrics: list[str] | None = None,
-            where: str = "") -> pd.DataFrame:
+def results(
+    engine: Engine, run_ids: list[str] | None = None, metrics: list[str] | None = None, where: str = ""
+) -> pd.DataFrame:
     """Result rows (summaries, not samples) joined with their run's machine and build."""
     clauses, params = ["TRUE"], []
     for column, values in (("r.run_id", run_ids), ("r.metric", metrics)):
@@ -69,8 +78,12 @@ def results(engine: Engine, run_ids: list[str] | None = None, metrics: list[str]
             params.append(list(values))
     if where:
         clauses.append(where)
-    frame = read_frame(engine, f"SELECT {_RESULT_COLUMNS} FROM results r JOIN runs ru ON ru.run_id = r.run_id"
-                               f" WHERE {' AND '.join(clauses)} ORDER BY r.result_id", params)
+    frame = read_frame(
+        engine,
+        f"SELECT {_RESULT_COLUMNS} FROM results r JOIN runs ru ON ru.run_id = r.run_id"
+        f" WHERE {' AND '.join(clauses)} ORDER BY r.result_id",
+        params,
+    )
     frame["build"] = _builds(frame)
     frame["iqr"] = frame["p75"] - frame["p25"]
     return frame
@@ -82,8 +95,9 @@ def split_builds(frame: pd.DataFrame, tag_key: str | None) -> pd.DataFrame:
     if not tag_key or frame.empty:
         return frame
     values = [json.loads(t or "{}").get(tag_key) for t in frame["tags_json"]]
-    labels = [f"{b} · {tag_key}={v}" if v is not None else f"{b} · no {tag_key} tag"
-              for b, v in zip(frame["build"], values)]
+    labels = [
+        f"{b} · {tag_key}={v}" if v is not None else f"{b} · no {tag_key} tag" for b, v in zip(frame["build"], values)
+    ]
     return frame.assign(build=labels)
 
 
@@ -93,8 +107,9 @@ def tag_keys(engine: Engine) -> list[str]:
 
 def status_counts(engine: Engine) -> pd.DataFrame:
     """Number of results per status over the whole store."""
-    return read_frame(engine, "SELECT status, count(*) AS results FROM results GROUP BY status"
-                              " ORDER BY results DESC, status")
+    return read_frame(
+        engine, "SELECT status, count(*) AS results FROM results GROUP BY status ORDER BY results DESC, status"
+    )
 
 
 def open_warnings(engine: Engine) -> pd.DataFrame:

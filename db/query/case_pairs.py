@@ -5,20 +5,48 @@ A case key is (scope, device, workload, case_key, dtype, compile, metric); scope
 chip and its GPU core count when the user chose chip scope (then machines of one chip pool, explicitly). Only
 status "ok" samples feed a side's figures; repeats (several runs of one side on one scope) pool their samples.
 """
+
 from __future__ import annotations
 
 from db.query.selectors import Selector
-from db.store.case_pivot import (DETAIL, KEY, SIDES, WARNINGS, PairSQL, attach_detail, attach_warnings,
-                                 key_order, pivot_sql, read_pairs, runs_in_order, scope_sql)
+from db.store.case_pivot import (
+    DETAIL,
+    KEY,
+    SIDES,
+    WARNINGS,
+    PairSQL,
+    attach_detail,
+    attach_warnings,
+    key_order,
+    pivot_sql,
+    read_pairs,
+    runs_in_order,
+    scope_sql,
+)
 
-__all__ = ["DETAIL", "FILTERS", "KEY", "SIDES", "WARNINGS", "PairSQL", "attach_detail", "attach_warnings", "compare_sql",
-           "filter_sql", "key_order", "pivot_sql", "read_pairs", "runs_in_order", "scope_sql"]
+__all__ = [
+    "DETAIL",
+    "FILTERS",
+    "KEY",
+    "SIDES",
+    "WARNINGS",
+    "PairSQL",
+    "attach_detail",
+    "attach_warnings",
+    "compare_sql",
+    "filter_sql",
+    "key_order",
+    "pivot_sql",
+    "read_pairs",
+    "runs_in_order",
+    "scope_sql",
+]
 
 FILTERS = ("workload", "dtype", "compile", "metric")
 
 
 def filter_sql(values: dict[str, list[str]]) -> tuple[str, list[str]]:
-    """" AND r.<name> IN (?, …)" for each chosen FILTERS value list, and the parameters."""
+    """ " AND r.<name> IN (?, …)" for each chosen FILTERS value list, and the parameters."""
     sql, params = "", []
     for name in FILTERS:
         chosen = values.get(name) or []

@@ -1,6 +1,7 @@
 """The library versions (build.libraries: transformers, diffusers, triton, …) each side of a comparison ran with,
 and the note a comparison carries when they differ: a model workload's change may then come from the library,
 not from torch."""
+
 from __future__ import annotations
 
 import json
@@ -23,9 +24,14 @@ def _versions(found: frozenset[str] | None) -> str:
 
 def differing_note(baseline: dict[str, frozenset[str]], candidate: dict[str, frozenset[str]]) -> str | None:
     """'Library versions differ …' naming each library whose versions are not the same on both sides."""
-    changes = [f"{name} {_versions(baseline.get(name))} → {_versions(candidate.get(name))}"
-               for name in sorted(set(baseline) | set(candidate)) if baseline.get(name) != candidate.get(name)]
+    changes = [
+        f"{name} {_versions(baseline.get(name))} → {_versions(candidate.get(name))}"
+        for name in sorted(set(baseline) | set(candidate))
+        if baseline.get(name) != candidate.get(name)
+    ]
     if not changes:
         return None
-    return ("Library versions differ between the sides (baseline → candidate: " + "; ".join(changes) + "): a change "
-            "in a workload that runs through them may come from the library, not from torch.")
+    return (
+        "Library versions differ between the sides (baseline → candidate: " + "; ".join(changes) + "): a change "
+        "in a workload that runs through them may come from the library, not from torch."
+    )

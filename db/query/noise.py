@@ -4,6 +4,7 @@ recomputed (db.store.aa_pairs: pairs stored since are `pending`; quantile_cont, 
 is a read of a few hundred rows, whatever the number of pairs. The chip is labelled as Compare's chip scope
 labels it (chip and GPU cores; a machine without a chip stands for itself).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,7 +28,6 @@ _MODEL = f"""SELECT ru.group_id, {_CHIP} AS chip, ru.device_type AS device, ru.w
   FROM aa_noise ru WHERE ru.pairs > 0{{filters}}"""
 
 
-
 def noise_groups(engine: Engine, filters: dict[str, str] | None = None) -> pd.DataFrame:
     """The model's groups (group_id, KEY columns, pairs, pending, quantile_log, sigma_log, max_log), noisiest first.
     filters: exact values for FILTERS ('' or absent: any)."""
@@ -39,8 +39,9 @@ def noise_groups(engine: Engine, filters: dict[str, str] | None = None) -> pd.Da
             sql += f" AND {_CHIP} = ?" if name == "chip" else f" AND ru.{name} = ?"
             params.append(value)
     found = read_frame(engine, _MODEL.format(filters=sql), params)
-    return found.sort_values(["quantile_log", *KEY], ascending=[False, *[True] * len(KEY)],
-                             na_position="last").reset_index(drop=True)
+    return found.sort_values(
+        ["quantile_log", *KEY], ascending=[False, *[True] * len(KEY)], na_position="last"
+    ).reset_index(drop=True)
 
 
 # a machine's one chip label (a machine-scope case's group is its chip's)
@@ -53,6 +54,7 @@ _CASES = "SELECT group_id, case_key, pairs, sum_sq FROM aa_cases"
 class AAModel:
     """The A/A tables a review looks its cases up in, read whole (hundreds and thousands of rows): the model's
     groups with pairs, each case's own figures, and for machine scope each machine's chip label."""
+
     groups: pa.Table  # group_id, chip, device, workload, metric, dtype, compile, pairs, sigma_log, …
     cases: pa.Table  # group_id, case_key, pairs, sum_sq
     chips: pa.Table | None  # scope (machine), chip; None for chip scope (the scope is the chip label)
@@ -63,6 +65,7 @@ class CaseFigures:
     """The A/A figures of a review's cases: per key row the row of its group in `groups` and of its own figures
     in `cases` (-1: none); `groups` (group_id, workload, pairs, sigma_log: the model's rows with pairs) and
     `cases` (pairs, sum_sq) are the small tables those rows index."""
+
     group: np.ndarray
     case: np.ndarray
     groups: pa.Table
@@ -74,8 +77,11 @@ def read_model(engine: Engine, scope: str) -> AAModel:
     with reader(engine) as duck:
         duck.begin()
         try:
-            return AAModel(duck.sql(_MODEL.format(filters="")).to_arrow_table(), duck.sql(_CASES).to_arrow_table(),
-                           duck.sql(_MACHINE_CHIPS).to_arrow_table() if scope == "machine" else None)
+            return AAModel(
+                duck.sql(_MODEL.format(filters="")).to_arrow_table(),
+                duck.sql(_CASES).to_arrow_table(),
+                duck.sql(_MACHINE_CHIPS).to_arrow_table() if scope == "machine" else None,
+            )
         finally:
             duck.rollback()
 
@@ -92,8 +98,9 @@ def case_lookup(model: AAModel, keys: pa.Table) -> CaseFigures:
     group = find_rows([chip] + [keys[name] for name in KEY[1:]], [groups[name] for name in KEY])
     group_id = pc.fill_null(groups["group_id"].take(pa.array(group, mask=group < 0)), -1)  # -1: no group
     case = find_rows([group_id, keys["case_key"]], [cases["group_id"], cases["case_key"]])
-    return CaseFigures(group, case, groups.select(["group_id", "workload", "pairs", "sigma_log"]),
-                       cases.select(["pairs", "sum_sq"]))
+    return CaseFigures(
+        group, case, groups.select(["group_id", "workload", "pairs", "sigma_log"]), cases.select(["pairs", "sum_sq"])
+    )
 
 
 def aa_pair_count(engine: Engine) -> int:

@@ -1,5 +1,6 @@
 """Frames as JSON-ready records, the one conversion every JSON answer (API twins, `mpsbench compare --format
 json`, the release summary) uses: NaN/NA become null, numpy scalars plain Python, timestamps ISO text."""
+
 from __future__ import annotations
 
 import math

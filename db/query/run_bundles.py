@@ -4,6 +4,7 @@ measured, each result with its samples per worker process and contention, in the
 What the store does not keep comes back absent, never made up: a result's summary (derived from the samples anyway),
 and for a run stored before store v12 the CPU's P/E core counts and the install source. Retracted runs are never
 selected (db.query.selectors)."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,24 @@ from db.errors import Problem, StoreError
 from db.query.selectors import Selector
 from db.store.read import read_frame
 
-_RESULT = ("workload", "suite", "params_json", "dtype", "compile", "metric", "unit", "status", "message",
-           "warnings_json", "samples", "processes", "contention", "passed", "tolerance", "rounding")
+_RESULT = (
+    "workload",
+    "suite",
+    "params_json",
+    "dtype",
+    "compile",
+    "metric",
+    "unit",
+    "status",
+    "message",
+    "warnings_json",
+    "samples",
+    "processes",
+    "contention",
+    "passed",
+    "tolerance",
+    "rounding",
+)
 
 
 def selected_run_ids(engine: Engine, selectors: list[Selector]) -> list[str]:
@@ -51,16 +68,24 @@ def run_bundles(engine: Engine, run_ids: list[str]) -> Iterator[dict[str, Any]]:
         if runs.empty:
             raise StoreError(404, f"run {run_id}: not stored (or retracted)", [Problem("run_id", "not stored")])
         run = {k: _plain(v) for k, v in runs.iloc[0].items()}
-        results = read_frame(engine, f"SELECT {', '.join(_RESULT)} FROM results WHERE run_id = ? "
-                                     "ORDER BY CAST(split_part(result_id, ':', 2) AS BIGINT)", [run_id])
-        yield {"schema_version": run["schema_version"], "run_id": run_id,
-               "started_at": run["started_at"].isoformat(),
-               "ended_at": run["ended_at"].isoformat() if run["ended_at"] is not None else None,
-               "complete": bool(run["complete"]),
-               **_provenance(run),
-               "device": {"type": run["device_type"], "name": run["device_name"]},
-               "tags": json.loads(run["tags_json"]), "warnings": json.loads(run["warnings_json"]),
-               "results": [_result(row) for row in results.to_dict("records")]}
+        results = read_frame(
+            engine,
+            f"SELECT {', '.join(_RESULT)} FROM results WHERE run_id = ? "
+            "ORDER BY CAST(split_part(result_id, ':', 2) AS BIGINT)",
+            [run_id],
+        )
+        yield {
+            "schema_version": run["schema_version"],
+            "run_id": run_id,
+            "started_at": run["started_at"].isoformat(),
+            "ended_at": run["ended_at"].isoformat() if run["ended_at"] is not None else None,
+            "complete": bool(run["complete"]),
+            **_provenance(run),
+            "device": {"type": run["device_type"], "name": run["device_name"]},
+            "tags": json.loads(run["tags_json"]),
+            "warnings": json.loads(run["warnings_json"]),
+            "results": [_result(row) for row in results.to_dict("records")],
+        }
 
 
 def _provenance(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -74,10 +99,20 @@ def _provenance(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _result(row: dict[str, Any]) -> dict[str, Any]:
     row = {k: _plain(v) for k, v in row.items()}
-    out = {"workload": row["workload"], "suite": row["suite"], "params": json.loads(row["params_json"]),
-           "dtype": row["dtype"], "compile": row["compile"], "metric": row["metric"], "unit": row["unit"],
-           "status": row["status"], "warnings": json.loads(row["warnings_json"]), "samples": row["samples"] or [],
-           "processes": row["processes"] or [], "contention": row["contention"] or []}
+    out = {
+        "workload": row["workload"],
+        "suite": row["suite"],
+        "params": json.loads(row["params_json"]),
+        "dtype": row["dtype"],
+        "compile": row["compile"],
+        "metric": row["metric"],
+        "unit": row["unit"],
+        "status": row["status"],
+        "warnings": json.loads(row["warnings_json"]),
+        "samples": row["samples"] or [],
+        "processes": row["processes"] or [],
+        "contention": row["contention"] or [],
+    }
     for key in ("message", "passed", "tolerance", "rounding"):
         if row[key] is not None:
             out[key] = row[key]

@@ -1,5 +1,6 @@
 """Runs listed with filters (chip, machine, build = torch version, channel, device, dtype, compile, tag=key=value): the
 Runs page and GET /api/v1/runs both call list_runs, so a filter means the same in both."""
+
 from __future__ import annotations
 
 import re
@@ -19,12 +20,31 @@ def _listed(entries) -> list[str]:
 
 
 # the runs list's columns: the run's own, and the machine's and build's marked listed in bundle.provenance
-LISTED_SQL = ", ".join(["run_id", "started_at", *_listed(MACHINE), "device_type", *_listed(BUILD), "complete",
-                        "n_results", "tags_json", "uploaded_by", "retracted_at", "retracted_by", "retraction_reason"])
+LISTED_SQL = ", ".join(
+    [
+        "run_id",
+        "started_at",
+        *_listed(MACHINE),
+        "device_type",
+        *_listed(BUILD),
+        "complete",
+        "n_results",
+        "tags_json",
+        "uploaded_by",
+        "retracted_at",
+        "retracted_by",
+        "retraction_reason",
+    ]
+)
 
 RUN_FILTERS = ("chip", "machine", "build", "channel", "device", "dtype", "compile", "tag")
-_COLUMN = {"chip": "chip", "machine": "machine_name", "build": "torch_version", "channel": "channel",
-           "device": "device_type"}
+_COLUMN = {
+    "chip": "chip",
+    "machine": "machine_name",
+    "build": "torch_version",
+    "channel": "channel",
+    "device": "device_type",
+}
 
 
 def _clause(name: str, value: str) -> tuple[str, list]:
@@ -51,14 +71,19 @@ def list_runs(engine: Engine, filters: Mapping[str, str]) -> pd.DataFrame:
     limit = int(text)
     if not 1 <= limit <= 10000:
         raise StoreError(400, "limit: out of range", [Problem("limit", "must be an integer 1..10000")])
-    return read_frame(engine, f"SELECT {LISTED_SQL} FROM runs WHERE {' AND '.join(where)} ORDER BY started_at DESC "
-                              "LIMIT ?", params + [limit])
+    return read_frame(
+        engine,
+        f"SELECT {LISTED_SQL} FROM runs WHERE {' AND '.join(where)} ORDER BY started_at DESC LIMIT ?",
+        params + [limit],
+    )
 
 
 def run_filter_options(engine: Engine) -> dict[str, list[str]]:
     """Every value each filter of list_runs can match in this store (what the Runs page's pickers offer)."""
-    options = {name: read_frame(engine, f"SELECT DISTINCT {column} AS v FROM runs WHERE {column} IS NOT NULL")["v"]
-               for name, column in _COLUMN.items()}
+    options = {
+        name: read_frame(engine, f"SELECT DISTINCT {column} AS v FROM runs WHERE {column} IS NOT NULL")["v"]
+        for name, column in _COLUMN.items()
+    }
     for name in ("dtype", "compile"):
         options[name] = read_frame(engine, f"SELECT DISTINCT {name} AS v FROM results")["v"]
     options["tag"] = read_frame(engine, "SELECT DISTINCT key || '=' || value AS v FROM run_tags")["v"]

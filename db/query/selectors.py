@@ -4,6 +4,7 @@
 
 Every selector resolves to builds (version + git hash, bundle.builds): a side spanning several builds (an RC and
 the final share a version string) is refused unless the user asks to pool them."""
+
 from __future__ import annotations
 
 import re
@@ -12,9 +13,9 @@ from dataclasses import dataclass
 import pandas as pd
 from sqlalchemy import Engine
 
+from bundle.builds import build_label, build_selector, build_sort_key
 from db.errors import Problem, StoreError
 from db.store.read import read_frame, reader
-from bundle.builds import build_label, build_selector, build_sort_key
 
 SYNTAX = "torch=<version>, build=<version>@<git hash>, tag:<key>=<value> or runs:<run_id>,<run_id>"
 _VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,99}$")
@@ -66,13 +67,13 @@ def parse_selector(text: str | None, field: str) -> Selector:
     if not raw:
         raise _bad(field, f"a selector is required: {SYNTAX}", raw)
     if raw.startswith("torch="):
-        return _build(raw[len("torch="):].strip(), field)
+        return _build(raw[len("torch=") :].strip(), field)
     if raw.startswith("build="):
-        return _exact_build(raw[len("build="):].strip(), field)
+        return _exact_build(raw[len("build=") :].strip(), field)
     if raw.startswith("tag:"):
-        return _tag(raw[len("tag:"):], field)
+        return _tag(raw[len("tag:") :], field)
     if raw.startswith("runs:"):
-        return _runs(raw[len("runs:"):], field)
+        return _runs(raw[len("runs:") :], field)
     raise _bad(field, f"must be one of {SYNTAX}", raw)
 
 
@@ -96,8 +97,12 @@ def _exact_build(body: str, field: str) -> Selector:
     version, sep, git_hash = body.partition("@")
     version, git_hash = version.strip(), git_hash.strip().lower()
     if not _VERSION.match(version) or (sep and not _HASH.match(git_hash)):
-        raise _bad(field, "build=<version>@<git hash> needs a version like 2.15.0 and 7-40 hex digits of the "
-                          "git hash (torch.version.git_version), e.g. build=2.15.0@1a2b3c4", body)
+        raise _bad(
+            field,
+            "build=<version>@<git hash> needs a version like 2.15.0 and 7-40 hex digits of the "
+            "git hash (torch.version.git_version), e.g. build=2.15.0@1a2b3c4",
+            body,
+        )
     return Selector("build", version, git_hash, f"build={version}@{git_hash}" if git_hash else f"build={version}")
 
 
@@ -118,10 +123,12 @@ def _runs(body: str, field: str) -> Selector:
     return Selector("runs", "", ",".join(unique), "runs:" + ",".join(unique))
 
 
-_BUILDS = ("SELECT {side} AS side, torch_version, git_hash, coalesce(debug, false) AS debug, any_value(channel) AS"
-           " channel, min(nightly_date) AS nightly_date, count(*) AS n_runs, list(DISTINCT libraries_json) AS libraries,"
-           " bit_xor(hash(run_id)) AS runs_hash FROM runs WHERE {where} GROUP BY torch_version, git_hash,"
-           " coalesce(debug, false)")
+_BUILDS = (
+    "SELECT {side} AS side, torch_version, git_hash, coalesce(debug, false) AS debug, any_value(channel) AS"
+    " channel, min(nightly_date) AS nightly_date, count(*) AS n_runs, list(DISTINCT libraries_json) AS libraries,"
+    " bit_xor(hash(run_id)) AS runs_hash FROM runs WHERE {where} GROUP BY torch_version, git_hash,"
+    " coalesce(debug, false)"
+)
 BUILD_COLUMNS = ["torch_version", "git_hash", "debug", "channel", "label", "selector", "n_runs"]
 
 
@@ -129,14 +136,18 @@ BUILD_COLUMNS = ["torch_version", "git_hash", "debug", "channel", "label", "sele
 class SideRuns:
     """What a side's runs are: its builds (side_builds' frame) and the library versions they recorded (the
     distinct build.libraries JSON texts, None for a run that recorded none: db.query.libraries)."""
+
     builds: pd.DataFrame
     libraries: frozenset[str | None]
     runs_hash: int = 0  # the runs' ids hashed together (XOR: order-free), to tell two selectors of one run set
 
     def same_runs(self, other: "SideRuns") -> bool:
         """Both select exactly the same runs (n and hash equal)."""
-        return (int(self.builds.n_runs.sum()) == int(other.builds.n_runs.sum()) and self.runs_hash == other.runs_hash
-                and len(self.builds) > 0)
+        return (
+            int(self.builds.n_runs.sum()) == int(other.builds.n_runs.sum())
+            and self.runs_hash == other.runs_hash
+            and len(self.builds) > 0
+        )
 
     def same_build(self, other: "SideRuns") -> bool:
         """Both sides are runs of one and the same build (version, git hash, debug)."""
@@ -155,10 +166,14 @@ def side_runs(engine: Engine, selectors: list[Selector]) -> list[SideRuns]:
         rows = duck.sql(" UNION ALL ".join(parts), params=params).fetchall()
     out = []
     for side in range(len(selectors)):
-        mine = sorted((r for r in rows if r[0] == side),  # version, nightly date, channel, hash
-                      key=lambda r: build_sort_key(r[1], r[5], r[4], r[2]))
-        builds = pd.DataFrame([(v, h, d, c, build_label(v, c, h, d), build_selector(v, h), n)
-                               for _, v, h, d, c, _, n, _, _ in mine], columns=BUILD_COLUMNS)
+        mine = sorted(
+            (r for r in rows if r[0] == side),  # version, nightly date, channel, hash
+            key=lambda r: build_sort_key(r[1], r[5], r[4], r[2]),
+        )
+        builds = pd.DataFrame(
+            [(v, h, d, c, build_label(v, c, h, d), build_selector(v, h), n) for _, v, h, d, c, _, n, _, _ in mine],
+            columns=BUILD_COLUMNS,
+        )
         runs_hash = 0
         for r in mine:
             runs_hash ^= int(r[8])
@@ -181,13 +196,19 @@ def check_builds(builds: pd.DataFrame, selector: Selector, field: str, pool: boo
     """A side's builds (side_runs), checked: no stored run is a 404 naming the parameter; runs of more than one
     build are a 400 naming the builds and how to pick one, unless `pool` (the caller then says what was pooled)."""
     if builds.empty:
-        raise StoreError(404, f"{field}: no stored run matches {selector.text}",
-                         [Problem(field, "must select at least one stored run")])
+        raise StoreError(
+            404,
+            f"{field}: no stored run matches {selector.text}",
+            [Problem(field, "must select at least one stored run")],
+        )
     if len(builds) > 1 and not pool:
         rule = "must select runs of one build (torch version + git hash), or pool=1 to pool builds"
-        raise StoreError(400, f"{field}: {selector.text} matches {len(builds)} builds: {builds_text(builds)}. Pick "
-                              f"one ({field}={builds.selector.iloc[0]}) or pool them on purpose with pool=1",
-                         [Problem(field, rule)])
+        raise StoreError(
+            400,
+            f"{field}: {selector.text} matches {len(builds)} builds: {builds_text(builds)}. Pick "
+            f"one ({field}={builds.selector.iloc[0]}) or pool them on purpose with pool=1",
+            [Problem(field, rule)],
+        )
     return builds
 
 
@@ -203,11 +224,28 @@ def available_selectors(engine: Engine) -> pd.DataFrame:
     version with one build is picked by `torch=<version>`; one with several (an RC and the final) by each build."""
     builds = side_builds(engine, Selector("runs-all", "", "", ""))
     per_version = builds.groupby("torch_version").torch_version.transform("size") if len(builds) else []
-    rows = [{"selector": f"torch={r.torch_version}" if n == 1 else r.selector, "kind": "build",
-             "label": f"torch {r.label}", "n_runs": int(r.n_runs), "channel": r.channel}
-            for r, n in zip(builds.itertuples(), per_version)]
-    tags = read_frame(engine, "SELECT key, value, count(DISTINCT run_id) AS n_runs FROM run_tags GROUP BY key, value"
-                              " ORDER BY key, value")
-    rows += [{"selector": f"tag:{r.key}={r.value}", "kind": "tag", "label": f"tag {r.key} = {r.value}",
-              "n_runs": int(r.n_runs), "channel": ""} for r in tags.itertuples()]
+    rows = [
+        {
+            "selector": f"torch={r.torch_version}" if n == 1 else r.selector,
+            "kind": "build",
+            "label": f"torch {r.label}",
+            "n_runs": int(r.n_runs),
+            "channel": r.channel,
+        }
+        for r, n in zip(builds.itertuples(), per_version)
+    ]
+    tags = read_frame(
+        engine,
+        "SELECT key, value, count(DISTINCT run_id) AS n_runs FROM run_tags GROUP BY key, value ORDER BY key, value",
+    )
+    rows += [
+        {
+            "selector": f"tag:{r.key}={r.value}",
+            "kind": "tag",
+            "label": f"tag {r.key} = {r.value}",
+            "n_runs": int(r.n_runs),
+            "channel": "",
+        }
+        for r in tags.itertuples()
+    ]
     return pd.DataFrame(rows, columns=["selector", "kind", "label", "n_runs", "channel"])

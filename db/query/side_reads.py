@@ -3,6 +3,7 @@ row per case from its build's groups, paired here in key order — row for row w
 (the usual review), else by case key — with no grouping of samples at all. The
 pivot (db.query.case_pairs) answers every other question: pooled builds, tag and run selectors, a build whose
 summaries lag its runs."""
+
 from __future__ import annotations
 
 from concurrent.futures import Executor
@@ -17,14 +18,18 @@ from db.query.selectors import Selector
 from db.stats.codes import combine
 from db.stats.contention import COLUMNS as CONTENTION_COLUMNS
 from db.store.case_pivot import ranks
-from db.store.side_cases import KINDS
 from db.store.read import reader
+from db.store.side_cases import KINDS
 
 COUNTS = ["pooled", "machines", "results", "n"]  # 0 on a side without the case, as the pivot counts
 FIGURES = ["runs", "inv_processes", "processes", "ss_within", "df_within", "ss_between", "valid", "mean"]
 CONTENTION = list(CONTENTION_COLUMNS)  # each side's contention, as db.store.side_cases keeps it
-COLUMNS = COUNTS + ["passed", "tolerance", "rounding", "other", "message", "fallback_median", "warnings", "median",
-                    "p25", "p75"] + FIGURES + CONTENTION
+COLUMNS = (
+    COUNTS
+    + ["passed", "tolerance", "rounding", "other", "message", "fallback_median", "warnings", "median", "p25", "p75"]
+    + FIGURES
+    + CONTENTION
+)
 _SIDE = "SELECT group_seq, {keys}, {columns} FROM side_cases r WHERE kind = ? AND {build}{filters}"
 # a group of the build whose summaries lag its runs (db.store.side_cases.mark_runs): that side is read from the pivot
 _MARKED = "SELECT 1 FROM side_stale WHERE {build} LIMIT 1"
@@ -36,8 +41,14 @@ def readable(selector: Selector, scope: str, pool: bool) -> bool:
     return selector.kind == "build" and scope in KINDS and not pool
 
 
-def read_sides(engine: Engine, baseline: Selector, candidate: Selector, scope: str, filters: dict[str, list[str]],
-               pool: Executor | None = None) -> pa.Table | None:
+def read_sides(
+    engine: Engine,
+    baseline: Selector,
+    candidate: Selector,
+    scope: str,
+    filters: dict[str, list[str]],
+    pool: Executor | None = None,
+) -> pa.Table | None:
     """KEY, then per side (b_, c_) COLUMNS, one row per case key on either side, in key order; None when a side
     holds more than one group per case (several builds of one version: the caller's checks refuse or pool it), or
     a group of either build lags its runs (stored since db.store.upkeep last caught up): the pivot answers then.
@@ -113,7 +124,7 @@ def _matched(b: pa.Table, c: pa.Table) -> pa.Table | None:
     _, first, where = np.unique(code, return_index=True, return_inverse=True)
     where = where.ravel()
     out = keys.take(pa.array(first))
-    for (_, p), side, rows in ((SIDES[0], b, where[:b.num_rows]), (SIDES[1], c, where[b.num_rows:])):
+    for (_, p), side, rows in ((SIDES[0], b, where[: b.num_rows]), (SIDES[1], c, where[b.num_rows :])):
         if len(rows) and np.bincount(rows).max() > 1:
             return None  # a case twice on one side: more than one build
         at = np.full(len(first), -1, dtype=np.int64)

@@ -1,4 +1,5 @@
 """The runs a sweep made (`mpsbench sweep` tags each: sweep, round, build, aa, spec, position), one row per run."""
+
 from __future__ import annotations
 
 import json
@@ -9,17 +10,32 @@ from sqlalchemy import Engine
 from db.store.read import read_frame
 
 SWEEP_TAGS = ("round", "position", "spec", "aa", "build")
-COLUMNS = ["sweep", "run_id", "started_at", "machine_name", "chip", "gpu_cores", "torch_version", "git_hash",
-           "channel", "debug", "nightly_date", *SWEEP_TAGS]
+COLUMNS = [
+    "sweep",
+    "run_id",
+    "started_at",
+    "machine_name",
+    "chip",
+    "gpu_cores",
+    "torch_version",
+    "git_hash",
+    "channel",
+    "debug",
+    "nightly_date",
+    *SWEEP_TAGS,
+]
 
 
 def sweep_runs(engine: Engine, sweep_id: str | None = None) -> pd.DataFrame:
     """Every sweep run (or one sweep's), its sweep tags as columns (round, position, spec, aa as integers)."""
     where, params = ("AND t.value = ?", [sweep_id]) if sweep_id else ("", [])
-    found = read_frame(engine, "SELECT t.value AS sweep, r.run_id, r.started_at, r.machine_name, r.chip, r.gpu_cores,"
-                               " r.torch_version, r.git_hash, r.channel, r.debug, r.nightly_date, r.tags_json"
-                               f" FROM run_tags t JOIN runs r ON r.run_id = t.run_id WHERE t.key = 'sweep' {where}",
-                       params)
+    found = read_frame(
+        engine,
+        "SELECT t.value AS sweep, r.run_id, r.started_at, r.machine_name, r.chip, r.gpu_cores,"
+        " r.torch_version, r.git_hash, r.channel, r.debug, r.nightly_date, r.tags_json"
+        f" FROM run_tags t JOIN runs r ON r.run_id = t.run_id WHERE t.key = 'sweep' {where}",
+        params,
+    )
     tags = [json.loads(t) for t in found.pop("tags_json")]
     for name in SWEEP_TAGS:
         values = [t.get(name) for t in tags]

@@ -2,6 +2,7 @@
 
 A fallback figure is shown here (its median, flagged) and never used as a device figure.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,11 +11,26 @@ import pandas as pd
 from bundle.metrics import METRICS
 from db.query.case_pairs import KEY
 
-COLUMNS = KEY + ["unit", "baseline_status", "candidate_status", "baseline_median", "candidate_median",
-                 "baseline_figure", "candidate_figure", "reason", "message", "baseline_message", "candidate_message",
-                 "candidate_passed"]
-_WHY = {"fallback": "CPU fallback: not a device figure", "unsupported": "unsupported on this device/build",
-        "unavailable": "figure unavailable on this device/build", "error": "the case errored"}
+COLUMNS = KEY + [
+    "unit",
+    "baseline_status",
+    "candidate_status",
+    "baseline_median",
+    "candidate_median",
+    "baseline_figure",
+    "candidate_figure",
+    "reason",
+    "message",
+    "baseline_message",
+    "candidate_message",
+    "candidate_passed",
+]
+_WHY = {
+    "fallback": "CPU fallback: not a device figure",
+    "unsupported": "unsupported on this device/build",
+    "unavailable": "figure unavailable on this device/build",
+    "error": "the case errored",
+}
 
 
 def _status(results: int, n: int, other) -> str:
@@ -42,8 +58,13 @@ def _figure(median: float, fallback: float) -> tuple[float, str]:
 
 
 def _side(rest: pd.DataFrame, side: str, p: str) -> dict[str, list]:
-    cols = zip(rest[p + "results"].tolist(), rest[p + "n"].tolist(), rest[p + "other"].tolist(),
-               rest[p + "median"].tolist(), rest[p + "fallback_median"].tolist())
+    cols = zip(
+        rest[p + "results"].tolist(),
+        rest[p + "n"].tolist(),
+        rest[p + "other"].tolist(),
+        rest[p + "median"].tolist(),
+        rest[p + "fallback_median"].tolist(),
+    )
     out: dict[str, list] = {"status": [], "reason": [], "median": [], "figure": []}
     for results, n, other, median, fallback in cols:
         value, kind = _figure(median, fallback)
@@ -61,7 +82,11 @@ def unmatched_frame(rest: pd.DataFrame) -> pd.DataFrame:
     out["unit"] = rest.metric.map({name: m.unit for name, m in METRICS.items()})
     b, c = _side(rest, "baseline", "b_"), _side(rest, "candidate", "c_")
     for side, got in (("baseline", b), ("candidate", c)):
-        out[f"{side}_status"], out[f"{side}_median"], out[f"{side}_figure"] = got["status"], got["median"], got["figure"]
+        out[f"{side}_status"], out[f"{side}_median"], out[f"{side}_figure"] = (
+            got["status"],
+            got["median"],
+            got["figure"],
+        )
     out["reason"] = ["; ".join(r for r in pair if r) for pair in zip(b["reason"], c["reason"])]
     out["message"] = rest.b_message.where(rest.b_message.notna(), rest.c_message)
     out["baseline_message"] = rest.b_message  # status changes show both

@@ -1,6 +1,7 @@
 """The review's per-process memo: recent answers keyed by (store, its data version, the question), so every page,
 API call, claim and gate asking the same question of the same data shares one computation. A new ingest or a
 retraction changes the data version, so no answer outlives the data it was computed from."""
+
 from __future__ import annotations
 
 import threading

@@ -5,6 +5,7 @@ faster / slower counts, the verdict cards).
 
 A side's columns are named `<side>_<figure>` (baseline_median): the pivot's `b_` / `c_` prefixes
 (db.query.case_pairs.SIDES) are storage names, read only where the table is built from the pivot."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,13 +27,35 @@ SIDE_FIGURES = ("median", "iqr", "n", "pooled", "machines", "passed")  # each si
 BASELINE_MEDIAN, CANDIDATE_MEDIAN = side_column(BASELINE, "median"), side_column(CANDIDATE, "median")
 # the change: candidate / baseline of medians (ratio metrics), oriented so > 1 is better, or their difference
 COMPARISON, RATIO, ORIENTED_RATIO, DIFFERENCE, CHANGE_UNIT = (
-    "comparison", "ratio", "oriented_ratio", "difference", "change_unit")
+    "comparison",
+    "ratio",
+    "oriented_ratio",
+    "difference",
+    "change_unit",
+)
 CHANGE_COLUMNS = (COMPARISON, RATIO, ORIENTED_RATIO, DIFFERENCE, CHANGE_UNIT)
 BY_DIFFERENCE, BY_RATIO = "difference", "ratio"  # the comparison column's values (a case's metric decides)
 CI_LOW, CI_HIGH, P_VALUE, SIGNIFICANCE = "ci_low", "ci_high", "p_value", "significance"
-CASE_COLUMNS = KEY + ["unit", *(side_column(s, f) for s, _ in SIDES for f in SIDE_FIGURES), "rounding", "tolerance",
-                      *CHANGE_COLUMNS, CI_LOW, CI_HIGH, P_VALUE, SIGNIFICANCE, "change", "replicates", "contended",
-                      "contention", "caveats", "noise", "se", "se_unit", "df"]
+CASE_COLUMNS = KEY + [
+    "unit",
+    *(side_column(s, f) for s, _ in SIDES for f in SIDE_FIGURES),
+    "rounding",
+    "tolerance",
+    *CHANGE_COLUMNS,
+    CI_LOW,
+    CI_HIGH,
+    P_VALUE,
+    SIGNIFICANCE,
+    "change",
+    "replicates",
+    "contended",
+    "contention",
+    "caveats",
+    "noise",
+    "se",
+    "se_unit",
+    "df",
+]
 
 GROUP = ["scope", "device", "dtype", "compile"]  # a release summary's group: one verdict card
 
@@ -51,8 +74,9 @@ def per_metric(metric: pd.Series, values: dict, dtype=float, missing=np.nan) -> 
 def tested_directions(cases: pd.DataFrame) -> np.ndarray:
     """better / worse where the change is significant (oriented ratio or difference sign), else not significant."""
     oriented = cases[ORIENTED_RATIO].astype(float)
-    change = np.where(cases[COMPARISON] == BY_RATIO, np.log(oriented.where(oriented > 0)),
-                      cases[DIFFERENCE].astype(float))
+    change = np.where(
+        cases[COMPARISON] == BY_RATIO, np.log(oriented.where(oriented > 0)), cases[DIFFERENCE].astype(float)
+    )
     better = _better_difference(cases, change)
     sig = (cases[SIGNIFICANCE] == SIGNIFICANT).to_numpy(dtype=bool)
     return np.where(sig & (better > 0), BETTER, np.where(sig & (better < 0), WORSE, UNCLEAR))

@@ -2,6 +2,7 @@
 metric calls for, significance from the raw samples, per-family geometric means, and every case that could not
 be compared listed with why. Every review (Compare, Regressions, the summary, the CLI gate, claims, Matrix) starts
 from `compare`, cached per store data version."""
+
 from __future__ import annotations
 
 import os
@@ -16,30 +17,50 @@ import pyarrow.compute as pc
 from sqlalchemy import Engine
 
 from bundle.metrics import METRICS, RULES, SAMPLED, RuleKind
-from db.query.case_pairs import FILTERS, KEY, SIDES as _SIDES
 from db.errors import Problem, StoreError
-from db.query.selectors import Selector, check_builds, parse_selector, parse_pool, pooled_note, side_runs
+from db.query.case_pairs import FILTERS, KEY
+from db.query.case_pairs import SIDES as _SIDES
+from db.query.libraries import differing_note, recorded_libraries
+from db.query.noise import read_model
+from db.query.selectors import Selector, check_builds, parse_pool, parse_selector, pooled_note, side_runs
+from db.query.unmatched import unmatched_frame
 from db.review.cache import Memo, clear_all
-from db.review.case_table import (BY_DIFFERENCE, BY_RATIO, CASE_COLUMNS, CHANGE_UNIT, COMPARISON, DIFFERENCE,
-                                  ORIENTED_RATIO, RATIO, side_column)
+from db.review.case_table import (
+    BY_DIFFERENCE,
+    BY_RATIO,
+    CASE_COLUMNS,
+    CHANGE_UNIT,
+    COMPARISON,
+    DIFFERENCE,
+    ORIENTED_RATIO,
+    RATIO,
+    side_column,
+)
 from db.review.case_text import caveats, change_words, contention_words, with_contention, with_warnings
-from db.review.wording import pick, str_column
 from db.review.families import FAMILY_INPUT, family_frame
 from db.review.noise import case_noise
-from db.query.noise import read_model
 from db.review.rules import rule_kinds
 from db.review.side_inputs import MetricFacts, case_sample_reader, side_inputs
-from db.query.libraries import differing_note, recorded_libraries
+from db.review.wording import pick, str_column
 from db.stats.lists import QUARTILES
 from db.stats.ratios import orient, oriented_interval
-from db.stats.significance import (REPLICATE_WORDS, SIGNIFICANCE_WORDS, SIGNIFICANT, SampleLists, SideStats,
-                                   Significance, significance)
-from db.query.unmatched import unmatched_frame
+from db.stats.significance import (
+    REPLICATE_WORDS,
+    SIGNIFICANCE_WORDS,
+    SIGNIFICANT,
+    SampleLists,
+    SideStats,
+    Significance,
+    significance,
+)
 
 SCOPES = ("machine", "chip")
 # what the case table reads of a paired case's pivot columns (its counts, quartiles and change come beside them)
-_PAIRED = KEY + [p + name for _, p in _SIDES for name in ("pooled", "machines", "passed", "tolerance", "rounding",
-                                                            "other", "warnings")]
+_PAIRED = KEY + [
+    p + name
+    for _, p in _SIDES
+    for name in ("pooled", "machines", "passed", "tolerance", "rounding", "other", "warnings")
+]
 _COMPARISONS = Memo()
 # the detail read, the selector checks, each side's quartiles and replicate figures and the families of every
 # comparison in this process. One core is left to the thread building the frames: on 2 cores one worker made the
@@ -60,16 +81,25 @@ class CompareQuery:
     @classmethod
     def from_params(cls, params: Mapping[str, str | None]) -> "CompareQuery":
         """From query parameters; bad input is a 400 naming the parameter."""
-        base, cand = parse_selector(params.get("baseline"), "baseline"), parse_selector(params.get("candidate"), "candidate")
+        base, cand = (
+            parse_selector(params.get("baseline"), "baseline"),
+            parse_selector(params.get("candidate"), "candidate"),
+        )
         scope = (params.get("scope") or "machine").strip()
         if scope not in SCOPES:
-            raise StoreError(400, f"scope: must be machine or chip (got {scope[:40]!r})",
-                             [Problem("scope", "must be one of machine, chip")])
+            raise StoreError(
+                400,
+                f"scope: must be machine or chip (got {scope[:40]!r})",
+                [Problem("scope", "must be one of machine, chip")],
+            )
         chosen = tuple((n, _values(params.get(n))) for n in FILTERS if _values(params.get(n)))
         unknown = [m for m in dict(chosen).get("metric", ()) if m not in METRICS]
         if unknown:
-            raise StoreError(400, f"metric: unknown metric {unknown[0][:60]!r}",
-                             [Problem("metric", f"must be one of {', '.join(METRICS)}")])
+            raise StoreError(
+                400,
+                f"metric: unknown metric {unknown[0][:60]!r}",
+                [Problem("metric", f"must be one of {', '.join(METRICS)}")],
+            )
         return cls(base.text, cand.text, scope, chosen, parse_pool(params.get("pool")), (base, cand))
 
     def selectors(self) -> tuple[Selector, Selector]:
@@ -100,11 +130,13 @@ class ComparisonResult:
         """The raw samples of cases row `row`, both sides, for the sample-distribution chart."""
         case = self.cases.iloc[row]
         if self.samples:
-            found = [lists.values[lists.offsets[row]:lists.offsets[row + 1]] for lists in self.samples]
+            found = [lists.values[lists.offsets[row] : lists.offsets[row + 1]] for lists in self.samples]
         else:
             found = self.sample_reader(case) if self.sample_reader else []
-        parts = [pd.DataFrame({"side": side, "sample": np.sort(values), "unit": case.unit})  # pooled order varies
-                 for side, values in zip(("baseline", "candidate"), found)]
+        parts = [
+            pd.DataFrame({"side": side, "sample": np.sort(values), "unit": case.unit})  # pooled order varies
+            for side, values in zip(("baseline", "candidate"), found)
+        ]
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["side", "sample", "unit"])
 
 
@@ -139,19 +171,31 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     # over ~40 columns, strings among them, and column inserts cost more)
     both = inputs.table.select(_PAIRED).filter(keep)
     stats = [side.result() for side in inputs.sides]
-    frame, rest = (_with_stats(part, rows, stats).to_pandas()
-                   for part, rows in ((both, paired), (inputs.table.filter(pc.invert(keep)), ~paired)))
+    frame, rest = (
+        _with_stats(part, rows, stats).to_pandas()
+        for part, rows in ((both, paired), (inputs.table.filter(pc.invert(keep)), ~paired))
+    )
     change = case_change(frame, facts)
     # the families' geomeans and bootstrap CIs on a worker as soon as the changes are known, beside the noise
     # lookup, the case table and the tests; they wait for the verdicts only at the end
     tests: Future = Future()
-    family_input = pd.DataFrame({**{name: frame[name] for name in FAMILY_INPUT[:-2]},
-                                 **{name: change.columns[name] for name in FAMILY_INPUT[-2:]}})
+    family_input = pd.DataFrame(
+        {
+            **{name: frame[name] for name in FAMILY_INPUT[:-2]},
+            **{name: change.columns[name] for name in FAMILY_INPUT[-2:]},
+        }
+    )
     # a contended case's ratio is the machine's load: no family geomean takes it (family_frame skips a NaN ratio)
     family_input[ORIENTED_RATIO] = family_input[ORIENTED_RATIO].where(
-        ~(frame.b_contended | frame.c_contended).to_numpy(dtype=bool))
-    families = WORKERS.submit(family_frame, family_input, query, lambda: tests.result().verdict == SIGNIFICANT,
-                              lambda: oriented_cis(tests.result(), facts))
+        ~(frame.b_contended | frame.c_contended).to_numpy(dtype=bool)
+    )
+    families = WORKERS.submit(
+        family_frame,
+        family_input,
+        query,
+        lambda: tests.result().verdict == SIGNIFICANT,
+        lambda: oriented_cis(tests.result(), facts),
+    )
     try:
         cases = case_frame(frame, facts, query, change)
         # a derived figure beside its timing is not tested again; the cases are in key order
@@ -159,9 +203,16 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
         shown = np.where(facts.use_ratio, change.columns["ratio"], change.columns["difference"])
         noise = noise.result()
         cases["noise"] = noise.noise
-        sig = significance((stats[0].figures, stats[1].figures), shown, facts.use_ratio, tested,
-                           noise.pairs.to_numpy(), noise.sum_sq.to_numpy(), contended=cases.contended.to_numpy(),
-                           sampled=cases.metric.isin(SAMPLED).to_numpy(dtype=bool))
+        sig = significance(
+            (stats[0].figures, stats[1].figures),
+            shown,
+            facts.use_ratio,
+            tested,
+            noise.pairs.to_numpy(),
+            noise.sum_sq.to_numpy(),
+            contended=cases.contended.to_numpy(),
+            sampled=cases.metric.isin(SAMPLED).to_numpy(dtype=bool),
+        )
     except BaseException as exc:
         tests.set_exception(exc)  # the worker waiting for the verdicts stops too
         raise
@@ -171,18 +222,21 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     # a selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose. Small reads
     # made here, while the worker finishes the families: the worker is the longer path
     found = side_runs(engine, [base, cand])
-    pooled = [pooled_note(side, selector, check_builds(runs.builds, selector, side, query.pool))
-              for (selector, side), runs in zip(sides, found)]
+    pooled = [
+        pooled_note(side, selector, check_builds(runs.builds, selector, side, query.pool))
+        for (selector, side), runs in zip(sides, found)
+    ]
     libraries = differing_note(*(recorded_libraries(runs.libraries) for runs in found))
     families = families.result()
     notes = _notes(query, cases, libraries) + [n for n in pooled if n]
     samples = None if stats[0].samples is None else (stats[0].samples, stats[1].samples)
     same = SAME_RUNS if found[0].same_runs(found[1]) else SAME_BUILD if found[0].same_build(found[1]) else ""
     if same == SAME_BUILD:
-        notes.append(f"Both sides are runs of one build ({found[0].builds.label.iloc[0]}): an A/A review — whatever "
-                     "it finds is run-to-run noise, not a change of build.")
-    return ComparisonResult(query, cases, families, unmatched, notes, samples, case_sample_reader(engine, query),
-                            same)
+        notes.append(
+            f"Both sides are runs of one build ({found[0].builds.label.iloc[0]}): an A/A review — whatever "
+            "it finds is run-to-run noise, not a change of build."
+        )
+    return ComparisonResult(query, cases, families, unmatched, notes, samples, case_sample_reader(engine, query), same)
 
 
 def _with_stats(table: pa.Table, rows: np.ndarray, stats: list[SideStats]) -> pa.Table:
@@ -200,15 +254,18 @@ def _with_stats(table: pa.Table, rows: np.ndarray, stats: list[SideStats]) -> pa
 def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> list[str]:
     notes = [f"Ratios are candidate {query.candidate} against baseline {query.baseline}; only status-ok results count."]
     if query.scope == "chip":
-        notes.append("Chip scope: results of different machines with the same chip and GPU core count are pooled, "
-                     "explicitly.")
+        notes.append(
+            "Chip scope: results of different machines with the same chip and GPU core count are pooled, explicitly."
+        )
     if not cases.empty:
-        notes.append("Each change is tested on its replicates: worker processes within a run, runs above them, and "
-                     "the store's A/A pairs for the run-to-run part; Holm's step over the cases tested keeps the "
-                     "chance that a review of unchanged software shows any significant change at 5 %. A case with "
-                     "none of these is unconfirmed. Medians are of the pooled samples. A worker process that ran while "
-                     "other processes took the cores is left out where enough clean ones remain; a case without "
-                     "enough is unconfirmed (contended), never tested.")
+        notes.append(
+            "Each change is tested on its replicates: worker processes within a run, runs above them, and "
+            "the store's A/A pairs for the run-to-run part; Holm's step over the cases tested keeps the "
+            "chance that a review of unchanged software shows any significant change at 5 %. A case with "
+            "none of these is unconfirmed. Medians are of the pooled samples. A worker process that ran while "
+            "other processes took the cores is left out where enough clean ones remain; a case without "
+            "enough is unconfirmed (contended), never tested."
+        )
     if libraries:
         notes.append(libraries)
     return notes
@@ -259,11 +316,17 @@ def case_change(frame: pd.DataFrame, facts: MetricFacts) -> CaseChange:
         ratio = c_median / b_median
         oriented = orient(ratio, lower)
     diff = c_median - b_median
-    return CaseChange({COMPARISON: pick([BY_DIFFERENCE, BY_RATIO], use_ratio.astype(np.int64)),
-                       RATIO: np.where(use_ratio, ratio, np.nan),  # candidate / baseline of medians
-                       ORIENTED_RATIO: np.where(use_ratio, oriented, np.nan),  # > 1: candidate better
-                       DIFFERENCE: np.where(use_ratio, np.nan, diff),  # candidate - baseline, in `unit`
-                       CHANGE_UNIT: str_column(pc.if_else(pa.array(use_ratio), "×", facts.units))}, oriented, diff)
+    return CaseChange(
+        {
+            COMPARISON: pick([BY_DIFFERENCE, BY_RATIO], use_ratio.astype(np.int64)),
+            RATIO: np.where(use_ratio, ratio, np.nan),  # candidate / baseline of medians
+            ORIENTED_RATIO: np.where(use_ratio, oriented, np.nan),  # > 1: candidate better
+            DIFFERENCE: np.where(use_ratio, np.nan, diff),  # candidate - baseline, in `unit`
+            CHANGE_UNIT: str_column(pc.if_else(pa.array(use_ratio), "×", facts.units)),
+        },
+        oriented,
+        diff,
+    )
 
 
 def oriented_cis(sig: Significance, facts: MetricFacts) -> tuple[np.ndarray, np.ndarray]:

@@ -4,6 +4,7 @@ time_to_first_token) is one measurement with that timing, so it is one row: the 
 figure as text. A derived figure compared without its timing (a metric filter, a bundle carrying only the rate)
 has no row to join and stands for the measurement itself (db.review.rules judges it by its timing's rule).
 Works on any frame keyed by db.query.case_pairs.KEY: the compared cases and the unmatched ones."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,8 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bundle.metrics import DERIVED, METRICS
-from db.stats import codes
 from db.query.case_pairs import KEY
+from db.stats import codes
 
 _CASE = [k for k in KEY if k != "metric"]
 
@@ -85,8 +86,9 @@ def derived_text(cases: pd.DataFrame, pairs: pd.DataFrame | None = None) -> pd.S
         return text
     figures = cases.loc[pairs.row.to_numpy()]
     said: dict = {}  # a dict, not groupby().agg(join), which alone took ~0.5 s on a 50k-case review
-    for timing, m, b, c in zip(pairs.timing_row, figures.metric, figures.baseline_median.astype(float),
-                               figures.candidate_median.astype(float)):
+    for timing, m, b, c in zip(
+        pairs.timing_row, figures.metric, figures.baseline_median.astype(float), figures.candidate_median.astype(float)
+    ):
         figure = f"{m} {_figure(b)} → {_figure(c)} {METRICS[m].unit}"
         said[timing] = f"{said[timing]}; {figure}" if timing in said else figure
     text.loc[list(said)] = list(said.values())

@@ -5,6 +5,7 @@ Holm's first step uses (REVIEW_ALPHA / the number of cases tested), and never le
 smaller change is not a regression whatever the test says). A group states its median case's figure; cases with
 nothing to test on are counted instead.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,7 @@
 """What one group of a review rests on, in words: why nothing was compared when nothing was, how many runs and
 which A/A noise the tests had, and the group's worst regressions by name. The release summary (db.review.summary)
 puts these on every group, so a card can never be green over nothing or hide what it counted."""
+
 from __future__ import annotations
 
 import shlex
@@ -41,21 +42,32 @@ def evidence_by_group(timing: pd.DataFrame, group: list[str]) -> dict[tuple, str
     """Per group key (its values as text), evidence_words of its timing cases, in one pass over the cases."""
     if timing.empty:
         return {}
-    frame = timing[group].astype(str).assign(
-        _runs=runs_a_side(timing),
-        _aa=(timing.noise.astype(str) != NO_DATA).to_numpy() if "noise" in timing else False,
-        _warned=timing.caveats.astype(str).str.contains(" warned: ", regex=False).to_numpy()
-        if "caveats" in timing else False)
-    stats = frame.groupby(group, sort=False).agg(runs=("_runs", "median"), aa=("_aa", "sum"), n=("_aa", "size"),
-                                                 warned=("_warned", "sum"))
-    return {tuple(key): evidence_words(int(r.runs), int(r.aa), int(r.n), int(r.warned))
-            for key, r in zip(stats.index, stats.itertuples())}
+    frame = (
+        timing[group]
+        .astype(str)
+        .assign(
+            _runs=runs_a_side(timing),
+            _aa=(timing.noise.astype(str) != NO_DATA).to_numpy() if "noise" in timing else False,
+            _warned=timing.caveats.astype(str).str.contains(" warned: ", regex=False).to_numpy()
+            if "caveats" in timing
+            else False,
+        )
+    )
+    stats = frame.groupby(group, sort=False).agg(
+        runs=("_runs", "median"), aa=("_aa", "sum"), n=("_aa", "size"), warned=("_warned", "sum")
+    )
+    return {
+        tuple(key): evidence_words(int(r.runs), int(r.aa), int(r.n), int(r.warned))
+        for key, r in zip(stats.index, stats.itertuples())
+    }
 
 
 def evidence_words(runs: int, with_aa: int, n: int, warned: int = 0) -> str:
-    """"3 runs a side; A/A noise for 27 of 27 timing cases" — or the single-run caveat where there is none — and
+    """ "3 runs a side; A/A noise for 27 of 27 timing cases" — or the single-run caveat where there is none — and
     how many of them carry result warnings (contention, noisy samples: their caveats say which)."""
-    return _aa_words(side_words(runs), runs, with_aa, n) + (f"; {warned} of {n} warned (see their caveats)" if warned else "")
+    return _aa_words(side_words(runs), runs, with_aa, n) + (
+        f"; {warned} of {n} warned (see their caveats)" if warned else ""
+    )
 
 
 def _aa_words(side: str, runs: int, with_aa: int, n: int) -> str:
@@ -70,14 +82,26 @@ def worst(found: pd.DataFrame) -> list[dict[str, Any]]:
     top = found.head(WORST_NAMED)
     if top.empty:
         return []
-    return [{"case": str(n), "metric": str(r.metric), "change": str(r.change), "workload": str(r.workload),
-             "case_key": str(r.case_key), "dtype": str(r.dtype), "compile": str(r.compile)}
-            for n, r in zip(top.case, top.itertuples())]
+    return [
+        {
+            "case": str(n),
+            "metric": str(r.metric),
+            "change": str(r.change),
+            "workload": str(r.workload),
+            "case_key": str(r.case_key),
+            "dtype": str(r.dtype),
+            "compile": str(r.compile),
+        }
+        for n, r in zip(top.case, top.itertuples())
+    ]
 
 
 DOUBTS_NAMED = 20  # doubtful cases a group's summary names, worst first; the answer's lists hold them all
-DOUBT_WORDS = {"contended": "contended", "nothing to test on": "untested: no replicates",
-               "its own test passed": "suspected: own test only"}
+DOUBT_WORDS = {
+    "contended": "contended",
+    "nothing to test on": "untested: no replicates",
+    "its own test passed": "suspected: own test only",
+}
 
 
 def doubt_word(doubt: str) -> str:
@@ -89,9 +113,20 @@ def named_doubts(doubts: pd.DataFrame) -> list[dict[str, Any]]:
     """A group's unconfirmed, contended and suspected cases (db.review.listing.doubtful's rows: worst first), named
     with their change and why, with the fields a link needs."""
     top = doubts.head(DOUBTS_NAMED)
-    return [{"case": str(n), "metric": str(r.metric), "change": str(r.change), "why": doubt_word(str(r.doubt)),
-             "verdict": str(r.verdict), "workload": str(r.workload), "case_key": str(r.case_key),
-             "dtype": str(r.dtype), "compile": str(r.compile)} for n, r in zip(top.case, top.itertuples())]
+    return [
+        {
+            "case": str(n),
+            "metric": str(r.metric),
+            "change": str(r.change),
+            "why": doubt_word(str(r.doubt)),
+            "verdict": str(r.verdict),
+            "workload": str(r.workload),
+            "case_key": str(r.case_key),
+            "dtype": str(r.dtype),
+            "compile": str(r.compile),
+        }
+        for n, r in zip(top.case, top.itertuples())
+    ]
 
 
 def confirm_command(params: dict[str, str]) -> str:

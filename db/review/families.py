@@ -11,6 +11,7 @@ on their replicates, the family's CI is made at least as wide as its median case
 process- and run-level spread), i.e. it treats run effects as shared by all cases: the conservative side.
 Hence `case_cis`, each case's oriented CI (asked for with the verdicts, once the significance is done).
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -19,20 +20,35 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from db.stats import codes
-from db.store.case_pivot import ranks
-from db.stats.significance import SIGNIFICANT, bootstrap_means, row_percentiles
 from db.review.case_table import COMPARISON, ORIENTED_RATIO
 from db.review.wording import ci_words, ratio_words
+from db.stats import codes
+from db.stats.significance import SIGNIFICANT, bootstrap_means, row_percentiles
+from db.store.case_pivot import ranks
 
 FAMILY_KEY = ["scope", "device", "workload", "metric", "dtype", "compile"]  # a family, in the order its table sorts
 FAMILY_INPUT = FAMILY_KEY + [COMPARISON, ORIENTED_RATIO]  # what family_frame reads of the cases, given the verdicts
-COLUMNS = FAMILY_KEY + ["n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better", "n_worse", "n_unchanged",
-                   "baseline", "candidate", "summary"]
+COLUMNS = FAMILY_KEY + [
+    "n_cases",
+    "geomean",
+    "ci_low",
+    "ci_high",
+    "unit",
+    "n_better",
+    "n_worse",
+    "n_unchanged",
+    "baseline",
+    "candidate",
+    "summary",
+]
 
 
-def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarray] | None = None,
-                 case_cis: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None) -> pd.DataFrame:
+def family_frame(
+    cases: pd.DataFrame,
+    query,
+    significant: Callable[[], np.ndarray] | None = None,
+    case_cis: Callable[[], tuple[np.ndarray, np.ndarray]] | None = None,
+) -> pd.DataFrame:
     """The families of `cases`. `significant()` gives each case's verdict (is it significant?) and `case_cis()`
     each case's oriented CI, asked for only after the geomeans and their CIs are done (db.review.comparison computes
     them meanwhile); by default both are read from the cases' columns."""
@@ -42,8 +58,9 @@ def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarra
     if not keep.any():
         return pd.DataFrame(columns=COLUMNS)
     rows = np.flatnonzero(keep)
-    order, starts = _family_order([pa.chunked_array([pa.array(cases[name]).take(pa.array(rows))])
-                                   for name in FAMILY_KEY])
+    order, starts = _family_order(
+        [pa.chunked_array([pa.array(cases[name]).take(pa.array(rows))]) for name in FAMILY_KEY]
+    )
     in_order = rows[order]  # the kept cases, family by family
     logs, ratio = np.log(ratio[in_order]), ratio[in_order]
     sizes = np.diff(np.append(starts, len(order)))
@@ -53,8 +70,12 @@ def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarra
     low, high = _cis(logs, starts, sizes)
     sig = np.asarray(significant() if significant else cases.significance == SIGNIFICANT, dtype=bool)[in_order]
     if case_cis or "ci_low" in cases:
-        case_low, case_high = (np.asarray(a, dtype=float) for a in (case_cis() if case_cis else (
-            cases.ci_low.to_numpy(dtype=float), cases.ci_high.to_numpy(dtype=float))))
+        case_low, case_high = (
+            np.asarray(a, dtype=float)
+            for a in (
+                case_cis() if case_cis else (cases.ci_low.to_numpy(dtype=float), cases.ci_high.to_numpy(dtype=float))
+            )
+        )
         low, high = _widen_for_runs(geomean, low, high, ratio, case_low[in_order], case_high[in_order], sizes)
     fam["ci_low"], fam["ci_high"] = low, high
     fam["n_better"] = np.add.reduceat(sig & (ratio > 1), starts)
@@ -66,8 +87,15 @@ def family_frame(cases: pd.DataFrame, query, significant: Callable[[], np.ndarra
     return frame[COLUMNS]
 
 
-def _widen_for_runs(geomean: np.ndarray, low: np.ndarray, high: np.ndarray, ratio: np.ndarray,
-                    case_low: np.ndarray, case_high: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _widen_for_runs(
+    geomean: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    ratio: np.ndarray,
+    case_low: np.ndarray,
+    case_high: np.ndarray,
+    sizes: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Families of >= 2 cases tested on their replicates: CI widened to their median case's log half-widths
     (case arrays in family order; a case with a finite CI was tested on its replicates)."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -127,8 +155,10 @@ def _cis(logs: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> tuple[np.nd
 
 def _summaries(fam: pd.DataFrame, baseline: str) -> list[str]:
     """Each family's one-line summary; plain lists (pandas' row iteration costs more than the formatting)."""
-    cols = [fam[c].tolist() for c in ("scope", "workload", "metric", "dtype", "compile", "geomean", "ci_low",
-                                      "ci_high", "n_cases")]
+    cols = [
+        fam[c].tolist()
+        for c in ("scope", "workload", "metric", "dtype", "compile", "geomean", "ci_low", "ci_high", "n_cases")
+    ]
     words = np.empty(len(fam), dtype=object)
     for name in pd.unique(fam.metric):  # the words are the metric's: looked up once per metric
         rows = np.flatnonzero((fam.metric == name).to_numpy())
@@ -139,5 +169,7 @@ def _summaries(fam: pd.DataFrame, baseline: str) -> list[str]:
 def _summary(scope, workload, metric, dtype, compile_, geomean, low, high, n_cases, said, baseline: str) -> str:
     ci = f" (95 % CI {ci_words(low, high, geomean)})" if np.isfinite(low) else " (one case: no CI)"
     plural = "s" if n_cases != 1 else ""
-    return (f"{scope} · {workload} {metric} {dtype} {compile_}: geomean {said}{ci} over {n_cases} case{plural}, "
-            f"baseline {baseline}")
+    return (
+        f"{scope} · {workload} {metric} {dtype} {compile_}: geomean {said}{ci} over {n_cases} case{plural}, "
+        f"baseline {baseline}"
+    )

@@ -8,6 +8,7 @@ correctness figures (PSNR, max abs/rel error) are one row ("correctness") carryi
 carries its derived figures (bandwidth, tokens/s: db.review.derived), never a row of their own. The review's
 lists are made per call from the memoised judged review: triage notes change without the data version.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,12 +26,49 @@ from db.store.triage import NOTE_KEY, latest_notes
 
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
 # the case's name (bundle.case_names) and the figures first, the raw canonical case_key pinned last
-COLUMNS = ["case", "scope", "metric", "change", "baseline_value", "candidate_value", "why", "verdict", "doubt",
-           "contention", "state",
-           "comment", "author", "link", "baseline_median", "candidate_median", "unit", "oriented_ratio", "difference",
-           "ci_low", "ci_high", "p_value", "significance", "worse_by", "severity", "bound", "noise", "rule", "figures",
-           "replicates", "se", "se_unit", "df", "caveats", "baseline", "candidate", "device", "workload", "dtype", "compile",
-           "case_key"]
+COLUMNS = [
+    "case",
+    "scope",
+    "metric",
+    "change",
+    "baseline_value",
+    "candidate_value",
+    "why",
+    "verdict",
+    "doubt",
+    "contention",
+    "state",
+    "comment",
+    "author",
+    "link",
+    "baseline_median",
+    "candidate_median",
+    "unit",
+    "oriented_ratio",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "significance",
+    "worse_by",
+    "severity",
+    "bound",
+    "noise",
+    "rule",
+    "figures",
+    "replicates",
+    "se",
+    "se_unit",
+    "df",
+    "caveats",
+    "baseline",
+    "candidate",
+    "device",
+    "workload",
+    "dtype",
+    "compile",
+    "case_key",
+]
 
 
 Question = CompareQuery | Review | JudgedReview  # what a listing accepts: judged here when not already
@@ -67,8 +105,9 @@ def _listed(engine: Engine, judged: JudgedReview, verdicts: tuple[str, ...]) -> 
     for col in ("comment", "author", "link"):
         merged[col] = merged[col].fillna("")
     merged["severity"] = severity(merged, found)
-    merged = merged.sort_values(["severity", "worse_by"] + NOTE_KEY, ascending=[True, False] + [True] * len(NOTE_KEY),
-                                kind="stable")
+    merged = merged.sort_values(
+        ["severity", "worse_by"] + NOTE_KEY, ascending=[True, False] + [True] * len(NOTE_KEY), kind="stable"
+    )
     merged["case"] = case_names(merged) if len(merged) else []
     # each median with its unit, readable (8.000 GiB, not 8589934592); the raw medians stay, further right
     for side in ("baseline", "candidate"):
@@ -94,10 +133,13 @@ def severity(rows: pd.DataFrame, found: pd.DataFrame) -> np.ndarray:
     margins = psnr[psnr.tolerance.notna()]  # the larger stated tolerance of either side (the case table's)
     if margins.empty:
         return tier
-    margins = margins.assign(margin=margins.candidate_median.astype(float) - margins.tolerance.astype(float),
-                             drop=margins.baseline_median.astype(float) - margins.candidate_median.astype(float))
-    least = margins.groupby(CASE, sort=False, as_index=False).agg(margin=("margin", "min"),
-                                                                  tolerance=("tolerance", "min"), drop=("drop", "max"))
+    margins = margins.assign(
+        margin=margins.candidate_median.astype(float) - margins.tolerance.astype(float),
+        drop=margins.baseline_median.astype(float) - margins.candidate_median.astype(float),
+    )
+    least = margins.groupby(CASE, sort=False, as_index=False).agg(
+        margin=("margin", "min"), tolerance=("tolerance", "min"), drop=("drop", "max")
+    )
     keyed = rows[CASE].reset_index(drop=True).merge(least, how="left", on=CASE)
     margin = keyed.margin.to_numpy(dtype=float, na_value=np.nan)
     small = keyed["drop"].to_numpy(dtype=float, na_value=np.inf) < SMALL_DROP_DB
@@ -136,5 +178,7 @@ def _value(value: float, unit: str) -> str:
 def _figure(r) -> str:
     state = {True: "passed", False: "failed"}
     verdicts = f" ({state.get(r.baseline_passed, 'no tolerance')} → {state.get(r.candidate_passed, 'no tolerance')})"
-    return (f"{r.metric} {_value(r.baseline_median, r.unit)} → {_value(r.candidate_median, r.unit)}"
-            f"{verdicts if r.why == PASSED_FAILED else ''}")
+    return (
+        f"{r.metric} {_value(r.baseline_median, r.unit)} → {_value(r.candidate_median, r.unit)}"
+        f"{verdicts if r.why == PASSED_FAILED else ''}"
+    )

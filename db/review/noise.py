@@ -1,6 +1,7 @@
 """Each compared case's A/A figures: the store's pairs of two runs of one build on one machine, which make the
 run-to-run part of its test's variance (db.stats.replicates). The case's own pairs where it has enough, else its
 workload group's on that chip, else none; `noise` says which."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,8 +9,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from db.review.wording import pick
 from db.query.noise import AAModel, case_lookup
+from db.review.wording import pick
 from db.stats import noise as model
 from db.stats.codes import combine, groups
 from db.store.aa_pairs import RATIO_METRICS
@@ -42,8 +43,9 @@ def case_noise(tables: AAModel, keys: pa.Table) -> pd.DataFrame:
     span = found.cases.num_rows + found.groups.num_rows + 1
     first, codes = groups(combine([(source, span), (ratio.astype(np.int64), 2)], len(g)), 2 * span)
     workload = np.append(np.asarray(found.groups["workload"].to_pylist(), dtype=object), "")[g[first]]
-    words = _noise_words(own[first], in_group[first], ratio[first], pairs[first], spread[first], case_pairs[first],
-                         workload)
+    words = _noise_words(
+        own[first], in_group[first], ratio[first], pairs[first], spread[first], case_pairs[first], workload
+    )
     return pd.DataFrame({"pairs": pairs, "sum_sq": sum_sq, "noise": pick(words, codes)})
 
 
@@ -54,8 +56,15 @@ def _floats(column: pa.ChunkedArray) -> np.ndarray:
 def _noise_words(own, group, ratio, pairs, spread, case_pairs, workload) -> list[str]:
     """The noise source of each (distinct) figure set in words; figure sets reading alike worded once."""
     kind = np.where(own, 0, np.where(group, 1, np.where(ratio, 2, 3)))
-    said = list(zip(kind.tolist(), pairs.tolist(), np.round(spread, 1).tolist(),
-                    np.where(own, 0.0, case_pairs).tolist(), workload.tolist()))
+    said = list(
+        zip(
+            kind.tolist(),
+            pairs.tolist(),
+            np.round(spread, 1).tolist(),
+            np.where(own, 0.0, case_pairs).tolist(),
+            workload.tolist(),
+        )
+    )
     words = {figures: _words(*figures) for figures in set(said)}
     return [words[figures] for figures in said]
 
@@ -64,6 +73,8 @@ def _words(kind: int, pairs: float, spread: float, case_pairs: float, workload: 
     if kind == 0:
         return f"A/A: this case, {pairs:.0f} pairs (run spread ±{spread:.1f} %)"
     if kind == 1:
-        return (f"A/A: its {workload} group on this chip, {pairs:.0f} pairs (run spread ±{spread:.1f} %; the case "
-                f"has {case_pairs:.0f})")
+        return (
+            f"A/A: its {workload} group on this chip, {pairs:.0f} pairs (run spread ±{spread:.1f} %; the case "
+            f"has {case_pairs:.0f})"
+        )
     return NO_DATA if kind == 2 else ""

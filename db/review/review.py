@@ -4,6 +4,7 @@
 (bad input is a 400 naming the parameter). `judge_review` is the answer every verdict reads — Compare's rows and
 chart, Regressions, the release summary and its cards, the Markdown export, the CLI gate, `mpsbench confirm` —
 judged once per review and store data version (db.review.cache)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ DEFAULT_THRESHOLD = 0.05  # a replicated figure regresses when worse by more tha
 @dataclass(frozen=True)
 class Review:
     """A regression review: the comparison, the threshold (percent worse) and the rule overrides as written."""
+
     compare: CompareQuery
     threshold: float = as_percent(DEFAULT_THRESHOLD)  # percent, as typed and answered; `fraction` inside
     rules_text: str = ""
@@ -61,8 +63,13 @@ class Review:
     def params(self) -> dict[str, str]:
         """The review as URL parameters (what `--url` sends and a page link carries)."""
         q = self.compare
-        out = {"baseline": q.baseline, "candidate": q.candidate, "scope": q.scope, "threshold": f"{self.threshold:g}",
-               **{k: ",".join(v) for k, v in q.filters}}
+        out = {
+            "baseline": q.baseline,
+            "candidate": q.candidate,
+            "scope": q.scope,
+            "threshold": f"{self.threshold:g}",
+            **{k: ",".join(v) for k, v in q.filters},
+        }
         if q.pool:
             out["pool"] = "1"
         if self.rules_text:
@@ -82,6 +89,7 @@ class JudgedReview:
     """A review's answer: its comparison and each compared case's verdict under its rules (db.review.rules.judge:
     regressed, why, worse_by, bound, rule, verdict), `verdicts` on the same index as `comparison.cases`.
     Read-only: shared by every caller asking the same review of the same data."""
+
     review: Review
     comparison: ComparisonResult
     verdicts: pd.DataFrame
@@ -115,8 +123,9 @@ class JudgedReview:
 _JUDGED = Memo()
 
 
-def judge_review(engine: Engine, question: "Review | CompareQuery | JudgedReview",
-                 threshold: float | None = None) -> JudgedReview:
+def judge_review(
+    engine: Engine, question: "Review | CompareQuery | JudgedReview", threshold: float | None = None
+) -> JudgedReview:
     """The review judged, once per review and data version; a JudgedReview is returned as it is."""
     if isinstance(question, JudgedReview):
         return question

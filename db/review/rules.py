@@ -14,17 +14,26 @@ moved: its figures timed the machine's load, so it is neither a change nor uncha
 candidate is worse by (1/oriented ratio − 1 for a ratio, relative growth for memory and errors, and for a PSNR
 drop of d dB the growth of the mean squared error it means, 10^(d/10) − 1).
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from bundle.metrics import (CORRECTNESS, DERIVED, ROUNDING_MOVE, ROUNDING_UNITS, SAMPLED, TOLERANCE_MARGIN, Rule,
-                            RuleKind)
-from db.stats.ratios import as_fraction, worse_fraction
-from db.stats.significance import CONTENDED, NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
+from bundle.metrics import (
+    CORRECTNESS,
+    DERIVED,
+    ROUNDING_MOVE,
+    ROUNDING_UNITS,
+    SAMPLED,
+    TOLERANCE_MARGIN,
+    Rule,
+    RuleKind,
+)
 from db.review.case_table import per_metric
 from db.review.derived import folded_rows
+from db.stats.ratios import as_fraction, worse_fraction
+from db.stats.significance import CONTENDED, NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
 
 SLOWDOWN, PASSED_FAILED = "significant slowdown", "passed → failed"
 REGRESSION, SUSPECTED, UNCONFIRMED_STATE = "regression", "suspected", "unconfirmed"  # judge()'s `verdict`
@@ -34,8 +43,9 @@ UNTESTED = "nothing to test on: one process, one run a side, no A/A data"
 OWN_TEST = "its own test passed (p < 5 %), the review's family-wise step did not"
 
 
-def case_bounds(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule],
-                ruled: pd.Series | None = None) -> np.ndarray:
+def case_bounds(
+    cases: pd.DataFrame, threshold: float, rules: dict[str, Rule], ruled: pd.Series | None = None
+) -> np.ndarray:
     """Per case, the fraction worse a replicated change must exceed to regress: the metric's rule percent, or the
     review threshold (a fraction) where the rule has none. `ruled`: ruled_by(cases), when the caller has it."""
     percent = _per_case(ruled_by(cases) if ruled is None else ruled, rules, "percent")
@@ -67,8 +77,9 @@ def _kinds(ruled: pd.Series, rules: dict[str, Rule]) -> np.ndarray:
 
 
 def _per_case(ruled: pd.Series, rules: dict[str, Rule], field: str) -> np.ndarray:
-    return per_metric(ruled, {n: (np.nan if getattr(r, field) is None else getattr(r, field))
-                              for n, r in rules.items()})
+    return per_metric(
+        ruled, {n: (np.nan if getattr(r, field) is None else getattr(r, field)) for n, r in rules.items()}
+    )
 
 
 def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.DataFrame:
@@ -87,23 +98,33 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         growth = np.where(b > 0, c / b - 1.0, np.where(c > 0, np.inf, 0.0))
         worse_ratio = worse_fraction(oriented)
         drop_db = b - c  # PSNR: higher is better
-        worse_by = np.select([kind == RuleKind.significant.value, kind == RuleKind.drop.value],
-                             [worse_ratio, 10.0 ** (drop_db / 10.0) - 1.0], growth)
+        worse_by = np.select(
+            [kind == RuleKind.significant.value, kind == RuleKind.drop.value],
+            [worse_ratio, 10.0 ** (drop_db / 10.0) - 1.0],
+            growth,
+        )
         worse = (kind == RuleKind.significant.value) & (worse_ratio > bound)
         verdict_of = cases.significance.to_numpy()
         slower = worse & (verdict_of == SIGNIFICANT)
         p = cases.p_value.to_numpy(dtype=float, na_value=np.nan)
         suspected = worse & (verdict_of == NOT_SIGNIFICANT) & (p < REVIEW_ALPHA)
         busy = verdict_of == CONTENDED
-        grew = (kind == RuleKind.growth.value) & (growth * 100.0 >= _per_case(ruled, rules, "percent")) \
+        grew = (
+            (kind == RuleKind.growth.value)
+            & (growth * 100.0 >= _per_case(ruled, rules, "percent"))
             & (c - b >= _per_case(ruled, rules, "floor"))
+        )
         jitter = rounding_jitter(cases, kind, b, c)
         dropped = (kind == RuleKind.drop.value) & (drop_db > _per_case(ruled, rules, "drop")) & ~jitter
-        multiplied = (kind == RuleKind.factor.value) & (c > 0) & (growth + 1.0 >= _per_case(ruled, rules, "factor")) \
-            & ~jitter
+        multiplied = (
+            (kind == RuleKind.factor.value) & (c > 0) & (growth + 1.0 >= _per_case(ruled, rules, "factor")) & ~jitter
+        )
         # the same rules read the other way: what a single figure (memory, PSNR, error) gained beyond its rule
-        shrank = (kind == RuleKind.growth.value) & (-growth * 100.0 >= _per_case(ruled, rules, "percent")) \
+        shrank = (
+            (kind == RuleKind.growth.value)
+            & (-growth * 100.0 >= _per_case(ruled, rules, "percent"))
             & (b - c >= _per_case(ruled, rules, "floor"))
+        )
         # a sampled peak read in a contended process (bundle.metrics.SAMPLED): moved beyond its rule either way,
         # it is unconfirmed (contended), neither a regression nor a win
         sampled = cases.metric.isin(SAMPLED).to_numpy(dtype=bool)
@@ -113,21 +134,44 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         grew, shrank, busy = grew & ~peak_busy & ~peak_noise, shrank & ~peak_busy & ~peak_noise, busy | peak_busy
         unconfirmed = (worse & (verdict_of == UNCONFIRMED)) | busy
         rose = (kind == RuleKind.drop.value) & (-drop_db > _per_case(ruled, rules, "drop")) & ~jitter
-        divided = (kind == RuleKind.factor.value) & (b > 0) & ((c == 0) | (b / c >= _per_case(ruled, rules, "factor"))) \
+        divided = (
+            (kind == RuleKind.factor.value)
+            & (b > 0)
+            & ((c == 0) | (b / c >= _per_case(ruled, rules, "factor")))
             & ~jitter
+        )
     broke = (cases.baseline_passed == True).to_numpy(dtype=bool)  # noqa: E712 - elementwise; a missing verdict is neither
     broke = broke & (cases.candidate_passed == False).to_numpy(dtype=bool)  # noqa: E712 - elementwise, as above
     broke &= kind != RuleKind.derived.value
-    why = np.select([broke, slower, grew, dropped, multiplied],
-                    [PASSED_FAILED, SLOWDOWN, "memory grew beyond its rule", "PSNR dropped beyond its rule",
-                     "error grew beyond its rule"], "")
+    why = np.select(
+        [broke, slower, grew, dropped, multiplied],
+        [
+            PASSED_FAILED,
+            SLOWDOWN,
+            "memory grew beyond its rule",
+            "PSNR dropped beyond its rule",
+            "error grew beyond its rule",
+        ],
+        "",
+    )
     worse_by = np.where(broke, np.inf, worse_by)
     bound = np.where(kind == RuleKind.significant.value, bound, np.nan)  # the other rules carry their own figures
     verdict = np.select([why != "", suspected, unconfirmed], [REGRESSION, SUSPECTED, UNCONFIRMED_STATE], "")
     doubt = np.select([why != "", busy, suspected, unconfirmed], ["", BUSY, OWN_TEST, UNTESTED], "")
     improved = (shrank | rose | divided) & ~broke
-    return pd.DataFrame({"regressed": why != "", "why": why, "worse_by": worse_by, "bound": bound, "rule": kind,
-                         "verdict": verdict, "doubt": doubt, "improved": improved}, index=cases.index)
+    return pd.DataFrame(
+        {
+            "regressed": why != "",
+            "why": why,
+            "worse_by": worse_by,
+            "bound": bound,
+            "rule": kind,
+            "verdict": verdict,
+            "doubt": doubt,
+            "improved": improved,
+        },
+        index=cases.index,
+    )
 
 
 def _contended(cases: pd.DataFrame) -> np.ndarray:
@@ -156,8 +200,14 @@ def rounding_jitter(cases: pd.DataFrame, kind: np.ndarray, b: np.ndarray, c: np.
         near = db & (c - tolerance < margin_db)  # NaN (no tolerance): False
         scaled = np.isfinite(level) & np.where(db, True, level > 0)
         not_failed = (cases.candidate_passed != False).to_numpy(dtype=bool)  # noqa: E712 - elementwise; missing: not failed
-        return (db | (kind == RuleKind.factor.value)) & scaled & (units <= ROUNDING_UNITS) \
-            & (moved < ROUNDING_MOVE) & ~near & not_failed
+        return (
+            (db | (kind == RuleKind.factor.value))
+            & scaled
+            & (units <= ROUNDING_UNITS)
+            & (moved < ROUNDING_MOVE)
+            & ~near
+            & not_failed
+        )
 
 
 def is_correctness(metric: pd.Series) -> np.ndarray:

@@ -6,6 +6,7 @@ db.query.side_reads): two rows per case, nothing grouped. Every other question (
 selectors, a build whose summaries lag its runs) is answered by the pivot of the selected results (db.query.case_pairs) and the statistics of its samples, computed
 on workers while the caller builds its frames. The raw samples of one case, for its distribution chart, are read
 when asked for (`case_samples`)."""
+
 from __future__ import annotations
 
 from concurrent.futures import Executor, Future
@@ -35,6 +36,7 @@ _LISTS = [p + name for _, p in SIDES for name in ("samples", "processes", "conte
 class MetricFacts:
     """Per case, what its metric says: the comparison (ratio or difference) and its direction. Looked up once
     per metric (the metric column factorized), not once per case."""
+
     codes: np.ndarray
     names: pd.Index
     use_ratio: np.ndarray
@@ -81,8 +83,10 @@ def _from_samples(table: pa.Table, pool: Executor) -> SideInputs:
     facts = MetricFacts.of(table["metric"], paired)
     rows = np.flatnonzero(paired)
     # numpy on workers (it releases the GIL) while the caller builds its frames
-    stats = tuple(pool.submit(side_stats, side, table[p + "processes"], table[p + "contention"], facts.use_ratio, rows)
-                  for side, (_, p) in zip(lists, SIDES))
+    stats = tuple(
+        pool.submit(side_stats, side, table[p + "processes"], table[p + "contention"], facts.use_ratio, rows)
+        for side, (_, p) in zip(lists, SIDES)
+    )
     return SideInputs(table.drop_columns(_LISTS), paired, facts, stats)
 
 
@@ -91,14 +95,25 @@ def _from_summaries(table: pa.Table) -> SideInputs:
     paired = (counts[0] > 0) & (counts[1] > 0)
     facts = MetricFacts.of(table["metric"], paired)
     both = table.select([p + name for _, p in SIDES for name in FIGURES]).filter(pa.array(paired))  # no nulls left
-    stats = tuple(_done(SideStats(
-        table[p + "n"].to_numpy(zero_copy_only=False),
-        Quartiles(**{q: table[p + q].to_numpy(zero_copy_only=False) for q in QUARTILES}),
-        SideReplicates(**{name: both[p + name].to_numpy(zero_copy_only=False) for name in FIGURES}),
-        {name: _filled(table[p + name]) for name in CONTENTION}, None)) for _, p in SIDES)
+    stats = tuple(
+        _done(
+            SideStats(
+                table[p + "n"].to_numpy(zero_copy_only=False),
+                Quartiles(**{q: table[p + q].to_numpy(zero_copy_only=False) for q in QUARTILES}),
+                SideReplicates(**{name: both[p + name].to_numpy(zero_copy_only=False) for name in FIGURES}),
+                {name: _filled(table[p + name]) for name in CONTENTION},
+                None,
+            )
+        )
+        for _, p in SIDES
+    )
     # the pivot's columns, in its order
-    scalars = table.select(KEY + [p + name for _, p in SIDES for name in ("pooled", "machines", "passed", "tolerance",
-                                                                          "rounding", "results")] + DETAIL + WARNINGS)
+    scalars = table.select(
+        KEY
+        + [p + name for _, p in SIDES for name in ("pooled", "machines", "passed", "tolerance", "rounding", "results")]
+        + DETAIL
+        + WARNINGS
+    )
     return SideInputs(scalars, paired, facts, stats)
 
 
@@ -119,15 +134,27 @@ def _done(value) -> Future:
 
 def case_sample_reader(engine: Engine, query) -> Callable[[pd.Series], tuple[np.ndarray, np.ndarray]]:
     """Reads one case's pooled ok samples of each side (a cases row: its key columns), as Compare pooled them."""
+
     def read(case: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         baseline, candidate = query.selectors()
         where = f" AND {scope_sql(query.scope)} = ?" + "".join(
-            f" AND {'ru.device_type' if name == 'device' else 'r.' + name} = ?" for name in KEY[1:])
-        sql = pivot_sql([baseline.run_ids_sql(), candidate.run_ids_sql()], query.scope, scope_sql(query.scope),
-                        where, [str(case[name]) for name in KEY])
+            f" AND {'ru.device_type' if name == 'device' else 'r.' + name} = ?" for name in KEY[1:]
+        )
+        sql = pivot_sql(
+            [baseline.run_ids_sql(), candidate.run_ids_sql()],
+            query.scope,
+            scope_sql(query.scope),
+            where,
+            [str(case[name]) for name in KEY],
+        )
         table = read_pairs(engine, sql)
         if not table.num_rows:
             return np.array([]), np.array([])
-        return tuple(clean_side(SampleLists.from_arrow(table[p + "samples"]), table[p + "processes"],
-                                table[p + "contention"]).lists.values for _, p in SIDES)
+        return tuple(
+            clean_side(
+                SampleLists.from_arrow(table[p + "samples"]), table[p + "processes"], table[p + "contention"]
+            ).lists.values
+            for _, p in SIDES
+        )
+
     return read

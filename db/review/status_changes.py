@@ -4,6 +4,7 @@ sides' messages. Read from the comparison itself (its unmatched and case rows), 
 summary count the same changes. One row per case and kind of change: the metrics that moved together (a newly
 supported case's timing, memory and PSNR) are listed in `metric`, so counts are of cases. A newly supported case
 that fails its tolerance on the candidate is its own kind, a new failure."""
+
 from __future__ import annotations
 
 import re
@@ -17,14 +18,39 @@ from db.query.case_pairs import KEY
 from db.review.case_table import BETTER, WORSE
 
 OTHER = "other"  # neither better nor worse (BETTER, WORSE: Compare's chart's words and colours)
-COLUMNS = ["case", "scope", "metric", "change", "kind", "direction", "baseline_status", "candidate_status",
-           "baseline_message", "candidate_message", "device", "workload", "dtype", "compile", "case_key"]
+COLUMNS = [
+    "case",
+    "scope",
+    "metric",
+    "change",
+    "kind",
+    "direction",
+    "baseline_status",
+    "candidate_status",
+    "baseline_message",
+    "candidate_message",
+    "device",
+    "workload",
+    "dtype",
+    "compile",
+    "case_key",
+]
 _OOM = re.compile(r"out of memory|\bOOM\b", re.IGNORECASE)
-_GAINED = {"unsupported": "newly supported", "error": "error fixed", "OOM": "OOM fixed",
-           "unavailable": "figure now available", "fallback": "no longer falls back to the CPU"}
+_GAINED = {
+    "unsupported": "newly supported",
+    "error": "error fixed",
+    "OOM": "OOM fixed",
+    "unavailable": "figure now available",
+    "fallback": "no longer falls back to the CPU",
+}
 FAILS_NOW = "newly supported, fails its tolerance"
-_LOST = {"unsupported": "newly unsupported", "error": "new error", "OOM": "new OOM",
-         "unavailable": "figure now unavailable", "fallback": "now falls back to the CPU"}
+_LOST = {
+    "unsupported": "newly unsupported",
+    "error": "new error",
+    "OOM": "new OOM",
+    "unavailable": "figure now unavailable",
+    "fallback": "now falls back to the CPU",
+}
 
 
 def _status(status: str, message) -> str:
@@ -74,8 +100,15 @@ def status_changes(cases: pd.DataFrame, unmatched: pd.DataFrame) -> pd.DataFrame
     parts = [p for p in (_from_unmatched(unmatched), _from_cases(cases)) if len(p)]
     if not parts:
         return pd.DataFrame(columns=COLUMNS)
-    fields = KEY + ["baseline_status", "candidate_status", "kind", "direction", "baseline_message",
-                    "candidate_message", "failing"]
+    fields = KEY + [
+        "baseline_status",
+        "candidate_status",
+        "kind",
+        "direction",
+        "baseline_message",
+        "candidate_message",
+        "failing",
+    ]
     rows = pd.concat([p.reindex(columns=fields) for p in parts], ignore_index=True)
     rows = _per_case(rows)
     rows["change"] = rows.baseline_status + " → " + rows.candidate_status
@@ -103,7 +136,7 @@ def _per_case(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def status_words(changes: pd.DataFrame) -> str:
-    """"1 newly supported, fails its tolerance; 2 OOM fixed": each kind counted in the rows' order (worst first),
+    """ "1 newly supported, fails its tolerance; 2 OOM fixed": each kind counted in the rows' order (worst first),
     the one wording of status changes on the cards and on Compare."""
     if changes.empty:
         return ""

@@ -9,6 +9,7 @@ Low Power Mode / thermal pressure on either side).
 A plain, JSON-ready dict (`release_summary`, its fields named by `Summary`): the verdict cards render it first,
 GET /api/v1/compare and /api/v1/regressions return it, the Markdown export and `mpsbench compare` print it, all
 from this one function over the memoised judged review (db.review.review)."""
+
 from __future__ import annotations
 
 from typing import Any, TypedDict
@@ -20,25 +21,54 @@ from sqlalchemy import Engine
 from bundle.metrics import METRICS, RuleKind
 from db.query.conditions import condition_notes
 from db.query.plain import records
+from db.review.case_table import BETTER, GROUP, ORIENTED_RATIO, SIGNIFICANCE, WORSE, per_metric
 from db.review.comparison import SAME_BUILD
 from db.review.derived import folded_rows
 from db.review.detectable import detectable_words
 from db.review.evidence import NO_TIMING, confirm_command, evidence_by_group, named_doubts, nothing_compared, worst
 from db.review.listing import Question, doubtful, regressions
 from db.review.review import judge_review
-from db.review.status_changes import status_changes
-from db.review.case_table import BETTER, GROUP, ORIENTED_RATIO, SIGNIFICANCE, WORSE, per_metric
 from db.review.rules import BUSY, SUSPECTED, UNCONFIRMED_STATE, rule_kinds
+from db.review.status_changes import status_changes
 from db.review.wording import format_value
 from db.stats.significance import NOT_SIGNIFICANT, SIGNIFICANT, UNCONFIRMED
 
-FAMILY_COLUMNS = GROUP + ["workload", "metric", "n_cases", "geomean", "ci_low", "ci_high", "unit", "n_better",
-                          "n_worse", "summary"]
+FAMILY_COLUMNS = GROUP + [
+    "workload",
+    "metric",
+    "n_cases",
+    "geomean",
+    "ci_low",
+    "ci_high",
+    "unit",
+    "n_better",
+    "n_worse",
+    "summary",
+]
 FAMILY = GROUP + ["workload", "metric"]
-GROUP_COLUMNS = GROUP + ["verdict", "compared", "faster", "slower", "unchanged", "untested", "regressed",
-                         "unconfirmed", "contended", "suspected", "unmatched", "memory", "correctness", "detects",
-                         "evidence", "worst", "doubts", "memory_regressed", "memory_gains", "correctness_regressed",
-                         "correctness_gains"]
+GROUP_COLUMNS = GROUP + [
+    "verdict",
+    "compared",
+    "faster",
+    "slower",
+    "unchanged",
+    "untested",
+    "regressed",
+    "unconfirmed",
+    "contended",
+    "suspected",
+    "unmatched",
+    "memory",
+    "correctness",
+    "detects",
+    "evidence",
+    "worst",
+    "doubts",
+    "memory_regressed",
+    "memory_gains",
+    "correctness_regressed",
+    "correctness_gains",
+]
 AA_WORDS = "A/A, one build on both sides (any change is run-to-run noise): "
 COUNTED = ["faster", "slower", "unchanged", "untested"]  # timing cases: the first three tested, the last not
 
@@ -46,6 +76,7 @@ COUNTED = ["faster", "slower", "unchanged", "untested"]  # timing cases: the fir
 class Summary(TypedDict):
     """What release_summary answers (JSON-ready): the review's parameters, its verdict and counts, one row per
     group (GROUP_COLUMNS), the family geomeans (FAMILY_COLUMNS) and the notes."""
+
     baseline: str
     candidate: str
     scope: str
@@ -65,8 +96,9 @@ class Summary(TypedDict):
     same_build: bool  # both sides are runs of one build: an A/A review (its verdict says so)
 
 
-def release_summary(engine: Engine, question: Question, found: pd.DataFrame | None = None,
-                    doubts: pd.DataFrame | None = None) -> Summary:
+def release_summary(
+    engine: Engine, question: Question, found: pd.DataFrame | None = None, doubts: pd.DataFrame | None = None
+) -> Summary:
     """The summary of a review (judged once: db.review.review.judge_review); its regressions `found` and its
     unconfirmed / suspected cases `doubts` may be passed when the caller has listed them already."""
     judged = judge_review(engine, question)
@@ -82,10 +114,19 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     quiet = (cases[SIGNIFICANCE] == NOT_SIGNIFICANT).to_numpy(dtype=bool) | (sig & (oriented == 1))
     untested = timing & (cases[SIGNIFICANCE] == UNCONFIRMED).to_numpy(dtype=bool)
     direction = judged.directions  # faster / slower: a timing case better / worse, as Compare shows it
-    flags = pd.DataFrame({"faster": timing & (direction == BETTER), "slower": timing & (direction == WORSE),
-                          "unchanged": timing & quiet, "untested": untested}, index=cases.index)
+    flags = pd.DataFrame(
+        {
+            "faster": timing & (direction == BETTER),
+            "slower": timing & (direction == WORSE),
+            "unchanged": timing & quiet,
+            "untested": untested,
+        },
+        index=cases.index,
+    )
     counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), COUNTED)
-    unmatched_cases = result.unmatched[~folded_rows(result.unmatched)]  # a failed decode is one case, not its tokens/s too
+    unmatched_cases = result.unmatched[
+        ~folded_rows(result.unmatched)
+    ]  # a failed decode is one case, not its tokens/s too
     regressed, unmatched = _sizes(found), _sizes(unmatched_cases)
     compared = _sizes(cases[~folded_rows(cases)])
     unconfirmed = _sizes(doubts[doubts.verdict == UNCONFIRMED_STATE]) if len(doubts) else {}
@@ -104,17 +145,32 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
         got = counts.get(key, dict.fromkeys(COUNTED, 0))
         doubt, busy, suspect = unconfirmed.get(key, 0), contended.get(key, 0), suspected.get(key, 0)
         n = compared.get(key, 0)
-        verdict = (_group_line(hit, doubt, busy, suspect, got) if n else
-                   nothing_compared(_in(unmatched_cases, key), q.baseline, q.candidate, key[0]))
-        rows.append({**dict(zip(GROUP, key)), "verdict": verdict, "compared": n, **got, "regressed": hit,
-                     "unconfirmed": doubt, "contended": busy, "suspected": suspect,
-                     "unmatched": unmatched.get(key, 0),
-                     "memory": _memory(_in(memory_cases, key), _in(found, key)),
-                     "correctness": _correctness(_in(correctness_cases, key), _in(found, key)),
-                     **_moved(_in(memory_cases, key), _in(found, key), "memory"),
-                     **_moved(_in(correctness_cases, key), _in(found, key), "correctness"),
-                     "detects": detects.get(key, ""), "evidence": evidence.get(key, NO_TIMING),
-                     "worst": worst(_in(found, key)), "doubts": named_doubts(_in(doubts, key))})
+        verdict = (
+            _group_line(hit, doubt, busy, suspect, got)
+            if n
+            else nothing_compared(_in(unmatched_cases, key), q.baseline, q.candidate, key[0])
+        )
+        rows.append(
+            {
+                **dict(zip(GROUP, key)),
+                "verdict": verdict,
+                "compared": n,
+                **got,
+                "regressed": hit,
+                "unconfirmed": doubt,
+                "contended": busy,
+                "suspected": suspect,
+                "unmatched": unmatched.get(key, 0),
+                "memory": _memory(_in(memory_cases, key), _in(found, key)),
+                "correctness": _correctness(_in(correctness_cases, key), _in(found, key)),
+                **_moved(_in(memory_cases, key), _in(found, key), "memory"),
+                **_moved(_in(correctness_cases, key), _in(found, key), "correctness"),
+                "detects": detects.get(key, ""),
+                "evidence": evidence.get(key, NO_TIMING),
+                "worst": worst(_in(found, key)),
+                "doubts": named_doubts(_in(doubts, key)),
+            }
+        )
     fams = _timed(result.families, cases[timing], untested[timing])
     base, cand = review.compare.selectors()
     notes = list(result.notes) + condition_notes(engine, base, "baseline") + condition_notes(engine, cand, "candidate")
@@ -124,14 +180,26 @@ def release_summary(engine: Engine, question: Question, found: pd.DataFrame | No
     n_suspect = int((doubts.verdict == SUSPECTED).sum()) if len(doubts) else 0
     n_untested = int(untested.sum())
     same_build = result.same == SAME_BUILD
-    return {"baseline": review.compare.baseline, "candidate": review.compare.candidate, "scope": review.compare.scope,
-            "threshold": review.threshold, "threshold_unit": "% worse", "rules": review.rules_text,
-            "verdict": (AA_WORDS if same_build else "") + _overall_line(total, rows, n_doubt, n_busy, n_suspect, n_untested),
-            "regressions": total, "same_build": same_build,
-            "untested": n_untested, "unconfirmed": n_doubt, "contended": n_busy, "suspected": n_suspect,
-            "groups": records(pd.DataFrame(rows, columns=GROUP_COLUMNS)),
-            "families": records(fams.reindex(columns=FAMILY_COLUMNS)), "notes": notes,
-            "confirm": confirm_command(review.params()) if len(doubts) else ""}
+    return {
+        "baseline": review.compare.baseline,
+        "candidate": review.compare.candidate,
+        "scope": review.compare.scope,
+        "threshold": review.threshold,
+        "threshold_unit": "% worse",
+        "rules": review.rules_text,
+        "verdict": (AA_WORDS if same_build else "")
+        + _overall_line(total, rows, n_doubt, n_busy, n_suspect, n_untested),
+        "regressions": total,
+        "same_build": same_build,
+        "untested": n_untested,
+        "unconfirmed": n_doubt,
+        "contended": n_busy,
+        "suspected": n_suspect,
+        "groups": records(pd.DataFrame(rows, columns=GROUP_COLUMNS)),
+        "families": records(fams.reindex(columns=FAMILY_COLUMNS)),
+        "notes": notes,
+        "confirm": confirm_command(review.params()) if len(doubts) else "",
+    }
 
 
 def _timed(families: pd.DataFrame, timing: pd.DataFrame, untested: np.ndarray) -> pd.DataFrame:
@@ -146,8 +214,10 @@ def _timed(families: pd.DataFrame, timing: pd.DataFrame, untested: np.ndarray) -
     own = list(families[FAMILY].astype(str).itertuples(index=False, name=None))
     mine = families[[t in said for t in own]].copy()
     blind = [said[t] for t in own if t in said]
-    mine["summary"] = [_untested_words(text, n, int(total)) for text, n, total in
-                       zip(mine["summary"].astype(str), blind, mine["n_cases"].fillna(0))]
+    mine["summary"] = [
+        _untested_words(text, n, int(total))
+        for text, n, total in zip(mine["summary"].astype(str), blind, mine["n_cases"].fillna(0))
+    ]
     return mine
 
 
@@ -155,8 +225,7 @@ def _untested_words(summary: str, untested: int, cases: int) -> str:
     """The family's words with its untested cases said before its baseline (a card shows the words up to it)."""
     if not untested:
         return summary
-    words = ("untested (no replicates)" if untested >= cases else
-             f"{untested} of {cases} cases untested (no replicates)")
+    words = "untested (no replicates)" if untested >= cases else f"{untested} of {cases} cases untested (no replicates)"
     head, sep, tail = summary.partition(", baseline ")
     return f"{head} — {words}{sep}{tail}"
 
@@ -165,8 +234,10 @@ def _by_group(frame: pd.DataFrame, columns: list[str]) -> dict[tuple, dict[str, 
     if frame.empty:
         return {}
     sums = frame.groupby(GROUP, sort=False, observed=True, dropna=False)[columns].sum()
-    return {tuple(str(k) for k in key): {c: int(v) for c, v in zip(columns, values)}
-            for key, values in zip(sums.index, sums.to_numpy())}
+    return {
+        tuple(str(k) for k in key): {c: int(v) for c, v in zip(columns, values)}
+        for key, values in zip(sums.index, sums.to_numpy())
+    }
 
 
 def _sizes(frame: pd.DataFrame) -> dict[tuple, int]:
@@ -190,7 +261,7 @@ GAINS_NAMED = 3  # the largest gains a summary line names; the rest are counted
 
 
 def _gains(compared: pd.DataFrame, word: str) -> str:
-    """"; 2 smaller: wan_vae memory_driver_peak 33× less memory, …" for the figures better beyond their rule."""
+    """ "; 2 smaller: wan_vae memory_driver_peak 33× less memory, …" for the figures better beyond their rule."""
     won = compared[compared.improved.to_numpy(dtype=bool)] if len(compared) else compared
     if won.empty:
         return ""
@@ -205,7 +276,9 @@ def _moved(compared: pd.DataFrame, found: pd.DataFrame, quantity: str) -> dict[s
     if quantity == "correctness":
         hit = int((found.metric == "correctness").sum()) if len(found) else 0
     else:
-        hit = int(found.metric.map(lambda m: m in METRICS and METRICS[m].quantity == quantity).sum()) if len(found) else 0
+        hit = (
+            int(found.metric.map(lambda m: m in METRICS and METRICS[m].quantity == quantity).sum()) if len(found) else 0
+        )
     gains = int(compared.improved.to_numpy(dtype=bool).sum()) if len(compared) else 0
     return {f"{quantity}_regressed": hit, f"{quantity}_gains": gains}
 
@@ -218,8 +291,11 @@ def _memory(compared: pd.DataFrame, found: pd.DataFrame) -> str:
     gains = _gains(compared, "smaller")
     if hit.empty:
         return f"no memory regression ({n} figure{'s' * (n != 1)} compared{gains})"
-    said = "; ".join(f"{r.workload} {r.metric} {format_value(r.baseline_median, r.unit)} → "
-                     f"{format_value(r.candidate_median, r.unit)}" for r in hit.itertuples())
+    said = "; ".join(
+        f"{r.workload} {r.metric} {format_value(r.baseline_median, r.unit)} → "
+        f"{format_value(r.candidate_median, r.unit)}"
+        for r in hit.itertuples()
+    )
     return f"{len(hit)} memory regression{'s' * (len(hit) != 1)} of {n} figures: {said}{gains}"
 
 
@@ -252,19 +328,24 @@ def _group_line(hit: int, doubt: int, busy: int, suspect: int, counts: dict[str,
 
 
 def _doubt_words(doubt: int, busy: int, suspect: int = 0) -> str:
-    """"6 unconfirmed: 2 contended: other processes took the cores while they were timed; 4 with nothing to
+    """ "6 unconfirmed: 2 contended: other processes took the cores while they were timed; 4 with nothing to
     test them on; 1 suspected", or "" when nothing is doubtful."""
     untested = doubt - busy
-    why = [f"{busy} contended: other processes took the cores while {'they were' if busy != 1 else 'it was'} timed"
-           if busy else "", f"{untested} with nothing to test {'them' if untested != 1 else 'it'} on" if untested else ""]
+    why = [
+        f"{busy} contended: other processes took the cores while {'they were' if busy != 1 else 'it was'} timed"
+        if busy
+        else "",
+        f"{untested} with nothing to test {'them' if untested != 1 else 'it'} on" if untested else "",
+    ]
     words = f"{doubt} unconfirmed: " + "; ".join(w for w in why if w) if doubt else ""
     if suspect:
         words += ("; " if words else "") + f"{suspect} suspected (own test only)"
     return words
 
 
-def _overall_line(total: int, rows: list[dict], unconfirmed: int = 0, busy: int = 0, suspect: int = 0,
-                  untested: int = 0) -> str:
+def _overall_line(
+    total: int, rows: list[dict], unconfirmed: int = 0, busy: int = 0, suspect: int = 0, untested: int = 0
+) -> str:
     empty = [r for r in rows if not r["compared"]]
     if len(empty) == len(rows):
         return "nothing compared"
@@ -290,8 +371,17 @@ def review_answer(engine: Engine, question: Question) -> dict[str, Any]:
     summary = release_summary(engine, judged, found, doubts)
     review, result = judged.review, judged.comparison
     q = review.compare
-    return {"baseline": q.baseline, "candidate": q.candidate, "scope": q.scope, "threshold": review.threshold,
-            "threshold_unit": "% worse", "rules": review.rules_text, "notes": summary["notes"], "summary": summary,
-            "regressions": records(found), "unconfirmed": records(doubts[doubts.verdict == UNCONFIRMED_STATE]),
-            "suspected": records(doubts[doubts.verdict == SUSPECTED]),
-            "status_changes": records(status_changes(result.cases, result.unmatched))}
+    return {
+        "baseline": q.baseline,
+        "candidate": q.candidate,
+        "scope": q.scope,
+        "threshold": review.threshold,
+        "threshold_unit": "% worse",
+        "rules": review.rules_text,
+        "notes": summary["notes"],
+        "summary": summary,
+        "regressions": records(found),
+        "unconfirmed": records(doubts[doubts.verdict == UNCONFIRMED_STATE]),
+        "suspected": records(doubts[doubts.verdict == SUSPECTED]),
+        "status_changes": records(status_changes(result.cases, result.unmatched)),
+    }

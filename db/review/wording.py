@@ -1,4 +1,5 @@
 """How a change is said: "1.23× faster", "1.10× less memory", "+19.89 dB". The metric decides the words."""
+
 from __future__ import annotations
 
 import math

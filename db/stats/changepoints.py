@@ -6,6 +6,7 @@ log space); segments have at least MIN_SIZE points (2, as asv), so one outlier b
 A reported step must also change the level by at least MIN_CHANGE (5 %). O(n³) is fine for the ≤ few hundred
 builds a trend has.
 """
+
 from __future__ import annotations
 
 import math
@@ -52,5 +53,5 @@ def change_points(values: list[float]) -> list[int]:
 def _level_change(logs: np.ndarray, cuts: list[int], cut: int) -> float:
     edges = [0] + cuts + [len(logs)]
     k = edges.index(cut)
-    before, after = np.median(logs[edges[k - 1]:cut]), np.median(logs[cut:edges[k + 1]])
+    before, after = np.median(logs[edges[k - 1] : cut]), np.median(logs[cut : edges[k + 1]])
     return abs(math.exp(after - before) - 1.0)

@@ -1,6 +1,7 @@
 """One int64 code per row for a combination of columns, each already coded as small non-negative integers:
 rows with equal codes agree on every column, and the codes sort as the columns do, lexicographically (first
 column first). Used to sort and group by several columns without a multi-key sort."""
+
 from __future__ import annotations
 
 from typing import Iterable

@@ -9,6 +9,7 @@ without enough clean processes keeps every sample (there is nothing else to show
 is unconfirmed (contended), never tested (db.stats.significance). Processes whose share is unknown count as
 clean: the absence of a measurement is not evidence of contention.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,7 +22,6 @@ from bundle.contention import MIN_CLEAN_PROCESSES, THRESHOLD
 from db.stats.lists import SampleLists, offsets_of, run_lists
 from db.stats.replicates import process_offsets, process_sizes
 
-
 # a side's contention per case, as the side summaries keep it and a comparison reads it (CleanSide.columns)
 COLUMNS = ("contended", "contended_processes", "timed_processes", "contention_low", "contention_high")
 
@@ -31,6 +31,7 @@ class CleanSide:
     """One side's samples with its contended processes left out where enough clean ones remain (`lists`, every
     case with its runs), each run's process sizes (`size_counts`, `sizes`: db.stats.replicates.process_sizes'
     layout) and per case what contention it met."""
+
     lists: SampleLists
     size_counts: np.ndarray
     sizes: np.ndarray
@@ -54,8 +55,12 @@ class CleanSide:
         size_starts = offsets_of(self.size_counts)
         sizes = self.sizes[_gather(size_starts[:-1][run_index], self.size_counts[run_index])]
         runs, run_offsets = offsets_of(case_runs), offsets_of(run_len)
-        return CleanSide(SampleLists(values, run_offsets[runs], runs, run_offsets), self.size_counts[run_index],
-                         sizes, *(a[rows] for a in (self.contended, self.hot, self.timed, self.low, self.high)))
+        return CleanSide(
+            SampleLists(values, run_offsets[runs], runs, run_offsets),
+            self.size_counts[run_index],
+            sizes,
+            *(a[rows] for a in (self.contended, self.hot, self.timed, self.low, self.high)),
+        )
 
 
 def _gather(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -95,8 +100,15 @@ def clean_side(lists: SampleLists, processes, contention) -> CleanSide:
         np.fmax.at(high, where, share[hot_proc])
     drop = hot_proc & ~contended[case_of_proc]
     if not drop.any():
-        return CleanSide(SampleLists(values, run_offsets[runs], runs, run_offsets),
-                         *_sizes_of(per_run, proc_offsets), contended, hot, timed, low, high)
+        return CleanSide(
+            SampleLists(values, run_offsets[runs], runs, run_offsets),
+            *_sizes_of(per_run, proc_offsets),
+            contended,
+            hot,
+            timed,
+            low,
+            high,
+        )
     keep = ~drop
     proc_len = np.diff(proc_offsets)
     kept_values = values[np.repeat(keep, proc_len)] if len(values) else values
@@ -105,8 +117,16 @@ def clean_side(lists: SampleLists, processes, contention) -> CleanSide:
     run_len = np.bincount(run_of_proc, weights=proc_len * keep, minlength=len(per_run)).astype(np.int64)[live]
     new_runs = offsets_of(np.bincount(case_of_run[live], minlength=n_cases))
     new_run_offsets = offsets_of(run_len)
-    return CleanSide(SampleLists(kept_values, new_run_offsets[new_runs], new_runs, new_run_offsets),
-                     kept_per_run[live], proc_len[keep], contended, hot, timed, low, high)
+    return CleanSide(
+        SampleLists(kept_values, new_run_offsets[new_runs], new_runs, new_run_offsets),
+        kept_per_run[live],
+        proc_len[keep],
+        contended,
+        hot,
+        timed,
+        low,
+        high,
+    )
 
 
 def _sizes_of(per_run: np.ndarray, proc_offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

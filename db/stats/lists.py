@@ -4,6 +4,7 @@ Lists of one length are taken together as one sorted 2-D array, one length at a 
 (db.stats.significance) and each worker process's samples (db.stats.replicates) both go through here.
 SampleLists holds each case's samples in that layout, run by run.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -63,6 +64,7 @@ class SampleLists:
     """Variable-length sample lists in Arrow layout: case i's samples are values[offsets[i]:offsets[i+1]]. With
     `runs`, case i's samples come from runs runs[i]..runs[i+1]-1, run j's being values[run_offsets[j]:…[j+1]]
     (a case pooled over several runs: db.stats.replicates uses the runs as replicates)."""
+
     values: np.ndarray  # each list in the order it was read (run after run)
     offsets: np.ndarray
     runs: np.ndarray | None = None  # per case, offsets into the runs (None: every case is one run)

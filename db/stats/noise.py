@@ -11,6 +11,7 @@ Also the run-level spread sigma = sqrt(mean(log ratio²) / 2): if each run's log
 N(0, sigma²), the log ratio of two runs is N(0, 2 sigma²) (the mean of an A/A difference is 0 by construction,
 so the mean square estimates its variance). db.stats.planner turns it into runs per side.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

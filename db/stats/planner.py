@@ -11,6 +11,7 @@ two-level experiment: runs (processes, level 2) each taking samples (calls, leve
   sample and c2 the cost of one run's start-up (warm-up, process, imports): more samples per run only pay off
   while the within-run noise dominates.
 """
+
 from __future__ import annotations
 
 import math
@@ -45,8 +46,10 @@ def runs_needed(sigma_log: float | None, half_width_percent: float, confidence: 
 
 
 def runs_needed_many(sigma_log, half_width_percent: float, confidence: float = 0.95) -> list[int | None]:
-    return [runs_needed(None if s is None or not np.isfinite(s) else float(s), half_width_percent, confidence)
-            for s in sigma_log]
+    return [
+        runs_needed(None if s is None or not np.isfinite(s) else float(s), half_width_percent, confidence)
+        for s in sigma_log
+    ]
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@ the CIs, the rules, the words and the views read the same floats.
 
 A ratio is candidate / baseline of the medians; oriented, > 1 is better (a lower-is-better metric's ratio is
 inverted). Thresholds and bounds are fractions inside (0.05); percent is what a person types and reads."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -26,6 +26,7 @@ log of its median for ratio metrics, its median for difference metrics — and t
 A case with neither processes, several runs nor A/A data has nothing to test on: `testable` is False and a review
 calls it unconfirmed (never a regression). docs/regressions.md states the model and what it assumes.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ def trimmed_count(processes: np.ndarray) -> np.ndarray:
 class SideReplicates:
     """Per case, one side: runs, Σ 1/h_r, Σ h_r (the processes each run's trimmed mean keeps), and the sums of
     squares (within runs, winsorized; between runs)."""
+
     runs: np.ndarray
     inv_processes: np.ndarray
     processes: np.ndarray
@@ -64,8 +66,9 @@ def process_sizes(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.nd
     return counts, sizes.to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-def process_offsets(run_offsets: np.ndarray, size_counts: np.ndarray,
-                    sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def process_offsets(
+    run_offsets: np.ndarray, size_counts: np.ndarray, sizes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(per run: offsets into the processes, per process: offsets into the values). A run without sizes (schema
     1, a single figure) or whose sizes do not add up to its samples is one process."""
     run_len = np.diff(run_offsets)
@@ -90,12 +93,18 @@ def _segment_sum(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     out = np.zeros(len(starts))
     full = ends > starts
     if full.any():  # the segments are contiguous: each non-empty one ends where the next non-empty one starts
-        out[full] = np.add.reduceat(np.asarray(x, dtype=float)[:ends[-1]], starts[full])
+        out[full] = np.add.reduceat(np.asarray(x, dtype=float)[: ends[-1]], starts[full])
     return out
 
 
-def side_replicates(values: np.ndarray, case_runs: np.ndarray, run_offsets: np.ndarray, size_counts: np.ndarray,
-                    sizes: np.ndarray, use_log: np.ndarray) -> SideReplicates:
+def side_replicates(
+    values: np.ndarray,
+    case_runs: np.ndarray,
+    run_offsets: np.ndarray,
+    size_counts: np.ndarray,
+    sizes: np.ndarray,
+    use_log: np.ndarray,
+) -> SideReplicates:
     """Per case from its runs' samples (case i's runs are case_runs[i]..case_runs[i+1]-1, run j's samples
     values[run_offsets[j]:run_offsets[j+1]]) and each run's process sizes."""
     run_proc, proc_offsets = process_offsets(run_offsets, size_counts, sizes)
@@ -114,9 +123,16 @@ def side_replicates(values: np.ndarray, case_runs: np.ndarray, run_offsets: np.n
         mean_case = _segment_sum(mean_r, case_runs) / r
     ss_between = _segment_sum((mean_r - np.repeat(mean_case, runs_of_case)) ** 2, case_runs)
     valid = _segment_sum(_segment_sum(bad.astype(float), run_proc), case_runs) == 0
-    return SideReplicates(runs_of_case, _segment_sum(1.0 / np.maximum(p_r, 1), case_runs),
-                          _segment_sum(p_r, case_runs), _segment_sum(ss_r, case_runs),
-                          _segment_sum(p_r - 1, case_runs), ss_between, valid, mean_case)
+    return SideReplicates(
+        runs_of_case,
+        _segment_sum(1.0 / np.maximum(p_r, 1), case_runs),
+        _segment_sum(p_r, case_runs),
+        _segment_sum(ss_r, case_runs),
+        _segment_sum(p_r - 1, case_runs),
+        ss_between,
+        valid,
+        mean_case,
+    )
 
 
 def trimmed(y: np.ndarray, run_proc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -132,8 +148,8 @@ def trimmed(y: np.ndarray, run_proc: np.ndarray) -> tuple[np.ndarray, np.ndarray
         rows = np.flatnonzero(per_run == n)
         cut = int(trimmed_count(np.array([n]))[0])
         x = np.sort(y[run_proc[rows][:, None] + np.arange(n)], axis=1)
-        mean[rows] = x[:, cut:n - cut].mean(axis=1)
-        w = np.clip(x, x[:, cut:cut + 1], x[:, n - 1 - cut:n - cut])
+        mean[rows] = x[:, cut : n - cut].mean(axis=1)
+        w = np.clip(x, x[:, cut : cut + 1], x[:, n - 1 - cut : n - cut])
         ss[rows] = ((w - w.mean(axis=1, keepdims=True)) ** 2).sum(axis=1)
     return mean, ss, per_run - 2 * g
 
@@ -142,6 +158,7 @@ def trimmed(y: np.ndarray, run_proc: np.ndarray) -> tuple[np.ndarray, np.ndarray
 class ChangeTest:
     """Per case: the change d (log ratio, or difference), its standard error and degrees of freedom, the
     two-sided p, the 95 % CI of d, whether it could be tested at all, and where its variance came from."""
+
     d: np.ndarray
     se: np.ndarray
     df: np.ndarray
@@ -166,20 +183,28 @@ def change_test(b: SideReplicates, c: SideReplicates, aa_pairs: np.ndarray, aa_s
         mean_p = (b.processes + c.processes) / (b.runs + c.runs)
         v_run = np.where(df_t > 0, (b.ss_between + c.ss_between + aa_ss) / df_t, 0.0)
         tau2 = np.maximum(0.0, v_run - s2_p / mean_p)
-        v_p = s2_p * (b.inv_processes / b.runs ** 2 + c.inv_processes / c.runs ** 2)
+        v_p = s2_p * (b.inv_processes / b.runs**2 + c.inv_processes / c.runs**2)
         v_t = tau2 * (1.0 / b.runs + 1.0 / c.runs)
         v = v_p + v_t
-        parts = np.where(v_p > 0, v_p ** 2 / df_p, 0.0) + np.where(v_t > 0, v_t ** 2 / df_t, 0.0)
-        df = np.where(parts > 0, v ** 2 / parts, np.maximum(df_p, df_t))
+        parts = np.where(v_p > 0, v_p**2 / df_p, 0.0) + np.where(v_t > 0, v_t**2 / df_t, 0.0)
+        df = np.where(parts > 0, v**2 / parts, np.maximum(df_p, df_t))
         se = np.sqrt(v)
         t = np.where(se > 0, d / se, np.where(d == 0, 0.0, np.inf))
         p = np.where(se > 0, 2.0 * stdtr(df, -np.abs(t)), np.where(d == 0, 1.0, 0.0))
         half = np.where(se > 0, t_quantile(df, 0.975) * se, 0.0)
     testable = ((df_p > 0) | (df_t > 0)) & b.valid & c.valid & np.isfinite(d)
     nan = np.full(len(d), np.nan)
-    return ChangeTest(d, np.where(testable, se, nan), np.where(testable, df, nan), np.where(testable, p, nan),
-                      np.where(testable, d - half, nan), np.where(testable, d + half, nan), testable, df_p > 0,
-                      df_t > 0)
+    return ChangeTest(
+        d,
+        np.where(testable, se, nan),
+        np.where(testable, df, nan),
+        np.where(testable, p, nan),
+        np.where(testable, d - half, nan),
+        np.where(testable, d + half, nan),
+        testable,
+        df_p > 0,
+        df_t > 0,
+    )
 
 
 _FEW = 8  # t_quantile: distinct df values found by comparison before it sorts the rest

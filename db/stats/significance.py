@@ -7,6 +7,7 @@ review of unchanged software calls anything significant is at most REVIEW_ALPHA 
 with no replicates and no A/A data is UNCONFIRMED: its figures are shown, never called a change. Also the family
 geomean's bootstrap over cases.
 """
+
 from __future__ import annotations
 
 import functools
@@ -29,8 +30,12 @@ CONTENDED = "unconfirmed: contended"
 SIGNIFICANCE_WORDS = (UNCONFIRMED, SIGNIFICANT, NOT_SIGNIFICANT, BY_RULE, CONTENDED)  # Significance.codes index this
 _SIGNIFICANCE_WORDS = np.array(SIGNIFICANCE_WORDS, dtype=object)
 # what a case's variance rests on (Significance.replicates)
-REPLICATE_WORDS = ("none: one process, one run a side, no A/A data", "worker processes",
-                   "runs and A/A pairs", "worker processes, runs and A/A pairs")
+REPLICATE_WORDS = (
+    "none: one process, one run a side, no A/A data",
+    "worker processes",
+    "runs and A/A pairs",
+    "worker processes, runs and A/A pairs",
+)
 
 
 @dataclass
@@ -70,6 +75,7 @@ def side_figures(side: CleanSide, use_ratio: np.ndarray) -> replicates.SideRepli
 class SideStats:
     """One side's figures per case, from its clean processes (db.stats.contention): what a Compare reads of a
     side, and what the side summaries store (db.store.side_cases) — both from `side_stats`."""
+
     n: np.ndarray  # every case: the samples its figures are of
     quartiles: Quartiles  # every case
     figures: replicates.SideReplicates  # the cases at `rows` (all where none were named)
@@ -77,20 +83,29 @@ class SideStats:
     samples: SampleLists | None  # the clean samples of the cases at `rows`, where they were read
 
 
-def side_stats(lists: SampleLists, processes, contention, use_ratio: np.ndarray,
-               rows: np.ndarray | None = None) -> SideStats:
+def side_stats(
+    lists: SampleLists, processes, contention, use_ratio: np.ndarray, rows: np.ndarray | None = None
+) -> SideStats:
     """A side's contended processes left out (db.stats.contention), then its quartiles, the figures of the cases
     at `rows` (indices; every case if None) and its contention columns. `use_ratio`: of the cases at `rows`."""
     clean = clean_side(lists, processes, contention)
     part = clean if rows is None else clean.take(rows)
-    return SideStats(clean.lists.counts, summarize_lists(clean.lists), side_figures(part, use_ratio),
-                     clean.columns(), part.lists)
+    return SideStats(
+        clean.lists.counts, summarize_lists(clean.lists), side_figures(part, use_ratio), clean.columns(), part.lists
+    )
 
 
-def significance(sides: tuple[replicates.SideReplicates, replicates.SideReplicates], change: np.ndarray,
-                 use_ratio: np.ndarray, tested: np.ndarray, aa_pairs: np.ndarray | None = None,
-                 aa_sum_sq: np.ndarray | None = None, alpha: float = REVIEW_ALPHA,
-                 contended: np.ndarray | None = None, sampled: np.ndarray | None = None) -> Significance:
+def significance(
+    sides: tuple[replicates.SideReplicates, replicates.SideReplicates],
+    change: np.ndarray,
+    use_ratio: np.ndarray,
+    tested: np.ndarray,
+    aa_pairs: np.ndarray | None = None,
+    aa_sum_sq: np.ndarray | None = None,
+    alpha: float = REVIEW_ALPHA,
+    contended: np.ndarray | None = None,
+    sampled: np.ndarray | None = None,
+) -> Significance:
     """Per case: the change's test on its replicates (db.stats.replicates) and the verdict. `sides`: the baseline's
     and the candidate's side_figures; `change` is the shown change (ratio of pooled medians, or their
     difference); `tested` marks the cases whose metric a review judges by significance: those are the family whose
@@ -100,8 +115,9 @@ def significance(sides: tuple[replicates.SideReplicates, replicates.SideReplicat
     or A/A pairs can test them, tested too, as a family of their own under Holm's step (untestable: BY_RULE)."""
     m = len(use_ratio)
     zeros = np.zeros(m)
-    test = replicates.change_test(*sides, zeros if aa_pairs is None else aa_pairs,
-                                  zeros if aa_sum_sq is None else aa_sum_sq)
+    test = replicates.change_test(
+        *sides, zeros if aa_pairs is None else aa_pairs, zeros if aa_sum_sq is None else aa_sum_sq
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         # the CI keeps its width and is moved onto the shown change (pooled medians), so the figure a table
         # shows is inside its own CI; the test is on the means of process figures (db.stats.replicates)

@@ -37,6 +37,7 @@ case (left to itself DuckDB joined results to results by case first: 949 M rows 
 migration to store v4 fills both tables for stored runs (backfill, the same bound). A run leaving the store
 (forget_run) takes its pairs with it and its groups are recomputed (the runs it paired with keep the rest).
 """
+
 from __future__ import annotations
 
 from sqlalchemy import text
@@ -53,8 +54,15 @@ PARTNERS = 10  # earlier runs of its build and machine a run pairs with, the mos
 LABELS = ("chip", "gpu_cores", "machine_name", "device_type", "workload", "metric", "dtype", "compile")
 
 # what one build on one machine is (columns of runs {t}): two runs pair when all are the same, NULLs alike
-_BUILD_AND_MACHINE = ("{t}.machine_name", "{t}.chip", "{t}.device_type", "{t}.device_name", "{t}.torch_version",
-                      "{t}.git_hash", "coalesce({t}.debug, false)")
+_BUILD_AND_MACHINE = (
+    "{t}.machine_name",
+    "{t}.chip",
+    "{t}.device_type",
+    "{t}.device_name",
+    "{t}.torch_version",
+    "{t}.git_hash",
+    "coalesce({t}.debug, false)",
+)
 _SAME = " AND ".join(f"{c.format(t='p')} IS NOT DISTINCT FROM {c.format(t='n')}" for c in _BUILD_AND_MACHINE)
 _KEY = ", ".join(c.format(t="runs") for c in _BUILD_AND_MACHINE)
 
@@ -87,9 +95,9 @@ _STAGE = f"""CREATE OR REPLACE TEMP TABLE _aa_new AS
   WHERE a_median > 0 AND isfinite(a_median)"""
 
 _SAME_LABELS = " AND ".join(f"g.{c} IS NOT DISTINCT FROM s.{c}" for c in LABELS)
-_NEW_GROUPS = f"""INSERT INTO aa_noise (group_id, {', '.join(LABELS)}, pairs, pending)
-  SELECT (SELECT coalesce(max(group_id), 0) FROM aa_noise) + row_number() OVER (ORDER BY {', '.join(LABELS)}), *, 0, 0
-  FROM (SELECT DISTINCT {', '.join(LABELS)} FROM _aa_new s
+_NEW_GROUPS = f"""INSERT INTO aa_noise (group_id, {", ".join(LABELS)}, pairs, pending)
+  SELECT (SELECT coalesce(max(group_id), 0) FROM aa_noise) + row_number() OVER (ORDER BY {", ".join(LABELS)}), *, 0, 0
+  FROM (SELECT DISTINCT {", ".join(LABELS)} FROM _aa_new s
         WHERE NOT EXISTS (SELECT 1 FROM aa_noise g WHERE {_SAME_LABELS}))"""
 _INSERT = f"""INSERT INTO aa_pairs (group_id, seq_a, seq_b, case_key, log_ratio)
   SELECT g.group_id, s.seq_a, s.seq_b, s.case_key, s.log_ratio FROM _aa_new s JOIN aa_noise g ON {_SAME_LABELS}"""
@@ -100,7 +108,7 @@ _PENDING = f"""UPDATE aa_noise SET pending = aa_noise.pending + n.pairs
   WHERE aa_noise.group_id = n.group_id"""
 _DUE = f"SELECT group_id, pending, pairs AS counted FROM aa_noise WHERE pending > 0 AND pending >= {REFRESH} * pairs"
 _FIGURES = f"""SELECT t.group_id, t.pending, t.counted, count(p.log_ratio) AS pairs,
-    {quantile_sql('abs(p.log_ratio)', QUANTILE)} AS quantile_log, sqrt(avg(p.log_ratio * p.log_ratio) / 2) AS sigma_log,
+    {quantile_sql("abs(p.log_ratio)", QUANTILE)} AS quantile_log, sqrt(avg(p.log_ratio * p.log_ratio) / 2) AS sigma_log,
     max(abs(p.log_ratio)) AS max_log
   FROM ({{touched}}) t LEFT JOIN aa_pairs p ON p.group_id = t.group_id GROUP BY t.group_id, t.pending, t.counted"""
 # `pairs = :counted`: unless a retraction recomputed the group since the figures were read (db.store.upkeep reads
@@ -109,7 +117,7 @@ _WRITE = """UPDATE aa_noise SET pairs = :pairs, pending = greatest(pending - :se
     sigma_log = :s, max_log = :m WHERE group_id = :g AND pairs = :counted"""
 _REFRESH = f"""UPDATE aa_noise SET pairs = coalesce(f.pairs, 0), pending = 0, quantile_log = f.quantile_log,
     sigma_log = f.sigma_log, max_log = f.max_log
-  FROM (SELECT t.group_id, count(p.log_ratio) AS pairs, {quantile_sql('abs(p.log_ratio)', QUANTILE)} AS quantile_log,
+  FROM (SELECT t.group_id, count(p.log_ratio) AS pairs, {quantile_sql("abs(p.log_ratio)", QUANTILE)} AS quantile_log,
           sqrt(avg(p.log_ratio * p.log_ratio) / 2) AS sigma_log, max(abs(p.log_ratio)) AS max_log
         FROM ({{touched}}) t LEFT JOIN aa_pairs p ON p.group_id = t.group_id GROUP BY t.group_id) f
   WHERE aa_noise.group_id = f.group_id"""
@@ -145,8 +153,9 @@ def store_pairs_of_run(conn, run_id: str, partners: int = PARTNERS) -> None:
     seq = int(conn.execute(text("SELECT run_seq FROM runs WHERE run_id = :run"), {"run": run_id}).scalar())
     seqs = ", ".join(str(s) for s in found)  # integers from the store: safe to inline (and prunes as literals)
     pairs = f"SELECT unnest([{seqs}]) AS seq_a, {seq} AS seq_b"
-    conn.execute(text(_STAGE.format(pairs=pairs, where_b=f"b.run_seq = {seq} AND",
-                                    where_a=f"a.run_seq IN ({seqs}) AND")))
+    conn.execute(
+        text(_STAGE.format(pairs=pairs, where_b=f"b.run_seq = {seq} AND", where_a=f"a.run_seq IN ({seqs}) AND"))
+    )
     _store_staged(conn)
 
 
@@ -174,8 +183,18 @@ def due_figures(conn) -> list[tuple]:
 def write_figures(conn, figures: list[tuple]) -> None:
     """Write due_figures' rows; the pairs stored since they were read stay pending (under the write lock)."""
     for group_id, pending, counted, pairs, quantile_log, sigma_log, max_log in figures:
-        conn.execute(text(_WRITE), {"g": group_id, "seen": pending, "counted": counted, "pairs": pairs,
-                                    "q": quantile_log, "s": sigma_log, "m": max_log})
+        conn.execute(
+            text(_WRITE),
+            {
+                "g": group_id,
+                "seen": pending,
+                "counted": counted,
+                "pairs": pairs,
+                "q": quantile_log,
+                "s": sigma_log,
+                "m": max_log,
+            },
+        )
 
 
 def backfill_cases(conn) -> None:
@@ -191,8 +210,11 @@ def forget_run(conn, run_id: str) -> None:
     if seq is None:
         return
     mine = f"seq_a = {int(seq)} OR seq_b = {int(seq)}"
-    conn.execute(text(f"CREATE OR REPLACE TEMP TABLE _aa_touched AS SELECT DISTINCT group_id, case_key FROM aa_pairs "
-                      f"WHERE {mine}"))
+    conn.execute(
+        text(
+            f"CREATE OR REPLACE TEMP TABLE _aa_touched AS SELECT DISTINCT group_id, case_key FROM aa_pairs WHERE {mine}"
+        )
+    )
     conn.execute(text(f"DELETE FROM aa_pairs WHERE {mine}"))
     conn.execute(text(_REFRESH.format(touched="SELECT DISTINCT group_id FROM _aa_touched")))
     touched = "(group_id, case_key) IN (SELECT (group_id, case_key) FROM _aa_touched)"

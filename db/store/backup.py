@@ -5,6 +5,7 @@ Both refuse a non-empty target, so neither ever overwrites data: back up into a 
 into a new (or empty) store file. A restore writes a temporary file and renames it only when complete. A backup taken while the server runs needs the server stopped first (DuckDB
 allows one process per file), or run it against a copy of the file.
 """
+
 from __future__ import annotations
 
 import os
@@ -19,8 +20,11 @@ from db.store.lake import is_lake, quoted
 
 def _file_store(store: str) -> None:
     if is_lake(store):
-        raise StoreError(400, "backup and restore work on a store file, not a lake (README: backups of a lake)",
-                         [Problem("MPSBENCH_STORE", "must name a DuckDB file")])
+        raise StoreError(
+            400,
+            "backup and restore work on a store file, not a lake (README: backups of a lake)",
+            [Problem("MPSBENCH_STORE", "must name a DuckDB file")],
+        )
 
 
 def backup(store: str, target: str) -> list[str]:
@@ -28,10 +32,17 @@ def backup(store: str, target: str) -> list[str]:
     _file_store(store)
     folder = Path(target)
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
-        raise StoreError(409, f"{target} is not an empty folder: back up into a new one",
-                         [Problem("DIR", "must not exist or be an empty folder")])
+        raise StoreError(
+            409,
+            f"{target} is not an empty folder: back up into a new one",
+            [Problem("DIR", "must not exist or be an empty folder")],
+        )
     if not Path(store).is_file():
-        raise StoreError(404, f"no store at {store}", [Problem("MPSBENCH_STORE", "must name an existing store file (or MPSBENCH_DB)")])
+        raise StoreError(
+            404,
+            f"no store at {store}",
+            [Problem("MPSBENCH_STORE", "must name an existing store file (or MPSBENCH_DB)")],
+        )
     engine = open_store(store)  # opened (and migrated) like every other use: the backup has the current layout
     try:
         with engine.connect() as conn:
@@ -57,12 +68,18 @@ def restore(source: str, store: str) -> dict[str, int]:
     _file_store(store)
     folder = Path(source)
     if not (folder / "schema.sql").is_file() or not (folder / "load.sql").is_file():
-        raise StoreError(404, f"{source} is not an mpsbench backup (no schema.sql and load.sql)",
-                         [Problem("DIR", "must be a folder written by mpsbench backup")])
+        raise StoreError(
+            404,
+            f"{source} is not an mpsbench backup (no schema.sql and load.sql)",
+            [Problem("DIR", "must be a folder written by mpsbench backup")],
+        )
     target = Path(store)
     if target.exists() and (tables := _tables(target)):
-        raise StoreError(409, f"the store {store} already holds {tables} table(s): restore into a new file",
-                         [Problem("MPSBENCH_STORE", "must not exist or hold no tables (or MPSBENCH_DB)")])
+        raise StoreError(
+            409,
+            f"the store {store} already holds {tables} table(s): restore into a new file",
+            [Problem("MPSBENCH_STORE", "must not exist or hold no tables (or MPSBENCH_DB)")],
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".restoring")
     for leftover in (partial, partial.with_name(partial.name + ".wal")):  # an earlier restore, killed
@@ -78,7 +95,9 @@ def restore(source: str, store: str) -> dict[str, int]:
     try:
         with engine.connect() as conn:
             raw = conn.connection.driver_connection
-            names = [r[0] for r in raw.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall()]
+            names = [
+                r[0] for r in raw.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall()
+            ]
             counts = {n: raw.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names}
             raw.execute("CHECKPOINT")  # everything in the file itself before it takes the store's name
     finally:

@@ -19,6 +19,7 @@ order of each key column in turn, as DuckDB's default collation sorts. The detai
 is ordered the same way, so its rows line up, in order, with the pivot rows whose results outnumber their ok
 results.
 """
+
 from __future__ import annotations
 
 from concurrent.futures import Executor
@@ -65,8 +66,10 @@ _SIDE_OK = """
   count(*) FILTER (WHERE side = '{s}') AS {p}results"""
 
 # machine scope: one machine per scope by construction, so the distinct count is not computed
-_MACHINES = {"machine": "least(1, count(*) FILTER (WHERE side = '{s}' AND status = 'ok'))",
-             "chip": "count(DISTINCT machine_name) FILTER (WHERE side = '{s}' AND status = 'ok')"}
+_MACHINES = {
+    "machine": "least(1, count(*) FILTER (WHERE side = '{s}' AND status = 'ok'))",
+    "chip": "count(DISTINCT machine_name) FILTER (WHERE side = '{s}' AND status = 'ok')",
+}
 
 # the non-ok results (few): which statuses, a message, a fallback's median (shown flagged, never compared)
 _SIDE_OTHER = """
@@ -78,14 +81,17 @@ SIDES = (("baseline", "b_"), ("candidate", "c_"))  # each side and the prefix of
 
 # a result's warnings in short: "CPU contention", "noisy op_time" (the words before a colon, when they are words),
 # else the first 60 characters; distinct per case and side, "; "-joined (the caveats carry them)
-_SHORT = ("CASE WHEN contains(split_part(w, ':', 1), ' ') AND length(split_part(w, ':', 1)) <= 40 "
-          "THEN split_part(w, ':', 1) ELSE left(w, 60) END")
+_SHORT = (
+    "CASE WHEN contains(split_part(w, ':', 1), ' ') AND length(split_part(w, ':', 1)) <= 40 "
+    "THEN split_part(w, ':', 1) ELSE left(w, 60) END"
+)
 _WARNED = """
   string_agg(DISTINCT short, '; ' ORDER BY short) FILTER (WHERE side = '{s}') AS {p}warnings"""
 
 # a chip with its GPU core count: a 30-core and a 40-core M3 Max differ (300 vs 400 GB/s), so they never pool
-_CHIP_SCOPE = ("coalesce(ru.chip || coalesce(' (' || ru.gpu_cores || '-core GPU)', ''), "
-               "'unknown chip: ' || ru.machine_name)")
+_CHIP_SCOPE = (
+    "coalesce(ru.chip || coalesce(' (' || ru.gpu_cores || '-core GPU)', ''), 'unknown chip: ' || ru.machine_name)"
+)
 
 
 def scope_sql(scope: str) -> str:
@@ -100,8 +106,13 @@ class PairSQL(NamedTuple):
     params: list[str]
 
 
-def pivot_sql(sides: Sequence[tuple[str, list]], scope: str, scope_expr: str, filter_sql: str = "",
-              filter_params: Sequence[str] = ()) -> PairSQL:
+def pivot_sql(
+    sides: Sequence[tuple[str, list]],
+    scope: str,
+    scope_expr: str,
+    filter_sql: str = "",
+    filter_params: Sequence[str] = (),
+) -> PairSQL:
     """The pivot's SQL, the detail's SQL, the warned SQL and their (shared) parameters; none is ordered.
 
     sides: (SQL selecting run_ids, its parameters) for the baseline, then the candidate. scope: "machine" or
@@ -130,9 +141,11 @@ def pivot_sql(sides: Sequence[tuple[str, list]], scope: str, scope_expr: str, fi
     pivot = f"{with_sides} SELECT {keys}, {ok} FROM sides GROUP BY {keys}"
     detail = f"{with_sides} SELECT {keys}, {other} FROM sides WHERE status <> 'ok' GROUP BY {keys}"
     warned_cols = ",".join(_WARNED.format(s=s, p=p) for s, p in SIDES)
-    warned = (f"{with_sides}, said AS (SELECT *, {_SHORT} AS short FROM (SELECT {keys}, side, "
-              f"unnest(from_json(warnings_json, '[\"VARCHAR\"]')) AS w FROM sides "
-              f"WHERE status = 'ok' AND warnings_json <> '[]')) SELECT {keys}, {warned_cols} FROM said GROUP BY {keys}")
+    warned = (
+        f"{with_sides}, said AS (SELECT *, {_SHORT} AS short FROM (SELECT {keys}, side, "
+        f"unnest(from_json(warnings_json, '[\"VARCHAR\"]')) AS w FROM sides "
+        f"WHERE status = 'ok' AND warnings_json <> '[]')) SELECT {keys}, {warned_cols} FROM said GROUP BY {keys}"
+    )
     return PairSQL(pivot, detail, warned, params)
 
 
@@ -183,8 +196,10 @@ def runs_in_order(pivot: pa.Table) -> pa.Table:
         runs = np.where(seqs.is_valid().to_numpy(zero_copy_only=False), np.diff(seqs.offsets.to_numpy()), 0)
         case = np.repeat(np.arange(len(runs)), runs)
         within = np.arange(len(case)) - np.repeat(np.cumsum(runs) - runs, runs)  # a run's place in its case
-        at = {name: np.repeat(lists.offsets.to_numpy()[:-1], runs) + within
-              for name, lists in (("seqs", seqs), *per_run.items())}
+        at = {
+            name: np.repeat(lists.offsets.to_numpy()[:-1], runs) + within
+            for name, lists in (("seqs", seqs), *per_run.items())
+        }
         seq = seqs.values.to_numpy(zero_copy_only=False).astype(np.int64)[at["seqs"]]
         gather = _run_order(case, seq, lambda: _first_values(samples.values, at["samples"]))  # noqa: B023 - called here
         if gather is None:
@@ -264,7 +279,8 @@ def attach_warnings(pivot: pa.Table, warned: pa.Table) -> pa.Table:
     """The pivot with WARNINGS columns: a case's short warnings per side, null where it has none."""
     if warned.num_rows == 0:
         return pivot.append_column("b_warnings", pa.nulls(pivot.num_rows, pa.string())).append_column(
-            "c_warnings", pa.nulls(pivot.num_rows, pa.string()))
+            "c_warnings", pa.nulls(pivot.num_rows, pa.string())
+        )
     where = find_rows([pivot[name] for name in KEY], [warned[name] for name in KEY])
     index = pa.array(where, mask=where < 0)
     for name in WARNINGS:
@@ -285,7 +301,7 @@ def find_rows(rows: Sequence[pa.ChunkedArray | pa.Array], table: Sequence[pa.Chu
     n = len(rows[0]) if rows else 0
     code, known = codes.combine(mine, n), codes.combine(theirs, len(table[0]) if table else 0)
     complete = np.ones(len(known), dtype=bool)
-    for (found, size) in theirs:
+    for found, size in theirs:
         complete &= found < size - 1
     order = np.flatnonzero(complete)
     order = order[np.argsort(known[order], kind="stable")]

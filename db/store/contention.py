@@ -8,6 +8,7 @@ One SQL expression over a results row's `contention`, `processes` and `warnings_
 bundle.contention.enough_clean over a stored result's shares, in SQL: the A/A pairs take only such results
 (db.store.aa_pairs), so a busy hour is not a machine's run-to-run noise, while a run that a burst left slower
 for a while (its processes clean, its level shifted: seen on this project's box) is, as it should be."""
+
 from __future__ import annotations
 
 from bundle.contention import MIN_CLEAN_PROCESSES, OLD_WARNING, THRESHOLD
@@ -27,8 +28,14 @@ EVIDENCE = f"NOT ({_HOT} > {_TOTAL} - least({MIN_CLEAN_PROCESSES}, {_TOTAL}))"
 # a stored result's median over its clean processes' samples (its stored median where none ran contended): what
 # an A/A pair compares. Each process's flag repeated over its samples (a result of one process: its one share)
 _CLEAN = "NOT coalesce({t}.contention[i] > " + repr(THRESHOLD) + ", false)"
-_MASK = ("flatten(list_transform(range(1, greatest(coalesce(len({t}.processes), 0), 1) + 1), lambda i: list_resize(["
-         + _CLEAN
-         + "], coalesce({t}.processes[i], len({t}.samples)), " + _CLEAN + ")))")
-CLEAN_MEDIAN = ("CASE WHEN coalesce(list_max({t}.contention), 0) <= " + repr(THRESHOLD) + " THEN {t}.median "
-                "ELSE list_median(list_where({t}.samples, " + _MASK + ")) END")
+_MASK = (
+    "flatten(list_transform(range(1, greatest(coalesce(len({t}.processes), 0), 1) + 1), lambda i: list_resize(["
+    + _CLEAN
+    + "], coalesce({t}.processes[i], len({t}.samples)), "
+    + _CLEAN
+    + ")))"
+)
+CLEAN_MEDIAN = (
+    "CASE WHEN coalesce(list_max({t}.contention), 0) <= " + repr(THRESHOLD) + " THEN {t}.median "
+    "ELSE list_median(list_where({t}.samples, " + _MASK + ")) END"
+)

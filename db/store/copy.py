@@ -5,6 +5,7 @@ every table is copied by one INSERT … SELECT in one transaction: the lake gets
 counts of every table are compared before the commit. Results go in run_seq order, so each run's rows stay
 together in the Parquet files (what the file store's zone maps rely on too: db.store.tables run_seq).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,8 +33,11 @@ def copy_store(source: str, target: str) -> dict[str, int]:
         with WRITE_LOCK, lake.connect() as conn:
             stored = conn.execute(text("SELECT count(*) FROM runs")).scalar()
             if stored:
-                raise StoreError(409, f"the lake already holds {stored} run(s): migrate into a new catalog",
-                                 [Problem("--to", "must name a lake with no runs")])
+                raise StoreError(
+                    409,
+                    f"the lake already holds {stored} run(s): migrate into a new catalog",
+                    [Problem("--to", "must name a lake with no runs")],
+                )
             conn.rollback()  # the check's transaction; the copy's own begins below
             conn.exec_driver_sql(f"ATTACH {quoted(Path(source).resolve())} AS {SOURCE} (READ_ONLY)")
             conn.commit()
@@ -49,23 +53,40 @@ def copy_store(source: str, target: str) -> dict[str, int]:
 
 
 def _copy_tables(conn) -> dict[str, int]:
-    names = {r[0] for r in conn.execute(text(
-        "SELECT table_name FROM information_schema.tables WHERE table_catalog = :c"), {"c": SOURCE})}
+    names = {
+        r[0]
+        for r in conn.execute(
+            text("SELECT table_name FROM information_schema.tables WHERE table_catalog = :c"), {"c": SOURCE}
+        )
+    }
     if "retracted_results" in names:  # made by the first retraction (db.store.retract), absent before
         conn.exec_driver_sql("CREATE TABLE IF NOT EXISTS retracted_results AS SELECT * FROM results LIMIT 0")
-    tables = [t.name for t in SQLModel.metadata.sorted_tables if t.name in names] + \
-        (["retracted_results"] if "retracted_results" in names else [])
+    tables = [t.name for t in SQLModel.metadata.sorted_tables if t.name in names] + (
+        ["retracted_results"] if "retracted_results" in names else []
+    )
     conn.exec_driver_sql("DELETE FROM meta")  # the new lake's own stamp gives way to the file's
     counts = {}
     for name in tables:
-        cols = ", ".join(f'"{r[0]}"' for r in conn.execute(text(
-            "SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database() "
-            "AND table_name = :t ORDER BY ordinal_position"), {"t": name}))
-        conn.exec_driver_sql(f'INSERT INTO "{name}" ({cols}) SELECT {cols} FROM {SOURCE}."{name}"{_ORDER.get(name, "")}')
+        cols = ", ".join(
+            f'"{r[0]}"'
+            for r in conn.execute(
+                text(
+                    "SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database() "
+                    "AND table_name = :t ORDER BY ordinal_position"
+                ),
+                {"t": name},
+            )
+        )
+        conn.exec_driver_sql(
+            f'INSERT INTO "{name}" ({cols}) SELECT {cols} FROM {SOURCE}."{name}"{_ORDER.get(name, "")}'
+        )
         copied = conn.execute(text(f'SELECT count(*) FROM "{name}"')).scalar()
         expected = conn.execute(text(f'SELECT count(*) FROM {SOURCE}."{name}"')).scalar()
         if copied != expected:  # raised inside the transaction: nothing is committed
-            raise StoreError(500, f"copying {name} gave {copied} rows of {expected}; nothing was written",
-                             [Problem(name, "row counts must match")])
+            raise StoreError(
+                500,
+                f"copying {name} gave {copied} rows of {expected}; nothing was written",
+                [Problem(name, "row counts must match")],
+            )
         counts[name] = copied
     return counts

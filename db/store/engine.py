@@ -1,4 +1,5 @@
 """Open the DuckDB store: create tables, record and migrate store_version, one shared engine per process."""
+
 from __future__ import annotations
 
 import os
@@ -77,9 +78,12 @@ def open_existing(path: str | None = None) -> Engine:
 
     target = str(store_path(path))
     if not lake.is_lake(target) and target != ":memory:" and not Path(target).exists():
-        raise StoreError(404, f"no store at {Path(target).resolve()} (MPSBENCH_STORE or MPSBENCH_DB names it; "
-                              "`mpsbench ingest` or the server makes one)",
-                         [Problem("MPSBENCH_STORE", "must name an existing store file")])
+        raise StoreError(
+            404,
+            f"no store at {Path(target).resolve()} (MPSBENCH_STORE or MPSBENCH_DB names it; "
+            "`mpsbench ingest` or the server makes one)",
+            [Problem("MPSBENCH_STORE", "must name an existing store file")],
+        )
     return open_store(target)
 
 
@@ -89,10 +93,12 @@ def _prepare(engine: Engine, lake_tables: bool = False) -> None:
     a crash after the migration's commit left a store that never opened again). Writes only what changed, so
     opening a current store writes nothing (it opens on a full disk)."""
     from db.store.migrate import migrate
+
     with WRITE_LOCK, engine.begin() as conn:
         migrate(conn)
         if lake_tables:  # DuckLake takes no keys or indexes (db.store.lake)
             from db.store.lake import create_tables
+
             create_tables(conn, SQLModel.metadata)
         else:
             SQLModel.metadata.create_all(conn)
@@ -148,4 +154,6 @@ def dispose_shared() -> None:
 def bump_data_version(conn) -> None:
     """Call inside the ingest transaction, so the version changes exactly when data commits (read it with
     db.store.read.read_data_version)."""
-    conn.execute(text("UPDATE meta SET value = :v WHERE key = 'data_version'"), {"v": uuid.uuid4().hex})  # _stamp made it
+    conn.execute(
+        text("UPDATE meta SET value = :v WHERE key = 'data_version'"), {"v": uuid.uuid4().hex}
+    )  # _stamp made it

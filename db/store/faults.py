@@ -9,6 +9,7 @@ invalidated DuckDB refuses every statement until it is reopened); requests in fl
 connection, which closes after them (db.store.pool.DuplicatePool). The last write fault is kept
 for GET /api/v1/health until a write succeeds again.
 """
+
 from __future__ import annotations
 
 import errno
@@ -25,22 +26,32 @@ log = logging.getLogger("mpsbench.store")
 
 # (what the message says, the reason a client is given); first match wins
 _KINDS = (
-    (("max_temp_directory_size",),
-     "the request needed more temporary disk than the store may use (MPSBENCH_DUCKDB_TEMP); nothing was stored"),
-    (("out of memory",),
-     "the request needed more memory than the store may use (MPSBENCH_DUCKDB_MEMORY); nothing was stored"),
-    (("no space left on device", "disk full", "disk quota exceeded"),
-     "the disk holding the store is full; the server retries on every request"),
-    (("could not set lock", "conflicting lock"),
-     "the store file is locked by another process (another mpsbench or duckdb); the server retries on every request"),
-    (("not a valid duckdb database", "corrupt", "checksum", "failed to read database header", "invalid database"),
-     "the store file is damaged or not a DuckDB database; restore it from a backup"),
-    (("unable to connect to postgres", "failed to query most recent snapshot for ducklake"),
-     LAKE_UNREACHABLE),
-    (("has been invalidated", "fatal error"),
-     "the store stopped after an earlier fatal error; reopening it"),
-    (("read-only", "readonly", "permission denied"),
-     "the store file cannot be written (read-only or permission denied)"),
+    (
+        ("max_temp_directory_size",),
+        "the request needed more temporary disk than the store may use (MPSBENCH_DUCKDB_TEMP); nothing was stored",
+    ),
+    (
+        ("out of memory",),
+        "the request needed more memory than the store may use (MPSBENCH_DUCKDB_MEMORY); nothing was stored",
+    ),
+    (
+        ("no space left on device", "disk full", "disk quota exceeded"),
+        "the disk holding the store is full; the server retries on every request",
+    ),
+    (
+        ("could not set lock", "conflicting lock"),
+        "the store file is locked by another process (another mpsbench or duckdb); the server retries on every request",
+    ),
+    (
+        ("not a valid duckdb database", "corrupt", "checksum", "failed to read database header", "invalid database"),
+        "the store file is damaged or not a DuckDB database; restore it from a backup",
+    ),
+    (("unable to connect to postgres", "failed to query most recent snapshot for ducklake"), LAKE_UNREACHABLE),
+    (("has been invalidated", "fatal error"), "the store stopped after an earlier fatal error; reopening it"),
+    (
+        ("read-only", "readonly", "permission denied"),
+        "the store file cannot be written (read-only or permission denied)",
+    ),
 )
 _IO_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EACCES}
 

@@ -16,6 +16,7 @@ The extensions come from PyPI wheels (duckdb-extension-ducklake, duckdb-extensio
 LOADed from the package's file: nothing is installed into ~/.duckdb and nothing is fetched from the network.
 They exist only for the DuckDB release they were built with (1.5.5): see README "A store for many teams".
 """
+
 from __future__ import annotations
 
 import functools
@@ -53,14 +54,20 @@ def is_lake(target: str) -> bool:
 
 
 def parse(target: str) -> Lake:
-    conninfo = target[len(PREFIX):].strip()
+    conninfo = target[len(PREFIX) :].strip()
     if not conninfo:
-        raise StoreError(400, "MPSBENCH_STORE names no Postgres catalog",
-                         [Problem("MPSBENCH_STORE", "must be ducklake:postgres:<libpq connection string>")])
+        raise StoreError(
+            400,
+            "MPSBENCH_STORE names no Postgres catalog",
+            [Problem("MPSBENCH_STORE", "must be ducklake:postgres:<libpq connection string>")],
+        )
     data = os.environ.get("MPSBENCH_LAKE_DATA", "").strip()
     if not data:
-        raise StoreError(400, "MPSBENCH_LAKE_DATA is not set: a lake needs a folder (or s3://…) for its Parquet files",
-                         [Problem("MPSBENCH_LAKE_DATA", "must name a folder or s3:// prefix shared by every replica")])
+        raise StoreError(
+            400,
+            "MPSBENCH_LAKE_DATA is not set: a lake needs a folder (or s3://…) for its Parquet files",
+            [Problem("MPSBENCH_LAKE_DATA", "must name a folder or s3:// prefix shared by every replica")],
+        )
     if "://" not in data:
         Path(data).mkdir(parents=True, exist_ok=True)
         data = str(Path(data).resolve())
@@ -83,9 +90,17 @@ def _extension_file(module: str, name: str) -> str:
     spec = importlib.util.find_spec(module)
     found = Path(spec.origin).parent / "extensions" / f"v{version}" / f"{name}.duckdb_extension" if spec else None
     if found is None or not found.is_file():
-        raise StoreError(500, f"the DuckDB extension {name} for duckdb {version} is not installed",
-                         [Problem("MPSBENCH_STORE", f"a lake needs pip install {module.replace('_', '-')}=={version} "
-                                                    "(wheels exist for duckdb 1.5.5: README 'A store for many teams')")])
+        raise StoreError(
+            500,
+            f"the DuckDB extension {name} for duckdb {version} is not installed",
+            [
+                Problem(
+                    "MPSBENCH_STORE",
+                    f"a lake needs pip install {module.replace('_', '-')}=={version} "
+                    "(wheels exist for duckdb 1.5.5: README 'A store for many teams')",
+                )
+            ],
+        )
     return str(found)
 
 
@@ -94,8 +109,10 @@ def attach(raw, lake: Lake) -> None:
     for module, name in _EXTENSIONS:
         raw.execute(f"LOAD {quoted(_extension_file(module, name))}")
     try:
-        raw.execute(f"ATTACH IF NOT EXISTS {quoted('ducklake:postgres:' + lake.conninfo)} AS {LAKE} "
-                    f"(DATA_PATH {quoted(lake.data_path)})")
+        raw.execute(
+            f"ATTACH IF NOT EXISTS {quoted('ducklake:postgres:' + lake.conninfo)} AS {LAKE} "
+            f"(DATA_PATH {quoted(lake.data_path)})"
+        )
         raw.execute(f"ATTACH IF NOT EXISTS {quoted(lake.conninfo)} AS {CATALOG} (TYPE postgres)")
     except duckdb.Error as exc:
         raise (elsewhere(exc, lake) or unreachable(exc)) from exc
@@ -107,10 +124,17 @@ def elsewhere(exc: BaseException, lake: Lake) -> StoreError | None:
     found = re.search(r'does not match existing data path in the catalog "([^"]*)"', str(exc))
     if found is None:
         return None
-    return StoreError(503, f"MPSBENCH_LAKE_DATA ({lake.data_path}) is not this lake's data folder: its catalog names "
-                           f"{found.group(1)}",
-                      [Problem("MPSBENCH_LAKE_DATA", "must be the folder the catalog names; a backup restored "
-                                                     "elsewhere updates the catalog's data_path (README)")])
+    return StoreError(
+        503,
+        f"MPSBENCH_LAKE_DATA ({lake.data_path}) is not this lake's data folder: its catalog names {found.group(1)}",
+        [
+            Problem(
+                "MPSBENCH_LAKE_DATA",
+                "must be the folder the catalog names; a backup restored "
+                "elsewhere updates the catalog's data_path (README)",
+            )
+        ],
+    )
 
 
 def unreachable(exc: BaseException) -> StoreError:
@@ -120,8 +144,11 @@ def unreachable(exc: BaseException) -> StoreError:
     log.error("lake catalog unreachable: %s: %s", type(exc).__name__, message)
     first = message.splitlines()[0] if message else type(exc).__name__
     why = first.rsplit("failed: ", 1)[-1] if "failed: " in first else first.split(":", 1)[0]
-    return StoreError(503, f"store unavailable: {REASON} ({why.strip()[:200]})",
-                      [Problem("MPSBENCH_STORE", "the Postgres catalog it names must be running and accept connections")])
+    return StoreError(
+        503,
+        f"store unavailable: {REASON} ({why.strip()[:200]})",
+        [Problem("MPSBENCH_STORE", "the Postgres catalog it names must be running and accept connections")],
+    )
 
 
 def configure(engine, lake: Lake) -> None:
@@ -146,8 +173,9 @@ def create_tables(conn, metadata) -> None:
     (db.ingest.core's check under the replica lock), as on the file store."""
     dialect = conn.dialect
     for table in metadata.sorted_tables:
-        cols = ", ".join(f'"{c.name}" {c.type.compile(dialect)}' + ("" if c.nullable else " NOT NULL")
-                         for c in table.columns)
+        cols = ", ".join(
+            f'"{c.name}" {c.type.compile(dialect)}' + ("" if c.nullable else " NOT NULL") for c in table.columns
+        )
         conn.exec_driver_sql(f'CREATE TABLE IF NOT EXISTS "{table.name}" ({cols})')
 
 
@@ -181,8 +209,9 @@ def _locked(engine) -> duckdb.DuckDBPyConnection:
                 cursor = _lock_conns[engine] = root_duplicate(engine)
         try:
             cursor.execute("BEGIN")
-            cursor.execute(f"SELECT * FROM postgres_query('{CATALOG}', "
-                           f"'SELECT pg_advisory_xact_lock({_LOCK_KEY})::text')").fetchall()
+            cursor.execute(
+                f"SELECT * FROM postgres_query('{CATALOG}', 'SELECT pg_advisory_xact_lock({_LOCK_KEY})::text')"
+            ).fetchall()
             return cursor
         except duckdb.Error as exc:
             with _guard:

@@ -5,6 +5,7 @@ signed-out sessions were kept in the store (a file beside it, db.store.sessions)
 after an upload (db.store.upkeep); v11: before the CPU's core counts and the install source. Each migration runs in the
 one transaction that also
 stamps the new store_version, so a store is never stamped ahead of its data."""
+
 from __future__ import annotations
 
 from sqlalchemy import text
@@ -23,8 +24,10 @@ def current_version(conn) -> int | None:
 
 def _v0_to_v1(conn) -> None:
     """v0 had no meta table and results without passed/tolerance."""
-    cols = {r[0] for r in conn.execute(text(
-        "SELECT column_name FROM information_schema.columns WHERE table_name='results'"))}
+    cols = {
+        r[0]
+        for r in conn.execute(text("SELECT column_name FROM information_schema.columns WHERE table_name='results'"))
+    }
     for name, kind in (("passed", "BOOLEAN"), ("tolerance", "DOUBLE")):
         if name not in cols:
             conn.execute(text(f"ALTER TABLE results ADD COLUMN {name} {kind}"))
@@ -74,10 +77,15 @@ def _v3_to_v4(conn) -> None:
 
 def _v4_to_v5(conn) -> None:
     """v5 names who uploaded each run and keeps retractions (who, when, why) on the run."""
-    cols = {r[0] for r in conn.execute(text(
-        "SELECT column_name FROM information_schema.columns WHERE table_name='runs'"))}
-    for name, kind in (("uploaded_by", "VARCHAR"), ("retracted_at", "TIMESTAMP"), ("retracted_by", "VARCHAR"),
-                       ("retraction_reason", "VARCHAR")):
+    cols = {
+        r[0] for r in conn.execute(text("SELECT column_name FROM information_schema.columns WHERE table_name='runs'"))
+    }
+    for name, kind in (
+        ("uploaded_by", "VARCHAR"),
+        ("retracted_at", "TIMESTAMP"),
+        ("retracted_by", "VARCHAR"),
+        ("retraction_reason", "VARCHAR"),
+    ):
         if name not in cols:  # a store stamped older than its layout (a test's hand-made v3) keeps its columns
             conn.execute(text(f"ALTER TABLE runs ADD COLUMN {name} {kind}"))
 
@@ -85,8 +93,10 @@ def _v4_to_v5(conn) -> None:
 def _v5_to_v6(conn) -> None:
     """v6 counts the pairs stored since a noise group's figures were computed (aa_noise.pending); the first
     v4 (pushed for an hour) recomputed every touched group at every ingest."""
-    cols = {r[0] for r in conn.execute(text(
-        "SELECT column_name FROM information_schema.columns WHERE table_name='aa_noise'"))}
+    cols = {
+        r[0]
+        for r in conn.execute(text("SELECT column_name FROM information_schema.columns WHERE table_name='aa_noise'"))
+    }
     if "pending" not in cols:
         conn.execute(text("ALTER TABLE aa_noise ADD COLUMN pending BIGINT DEFAULT 0"))
 
@@ -97,8 +107,10 @@ def _v6_to_v7(conn) -> None:
     from db.store.aa_pairs import backfill_cases
     from db.store.tables import AACase
 
-    cols = {r[0] for r in conn.execute(text(
-        "SELECT column_name FROM information_schema.columns WHERE table_name='results'"))}
+    cols = {
+        r[0]
+        for r in conn.execute(text("SELECT column_name FROM information_schema.columns WHERE table_name='results'"))
+    }
     if "processes" not in cols:
         conn.execute(text("ALTER TABLE results ADD COLUMN processes INTEGER[] DEFAULT []"))
     AACase.__table__.create(conn, checkfirst=True)
@@ -117,15 +129,21 @@ def _results_v9(conn) -> None:
     missing; a record's old contention warning read into its processes' shares (db.store.contention)."""
     from db.store.contention import STORED_SQL
 
-    cols = {r[0] for r in conn.execute(text(
-        "SELECT column_name FROM information_schema.columns WHERE table_name='results'"))}
+    cols = {
+        r[0]
+        for r in conn.execute(text("SELECT column_name FROM information_schema.columns WHERE table_name='results'"))
+    }
     if "contention" not in cols:
         conn.execute(text("ALTER TABLE results ADD COLUMN contention DOUBLE[] DEFAULT []"))
     if "rounding" not in cols:
         conn.execute(text("ALTER TABLE results ADD COLUMN rounding DOUBLE"))
     if "processes" in cols:  # before v7 there are none to give shares to: the v9 step fills them then
-        conn.execute(text(f"UPDATE results SET contention = {STORED_SQL} WHERE len(contention) = 0 "
-                          "AND warnings_json LIKE '%CPU contention%'"))
+        conn.execute(
+            text(
+                f"UPDATE results SET contention = {STORED_SQL} WHERE len(contention) = 0 "
+                "AND warnings_json LIKE '%CPU contention%'"
+            )
+        )
 
 
 def _v8_to_v9(conn) -> None:
@@ -176,8 +194,9 @@ def add_declared_columns(conn) -> None:
     model requires cannot be added this way: it would need a value for every stored run."""
     from db.store.tables import provenance_columns
 
-    cols = {r[0] for r in conn.execute(text(
-        "SELECT column_name FROM information_schema.columns WHERE table_name='runs'"))}
+    cols = {
+        r[0] for r in conn.execute(text("SELECT column_name FROM information_schema.columns WHERE table_name='runs'"))
+    }
     for column in provenance_columns():
         if column.name not in cols:
             if not column.nullable:
@@ -191,8 +210,20 @@ def _v11_to_v12(conn) -> None:
     add_declared_columns(conn)
 
 
-MIGRATIONS = {0: _v0_to_v1, 1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5, 5: _v5_to_v6, 6: _v6_to_v7,
-              7: _v7_to_v8, 8: _v8_to_v9, 9: _v9_to_v10, 10: _v10_to_v11, 11: _v11_to_v12}
+MIGRATIONS = {
+    0: _v0_to_v1,
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+    3: _v3_to_v4,
+    4: _v4_to_v5,
+    5: _v5_to_v6,
+    6: _v6_to_v7,
+    7: _v7_to_v8,
+    8: _v8_to_v9,
+    9: _v9_to_v10,
+    10: _v10_to_v11,
+    11: _v11_to_v12,
+}
 
 
 def migrate(conn) -> None:

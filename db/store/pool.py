@@ -1,6 +1,7 @@
 """The store's connections: one DuckDB root connection per engine, every checkout a duplicate of it, with the
 memory and temp-space limits set when a database opens. Below db.store.engine (which opens stores with it) and
 db.store.lake (whose cross-replica lock connection is a child of the root), so neither imports the other back."""
+
 from __future__ import annotations
 
 import os
@@ -13,7 +14,6 @@ import duckdb
 from duckdb_engine import ConnectionWrapper
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.pool import NullPool
-
 
 _ROOTS: "weakref.WeakKeyDictionary[Engine, _Roots]" = weakref.WeakKeyDictionary()
 
@@ -143,11 +143,16 @@ def apply_limits(conn) -> None:
         while not where.exists():
             where = where.parent
         temp = f"{max(int(TEMP_SHARE * shutil.disk_usage(where).free) >> 20, 1)}MiB"
-    for setting, env, value in (("memory_limit", "MPSBENCH_DUCKDB_MEMORY", memory),
-                                ("max_temp_directory_size", "MPSBENCH_DUCKDB_TEMP", temp)):
+    for setting, env, value in (
+        ("memory_limit", "MPSBENCH_DUCKDB_MEMORY", memory),
+        ("max_temp_directory_size", "MPSBENCH_DUCKDB_TEMP", temp),
+    ):
         try:
             conn.execute(f"SET {setting} = ?", [value])
         except duckdb.Error as exc:
             conn.close()
-            raise StoreError(500, f"{env}={value!r} is not a size DuckDB takes ({str(exc).splitlines()[0]})",
-                             [Problem(env, "a size such as 4GB or 512MiB")]) from None
+            raise StoreError(
+                500,
+                f"{env}={value!r} is not a size DuckDB takes ({str(exc).splitlines()[0]})",
+                [Problem(env, "a size such as 4GB or 512MiB")],
+            ) from None

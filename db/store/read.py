@@ -3,6 +3,7 @@
 Each read checks a connection out of the engine: db.store.engine gives every checkout its own DuckDB connection (a
 duplicate of one root: same database, own transaction), so dashboard sessions and an upload read and write at once.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager

@@ -5,6 +5,7 @@ results (compare, trends, matrix, memory, correctness, claims) leaves them out w
 the selectors also skip retracted runs (db.query.selectors), and its A/A pairs leave the noise model. Allowed to the token that uploaded the run or to
 an admin (db.store.tokens); a run stored without an uploader (CLI ingest, before store v4) needs an admin.
 """
+
 from __future__ import annotations
 
 import re
@@ -14,8 +15,8 @@ from sqlalchemy import Engine, text
 
 from db.errors import Problem, StoreError
 from db.store.aa_pairs import forget_run
-from db.store.side_cases import mark_runs
 from db.store.engine import WRITE_LOCK, bump_data_version
+from db.store.side_cases import mark_runs
 
 RUN_ID_PATTERN = r"^[0-9a-f]{32}$"  # also the OpenAPI document's (api/openapi.py)
 _RUN_ID = re.compile(RUN_ID_PATTERN)
@@ -39,26 +40,41 @@ def retract_run(engine: Engine, run_id: str, reason: object, by: str, admin: boo
     """Retract run_id on behalf of `by` (an admin may retract any run). Returns what was recorded."""
     reason = check_request(run_id, reason)
     with WRITE_LOCK, engine.begin() as conn:
-        row = conn.execute(text("SELECT uploaded_by, retracted_at, retracted_by FROM runs WHERE run_id = :r"),
-                           {"r": run_id}).first()
+        row = conn.execute(
+            text("SELECT uploaded_by, retracted_at, retracted_by FROM runs WHERE run_id = :r"), {"r": run_id}
+        ).first()
         if row is None:
             raise StoreError(404, f"no run {run_id} is stored", [Problem("run_id", "must name a stored run")])
         if not admin and (row.uploaded_by is None or row.uploaded_by != by):
-            raise StoreError(403, f"{by} may not retract run {run_id}: only its uploader "
-                                  f"({row.uploaded_by or 'unknown'}) or an admin may",
-                             [Problem("run_id", "retract only runs your token uploaded, or use an admin token")])
+            raise StoreError(
+                403,
+                f"{by} may not retract run {run_id}: only its uploader "
+                f"({row.uploaded_by or 'unknown'}) or an admin may",
+                [Problem("run_id", "retract only runs your token uploaded, or use an admin token")],
+            )
         if row.retracted_at is not None:
-            raise StoreError(409, f"run {run_id} was already retracted by {row.retracted_by} at {row.retracted_at}",
-                             [Problem("run_id", "a run is retracted once")])
+            raise StoreError(
+                409,
+                f"run {run_id} was already retracted by {row.retracted_by} at {row.retracted_at}",
+                [Problem("run_id", "a run is retracted once")],
+            )
         forget_run(conn, run_id)  # its A/A pairs leave the noise model too
         conn.execute(text(_ASIDE))
-        moved = conn.execute(text("INSERT INTO retracted_results SELECT * FROM results WHERE run_id = :r"),
-                             {"r": run_id}).rowcount
+        moved = conn.execute(
+            text("INSERT INTO retracted_results SELECT * FROM results WHERE run_id = :r"), {"r": run_id}
+        ).rowcount
         conn.execute(text("DELETE FROM results WHERE run_id = :r"), {"r": run_id})
         when = datetime.now(timezone.utc).replace(tzinfo=None)
-        conn.execute(text("UPDATE runs SET retracted_at = :t, retracted_by = :b, retraction_reason = :w "
-                          "WHERE run_id = :r"), {"t": when, "b": by, "w": reason, "r": run_id})
+        conn.execute(
+            text("UPDATE runs SET retracted_at = :t, retracted_by = :b, retraction_reason = :w WHERE run_id = :r"),
+            {"t": when, "b": by, "w": reason, "r": run_id},
+        )
         mark_runs(conn, [run_id])  # its group's side summaries lag (read from the pivot) until the upkeep
         bump_data_version(conn)  # cached comparisons are keyed on it: they drop the run at once
-    return {"run_id": run_id, "retracted_at": when.isoformat() + "Z", "retracted_by": by, "reason": reason,
-            "results_moved": int(moved) if moved is not None and moved >= 0 else None}
+    return {
+        "run_id": run_id,
+        "retracted_at": when.isoformat() + "Z",
+        "retracted_by": by,
+        "reason": reason,
+        "results_moved": int(moved) if moved is not None and moved >= 0 else None,
+    }

@@ -13,6 +13,7 @@ ends its sessions at once, and a role change applies at once. Signing out stores
 every process and replica of the store: one INSERT under the store's write lock (db.store.engine.WRITE_LOCK, on a
 lake the replicas' lock), not a file each process read-modify-wrote. Deleting the secret file ends every session.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -182,9 +183,13 @@ def _on_store(work):
 def _add(conn, sid: str, expires: int, who: str, now: float) -> None:
     """One signed-out id, unless it is there already (a lake has no keys to refuse a second row); the expired ones
     dropped. Run under WRITE_LOCK: on a lake that is every replica's lock, so check and insert are one step."""
-    conn.execute(text("INSERT INTO signed_out (sid, expires, signed_out_by, signed_out_at) "
-                      "SELECT :sid, :expires, :who, :at WHERE NOT EXISTS (SELECT 1 FROM signed_out WHERE sid = :sid)"),
-                 {"sid": sid, "expires": expires, "who": who, "at": datetime.fromtimestamp(now, timezone.utc)})
+    conn.execute(
+        text(
+            "INSERT INTO signed_out (sid, expires, signed_out_by, signed_out_at) "
+            "SELECT :sid, :expires, :who, :at WHERE NOT EXISTS (SELECT 1 FROM signed_out WHERE sid = :sid)"
+        ),
+        {"sid": sid, "expires": expires, "who": who, "at": datetime.fromtimestamp(now, timezone.utc)},
+    )
     conn.execute(text("DELETE FROM signed_out WHERE expires <= :now"), {"now": int(now)})
 
 
@@ -211,8 +216,14 @@ def _take_old_file(engine) -> None:
 def _is_signed_out(sid: str, now: float | None = None) -> bool:
     def read(engine) -> bool:
         with engine.connect() as conn:
-            return conn.execute(text("SELECT count(*) FROM signed_out WHERE sid = :sid AND expires > :now"),
-                                {"sid": sid, "now": int(_now(now))}).scalar() > 0
+            return (
+                conn.execute(
+                    text("SELECT count(*) FROM signed_out WHERE sid = :sid AND expires > :now"),
+                    {"sid": sid, "now": int(_now(now))},
+                ).scalar()
+                > 0
+            )
+
     return _on_store(read)
 
 
@@ -230,4 +241,5 @@ def sign_out(session: str | None) -> None:
     def write(engine) -> None:
         with WRITE_LOCK, engine.begin() as conn:
             _add(conn, parts[0], parts[1], who.name if who else "(a token no longer configured)", now)
+
     _on_store(write)

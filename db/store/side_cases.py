@@ -13,6 +13,7 @@ transaction) and db.store.upkeep rewrites marked groups after the uploads (`summ
 never an answer. Inside the upload, 16 uploads of one 50,000-result build and machine grew from 0.18 to ~0.8 s
 for this rewrite alone.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -22,23 +23,26 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import text
 
-from db.store.aa_pairs import RATIO_METRICS
 from db.stats.contention import COLUMNS as CONTENTION
 from db.stats.lists import QUARTILES
 from db.stats.significance import SampleLists, side_stats
+from db.store.aa_pairs import RATIO_METRICS
 from db.store.case_pivot import NO_RUNS, key_order, pivot_sql, read_pairs_on, scope_sql
 
 KINDS = ("machine", "chip")  # a group kind is the Compare scope it answers
 _BUILD = "ru.torch_version, ru.git_hash, coalesce(ru.debug, false)"
-_BUILD_LABEL = ("ru.torch_version || chr(31) || coalesce(ru.git_hash, '-') || chr(31) || "
-                "coalesce(ru.debug, false)::VARCHAR")
+_BUILD_LABEL = (
+    "ru.torch_version || chr(31) || coalesce(ru.git_hash, '-') || chr(31) || coalesce(ru.debug, false)::VARCHAR"
+)
 
 
 def _groups(kind: str) -> str:
     """Every run with the run_seq of its group's first run: its group's number within its kind (retracted runs
     stay in `runs`, so a group keeps its number for good)."""
-    return (f"SELECT run_id, run_seq, retracted_at, min(run_seq) OVER (PARTITION BY {_BUILD}, {scope_sql(kind)}, "
-            f"ru.device_type) AS group_seq FROM runs ru")
+    return (
+        f"SELECT run_id, run_seq, retracted_at, min(run_seq) OVER (PARTITION BY {_BUILD}, {scope_sql(kind)}, "
+        f"ru.device_type) AS group_seq FROM runs ru"
+    )
 
 
 def _label(kind: str) -> str:
@@ -47,24 +51,67 @@ def _label(kind: str) -> str:
 
 
 def _identity(kind: str, listed: str) -> str:
-    return (f"SELECT DISTINCT g.group_seq, {_label(kind)} AS label, ru.device_type AS device, ru.torch_version, "
-            f"ru.git_hash, coalesce(ru.debug, false) AS debug, {scope_sql(kind)} AS scope FROM ({_groups(kind)}) g "
-            f"JOIN runs ru USING (run_id) WHERE g.group_seq IN ({listed})")
+    return (
+        f"SELECT DISTINCT g.group_seq, {_label(kind)} AS label, ru.device_type AS device, ru.torch_version, "
+        f"ru.git_hash, coalesce(ru.debug, false) AS debug, {scope_sql(kind)} AS scope FROM ({_groups(kind)}) g "
+        f"JOIN runs ru USING (run_id) WHERE g.group_seq IN ({listed})"
+    )
 
 
 BATCH = 200  # groups summarised per pivot in a backfill: a whole store's in bounded memory
 
-_COLUMNS = ["kind", "group_seq", "torch_version", "git_hash", "debug", "scope", "device", "workload", "case_key",
-            "dtype", "compile", "metric", "pooled", "machines", "results", "n", "runs", "passed", "other", "message",
-            "warnings", "fallback_median", "median", "p25", "p75", "inv_processes", "processes", "ss_within",
-            "df_within", "ss_between", "mean", "tolerance", "rounding", "valid", *CONTENTION]
+_COLUMNS = [
+    "kind",
+    "group_seq",
+    "torch_version",
+    "git_hash",
+    "debug",
+    "scope",
+    "device",
+    "workload",
+    "case_key",
+    "dtype",
+    "compile",
+    "metric",
+    "pooled",
+    "machines",
+    "results",
+    "n",
+    "runs",
+    "passed",
+    "other",
+    "message",
+    "warnings",
+    "fallback_median",
+    "median",
+    "p25",
+    "p75",
+    "inv_processes",
+    "processes",
+    "ss_within",
+    "df_within",
+    "ss_between",
+    "mean",
+    "tolerance",
+    "rounding",
+    "valid",
+    *CONTENTION,
+]
 
 
 def groups_of_runs(conn, kind: str, run_ids: list[str]) -> list[int]:
     """The group numbers of these runs, of this kind."""
-    found = conn.execute(text(f"SELECT DISTINCT group_seq FROM ({_groups(kind)}) WHERE run_id IN "
-                              f"({', '.join(':r' + str(i) for i in range(len(run_ids)))})"),
-                         {f"r{i}": r for i, r in enumerate(run_ids)}).scalars().all()
+    found = (
+        conn.execute(
+            text(
+                f"SELECT DISTINCT group_seq FROM ({_groups(kind)}) WHERE run_id IN "
+                f"({', '.join(':r' + str(i) for i in range(len(run_ids)))})"
+            ),
+            {f"r{i}": r for i, r in enumerate(run_ids)},
+        )
+        .scalars()
+        .all()
+    )
     return [int(g) for g in found]
 
 
@@ -76,9 +123,14 @@ def mark_runs(conn, run_ids: list[str]) -> None:
 
 
 def _mark(conn, kind: str, group: int) -> None:
-    conn.execute(text("INSERT INTO side_stale (mark_id, kind, group_seq, torch_version, git_hash, debug) "
-                      "SELECT :m, :k, :g, torch_version, git_hash, coalesce(debug, false) FROM runs "
-                      "WHERE run_seq = :g"), {"m": uuid.uuid4().hex, "k": kind, "g": group})
+    conn.execute(
+        text(
+            "INSERT INTO side_stale (mark_id, kind, group_seq, torch_version, git_hash, debug) "
+            "SELECT :m, :k, :g, torch_version, git_hash, coalesce(debug, false) FROM runs "
+            "WHERE run_seq = :g"
+        ),
+        {"m": uuid.uuid4().hex, "k": kind, "g": group},
+    )
 
 
 def sizes(conn, kind: str, groups: list[int]) -> dict[int, int]:
@@ -87,9 +139,13 @@ def sizes(conn, kind: str, groups: list[int]) -> dict[int, int]:
     if not groups:
         return {}
     listed = ", ".join(str(int(g)) for g in groups)
-    found = conn.execute(text(f"SELECT g.group_seq, sum(ru.n_results) FROM ({_groups(kind)}) g JOIN runs ru "
-                              f"USING (run_id) WHERE g.group_seq IN ({listed}) AND g.retracted_at IS NULL "
-                              f"GROUP BY g.group_seq")).all()
+    found = conn.execute(
+        text(
+            f"SELECT g.group_seq, sum(ru.n_results) FROM ({_groups(kind)}) g JOIN runs ru "
+            f"USING (run_id) WHERE g.group_seq IN ({listed}) AND g.retracted_at IS NULL "
+            f"GROUP BY g.group_seq"
+        )
+    ).all()
     return {int(g): 0 for g in groups} | {int(g): int(n or 0) for g, n in found}
 
 
@@ -103,8 +159,9 @@ def mark_all(conn) -> None:
 def marks(conn) -> dict[tuple[str, int], list[str]]:
     """The marked (kind, group)s and their marks' ids, as this connection's transaction sees them."""
     found: dict[tuple[str, int], list[str]] = {}
-    for mark_id, kind, group in conn.execute(text("SELECT mark_id, kind, group_seq FROM side_stale "
-                                                  "ORDER BY kind, group_seq")):
+    for mark_id, kind, group in conn.execute(
+        text("SELECT mark_id, kind, group_seq FROM side_stale ORDER BY kind, group_seq")
+    ):
         found.setdefault((kind, int(group)), []).append(mark_id)
     return found
 
@@ -116,7 +173,7 @@ def backfill(conn) -> None:
         groups = conn.execute(text(f"SELECT DISTINCT group_seq FROM ({_groups(kind)}) ORDER BY group_seq")).scalars()
         groups = [int(g) for g in groups.all()]
         for start in range(0, len(groups), BATCH):
-            _insert(conn, summarise(conn, kind, groups[start:start + BATCH]))
+            _insert(conn, summarise(conn, kind, groups[start : start + BATCH]))
 
 
 def refresh(conn, kind: str, groups: list[int]) -> None:
@@ -136,8 +193,13 @@ def summarise(conn, kind: str, groups: list[int], parts: int = 1) -> pa.Table | 
         return None
     listed = ", ".join(str(int(g)) for g in groups)
     # the groups' runs found once, then named: the pivot's three reads need not each number every run again
-    ids = conn.execute(text(f"SELECT run_id FROM ({_groups(kind)}) WHERE group_seq IN ({listed}) "
-                            f"AND retracted_at IS NULL")).scalars().all()
+    ids = (
+        conn.execute(
+            text(f"SELECT run_id FROM ({_groups(kind)}) WHERE group_seq IN ({listed}) AND retracted_at IS NULL")
+        )
+        .scalars()
+        .all()
+    )
     if not ids:
         return None
     runs = (f"SELECT run_id FROM runs WHERE run_id IN ({', '.join('?' * len(ids))})", list(ids))
@@ -145,8 +207,7 @@ def summarise(conn, kind: str, groups: list[int], parts: int = 1) -> pa.Table | 
     sliced = []
     for part in range(parts):
         where = f" AND hash(r.case_key) % {int(parts)} = {part}" if parts > 1 else ""
-        table = read_pairs_on(conn.connection.driver_connection,
-                              pivot_sql([runs, NO_RUNS], kind, _label(kind), where))
+        table = read_pairs_on(conn.connection.driver_connection, pivot_sql([runs, NO_RUNS], kind, _label(kind), where))
         if table.num_rows:
             sliced.append(summary_rows(table, kind, identity))
     if not sliced:
@@ -158,12 +219,16 @@ def summarise(conn, kind: str, groups: list[int], parts: int = 1) -> pa.Table | 
 def replace(conn, kind: str, groups: list[int], rows: pa.Table | None, mark_ids: list[str]) -> None:
     """Write these groups' rows (summarise's) in place of their old ones and drop the marks they answer."""
     if groups:
-        conn.execute(text(f"DELETE FROM side_cases WHERE kind = :k AND group_seq IN "
-                          f"({', '.join(str(int(g)) for g in groups)})"), {"k": kind})
+        conn.execute(
+            text(f"DELETE FROM side_cases WHERE kind = :k AND group_seq IN ({', '.join(str(int(g)) for g in groups)})"),
+            {"k": kind},
+        )
     _insert(conn, rows)
     if mark_ids:
-        conn.execute(text(f"DELETE FROM side_stale WHERE mark_id IN ({', '.join(f':m{i}' for i in range(len(mark_ids)))})"),
-                     {f"m{i}": m for i, m in enumerate(mark_ids)})
+        conn.execute(
+            text(f"DELETE FROM side_stale WHERE mark_id IN ({', '.join(f':m{i}' for i in range(len(mark_ids)))})"),
+            {f"m{i}": m for i, m in enumerate(mark_ids)},
+        )
 
 
 def _insert(conn, rows: pa.Table | None) -> None:
@@ -192,16 +257,28 @@ def summary_rows(table: pa.Table, kind: str, identity: dict) -> pa.Table:
     if where.null_count:  # every pivot row belongs to a group it was read for
         raise RuntimeError("side_cases: a pivot row of no refreshed group")
     who = [identity[k] for k in known]
-    out = {"kind": pa.array([kind] * table.num_rows, pa.string()),
-           "group_seq": pa.array([w.group_seq for w in who], pa.int64()).take(where),
-           "torch_version": pa.array([w.torch_version for w in who], pa.string()).take(where),
-           "git_hash": pa.array([w.git_hash for w in who], pa.string()).take(where),
-           "debug": pa.array([bool(w.debug) for w in who], pa.bool_()).take(where),
-           "scope": pa.array([w.scope for w in who], pa.string()).take(where)}
+    out = {
+        "kind": pa.array([kind] * table.num_rows, pa.string()),
+        "group_seq": pa.array([w.group_seq for w in who], pa.int64()).take(where),
+        "torch_version": pa.array([w.torch_version for w in who], pa.string()).take(where),
+        "git_hash": pa.array([w.git_hash for w in who], pa.string()).take(where),
+        "debug": pa.array([bool(w.debug) for w in who], pa.bool_()).take(where),
+        "scope": pa.array([w.scope for w in who], pa.string()).take(where),
+    }
     for name in ("device", "workload", "case_key", "dtype", "compile", "metric"):
         out[name] = table[name]
-    for name in ("pooled", "machines", "results", "passed", "other", "message", "warnings", "fallback_median",
-                 "tolerance", "rounding"):
+    for name in (
+        "pooled",
+        "machines",
+        "results",
+        "passed",
+        "other",
+        "message",
+        "warnings",
+        "fallback_median",
+        "tolerance",
+        "rounding",
+    ):
         out[name] = table["b_" + name]
     out["n"] = pa.array(side.n, pa.int64())
     for name in QUARTILES:

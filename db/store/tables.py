@@ -5,6 +5,7 @@ row read alone still says what its number means. JSON-valued columns hold JSON t
 Numeric types are declared 64-bit (sa_type): a plain `float` becomes 32-bit FLOAT and `int` 32-bit INTEGER in
 DuckDB, too coarse for summaries and too small for memory_bytes (192 GiB).
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -148,12 +149,14 @@ class AACase(SQLModel, table=True):
 # One case measured by two runs of one build on one machine (db.store.aa_pairs writes them at ingest). No key
 # (a plain table): millions of rows, only ever appended, deleted by run, and aggregated by group.
 AA_PAIRS = Table(
-    "aa_pairs", SQLModel.metadata,
+    "aa_pairs",
+    SQLModel.metadata,
     Column("group_id", BigInteger, nullable=False),  # aa_noise.group_id
     Column("seq_a", BigInteger, nullable=False),  # run_seq of the run stored first
     Column("seq_b", BigInteger, nullable=False),  # and of the later one
     Column("case_key", String, nullable=False),
-    Column("log_ratio", Double, nullable=False))  # ln(median in run b / median in run a)
+    Column("log_ratio", Double, nullable=False),
+)  # ln(median in run b / median in run a)
 
 
 # One case of one run group — a build (version, git hash, debug) on one machine (kind machine) or one chip with its
@@ -165,21 +168,47 @@ AA_PAIRS = Table(
 # instead of grouping every sample of every run. No key: deleted and written a group at a time, by (kind,
 # group_seq: the run_seq of the group's first run).
 SIDE_CASES = Table(
-    "side_cases", SQLModel.metadata,
+    "side_cases",
+    SQLModel.metadata,
     Column("kind", String, nullable=False),  # the Compare scope the group answers: machine or chip
     Column("group_seq", BigInteger, nullable=False),
-    Column("torch_version", String, nullable=False), Column("git_hash", String), Column("debug", Boolean),
+    Column("torch_version", String, nullable=False),
+    Column("git_hash", String),
+    Column("debug", Boolean),
     Column("scope", String, nullable=False),  # the machine name
-    *(Column(name, String, nullable=False) for name in ("device", "workload", "case_key", "dtype", "compile", "metric")),
+    *(
+        Column(name, String, nullable=False)
+        for name in ("device", "workload", "case_key", "dtype", "compile", "metric")
+    ),
     *(Column(name, BigInteger) for name in ("pooled", "machines", "results", "n", "runs")),
-    Column("passed", Boolean), Column("other", String), Column("message", String), Column("warnings", String),
-    *(Column(name, Double) for name in ("fallback_median", "median", "p25", "p75", "inv_processes", "processes",
-                                        "ss_within", "df_within", "ss_between", "mean", "tolerance", "rounding")),
+    Column("passed", Boolean),
+    Column("other", String),
+    Column("message", String),
+    Column("warnings", String),
+    *(
+        Column(name, Double)
+        for name in (
+            "fallback_median",
+            "median",
+            "p25",
+            "p75",
+            "inv_processes",
+            "processes",
+            "ss_within",
+            "df_within",
+            "ss_between",
+            "mean",
+            "tolerance",
+            "rounding",
+        )
+    ),
     Column("valid", Boolean),
     # the side's contention (db.stats.contention): too few clean processes (its figures are every process's),
     # how many of how many processes ran contended, and the range of their shares of the cores (0–1)
-    Column("contended", Boolean), *(Column(name, BigInteger) for name in ("contended_processes", "timed_processes")),
-    *(Column(name, Double) for name in ("contention_low", "contention_high")))
+    Column("contended", Boolean),
+    *(Column(name, BigInteger) for name in ("contended_processes", "timed_processes")),
+    *(Column(name, Double) for name in ("contention_low", "contention_high")),
+)
 
 
 # A run group whose side summaries lag its runs: written where a run is stored or retracted (db.store.side_cases
@@ -187,10 +216,15 @@ SIDE_CASES = Table(
 # (db.query.side_reads), so a mark costs a read speed, never an answer. mark_id: each mark's own id (the upkeep
 # removes the marks it saw, not the ones made while it worked).
 SIDE_STALE = Table(
-    "side_stale", SQLModel.metadata,
-    Column("mark_id", String, nullable=False), Column("kind", String, nullable=False),
+    "side_stale",
+    SQLModel.metadata,
+    Column("mark_id", String, nullable=False),
+    Column("kind", String, nullable=False),
     Column("group_seq", BigInteger, nullable=False),
-    Column("torch_version", String, nullable=False), Column("git_hash", String), Column("debug", Boolean))
+    Column("torch_version", String, nullable=False),
+    Column("git_hash", String),
+    Column("debug", Boolean),
+)
 
 
 class ReviewNote(SQLModel, table=True):

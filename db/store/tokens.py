@@ -10,6 +10,7 @@ otherwise it is refused (local_token_refusal says why; the start banner and ever
 another user planted or could read would hand out the admin "local" identity.
 Tokens are compared in constant time (hmac.compare_digest), each against every configured token.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,8 +49,11 @@ def _pairs(text: str, source: str, separator: str = ",") -> list[tuple[str, str]
         if not sep:  # a bare token (configurations from before names): a stable name that does not reveal it
             name, token = "token-" + hashlib.sha256(part.encode()).hexdigest()[:8], part
         if not name or not token or not set(name) <= _NAME_CHARS or len(name) > 100:
-            raise StoreError(500, f"{source}: each entry must be name=token (name: letters, digits, . _ @ -)",
-                             [Problem(source, "entries are name=token")])
+            raise StoreError(
+                500,
+                f"{source}: each entry must be name=token (name: letters, digits, . _ @ -)",
+                [Problem(source, "entries are name=token")],
+            )
         out.append((name, token))
     return out
 
@@ -96,8 +100,10 @@ def read_private(path: Path) -> tuple[str | None, str | None]:
         if info.st_uid != server_uid():
             return None, f"{path} is owned by uid {info.st_uid}, not by the server's user (uid {server_uid()})"
         if info.st_mode & 0o077:
-            return None, (f"{path} has mode {stat.S_IMODE(info.st_mode):04o}: group or others may read it "
-                          f"(chmod 600 it, or delete it for a new one)")
+            return None, (
+                f"{path} has mode {stat.S_IMODE(info.st_mode):04o}: group or others may read it "
+                f"(chmod 600 it, or delete it for a new one)"
+            )
         try:
             return f.read(), None
         except (OSError, UnicodeDecodeError) as err:  # binary junk in its place is refused, not a 500
@@ -153,8 +159,11 @@ def configured() -> dict[str, list[tuple[str, str]]]:
             upload += _pairs(Path(file).read_text(), "MPSBENCH_UPLOAD_TOKENS_FILE", "\n")
         except OSError as err:
             raise StoreError(500, f"MPSBENCH_UPLOAD_TOKENS_FILE: cannot read {file}: {err.strerror or err}") from None
-    return {"admin": _pairs(os.environ.get("MPSBENCH_ADMIN_TOKENS", ""), "MPSBENCH_ADMIN_TOKENS"),
-            "upload": upload, "read": _pairs(os.environ.get("MPSBENCH_READ_TOKENS", ""), "MPSBENCH_READ_TOKENS")}
+    return {
+        "admin": _pairs(os.environ.get("MPSBENCH_ADMIN_TOKENS", ""), "MPSBENCH_ADMIN_TOKENS"),
+        "upload": upload,
+        "read": _pairs(os.environ.get("MPSBENCH_READ_TOKENS", ""), "MPSBENCH_READ_TOKENS"),
+    }
 
 
 def all_tokens() -> list[tuple[str, str, str]]:

@@ -1,4 +1,5 @@
 """Triage notes on regressions (review_notes): validated, append-only; the latest note per regression wins."""
+
 from __future__ import annotations
 
 import re
@@ -32,13 +33,22 @@ def _check(state: str, author: str, link: str, comment: str) -> None:
         raise StoreError(422, "the triage note is not valid", problems)
 
 
-def save_note(engine: Engine, baseline: str, candidate: str, key: dict, state: str, author: str,
-              comment: str = "", link: str = "") -> str:
+def save_note(
+    engine: Engine, baseline: str, candidate: str, key: dict, state: str, author: str, comment: str = "", link: str = ""
+) -> str:
     """Store one note for the regression `key` (NOTE_KEY fields); nothing is stored when a field is invalid."""
     _check(state, author, link.strip(), comment)
-    note = ReviewNote(note_id=uuid.uuid4().hex, baseline=baseline, candidate=candidate, state=state,
-                      author=author.strip(), comment=comment, link=link.strip(),
-                      created_at=datetime.now(timezone.utc), **{k: str(key[k]) for k in NOTE_KEY})
+    note = ReviewNote(
+        note_id=uuid.uuid4().hex,
+        baseline=baseline,
+        candidate=candidate,
+        state=state,
+        author=author.strip(),
+        comment=comment,
+        link=link.strip(),
+        created_at=datetime.now(timezone.utc),
+        **{k: str(key[k]) for k in NOTE_KEY},
+    )
     note_id = note.note_id
     from db.store.engine import WRITE_LOCK  # the store's one shared connection: writers take turns (as ingest does)
 
@@ -49,7 +59,10 @@ def save_note(engine: Engine, baseline: str, candidate: str, key: dict, state: s
 
 
 def latest_notes(engine: Engine, baseline: str, candidate: str) -> pd.DataFrame:
-    return read_frame(engine, f"""SELECT {', '.join(NOTE_KEY)}, state, comment, author, link, created_at FROM review_notes
+    return read_frame(
+        engine,
+        f"""SELECT {", ".join(NOTE_KEY)}, state, comment, author, link, created_at FROM review_notes
         WHERE baseline = ? AND candidate = ?
-        QUALIFY row_number() OVER (PARTITION BY {', '.join(NOTE_KEY)} ORDER BY created_at DESC, note_id DESC) = 1""",
-                      [baseline, candidate])
+        QUALIFY row_number() OVER (PARTITION BY {", ".join(NOTE_KEY)} ORDER BY created_at DESC, note_id DESC) = 1""",
+        [baseline, candidate],
+    )

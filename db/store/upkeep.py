@@ -11,6 +11,7 @@ the pivot (db.query.side_reads) and the A/A figures already lag by up to REFRESH
 Who runs it: the server after each upload's answer is sent (`catch_up_soon`), and at its start for marks a stopped
 server left; each CLI command that stores runs, before it exits (`catch_up`).
 """
+
 from __future__ import annotations
 
 import sys
@@ -54,8 +55,11 @@ def _run(engine: Engine) -> CaughtUp:
 def _side_groups(engine: Engine) -> int:
     with engine.connect() as conn:
         marked = side_cases.marks(conn)
-        batches = [(kind, batch, parts) for kind in side_cases.KINDS
-                   for batch, parts in _batches(side_cases.sizes(conn, kind, [g for k, g in marked if k == kind]))]
+        batches = [
+            (kind, batch, parts)
+            for kind in side_cases.KINDS
+            for batch, parts in _batches(side_cases.sizes(conn, kind, [g for k, g in marked if k == kind]))
+        ]
     for kind, groups, parts in batches:
         _rewrite(engine, kind, groups, parts)
     return len(marked)
@@ -109,5 +113,9 @@ def catch_up_soon(engine: Engine) -> None:
             _WAITING.release()
             _run(engine)
     except Exception as exc:  # noqa: BLE001 - see above
-        print(f"mpsbench: the derived summaries were not caught up ({type(exc).__name__}: {exc}); reads stay "
-              "right, from the samples", file=sys.stderr, flush=True)
+        print(
+            f"mpsbench: the derived summaries were not caught up ({type(exc).__name__}: {exc}); reads stay "
+            "right, from the samples",
+            file=sys.stderr,
+            flush=True,
+        )

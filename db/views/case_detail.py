@@ -1,6 +1,7 @@
 """One compared case, opened from Compare: the runs behind each side with their provenance (machine, chip, build,
 OS, time) and how many samples each gave, and the link to the case's trend over builds. The samples themselves
 come from the comparison (ComparisonResult.case_samples), the same ones its statistics used."""
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -9,12 +10,26 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from db.query.case_pairs import scope_sql
-from db.store.read import read_frame
 from db.review.comparison import CompareQuery
+from db.store.read import read_frame
 from db.views.trends import FIELDS, trend_url
 
-COLUMNS = ["side", "machine_name", "chip", "gpu_cores", "torch_version", "channel", "git_hash", "os", "os_version",
-           "started_at", "status", "n_samples", "message", "run_id"]
+COLUMNS = [
+    "side",
+    "machine_name",
+    "chip",
+    "gpu_cores",
+    "torch_version",
+    "channel",
+    "git_hash",
+    "os",
+    "os_version",
+    "started_at",
+    "status",
+    "n_samples",
+    "message",
+    "run_id",
+]
 
 _SQL = """
 WITH side_runs AS ({runs})

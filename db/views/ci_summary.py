@@ -9,6 +9,7 @@ decides the doubtful ones, the status changes (bounded too), and the groups and 
 keeps its unit (the answer's `baseline_value` / `candidate_value` carry it). The full export — every row, the
 summary table, the caveats — is db.views.review_export.review_markdown (`--format md-full`, the Regressions page's
 Markdown download)."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -16,7 +17,8 @@ from urllib.parse import urlencode
 
 from bundle.metrics import METRICS
 from db.views.review_export import md_escape
-from db.views.trends import FIELDS as TREND_FIELDS, trend_urls
+from db.views.trends import FIELDS as TREND_FIELDS
+from db.views.trends import trend_urls
 
 ROWS_SHOWN = 10  # regressions, doubtful cases and status changes each shown, worst first; the rest counted
 GROUPS_SHOWN = 30  # groups in the folded table (50 machines × 4 dtypes would be 200)
@@ -26,8 +28,10 @@ COMPARE_PARAMS = ("baseline", "candidate", "scope", "workload", "dtype", "compil
 def page_links(url: str, params: dict[str, str]) -> dict[str, str]:
     """The Regressions page of the review and the Compare page of its sides (Compare has no threshold or rules)."""
     base = url.rstrip("/")
-    return {"Regressions": f"{base}/regressions?{urlencode(params)}",
-            "Compare": f"{base}/compare?{urlencode({k: v for k, v in params.items() if k in COMPARE_PARAMS})}"}
+    return {
+        "Regressions": f"{base}/regressions?{urlencode(params)}",
+        "Compare": f"{base}/compare?{urlencode({k: v for k, v in params.items() if k in COMPARE_PARAMS})}",
+    }
 
 
 def _link(text: str, url: str | None) -> str:
@@ -59,10 +63,15 @@ def _table(rows: Sequence[dict[str, Any]], last: str, base: str | None) -> list[
         tail = str(r.get(last) or "")
         if last == "doubt" and r.get("contention"):
             tail += f" ({r['contention']})"
-        cells = [md_escape(r.get("scope", "")), _case_cell(r, base), md_escape(r.get("metric", "")),
-                 md_escape(r.get("baseline_value") or "unavailable"),
-                 md_escape(r.get("candidate_value") or "unavailable"),
-                 md_escape(r.get("change", "")), md_escape(tail)]
+        cells = [
+            md_escape(r.get("scope", "")),
+            _case_cell(r, base),
+            md_escape(r.get("metric", "")),
+            md_escape(r.get("baseline_value") or "unavailable"),
+            md_escape(r.get("candidate_value") or "unavailable"),
+            md_escape(r.get("change", "")),
+            md_escape(tail),
+        ]
         body.append("| " + " | ".join(cells) + " |")
     return head + body
 
@@ -72,18 +81,20 @@ def _worst_first(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (r.get("worse_by") is None, -(r.get("worse_by") or 0.0)))
 
 
-def job_summary(answer: dict[str, Any], params: dict[str, str], url: str | None = None,
-                limit: int = ROWS_SHOWN) -> str:
+def job_summary(answer: dict[str, Any], params: dict[str, str], url: str | None = None, limit: int = ROWS_SHOWN) -> str:
     """The review's answer (GET /api/v1/regressions, `mpsbench compare --format json`) as a job summary; `params`:
     the review as URL parameters (db.review.review.Review.params, filters included); `url`: the dashboard the links
     point at."""
     summary = answer["summary"]
     links = page_links(url, params) if url else {}
-    lines = [f"### mpsbench: {md_escape(summary['verdict'])}", "",
-             f"{md_escape(answer['candidate'])} against baseline {md_escape(answer['baseline'])} · "
-             f"{md_escape(answer['scope'])} scope · threshold {float(answer['threshold']):g} % worse for replicated "
-             "figures, each metric's own rule otherwise" + (f" · rules {md_escape(answer['rules'])}"
-                                                             if answer.get("rules") else "")]
+    lines = [
+        f"### mpsbench: {md_escape(summary['verdict'])}",
+        "",
+        f"{md_escape(answer['candidate'])} against baseline {md_escape(answer['baseline'])} · "
+        f"{md_escape(answer['scope'])} scope · threshold {float(answer['threshold']):g} % worse for replicated "
+        "figures, each metric's own rule otherwise"
+        + (f" · rules {md_escape(answer['rules'])}" if answer.get("rules") else ""),
+    ]
     if links:
         lines += ["", " · ".join(_link(f"{name} page", link) for name, link in links.items())]
     where = "the Regressions page" if links else "`mpsbench compare --format md-full`"
@@ -93,17 +104,30 @@ def job_summary(answer: dict[str, Any], params: dict[str, str], url: str | None 
         lines += _table(found[:limit], "why", url) + _more(len(found), limit, "regressions", where)
     doubts = _worst_first((answer.get("unconfirmed") or []) + (answer.get("suspected") or []))
     if doubts:
-        lines += ["", f"**{len(doubts)} doubtful, not regressions** (unconfirmed: nothing to test them on, or "
-                  "contended; suspected: past their own test only), worst first:", ""]
+        lines += [
+            "",
+            f"**{len(doubts)} doubtful, not regressions** (unconfirmed: nothing to test them on, or "
+            "contended; suspected: past their own test only), worst first:",
+            "",
+        ]
         lines += _table(doubts[:limit], "doubt", url) + _more(len(doubts), limit, "doubtful cases", where)
         if summary.get("confirm"):
-            lines += ["", "Decide them on a machine of each scope (each build's environment filled in):", "", "```",
-                      summary["confirm"], "```"]
+            lines += [
+                "",
+                "Decide them on a machine of each scope (each build's environment filled in):",
+                "",
+                "```",
+                summary["confirm"],
+                "```",
+            ]
     changes = answer.get("status_changes") or []
     if changes:
         lines += ["", f"**{len(changes)} status change{'s' * (len(changes) != 1)}:**", ""]
-        lines += [f"- {md_escape(c['scope'])} · {md_escape(c['case'])}: {md_escape(c['kind'])} "
-                  f"({md_escape(c['change'])}; {md_escape(c['metric'])})" for c in changes[:limit]]
+        lines += [
+            f"- {md_escape(c['scope'])} · {md_escape(c['case'])}: {md_escape(c['kind'])} "
+            f"({md_escape(c['change'])}; {md_escape(c['metric'])})"
+            for c in changes[:limit]
+        ]
         lines += _more(len(changes), limit, "status changes", where)
     lines += _groups(summary["groups"]) + _notes(answer.get("notes") or [])
     return "\n".join(lines) + "\n"
@@ -112,12 +136,29 @@ def job_summary(answer: dict[str, Any], params: dict[str, str], url: str | None 
 def _groups(groups: Sequence[dict[str, Any]]) -> list[str]:
     if not groups:
         return []
-    out = ["", f"<details><summary>{len(groups)} group{'s' * (len(groups) != 1)} (scope · device · dtype · compile)"
-               "</summary>", "", "| scope | device | dtype | compile | verdict | faster | slower | unchanged | "
-               "untested | detects |", "|" + "---|" * 10]
+    out = [
+        "",
+        f"<details><summary>{len(groups)} group{'s' * (len(groups) != 1)} (scope · device · dtype · compile)</summary>",
+        "",
+        "| scope | device | dtype | compile | verdict | faster | slower | unchanged | untested | detects |",
+        "|" + "---|" * 10,
+    ]
     for g in groups[:GROUPS_SHOWN]:
-        cells = [g.get(k, "") for k in ("scope", "device", "dtype", "compile", "verdict", "faster", "slower",
-                                         "unchanged", "untested", "detects")]
+        cells = [
+            g.get(k, "")
+            for k in (
+                "scope",
+                "device",
+                "dtype",
+                "compile",
+                "verdict",
+                "faster",
+                "slower",
+                "unchanged",
+                "untested",
+                "detects",
+            )
+        ]
         out.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
     if len(groups) > GROUPS_SHOWN:
         out += ["", f"… and {len(groups) - GROUPS_SHOWN} more groups."]
@@ -127,5 +168,11 @@ def _groups(groups: Sequence[dict[str, Any]]) -> list[str]:
 def _notes(notes: Sequence[str]) -> list[str]:
     if not notes:
         return []
-    return ["", f"<details><summary>{len(notes)} note{'s' * (len(notes) != 1)}</summary>", "",
-            *(f"- {md_escape(n)}" for n in notes), "", "</details>"]
+    return [
+        "",
+        f"<details><summary>{len(notes)} note{'s' * (len(notes) != 1)}</summary>",
+        "",
+        *(f"- {md_escape(n)}" for n in notes),
+        "",
+        "</details>",
+    ]

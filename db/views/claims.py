@@ -11,6 +11,7 @@ without naming its case: it is reproduced when at least one matching case reprod
 listed with their own figures). A geomean figure claims an aggregate itself: its cases are listed with their own
 ratios ("in geomean"), its verdict is the geomean's, whose 95 % CI over cases must exclude 1.00×.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,14 +24,39 @@ from sqlalchemy import Engine
 
 from bundle.case_names import case_name
 from bundle.metrics import Better, metric
-from db.review.comparison import CompareQuery, compare
 from db.errors import StoreError
+from db.review.comparison import CompareQuery, compare
 from db.stats.significance import NOT_SIGNIFICANT, geomean_ci
 
 CLAIMS_FILE = Path(__file__).resolve().with_name("claims.json")
-COLUMNS = ["claim", "id", "title", "source", "baseline", "baseline_is", "candidate", "candidate_is", "chip", "dtype",
-           "compile", "case", "status", "figure_status", "claimed", "measured", "unit", "tolerance", "rule",
-           "figure_measured", "n_cases", "claimed_cases", "detail", "figure_detail", "workload", "case_key"]
+COLUMNS = [
+    "claim",
+    "id",
+    "title",
+    "source",
+    "baseline",
+    "baseline_is",
+    "candidate",
+    "candidate_is",
+    "chip",
+    "dtype",
+    "compile",
+    "case",
+    "status",
+    "figure_status",
+    "claimed",
+    "measured",
+    "unit",
+    "tolerance",
+    "rule",
+    "figure_measured",
+    "n_cases",
+    "claimed_cases",
+    "detail",
+    "figure_detail",
+    "workload",
+    "case_key",
+]
 GROUP = ["scope", "dtype", "compile"]
 RULES = ("every", "some")  # a figure's `cases` rule (see above); a geomean figure has its own
 IN_GEOMEAN = "in geomean"  # a geomean figure's case: its own ratio, no verdict of its own
@@ -102,16 +128,34 @@ def _case_value(case, figure: dict) -> float:
 
 def _row(claim: dict, figure: dict, where: tuple, status: str, measured: float, detail: str, case=None) -> dict:
     chip, dtype, compile_mode = where
-    return {"claim": claim["id"], "id": figure["id"], "title": claim["title"], "source": claim["source"],
-            "baseline": claim["baseline"], "baseline_is": claim.get("baseline_is", ""),
-            "candidate": claim["candidate"], "candidate_is": claim.get("candidate_is", ""), "chip": chip,
-            "dtype": dtype, "compile": compile_mode,
-            "case": case_name(claim["workload"], case.case_key, dtype, compile_mode) if case is not None else "",
-            "status": status, "figure_status": status, "claimed": claimed_value(figure), "measured": measured,
-            "unit": "×" if figure["kind"] != "difference" else figure["unit"],
-            "tolerance": float(figure["tolerance"]), "rule": _rule(figure), "figure_measured": math.nan,
-            "n_cases": 0, "claimed_cases": figure.get("claimed_cases"), "detail": detail, "figure_detail": detail,
-            "workload": claim["workload"], "case_key": case.case_key if case is not None else ""}
+    return {
+        "claim": claim["id"],
+        "id": figure["id"],
+        "title": claim["title"],
+        "source": claim["source"],
+        "baseline": claim["baseline"],
+        "baseline_is": claim.get("baseline_is", ""),
+        "candidate": claim["candidate"],
+        "candidate_is": claim.get("candidate_is", ""),
+        "chip": chip,
+        "dtype": dtype,
+        "compile": compile_mode,
+        "case": case_name(claim["workload"], case.case_key, dtype, compile_mode) if case is not None else "",
+        "status": status,
+        "figure_status": status,
+        "claimed": claimed_value(figure),
+        "measured": measured,
+        "unit": "×" if figure["kind"] != "difference" else figure["unit"],
+        "tolerance": float(figure["tolerance"]),
+        "rule": _rule(figure),
+        "figure_measured": math.nan,
+        "n_cases": 0,
+        "claimed_cases": figure.get("claimed_cases"),
+        "detail": detail,
+        "figure_detail": detail,
+        "workload": claim["workload"],
+        "case_key": case.case_key if case is not None else "",
+    }
 
 
 def _rule(figure: dict) -> str:
@@ -144,8 +188,11 @@ def _figure_rows(claim: dict, figure: dict, cases: pd.DataFrame) -> list[dict]:
     on_chip = found[found.scope.str.contains(claim["chip"], regex=False)] if claim.get("chip") else found
     if on_chip.empty:
         elsewhere = sorted(set(found.scope))
-        why = (f"measured only on {', '.join(elsewhere)}; the claim is for {claim['chip']}" if elsewhere
-               else "no compared case matches this figure")
+        why = (
+            f"measured only on {', '.join(elsewhere)}; the claim is for {claim['chip']}"
+            if elsewhere
+            else "no compared case matches this figure"
+        )
         return [_row(claim, figure, expected, "no data", math.nan, why)]
     rows, claimed = [], claimed_value(figure)
     for where, group in on_chip.groupby(GROUP, sort=True):
@@ -158,21 +205,29 @@ def _figure_rows(claim: dict, figure: dict, cases: pd.DataFrame) -> list[dict]:
             mine.append(_row(claim, figure, where, status, measured, detail, case))
         status, figure_measured, figure_detail = _verdict(figure, [r["status"] for r in mine], group, claimed)
         for row in mine:
-            row.update(figure_status=status, figure_measured=figure_measured, figure_detail=figure_detail,
-                       n_cases=len(mine))
+            row.update(
+                figure_status=status, figure_measured=figure_measured, figure_detail=figure_detail, n_cases=len(mine)
+            )
         rows += mine
     return rows
 
 
 def evaluate_claim(engine: Engine, claim: dict) -> list[dict]:
     figures = claim["figures"]
-    params = {"baseline": claim["baseline"], "candidate": claim["candidate"], "scope": "chip",
-              "workload": claim["workload"], "metric": ",".join(sorted({f["metric"] for f in figures}))}
+    params = {
+        "baseline": claim["baseline"],
+        "candidate": claim["candidate"],
+        "scope": "chip",
+        "workload": claim["workload"],
+        "metric": ",".join(sorted({f["metric"] for f in figures})),
+    }
     try:
         cases = compare(engine, CompareQuery.from_params(params)).cases
     except StoreError as exc:
-        return [_row(claim, f, (claim.get("chip") or "", f.get("dtype") or "", f["compile"]), "no data", math.nan,
-                     str(exc)) for f in figures]
+        return [
+            _row(claim, f, (claim.get("chip") or "", f.get("dtype") or "", f["compile"]), "no data", math.nan, str(exc))
+            for f in figures
+        ]
     return [row for f in figures for row in _figure_rows(claim, f, cases)]
 
 

@@ -1,6 +1,7 @@
 """The Compare page's adapter and its JSON twin (GET /api/v1/compare): the judged review (db.review) named for
 people — each case row with its name and Trends link, its direction and regression flag (db.views.compare_chart),
 the status changes and why nothing was compared, when nothing was."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -11,11 +12,12 @@ from sqlalchemy import Engine
 from bundle.case_names import case_names
 from db.query.plain import records
 from db.review.review import Review, judge_review
+from db.review.status_changes import status_changes
 from db.review.summary import release_summary
 from db.views.compare_chart import case_rows
 from db.views.empty_reason import empty_reason
-from db.review.status_changes import status_changes
-from db.views.trends import FIELDS as TREND_FIELDS, trend_urls
+from db.views.trends import FIELDS as TREND_FIELDS
+from db.views.trends import trend_urls
 
 
 def named_cases(cases: pd.DataFrame) -> pd.DataFrame:
@@ -27,9 +29,26 @@ def named_cases(cases: pd.DataFrame) -> pd.DataFrame:
 
 
 # the case's name, what is missing and why first; the identifying keys pinned at the end (as the case table)
-UNMATCHED_VIEW = ["case", "scope", "metric", "reason", "baseline_status", "candidate_status", "baseline_median",
-                  "candidate_median", "unit", "baseline_figure", "candidate_figure", "message", "candidate_passed",
-                  "device", "workload", "dtype", "compile", "case_key"]
+UNMATCHED_VIEW = [
+    "case",
+    "scope",
+    "metric",
+    "reason",
+    "baseline_status",
+    "candidate_status",
+    "baseline_median",
+    "candidate_median",
+    "unit",
+    "baseline_figure",
+    "candidate_figure",
+    "message",
+    "candidate_passed",
+    "device",
+    "workload",
+    "dtype",
+    "compile",
+    "case_key",
+]
 
 
 def named_unmatched(unmatched: pd.DataFrame) -> pd.DataFrame:
@@ -42,9 +61,17 @@ def compare_answer(engine: Engine, review: Review) -> dict[str, Any]:
     """GET /api/v1/compare: the comparison, its judged rows and the release summary, from one judged review."""
     judged = judge_review(engine, review)
     result, q = judged.comparison, review.compare
-    return {"baseline": q.baseline, "candidate": q.candidate, "scope": q.scope, "pool": q.pool,
-            "filters": {k: list(v) for k, v in q.filters}, "notes": result.notes,
-            "empty_reason": empty_reason(result),  # null when cases were compared; else why none were
-            "cases": records(named_cases(case_rows(judged))), "families": records(result.families),
-            "status_changes": records(status_changes(result.cases, result.unmatched)),
-            "unmatched": records(named_unmatched(result.unmatched)), "summary": release_summary(engine, judged)}
+    return {
+        "baseline": q.baseline,
+        "candidate": q.candidate,
+        "scope": q.scope,
+        "pool": q.pool,
+        "filters": {k: list(v) for k, v in q.filters},
+        "notes": result.notes,
+        "empty_reason": empty_reason(result),  # null when cases were compared; else why none were
+        "cases": records(named_cases(case_rows(judged))),
+        "families": records(result.families),
+        "status_changes": records(status_changes(result.cases, result.unmatched)),
+        "unmatched": records(named_unmatched(result.unmatched)),
+        "summary": release_summary(engine, judged),
+    }

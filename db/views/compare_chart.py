@@ -2,6 +2,7 @@
 db.review.derived) folded into their timing's row, each row's direction (better / worse / not significant)
 and whether it is a regression (the judged review's verdict, as the Regressions page reads it). The chart rows are the largest changes plus
 every regression, whatever its rank: the chart and the table read the same frame, so they cannot disagree."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,9 +10,21 @@ import pandas as pd
 
 from bundle.case_names import case_names
 from bundle.metrics import RuleKind
+
 # DIRECTIONS and UNCLEAR read from here by the pages' colours and the tests
-from db.review.case_table import (BETTER, BY_RATIO, CI_HIGH, CI_LOW, COMPARISON, DIRECTIONS,  # noqa: F401
-                                  ORIENTED_RATIO, UNCHANGED, UNCLEAR, WORSE, tested_directions)
+from db.review.case_table import (  # noqa: F401
+    BETTER,
+    BY_RATIO,
+    CI_HIGH,
+    CI_LOW,
+    COMPARISON,
+    DIRECTIONS,
+    ORIENTED_RATIO,
+    UNCHANGED,
+    UNCLEAR,
+    WORSE,
+    tested_directions,
+)
 from db.review.derived import derived_pairs, derived_text, folded_rows
 from db.review.review import JudgedReview
 
@@ -26,8 +39,9 @@ def fold_derived(cases: pd.DataFrame) -> pd.DataFrame:
     return cases.assign(derived=derived_text(cases, pairs))[~folded_rows(cases, pairs)]
 
 
-def directions(cases: pd.DataFrame, verdicts: pd.DataFrame | None = None,
-               tested: np.ndarray | None = None) -> np.ndarray:
+def directions(
+    cases: pd.DataFrame, verdicts: pd.DataFrame | None = None, tested: np.ndarray | None = None
+) -> np.ndarray:
     """better / worse where the change is significant (oriented ratio or difference sign), else not significant;
     a single figure judged by its own rule (memory, PSNR, errors: `verdicts`' rule) is better / worse beyond that
     rule and unchanged within it — it has no samples to be significant with. `tested`: the cases' tested
@@ -36,8 +50,11 @@ def directions(cases: pd.DataFrame, verdicts: pd.DataFrame | None = None,
     if verdicts is None:
         return tested
     by_rule = verdicts.rule.isin(BY_RULE).to_numpy(dtype=bool)
-    ruled = np.where(verdicts.regressed.to_numpy(dtype=bool), WORSE,
-                     np.where(verdicts.improved.to_numpy(dtype=bool), BETTER, UNCHANGED))
+    ruled = np.where(
+        verdicts.regressed.to_numpy(dtype=bool),
+        WORSE,
+        np.where(verdicts.improved.to_numpy(dtype=bool), BETTER, UNCHANGED),
+    )
     return np.where(by_rule, ruled, tested)
 
 
@@ -52,8 +69,11 @@ def _case_rows(judged: JudgedReview) -> pd.DataFrame:
     folded = fold_derived(judged.cases)
     verdicts = judged.verdicts.loc[folded.index]
     tested = judged.directions[judged.cases.index.get_indexer(folded.index)] if len(folded) else None
-    return folded.assign(direction=directions(folded, verdicts, tested) if len(folded) else [],
-                         regression=verdicts.regressed.to_numpy(dtype=bool), row=folded.index)
+    return folded.assign(
+        direction=directions(folded, verdicts, tested) if len(folded) else [],
+        regression=verdicts.regressed.to_numpy(dtype=bool),
+        row=folded.index,
+    )
 
 
 def case_labels(rows: pd.DataFrame) -> pd.Series:
@@ -87,7 +107,9 @@ def chart_words(chart: pd.DataFrame, limit: int, compared: int) -> str:
     extra = int((chart["rank"] > limit).sum())
     drawn = len(chart) - extra
     more = compared - len(chart)
-    return (f"Per-case ratio: the {drawn} largest change{'s' * (drawn != 1)} of {compared} compared cases"
-            + (f", and {extra} regression{'s' * (extra != 1)} ranked lower" if extra else "")
-            + ", sorted worst (top) to best (bottom); bars from 1×, black whiskers the 95 % CI, ringed = regression."
-            + (f" {more} more in the table below." if more > 0 else " The table below lists them too."))
+    return (
+        f"Per-case ratio: the {drawn} largest change{'s' * (drawn != 1)} of {compared} compared cases"
+        + (f", and {extra} regression{'s' * (extra != 1)} ranked lower" if extra else "")
+        + ", sorted worst (top) to best (bottom); bars from 1×, black whiskers the 95 % CI, ringed = regression."
+        + (f" {more} more in the table below." if more > 0 else " The table below lists them too.")
+    )

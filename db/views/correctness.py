@@ -3,25 +3,25 @@
 A case is faster but wrong when its op_time median improved against the previous build on the same machine by
 more than the review's default bound (5 %) while the correctness record of the same run failed its tolerance.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
-
-import numpy as np
 
 from bundle.case_names import case_names
 from bundle.metrics import METRICS, RULES, Better, RuleKind
 from db.query.browse import CORRECTNESS_METRICS, results, split_builds
-from db.views.defaults import default_pair
-from db.views.empty_reason import NEXT_BUILD
-from db.views.memory import memory_builds
 from db.query.params import Params, build_choice, one_of, only
 from db.review.review import DEFAULT_THRESHOLD
 from db.review.rules import rounding_jitter
 from db.review.wording import format_value
+from db.views.defaults import default_pair
+from db.views.empty_reason import NEXT_BUILD
+from db.views.memory import memory_builds
 
 _CASE = ["machine_name", "workload", "case_key", "dtype", "compile"]
 
@@ -36,9 +36,31 @@ def correctness(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
     frame["case"] = case_names(frame)
     frame["build_order"] = _order(frame)
     # the case's name and its figures with units first; the identifying keys pinned at the end
-    return frame[["case", "machine_name", "build", "metric", "median", "unit", "tolerance", "verdict", "status",
-                  "passed", "rounding", "message", "chip", "started_at", "run_id", "workload", "dtype", "compile", "case_key", "channel",
-                  "build_order"]]
+    return frame[
+        [
+            "case",
+            "machine_name",
+            "build",
+            "metric",
+            "median",
+            "unit",
+            "tolerance",
+            "verdict",
+            "status",
+            "passed",
+            "rounding",
+            "message",
+            "chip",
+            "started_at",
+            "run_id",
+            "workload",
+            "dtype",
+            "compile",
+            "case_key",
+            "channel",
+            "build_order",
+        ]
+    ]
 
 
 def _order(frame: pd.DataFrame) -> list[int]:
@@ -52,8 +74,10 @@ def _order(frame: pd.DataFrame) -> list[int]:
 IMPROVED, WORSENED = "improved", "worsened"
 WITHIN = "within its rule"  # a move the review's rule calls neither a regression nor a gain
 SLOPE_DIRECTIONS = (IMPROVED, WORSENED, WITHIN)  # a slope's direction; the chart's colours follow this order
-RULE_WORDS = (f"a PSNR moved by more than {RULES['psnr_vs_cpu'].drop:g} dB, an error by "
-              f"{RULES['max_abs_error'].factor:g}×, passed → failed; a move within the dtype's rounding is neither")
+RULE_WORDS = (
+    f"a PSNR moved by more than {RULES['psnr_vs_cpu'].drop:g} dB, an error by "
+    f"{RULES['max_abs_error'].factor:g}×, passed → failed; a move within the dtype's rounding is neither"
+)
 
 
 def correctness_slopes(records: pd.DataFrame, baseline: str, candidate: str) -> pd.DataFrame:
@@ -65,11 +89,21 @@ def correctness_slopes(records: pd.DataFrame, baseline: str, candidate: str) -> 
     ok = records[records["median"].notna()]
     sides = []
     for build, side in ((baseline, "baseline"), (candidate, "candidate")):
-        got = ok[ok["build"] == build].groupby(keys, dropna=False).agg(
-            median=("median", "median"), tolerance=("tolerance", "max"), verdict=("verdict", "min"),
-            rounding=("rounding", "median"), passed=("passed", "min")).reset_index()
-        sides.append(got.rename(columns={c: f"{side}_{c}" for c in ("median", "tolerance", "verdict", "rounding",
-                                                                      "passed")}))
+        got = (
+            ok[ok["build"] == build]
+            .groupby(keys, dropna=False)
+            .agg(
+                median=("median", "median"),
+                tolerance=("tolerance", "max"),
+                verdict=("verdict", "min"),
+                rounding=("rounding", "median"),
+                passed=("passed", "min"),
+            )
+            .reset_index()
+        )
+        sides.append(
+            got.rename(columns={c: f"{side}_{c}" for c in ("median", "tolerance", "verdict", "rounding", "passed")})
+        )
     both = sides[0].merge(sides[1], on=keys, how="inner")
     if both.empty:
         return pd.DataFrame(columns=SLOPE_COLUMNS)
@@ -92,30 +126,52 @@ def _by_rule(both: pd.DataFrame) -> np.ndarray:
     c = both["candidate_median"].to_numpy(dtype=float)
     drop = np.array([r.drop if r.drop is not None else np.nan for r in rules], dtype=float)
     factor = np.array([r.factor if r.factor is not None else np.nan for r in rules], dtype=float)
-    frame = pd.DataFrame({"rounding": both["candidate_rounding"].fillna(both["baseline_rounding"]),
-                          "tolerance": both["tolerance"],
-                          "candidate_passed": ~both["candidate_passed"].eq(False).to_numpy(dtype=bool, na_value=False)})
+    frame = pd.DataFrame(
+        {
+            "rounding": both["candidate_rounding"].fillna(both["baseline_rounding"]),
+            "tolerance": both["tolerance"],
+            "candidate_passed": ~both["candidate_passed"].eq(False).to_numpy(dtype=bool, na_value=False),
+        }
+    )
     jitter = rounding_jitter(frame, kind, b, c)
     with np.errstate(divide="ignore", invalid="ignore"):
         is_db, is_factor = kind == RuleKind.drop.value, kind == RuleKind.factor.value
         worse = (is_db & (b - c > drop)) | (is_factor & (c > 0) & ((b == 0) | (c / b >= factor)))
         better = (is_db & (c - b > drop)) | (is_factor & (b > 0) & ((c == 0) | (b / c >= factor)))
-    broke = (both["baseline_passed"].eq(True).to_numpy(dtype=bool, na_value=False)
-             & both["candidate_passed"].eq(False).to_numpy(dtype=bool, na_value=False))
+    broke = both["baseline_passed"].eq(True).to_numpy(dtype=bool, na_value=False) & both["candidate_passed"].eq(
+        False
+    ).to_numpy(dtype=bool, na_value=False)
     return np.where(broke | (worse & ~jitter), WORSENED, np.where(better & ~jitter, IMPROVED, WITHIN))
 
 
-SLOPE_COLUMNS = ["case", "machine_name", "metric", "baseline_median", "candidate_median", "change", "unit",
-                 "tolerance", "baseline_margin", "candidate_margin", "direction", "baseline_verdict",
-                 "candidate_verdict", "workload", "dtype", "compile", "case_key"]
+SLOPE_COLUMNS = [
+    "case",
+    "machine_name",
+    "metric",
+    "baseline_median",
+    "candidate_median",
+    "change",
+    "unit",
+    "tolerance",
+    "baseline_margin",
+    "candidate_margin",
+    "direction",
+    "baseline_verdict",
+    "candidate_verdict",
+    "workload",
+    "dtype",
+    "compile",
+    "case_key",
+]
 
 
 # the op_time records of cases (machine, workload, case, dtype, compile) with a failed correctness record: all
 # a faster-but-wrong answer can use (reading every op_time record took a 2.5 M-result store to 6.4 GB)
-_FAILED_CASES = ("EXISTS (SELECT 1 FROM results f JOIN runs fr ON fr.run_id = f.run_id WHERE f.passed = false"
-                 " AND f.metric IN ({metrics}) AND f.workload = r.workload AND f.case_key = r.case_key"
-                 " AND f.dtype = r.dtype AND f.compile = r.compile AND fr.machine_name = ru.machine_name)"
-                 ).format(metrics=", ".join(f"'{m}'" for m in CORRECTNESS_METRICS))
+_FAILED_CASES = (
+    "EXISTS (SELECT 1 FROM results f JOIN runs fr ON fr.run_id = f.run_id WHERE f.passed = false"
+    " AND f.metric IN ({metrics}) AND f.workload = r.workload AND f.case_key = r.case_key"
+    " AND f.dtype = r.dtype AND f.compile = r.compile AND fr.machine_name = ru.machine_name)"
+).format(metrics=", ".join(f"'{m}'" for m in CORRECTNESS_METRICS))
 
 
 def faster_but_wrong(engine: Engine, split_tag: str | None = None, records: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -125,28 +181,48 @@ def faster_but_wrong(engine: Engine, split_tag: str | None = None, records: pd.D
     the caller has read it. Reads only the op_time records of cases that failed somewhere."""
     times = split_builds(results(engine, metrics=["op_time"], where=_FAILED_CASES), split_tag)
     times = times[times["status"].isin(["ok", "fallback"])]
-    per_build = (times.groupby(_CASE + ["build"], as_index=False, dropna=False)
-                 .agg(median=("median", "median"), started_at=("started_at", "min"), runs=("run_id", "nunique"))
-                 .sort_values("started_at"))  # a build's repeats are one point: its previous build is another build
+    per_build = (
+        times.groupby(_CASE + ["build"], as_index=False, dropna=False)
+        .agg(median=("median", "median"), started_at=("started_at", "min"), runs=("run_id", "nunique"))
+        .sort_values("started_at")
+    )  # a build's repeats are one point: its previous build is another build
     per_build["previous_µs"] = per_build.groupby(_CASE, dropna=False)["median"].shift(1)
     per_build["previous_build"] = per_build.groupby(_CASE, dropna=False)["build"].shift(1)
     # faster as a review would call it: beyond its default bound (a 0.2 % move is noise, not "faster")
     improved = per_build[per_build["median"] * (1.0 + DEFAULT_THRESHOLD) < per_build["previous_µs"]]
     failed = correctness(engine, split_tag) if records is None else records
     failed = failed[failed["verdict"] == "failed"].sort_values("metric")
-    failed["figure"] = [f"{m} {format_value(v, u)} (tolerance {format_value(t, u)})" for m, v, u, t in
-                        failed[["metric", "median", "unit", "tolerance"]].itertuples(index=False)]
-    failed = (failed.groupby(_CASE + ["build"], as_index=False, dropna=False)
-              .agg(failed_metrics=("metric", lambda m: ", ".join(dict.fromkeys(m))),
-                   failed_figures=("figure", lambda f: "; ".join(dict.fromkeys(f)))))
+    failed["figure"] = [
+        f"{m} {format_value(v, u)} (tolerance {format_value(t, u)})"
+        for m, v, u, t in failed[["metric", "median", "unit", "tolerance"]].itertuples(index=False)
+    ]
+    failed = failed.groupby(_CASE + ["build"], as_index=False, dropna=False).agg(
+        failed_metrics=("metric", lambda m: ", ".join(dict.fromkeys(m))),
+        failed_figures=("figure", lambda f: "; ".join(dict.fromkeys(f))),
+    )
     if failed.empty:  # no failed record (e.g. a store of op_time only): its empty frame's dtypes cannot merge
         failed = failed.astype({c: improved[c].dtype for c in _CASE + ["build"]})
     joined = improved.merge(failed, on=_CASE + ["build"])
     joined["speedup_vs_previous"] = joined["previous_µs"] / joined["median"]
     joined["case"] = case_names(joined)  # people read the name; the raw keys stay, pinned last
-    return joined[["case", "machine_name", "build", "previous_build", "median", "previous_µs", "speedup_vs_previous",
-                   "runs", "failed_metrics", "failed_figures", "workload", "case_key", "dtype", "compile"]
-                  ].rename(columns={"median": "op_time_µs"})
+    return joined[
+        [
+            "case",
+            "machine_name",
+            "build",
+            "previous_build",
+            "median",
+            "previous_µs",
+            "speedup_vs_previous",
+            "runs",
+            "failed_metrics",
+            "failed_figures",
+            "workload",
+            "case_key",
+            "dtype",
+            "compile",
+        ]
+    ].rename(columns={"median": "op_time_µs"})
 
 
 def _verdict(passed: bool | None, status: str) -> str:
@@ -187,9 +263,23 @@ def correctness_view(engine: Engine, params: Params) -> Correctness:
     same = bool(baseline) and baseline == candidate  # a build against itself: every case "within its rule"
     slopes = correctness_slopes(shown, baseline, candidate) if not same else pd.DataFrame(columns=SLOPE_COLUMNS)
     counts = {d: int((slopes["direction"] == d).sum()) for d in SLOPE_DIRECTIONS}
-    empty = (f"Baseline and candidate are the same build ({baseline}): nothing to compare. {NEXT_BUILD}" if same else
-             f"No case has a {metric} record on both {baseline} and {candidate} (same machine): nothing to compare."
-             if slopes.empty else "")
-    return Correctness(p["split_tag"], metric, sorted(set(records["metric"])),
-                       shown.drop(columns=["channel", "build_order"]), faster_but_wrong(engine, split, records), builds,
-                       baseline, candidate, slopes, counts, empty)
+    empty = (
+        f"Baseline and candidate are the same build ({baseline}): nothing to compare. {NEXT_BUILD}"
+        if same
+        else f"No case has a {metric} record on both {baseline} and {candidate} (same machine): nothing to compare."
+        if slopes.empty
+        else ""
+    )
+    return Correctness(
+        p["split_tag"],
+        metric,
+        sorted(set(records["metric"])),
+        shown.drop(columns=["channel", "build_order"]),
+        faster_but_wrong(engine, split, records),
+        builds,
+        baseline,
+        candidate,
+        slopes,
+        counts,
+        empty,
+    )

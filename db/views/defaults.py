@@ -2,6 +2,7 @@
 release candidate after it. A nightly is never silently the default where an rc exists: it is the second,
 labelled comparison (`preview_pair`), and the default only when no rc is newer than the stable build. Pure: takes
 builds already in version order."""
+
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -62,6 +63,8 @@ def side_labels(selectors) -> Callable[[str], str]:
     """A picker's labels for the selectors: "torch 2.15.0rc1 (rc, 1a2b3c4) · 6 runs"; the text itself when unknown.
     Worded once per render, looked up per option (a picker formats every option)."""
     n_runs = selectors.n_runs.astype(int).tolist()
-    words = {text: f"{label} · {n} run{'s' if n != 1 else ''}"
-             for text, label, n in zip(selectors.selector.tolist(), selectors.label.tolist(), n_runs)}
+    words = {
+        text: f"{label} · {n} run{'s' if n != 1 else ''}"
+        for text, label, n in zip(selectors.selector.tolist(), selectors.label.tolist(), n_runs)
+    }
     return lambda text: words.get(text, text)

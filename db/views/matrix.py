@@ -1,6 +1,7 @@
 """Chip × build (or dtype × build) heatmap data: one metric's geometric-mean oriented ratio against one baseline
 build. Each cell pairs cases of one chip (machines pooled, explicitly) and one dtype and compile mode, so a cell
 never mixes configurations; its cases may span workloads of that metric (n_cases says how many)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,14 +11,13 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from bundle.metrics import METRICS
-from db.query.params import Params, one_of, only
-
-from db.query.case_pairs import scope_sql
-from db.review.comparison import CompareQuery, compare
-from db.store.read import read_frame
-from db.stats.significance import geomean_ci
 from bundle.builds import build_sort_key
+from bundle.metrics import METRICS
+from db.query.case_pairs import scope_sql
+from db.query.params import Params, one_of, only
+from db.review.comparison import CompareQuery, compare
+from db.stats.significance import geomean_ci
+from db.store.read import read_frame
 from db.views.defaults import STABLE
 
 COLUMNS = ["row", "build", "geomean", "ci_low", "ci_high", "ci", "n_cases", "unit", "baseline"]
@@ -30,29 +30,54 @@ def matrix_builds(engine: Engine) -> list[str]:
 
 def _builds(engine: Engine) -> tuple[list[str], list[str]]:
     """Every stored torch version in version order, and its channel."""
-    found = read_frame(engine, "SELECT torch_version, min(nightly_date) AS d, min(channel) AS channel FROM runs "
-                               "GROUP BY torch_version")
+    found = read_frame(
+        engine, "SELECT torch_version, min(nightly_date) AS d, min(channel) AS channel FROM runs GROUP BY torch_version"
+    )
     ordered = sorted(zip(found.torch_version, found.d, found.channel), key=lambda b: build_sort_key(b[0], b[1]))
     return [v for v, _, _ in ordered], [c for _, _, c in ordered]
 
 
-def matrix(engine: Engine, metric_name: str, baseline_build: str, rows: str = "chip", dtype: str = "",
-           compile_mode: str = "eager", workload: str = "") -> pd.DataFrame:
+def matrix(
+    engine: Engine,
+    metric_name: str,
+    baseline_build: str,
+    rows: str = "chip",
+    dtype: str = "",
+    compile_mode: str = "eager",
+    workload: str = "",
+) -> pd.DataFrame:
     """rows="chip": one dtype (required) per matrix; rows="dtype": all dtypes, chips pooled per dtype never —
     each (dtype, chip) is its own row label."""
     cells = []
     for build in [b for b in matrix_builds(engine) if b != baseline_build]:
-        params = {"baseline": f"torch={baseline_build}", "candidate": f"torch={build}", "scope": "chip",
-                  "metric": metric_name, "compile": compile_mode, "dtype": dtype, "workload": workload}
+        params = {
+            "baseline": f"torch={baseline_build}",
+            "candidate": f"torch={build}",
+            "scope": "chip",
+            "metric": metric_name,
+            "compile": compile_mode,
+            "dtype": dtype,
+            "workload": workload,
+        }
         cases = compare(engine, CompareQuery.from_params(params)).cases
         cases = cases[np.isfinite(cases.oriented_ratio.astype(float))]
         label = cases.scope if rows == "chip" else cases.dtype + " · " + cases.scope
         for row, group in cases.groupby(label):
             centre, low, high = geomean_ci(np.log(group.oriented_ratio.to_numpy(dtype=float)))
-            cells.append({"row": row, "build": build, "geomean": centre, "ci_low": low, "ci_high": high,
-                          "ci": ci_text(low, high, len(group)),
-                          "n_cases": len(group), "unit": "×", "baseline": f"torch={baseline_build}",
-                          "scope": group.scope.iloc[0]})
+            cells.append(
+                {
+                    "row": row,
+                    "build": build,
+                    "geomean": centre,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "ci": ci_text(low, high, len(group)),
+                    "n_cases": len(group),
+                    "unit": "×",
+                    "baseline": f"torch={baseline_build}",
+                    "scope": group.scope.iloc[0],
+                }
+            )
     return pd.DataFrame(cells, columns=COLUMNS + ["scope"])  # scope: the row's chip, for matrix_grid
 
 
@@ -78,7 +103,7 @@ class MatrixDefaults(NamedTuple):
 
 
 _PAIRS = f"""
-WITH c AS (SELECT DISTINCT {scope_sql('chip')} AS scope, ru.torch_version AS build, r.metric, r.dtype, r.compile,
+WITH c AS (SELECT DISTINCT {scope_sql("chip")} AS scope, ru.torch_version AS build, r.metric, r.dtype, r.compile,
                   r.workload, r.case_key
            FROM results r JOIN runs ru ON ru.run_id = r.run_id WHERE r.status = 'ok')
 SELECT a.metric, a.dtype, a.compile, a.build AS baseline, b.build AS candidate, count(*) AS n
@@ -103,18 +128,30 @@ def matrix_defaults(engine: Engine) -> MatrixDefaults:
         pairs = pairs[pairs.metric == "op_time"]
     if not pairs.empty:
         stable = pairs.baseline.map(dict(zip(builds, channels))).isin(STABLE)
-        best = pairs.assign(stable=stable, eager=pairs.compile == "eager", c=pairs.candidate.map(rank),
-                            b=pairs.baseline.map(rank)).sort_values(
-            ["n", "stable", "eager", "c", "b", "dtype"], ascending=[False, False, False, False, False, True]).iloc[0]
+        best = (
+            pairs.assign(
+                stable=stable, eager=pairs.compile == "eager", c=pairs.candidate.map(rank), b=pairs.baseline.map(rank)
+            )
+            .sort_values(
+                ["n", "stable", "eager", "c", "b", "dtype"], ascending=[False, False, False, False, False, True]
+            )
+            .iloc[0]
+        )
         return MatrixDefaults(*(str(best[k]) for k in ("metric", "dtype", "baseline", "compile")))
-    found = read_frame(engine, "SELECT metric, dtype, count(DISTINCT (workload, case_key, compile)) AS n FROM results "
-                               "WHERE status = 'ok' GROUP BY ALL")
+    found = read_frame(
+        engine,
+        "SELECT metric, dtype, count(DISTINCT (workload, case_key, compile)) AS n FROM results "
+        "WHERE status = 'ok' GROUP BY ALL",
+    )
     found = found[found.metric.isin(ratio)]
     first = builds[0] if builds else ""
     if found.empty:
         return MatrixDefaults("op_time", "float32", first, "eager")
-    best = found.assign(op=found.metric != "op_time").sort_values(["n", "op", "metric", "dtype"],
-                                                                   ascending=[False, True, True, True]).iloc[0]
+    best = (
+        found.assign(op=found.metric != "op_time")
+        .sort_values(["n", "op", "metric", "dtype"], ascending=[False, True, True, True])
+        .iloc[0]
+    )
     return MatrixDefaults(str(best["metric"]), str(best["dtype"]), first, "eager")
 
 
@@ -151,45 +188,60 @@ def matrix_view(engine: Engine, params: Params) -> Matrix:
         one_of("baseline", baseline, builds)  # a build the store does not hold is named, not compared
     dtype = (p["dtype"] or default.dtype) if rows == "chip" else ""
     compile_mode = p["compile"] or default.compile or "eager"
-    cells = (matrix(engine, metric_name, baseline, rows, dtype, compile_mode, p["workload"]) if builds
-             else pd.DataFrame(columns=COLUMNS))
+    cells = (
+        matrix(engine, metric_name, baseline, rows, dtype, compile_mode, p["workload"])
+        if builds
+        else pd.DataFrame(columns=COLUMNS)
+    )
     grid, span = matrix_grid(cells, builds, baseline, builds_ran(engine))
     why = "" if len(cells) else _why_empty(engine, metric_name, baseline, dtype, compile_mode, p["workload"], builds)
-    return Matrix(metric_name, baseline, rows, dtype, compile_mode, p["workload"], builds, cells[COLUMNS], grid, span,
-                  why)
+    return Matrix(
+        metric_name, baseline, rows, dtype, compile_mode, p["workload"], builds, cells[COLUMNS], grid, span, why
+    )
 
 
-def _why_empty(engine: Engine, metric: str, baseline: str, dtype: str, compile_mode: str, workload: str,
-               builds: list[str]) -> str:
+def _why_empty(
+    engine: Engine, metric: str, baseline: str, dtype: str, compile_mode: str, workload: str, builds: list[str]
+) -> str:
     """An empty matrix's reason: the selection named, and what the store holds of this metric to pick instead."""
     if not builds:
         return "No runs stored yet."
     if len(builds) < 2:
         return f"Only one build is stored ({builds[0]}): a matrix needs a baseline and at least one other build."
-    held = read_frame(engine, "SELECT ru.torch_version, r.dtype, r.compile FROM results r JOIN runs ru ON "
-                              "ru.run_id = r.run_id WHERE r.metric = ? AND r.status = 'ok' AND (? = '' OR r.workload = ?) "
-                              "GROUP BY ALL", [metric, workload, workload])
+    held = read_frame(
+        engine,
+        "SELECT ru.torch_version, r.dtype, r.compile FROM results r JOIN runs ru ON "
+        "ru.run_id = r.run_id WHERE r.metric = ? AND r.status = 'ok' AND (? = '' OR r.workload = ?) "
+        "GROUP BY ALL",
+        [metric, workload, workload],
+    )
     chosen = " · ".join(x for x in (dtype, compile_mode, workload) if x)
     if held.empty:
         return f"Nothing compared: no ok {metric} result is stored{' for ' + workload if workload else ''}."
     on_base = held[held.torch_version == baseline]
     listed = lambda col: ", ".join(sorted(set(held[col])))  # noqa: E731 - one-line helper
     if on_base.empty:
-        return (f"Nothing compared: baseline {baseline} has no ok {metric} result. Builds that have: "
-                f"{', '.join(b for b in builds if b in set(held.torch_version))}.")
-    return (f"Nothing compared: no chip has ok {metric} results in {chosen} on both {baseline} and another build. "
-            f"Stored for {metric}: dtypes {listed('dtype')}; compile modes {listed('compile')}.")
+        return (
+            f"Nothing compared: baseline {baseline} has no ok {metric} result. Builds that have: "
+            f"{', '.join(b for b in builds if b in set(held.torch_version))}."
+        )
+    return (
+        f"Nothing compared: no chip has ok {metric} results in {chosen} on both {baseline} and another build. "
+        f"Stored for {metric}: dtypes {listed('dtype')}; compile modes {listed('compile')}."
+    )
 
 
 NO_DATA, NOT_RUN = "no data", "not run"  # ran both builds, nothing paired / the chip never ran the build
-CELL_WORDS = {NO_DATA: "no data: the chip ran this build, but no case of this selection ran ok on it and on the "
-                       "baseline",
-              NOT_RUN: "not run: no run of this build on this chip (a Mac never runs a CUDA wheel)"}
+CELL_WORDS = {
+    NO_DATA: "no data: the chip ran this build, but no case of this selection ran ok on it and on the baseline",
+    NOT_RUN: "not run: no run of this build on this chip (a Mac never runs a CUDA wheel)",
+}
 TICKS = (0.25, 0.5, 0.8, 0.9, 1.0, 1.1, 1.25, 2.0, 4.0)  # readable legend steps (×), mirrored around 1×
 
 
-def matrix_grid(cells: pd.DataFrame, builds: list[str], baseline_build: str,
-                ran: set[tuple[str, str]] | None = None) -> tuple[pd.DataFrame, float]:
+def matrix_grid(
+    cells: pd.DataFrame, builds: list[str], baseline_build: str, ran: set[tuple[str, str]] | None = None
+) -> tuple[pd.DataFrame, float]:
     """Every (row, build) of the heatmap, each labelled: its geomean as text, "no data" (the chip ran the build,
     nothing paired) or "not run" (`ran`: builds_ran says the chip never ran it; None: every chip ran every build),
     and the colour scale's half-width `span` (×): the scale runs from 1/span to span, symmetric in log space around
@@ -203,8 +255,9 @@ def matrix_grid(cells: pd.DataFrame, builds: list[str], baseline_build: str,
     span = float(np.exp(np.nanmax(np.abs(logs)))) if logs.notna().any() else 2.0
     span = max(span, 1.1)  # a flat matrix still gets a readable scale
     did_run = [ran is None or (scopes.get(r, r), b) in ran for r, b in grid[["row", "build"]].itertuples(index=False)]
-    grid["label"] = [f"{g:.2f}×" if pd.notna(g) else NO_DATA if r else NOT_RUN
-                     for g, r in zip(grid["geomean"], did_run)]
+    grid["label"] = [
+        f"{g:.2f}×" if pd.notna(g) else NO_DATA if r else NOT_RUN for g, r in zip(grid["geomean"], did_run)
+    ]
     grid["dark"] = (np.abs(logs) > 0.6 * np.log(span)).fillna(False).astype(bool)  # white text on deep colour
     grid["has_data"] = grid["geomean"].notna()
     return grid, span

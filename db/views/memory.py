@@ -5,6 +5,7 @@ candidate's for the same case, and nothing is ever added across machines or case
 one machine give the median of their medians (`runs` says how many). A figure a device cannot give stays
 "unavailable" with its reason; an out-of-memory error is marked OOM; neither is ever shown as 0.
 """
+
 from __future__ import annotations
 
 import re
@@ -18,8 +19,8 @@ from bundle.builds import build_sort_key
 from bundle.case_names import case_names
 from bundle.units import convert
 from db.query.browse import MEMORY_METRICS, results, split_builds
-from db.views.defaults import default_pair
 from db.query.params import Params, build_choice, only
+from db.views.defaults import default_pair
 
 FIGURE_NAMES = {  # nested: the driver's total holds the allocator's reserved pool, which holds the live tensors
     "memory_driver_peak": "driver total peak",
@@ -31,8 +32,19 @@ NESTED = list(FIGURE_NAMES.values())[:3]
 NO_CHIP = "no chip recorded"
 OOM = re.compile(r"out of memory|\boom\b", re.IGNORECASE)
 _KEYS = ["workload", "dtype", "compile", "case_key"]
-COMPARE_COLUMNS = ["machine", "chip", "case", "figure", "baseline_GiB", "candidate_GiB", "change", "baseline",
-                   "candidate", "baseline_runs", "candidate_runs"] + _KEYS
+COMPARE_COLUMNS = [
+    "machine",
+    "chip",
+    "case",
+    "figure",
+    "baseline_GiB",
+    "candidate_GiB",
+    "change",
+    "baseline",
+    "candidate",
+    "baseline_runs",
+    "candidate_runs",
+] + _KEYS
 
 
 PARAMS = ("split_tag", "workload", "baseline", "candidate")  # URL parameters (page and twin; api/openapi.py)
@@ -48,16 +60,32 @@ def memory_long(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
     frame["figure"] = frame["metric"].map(FIGURE_NAMES)
     frame["GiB"] = [_gib(v, u, s) for v, u, s in frame[["median", "unit", "status"]].itertuples(index=False)]
     frame["state"] = [_state(s, m) for s, m in frame[["status", "message"]].itertuples(index=False)]
-    return frame[["machine", "chip", "case", "build", "channel", "torch_version", "nightly_date", "figure", "GiB",
-                  "state", "run_id"] + _KEYS]
+    return frame[
+        [
+            "machine",
+            "chip",
+            "case",
+            "build",
+            "channel",
+            "torch_version",
+            "nightly_date",
+            "figure",
+            "GiB",
+            "state",
+            "run_id",
+        ]
+        + _KEYS
+    ]
 
 
 def memory_builds(long: pd.DataFrame) -> tuple[list[str], list[str]]:
     """The builds with memory records, oldest version first (bundle.builds order, nightlies by date), and their
     channels."""
     firsts = long.drop_duplicates("build")
-    keys = [build_sort_key(v, None if pd.isna(d) else d)
-            for v, d in firsts[["torch_version", "nightly_date"]].itertuples(index=False)]
+    keys = [
+        build_sort_key(v, None if pd.isna(d) else d)
+        for v, d in firsts[["torch_version", "nightly_date"]].itertuples(index=False)
+    ]
     ordered = [firsts.iloc[i] for i in sorted(range(len(keys)), key=lambda i: (keys[i], firsts["build"].iloc[i]))]
     return [r["build"] for r in ordered], [r["channel"] for r in ordered]
 
@@ -67,8 +95,9 @@ def memory_compare(long: pd.DataFrame, baseline: str, candidate: str) -> pd.Data
 
     A side's figure is the median over that build's runs on that machine (never a sum); a side with no ok figure
     shows its state (OOM, unavailable, error) instead of a number."""
-    sides = [_side(long[long["build"] == build], name) for build, name in ((baseline, "baseline"),
-                                                                            (candidate, "candidate"))]
+    sides = [
+        _side(long[long["build"] == build], name) for build, name in ((baseline, "baseline"), (candidate, "candidate"))
+    ]
     joined = sides[0].merge(sides[1], on=["machine", "chip", "case", "figure"] + _KEYS, how="outer")
     if joined.empty:
         return pd.DataFrame(columns=COMPARE_COLUMNS)
@@ -104,24 +133,37 @@ def memory_view(engine: Engine, params: Params) -> Memory:
     candidate = build_choice("candidate", p["candidate"], builds) if p["candidate"] else last
     if p["workload"]:
         long = long[long["workload"] == p["workload"]]
-    return Memory(p["split_tag"], p["workload"], workloads, builds, baseline, candidate, long,
-                  memory_compare(long, baseline, candidate))
+    return Memory(
+        p["split_tag"],
+        p["workload"],
+        workloads,
+        builds,
+        baseline,
+        candidate,
+        long,
+        memory_compare(long, baseline, candidate),
+    )
 
 
 def memory_panels(compared: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
     """One (title, rows) panel per machine: "machine · chip"; machines without a chip keep their panel."""
-    return [(f"{machine} · {chip}", rows.reset_index(drop=True))
-            for (machine, chip), rows in compared.groupby(["machine", "chip"], sort=True, dropna=False)]
+    return [
+        (f"{machine} · {chip}", rows.reset_index(drop=True))
+        for (machine, chip), rows in compared.groupby(["machine", "chip"], sort=True, dropna=False)
+    ]
 
 
 def chart_rows(panel: pd.DataFrame) -> pd.DataFrame:
     """The nested peaks of a panel in long form for its chart: one bar per (case, figure, side), never summed;
     a side without a figure is kept with GiB empty and its state as the label (drawn as a mark, not a bar)."""
     nested = panel[panel["figure"].isin(NESTED)]
-    long = pd.concat([nested.assign(side=side, GiB=nested[f"{side}_GiB"], state=nested[side])
-                      for side in ("baseline", "candidate")], ignore_index=True)
-    long["label"] = [f"{g:.2f}" if pd.notna(g) else s.split(":")[0]
-                     for g, s in long[["GiB", "state"]].itertuples(index=False)]
+    long = pd.concat(
+        [nested.assign(side=side, GiB=nested[f"{side}_GiB"], state=nested[side]) for side in ("baseline", "candidate")],
+        ignore_index=True,
+    )
+    long["label"] = [
+        f"{g:.2f}" if pd.notna(g) else s.split(":")[0] for g, s in long[["GiB", "state"]].itertuples(index=False)
+    ]
     return long[["case", "figure", "side", "GiB", "state", "label", "change"]]
 
 
@@ -129,10 +171,18 @@ def _side(rows: pd.DataFrame, name: str) -> pd.DataFrame:
     group = ["machine", "chip", "case", "figure"] + _KEYS
     if rows.empty:
         return pd.DataFrame(columns=group + [f"{name}_GiB", name, f"{name}_runs"])
-    out = rows.groupby(group, sort=False, dropna=False).agg(
-        GiB=("GiB", lambda v: float(np.median(v.dropna())) if v.notna().any() else np.nan),
-        runs=("run_id", "nunique"), states=("state", lambda v: sorted(set(v) - {"ok"}))).reset_index()
-    out[name] = [f"{g:.3f} GiB" if pd.notna(g) else "; ".join(s) for g, s in out[["GiB", "states"]].itertuples(index=False)]
+    out = (
+        rows.groupby(group, sort=False, dropna=False)
+        .agg(
+            GiB=("GiB", lambda v: float(np.median(v.dropna())) if v.notna().any() else np.nan),
+            runs=("run_id", "nunique"),
+            states=("state", lambda v: sorted(set(v) - {"ok"})),
+        )
+        .reset_index()
+    )
+    out[name] = [
+        f"{g:.3f} GiB" if pd.notna(g) else "; ".join(s) for g, s in out[["GiB", "states"]].itertuples(index=False)
+    ]
     return out.rename(columns={"GiB": f"{name}_GiB", "runs": f"{name}_runs"}).drop(columns=["states"])
 
 

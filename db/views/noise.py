@@ -4,6 +4,7 @@ each figure, whether that noise exceeds the review threshold (then two runs of o
 a regression must be worse: a review of such cases needs more processes or runs to find one), and how many runs
 per side a comparison needs for a CI of ±precision % (db.stats.planner). The same pairs are each case's run-to-run
 variance in a review's test (db.review.noise; db.stats.replicates)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,22 +13,23 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from db.query.noise import FILTERS, KEY, aa_pair_count, noise_groups
+from db.query.params import bad, decimal, one_of, only, threshold_percent
+from db.review.review import DEFAULT_THRESHOLD
 from db.stats import noise as model
 from db.stats.planner import runs_needed_many
 from db.stats.ratios import as_percent
 from db.store.aa_pairs import RATIO_METRICS
-from db.review.review import DEFAULT_THRESHOLD
-from db.query.params import bad, decimal, one_of, only, threshold_percent
 
 PARAMS = (*FILTERS, "precision", "threshold")
 PRECISION = (0.1, 50.0)  # the planner's target CI half-width, in %
 DEFAULT_PRECISION = 2.0
-EMPTY = ("No A/A data yet: the noise model needs two runs of the same build (same torch version and git hash) on "
-         "the same machine. `mpsbench sweep --aa --build … --rounds 5` runs the baseline twice per round (A/A "
-         "pairs); two `mpsbench run`s of one build on one machine count too. Until then a review tests each case on "
-         "its worker processes alone, and a case with one process and one run a side is unconfirmed.")
-COLUMNS = [*KEY, "status", "pairs", "pairs_pending", "noise_bound_percent", "spread_percent", "noisy",
-           "runs_per_side"]
+EMPTY = (
+    "No A/A data yet: the noise model needs two runs of the same build (same torch version and git hash) on "
+    "the same machine. `mpsbench sweep --aa --build … --rounds 5` runs the baseline twice per round (A/A "
+    "pairs); two `mpsbench run`s of one build on one machine count too. Until then a review tests each case on "
+    "its worker processes alone, and a case with one process and one run a side is unconfirmed."
+)
+COLUMNS = [*KEY, "status", "pairs", "pairs_pending", "noise_bound_percent", "spread_percent", "noisy", "runs_per_side"]
 
 
 @dataclass
@@ -41,12 +43,14 @@ class NoiseAnswer:
     groups: pd.DataFrame  # COLUMNS, noisiest first
 
 
-UNITS = {"noise_bound_percent": "% (95th percentile of how far two runs of one build differ)",
-         "spread_percent": "% (run-to-run spread of a run's median, one sigma)",
-         "noisy": "the noise bound exceeds the review threshold: one run a side cannot tell a change of that size",
-         "runs_per_side": "runs (per side, for the precision asked; empty: more than 1000 or no A/A data)",
-         "pairs": "A/A pairs the figures rest on (a case measured by two runs of one build on one machine)",
-         "pairs_pending": "A/A pairs stored since (the figures are recomputed when these reach 5 % of pairs)"}
+UNITS = {
+    "noise_bound_percent": "% (95th percentile of how far two runs of one build differ)",
+    "spread_percent": "% (run-to-run spread of a run's median, one sigma)",
+    "noisy": "the noise bound exceeds the review threshold: one run a side cannot tell a change of that size",
+    "runs_per_side": "runs (per side, for the precision asked; empty: more than 1000 or no A/A data)",
+    "pairs": "A/A pairs the figures rest on (a case measured by two runs of one build on one machine)",
+    "pairs_pending": "A/A pairs stored since (the figures are recomputed when these reach 5 % of pairs)",
+}
 
 
 def _precision(text: str) -> float:
@@ -78,5 +82,6 @@ def noise_view(engine: Engine, params) -> NoiseAnswer:
     groups["noisy"] = (groups.noise_bound_percent > threshold).fillna(False).astype(bool)
     groups["runs_per_side"] = pd.array(runs_needed_many(sigma.to_numpy(), precision), dtype="Int64")
     message = "" if len(groups) else (EMPTY if total == 0 else "No A/A pairs match these filters.")
-    return NoiseAnswer(model.QUANTILE, precision, threshold, total, message, UNITS,
-                       groups[COLUMNS].reset_index(drop=True))
+    return NoiseAnswer(
+        model.QUANTILE, precision, threshold, total, message, UNITS, groups[COLUMNS].reset_index(drop=True)
+    )

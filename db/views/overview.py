@@ -1,6 +1,7 @@
 """Overview: the release verdict per chip (the comparison asked for in `baseline` / `candidate`, else the release
 question: latest stable against the newest rc), the nightly preview apart and labelled, then machines × builds
 with their latest run, result counts by status, open warnings."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -13,8 +14,20 @@ from db.query.params import Params, only
 from db.views.empty_reason import NEXT_BUILD
 from db.views.verdict_cards import overview_cards
 
-LATEST = ["machine_name", "chip", "memory_GiB", "gpu_cores", "device_type", "build", "git_hash", "runs", "run_id",
-          "started_at", "complete", "n_results"]
+LATEST = [
+    "machine_name",
+    "chip",
+    "memory_GiB",
+    "gpu_cores",
+    "device_type",
+    "build",
+    "git_hash",
+    "runs",
+    "run_id",
+    "started_at",
+    "complete",
+    "n_results",
+]
 
 
 @dataclass(frozen=True)
@@ -48,7 +61,18 @@ def overview_of(engine: Engine, baseline: str = "", candidate: str = "") -> Over
     # the preview goes with the release question only; another chosen comparison is the one shown
     cards, preview = overview_cards(engine, baseline, candidate) if len(runs) else (None, None)
     builds = sorted(set(latest["build"]))
-    hint = (f"One build stored ({builds[0]}): a verdict compares two builds — which cases got faster or slower, "
-            f"what newly runs or fails, memory and correctness moves. {NEXT_BUILD}" if len(builds) == 1 else "")
-    return Overview(len(runs), latest, browse.status_counts(engine), browse.open_warnings(engine),
-                    asdict(cards) if cards else None, asdict(preview) if preview else None, hint)
+    hint = (
+        f"One build stored ({builds[0]}): a verdict compares two builds — which cases got faster or slower, "
+        f"what newly runs or fails, memory and correctness moves. {NEXT_BUILD}"
+        if len(builds) == 1
+        else ""
+    )
+    return Overview(
+        len(runs),
+        latest,
+        browse.status_counts(engine),
+        browse.open_warnings(engine),
+        asdict(cards) if cards else None,
+        asdict(preview) if preview else None,
+        hint,
+    )

@@ -1,6 +1,7 @@
 """`mpsbench export --format pytorch-oss`: stored runs (a selector's, a review's two sides', named runs) as PyTorch
 OSS benchmark records (bundle.pytorch_oss), one file per run — `<out>/<run_id>.json`, a JSON list of records, as
 PyTorch's benchmark jobs write them and `mpsbench ingest` reads them back (a run per file)."""
+
 from __future__ import annotations
 
 import json
@@ -20,8 +21,9 @@ def export_runs(engine: Engine, selectors: list[Selector], out: Path) -> list[tu
     for selector in selectors:
         found = selected_run_ids(engine, [selector])
         if not found:
-            raise StoreError(404, f"{selector.text}: no stored run",
-                             [Problem("selector", f"{selector.text} picks no run")])
+            raise StoreError(
+                404, f"{selector.text}: no stored run", [Problem("selector", f"{selector.text} picks no run")]
+            )
         run_ids += [r for r in found if r not in run_ids]
     out.mkdir(parents=True, exist_ok=True)
     written = []

@@ -1,6 +1,7 @@
 """The Regressions page's adapter: one judged review (db.review) listed for triage — its regressions worst first,
 its doubtful cases apart, its verdict cards — or why nothing was compared. GET /api/v1/regressions answers the
 same review (db.review.summary.review_answer)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -10,9 +11,9 @@ from sqlalchemy import Engine
 
 from db.query.plain import records
 from db.review.listing import doubtful, regressions
-from db.review.status_changes import status_changes
 from db.review.review import Review, judge_review
 from db.review.rules import SUSPECTED, UNCONFIRMED_STATE
+from db.review.status_changes import status_changes
 from db.views.empty_reason import empty_reason
 from db.views.verdict_cards import Cards, verdict_cards
 
@@ -43,6 +44,12 @@ def regressions_view(engine: Engine, review: Review) -> RegressionsView:
         return RegressionsView(review, why, found, found.iloc[:0], found.iloc[:0], None)
     doubts = doubtful(engine, judged)
     result = judged.comparison
-    return RegressionsView(review, None, found, doubts[doubts.verdict == UNCONFIRMED_STATE],
-                           doubts[doubts.verdict == SUSPECTED], verdict_cards(engine, judged, found, doubts),
-                           records(status_changes(result.cases, result.unmatched)))
+    return RegressionsView(
+        review,
+        None,
+        found,
+        doubts[doubts.verdict == UNCONFIRMED_STATE],
+        doubts[doubts.verdict == SUSPECTED],
+        verdict_cards(engine, judged, found, doubts),
+        records(status_changes(result.cases, result.unmatched)),
+    )

@@ -1,4 +1,5 @@
 """A regression review as Markdown (for an issue / PR) and CSV. Strings from bundles and notes are escaped."""
+
 from __future__ import annotations
 
 import csv
@@ -12,19 +13,44 @@ from db.review.wording import format_value
 
 def summary_markdown(summary: dict[str, Any], escape) -> list[str]:
     """The summary as Markdown lines (escape: the export's cell escaper), for the top of the review export."""
-    lines = [f"## Release summary: {escape(summary['candidate'])} against baseline {escape(summary['baseline'])}", "",
-             f"**{escape(summary['verdict'])}** (threshold {summary['threshold']:g} % worse for replicated figures; "
-             "each metric's own rule otherwise)", "",
-             "| scope | device | dtype | compile | faster | slower | unchanged | untested | regressed | unconfirmed | "
-             "contended | unmatched | memory | correctness | detects |", "|" + "---|" * 15]
+    lines = [
+        f"## Release summary: {escape(summary['candidate'])} against baseline {escape(summary['baseline'])}",
+        "",
+        f"**{escape(summary['verdict'])}** (threshold {summary['threshold']:g} % worse for replicated figures; "
+        "each metric's own rule otherwise)",
+        "",
+        "| scope | device | dtype | compile | faster | slower | unchanged | untested | regressed | unconfirmed | "
+        "contended | unmatched | memory | correctness | detects |",
+        "|" + "---|" * 15,
+    ]
     for g in summary["groups"]:
-        cells = [g.get(k, 0) for k in ("scope", "device", "dtype", "compile", "faster", "slower", "unchanged",
-                                       "untested", "regressed", "unconfirmed", "contended", "unmatched", "memory",
-                                       "correctness", "detects")]
+        cells = [
+            g.get(k, 0)
+            for k in (
+                "scope",
+                "device",
+                "dtype",
+                "compile",
+                "faster",
+                "slower",
+                "unchanged",
+                "untested",
+                "regressed",
+                "unconfirmed",
+                "contended",
+                "unmatched",
+                "memory",
+                "correctness",
+                "detects",
+            )
+        ]
         lines.append("| " + " | ".join(escape(c) for c in cells) + " |")
     if summary["families"]:
-        lines += ["", "Geomean per family (timing; candidate against baseline "
-                  f"{escape(summary['baseline'])}, > 1× is better):", ""]
+        lines += [
+            "",
+            f"Geomean per family (timing; candidate against baseline {escape(summary['baseline'])}, > 1× is better):",
+            "",
+        ]
         lines += [f"- {escape(f['summary'])}" for f in summary["families"]]
     if summary["notes"]:
         lines += ["", *(f"- {escape(n)}" for n in summary["notes"])]
@@ -48,40 +74,85 @@ def _significance(r) -> str:
     return f"{r.significance} (p={r.p_value:.2g})" if r.p_value == r.p_value else r.significance
 
 
-def review_markdown(frame: pd.DataFrame, baseline: str, candidate: str, notes: Sequence[str] = (),
-                    summary: dict[str, Any] | None = None, changes: Sequence[dict[str, Any]] = (),
-                    doubts: pd.DataFrame | None = None) -> str:
+def review_markdown(
+    frame: pd.DataFrame,
+    baseline: str,
+    candidate: str,
+    notes: Sequence[str] = (),
+    summary: dict[str, Any] | None = None,
+    changes: Sequence[dict[str, Any]] = (),
+    doubts: pd.DataFrame | None = None,
+) -> str:
     """The review as Markdown: the release summary first (db.review.summary; it carries the notes, the wins by
     rule and each group's evidence), then every regression worst first by its case's name with its caveats, then
     the doubtful cases (unconfirmed, contended, suspected: db.review.listing.doubtful) with the command that
     decides them, then the status changes, one per case."""
-    top = summary_markdown(summary, md_escape) if summary else [*(f"- {md_escape(note)}" for note in notes),
-                                                                *([""] if notes else [])]
-    lines = [f"Regressions of {md_escape(candidate)} against baseline {md_escape(baseline)}", "", *top,
-             "| scope | workload | case | dtype | compile | metric | baseline | candidate | change (baseline "
-             f"{md_escape(baseline)}) | significance | state | comment | caveats |",
-             "|" + "---|" * 13]
+    top = (
+        summary_markdown(summary, md_escape)
+        if summary
+        else [*(f"- {md_escape(note)}" for note in notes), *([""] if notes else [])]
+    )
+    lines = [
+        f"Regressions of {md_escape(candidate)} against baseline {md_escape(baseline)}",
+        "",
+        *top,
+        "| scope | workload | case | dtype | compile | metric | baseline | candidate | change (baseline "
+        f"{md_escape(baseline)}) | significance | state | comment | caveats |",
+        "|" + "---|" * 13,
+    ]
     for r in frame.itertuples():
-        cells = [r.scope, r.workload, getattr(r, "case", "") or r.case_key, r.dtype, r.compile, r.metric,
-                 format_value(r.baseline_median, r.unit), format_value(r.candidate_median, r.unit),
-                 f"{r.change} ({r.why})" + (f"; figures: {r.figures}" if getattr(r, "figures", "") else ""),
-                 _significance(r), r.state, r.comment, _text(getattr(r, "caveats", ""))]
+        cells = [
+            r.scope,
+            r.workload,
+            getattr(r, "case", "") or r.case_key,
+            r.dtype,
+            r.compile,
+            r.metric,
+            format_value(r.baseline_median, r.unit),
+            format_value(r.candidate_median, r.unit),
+            f"{r.change} ({r.why})" + (f"; figures: {r.figures}" if getattr(r, "figures", "") else ""),
+            _significance(r),
+            r.state,
+            r.comment,
+            _text(getattr(r, "caveats", "")),
+        ]
         lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
     if doubts is not None and len(doubts):
-        lines += ["", f"Doubtful, not regressions ({len(doubts)} case{'s' * (len(doubts) != 1)}: worse beyond the "
-                  "threshold with nothing to test them on, contended, or past their own test only), worst first:", "",
-                  "| scope | case | metric | baseline | candidate | change | why |", "|" + "---|" * 7]
+        lines += [
+            "",
+            f"Doubtful, not regressions ({len(doubts)} case{'s' * (len(doubts) != 1)}: worse beyond the "
+            "threshold with nothing to test them on, contended, or past their own test only), worst first:",
+            "",
+            "| scope | case | metric | baseline | candidate | change | why |",
+            "|" + "---|" * 7,
+        ]
         for r in doubts.itertuples():
-            cells = [r.scope, getattr(r, "case", "") or r.case_key, r.metric, format_value(r.baseline_median, r.unit),
-                     format_value(r.candidate_median, r.unit), r.change, r.doubt]
+            cells = [
+                r.scope,
+                getattr(r, "case", "") or r.case_key,
+                r.metric,
+                format_value(r.baseline_median, r.unit),
+                format_value(r.candidate_median, r.unit),
+                r.change,
+                r.doubt,
+            ]
             lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
         if summary and summary.get("confirm"):
-            lines += ["", "Decide them on a machine of each scope (each build's environment filled in):", "",
-                      "```", summary["confirm"], "```"]
+            lines += [
+                "",
+                "Decide them on a machine of each scope (each build's environment filled in):",
+                "",
+                "```",
+                summary["confirm"],
+                "```",
+            ]
     if len(changes):
         lines += ["", f"Status changes ({len(changes)} case{'s' * (len(changes) != 1)}):", ""]
-        lines += [f"- {md_escape(c['scope'])} · {md_escape(c['case'])}: {md_escape(c['kind'])} "
-                  f"({md_escape(c['change'])}; {md_escape(c['metric'])})" for c in changes]
+        lines += [
+            f"- {md_escape(c['scope'])} · {md_escape(c['case'])}: {md_escape(c['kind'])} "
+            f"({md_escape(c['change'])}; {md_escape(c['metric'])})"
+            for c in changes
+        ]
     return "\n".join(lines) + "\n"
 
 

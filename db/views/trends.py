@@ -4,6 +4,7 @@ A point is a (chip, build): the median of every ok sample of that case on machin
 machines of one chip, explicitly: `machines` says how many), with its quartiles (the IQR band). Builds are placed
 in one version order shared by every chip (bundle.builds). Change points: db/stats/changepoints.py.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,17 +18,17 @@ from bundle.builds import build_sort_key
 from bundle.case_names import case_name
 from bundle.metrics import METRICS
 from db.errors import Problem, StoreError
+from db.query.params import Params, one_of, only
 from db.stats.changepoints import change_points
 from db.stats.lists import quartiles_sql
 from db.store.read import read_frame
-from db.query.params import Params, one_of, only
 
 FIELDS = ("workload", "case_key", "dtype", "compile", "metric")  # the URL parameters of a trend, in menu order
 
 _SQL = f"""
 SELECT coalesce(ru.chip, 'unknown chip: ' || ru.machine_name) AS chip, ru.device_type AS device, ru.torch_version,
        min(ru.nightly_date) AS nightly_date, any_value(r.unit) AS unit,
-       {quartiles_sql('s')},
+       {quartiles_sql("s")},
        count(*) AS n, count(DISTINCT r.run_id) AS runs, count(DISTINCT ru.machine_name) AS machines,
        min(ru.started_at) AS first_run, max(ru.started_at) AS last_run
 FROM results r JOIN runs ru ON ru.run_id = r.run_id, unnest(r.samples) AS u(s)
@@ -94,6 +95,7 @@ def trend_urls(cases: Iterable[tuple[str, str, str, str, str]]) -> list[str]:
     def q(value: str) -> str:
         found = quoted.get(value)
         return found if found is not None else quoted.setdefault(value, quote_plus(str(value)))
+
     keys = [quote_plus(k) + "=" for k in FIELDS]
     return ["trends?" + "&".join(k + q(v) for k, v in zip(keys, case)) for case in cases]
 
@@ -123,9 +125,12 @@ def resolve_case(choices: pd.DataFrame, params: Params, lenient: Iterable[str] =
             one_of("metric", value, METRICS)  # an unknown metric is named with the registry's list
         if value not in options:
             if key not in lenient:
-                raise StoreError(400, f"{key}: no stored ok results for {value[:120]!r} with the choices before it; "
-                                      f"pick one of the {len(options)} in its menu",
-                                 [Problem(key, "must be a stored value; see the Trends page's menus")])
+                raise StoreError(
+                    400,
+                    f"{key}: no stored ok results for {value[:120]!r} with the choices before it; "
+                    f"pick one of the {len(options)} in its menu",
+                    [Problem(key, "must be a stored value; see the Trends page's menus")],
+                )
             value = default
         case[key] = value
         rows = rows[rows[key] == value]

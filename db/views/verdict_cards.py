@@ -3,6 +3,7 @@ group of the release summary (db.review.summary; in chip scope one per chip), wh
 is built from that one summary (the API and the Markdown export give the same figures) and the comparison's status
 changes (db.review.status_changes): the verdict, faster / slower / unchanged timing cases, the family geomeans with
 their CIs, memory, correctness, and what newly runs or newly fails."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -12,15 +13,15 @@ from urllib.parse import urlencode
 import pandas as pd
 from sqlalchemy import Engine
 
+from db.query.selectors import available_selectors
+from db.review.case_table import GROUP
 from db.review.comparison import CompareQuery
 from db.review.listing import Question
 from db.review.review import Review, judge_review
-from db.review.case_table import GROUP
+from db.review.status_changes import BETTER, WORSE, status_changes, status_words
 from db.review.summary import release_summary
 from db.views.defaults import default_sides, preview_sides
-from db.review.status_changes import BETTER, WORSE, status_changes, status_words
 from db.views.trends import trend_url
-from db.query.selectors import available_selectors
 
 FAMILIES_SHOWN = 3  # per card: the families with the most cases; the rest are in Compare's families table
 FIXED = ("error fixed", "OOM fixed")
@@ -44,11 +45,14 @@ def _statuses(changes: pd.DataFrame, key: dict) -> dict[str, Any]:
         mine = mine[mine[name].astype(str) == str(key[name])] if len(mine) else mine
     kinds = mine.kind if len(mine) else pd.Series([], dtype=object)
     words = status_words(mine) if len(mine) else ""
-    return {"newly_supported": int((kinds == "newly supported").sum()), "fixed": int(kinds.isin(FIXED).sum()),
-            "oom_fixed": int((kinds == "OOM fixed").sum()),
-            "new_failures": int((mine.direction == WORSE).sum()) if len(mine) else 0,
-            "other_gains": int((mine.direction == BETTER).sum()) if len(mine) else 0,
-            "status": f"status changes: {words}" if words else "no status changes"}
+    return {
+        "newly_supported": int((kinds == "newly supported").sum()),
+        "fixed": int(kinds.isin(FIXED).sum()),
+        "oom_fixed": int((kinds == "OOM fixed").sum()),
+        "new_failures": int((mine.direction == WORSE).sum()) if len(mine) else 0,
+        "other_gains": int((mine.direction == BETTER).sum()) if len(mine) else 0,
+        "status": f"status changes: {words}" if words else "no status changes",
+    }
 
 
 # what a release manager reads first: op time, then the model timings; single-sample timings (one figure a run:
@@ -67,8 +71,13 @@ def _family_lines(families: list[dict], key: dict) -> list[dict[str, str]]:
     when the geomean's CI is clear of 1× and its cases were tested (db.review.summary marks untested ones)."""
     mine = [f for f in families if all(str(f[g]) == str(key[g]) for g in GROUP)]
     mine.sort(key=_family_order)
-    return [{"text": f"{f['workload']} {f['metric']}: {str(f['summary']).split(': ', 1)[-1].split(', baseline ')[0]}",
-             "tone": _tone(f)} for f in mine[:FAMILIES_SHOWN]]
+    return [
+        {
+            "text": f"{f['workload']} {f['metric']}: {str(f['summary']).split(': ', 1)[-1].split(', baseline ')[0]}",
+            "tone": _tone(f),
+        }
+        for f in mine[:FAMILIES_SHOWN]
+    ]
 
 
 def _tone(family: dict) -> str:
@@ -109,29 +118,48 @@ def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
     for g in summary["groups"]:
         s = _statuses(changes, g)
         untested, busy = int(g.get("untested") or 0), int(g.get("contended") or 0)
-        out.append({**{k: g[k] for k in GROUP}, "title": f"{g['scope']} · {g['dtype']} · {g['compile']}",
-                    "verdict": g["verdict"], "regressed": int(g["regressed"] or 0),
-                    "counts": f"{g['faster']} faster / {g['slower']} slower / {g['unchanged']} unchanged "
-                              "(tested timing cases)" + (f"; {untested} untested (no replicates)" if untested else "")
-                              + (f"; {busy} contended (not tested)" if busy else ""),
-                    "faster": int(g["faster"] or 0), "slower": int(g["slower"] or 0),
-                    "unchanged": int(g["unchanged"] or 0), "untested": untested,
-                    "families": _family_lines(summary["families"], g), "memory": g["memory"],
-                    "tones": _tones(g, s),
-                    "correctness": g["correctness"], "unconfirmed": int(g.get("unconfirmed") or 0),
-                    "suspected": int(g.get("suspected") or 0), "contended": busy,
-                    "doubts": [{"text": f"{d['case']} · {d['metric']}: {d['change']} ({d['why']})",
-                                "link": _case_link(d, summary)} for d in g.get("doubts") or []],
-                    "detects": g.get("detects", ""), "compared": int(g.get("compared") or 0),
-                    "evidence": g.get("evidence", ""),
-                    "worst": [{"text": f"{w['case']} · {w['metric']}: {w['change']}", "link": _case_link(w, summary)}
-                              for w in g.get("worst") or []], **s})
+        out.append(
+            {
+                **{k: g[k] for k in GROUP},
+                "title": f"{g['scope']} · {g['dtype']} · {g['compile']}",
+                "verdict": g["verdict"],
+                "regressed": int(g["regressed"] or 0),
+                "counts": f"{g['faster']} faster / {g['slower']} slower / {g['unchanged']} unchanged "
+                "(tested timing cases)"
+                + (f"; {untested} untested (no replicates)" if untested else "")
+                + (f"; {busy} contended (not tested)" if busy else ""),
+                "faster": int(g["faster"] or 0),
+                "slower": int(g["slower"] or 0),
+                "unchanged": int(g["unchanged"] or 0),
+                "untested": untested,
+                "families": _family_lines(summary["families"], g),
+                "memory": g["memory"],
+                "tones": _tones(g, s),
+                "correctness": g["correctness"],
+                "unconfirmed": int(g.get("unconfirmed") or 0),
+                "suspected": int(g.get("suspected") or 0),
+                "contended": busy,
+                "doubts": [
+                    {"text": f"{d['case']} · {d['metric']}: {d['change']} ({d['why']})", "link": _case_link(d, summary)}
+                    for d in g.get("doubts") or []
+                ],
+                "detects": g.get("detects", ""),
+                "compared": int(g.get("compared") or 0),
+                "evidence": g.get("evidence", ""),
+                "worst": [
+                    {"text": f"{w['case']} · {w['metric']}: {w['change']}", "link": _case_link(w, summary)}
+                    for w in g.get("worst") or []
+                ],
+                **s,
+            }
+        )
     out.sort(key=lambda c: (-c["regressed"], -c["new_failures"], not c["compared"], c["title"]))
     return Cards(summary["baseline"], summary["candidate"], summary["scope"], summary["verdict"], out, summary)
 
 
-def verdict_cards(engine: Engine, question: Question, found: pd.DataFrame | None = None,
-                  doubts: pd.DataFrame | None = None) -> Cards:
+def verdict_cards(
+    engine: Engine, question: Question, found: pd.DataFrame | None = None, doubts: pd.DataFrame | None = None
+) -> Cards:
     """Compare's and Regressions' cards: the review's summary (its regressions `found` and doubtful cases `doubts`
     passed on when the caller has listed them) and the comparison's status changes."""
     judged = judge_review(engine, question)
