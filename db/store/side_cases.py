@@ -23,11 +23,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import text
 
-from db.stats.contention import COLUMNS as CONTENTION
 from db.stats.lists import QUARTILES
 from db.stats.significance import SampleLists, side_stats
 from db.store.aa_pairs import RATIO_METRICS
 from db.store.case_pivot import NO_RUNS, key_order, pivot_sql, read_pairs_on, scope_sql
+from db.store.tables import SIDE_CASES
 
 KINDS = ("machine", "chip")  # a group kind is the Compare scope it answers
 _BUILD = "ru.torch_version, ru.git_hash, coalesce(ru.debug, false)"
@@ -60,43 +60,7 @@ def _identity(kind: str, listed: str) -> str:
 
 BATCH = 200  # groups summarised per pivot in a backfill: a whole store's in bounded memory
 
-_COLUMNS = [
-    "kind",
-    "group_seq",
-    "torch_version",
-    "git_hash",
-    "debug",
-    "scope",
-    "device",
-    "workload",
-    "case_key",
-    "dtype",
-    "compile",
-    "metric",
-    "pooled",
-    "machines",
-    "results",
-    "n",
-    "runs",
-    "passed",
-    "other",
-    "message",
-    "warnings",
-    "fallback_median",
-    "median",
-    "p25",
-    "p75",
-    "inv_processes",
-    "processes",
-    "ss_within",
-    "df_within",
-    "ss_between",
-    "mean",
-    "tolerance",
-    "rounding",
-    "valid",
-    *CONTENTION,
-]
+_COLUMNS = [c.name for c in SIDE_CASES.columns]  # the table's own columns, in its order
 
 
 def groups_of_runs(conn, kind: str, run_ids: list[str]) -> list[int]:
