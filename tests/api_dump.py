@@ -4,12 +4,16 @@ leaves the API's answers byte-identical: run it before and after, then `diff` th
     python -m tests.api_dump > before.json   # … change the code …
     python -m tests.api_dump > after.json && diff before.json after.json
 
+`--db STORE` reads a benchmarks/dashboard.py store instead (10 M rows: its Compare, Regressions, matrix, trends
+and lists, BIG_URLS); it only reads, but copy the file first if the two runs' code could migrate it.
+
 Each answer is kept as the exact body text the server sent (status code beside it), so a change in number
 formatting or key order shows too. A route that does not exist yet answers 404 and is recorded as such.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -60,10 +64,34 @@ URLS = [
     "/api/v1/correctness?metric=psnr_vs_cpu&split_tag=role",
 ]
 
+# benchmarks/dashboard.py's store: builds 2.10.0, 2.11.0, …; machines mac-0…; chips "Apple M1 Max"…
+BB, BC = "torch=2.10.0", "torch=2.11.0"
+BIG_URLS = [
+    "/api/v1/runs?limit=50",
+    "/api/v1/runs?machine=mac-3&limit=20",
+    f"/api/v1/compare?baseline={BB}&candidate={BC}",
+    f"/api/v1/compare?baseline={BB}&candidate={BC}&scope=chip",
+    f"/api/v1/compare?baseline={BB}&candidate={BC}&workload=softmax&dtype=float16",
+    f"/api/v1/compare?baseline={BB}&candidate=torch=2.12.0&metric=achieved_bandwidth",
+    f"/api/v1/regressions?baseline={BB}&candidate={BC}",
+    f"/api/v1/regressions?baseline={BB}&candidate={BC}&scope=chip",
+    f"/api/v1/regressions?baseline={BB}&candidate={BC}&threshold=1",
+    f"/api/v1/claims?baseline={BB}&candidate={BC}",
+    "/api/v1/overview",
+    "/api/v1/trends?workload=softmax&case_key=%7B%22n%22%3A3%7D&dtype=float32&compile=eager&metric=op_time",
+    "/api/v1/matrix?metric=op_time&baseline=2.10.0&rows=chip&dtype=float32&compile=eager",
+    "/api/v1/sweeps",
+]
+
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", type=Path, help="a benchmarks/dashboard.py store (BIG_URLS), not the seeded one")
+    args = parser.parse_args()
+    if args.db is not None and not args.db.is_file():
+        sys.exit(f"ERROR: --db {args.db}: no such store file")
     with tempfile.TemporaryDirectory() as tmp:
-        os.environ["MPSBENCH_DB"] = str(Path(tmp) / "seeded.duckdb")
+        os.environ["MPSBENCH_DB"] = str(args.db or Path(tmp) / "seeded.duckdb")
         from starlette.applications import Starlette
         from starlette.testclient import TestClient
 
@@ -71,10 +99,11 @@ def main() -> int:
         from db.store.engine import shared_store
         from tests.seed import seed_store
 
-        seed_store(shared_store())
+        if args.db is None:
+            seed_store(shared_store())
         client = TestClient(Starlette(routes=api_routes()), client=("127.0.0.1", 50000), base_url="http://127.0.0.1")
         answers = {}
-        for url in URLS:
+        for url in BIG_URLS if args.db else URLS:
             got = client.get(url)
             answers[url] = {"status": got.status_code, "body": got.text}
     json.dump(answers, sys.stdout, indent=1, ensure_ascii=False)

@@ -11,6 +11,7 @@ import pyarrow as pa
 from bundle.schema import CASE_FIELDS
 from bundle.stats import agree
 from db.ingest import derive
+from db.stats.lists import QUARTILES, list_quantile_sql
 
 SUSPECTS = 100  # results judged one by one for the refusal's wording
 
@@ -94,15 +95,16 @@ def _stored(f: str) -> str:
 
 
 _STORED = ", ".join(map(_stored, ("workload", "suite", "dtype", "compile", "message")))
+# a result's quartiles, in QUARTILES' order (q[1] is the first), taken where its samples are
+_QUARTILES = ", ".join(f"q[{i}] AS {name}" for i, name in enumerate(QUARTILES, 1))
+_QUANTILES = list_quantile_sql("samples", list(QUARTILES.values()))
 _FACT_COLUMNS = ", ".join(f"{sql} AS f_{k}" for k, sql in _FACT_SQL.items())
 _ON = " AND ".join(f"c.{k} = t.f_{k}" for k in _COMBO_KEYS)
 _FINAL = """CREATE TEMP TABLE _final AS SELECT * EXCLUDE (judged, samples_typed, summary_typed, contention_typed),
   coalesce(judged AND {row_ok}, false) AS ok
-FROM (SELECT *, len(samples) AS n, q[2] AS median, list_avg(samples) AS mean, list_min(samples) AS min,
-  list_max(samples) AS max, q[1] AS p25, q[3] AS p75,
-  CASE WHEN len(samples) > 1 THEN list_stddev_samp(samples) END AS stdev
-FROM (SELECT *, CASE WHEN len(samples) > 0 THEN list_aggregate(samples, 'quantile_cont', [0.25, 0.5, 0.75])
-  END AS q FROM (SELECT t.i, '{run}:' || t.i AS result_id, '{run}' AS run_id, {stored}, p.key AS case_key,
+FROM (SELECT *, len(samples) AS n, {quartiles}, list_avg(samples) AS mean, list_min(samples) AS min,
+  list_max(samples) AS max, CASE WHEN len(samples) > 1 THEN list_stddev_samp(samples) END AS stdev
+FROM (SELECT *, CASE WHEN len(samples) > 0 THEN {quantiles} END AS q FROM (SELECT t.i, '{run}:' || t.i AS result_id, '{run}' AS run_id, {stored}, p.key AS case_key,
   p.params_json, c.metric_value AS metric, c.canon AS unit, c.status_value AS status, w.warnings_json,
   list_transform(t.samples, lambda v: v * c.factor) AS samples, t.passed_value AS passed,
   t.tolerance_value AS tolerance, t.rounding_value AS rounding, t.contention, t.summary, c.factor, t.samples_typed,
@@ -120,7 +122,16 @@ def stage(raw_conn, run_id: str) -> tuple[int, list[int], bool]:
     """Stage _final; (rows, the first suspects by index, more suspects than listed)."""
     simple = "".join(" AND " + t for t in _judged(raw_conn))
     raw_conn.execute(
-        _FINAL.format(run=run_id, stored=_STORED, simple=simple, facts=_FACT_COLUMNS, on=_ON, row_ok=derive.ROW_OK)
+        _FINAL.format(
+            run=run_id,
+            stored=_STORED,
+            simple=simple,
+            facts=_FACT_COLUMNS,
+            on=_ON,
+            row_ok=derive.ROW_OK,
+            quartiles=_QUARTILES,
+            quantiles=_QUANTILES,
+        )
     )
     count, broken = raw_conn.execute("SELECT count(*), count(*) FILTER (NOT ok) FROM _final").fetchall()[0]
     found = (

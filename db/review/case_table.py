@@ -77,9 +77,15 @@ def tested_directions(cases: pd.DataFrame) -> np.ndarray:
     change = np.where(
         cases[COMPARISON] == BY_RATIO, np.log(oriented.where(oriented > 0)), cases[DIFFERENCE].astype(float)
     )
-    better = _better_difference(cases, change)
     sig = (cases[SIGNIFICANCE] == SIGNIFICANT).to_numpy(dtype=bool)
-    return np.where(sig & (better > 0), BETTER, np.where(sig & (better < 0), WORSE, UNCLEAR))
+    better, worse = better_worse(sig, _better_difference(cases, change))
+    return np.where(better, BETTER, np.where(worse, WORSE, UNCLEAR))
+
+
+def better_worse(significant: np.ndarray, signed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The one rule for a direction: a significant change signed so that > 0 is better (an oriented ratio's log)
+    is better above 0, worse below; the family counts (db.review.families) read it too."""
+    return significant & (signed > 0), significant & (signed < 0)
 
 
 def _better_difference(cases: pd.DataFrame, change: np.ndarray) -> np.ndarray:

@@ -20,10 +20,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from db.review.case_table import COMPARISON, ORIENTED_RATIO
+from db.review.case_table import COMPARISON, ORIENTED_RATIO, better_worse
 from db.review.wording import ci_words, ratio_words
 from db.stats import codes
-from db.stats.significance import SIGNIFICANT, bootstrap_means, row_percentiles
+from db.stats.significance import SIGNIFICANT, bootstrap_means, geomeans, row_percentiles
 from db.store.case_pivot import ranks
 
 FAMILY_KEY = ["scope", "device", "workload", "metric", "dtype", "compile"]  # a family, in the order its table sorts
@@ -66,7 +66,7 @@ def family_frame(
     sizes = np.diff(np.append(starts, len(order)))
     fam = {name: cases[name].iloc[in_order[starts]].reset_index(drop=True) for name in FAMILY_KEY}
     fam["n_cases"] = sizes
-    fam["geomean"] = geomean = np.exp(np.add.reduceat(logs, starts) / sizes)
+    fam["geomean"] = geomean = geomeans(logs, starts, sizes)
     low, high = _cis(logs, starts, sizes)
     sig = np.asarray(significant() if significant else cases.significance == SIGNIFICANT, dtype=bool)[in_order]
     if case_cis or "ci_low" in cases:
@@ -78,8 +78,8 @@ def family_frame(
         )
         low, high = _widen_for_runs(geomean, low, high, ratio, case_low[in_order], case_high[in_order], sizes)
     fam["ci_low"], fam["ci_high"] = low, high
-    fam["n_better"] = np.add.reduceat(sig & (ratio > 1), starts)
-    fam["n_worse"] = np.add.reduceat(sig & (ratio < 1), starts)
+    better, worse = better_worse(sig, logs)
+    fam["n_better"], fam["n_worse"] = np.add.reduceat(better, starts), np.add.reduceat(worse, starts)
     fam["n_unchanged"] = sizes - fam["n_better"] - fam["n_worse"]
     fam["unit"], fam["baseline"], fam["candidate"] = "×", query.baseline, query.candidate
     frame = pd.DataFrame(fam)  # one frame built from its columns: column inserts cost more

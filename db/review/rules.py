@@ -32,7 +32,7 @@ from bundle.metrics import (
 )
 from db.review.case_table import per_metric
 from db.review.derived import folded_rows
-from db.stats.ratios import as_fraction, worse_fraction
+from db.stats.ratios import as_fraction, as_percent, worse_fraction
 from db.stats.significance import CONTENDED, NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
 
 SLOWDOWN, PASSED_FAILED = "significant slowdown", "passed → failed"
@@ -111,7 +111,7 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         busy = verdict_of == CONTENDED
         grew = (
             (kind == RuleKind.growth.value)
-            & (growth * 100.0 >= _per_case(ruled, rules, "percent"))
+            & (as_percent(growth) >= _per_case(ruled, rules, "percent"))
             & (c - b >= _per_case(ruled, rules, "floor"))
         )
         jitter = rounding_jitter(cases, kind, b, c)
@@ -122,7 +122,7 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         # the same rules read the other way: what a single figure (memory, PSNR, error) gained beyond its rule
         shrank = (
             (kind == RuleKind.growth.value)
-            & (-growth * 100.0 >= _per_case(ruled, rules, "percent"))
+            & (as_percent(-growth) >= _per_case(ruled, rules, "percent"))
             & (b - c >= _per_case(ruled, rules, "floor"))
         )
         # a sampled peak read in a contended process (bundle.metrics.SAMPLED): moved beyond its rule either way,

@@ -23,6 +23,11 @@ def quantile_sql(expr: str, q: float) -> str:
     return f"quantile_cont({expr}, {q!r})"
 
 
+def list_quantile_sql(expr: str, q: float | list[float]) -> str:
+    """DuckDB's q-quantile (or a list of them, in q's order) of the list `expr`: the same rule per list."""
+    return f"list_aggregate({expr}, 'quantile_cont', {q!r})"
+
+
 def quartiles_sql(expr: str) -> str:
     """QUARTILES of `expr` as SQL select items named median, p25, p75."""
     return ", ".join(f"{quantile_sql(expr, q)} AS {name}" for name, q in QUARTILES.items())

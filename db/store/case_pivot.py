@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from sqlalchemy import Engine
 
 from db.stats import codes
+from db.stats.lists import QUARTILES, list_quantile_sql, quantile_sql
 from db.store.read import reader
 
 KEY = ["scope", "device", "workload", "case_key", "dtype", "compile", "metric"]
@@ -62,7 +63,7 @@ _SIDE_OK = """
   {machines} AS {p}machines,
   bool_and(passed) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}passed,
   max(tolerance) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}tolerance,
-  median(rounding) FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}rounding,
+  {median_rounding} FILTER (WHERE side = '{s}' AND status = 'ok') AS {p}rounding,
   count(*) FILTER (WHERE side = '{s}') AS {p}results"""
 
 # machine scope: one machine per scope by construction, so the distinct count is not computed
@@ -75,7 +76,10 @@ _MACHINES = {
 _SIDE_OTHER = """
   string_agg(DISTINCT status, ',' ORDER BY status) FILTER (WHERE side = '{s}') AS {p}other,
   any_value(message) FILTER (WHERE side = '{s}') AS {p}message,
-  median(list_median(samples)) FILTER (WHERE side = '{s}' AND status = 'fallback') AS {p}fallback_median"""
+  {median_of_medians} FILTER (WHERE side = '{s}' AND status = 'fallback') AS {p}fallback_median"""
+
+_MEDIAN_ROUNDING = quantile_sql("rounding", QUARTILES["median"])
+_FALLBACK_MEDIAN = quantile_sql(list_quantile_sql("samples", QUARTILES["median"]), QUARTILES["median"])
 
 SIDES = (("baseline", "b_"), ("candidate", "c_"))  # each side and the prefix of its columns
 
@@ -134,8 +138,11 @@ def pivot_sql(
         params += runs_params
     params += list(filter_params)
     keys = ", ".join(KEY)
-    ok = ",".join(_SIDE_OK.format(s=s, p=p, machines=_MACHINES[scope].format(s=s)) for s, p in SIDES)
-    other = ",".join(_SIDE_OTHER.format(s=s, p=p) for s, p in SIDES)
+    ok = ",".join(
+        _SIDE_OK.format(s=s, p=p, machines=_MACHINES[scope].format(s=s), median_rounding=_MEDIAN_ROUNDING)
+        for s, p in SIDES
+    )
+    other = ",".join(_SIDE_OTHER.format(s=s, p=p, median_of_medians=_FALLBACK_MEDIAN) for s, p in SIDES)
     sides_sql = _SIDES.format(scope=scope_expr, filters=filter_sql)
     with_sides = f"WITH side_runs AS ({' UNION ALL '.join(runs)}), sides AS ({sides_sql})"
     pivot = f"{with_sides} SELECT {keys}, {ok} FROM sides GROUP BY {keys}"

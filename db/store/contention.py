@@ -12,6 +12,7 @@ for a while (its processes clean, its level shifted: seen on this project's box)
 from __future__ import annotations
 
 from bundle.contention import MIN_CLEAN_PROCESSES, OLD_WARNING, THRESHOLD
+from db.stats.lists import QUARTILES, list_quantile_sql
 
 # a warning is a JSON string in warnings_json: it starts after a quote
 _SHARES = f"""regexp_extract_all(warnings_json, '"{OLD_WARNING}', 1)"""
@@ -37,5 +38,5 @@ _MASK = (
 )
 CLEAN_MEDIAN = (
     "CASE WHEN coalesce(list_max({t}.contention), 0) <= " + repr(THRESHOLD) + " THEN {t}.median "
-    "ELSE list_median(list_where({t}.samples, " + _MASK + ")) END"
+    "ELSE " + list_quantile_sql("list_where({t}.samples, " + _MASK + ")", QUARTILES["median"]) + " END"
 )

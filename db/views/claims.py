@@ -112,10 +112,9 @@ def _case_noise(case, figure: dict, claimed: float) -> str:
     return "not significant: not told apart from noise"
 
 
-def _geomean_noise(group: pd.DataFrame, figure: dict, claimed: float) -> str:
+def _geomean_noise(figure: dict, claimed: float, low: float, high: float) -> str:
     if _claims_no_change(figure, claimed):
         return ""
-    _, low, high = geomean_ci(np.log(group.oriented_ratio.astype(float).to_numpy()))
     if math.isfinite(low) and low <= 1.0 <= high:
         return f"the geomean's 95 % CI over cases ({low:.2f}–{high:.2f}×) includes 1.00×: not told apart from noise"
     return ""
@@ -171,8 +170,8 @@ def _verdict(figure: dict, statuses: list[str], group: pd.DataFrame, claimed: fl
     """The figure's verdict on one (chip, dtype, compile): (status, figure_measured, figure_detail)."""
     n = len(statuses)
     if figure["kind"] == "geomean":
-        geomean = float(np.exp(np.log(group.oriented_ratio.astype(float)).mean()))
-        noise = _geomean_noise(group, figure, claimed)
+        geomean, low, high = geomean_ci(np.log(group.oriented_ratio.to_numpy(dtype=float)))
+        noise = _geomean_noise(figure, claimed, low, high)
         detail = f"geomean of {n} case(s)' oriented ratios: {geomean:.3f}×" + (f"; {noise}" if noise else "")
         return _status(figure, claimed, geomean, noise), geomean, detail
     good = statuses.count("reproduced")
