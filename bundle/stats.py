@@ -11,6 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 REL_TOL, ABS_TOL = 1e-6, 1e-12  # how closely a stated summary must match the derived one
+# a summary's quartiles, by name: the one definition every engine reads (here in Python for the collector's own
+# tables and stopping rule; numpy in db.stats.lists for a side's pooled samples; SQL generated from it at ingest)
+QUARTILES = {"median": 0.5, "p25": 0.25, "p75": 0.75}
 
 
 class Summary(BaseModel):
@@ -64,12 +67,10 @@ def summarize(samples: list[float]) -> Summary:
     try:
         return Summary(
             n=len(ordered),
-            median=_quantile(ordered, 0.5),
+            **{name: _quantile(ordered, q) for name, q in QUARTILES.items()},
             mean=statistics.fmean(ordered),
             min=ordered[0],
             max=ordered[-1],
-            p25=_quantile(ordered, 0.25),
-            p75=_quantile(ordered, 0.75),
             stdev=statistics.stdev(ordered) if len(ordered) > 1 else None,
         )
     except (OverflowError, ValueError):

@@ -95,7 +95,7 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
     oriented = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)
     bound = case_bounds(cases, threshold, rules, ruled)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        growth = np.where(b > 0, c / b - 1.0, np.where(c > 0, np.inf, 0.0))
+        growth = relative_growth(b, c)
         worse_ratio = worse_fraction(oriented)
         drop_db = b - c  # PSNR: higher is better
         worse_by = np.select(
@@ -115,10 +115,10 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
             & (c - b >= _per_case(ruled, rules, "floor"))
         )
         jitter = rounding_jitter(cases, kind, b, c)
-        dropped = (kind == RuleKind.drop.value) & (drop_db > _per_case(ruled, rules, "drop")) & ~jitter
-        multiplied = (
-            (kind == RuleKind.factor.value) & (c > 0) & (growth + 1.0 >= _per_case(ruled, rules, "factor")) & ~jitter
-        )
+        drop, factor = _per_case(ruled, rules, "drop"), _per_case(ruled, rules, "factor")
+        worse_single, better_single = beyond_rule(kind, b, c, drop, factor, jitter)
+        dropped = worse_single & (kind == RuleKind.drop.value)
+        multiplied = worse_single & (kind == RuleKind.factor.value)
         # the same rules read the other way: what a single figure (memory, PSNR, error) gained beyond its rule
         shrank = (
             (kind == RuleKind.growth.value)
@@ -133,13 +133,6 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         peak_noise = sampled & (verdict_of == NOT_SIGNIFICANT)
         grew, shrank, busy = grew & ~peak_busy & ~peak_noise, shrank & ~peak_busy & ~peak_noise, busy | peak_busy
         unconfirmed = (worse & (verdict_of == UNCONFIRMED)) | busy
-        rose = (kind == RuleKind.drop.value) & (-drop_db > _per_case(ruled, rules, "drop")) & ~jitter
-        divided = (
-            (kind == RuleKind.factor.value)
-            & (b > 0)
-            & ((c == 0) | (b / c >= _per_case(ruled, rules, "factor")))
-            & ~jitter
-        )
     broke = (cases.baseline_passed == True).to_numpy(dtype=bool)  # noqa: E712 - elementwise; a missing verdict is neither
     broke = broke & (cases.candidate_passed == False).to_numpy(dtype=bool)  # noqa: E712 - elementwise, as above
     broke &= kind != RuleKind.derived.value
@@ -158,7 +151,7 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
     bound = np.where(kind == RuleKind.significant.value, bound, np.nan)  # the other rules carry their own figures
     verdict = np.select([why != "", suspected, unconfirmed], [REGRESSION, SUSPECTED, UNCONFIRMED_STATE], "")
     doubt = np.select([why != "", busy, suspected, unconfirmed], ["", BUSY, OWN_TEST, UNTESTED], "")
-    improved = (shrank | rose | divided) & ~broke
+    improved = (shrank | better_single) & ~broke
     return pd.DataFrame(
         {
             "regressed": why != "",
@@ -172,6 +165,26 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         },
         index=cases.index,
     )
+
+
+def relative_growth(b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """How much the candidate's single figure grew, as a fraction of the baseline's (inf from nothing to some)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b > 0, c / b - 1.0, np.where(c > 0, np.inf, 0.0))
+
+
+def beyond_rule(
+    kind: np.ndarray, b: np.ndarray, c: np.ndarray, drop: np.ndarray, factor: np.ndarray, jitter: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """A drop- or factor-ruled single figure (a PSNR in dB, an error) moved beyond its rule: (worse, better) — a
+    PSNR down (up) by more than its drop, an error multiplied (divided) by its factor or more — and not within its
+    dtype's rounding (`jitter`: rounding_jitter). The Regressions review and the Correctness page both read it."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        growth = relative_growth(b, c)
+        is_db, is_factor = kind == RuleKind.drop.value, kind == RuleKind.factor.value
+        worse = (is_db & (b - c > drop)) | (is_factor & (c > 0) & (growth + 1.0 >= factor))
+        better = (is_db & (c - b > drop)) | (is_factor & (b > 0) & ((c == 0) | (b / c >= factor)))
+    return worse & ~jitter, better & ~jitter
 
 
 def _contended(cases: pd.DataFrame) -> np.ndarray:

@@ -13,9 +13,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# a side's quartiles, by name: the one definition the numpy path (db.stats.significance) and the SQL ones
-# (quartiles_sql: Trends' pooled points) read
-QUARTILES = {"median": 0.5, "p25": 0.25, "p75": 0.75}
+from bundle.stats import QUARTILES  # the quartiles' one definition: numpy here, SQL from the helpers below
+
+__all__ = [
+    "QUARTILES",
+    "SampleLists",
+    "list_quantile_sql",
+    "list_quantiles",
+    "quantile_sql",
+    "quartiles_sql",
+    "sorted_quantiles",
+]
 
 
 def quantile_sql(expr: str, q: float) -> str:

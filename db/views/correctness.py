@@ -13,11 +13,11 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from bundle.case_names import case_names
-from bundle.metrics import METRICS, RULES, Better, RuleKind
+from bundle.metrics import METRICS, RULES, Better
 from db.query.browse import CORRECTNESS_METRICS, results, split_builds
 from db.query.params import Params, build_choice, one_of, only
 from db.review.review import DEFAULT_THRESHOLD
-from db.review.rules import rounding_jitter
+from db.review.rules import beyond_rule, rounding_jitter
 from db.review.wording import format_value
 from db.views.defaults import default_pair
 from db.views.empty_reason import NEXT_BUILD
@@ -133,15 +133,11 @@ def _by_rule(both: pd.DataFrame) -> np.ndarray:
             "candidate_passed": ~both["candidate_passed"].eq(False).to_numpy(dtype=bool, na_value=False),
         }
     )
-    jitter = rounding_jitter(frame, kind, b, c)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        is_db, is_factor = kind == RuleKind.drop.value, kind == RuleKind.factor.value
-        worse = (is_db & (b - c > drop)) | (is_factor & (c > 0) & ((b == 0) | (c / b >= factor)))
-        better = (is_db & (c - b > drop)) | (is_factor & (b > 0) & ((c == 0) | (b / c >= factor)))
+    worse, better = beyond_rule(kind, b, c, drop, factor, rounding_jitter(frame, kind, b, c))
     broke = both["baseline_passed"].eq(True).to_numpy(dtype=bool, na_value=False) & both["candidate_passed"].eq(
         False
     ).to_numpy(dtype=bool, na_value=False)
-    return np.where(broke | (worse & ~jitter), WORSENED, np.where(better & ~jitter, IMPROVED, WITHIN))
+    return np.where(broke | worse, WORSENED, np.where(better, IMPROVED, WITHIN))
 
 
 SLOPE_COLUMNS = [
