@@ -282,3 +282,32 @@ def test_no_benchmark_script_shadows_a_standard_module():
     # import in every other script there
     names = {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
     assert not names & sys.stdlib_module_names, names & sys.stdlib_module_names
+
+
+def test_before_after_benchmark_tiny_against_this_tree_itself():
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.before_after", "--before", str(ROOT), "--tiny", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert (out["rows"], out["repeats"]) == (2000, 2)
+    assert set(out["figures"]) == {"ingest", "compare_machine", "compare_chip"}
+    for f in out["figures"].values():
+        assert all(f[side][unit] > 0 for side in ("before", "after") for unit in ("wall_s", "cpu_s"))
+        ratio = f["after"]["cpu_s"] / f["before"]["cpu_s"]
+        assert f["cpu_ratio_after_over_before"] == round(ratio, 3) and 0.2 < ratio < 5  # the same code both ways
+
+
+def test_before_after_refuses_a_folder_that_is_not_a_checkout(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.before_after", "--before", str(tmp_path), "--tiny"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1 and done.stderr.startswith("ERROR: --before") and "not a checkout" in done.stderr
