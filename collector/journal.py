@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from collector.errors import CollectorError
+from collector.processes import RunState
 
 SUFFIX = ".journal.jsonl"
 
@@ -53,29 +53,6 @@ def read_records(path: Path, what: str, repair: bool = True) -> list[dict[str, A
 
 def case_id(workload: str, key: str, dtype: str, compile_mode: str) -> str:
     return f"{workload}|{key}|{dtype}|{compile_mode}"
-
-
-@dataclass
-class JournalState:
-    header: dict[str, Any]
-    # case id -> worker process index -> that process's result dicts (journals before processes: all index 0)
-    parts: dict[str, dict[int, list[dict[str, Any]]]] = field(default_factory=dict)
-    resumes: int = 0
-    crashed: dict[str, str] = field(default_factory=dict)  # case id -> "crashed" | "timed_out"
-
-    def record(self, cid: str, results: list[dict[str, Any]], outcome: str | None = None, process: int = 0) -> None:
-        if outcome or cid in self.crashed:  # a crash makes the case its error records; a retry starts it over
-            self.parts.pop(cid, None)
-        self.parts.setdefault(cid, {})[process] = results
-        if outcome:
-            self.crashed[cid] = outcome
-        else:
-            self.crashed.pop(cid, None)
-
-    def finished(self, cid: str, processes: int) -> bool:
-        """Measured by every process, or crashed in one (a case that crashes a worker would crash the next).
-        Parts from later indices are retakes of contended processes (collector.session), not processes."""
-        return cid in self.crashed or sum(p < processes for p in self.parts.get(cid, {})) >= processes
 
 
 class Journal:
@@ -115,15 +92,15 @@ class Journal:
     def mark_resume(self) -> None:
         self._append({"type": "resume"})
 
-    def load(self, repair: bool = True) -> JournalState:
+    def load(self, repair: bool = True) -> RunState:
         """Read back the journal; a torn trailing line is cut off (repair) so appends continue on a clean line."""
         return _state(read_records(self.path, "journal", repair), self.path)
 
 
-def _state(records: list[dict[str, Any]], path: Path) -> JournalState:
+def _state(records: list[dict[str, Any]], path: Path) -> RunState:
     if not records or records[0].get("type") != "run":
         raise CollectorError(f"{path} is not a collector journal (no run header on its first line)")
-    state = JournalState(header=records[0])
+    state = RunState(header=records[0])
     for r in records[1:]:
         if r.get("type") == "case":
             state.record(r["case"], r["results"], r.get("outcome"), int(r.get("process", 0)))

@@ -13,6 +13,7 @@ retake after them, and the record's warning names both.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from bundle.contention import MIN_CLEAN_PROCESSES, contended, enough_clean, share_range
@@ -21,6 +22,32 @@ from bundle.schema import Result, Status
 from collector.contention import cores
 
 VALUE = (Status.ok.value, Status.fallback.value)
+
+
+@dataclass
+class RunState:
+    """The run's cases as measured so far: each case's records from each worker process, as they came (kept here
+    until merged_results; collector.journal persists each part and reads them back into one on --resume)."""
+
+    header: dict[str, Any]
+    # case id -> worker process index -> that process's result dicts (journals before processes: all index 0)
+    parts: dict[str, dict[int, list[dict[str, Any]]]] = field(default_factory=dict)
+    resumes: int = 0
+    crashed: dict[str, str] = field(default_factory=dict)  # case id -> "crashed" | "timed_out"
+
+    def record(self, cid: str, results: list[dict[str, Any]], outcome: str | None = None, process: int = 0) -> None:
+        if outcome or cid in self.crashed:  # a crash makes the case its error records; a retry starts it over
+            self.parts.pop(cid, None)
+        self.parts.setdefault(cid, {})[process] = results
+        if outcome:
+            self.crashed[cid] = outcome
+        else:
+            self.crashed.pop(cid, None)
+
+    def finished(self, cid: str, processes: int) -> bool:
+        """Measured by every process, or crashed in one (a case that crashes a worker would crash the next).
+        Parts from later indices are retakes of contended processes (collector.session), not processes."""
+        return cid in self.crashed or sum(p < processes for p in self.parts.get(cid, {})) >= processes
 
 
 def process_share(results: list[dict[str, Any]]) -> float | None:

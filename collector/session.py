@@ -20,9 +20,9 @@ from collector.errors import CollectorError
 from collector.fingerprint import current_machine, run_warnings
 from collector.fingerprint.build import current_build
 from collector.isolation import CaseOutcome, Isolator, WorkerSpec
-from collector.journal import SUFFIX, Journal, JournalState
+from collector.journal import SUFFIX, Journal
 from collector.plan import CaseList, Plan, PlannedCase, expand
-from collector.processes import merged_results, process_share, run_note
+from collector.processes import RunState, merged_results, process_share, run_note
 from collector.runner import records, run_case
 
 COLLECTOR_VERSION = "0.2.0"
@@ -40,7 +40,7 @@ def _now() -> str:
 class Session:
     out_dir: Path
     journal: Journal
-    state: JournalState
+    state: RunState
     cases: CaseList
     plan: Plan
     results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -121,7 +121,7 @@ def start(
     }
     journal = Journal(Journal.path_for(out_dir, run_id))
     journal.start(header)
-    return Session(out_dir, journal, JournalState(header), cases, plan)
+    return Session(out_dir, journal, RunState(header), cases, plan)
 
 
 def latest_journal(out_dir: Path, retry_crashed: bool = False) -> Path:
