@@ -61,3 +61,12 @@ def convert(value: float, source: str, target: str) -> float:
 
 def conversion_factor(source: str, target: str) -> float:
     return convert(1.0, source, target)
+
+
+def binary_bytes(value: float) -> tuple[float, str]:
+    """A byte count in the largest binary unit it reaches (GiB, MiB, KiB), else in B: (the value in it, its
+    symbol). What every table and message that shows bytes reads (the collector's and the dashboard's)."""
+    for symbol in ("GiB", "MiB", "KiB"):
+        if abs(value) >= UNITS[symbol].scale:
+            return value / UNITS[symbol].scale, symbol
+    return value, "B"

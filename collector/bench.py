@@ -17,7 +17,7 @@ from collector.adapters.base import Adapter, Figure
 from collector.chips import peak_bandwidth_gbs
 from collector.contention import ShareMeter
 from collector.correctness import check_against_reference
-from collector.timing import TimingPolicy, block_ns, time_op, time_region
+from collector.timing import S_PER_NS, TimingPolicy, block_ns, time_op, time_region
 from collector.workload import Bench, Case, Workload
 
 
@@ -164,7 +164,7 @@ class CaseBench(Bench):
         return list(t.samples)
 
     def time_once(self, fn: Callable[[], Any], *, metric: str = "first_call_time", note: str | None = None) -> float:
-        seconds = block_ns(self.adapter, fn, 1) / 1e9
+        seconds = block_ns(self.adapter, fn, 1) * S_PER_NS
         if metric in ONCE_PER_RUN and not self.full:
             return seconds  # run (the case needs it), not recorded: see ONCE_PER_RUN
         what = "one call timed on its own, synchronised before both clock reads"

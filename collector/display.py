@@ -12,6 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Column, Table
 
 from bundle.schema import Result, Status
+from bundle.units import binary_bytes
 
 STATUS_STYLE = {
     Status.ok: "green",
@@ -41,16 +42,13 @@ def progress_bar(console: Console) -> Progress:
     )
 
 
-BINARY = (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024))
-
-
 def with_unit(value: float, unit: str) -> str:
     """'96.28 µs'; bytes in KiB/MiB/GiB ('252.8 MiB'); a dimensionless figure (unit "1") without a unit."""
     if unit == "1":
         return f"{value:.4g}"
     if unit == "B":
-        name, size = next(((n, s) for n, s in BINARY if abs(value) >= s), ("B", 1))
-        return f"{value / size:.4g} {name}"
+        scaled, name = binary_bytes(value)
+        return f"{scaled:.4g} {name}"
     return f"{value:.4g} {unit}"
 
 

@@ -16,9 +16,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from bundle.stats import summarize
+from bundle.units import conversion_factor
 from collector.adapters.base import Adapter
 from collector.median_ci import median_ci
 
+S_PER_NS = conversion_factor("ns", "s")  # the device timer counts ns; samples are in seconds
 NOISY_IQR_FRACTION = 0.10
 
 
@@ -75,7 +77,7 @@ class Timing:
         ci = f"±{self.ci_rel * 100:.2f} %" if math.isfinite(self.ci_rel) else "not reached (too few samples)"
         return (
             f"{len(self.samples)} blocks of k={self.k} calls per synchronize; sync+clock overhead "
-            f"{self.overhead_s * 1e6:.2f} µs; median 95 % CI {ci}"
+            f"{self.overhead_s * conversion_factor('s', 'µs'):.2f} µs; median 95 % CI {ci}"
         )
 
 
@@ -94,7 +96,7 @@ def sync_overhead_ns(adapter: Adapter, reps: int = 21) -> int:
 
 def warm_up(adapter: Adapter, fn: Callable[[], Any], policy: TimingPolicy, deadline: float | None = None) -> float:
     """Time the very first call (s), then run calls until warmup_s / warmup_calls are both reached."""
-    first_s = block_ns(adapter, fn, 1) / 1e9
+    first_s = block_ns(adapter, fn, 1) * S_PER_NS
     start, calls = time.perf_counter(), 0
     while calls < policy.warmup_calls or time.perf_counter() - start < policy.warmup_s:
         if _past(deadline):
@@ -110,7 +112,7 @@ def _past(deadline: float | None) -> bool:
 
 def choose_k(adapter: Adapter, fn: Callable[[], Any], overhead_ns: int, policy: TimingPolicy) -> int:
     """Grow k until one block takes at least max(min_block_s, overhead_factor × overhead)."""
-    floor_ns = max(policy.min_block_s * 1e9, policy.overhead_factor * overhead_ns)
+    floor_ns = max(policy.min_block_s / S_PER_NS, policy.overhead_factor * overhead_ns)
     k = 1
     while k < policy.max_k:
         took = block_ns(adapter, fn, k)
@@ -149,13 +151,13 @@ def time_op(adapter: Adapter, fn: Callable[[], Any], policy: TimingPolicy, deadl
     settled = min(time.perf_counter() + policy.min_time_s, end)
     samples: list[float] = []
     while len(samples) < policy.max_samples:
-        samples.append(block_ns(adapter, fn, k) / k / 1e9)
+        samples.append(block_ns(adapter, fn, k) / k * S_PER_NS)
         enough = len(samples) >= policy.min_samples and time.perf_counter() >= settled
         if enough and len(samples) % 5 == 0 and _ci_rel(samples) <= policy.target_rel_ci:
             break
         if _past(deadline) or (time.perf_counter() >= end and len(samples) >= min(policy.min_samples, 6)):
             break  # the case's time limit stops repetition at once; the pass budget only after 6 samples
-    t = Timing(samples, first_s, k, overhead / 1e9, _ci_rel(samples))
+    t = Timing(samples, first_s, k, overhead * S_PER_NS, _ci_rel(samples))
     t.warnings = _quality_warnings(t, policy, "op_time")
     return t
 
@@ -169,11 +171,11 @@ def time_region(
     what: str = "region",
 ) -> Timing:
     """One call per sample, synchronize around each; a fixed repeat count or adaptive like time_op."""
-    first_s = block_ns(adapter, fn, 1) / 1e9  # warm-up call, kept apart from the steady-state samples
+    first_s = block_ns(adapter, fn, 1) * S_PER_NS  # warm-up call, kept apart from the steady-state samples
     end = _end(policy.region_budget_s, deadline)
-    samples = [block_ns(adapter, fn, 1) / 1e9]
+    samples = [block_ns(adapter, fn, 1) * S_PER_NS]
     while not _region_done(samples, policy, repeats, deadline, end):
-        samples.append(block_ns(adapter, fn, 1) / 1e9)
+        samples.append(block_ns(adapter, fn, 1) * S_PER_NS)
     t = Timing(samples, first_s, 1, 0.0, _ci_rel(samples))
     t.warnings = _quality_warnings(t, policy, what, check_ci=repeats is None)
     if repeats is not None and len(samples) < repeats:

@@ -387,3 +387,21 @@ def test_a_retracted_run_leaves_the_model_and_pairs_with_no_later_run(engine):
     assert {p[:2] for p in _pairs(engine)} == {
         (f"{a:0>32}", f"{b:0>32}") for a, b in (("a1", "a3"), ("a1", "a4"), ("a3", "a4"))
     }
+
+
+def test_a_groups_sum_of_squares_is_the_same_whatever_order_the_rows_come_in():
+    # DuckDB's sum() adds in the order its threads met the rows: the A/A figures of two stores built from the same
+    # uploads differed in the last bits. The sums the store keeps (aa_pairs) add in one fixed order.
+    import duckdb
+
+    from db.stats.lists import exact_sum_sql
+
+    x = np.random.default_rng(3).lognormal(0, 4, 2000) * np.where(np.arange(2000) % 2, 1, -1)
+    con = duckdb.connect()
+    sums = {}
+    for name, order in {"as drawn": x, "reversed": x[::-1], "shuffled": np.random.default_rng(4).permutation(x)}.items():
+        con.execute("CREATE OR REPLACE TABLE t AS SELECT unnest(?::DOUBLE[]) AS v", [order.tolist()])
+        sums[name] = con.execute(f"SELECT {exact_sum_sql('v')}, sum(v) FROM (SELECT v FROM t)").fetchone()
+    exact, plain = {s[0] for s in sums.values()}, {s[1] for s in sums.values()}
+    assert len(exact) == 1 and math.isclose(exact.pop(), math.fsum(x), rel_tol=1e-9)
+    assert len(plain) > 1  # the order mattered to a plain sum: the test tells the two apart

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bundle.metrics import Better, metric
+from bundle.units import binary_bytes
 from db.stats.codes import groups
 from db.stats.ratios import factor
 
@@ -21,7 +22,6 @@ _WORDS = {  # quantity -> (better, worse)
     "bandwidth": ("more bandwidth", "less bandwidth"),
     "correctness": ("smaller error", "larger error"),
 }
-_BINARY = [("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)]
 
 
 def format_value(value: float | None, unit: str) -> str:
@@ -29,10 +29,8 @@ def format_value(value: float | None, unit: str) -> str:
     if value is None or not math.isfinite(value):
         return "—"
     if unit == "B":
-        for name, scale in _BINARY:
-            if abs(value) >= scale:
-                return f"{value / scale:,.3f} {name}"
-        return f"{value:,.0f} B"
+        scaled, name = binary_bytes(value)
+        return f"{scaled:,.0f} B" if name == "B" else f"{scaled:,.3f} {name}"
     if unit == "calls":
         return f"{value:,.0f} calls"
     if unit == "1":  # dimensionless (an error ratio): no unit to print after it

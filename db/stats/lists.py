@@ -17,6 +17,7 @@ from bundle.stats import QUARTILES  # the quartiles' one definition: numpy here,
 
 __all__ = [
     "QUARTILES",
+    "exact_sum_sql",
     "SampleLists",
     "list_quantile_sql",
     "list_quantiles",
@@ -34,6 +35,12 @@ def quantile_sql(expr: str, q: float) -> str:
 def list_quantile_sql(expr: str, q: float | list[float]) -> str:
     """DuckDB's q-quantile (or a list of them, in q's order) of the list `expr`: the same rule per list."""
     return f"list_aggregate({expr}, 'quantile_cont', {q!r})"
+
+
+def exact_sum_sql(expr: str) -> str:
+    """The sum of `expr` over a group, added in one fixed order (sorted): DuckDB's sum() adds in the order its
+    threads met the rows, so two stores built from the same uploads differed in the last bits (A/A noise)."""
+    return f"list_sum(list_sort(list({expr})))"
 
 
 def quartiles_sql(expr: str) -> str:

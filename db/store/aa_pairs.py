@@ -43,7 +43,7 @@ from __future__ import annotations
 from sqlalchemy import text
 
 from bundle.metrics import METRICS, Comparison
-from db.stats.lists import quantile_sql
+from db.stats.lists import exact_sum_sql, quantile_sql
 from db.stats.noise import QUANTILE
 from db.store.contention import CLEAN_MEDIAN, EVIDENCE
 
@@ -103,12 +103,13 @@ _INSERT = f"""INSERT INTO aa_pairs (group_id, seq_a, seq_b, case_key, log_ratio)
   SELECT g.group_id, s.seq_a, s.seq_b, s.case_key, s.log_ratio FROM _aa_new s JOIN aa_noise g ON {_SAME_LABELS}"""
 
 # the model's figures of the touched groups (db.stats.noise.noise_figure's definitions, in SQL)
+_SIGMA = f"sqrt({exact_sum_sql('p.log_ratio * p.log_ratio')} / count(p.log_ratio) / 2)"
 _PENDING = f"""UPDATE aa_noise SET pending = aa_noise.pending + n.pairs
   FROM (SELECT g.group_id, count(*) AS pairs FROM _aa_new s JOIN aa_noise g ON {_SAME_LABELS} GROUP BY g.group_id) n
   WHERE aa_noise.group_id = n.group_id"""
 _DUE = f"SELECT group_id, pending, pairs AS counted FROM aa_noise WHERE pending > 0 AND pending >= {REFRESH} * pairs"
 _FIGURES = f"""SELECT t.group_id, t.pending, t.counted, count(p.log_ratio) AS pairs,
-    {quantile_sql("abs(p.log_ratio)", QUANTILE)} AS quantile_log, sqrt(avg(p.log_ratio * p.log_ratio) / 2) AS sigma_log,
+    {quantile_sql("abs(p.log_ratio)", QUANTILE)} AS quantile_log, {_SIGMA} AS sigma_log,
     max(abs(p.log_ratio)) AS max_log
   FROM ({{touched}}) t LEFT JOIN aa_pairs p ON p.group_id = t.group_id GROUP BY t.group_id, t.pending, t.counted"""
 # `pairs = :counted`: unless a retraction recomputed the group since the figures were read (db.store.upkeep reads
@@ -118,7 +119,7 @@ _WRITE = """UPDATE aa_noise SET pairs = :pairs, pending = greatest(pending - :se
 _REFRESH = f"""UPDATE aa_noise SET pairs = coalesce(f.pairs, 0), pending = 0, quantile_log = f.quantile_log,
     sigma_log = f.sigma_log, max_log = f.max_log
   FROM (SELECT t.group_id, count(p.log_ratio) AS pairs, {quantile_sql("abs(p.log_ratio)", QUANTILE)} AS quantile_log,
-          sqrt(avg(p.log_ratio * p.log_ratio) / 2) AS sigma_log, max(abs(p.log_ratio)) AS max_log
+          {_SIGMA} AS sigma_log, max(abs(p.log_ratio)) AS max_log
         FROM ({{touched}}) t LEFT JOIN aa_pairs p ON p.group_id = t.group_id GROUP BY t.group_id) f
   WHERE aa_noise.group_id = f.group_id"""
 
@@ -126,13 +127,18 @@ _REFRESH = f"""UPDATE aa_noise SET pairs = coalesce(f.pairs, 0), pending = 0, qu
 # per case within its group: pair count and sum of squared log ratios (a review's run-to-run variance of a case)
 # MERGE, not INSERT … ON CONFLICT: a DuckLake store (db.store.lake) has no keys to conflict on
 _CASES_ADD = f"""MERGE INTO aa_cases USING (
-    SELECT g.group_id, s.case_key, count(*) AS pairs, sum(s.log_ratio * s.log_ratio) AS sum_sq FROM _aa_new s
+    SELECT g.group_id, s.case_key, count(*) AS pairs, {exact_sum_sql("s.log_ratio * s.log_ratio")} AS sum_sq FROM _aa_new s
     JOIN aa_noise g ON {_SAME_LABELS} GROUP BY g.group_id, s.case_key) n
   ON aa_cases.group_id = n.group_id AND aa_cases.case_key = n.case_key
   WHEN MATCHED THEN UPDATE SET pairs = aa_cases.pairs + n.pairs, sum_sq = aa_cases.sum_sq + n.sum_sq
   WHEN NOT MATCHED THEN INSERT (group_id, case_key, pairs, sum_sq) VALUES (n.group_id, n.case_key, n.pairs, n.sum_sq)"""
-_CASES_FROM_PAIRS = """INSERT INTO aa_cases (group_id, case_key, pairs, sum_sq)
-  SELECT group_id, case_key, count(*), sum(log_ratio * log_ratio) FROM aa_pairs {where} GROUP BY group_id, case_key"""
+_CASES_FROM_PAIRS = (
+    """INSERT INTO aa_cases (group_id, case_key, pairs, sum_sq)
+  SELECT group_id, case_key, count(*), """
+    + exact_sum_sql("log_ratio * log_ratio")
+    + """ FROM aa_pairs {where}
+  GROUP BY group_id, case_key"""
+)
 
 
 def _store_staged(conn) -> None:
