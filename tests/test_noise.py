@@ -6,6 +6,7 @@ the repetition planner, and the view's parameters."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -50,11 +51,34 @@ def _pairs(engine) -> list[tuple]:
         ]
 
 
+@dataclass(frozen=True)
+class NoiseFigure:
+    """The model's figures of one group, computed here independently in numpy (the store takes them in SQL)."""
+
+    pairs: int
+    status: str
+    quantile_log: float | None
+    sigma_log: float | None
+
+    @property
+    def bound_percent(self) -> float | None:
+        return None if self.quantile_log is None else model.bound_percent(self.quantile_log)
+
+
+def noise_figure(log_ratio: np.ndarray, quantile: float = model.QUANTILE) -> NoiseFigure:
+    x = np.asarray(log_ratio, float)
+    x = x[np.isfinite(x)]
+    if len(x) < model.MIN_PAIRS:
+        return NoiseFigure(len(x), model.INSUFFICIENT, None, None)
+    q, sigma = float(np.quantile(np.abs(x), quantile)), float(np.sqrt(np.mean(x * x) / 2))
+    return NoiseFigure(len(x), model.MEASURED, q, sigma)
+
+
 # -- pure functions ------------------------------------------------------------------------------------------
 def test_the_model_gives_a_known_spread_back():
     sigma, n = 0.03, 4000  # run log medians N(0, sigma²): a pair's log ratio is N(0, 2 sigma²)
     lr = np.random.default_rng(7).normal(0.0, math.sqrt(2) * sigma, n)
-    fig = model.noise_figure(lr)
+    fig = noise_figure(lr)
     scale = math.sqrt(2) * sigma  # |log ratio| is half-normal with this scale
     true_q = Z975 * scale
     density = 2 * norm.pdf(true_q / scale) / scale
@@ -67,7 +91,7 @@ def test_the_model_gives_a_known_spread_back():
 
 @pytest.mark.parametrize("values", [[], [0.01], [float("nan"), 0.02]])
 def test_fewer_than_two_pairs_is_insufficient_data_never_a_figure(values):
-    fig = model.noise_figure(np.array(values))
+    fig = noise_figure(np.array(values))
     assert fig.status == model.INSUFFICIENT == "insufficient data"
     assert fig.quantile_log is None and fig.sigma_log is None and fig.bound_percent is None
     assert list(model.status_of([0, 1, 2])) == [model.INSUFFICIENT, model.INSUFFICIENT, model.MEASURED]
@@ -154,7 +178,7 @@ def test_a_model_learned_from_synthetic_runs_gives_their_spread_back(engine):
     g = groups.iloc[0]
     assert g.pairs == cases * sum(min(r, PARTNERS) for r in range(runs))  # each run: its PARTNERS predecessors
     # SQL's figures are the pure function's on the same pairs
-    fig = model.noise_figure(np.array([p[5] for p in _pairs(engine)]))
+    fig = noise_figure(np.array([p[5] for p in _pairs(engine)]))
     assert g.quantile_log == pytest.approx(fig.quantile_log, rel=1e-12)
     assert g.sigma_log == pytest.approx(fig.sigma_log, rel=1e-12)
     # and the spread comes back: pairs share runs, so the tolerance counts only disjoint pairs as independent
@@ -399,7 +423,11 @@ def test_a_groups_sum_of_squares_is_the_same_whatever_order_the_rows_come_in():
     x = np.random.default_rng(3).lognormal(0, 4, 2000) * np.where(np.arange(2000) % 2, 1, -1)
     con = duckdb.connect()
     sums = {}
-    for name, order in {"as drawn": x, "reversed": x[::-1], "shuffled": np.random.default_rng(4).permutation(x)}.items():
+    for name, order in {
+        "as drawn": x,
+        "reversed": x[::-1],
+        "shuffled": np.random.default_rng(4).permutation(x),
+    }.items():
         con.execute("CREATE OR REPLACE TABLE t AS SELECT unnest(?::DOUBLE[]) AS v", [order.tolist()])
         sums[name] = con.execute(f"SELECT {exact_sum_sql('v')}, sum(v) FROM (SELECT v FROM t)").fetchone()
     exact, plain = {s[0] for s in sums.values()}, {s[1] for s in sums.values()}

@@ -102,7 +102,7 @@ _NEW_GROUPS = f"""INSERT INTO aa_noise (group_id, {", ".join(LABELS)}, pairs, pe
 _INSERT = f"""INSERT INTO aa_pairs (group_id, seq_a, seq_b, case_key, log_ratio)
   SELECT g.group_id, s.seq_a, s.seq_b, s.case_key, s.log_ratio FROM _aa_new s JOIN aa_noise g ON {_SAME_LABELS}"""
 
-# the model's figures of the touched groups (db.stats.noise.noise_figure's definitions, in SQL)
+# the model's figures of the touched groups (the definitions db.stats.noise states, taken in SQL)
 _SIGMA = f"sqrt({exact_sum_sql('p.log_ratio * p.log_ratio')} / count(p.log_ratio) / 2)"
 _PENDING = f"""UPDATE aa_noise SET pending = aa_noise.pending + n.pairs
   FROM (SELECT g.group_id, count(*) AS pairs FROM _aa_new s JOIN aa_noise g ON {_SAME_LABELS} GROUP BY g.group_id) n
