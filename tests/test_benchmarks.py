@@ -14,6 +14,13 @@ ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 
 
+def _module(name: str, *args: str, limit_s: float = 600) -> subprocess.CompletedProcess:
+    """`python -m benchmarks.<name> ARGS` from the repository root (a module: it imports its parts)."""
+    return subprocess.run(
+        [sys.executable, "-m", f"benchmarks.{name}", *args], cwd=ROOT, capture_output=True, text=True, timeout=limit_s
+    )
+
+
 def _run(script: str, *args: str, limit_s: float = 240) -> dict:
     done = subprocess.run(
         [sys.executable, f"benchmarks/{script}", *args, "--json"],
@@ -207,13 +214,7 @@ def test_read_memory_benchmark_tiny():
 
 
 def test_upload_history_benchmark_tiny():
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.upload_history", "--tiny", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = _module("upload_history", "--tiny", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     assert (out["cases"], out["uploads"]) == (2_000, 8) and len(out["per_upload"]) == 8
@@ -285,13 +286,7 @@ def test_no_benchmark_script_shadows_a_standard_module():
 
 
 def test_before_after_benchmark_tiny_against_this_tree_itself():
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.before_after", "--before", str(ROOT), "--tiny", "--json"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = _module("before_after", "--before", str(ROOT), "--tiny", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
     assert (out["rows"], out["repeats"]) == (2000, 2)
@@ -303,11 +298,5 @@ def test_before_after_benchmark_tiny_against_this_tree_itself():
 
 
 def test_before_after_refuses_a_folder_that_is_not_a_checkout(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.before_after", "--before", str(tmp_path), "--tiny"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _module("before_after", "--before", str(tmp_path), "--tiny", limit_s=60)
     assert done.returncode == 1 and done.stderr.startswith("ERROR: --before") and "not a checkout" in done.stderr
