@@ -62,6 +62,8 @@ URLS = [
     "/api/v1/memory?workload=vae_tiled_decode",
     "/api/v1/correctness",
     "/api/v1/correctness?metric=psnr_vs_cpu&split_tag=role",
+    "/api/v1/noise",
+    "/api/v1/openapi.json",
 ]
 
 # benchmarks/dashboard.py's store: builds 2.10.0, 2.11.0, …; machines mac-0…; chips "Apple M1 Max"…
@@ -81,6 +83,10 @@ BIG_URLS = [
     "/api/v1/trends?workload=softmax&case_key=%7B%22n%22%3A3%7D&dtype=float32&compile=eager&metric=op_time",
     "/api/v1/matrix?metric=op_time&baseline=2.10.0&rows=chip&dtype=float32&compile=eager",
     "/api/v1/sweeps",
+    "/api/v1/noise",
+    "/api/v1/memory",
+    "/api/v1/correctness",
+    "/api/v1/openapi.json",
 ]
 
 
