@@ -132,12 +132,32 @@ def journaled_samples(journal: Path) -> dict[int, list[float]]:
     return out
 
 
+def _ctrl_c_default() -> None:
+    """In the child: Ctrl-C as a terminal gives it. A suite started in the background (`cmd &`) ignores SIGINT,
+    its children inherit that, and Python then installs no KeyboardInterrupt handler: the run never heard it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_sigkill_then_resume_keeps_finished_cases_and_runs_the_rest_once(tmp_path, capsys, monkeypatch):
     slow = {"MPSBENCH_FAKE_SLEEP_S": "0.15", "MPSBENCH_FAKE_CASES": "6"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "collector", "run", "--out", str(tmp_path), "--workload", "fake_sleep"],
+        # no idle wait, so no retakes: on a busy machine a resumed run would re-time a finished case's contended
+        # process beside its first samples, which is not what these tests check
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "run",
+            "--out",
+            str(tmp_path),
+            "--workload",
+            "fake_sleep",
+            "--idle-wait",
+            "0",
+        ],
         cwd=ROOT,
         env=env(**slow),
+        preexec_fn=_ctrl_c_default,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -166,9 +186,23 @@ def test_sigkill_then_resume_keeps_finished_cases_and_runs_the_rest_once(tmp_pat
 def test_interrupt_writes_a_valid_incomplete_bundle_and_resume_completes_it(tmp_path, capsys, monkeypatch, sig):
     slow = {"MPSBENCH_FAKE_SLEEP_S": "0.15", "MPSBENCH_FAKE_CASES": "8"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "collector", "run", "--out", str(tmp_path), "--workload", "fake_sleep"],
+        # no idle wait, so no retakes: on a busy machine a resumed run would re-time a finished case's contended
+        # process beside its first samples, which is not what these tests check
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "run",
+            "--out",
+            str(tmp_path),
+            "--workload",
+            "fake_sleep",
+            "--idle-wait",
+            "0",
+        ],
         cwd=ROOT,
         env=env(**slow),
+        preexec_fn=_ctrl_c_default,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
