@@ -121,7 +121,8 @@ def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
     frame = data.assign(one=1.0, lines=lines)
     base = alt.Chart(frame).encode(y=y, tooltip=tips)
     bars = base.mark_bar(height=14).encode(
-        x=alt.X("oriented_ratio:Q", scale=x_scale, title=title),
+        # the axis on top, beside the legend: a chart taller than its box scrolls, and its scale stays in view
+        x=alt.X("oriented_ratio:Q", scale=x_scale, title=title, axis=alt.Axis(orient="top")),
         x2=alt.X2("one:Q"),
         color=alt.Color("direction:N", scale=DIRECTION_COLORS, title=None, legend=alt.Legend(orient="top")),
     )
