@@ -116,7 +116,7 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         )
         jitter = rounding_jitter(cases, kind, b, c)
         drop, factor = _per_case(ruled, rules, "drop"), _per_case(ruled, rules, "factor")
-        worse_single, better_single = beyond_rule(kind, b, c, drop, factor, jitter)
+        worse_single, better_single = beyond_rule(kind, b, c, drop, factor, jitter, growth)
         dropped = worse_single & (kind == RuleKind.drop.value)
         multiplied = worse_single & (kind == RuleKind.factor.value)
         # the same rules read the other way: what a single figure (memory, PSNR, error) gained beyond its rule
@@ -174,13 +174,20 @@ def relative_growth(b: np.ndarray, c: np.ndarray) -> np.ndarray:
 
 
 def beyond_rule(
-    kind: np.ndarray, b: np.ndarray, c: np.ndarray, drop: np.ndarray, factor: np.ndarray, jitter: np.ndarray
+    kind: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    drop: np.ndarray,
+    factor: np.ndarray,
+    jitter: np.ndarray,
+    growth: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A drop- or factor-ruled single figure (a PSNR in dB, an error) moved beyond its rule: (worse, better) — a
     PSNR down (up) by more than its drop, an error multiplied (divided) by its factor or more — and not within its
-    dtype's rounding (`jitter`: rounding_jitter). The Regressions review and the Correctness page both read it."""
+    dtype's rounding (`jitter`: rounding_jitter). The Regressions review and the Correctness page both read it.
+    `growth`: relative_growth(b, c), where the caller has it."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        growth = relative_growth(b, c)
+        growth = relative_growth(b, c) if growth is None else growth
         is_db, is_factor = kind == RuleKind.drop.value, kind == RuleKind.factor.value
         worse = (is_db & (b - c > drop)) | (is_factor & (c > 0) & (growth + 1.0 >= factor))
         better = (is_db & (c - b > drop)) | (is_factor & (b > 0) & ((c == 0) | (b / c >= factor)))
