@@ -62,12 +62,12 @@ def test_a_pick_on_a_stopped_page_reaches_the_url_and_stays_there(server, browse
     before = page.evaluate("history.length")
     _pick(page, "Scope", "chip")
     page.wait_for_function("() => location.search.includes('scope=chip')", timeout=WAIT_MS)
-    _settled(page, "Regressions")
+    _quiet(page, "Regressions")
     assert page.evaluate("history.length") == before + 1
     page.locator("[data-testid='stSidebarNav'] a", has_text="Memory").first.click()
     _settled(page, "Memory")
     page.get_by_text("studio-1 · Apple M3 Ultra").first.wait_for(timeout=WAIT_MS)
-    page.wait_for_function(IDLE, timeout=WAIT_MS)
+    _quiet(page, "Memory")  # Back while Memory's run still goes could land before Regressions' state is kept
     assert page.url == f"{server}/memory"  # nothing of Regressions' review leaked into it
     assert page.evaluate("history.length") == before + 2
     page.go_back()  # one press
