@@ -138,11 +138,10 @@ def _ctrl_c_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_sigkill_then_resume_keeps_finished_cases_and_runs_the_rest_once(tmp_path, capsys, monkeypatch):
-    slow = {"MPSBENCH_FAKE_SLEEP_S": "0.15", "MPSBENCH_FAKE_CASES": "6"}
-    proc = subprocess.Popen(
-        # no idle wait, so no retakes: on a busy machine a resumed run would re-time a finished case's contended
-        # process beside its first samples, which is not what these tests check
+def _slow_run(tmp_path: Path, slow: dict[str, str], out: int) -> subprocess.Popen:
+    """A fake_sleep run in the background, to be stopped; no idle wait, so no retakes: on a busy machine a resumed
+    run would re-time a finished case's contended process beside its first samples, not what these tests check."""
+    return subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -158,9 +157,15 @@ def test_sigkill_then_resume_keeps_finished_cases_and_runs_the_rest_once(tmp_pat
         cwd=ROOT,
         env=env(**slow),
         preexec_fn=_ctrl_c_default,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=out,
+        stderr=out,
+        text=True,
     )
+
+
+def test_sigkill_then_resume_keeps_finished_cases_and_runs_the_rest_once(tmp_path, capsys, monkeypatch):
+    slow = {"MPSBENCH_FAKE_SLEEP_S": "0.15", "MPSBENCH_FAKE_CASES": "6"}
+    proc = _slow_run(tmp_path, slow, subprocess.DEVNULL)
     journal = wait_for_cases(tmp_path, 2)
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
@@ -185,28 +190,7 @@ def test_sigkill_then_resume_keeps_finished_cases_and_runs_the_rest_once(tmp_pat
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_interrupt_writes_a_valid_incomplete_bundle_and_resume_completes_it(tmp_path, capsys, monkeypatch, sig):
     slow = {"MPSBENCH_FAKE_SLEEP_S": "0.15", "MPSBENCH_FAKE_CASES": "8"}
-    proc = subprocess.Popen(
-        # no idle wait, so no retakes: on a busy machine a resumed run would re-time a finished case's contended
-        # process beside its first samples, which is not what these tests check
-        [
-            sys.executable,
-            "-m",
-            "collector",
-            "run",
-            "--out",
-            str(tmp_path),
-            "--workload",
-            "fake_sleep",
-            "--idle-wait",
-            "0",
-        ],
-        cwd=ROOT,
-        env=env(**slow),
-        preexec_fn=_ctrl_c_default,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = _slow_run(tmp_path, slow, subprocess.PIPE)
     wait_for_cases(tmp_path, 1)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
