@@ -21,7 +21,7 @@ list. `compare_chip` is the same review on chip scope (machines of one chip pool
 page reload or the API's second identical request costs until the next ingest). `cold_profile_ms`: one more
 cold call under cProfile, the cumulative ms of each step (benchmarks/scaling.py STAGES): where the time goes.
 
-Browser: `streamlit run app.py` on the generated store, Chromium (/usr/bin/chromium, headless) opens
+Browser: `mpsbench serve` (the server users run) on the generated store, Chromium (/usr/bin/chromium, headless) opens
 /compare?baseline=…&candidate=…; time from navigation to the ratio chart drawn (a Vega canvas/svg) and to the
 whole page drawn (its 2 charts and 3 tables), on the first load (cold
 compare inside the server) and on reloads in new tabs (cached comparison); the page's case table holds the
@@ -237,23 +237,7 @@ def _free_port() -> int:
 def _serve(path: Path) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     env = {**os.environ, "MPSBENCH_DB": str(path)}
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--server.fileWatcherType",
-        "none",
-        "--browser.gatherUsageStats",
-        "false",
-    ]
+    cmd = [sys.executable, "-m", "mpsbench", "serve", "--address", "127.0.0.1", "--port", str(port)]
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )

@@ -1,4 +1,4 @@
-"""One real-browser test: `streamlit run app.py` on a seeded store (two chips, two builds: tests/seed.py), the
+"""One real-browser test: `mpsbench serve` on a seeded store (two chips, two builds: tests/seed.py), the
 Compare page in Chromium (the verdict card of each chip with its counts, a regression drawn in the ratio chart, the
 status-change panel), the upload API of the same process (token from MPSBENCH_UPLOAD_TOKENS), and a
 bundle's HTML-looking machine name shown as text on its run's page."""
@@ -75,26 +75,10 @@ def _wait_healthy(base: str, server: subprocess.Popen) -> None:
 
 @contextmanager
 def streamlit_server(path: Path, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`streamlit run app.py` on the store at `path` (127.0.0.1, a free port), its base URL while it runs; the
+    """`mpsbench serve` on the store at `path` (127.0.0.1, a free port), its base URL while it runs; the
     process group it started is stopped after."""
     port = _free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.headless",
-        "true",
-        "--server.port",
-        str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--server.fileWatcherType",
-        "none",
-        "--browser.gatherUsageStats",
-        "false",
-    ]
+    cmd = [sys.executable, "-m", "mpsbench", "serve", "--address", "127.0.0.1", "--port", str(port)]
     proc = subprocess.Popen(
         cmd,
         cwd=ROOT,

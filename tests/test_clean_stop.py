@@ -1,4 +1,4 @@
-"""A clean stop (SIGTERM to `streamlit run app.py`) checkpoints the store: the `.duckdb` alone — copied without
+"""A clean stop (SIGTERM to `mpsbench serve`) checkpoints the store: the `.duckdb` alone — copied without
 its `.wal`, as a file backup would — holds every run the server acknowledged. Before, they sat only in the WAL."""
 
 from __future__ import annotations
@@ -26,23 +26,7 @@ def test_a_sigterm_leaves_every_acknowledged_run_in_the_store_file(tmp_path):
     env = {**os.environ, "MPSBENCH_DB": str(path), "MPSBENCH_UPLOAD_TOKENS": f"stop={TOKEN}", "PYTHONPATH": str(ROOT)}
     env.pop("MPSBENCH_NOTIFY_URL", None)
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.fileWatcherType",
-            "none",
-            "--browser.gatherUsageStats",
-            "false",
-        ],
+        [sys.executable, "-m", "mpsbench", "serve", "--address", "127.0.0.1", "--port", str(port)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

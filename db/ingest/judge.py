@@ -104,7 +104,8 @@ _FINAL = """CREATE TEMP TABLE _final AS SELECT * EXCLUDE (judged, samples_typed,
   coalesce(judged AND {row_ok}, false) AS ok
 FROM (SELECT *, len(samples) AS n, {quartiles}, list_avg(samples) AS mean, list_min(samples) AS min,
   list_max(samples) AS max, CASE WHEN len(samples) > 1 THEN list_stddev_samp(samples) END AS stdev
-FROM (SELECT *, CASE WHEN len(samples) > 0 THEN {quantiles} END AS q FROM (SELECT t.i, '{run}:' || t.i AS result_id, '{run}' AS run_id, {stored}, p.key AS case_key,
+FROM (SELECT *, CASE WHEN len(samples) > 0 THEN {quantiles} END AS q
+FROM (SELECT t.i, '{run}:' || t.i AS result_id, '{run}' AS run_id, {stored}, p.key AS case_key,
   p.params_json, c.metric_value AS metric, c.canon AS unit, c.status_value AS status, w.warnings_json,
   list_transform(t.samples, lambda v: v * c.factor) AS samples, t.passed_value AS passed,
   t.tolerance_value AS tolerance, t.rounding_value AS rounding, t.contention, t.summary, c.factor, t.samples_typed,

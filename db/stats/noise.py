@@ -4,8 +4,9 @@ An A/A pair is one case measured by two runs of the same build on the same machi
 of the two runs' medians, ln(median_b / median_a) (ratio metrics only: a dB or count difference has no ratio).
 Per group (chip, device, workload, metric, dtype, compile) the noise bound is the 95th percentile of
 |log ratio| over the group's pairs (numpy's linear interpolation, the rule DuckDB's quantile_cont follows, so
-db.store.aa_pairs takes it in SQL where the pairs are; tests/test_noise.py checks it against numpy's), reported as a percentage, exp(q) - 1. Fewer than MIN_PAIRS pairs is
-"insufficient data": no bound, never a default dressed as a measurement.
+db.store.aa_pairs takes it in SQL where the pairs are; tests/test_noise.py checks it against numpy's), reported
+as a percentage, exp(q) - 1. Fewer than MIN_PAIRS pairs is "insufficient data": no bound, never a default
+dressed as a measurement.
 
 Also the run-level spread sigma = sqrt(mean(log ratio²) / 2): if each run's log median is the true value plus
 N(0, sigma²), the log ratio of two runs is N(0, 2 sigma²) (the mean of an A/A difference is 0 by construction,

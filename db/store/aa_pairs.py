@@ -127,7 +127,8 @@ _REFRESH = f"""UPDATE aa_noise SET pairs = coalesce(f.pairs, 0), pending = 0, qu
 # per case within its group: pair count and sum of squared log ratios (a review's run-to-run variance of a case)
 # MERGE, not INSERT … ON CONFLICT: a DuckLake store (db.store.lake) has no keys to conflict on
 _CASES_ADD = f"""MERGE INTO aa_cases USING (
-    SELECT g.group_id, s.case_key, count(*) AS pairs, {exact_sum_sql("s.log_ratio * s.log_ratio")} AS sum_sq FROM _aa_new s
+    SELECT g.group_id, s.case_key, count(*) AS pairs, {exact_sum_sql("s.log_ratio * s.log_ratio")} AS sum_sq
+    FROM _aa_new s
     JOIN aa_noise g ON {_SAME_LABELS} GROUP BY g.group_id, s.case_key) n
   ON aa_cases.group_id = n.group_id AND aa_cases.case_key = n.case_key
   WHEN MATCHED THEN UPDATE SET pairs = aa_cases.pairs + n.pairs, sum_sq = aa_cases.sum_sq + n.sum_sq
