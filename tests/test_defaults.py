@@ -22,8 +22,17 @@ def test_the_release_question_wins_over_a_newer_nightly_which_is_the_labelled_se
 
 def test_no_preview_after_the_stable_takes_the_newest_later_build_or_the_newest_other():
     assert default_pair(["a", "b", "c"], ["stable", "local", "unknown"]) == ("a", "c")
-    assert default_pair(["a", "b"], ["rc", "stable"]) == ("b", "a")  # nothing after the stable: the other one
+    assert default_pair(["a", "b"], ["rc", "stable"]) == ("a", "b")  # nothing after the stable: older → newer
     assert default_pair(["a", "b"], ["nightly", "nightly"]) == ("a", "b")  # no stable: oldest vs newest
+
+
+def test_nothing_after_the_newest_release_reviews_the_release_before_it_against_it():
+    # issue 44: two releases (the older one run twice) read 2.15.0 → 2.14.1, a win as "2 regressions"
+    assert default_pair(["2.14.1", "2.15.0"], ["release", "release"]) == ("2.14.1", "2.15.0")
+    builds = ["2.13.0", "2.14.1", "2.15.0rc1", "2.15.0"]
+    assert default_pair(builds, ["stable", "stable", "rc", "stable"]) == ("2.14.1", "2.15.0")  # the stable before it
+    assert default_pair(["2.15.0rc1", "2.15.0"], ["rc", "release"]) == ("2.15.0rc1", "2.15.0")  # else the build before
+    assert preview_pair(["2.14.1", "2.15.0"], ["release", "release"]) is None
 
 
 def test_one_build_or_none():

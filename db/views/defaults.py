@@ -1,7 +1,8 @@
 """The default comparison a page opens with: the release question — the latest stable build against the newest
 release candidate after it. A nightly is never silently the default where an rc exists: it is the second,
-labelled comparison (`preview_pair`), and the default only when no rc is newer than the stable build. Pure: takes
-builds already in version order."""
+labelled comparison (`preview_pair`), and the default only when no rc is newer than the stable build. A default
+always reads older → newer: with nothing after the latest stable build, it is the candidate and the build before
+it (the stable one before it, where there is one) the baseline. Pure: takes builds already in version order."""
 
 from __future__ import annotations
 
@@ -15,17 +16,21 @@ def default_pair(builds: Sequence[str], channels: Sequence[str]) -> tuple[str, s
     """(baseline, candidate) among `builds` (oldest version first, each with its channel).
 
     Baseline: the newest stable build (else the oldest build). Candidate: the newest rc after the baseline, else
-    the newest nightly after it, else the newest build after it, else the newest other build. One build gives
-    (it, it): the page then says there is nothing to compare it with. No builds: ("", "")."""
+    the newest nightly after it, else the newest build after it. With no build after the newest stable one, that
+    one is the candidate and the baseline the newest stable build before it, else the newest build before it:
+    never a newer release against an older one. One build gives (it, it): the page then says there is nothing to
+    compare it with. No builds: ("", "")."""
     if not builds:
         return "", ""
     base = _baseline(channels)
     later = list(range(base + 1, len(builds)))
     rc = [i for i in later if channels[i] == "rc"]
     nightly = [i for i in later if channels[i] == "nightly"]
-    others = [i for i in range(len(builds)) if i != base]
-    cand = (rc or nightly or later or others or [base])[-1]
-    return builds[base], builds[cand]
+    if rc or nightly or later:
+        return builds[base], builds[(rc or nightly or later)[-1]]
+    before = list(range(base))
+    stable = [i for i in before if channels[i] in STABLE]
+    return builds[(stable or before or [base])[-1]], builds[base]
 
 
 def preview_pair(builds: Sequence[str], channels: Sequence[str]) -> tuple[str, str] | None:
