@@ -21,6 +21,8 @@ import pandas as pd
 
 from db.errors import Problem, StoreError
 from db.review.case_table import BASELINE_MEDIAN, CANDIDATE_MEDIAN, CI_HIGH, CI_LOW, DIFFERENCE, ORIENTED_RATIO, P_VALUE
+from db.review.decisions import case_id
+from db.store.triage import TRIAGED_AWAY
 
 FORMATS, FAIL_ON = ("table", "md", "md-full", "json", "csv"), ("regression", "unconfirmed", "untriaged")
 NUMBERS = (BASELINE_MEDIAN, CANDIDATE_MEDIAN, ORIENTED_RATIO, DIFFERENCE, CI_LOW, CI_HIGH, P_VALUE, "worse_by", "bound")
@@ -173,19 +175,28 @@ def render(answer: dict[str, Any], fmt: str, params: dict[str, str] | None = Non
 
 
 def _gate(answer: dict[str, Any], fail_on: str | None) -> int:
-    found = answer["regressions"]
+    """Exit 1 when `fail_on` holds. A regression triaged away (noise, expected, accepted: db.store.triage) is no
+    regression to fail on; the lines say how many were left out and who triaged them."""
+    found = [r for r in answer["regressions"] if r.get("state") not in TRIAGED_AWAY]
+    away = [r for r in answer["regressions"] if r.get("state") in TRIAGED_AWAY]
     hit = {
         "regression": found,
         "unconfirmed": found + answer.get("unconfirmed", []),
         "untriaged": [r for r in found if r.get("state") == "new"],
     }.get(fail_on or "", [])
+    if fail_on and away:
+        said = "; ".join(
+            f"{r.get('case') or r.get('case_key')} {r.get('metric')}: {r['state']} ({r.get('author')})" for r in away
+        )
+        print(f"not counted: {len(away)} regression(s) triaged away — {said}", file=sys.stderr)
     if hit:
         what = {
             "regression": "regression(s)",
             "unconfirmed": "regression(s) or unconfirmed case(s)",
             "untriaged": "untriaged regression(s)",
         }[fail_on]
-        print(f"FAIL: {len(hit)} {what} (--fail-on {fail_on})", file=sys.stderr)
+        cases = len({case_id(r) + "|" + str(r.get("scope")) for r in hit})
+        print(f"FAIL: {len(hit)} {what} in {cases} case(s) (--fail-on {fail_on})", file=sys.stderr)
         return 1
     if fail_on:
         what = {

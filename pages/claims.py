@@ -17,7 +17,9 @@ def _render() -> None:
         "Each claim compares its own baseline (before) and candidate (after) build; leave empty to use them, "
         "or replace both for every claim. Ratios are oriented (> 1 = after is better). Every matching case "
         "is measured on its own, never averaged with another: a case reproduces a claimed change when its "
-        "own change is within tolerance and significant. A figure is reproduced when every matching case "
+        "own change is within tolerance and the review calls it a change (as Compare does). A model case built "
+        "from a config with random weights is a stand-in for the published model: it says so, and reproduces a "
+        "claim only 'on a stand-in'. A figure is reproduced when every matching case "
         "reproduces it (rule 'every'), or, for a claim quoting one measurement without naming its case, "
         "when at least one does (rule 'some'); a geomean figure by its geomean over the cases."
     )
@@ -25,7 +27,7 @@ def _render() -> None:
     candidate = text_param("Candidate selector for every claim (optional)", "candidate", page="cl")
     claims = load(evaluate_claims, baseline or None, candidate or None)
     figures = claims.drop_duplicates(FIGURE)
-    for status in ("reproduced", "not reproduced", "no data"):
+    for status in ("reproduced", "reproduced on a stand-in", "not reproduced", "no data"):
         st.text(f"{status}: {int((figures.figure_status == status).sum())} figure(s)")
     for claim_id, rows in claims.groupby("claim", sort=False):
         first = rows.iloc[0]
@@ -48,6 +50,9 @@ CASE_VIEW = [
     "compile",
     "case",
     "status",
+    "claimed_words",
+    "measured_words",
+    "stand_in",
     "claimed",
     "measured",
     "unit",

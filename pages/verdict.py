@@ -1,6 +1,8 @@
-"""The verdict first, on Overview, Compare and Regressions: one bordered card per (scope, device, dtype, compile)
-group of the release summary (db.views.verdict_cards over db.review.summary), three to a row, red when the group
-regressed or newly fails, green otherwise; then the summary's table of every group and its notes. Rendered from the
+"""The answer first, on Overview, Compare and Regressions: one bordered card per chip (machine in machine scope) —
+regression, not decided, win or no change, with every regression and the biggest wins by name — then the detail,
+one card per (scope, device, dtype, compile) group of the release summary (db.views.verdict_cards over
+db.review.summary), red when the group regressed or newly fails, green only where it is decided; the summary's
+table of every group and how it is decided. Rendered from the
 plain dicts the JSON twins return, so a page and its twin show the same figures. Strings that can come from a
 bundle (machine names, tag values in selectors) are shown as text or through pages.widgets.plain."""
 
@@ -17,29 +19,77 @@ SHOWN = 9  # cards drawn; more groups (machine scope, many dtypes) are listed in
 
 
 def show_summary(cards: Cards | dict | None) -> None:
-    """The cards and the summary table (nothing when there is no summary: fewer than two builds)."""
+    """The release answer per chip (machine), then the detail per dtype and compile mode, the command that decides
+    the doubtful cases, and how it is decided (nothing when there is no summary: fewer than two builds)."""
     cards = Cards(**cards) if isinstance(cards, dict) else cards
     if cards is None or not cards.summary:
         return
-    st.subheader(f"Verdict: {plain(cards.candidate)} against baseline {plain(cards.baseline)}")
-    st.caption(plain(f"{cards.verdict}; one card per {cards.scope} · dtype · compile mode, regressions first"))
-    shown = cards.cards[:SHOWN]
-    for start in range(0, len(shown), PER_ROW):
-        for column, card in zip(st.columns(PER_ROW), shown[start : start + PER_ROW]):
+    st.subheader(f"{plain(cards.candidate)} against {plain(cards.baseline)}")
+    st.caption(plain(cards.verdict))
+    for start in range(0, len(cards.answers), ANSWERS_PER_ROW):
+        row = cards.answers[start : start + ANSWERS_PER_ROW]
+        for column, answer in zip(st.columns(ANSWERS_PER_ROW), row):
             with column.container(border=True):
-                _card(card, bool(cards.summary.get("same_build")))
-    if len(cards.cards) > SHOWN:
-        st.caption(f"… {len(cards.cards) - SHOWN} more groups in the table below (chip scope: one card per chip)")
+                _answer(answer, bool(cards.summary.get("same_build")))
     if cards.summary.get("confirm"):  # the doubtful cases named on the cards are decided by rerunning them
         st.text(
-            "Decide the unconfirmed and suspected cases on a machine of each scope (each build's environment "
-            "filled in):"
+            "Decide the cases that are worse but not confirmed on a machine of each scope (each build's "
+            "environment filled in):"
         )
         st.code(cards.summary["confirm"], language=None, wrap_lines=True)
-    with st.expander("Release summary: every group", expanded=False):
+    with st.expander(f"Detail: one card per {cards.scope} · dtype · compile mode", expanded=False):
+        shown = cards.cards[:SHOWN]
+        for start in range(0, len(shown), PER_ROW):
+            for column, card in zip(st.columns(PER_ROW), shown[start : start + PER_ROW]):
+                with column.container(border=True):
+                    _card(card, bool(cards.summary.get("same_build")))
+        if len(cards.cards) > SHOWN:
+            st.caption(f"… {len(cards.cards) - SHOWN} more groups in the table below")
         table(pd.DataFrame(cards.summary["groups"]))
-    for note in cards.summary["notes"]:
-        st.text(note)  # notes carry selector text (tag values from bundles): text, not Markdown
+    with st.expander("How this is decided", expanded=False):
+        st.text(HOW)
+        for note in cards.summary["notes"]:
+            st.text(note)  # notes carry selector text (tag values from bundles): text, not Markdown
+
+
+ANSWERS_PER_ROW = 2  # a chip's answer names its regressions and wins: two to a row stay readable at 1280 px
+NAMED = 5  # regressions, wins and doubts a chip's card names; the Regressions page lists them all
+ANSWER_COLOUR = {"regression": "red", "not decided": "orange", "win": "green", "no change": "blue"}
+HOW = (
+    "A case is one op or model at one shape, dtype and compile mode on one chip (machine); its figures — time "
+    "per call, first call, memory peaks, correctness — are counted once, under it. A timing is compared on "
+    "its worker processes and runs (and the store's A/A reruns of the baseline): it regressed when it is "
+    "slower by more than the threshold and the review's test says the slowdown is real, with the chance of "
+    "any false alarm in a review of unchanged builds held at 5 %. A memory peak, PSNR or error regresses by "
+    "its own rule. 'Unchanged' means its 95 % interval lies within the threshold both ways; 'not decided' "
+    "means it reaches past it (more runs decide). A chip whose tests cannot see a change as small as the "
+    "threshold is never called unchanged. A regression triaged as noise, expected or accepted on the "
+    "Regressions page is counted apart, as triaged."
+)
+
+
+def _answer(card: dict, same_build: bool = False) -> None:
+    """One chip's answer: the word, its line, every regression (then the wins, doubts, triage) by name."""
+    st.markdown(f"**{plain(card['title'])}**")
+    colour = "blue" if same_build else ANSWER_COLOUR.get(card["answer"], "gray")
+    st.markdown(f"### :{colour}[{plain(card['answer'])}]")
+    st.text(card["line"].split(": ", 1)[-1])  # the answer's reasons (the sides are the heading's)
+    st.caption(plain(card["counts"]))
+    for key, label, tone in (
+        ("regressions", "regressed", "red"),
+        ("failures", "newly fails", "red"),
+        ("wins", "better", "green"),
+        ("doubts", "not confirmed", "orange"),
+        ("triage", "triaged", "gray"),
+    ):
+        rows = card.get(key) or []
+        for item in rows[:NAMED]:
+            if isinstance(item, dict):
+                st.markdown(f"- :{tone}[{label}:] [{plain(item['text'])}]({item['link']})")
+            else:
+                st.markdown(f"- :{tone}[{label}:] {plain(item)}")
+        if len(rows) > NAMED:
+            st.caption(f"… {len(rows) - NAMED} more {label} on the Regressions page")
 
 
 TONE = {"better": "green", "worse": "red"}  # a line's tone (db.views.verdict_cards) as its Markdown colour
@@ -50,7 +100,8 @@ def _card(card: dict, same_build: bool = False) -> None:
     st.markdown(f"**{plain(card['title'])}**")
     # red: regressed; orange: nothing regressed but some cases were not confirmed or not tested; grey: nothing
     # compared (never green over nothing); blue: one build on both sides; green otherwise
-    doubtful = card.get("unconfirmed") or card.get("suspected") or card.get("untested")
+    # a group whose tests cannot see a change as small as the bound cannot be called unchanged: never green
+    doubtful = card.get("unconfirmed") or card.get("suspected") or card.get("untested") or not card.get("sees_bound", 1)
     colour = (
         "red"
         if card["regressed"] or card["new_failures"]
@@ -71,6 +122,8 @@ def _card(card: dict, same_build: bool = False) -> None:
     more = max(card.get("unconfirmed", 0) + card.get("suspected", 0), len(doubts)) - DOUBTS_SHOWN
     if more > 0:
         st.caption(f"… {more} more doubtful on the Regressions page")
+    if card["regressed"] > len(card.get("worst") or []):
+        st.caption(f"… {card['regressed'] - len(card.get('worst') or [])} more regressed on the Regressions page")
     if not card.get("compared", 1):  # the verdict says why; zero counts would only look like a result
         if card["newly_supported"] or card["fixed"] or card["new_failures"]:
             st.markdown(_toned(card["status"], (card.get("tones") or {}).get("status", "")))
@@ -100,12 +153,11 @@ def _toned(text: str, tone: str) -> str:
 
 
 def _counts(card: dict) -> str:
-    """The timing counts with the wins green and the losses red (Markdown: the words are ours, the numbers ints)."""
-    faster, slower = card.get("faster", 0), card.get("slower", 0)
-    words = [
-        f":green[{faster} faster]" if faster else "0 faster",
-        f":red[{slower} slower]" if slower else "0 slower",
-        f"{card.get('unchanged', 0)} unchanged (tested timing cases)",
-    ]
-    extra = card["counts"].partition("(tested timing cases)")[2]  # untested / contended, as worded
-    return " / ".join(words) + plain(extra)
+    """The case counts (db.views.verdict_cards.counts_words) with the wins green and the losses red (Markdown: the
+    words are ours, the numbers ints)."""
+    text = plain(card["counts"])
+    for word, colour in (("regressed", "red"), ("faster", "green"), ("slower", "red")):
+        n = int(card.get(word) or 0)
+        if n:
+            text = text.replace(f"{n} {word}", f":{colour}[{n} {word}]", 1)
+    return text

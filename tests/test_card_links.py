@@ -32,7 +32,7 @@ def seeded_links(tmp_path_factory):
 
 def test_a_correctness_row_links_to_correctness_and_every_card_link_opens_its_page(seeded_links, monkeypatch):
     path, links = seeded_links
-    pages = {text.split(" · ")[-1].split(":")[0]: urlsplit(link).path for text, link in links}
+    pages = {text.split(" · ")[-1].split(" ")[0]: urlsplit(link).path for text, link in links}
     assert pages == {"op_time": "trends", "correctness": "correctness"}, links  # the seed has both kinds
     monkeypatch.setenv("MPSBENCH_DB", str(path))
     st.cache_resource.clear()

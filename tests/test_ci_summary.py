@@ -52,7 +52,7 @@ def test_the_verdict_comes_first_then_every_regression_with_its_units(engine):
     review = _review()
     answer = review_answer(engine, review)
     md = job_summary(answer, review.params())
-    assert md.splitlines()[0] == "### mpsbench: 5 regressions in 2 of 2 groups (scope · device · dtype · compile)"
+    assert md.splitlines()[0] == "### mpsbench: 3 cases regressed on 1 of 1 machine"
     rows = {(r[1].replace("\\_", "_"), r[2].replace("\\_", "_")): r for r in _rows(md, REG_HEADER)}
     assert len(rows) == 5  # verdict_store's five: driver peak, reserved peak, two correctness cases, linear op_time
     driver = rows["vae · tiny-vae · fp32", "memory_driver_peak"]
@@ -71,7 +71,7 @@ def test_each_list_is_bounded_and_says_how_many_more(engine):
     many = {**answer, "regressions": answer["regressions"] * 3}  # 15 rows
     md = job_summary(many, review.params())
     assert len(_rows(md, REG_HEADER)) == ROWS_SHOWN == 10 and "… and 5 more regressions" in md
-    assert md.splitlines()[0].startswith("### mpsbench: 5 regressions")  # the verdict is the summary's own
+    assert md.splitlines()[0].startswith("### mpsbench: 3 cases regressed")  # the verdict is the summary's own
 
 
 def test_the_doubtful_cases_are_listed_worst_first_with_the_line_that_decides_them(tmp_path):
@@ -82,6 +82,7 @@ def test_the_doubtful_cases_are_listed_worst_first_with_the_line_that_decides_th
     engine.dispose()
     md = job_summary(answer, review.params()).replace("\\_", "_")
     assert md.splitlines()[0].startswith("### mpsbench: no confirmed regression") and REG_HEADER not in md
+    assert "3 worse but not confirmed" in md.splitlines()[0]
     rows = _rows(md, DOUBT_HEADER)
     sdpa = "sdpa · batch=1 head_dim=128 heads=16 kv_len=4096 phase=decode · fp16"
     linear = "linear · M=4 K=2048 N=6144 · bf16"
@@ -150,7 +151,7 @@ def test_the_cli_prints_the_summary_and_keeps_the_full_export_as_md_full(tmp_pat
         == 1
     )
     out, err = capsys.readouterr()
-    assert out.startswith("### mpsbench: 5 regressions") and "FAIL: 5 regression(s)" in err
+    assert out.startswith("### mpsbench: 3 cases regressed") and "FAIL: 5 regression(s) in 3 case(s)" in err
     assert main(["compare", "--baseline", v.BASELINE, "--candidate", v.CANDIDATE, "--format", "md-full"]) == 0
     assert "## Release summary" in capsys.readouterr().out
 

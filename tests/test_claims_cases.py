@@ -83,3 +83,21 @@ def test_the_page_shows_both_cases_and_never_their_mean(store):
     table = next(d.value for d in at.dataframe if "qwen-image-vae-psnr" in set(d.value["id"]))
     assert sorted(round(v, 3) for v in table.measured) == [0.0, 19.89]
     assert "9.945" not in " ".join(shown)
+
+
+def test_a_claim_is_said_with_its_units_and_a_stand_in_says_so():
+    """Issue 44: "claimed 0.0 calls" where the claim says 8,764; ratios without units; a claim about a 35B model
+    "reproduced" by a random-weight stand-in without a word."""
+    from types import SimpleNamespace
+
+    from db.views.claims import claimed_value, claimed_words, load_claims, stand_in
+
+    figures = {f["id"]: f for c in load_claims() for f in c["figures"]}
+    assert claimed_words(figures["wan-vae-pad-calls"]) == "8,764 → 8,764 calls (+0 calls)"
+    softmax = figures["softmax-1x128256"]
+    assert claimed_value(softmax) == pytest.approx(57.37 / 7.14)  # lower is better: oriented so > 1 is faster
+    assert claimed_words(softmax) == "57.37 → 7.14 µs (8.04× faster)"
+    assert claimed_words(figures["qwen3-decode-512"]) == "38.7 → 51.7 tokens/s (1.34× faster)"
+    random = SimpleNamespace(case_key='{"model":"qwen3-moe-tiny","parameters":1300000000,"source":"random"}')
+    assert stand_in(random) == "random-weight stand-in: the qwen3-moe-tiny config, 1.3 B parameters"
+    assert stand_in(SimpleNamespace(case_key='{"model":"/models/qwen","source":"local"}')) == ""

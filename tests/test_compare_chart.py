@@ -87,7 +87,9 @@ def test_every_regression_is_charted_even_below_the_largest_changes():
     assert set(drawn.oriented_ratio.iloc[1:]) == {11.0, 10.0, 9.0}
     assert np.isclose(drawn.iloc[0].log2_oriented_ratio, np.log2(1 / 1.1))
     assert set(drawn.label.str.contains("linear · M=")) == {True}  # human names, not JSON keys
-    assert rows.set_index("case_key").direction['{"M":98,"N":8}'] == UNCLEAR
+    # not significant, its CI (0.96–0.98×) within the 5 % bound both ways: unchanged
+    assert rows.set_index("case_key").direction['{"M":98,"N":8}'] == UNCHANGED
+
     # the words say the order drawn (worst at the top: the 10 % slowdown above the 11× win) and what is left out
     assert chart_words(drawn, 3, len(rows)) == (
         "Per-case ratio: the 3 largest changes of 12 compared cases, and 1 regression ranked lower, sorted worst "
@@ -97,6 +99,23 @@ def test_every_regression_is_charted_even_below_the_largest_changes():
     assert list(drawn.oriented_ratio) == sorted(drawn.oriented_ratio)  # worst → best, as the words say
     every = chart_rows(rows, limit=20)
     assert chart_words(every, 20, len(rows)).endswith("ringed = regression. The table below lists them too.")
+
+
+def test_unchanged_only_where_the_ci_lies_within_the_bound():
+    """Issue 44: constant_pad 1.82× faster (CI 1.53–2.16×) read "unchanged" because the review's family-wise step did
+    not pass it; a CI wholly beyond the bound is faster / slower, one reaching past it is not decided."""
+    cases = pd.DataFrame(
+        [
+            _case("op_time", 1.82, "not significant", case_key='{"M":1}', ci_low=1.53, ci_high=2.16),
+            _case("op_time", 1 / 1.3, "not significant", case_key='{"M":2}', ci_low=1 / 1.5, ci_high=1 / 1.1),
+            _case("op_time", 1.02, "not significant", case_key='{"M":3}', ci_low=0.97, ci_high=1.04),
+            _case("op_time", 1.03, "not significant", case_key='{"M":4}', ci_low=0.90, ci_high=1.20),
+            _case("op_time", 1.02, "significant", case_key='{"M":5}', ci_low=1.01, ci_high=1.03),
+            _case("op_time", 1.5, "unconfirmed: no replicates", case_key='{"M":6}', ci_low=np.nan, ci_high=np.nan),
+        ]
+    )
+    rows = case_rows(_judged(cases)).set_index("case_key")
+    assert list(rows.direction) == [BETTER, WORSE, UNCHANGED, UNCLEAR, BETTER, UNCLEAR]
 
 
 def test_the_chart_colours_are_fixed_per_direction_whatever_the_data():

@@ -78,15 +78,15 @@ def test_every_untested_planted_slowdown_is_named_on_its_group_with_the_command_
         [doubt] = group["doubts"]  # the one planted slowdown of the group, by name, with its figure and why
         assert doubt["case"] == name and doubt["why"] == "untested: no replicates"
         assert doubt["change"].endswith("× slower") and float(doubt["change"].split("×")[0]) > 1.1
-        assert group["verdict"] == "no confirmed regression (1 unconfirmed: 1 with nothing to test it on)"
+        assert group["verdict"] == "not decided: no confirmed regression (1 unconfirmed: 1 with nothing to test it on)"
     # the unchanged sdpa on the M3 Ultra is untested too: not "no regressions", not "unchanged"
     m3 = _group(summary, "studio-m3u", "float16")
     assert (m3["unchanged"], m3["untested"], m3["doubts"]) == (0, 1, [])
-    assert m3["verdict"] == "untested: 1 timing case without replicates"
+    assert m3["verdict"] == "not decided: 1 timing case untested (no replicates)"
     assert "detects nothing" in m3["detects"] and "makes them testable" in m3["detects"]
     assert (
-        summary["verdict"].startswith("no confirmed regression in 6 groups")
-        and "3 unconfirmed" in summary["verdict"]
+        summary["verdict"].startswith("no confirmed regression; not decided on 2 of 2 machines")
+        and "3 worse but not confirmed" in summary["verdict"]
         and "8 timing cases untested" in summary["verdict"]
     )
     # the command decides them: confirm's own parser reads it, with the review's sides

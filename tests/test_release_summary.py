@@ -30,15 +30,19 @@ def test_counts_and_verdicts_per_group(engine):
     groups = {g["dtype"]: g for g in summary["groups"]}
     assert set(groups) == {"bfloat16", "float32"} and all(g["scope"] == "mac-a" for g in groups.values())
     linear = groups["bfloat16"]  # linear op_time 1.5× slower over both runs; its bandwidth is derived, not counted
-    assert (linear["faster"], linear["slower"], linear["unchanged"], linear["regressed"]) == (0, 1, 0, 1)
-    rest = groups["float32"]  # softmax op_time: run-to-run noise only → unchanged
-    assert (rest["faster"], rest["slower"], rest["unchanged"], rest["unmatched"]) == (0, 0, 1, 0)
-    # regressions: driver peak (10×), reserved peak (+10 %, +204.8 MiB), two correctness cases (one row each)
-    assert rest["regressed"] == 4 and summary["regressions"] == 5
+    assert (linear["compared"], linear["regressed"], linear["faster"], linear["slower"]) == (1, 1, 0, 0)
+    rest = groups["float32"]  # two cases: softmax (op time unchanged, its correctness regressed) and the VAE
+    assert (rest["compared"], rest["faster"], rest["slower"], rest["unchanged"], rest["unmatched"]) == (2, 0, 0, 0, 0)
+    # counted by case: the VAE's driver peak (10×), reserved peak (+10 %, +204.8 MiB) and PSNR are one case, the
+    # softmax's correctness another; five regressed figures in all
+    assert rest["regressed"] == 2 and summary["regressions"] == 3 and summary["regression_rows"] == 5
     assert rest["memory"].startswith("2 memory regressions of 3 figures") and "10.000 GiB" in rest["memory"]
     assert "memory_allocated_peak" not in rest["memory"]  # 3 %, 30.72 MiB: under the floor
     assert rest["correctness"].startswith("2 of 2 cases regressed")
-    assert summary["verdict"].startswith("5 regressions in 2 of 2 groups")
+    assert summary["verdict"].startswith("3 cases regressed on 1 of 1 machine")
+    [answer] = summary["answers"]
+    assert (answer["scope"], answer["answer"], answer["regressed"], answer["compared"]) == ("mac-a", "regression", 3, 3)
+    assert len(answer["regressions"]) == 3  # every regressed case by name, its figures joined
 
 
 def test_families_are_timing_only_and_name_their_baseline(engine):
@@ -82,4 +86,4 @@ def test_api_and_export_carry_the_same_summary(engine, monkeypatch):
     assert head[2].startswith("## Release summary") and md_escape(local["summary"]["verdict"]) in head[4]
     assert md.index("Release summary") < md.index("| scope | workload |")  # the summary, then the regressions
     assert "figures: psnr\\_vs\\_cpu 60 dB → 20 dB" in md
-    assert len(pd.DataFrame(local["regressions"])) == local["summary"]["regressions"] == 5
+    assert len(pd.DataFrame(local["regressions"])) == local["summary"]["regression_rows"] == 5

@@ -98,6 +98,19 @@ def test_nothing_to_test_on_is_untestable_never_significant():
     assert not test.testable[0] and np.isnan(test.p_value[0])
 
 
+def test_a_variance_of_exactly_zero_is_no_evidence_never_p_zero():
+    """Issue 44: a one-figure metric (first_call_time: one sample a run) whose A/A pairs agree exactly, and two runs
+    a side that agree exactly, gave p = 0 and a zero-width CI (1.63–1.63×): certainty from nothing."""
+    base, cand = _side([[[1.0]], [[1.0]]]), _side([[[1.63]], [[1.63]]])
+    test = change_test(base, cand, np.array([3.0]), np.array([0.0]))  # 3 A/A pairs, Σ log ratio² = 0
+    assert test.d[0] == pytest.approx(np.log(1.63))
+    assert test.zero_spread[0] and not test.testable[0]
+    assert np.isnan(test.p_value[0]) and np.isnan(test.ci_low[0]) and np.isnan(test.ci_high[0])
+    # one non-zero A/A pair is a spread: testable, with a CI of non-zero width
+    spread = change_test(base, cand, np.array([3.0]), np.array([0.01]))
+    assert spread.testable[0] and not spread.zero_spread[0] and spread.ci_low[0] < spread.ci_high[0]
+
+
 def test_run_level_spread_beyond_the_processes_widens_the_test():
     """Two runs a side whose processes agree within a run but whose runs differ: the between-run part counts."""
     rng = np.random.default_rng(3)

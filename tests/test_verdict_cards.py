@@ -21,6 +21,7 @@ def _group(scope: str, dtype: str, regressed: int, **counts) -> dict:
         "faster": counts.get("faster", 0),
         "slower": counts.get("slower", 0),
         "unchanged": counts.get("unchanged", 0),
+        "compared": regressed + sum(counts.values()),
         "unmatched": 0,
         "memory": "no memory figures compared",
         "correctness": "no correctness figures compared",
@@ -60,7 +61,8 @@ def test_cards_from_a_summary_put_regressions_first_and_count_status_changes():
     cards = cards_from(summary, changes)
     first, second = cards.cards
     assert first["title"] == "M3 · bfloat16 · eager" and first["verdict"] == "2 regressions"
-    assert first["counts"] == "38 faster / 3 slower / 120 unchanged (tested timing cases)"
+    # a partition of the group's cases: the counts add up to what was compared
+    assert first["counts"] == "163 cases: 2 regressed · 38 faster · 3 slower · 120 unchanged"
     assert [f["text"] for f in first["families"]] == [
         "linear op_time: geomean 1.50× faster (95 % CI 1.40–1.60×) over 100 cases",
         "softmax op_time: geomean 1.50× faster (95 % CI 1.40–1.60×) over 50 cases",
@@ -80,10 +82,13 @@ def test_the_seeded_stores_cards_per_chip(seeded):
 
     query = CompareQuery.from_params({"baseline": BASELINE, "candidate": CANDIDATE, "scope": "chip"})
     cards = {c["title"]: c for c in verdict_cards(seeded, Review(query)).cards}
-    for chip in ("Apple M3 Ultra (80-core GPU)", "Apple M2 (10-core GPU)"):
-        card = cards[f"{chip} · bfloat16 · eager"]  # linear: q 0.8× the time, k_v 1.1× (the regression), o same
-        assert (card["verdict"], card["regressed"]) == ("1 regression", 1)
-        assert card["counts"] == "1 faster / 1 slower / 1 unchanged (tested timing cases)"
+    # linear: q 0.8× the time, k_v 1.1× (the regression), o same; the M3 Ultra's bf16 decode is a fourth case
+    for chip, counts in (
+        ("Apple M3 Ultra (80-core GPU)", "4 cases: 1 regressed · 2 faster · 1 unchanged"),
+        ("Apple M2 (10-core GPU)", "3 cases: 1 regressed · 1 faster · 1 unchanged"),
+    ):
+        card = cards[f"{chip} · bfloat16 · eager"]
+        assert (card["verdict"], card["regressed"], card["counts"]) == ("1 case regressed", 1, counts)
         assert card["status"] == "status changes: 1 now falls back to the CPU"  # grouped_mm falls back
         assert cards[f"{chip} · float8_e4m3fn · eager"]["newly_supported"] == 1  # fp8: unsupported → ok
     assert list(cards)[:2] == sorted(list(cards)[:2]) and all(c["regressed"] for c in list(cards.values())[:2])
@@ -100,7 +105,7 @@ def test_overview_carries_the_default_comparisons_cards(seeded):
     )
     card = verdict["cards"][0]
     assert card["title"] == "Apple M3 Ultra (80-core GPU) · float32 · eager"
-    assert card["counts"] == "1 faster / 0 slower / 0 unchanged (tested timing cases)"  # softmax 45.6 → 36.5 µs
+    assert card["counts"] == "1 case: 1 faster"  # softmax 45.6 → 36.5 µs
 
 
 def _mac(name: str, chip: str) -> dict:
@@ -142,16 +147,20 @@ def test_a_chip_without_a_candidate_run_gets_a_grey_card_that_says_why_never_gre
     assert m4["compared"] == 0 and m4["regressed"] == 0
     assert m4["verdict"] == "nothing compared: no torch=2.15.0rc1 run on Apple M4 Pro"
     assert [c["scope"] for c in cards.cards][-1] == "Apple M4 Pro"  # after every compared chip
-    assert cards.verdict.endswith("; 1 group with nothing compared")
+    assert cards.verdict.endswith("; 1 chip with nothing compared")
+    assert [(a["scope"], a["answer"]) for a in cards.answers] == [
+        ("Apple M3 Ultra", "regression"),
+        ("Apple M4 Pro", "nothing compared"),
+    ]
     m3 = by_chip["Apple M3 Ultra"]
     assert m3["compared"] == 1 and m3["regressed"] == 1
-    assert [w["text"].split(" · ")[-1] for w in m3["worst"]] == ["op_time: 2.00× slower"]
+    assert [w["text"].split(" · ")[-1] for w in m3["worst"]] == ["op_time 2.00× slower"]
     assert m3["worst"][0]["link"].startswith("trends?workload=softmax")
     assert (
         m3["evidence"] == "1 run a side (single run: within-run noise only); no A/A data (the runs' own spread "
         "is the noise)"
     )
-    assert m3["verdict"] == "1 regression" and m4["worst"] == [] and m4["evidence"] == "no timing case compared"
+    assert m3["verdict"] == "1 case regressed" and m4["worst"] == [] and m4["evidence"] == "no timing case compared"
 
 
 def test_card_lines_are_toned_wins_green_as_losses_red():
@@ -191,7 +200,7 @@ def test_card_lines_are_toned_wins_green_as_losses_red():
 
 
 def test_summary_counts_each_groups_memory_and_correctness_moves():
-    from db.review.summary import _moved
+    from db.review.group_words import moved as _moved
 
     compared = pd.DataFrame({"improved": [True, False, True]})
     found = pd.DataFrame({"metric": ["memory_driver_peak", "op_time", "correctness"]})

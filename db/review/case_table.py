@@ -13,7 +13,7 @@ import pandas as pd
 
 from bundle.metrics import METRICS
 from db.query.case_pairs import KEY, SIDES
-from db.stats.significance import SIGNIFICANT
+from db.stats.significance import NOT_SIGNIFICANT, SIGNIFICANT
 
 BASELINE, CANDIDATE = (side for side, _ in SIDES)
 
@@ -59,8 +59,9 @@ CASE_COLUMNS = KEY + [
 
 GROUP = ["scope", "device", "dtype", "compile"]  # a release summary's group: one verdict card
 
-# a case's direction: the same words (and colours) on Compare's chart, its table and the status changes
-BETTER, WORSE, UNCLEAR, UNCHANGED = "better", "worse", "not significant", "unchanged"
+# a case's direction: the same words (and colours) on Compare's chart, its table, the cards' counts and the status
+# changes. UNCLEAR: tested, but its CI reaches past the bound on a side (neither a change nor shown unchanged)
+BETTER, WORSE, UNCLEAR, UNCHANGED = "better", "worse", "not decided", "unchanged"
 DIRECTIONS = (BETTER, WORSE, UNCLEAR, UNCHANGED)  # the chart's colour domain, in this order on every view
 
 
@@ -71,15 +72,27 @@ def per_metric(metric: pd.Series, values: dict, dtype=float, missing=np.nan) -> 
     return table[codes]  # code -1 (a missing metric) takes the last entry
 
 
-def tested_directions(cases: pd.DataFrame) -> np.ndarray:
-    """better / worse where the change is significant (oriented ratio or difference sign), else not significant."""
-    oriented = cases[ORIENTED_RATIO].astype(float)
-    change = np.where(
-        cases[COMPARISON] == BY_RATIO, np.log(oriented.where(oriented > 0)), cases[DIFFERENCE].astype(float)
-    )
-    sig = (cases[SIGNIFICANCE] == SIGNIFICANT).to_numpy(dtype=bool)
+def tested_directions(cases: pd.DataFrame, bound: np.ndarray | float) -> np.ndarray:
+    """A tested case's direction against its regression bound (a fraction worse: db.review.rules.case_bounds):
+    better / worse where the change is significant (oriented ratio or difference sign), or where its CI lies wholly
+    beyond the bound on one side (> 1 + bound, < 1 / (1 + bound)); unchanged where it was tested, is not significant
+    and its CI lies within the bound both ways; else UNCLEAR — never "unchanged" over a 1.82× change whose CI is
+    1.53–2.16× only because the review's family-wise step did not pass it. Cases nothing tested are UNCLEAR."""
+    oriented = cases[ORIENTED_RATIO].to_numpy(dtype=float, na_value=np.nan)
+    is_ratio = (cases[COMPARISON] == BY_RATIO).to_numpy(dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        change = np.where(is_ratio, np.log(np.where(oriented > 0, oriented, np.nan)), cases[DIFFERENCE].astype(float))
+    verdict = cases[SIGNIFICANCE].to_numpy()
+    sig = verdict == SIGNIFICANT
     better, worse = better_worse(sig, _better_difference(cases, change))
-    return np.where(better, BETTER, np.where(worse, WORSE, UNCLEAR))
+    low, high = (cases[name].to_numpy(dtype=float, na_value=np.nan) for name in (CI_LOW, CI_HIGH))
+    top = 1.0 + np.asarray(bound, dtype=float)
+    tested = is_ratio & ((verdict == SIGNIFICANT) | (verdict == NOT_SIGNIFICANT))
+    with np.errstate(invalid="ignore"):
+        better |= tested & (low > top)
+        worse |= tested & (high < 1.0 / top)
+        within = tested & ~sig & (low >= 1.0 / top) & (high <= top)
+    return np.where(better, BETTER, np.where(worse, WORSE, np.where(within, UNCHANGED, UNCLEAR)))
 
 
 def better_worse(significant: np.ndarray, signed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

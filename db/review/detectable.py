@@ -38,37 +38,73 @@ MORE_RUNS = 2  # what a group's sentence projects: this many more runs a side
 TESTABLE = "a 2nd run a side or --processes 2+ makes them testable"
 
 
-def detectable_words(cases: pd.DataFrame, group: list[str], threshold: float) -> dict[tuple, str]:
-    """Per group key (its GROUP values as text): the sentence, with what more evidence would give — MORE_RUNS
-    more runs a side (each case's standard error scaled by √(R / (R + k)) and its degrees of freedom by (R + k) / R:
-    the same processes a run, the noise as measured) or, for cases with nothing to test on, what makes them
-    testable. `cases` are the review's timing cases."""
+MOST_MORE = 50  # the most runs a side a sentence proposes; past it, "more runs" is not the remedy
+
+
+def detection(cases: pd.DataFrame, group: list[str], threshold: float) -> dict[tuple, dict]:
+    """Per group key (its GROUP values as text): `words`, the sentence, with what more evidence would give —
+    MORE_RUNS more runs a side (each case's standard error scaled by √(R / (R + k)) and its degrees of freedom by
+    (R + k) / R: the same processes a run, the noise as measured) or, for cases with nothing to test on, what
+    makes them testable; `detects`, the median case's smallest detectable slowdown (a fraction; NaN: nothing
+    tested); `sees_bound`, whether that is the review's bound (a group that cannot see its bound is never called
+    unchanged); `more_runs`, the runs a side to add for the median case to see the bound (None: it does, or
+    more than MOST_MORE would be needed). `cases` are the review's timing cases."""
     if cases.empty or "se" not in cases:
         return {}
     se = cases.se.to_numpy(dtype=float, na_value=np.nan)
     df = cases.df.to_numpy(dtype=float, na_value=np.nan)
     runs = runs_a_side(cases)
     m = max(int(np.isfinite(se).sum()), 1)
-    grown = (runs + MORE_RUNS) / np.maximum(runs, 1)
-    smallest, more = (_smallest(se / np.sqrt(scale), df * scale, m, threshold) for scale in (1.0, grown))
-    frame = cases[group].astype(str).assign(_d=smallest, _more=more, _runs=runs)
+    base = np.maximum(runs, 1)
+    smallest = _smallest(se, df, m, threshold)
+    frame = cases[group].astype(str).assign(_d=smallest, _runs=runs, _se=se, _df=df, _base=base)
     out = {}
     for key, part in frame.groupby(group, sort=False):
-        figures = part._d.to_numpy()
-        known = np.isfinite(figures)
-        side = side_words(int(np.median(part._runs)))
-        untested = int((~known).sum())
-        if not known.any():
-            out[tuple(key)] = f"detects nothing: no case has replicates or A/A data ({side}); {TESTABLE}"
-            continue
-        now, then = float(np.median(figures[known])), float(np.median(part._more.to_numpy()[known]))
-        words = f"detects {_size(now)} (median case, {POWER:.0%} power) with {side}"
-        if _size(then) != _size(now):  # more runs matter until the bound is what stops a smaller change
-            words += f"; {MORE_RUNS} more runs a side would detect {_size(then)}"
-        if untested:
-            words += f"; {untested} case{'s' * (untested != 1)} untestable ({TESTABLE})"
-        out[tuple(key)] = words
+        out[tuple(key)] = _group_detection(part, m, threshold)
     return out
+
+
+def _group_detection(part: pd.DataFrame, m: int, threshold: float) -> dict:
+    figures = part._d.to_numpy()
+    known = np.isfinite(figures)
+    side = side_words(int(np.median(part._runs)))
+    untested = int((~known).sum())
+    if not known.any():
+        words = f"detects nothing: no case has replicates or A/A data ({side}); {TESTABLE}"
+        return {"words": words, "detects": float("nan"), "sees_bound": False, "more_runs": None}
+    se, df, base = (part[c].to_numpy()[known] for c in ("_se", "_df", "_base"))
+
+    def median_with(k: int) -> float:
+        scale = (base + k) / base
+        return float(np.median(_smallest(se / np.sqrt(scale), df * scale, m, threshold)))
+
+    now, then = float(np.median(figures[known])), median_with(MORE_RUNS)
+    sees = bool(now <= threshold * (1 + 1e-9))
+    words = f"detects {_size(now)} (median case, {POWER:.0%} power) with {side}"
+    more = None if sees else _fewest(lambda k: median_with(k) <= threshold * (1 + 1e-9))
+    if more is not None and more != MORE_RUNS:
+        words += f"; {more} more run{'s' * (more != 1)} a side would detect {_size(threshold)}"
+    elif _size(then) != _size(now):  # more runs matter until the bound is what stops a smaller change
+        words += f"; {MORE_RUNS} more runs a side would detect {_size(then)}"
+    if untested:
+        words += f"; {untested} case{'s' * (untested != 1)} untestable ({TESTABLE})"
+    return {"words": words, "detects": now, "sees_bound": sees, "more_runs": more}
+
+
+def _fewest(enough) -> int | None:
+    """The smallest k in 1..MOST_MORE with enough(k) (which holds from some k on), by bisection; None if none."""
+    if not enough(MOST_MORE):
+        return None
+    low, high = 1, MOST_MORE
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid + 1, high)
+    return low
+
+
+def detectable_words(cases: pd.DataFrame, group: list[str], threshold: float) -> dict[tuple, str]:
+    """Per group key: detection's sentence."""
+    return {key: found["words"] for key, found in detection(cases, group, threshold).items()}
 
 
 def _smallest(se: np.ndarray, df: np.ndarray, m: int, threshold: float) -> np.ndarray:

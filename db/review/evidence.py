@@ -99,6 +99,7 @@ def worst(found: pd.DataFrame) -> list[dict[str, Any]]:
 DOUBTS_NAMED = 20  # doubtful cases a group's summary names, worst first; the answer's lists hold them all
 DOUBT_WORDS = {
     "contended": "contended",
+    "nothing to test on: its replicates agree": "untested: zero spread",
     "nothing to test on": "untested: no replicates",
     "its own test passed": "suspected: own test only",
 }

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from db.review.case_table import COMPARISON, ORIENTED_RATIO, better_worse
+from db.review.case_table import BETTER, COMPARISON, ORIENTED_RATIO, UNCHANGED, WORSE, better_worse
 from db.review.wording import ci_words, ratio_words
 from db.stats import codes
 from db.stats.significance import SIGNIFICANT, bootstrap_means, geomeans, row_percentiles
@@ -96,8 +96,9 @@ def _widen_for_runs(
     case_high: np.ndarray,
     sizes: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Families of >= 2 cases tested on their replicates: CI widened to their median case's log half-widths
-    (case arrays in family order; a case with a finite CI was tested on its replicates)."""
+    """Families tested on their replicates: CI widened to their median case's log half-widths (case arrays in
+    family order; a case with a finite CI was tested on its replicates) — a family of one case has its case's CI,
+    never "no CI" beside a case that has one."""
     with np.errstate(divide="ignore", invalid="ignore"):
         below, above = np.log(ratio / case_low), np.log(case_high / ratio)
     use = np.isfinite(case_low) & np.isfinite(case_high) & np.isfinite(below) & np.isfinite(above)
@@ -106,9 +107,7 @@ def _widen_for_runs(
     family = np.repeat(np.arange(len(sizes)), sizes)[use]
     rows = np.flatnonzero(np.bincount(family, minlength=len(sizes)))
     below, above = (_family_medians(family, values[use], len(sizes)) for values in (below, above))
-    wide = sizes[rows] >= 2  # one case: no CI, as ever
-    rows, below, above = rows[wide], below[wide], above[wide]
-    low, high = low.copy(), high.copy()
+    low, high = low.copy(), high.copy()  # a one-case family (no bootstrap CI) takes its case's own CI whole
     low[rows] = np.fmin(low[rows], geomean[rows] * np.exp(-below))
     high[rows] = np.fmax(high[rows], geomean[rows] * np.exp(above))
     return low, high
@@ -167,9 +166,28 @@ def _summaries(fam: pd.DataFrame, baseline: str) -> list[str]:
 
 
 def _summary(scope, workload, metric, dtype, compile_, geomean, low, high, n_cases, said, baseline: str) -> str:
-    ci = f" (95 % CI {ci_words(low, high, geomean)})" if np.isfinite(low) else " (one case: no CI)"
+    ci = f" (95 % CI {ci_words(low, high, geomean)})" if np.isfinite(low) else " (no CI)"
     plural = "s" if n_cases != 1 else ""
     return (
         f"{scope} · {workload} {metric} {dtype} {compile_}: geomean {said}{ci} over {n_cases} case{plural}, "
         f"baseline {baseline}"
     )
+
+
+def judged_counts(families: pd.DataFrame, cases: pd.DataFrame, direction: np.ndarray) -> pd.DataFrame:
+    """`families` (family_frame's) with n_better, n_worse and n_unchanged counted from the judged review's
+    directions (db.review.rules.directions: against each case's bound), so a family's counts and the summary's
+    are one count."""
+    if families.empty:
+        return families
+    ratio = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)
+    with np.errstate(invalid="ignore"):
+        keep = (cases.comparison == "ratio").to_numpy(dtype=bool) & np.isfinite(ratio) & (ratio > 0)
+    mine = cases.loc[keep, FAMILY_KEY].assign(
+        n_better=direction[keep] == BETTER, n_worse=direction[keep] == WORSE, n_unchanged=direction[keep] == UNCHANGED
+    )
+    counts = mine.groupby(FAMILY_KEY, sort=False, observed=True).sum().reset_index()
+    out = families.drop(columns=["n_better", "n_worse", "n_unchanged"]).merge(counts, on=FAMILY_KEY, how="left")
+    for name in ("n_better", "n_worse", "n_unchanged"):
+        out[name] = out[name].fillna(0).astype(int)
+    return out[COLUMNS]

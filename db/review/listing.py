@@ -22,7 +22,7 @@ from db.review.derived import derived_text
 from db.review.review import JudgedReview, Review, judge_review
 from db.review.rules import PASSED_FAILED, REGRESSION, SUSPECTED, UNCONFIRMED_STATE, is_correctness
 from db.review.wording import format_value
-from db.store.triage import NOTE_KEY, latest_notes
+from db.store.triage import NOTE_KEY, note_states
 
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
 # the case's name (bundle.case_names) and the figures first, the raw canonical case_key pinned last
@@ -99,11 +99,9 @@ def _listed(engine: Engine, judged: JudgedReview, verdicts: tuple[str, ...]) -> 
     if REGRESSION in verdicts:
         rows = pd.concat([rows, _correctness_rows(found, correctness)])
     rows["baseline"], rows["candidate"] = review.compare.baseline, review.compare.candidate
-    notes = latest_notes(engine, review.compare.baseline, review.compare.candidate)
-    merged = rows.merge(notes, how="left", on=NOTE_KEY)
-    merged["state"] = merged["state"].fillna("new")
-    for col in ("comment", "author", "link"):
-        merged[col] = merged[col].fillna("")
+    rows = rows.reset_index(drop=True)
+    notes = note_states(engine, review.compare.baseline, review.compare.candidate, rows)
+    merged = pd.concat([rows, notes.drop(columns=["created_at"])], axis=1)
     merged["severity"] = severity(merged, found)
     merged = merged.sort_values(
         ["severity", "worse_by"] + NOTE_KEY, ascending=[True, False] + [True] * len(NOTE_KEY), kind="stable"

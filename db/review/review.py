@@ -18,8 +18,8 @@ from bundle.metrics import MetricError, Rule, parse_rules
 from db.errors import Problem, StoreError
 from db.query.params import threshold_percent
 from db.review.cache import Memo
-from db.review.case_table import tested_directions
 from db.review.comparison import CompareQuery, ComparisonResult, compare
+from db.review.families import judged_counts
 from db.review.rules import judge
 from db.stats.ratios import as_fraction, as_percent
 
@@ -109,9 +109,14 @@ class JudgedReview:
 
     @property
     def directions(self) -> np.ndarray:
-        """Each case's tested direction (db.review.case_table.tested_directions), once per answer: the summary's
-        faster / slower counts and Compare's rows read the same array."""
-        return self.once("directions", lambda: tested_directions(self.cases))
+        """Each case's direction (db.review.rules.directions: against its bound, or by its own rule), judged with
+        its verdict: the summary's counts, the cards and Compare's rows read the same array."""
+        return self.verdicts.direction.to_numpy()
+
+    @property
+    def families(self) -> pd.DataFrame:
+        """The comparison's family geomeans, their better / worse / unchanged cases counted from `directions`."""
+        return self.once("families", lambda: judged_counts(self.comparison.families, self.cases, self.directions))
 
     def once(self, name: str, compute: Callable[[], T]) -> T:
         """compute(), the first time `name` is asked of this answer; the same object after (treat as read-only)."""

@@ -30,16 +30,25 @@ from bundle.metrics import (
     Rule,
     RuleKind,
 )
-from db.review.case_table import per_metric
+from db.review.case_table import BETTER, UNCHANGED, UNCLEAR, WORSE, per_metric, tested_directions
 from db.review.derived import folded_rows
 from db.stats.ratios import as_fraction, as_percent, worse_fraction
-from db.stats.significance import CONTENDED, NOT_SIGNIFICANT, REVIEW_ALPHA, SIGNIFICANT, UNCONFIRMED
+from db.stats.significance import (
+    CONTENDED,
+    NOT_SIGNIFICANT,
+    REPLICATE_WORDS,
+    REVIEW_ALPHA,
+    SIGNIFICANT,
+    UNCONFIRMED,
+    ZERO_SPREAD,
+)
 
 SLOWDOWN, PASSED_FAILED = "significant slowdown", "passed → failed"
 REGRESSION, SUSPECTED, UNCONFIRMED_STATE = "regression", "suspected", "unconfirmed"  # judge()'s `verdict`
 # judge()'s `doubt`: why a doubtful case is one
 BUSY = "contended: other processes took the cores while it was timed (its figures are not evidence)"
 UNTESTED = "nothing to test on: one process, one run a side, no A/A data"
+NO_SPREAD = "nothing to test on: its replicates agree exactly (a spread of 0 is no evidence)"
 OWN_TEST = "its own test passed (p < 5 %), the review's family-wise step did not"
 
 
@@ -148,10 +157,14 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         "",
     )
     worse_by = np.where(broke, np.inf, worse_by)
+    improved = (shrank | better_single) & ~broke
+    direction = directions(cases, kind, bound, why != "", improved, busy)
     bound = np.where(kind == RuleKind.significant.value, bound, np.nan)  # the other rules carry their own figures
     verdict = np.select([why != "", suspected, unconfirmed], [REGRESSION, SUSPECTED, UNCONFIRMED_STATE], "")
-    doubt = np.select([why != "", busy, suspected, unconfirmed], ["", BUSY, OWN_TEST, UNTESTED], "")
-    improved = (shrank | better_single) & ~broke
+    zero = cases.replicates.astype(str).to_numpy() == REPLICATE_WORDS[ZERO_SPREAD] if "replicates" in cases else False
+    doubt = np.select(
+        [why != "", busy, suspected, unconfirmed & zero, unconfirmed], ["", BUSY, OWN_TEST, NO_SPREAD, UNTESTED], ""
+    )
     return pd.DataFrame(
         {
             "regressed": why != "",
@@ -162,9 +175,30 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
             "verdict": verdict,
             "doubt": doubt,
             "improved": improved,
+            "direction": direction,
         },
         index=cases.index,
     )
+
+
+BY_RULE = (RuleKind.growth.value, RuleKind.drop.value, RuleKind.factor.value)  # single figures' rules
+
+
+def directions(
+    cases: pd.DataFrame,
+    kind: np.ndarray,
+    bound: np.ndarray,
+    regressed: np.ndarray,
+    improved: np.ndarray,
+    busy: np.ndarray,
+) -> np.ndarray:
+    """Each case's direction (db.review.case_table.DIRECTIONS), the one every view and count reads: a tested
+    figure's against its bound (case_table.tested_directions); a single figure judged by its own rule (memory,
+    PSNR, errors) worse where it regressed, better where it gained beyond that rule, not decided where its side
+    was contended, else unchanged; passed → failed is worse whatever the metric."""
+    tested = tested_directions(cases, bound)
+    ruled = np.where(regressed, WORSE, np.where(improved, BETTER, np.where(busy, UNCLEAR, UNCHANGED)))
+    return np.where(regressed, WORSE, np.where(np.isin(kind, BY_RULE), ruled, tested))
 
 
 def relative_growth(b: np.ndarray, c: np.ndarray) -> np.ndarray:

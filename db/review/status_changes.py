@@ -123,7 +123,7 @@ def _per_case(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per (case, kind): its metrics joined in `metric` (timing first, as KEY orders none), its messages
     the first it has. A newly supported case any of whose figures fails its tolerance becomes FAILS_NOW."""
     case = [k for k in KEY if k != "metric"]
-    failing = rows.failing.fillna(False).astype(bool)
+    failing = rows.failing.eq(True)  # NaN (no verdict): not failing
     rows = rows.assign(failing=failing.groupby([rows[c] for c in case + ["kind"]]).transform("any"))
     fails_now = (rows.kind == _GAINED["unsupported"]) & rows.failing
     rows.loc[fails_now, "kind"], rows.loc[fails_now, "direction"] = FAILS_NOW, WORSE

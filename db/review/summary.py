@@ -21,17 +21,31 @@ from sqlalchemy import Engine
 from bundle.metrics import METRICS, RuleKind
 from db.query.conditions import condition_notes
 from db.query.plain import records
-from db.review.case_table import BETTER, GROUP, ORIENTED_RATIO, SIGNIFICANCE, WORSE, per_metric
+from db.review.answer import (
+    CASE,
+    DOUBTFUL,
+    FASTER,
+    OUTCOMES,
+    REGRESSED,
+    SLOWER,
+    TRIAGED,
+    UNCHANGED_CASE,
+    UNDECIDED,
+    case_outcomes,
+)
+from db.review.case_table import GROUP, SIGNIFICANCE, per_metric
 from db.review.comparison import SAME_BUILD
 from db.review.derived import folded_rows
-from db.review.detectable import detectable_words
-from db.review.evidence import NO_TIMING, confirm_command, evidence_by_group, named_doubts, nothing_compared, worst
+from db.review.detectable import detection
+from db.review.evidence import NO_TIMING, confirm_command, evidence_by_group, named_doubts, nothing_compared
+from db.review.group_words import correctness_line, group_line, memory_line, moved, overall_line
 from db.review.listing import Question, doubtful, regressions
-from db.review.review import judge_review
+from db.review.review import JudgedReview, judge_review
 from db.review.rules import BUSY, SUSPECTED, UNCONFIRMED_STATE, rule_kinds
+from db.review.scope_answer import SCOPE, named_regressions, named_triage, named_wins, scope_answers
 from db.review.status_changes import status_changes
-from db.review.wording import format_value
-from db.stats.significance import NOT_SIGNIFICANT, SIGNIFICANT, UNCONFIRMED
+from db.stats.significance import UNCONFIRMED
+from db.store.triage import TRIAGED_AWAY
 
 FAMILY_COLUMNS = GROUP + [
     "workload",
@@ -49,18 +63,23 @@ FAMILY = GROUP + ["workload", "metric"]
 GROUP_COLUMNS = GROUP + [
     "verdict",
     "compared",
+    "regressed",
+    "triaged",
     "faster",
     "slower",
     "unchanged",
+    "undecided",
     "untested",
-    "regressed",
     "unconfirmed",
     "contended",
     "suspected",
     "unmatched",
+    "timing",
     "memory",
     "correctness",
     "detects",
+    "sees_bound",
+    "more_runs",
     "evidence",
     "worst",
     "doubts",
@@ -70,12 +89,12 @@ GROUP_COLUMNS = GROUP + [
     "correctness_gains",
 ]
 AA_WORDS = "A/A, one build on both sides (any change is run-to-run noise): "
-COUNTED = ["faster", "slower", "unchanged", "untested"]  # timing cases: the first three tested, the last not
 
 
 class Summary(TypedDict):
-    """What release_summary answers (JSON-ready): the review's parameters, its verdict and counts, one row per
-    group (GROUP_COLUMNS), the family geomeans (FAMILY_COLUMNS) and the notes."""
+    """What release_summary answers (JSON-ready): the review's parameters, its verdict, counts of cases
+    (db.review.answer), one answer per chip or machine (db.review.scope_answer), one row per group
+    (GROUP_COLUMNS: its detail), the family geomeans (FAMILY_COLUMNS) and the notes."""
 
     baseline: str
     candidate: str
@@ -84,11 +103,15 @@ class Summary(TypedDict):
     threshold_unit: str
     rules: str
     verdict: str
-    regressions: int
+    cases: int  # compared cases (a case's metric rows nested under it)
+    regressions: int  # cases regressed, not triaged away
+    regression_rows: int  # their regressed figures (a case's op time and first-call time are two)
+    triaged: int  # cases whose every regression is triaged away (noise, expected, accepted)
     untested: int  # timing cases with nothing to test on (no replicates, no A/A data): neither changed nor not
-    unconfirmed: int  # contended ones included
+    unconfirmed: int  # cases worse beyond their bound with nothing to test them on; contended ones included
     contended: int  # of the unconfirmed: too few clean worker processes (db.stats.contention)
     suspected: int
+    answers: list[dict[str, Any]]  # per chip (machine): win / regression / not decided / no change
     groups: list[dict[str, Any]]
     families: list[dict[str, Any]]
     notes: list[str]
@@ -105,109 +128,131 @@ def release_summary(
     review, result, cases = judged.review, judged.comparison, judged.cases
     found = regressions(engine, judged) if found is None else found
     doubts = doubtful(engine, judged) if doubts is None else doubts
-    kinds = rule_kinds(cases, review.rules)  # a derived figure beside its timing is not a second timing case
-    quantity = per_metric(cases.metric, {n: m.quantity for n, m in METRICS.items()}, object, "")
-    timing = (kinds == RuleKind.significant.value) & (cases.comparison == "ratio").to_numpy(dtype=bool)
-    sig = (cases[SIGNIFICANCE] == SIGNIFICANT).to_numpy(dtype=bool)
-    oriented = cases[ORIENTED_RATIO].to_numpy(dtype=float, na_value=np.nan)
-    # unchanged is what a test found no change in: a case nothing could test (no replicates, contended) is not
-    quiet = (cases[SIGNIFICANCE] == NOT_SIGNIFICANT).to_numpy(dtype=bool) | (sig & (oriented == 1))
-    untested = timing & (cases[SIGNIFICANCE] == UNCONFIRMED).to_numpy(dtype=bool)
-    direction = judged.directions  # faster / slower: a timing case better / worse, as Compare shows it
-    flags = pd.DataFrame(
-        {
-            "faster": timing & (direction == BETTER),
-            "slower": timing & (direction == WORSE),
-            "unchanged": timing & quiet,
-            "untested": untested,
-        },
-        index=cases.index,
-    )
-    counts = _by_group(pd.concat([cases[GROUP], flags], axis=1), COUNTED)
-    unmatched_cases = result.unmatched[
-        ~folded_rows(result.unmatched)
-    ]  # a failed decode is one case, not its tokens/s too
-    regressed, unmatched = _sizes(found), _sizes(unmatched_cases)
-    compared = _sizes(cases[~folded_rows(cases)])
-    unconfirmed = _sizes(doubts[doubts.verdict == UNCONFIRMED_STATE]) if len(doubts) else {}
-    contended = _sizes(doubts[doubts.doubt == BUSY]) if len(doubts) else {}
-    suspected = _sizes(doubts[doubts.verdict == SUSPECTED]) if len(doubts) else {}
-    # what a review can detect is said of the cases it tests: a contended case's spread is the machine's load
-    detects = detectable_words(cases[timing & ~cases.contended.to_numpy(dtype=bool)], GROUP, review.fraction)
-    evidence = evidence_by_group(cases[timing], GROUP)
-    with_gains = cases.assign(improved=judged.verdicts.improved)
-    memory_cases = with_gains[(quantity == "memory") & (kinds == RuleKind.growth.value)]
-    correctness_cases = with_gains[quantity == "correctness"]
-    rows = []
+    away = found.state.isin(TRIAGED_AWAY).to_numpy(dtype=bool) if len(found) else np.zeros(0, dtype=bool)
+    live, triaged = found[~away], found[away]
+    outcomes = case_outcomes(cases, judged.verdicts, found)
+    doubts = doubts[_of(doubts, outcomes[outcomes.outcome == DOUBTFUL])]  # a regressed case's other rows: no doubt
+    groups = group_rows(engine, judged, outcomes, live, doubts)
+    named = {
+        key: {"regressions": named_regressions(_in(live, key, SCOPE))}
+        | {"wins": named_wins(_in(outcomes, key, SCOPE), cases)}
+        | {"doubts": named_doubts(_in(doubts, key, SCOPE)), "triage": named_triage(_in(triaged, key, SCOPE))}
+        for key in {(str(g["scope"]), str(g["device"])) for g in groups}
+    }
     q = review.compare
-    for key in sorted(set(counts) | set(regressed) | set(unmatched)):
-        hit = regressed.get(key, 0)
-        got = counts.get(key, dict.fromkeys(COUNTED, 0))
-        doubt, busy, suspect = unconfirmed.get(key, 0), contended.get(key, 0), suspected.get(key, 0)
-        n = compared.get(key, 0)
-        verdict = (
-            _group_line(hit, doubt, busy, suspect, got)
-            if n
-            else nothing_compared(_in(unmatched_cases, key), q.baseline, q.candidate, key[0])
-        )
-        rows.append(
-            {
-                **dict(zip(GROUP, key)),
-                "verdict": verdict,
-                "compared": n,
-                **got,
-                "regressed": hit,
-                "unconfirmed": doubt,
-                "contended": busy,
-                "suspected": suspect,
-                "unmatched": unmatched.get(key, 0),
-                "memory": _memory(_in(memory_cases, key), _in(found, key)),
-                "correctness": _correctness(_in(correctness_cases, key), _in(found, key)),
-                **_moved(_in(memory_cases, key), _in(found, key), "memory"),
-                **_moved(_in(correctness_cases, key), _in(found, key), "correctness"),
-                "detects": detects.get(key, ""),
-                "evidence": evidence.get(key, NO_TIMING),
-                "worst": worst(_in(found, key)),
-                "doubts": named_doubts(_in(doubts, key)),
-            }
-        )
-    fams = _timed(result.families, cases[timing], untested[timing])
-    base, cand = review.compare.selectors()
+    answers = scope_answers(groups, status_changes(result.cases, result.unmatched), named, (q.baseline, q.candidate))
+    base, cand = q.selectors()
     notes = list(result.notes) + condition_notes(engine, base, "baseline") + condition_notes(engine, cand, "candidate")
-    total = len(found)
-    n_doubt = int((doubts.verdict == UNCONFIRMED_STATE).sum()) if len(doubts) else 0
-    n_busy = int((doubts.doubt == BUSY).sum()) if len(doubts) else 0
-    n_suspect = int((doubts.verdict == SUSPECTED).sum()) if len(doubts) else 0
-    n_untested = int(untested.sum())
+    total, n_triaged = int((outcomes.outcome == REGRESSED).sum()), int((outcomes.outcome == TRIAGED).sum())
     same_build = result.same == SAME_BUILD
+    counts = {name: sum(int(g[name]) for g in groups) for name in ("untested", "unconfirmed", "contended", "suspected")}
+    kind = "chip" if q.scope == "chip" else "machine"
+    doubtful_cases = counts["unconfirmed"] + counts["suspected"]
     return {
-        "baseline": review.compare.baseline,
-        "candidate": review.compare.candidate,
-        "scope": review.compare.scope,
+        "baseline": q.baseline,
+        "candidate": q.candidate,
+        "scope": q.scope,
         "threshold": review.threshold,
         "threshold_unit": "% worse",
         "rules": review.rules_text,
         "verdict": (AA_WORDS if same_build else "")
-        + _overall_line(total, rows, n_doubt, n_busy, n_suspect, n_untested),
+        + overall_line(total, answers, kind, n_triaged, doubtful_cases, counts["untested"], counts["contended"]),
+        "cases": len(outcomes),
         "regressions": total,
+        "regression_rows": len(live),
+        "triaged": n_triaged,
         "same_build": same_build,
-        "untested": n_untested,
-        "unconfirmed": n_doubt,
-        "contended": n_busy,
-        "suspected": n_suspect,
-        "groups": records(pd.DataFrame(rows, columns=GROUP_COLUMNS)),
-        "families": records(fams.reindex(columns=FAMILY_COLUMNS)),
+        **counts,
+        "answers": answers,
+        "groups": records(pd.DataFrame(groups, columns=GROUP_COLUMNS)),
+        "families": records(_timed(judged.families, cases, review.rules).reindex(columns=FAMILY_COLUMNS)),
         "notes": notes,
         "confirm": confirm_command(review.params()) if len(doubts) else "",
     }
 
 
-def _timed(families: pd.DataFrame, timing: pd.DataFrame, untested: np.ndarray) -> pd.DataFrame:
+def group_rows(
+    engine: Engine, judged: JudgedReview, outcomes: pd.DataFrame, live: pd.DataFrame, doubts: pd.DataFrame
+) -> list[dict[str, Any]]:
+    """One row per (scope, device, dtype, compile) group (GROUP_COLUMNS): its cases counted by outcome, its memory
+    and correctness lines, what its tests can see, its evidence and its regressions and doubts by name."""
+    review, result, cases = judged.review, judged.comparison, judged.cases
+    kinds = judged.verdicts.rule.to_numpy()
+    quantity = per_metric(cases.metric, {n: m.quantity for n, m in METRICS.items()}, object, "")
+    timing = (kinds == RuleKind.significant.value) & (cases.comparison == "ratio").to_numpy(dtype=bool)
+    untested = timing & (cases[SIGNIFICANCE] == UNCONFIRMED).to_numpy(dtype=bool)
+    by_outcome = _by_group(outcomes.assign(**{o: outcomes.outcome == o for o in OUTCOMES}), list(OUTCOMES))
+    timed = _by_group(outcomes[["timing"] + GROUP], ["timing"])
+    blind = _by_group(cases[GROUP].assign(untested=untested), ["untested"])
+    unmatched_cases = result.unmatched[~folded_rows(result.unmatched)]  # a failed decode is one case, not its rate
+    unmatched = _sizes(unmatched_cases.drop_duplicates(CASE))
+    doubt_cases = doubts.drop_duplicates(CASE) if len(doubts) else doubts
+    busy = _sizes(doubts[doubts.doubt == BUSY].drop_duplicates(CASE)) if len(doubts) else {}
+    unsure = _sizes(doubts[doubts.verdict == UNCONFIRMED_STATE].drop_duplicates(CASE)) if len(doubts) else {}
+    doubtful_n = _sizes(doubt_cases)
+    # what a review can see is said of the cases it tests: a contended case's spread is the machine's load
+    seen = detection(cases[timing & ~cases.contended.to_numpy(dtype=bool)], GROUP, review.fraction)
+    evidence = evidence_by_group(cases[timing], GROUP)
+    with_gains = cases.assign(improved=judged.verdicts.improved)
+    memory_cases = with_gains[(quantity == "memory") & (kinds == RuleKind.growth.value)]
+    correctness_cases = with_gains[quantity == "correctness"]
+    q = review.compare
+    rows = []
+    for key in sorted(set(by_outcome) | set(unmatched)):
+        got = by_outcome.get(key, dict.fromkeys(OUTCOMES, 0))
+        n = sum(got.values())
+        mine = _in(live, key)
+        sight = seen.get(key, {})
+        row = {
+            **dict(zip(GROUP, key)),
+            "compared": n,
+            "regressed": got[REGRESSED],
+            "triaged": got[TRIAGED],
+            "faster": got[FASTER],
+            "slower": got[SLOWER],
+            "unchanged": got[UNCHANGED_CASE],
+            "undecided": got[UNDECIDED],
+            "untested": blind.get(key, {}).get("untested", 0),
+            "unconfirmed": unsure.get(key, 0),
+            "contended": busy.get(key, 0),
+            "suspected": doubtful_n.get(key, 0) - unsure.get(key, 0),
+            "unmatched": unmatched.get(key, 0),
+            "timing": timed.get(key, {}).get("timing", 0),
+            "memory": memory_line(_in(memory_cases, key), mine),
+            "correctness": correctness_line(_in(correctness_cases, key), mine),
+            **moved(_in(memory_cases, key), mine, "memory"),
+            **moved(_in(correctness_cases, key), mine, "correctness"),
+            "detects": sight.get("words", ""),
+            "sees_bound": bool(sight.get("sees_bound", True)),
+            "more_runs": sight.get("more_runs"),
+            "evidence": evidence.get(key, NO_TIMING),
+            "worst": named_regressions(mine),
+            "doubts": named_doubts(_in(doubts, key)),
+        }
+        row["verdict"] = (
+            group_line(row) if n else nothing_compared(_in(unmatched_cases, key), q.baseline, q.candidate, key[0])
+        )
+        rows.append(row)
+    return rows
+
+
+def _of(rows: pd.DataFrame, cases: pd.DataFrame) -> np.ndarray:
+    """Which of `rows` belong to one of `cases` (both with CASE columns)."""
+    if rows.empty:
+        return np.zeros(0, dtype=bool)
+    wanted = set(cases[CASE].astype(str).itertuples(index=False, name=None))
+    return np.array([k in wanted for k in rows[CASE].astype(str).itertuples(index=False, name=None)], dtype=bool)
+
+
+def _timed(families: pd.DataFrame, cases: pd.DataFrame, rules) -> pd.DataFrame:
     """The families of the timing cases counted above (not bandwidth or tokens/s beside their timing), each
-    saying how many of its cases were untested (`untested`: per timing case): a geomean of untested cases is a
-    figure, not a tested change, and must not read as one beside counts without a faster case."""
+    saying how many of its cases were untested: a geomean of untested cases is a figure, not a tested change, and
+    must not read as one beside counts without a faster case."""
     if families.empty:
         return families
+    kinds = rule_kinds(cases, rules)
+    timing = cases[(kinds == RuleKind.significant.value) & (cases.comparison == "ratio").to_numpy(dtype=bool)]
+    untested = (timing[SIGNIFICANCE] == UNCONFIRMED).to_numpy(dtype=bool)
     said: dict[tuple, int] = {}
     for key, blind in zip(timing[FAMILY].astype(str).itertuples(index=False, name=None), untested):
         said[key] = said.get(key, 0) + int(blind)
@@ -247,120 +292,14 @@ def _sizes(frame: pd.DataFrame) -> dict[tuple, int]:
     return {tuple(str(k) for k in key): int(v) for key, v in sizes.items()}
 
 
-def _in(frame: pd.DataFrame, key: tuple) -> pd.DataFrame:
-    """The rows of a small frame (memory, correctness, regressions) in one group."""
+def _in(frame: pd.DataFrame, key: tuple, names: list[str] = GROUP) -> pd.DataFrame:
+    """The rows of a frame in one group (`names`: the group's columns, `key` their values as text)."""
     if frame.empty:
         return frame
     hit = np.ones(len(frame), dtype=bool)
-    for name, value in zip(GROUP, key):
+    for name, value in zip(names, key):
         hit &= (frame[name].astype(str) == value).to_numpy()
     return frame[hit]
-
-
-GAINS_NAMED = 3  # the largest gains a summary line names; the rest are counted
-
-
-def _gains(compared: pd.DataFrame, word: str) -> str:
-    """ "; 2 smaller: wan_vae memory_driver_peak 33× less memory, …" for the figures better beyond their rule."""
-    won = compared[compared.improved.to_numpy(dtype=bool)] if len(compared) else compared
-    if won.empty:
-        return ""
-    said = ", ".join(f"{r.workload} {r.metric} {r.change}" for r in won.head(GAINS_NAMED).itertuples())
-    more = f", {len(won) - GAINS_NAMED} more" if len(won) > GAINS_NAMED else ""
-    return f"; {len(won)} {word}: {said}{more}"
-
-
-def _moved(compared: pd.DataFrame, found: pd.DataFrame, quantity: str) -> dict[str, int]:
-    """{quantity}_regressed / {quantity}_gains: the group's figures of a quantity that regressed, and that are
-    better beyond their rule (what its memory / correctness line says in words; the cards colour the line by them)."""
-    if quantity == "correctness":
-        hit = int((found.metric == "correctness").sum()) if len(found) else 0
-    else:
-        hit = (
-            int(found.metric.map(lambda m: m in METRICS and METRICS[m].quantity == quantity).sum()) if len(found) else 0
-        )
-    gains = int(compared.improved.to_numpy(dtype=bool).sum()) if len(compared) else 0
-    return {f"{quantity}_regressed": hit, f"{quantity}_gains": gains}
-
-
-def _memory(compared: pd.DataFrame, found: pd.DataFrame) -> str:
-    hit = found[found.metric.map(lambda m: m in METRICS and METRICS[m].quantity == "memory")] if len(found) else found
-    if compared.empty:
-        return "no memory figures compared"
-    n = len(compared)
-    gains = _gains(compared, "smaller")
-    if hit.empty:
-        return f"no memory regression ({n} figure{'s' * (n != 1)} compared{gains})"
-    said = "; ".join(
-        f"{r.workload} {r.metric} {format_value(r.baseline_median, r.unit)} → "
-        f"{format_value(r.candidate_median, r.unit)}"
-        for r in hit.itertuples()
-    )
-    return f"{len(hit)} memory regression{'s' * (len(hit) != 1)} of {n} figures: {said}{gains}"
-
-
-def _correctness(mine: pd.DataFrame, found: pd.DataFrame) -> str:
-    checked = len(mine.drop_duplicates(["workload", "case_key"])) if len(mine) else 0
-    hit = found[found.metric == "correctness"] if len(found) else found
-    if not checked:
-        return "no correctness figures compared"
-    gains = _gains(mine, "more accurate")
-    if hit.empty:
-        return f"no correctness regression ({checked} case{'s' * (checked != 1)} checked{gains})"
-    said = "; ".join(f"{r.workload} ({r.why.removeprefix('correctness: ')})" for r in hit.itertuples())
-    return f"{len(hit)} of {checked} cases regressed: {said}{gains}"
-
-
-def _group_line(hit: int, doubt: int, busy: int, suspect: int, counts: dict[str, int]) -> str:
-    """A group's verdict line (the summary's `verdict` field): its regressions, else what could not be confirmed, else what was not tested — never a
-    bare "no regressions" over cases nothing tested."""
-    apart = _doubt_words(doubt, busy, suspect)
-    if hit:
-        return f"{hit} regression{'s' * (hit != 1)}" + (f" ({apart})" if apart else "")
-    if apart:
-        return f"no confirmed regression ({apart})"
-    untested, tested = counts["untested"], sum(counts[k] for k in ("faster", "slower", "unchanged"))
-    if untested and not tested:
-        return f"untested: {untested} timing case{'s' * (untested != 1)} without replicates"
-    if untested:
-        return f"no regression in {tested} tested case{'s' * (tested != 1)}; {untested} untested (no replicates)"
-    return "no regressions"
-
-
-def _doubt_words(doubt: int, busy: int, suspect: int = 0) -> str:
-    """ "6 unconfirmed: 2 contended: other processes took the cores while they were timed; 4 with nothing to
-    test them on; 1 suspected", or "" when nothing is doubtful."""
-    untested = doubt - busy
-    why = [
-        f"{busy} contended: other processes took the cores while {'they were' if busy != 1 else 'it was'} timed"
-        if busy
-        else "",
-        f"{untested} with nothing to test {'them' if untested != 1 else 'it'} on" if untested else "",
-    ]
-    words = f"{doubt} unconfirmed: " + "; ".join(w for w in why if w) if doubt else ""
-    if suspect:
-        words += ("; " if words else "") + f"{suspect} suspected (own test only)"
-    return words
-
-
-def _overall_line(
-    total: int, rows: list[dict], unconfirmed: int = 0, busy: int = 0, suspect: int = 0, untested: int = 0
-) -> str:
-    empty = [r for r in rows if not r["compared"]]
-    if len(empty) == len(rows):
-        return "nothing compared"
-    rows = [r for r in rows if r["compared"]]
-    doubts = _doubt_words(unconfirmed, busy, suspect)
-    apart = f"; {doubts} (counted apart)" if doubts else ""
-    if untested:
-        apart += f"; {untested} timing case{'s' * (untested != 1)} untested (no replicates)"
-    if empty:
-        apart += f"; {len(empty)} group{'s' * (len(empty) != 1)} with nothing compared"
-    groups = f"{len(rows)} group{'s' * (len(rows) != 1)} (scope · device · dtype · compile)"
-    if not total:
-        return f"{'no confirmed regression' if doubts or untested else 'no regressions'} in {groups}{apart}"
-    hit = sum(1 for r in rows if r["regressed"])
-    return f"{total} regression{'s' * (total != 1)} in {hit} of {groups}{apart}"
 
 
 def review_answer(engine: Engine, question: Question) -> dict[str, Any]:

@@ -24,7 +24,10 @@ log of its median for ratio metrics, its median for difference metrics — and t
   the ratio of pooled medians; testing that instead, with this variance, raised simulated A/A false alarms from
   5 % to 17 %: a median of clustered samples varies more than the mean of the clusters.)
 A case with neither processes, several runs nor A/A data has nothing to test on: `testable` is False and a review
-calls it unconfirmed (never a regression). docs/regressions.md states the model and what it assumes.
+calls it unconfirmed (never a regression). Nor does a case whose variance comes out exactly 0 (identical process
+figures, identical A/A figures of a one-figure metric): a spread of nothing is an estimate from too little, not a
+certainty, so it gives no p = 0 and no zero-width CI (`zero_spread`). docs/regressions.md states the model and
+what it assumes.
 """
 
 from __future__ import annotations
@@ -168,6 +171,7 @@ class ChangeTest:
     testable: np.ndarray
     processes: np.ndarray  # the process level had replicates (df_p > 0)
     run_level: np.ndarray  # runs or A/A pairs informed the run-level variance
+    zero_spread: np.ndarray  # it had replicates, but their variance came out exactly 0: untestable
 
 
 def change_test(b: SideReplicates, c: SideReplicates, aa_pairs: np.ndarray, aa_sum_sq: np.ndarray) -> ChangeTest:
@@ -192,7 +196,9 @@ def change_test(b: SideReplicates, c: SideReplicates, aa_pairs: np.ndarray, aa_s
         t = np.where(se > 0, d / se, np.where(d == 0, 0.0, np.inf))
         p = np.where(se > 0, 2.0 * stdtr(df, -np.abs(t)), np.where(d == 0, 1.0, 0.0))
         half = np.where(se > 0, t_quantile(df, 0.975) * se, 0.0)
-    testable = ((df_p > 0) | (df_t > 0)) & b.valid & c.valid & np.isfinite(d)
+    replicated = ((df_p > 0) | (df_t > 0)) & b.valid & c.valid & np.isfinite(d)
+    zero = replicated & ~(v > 0)
+    testable = replicated & ~zero
     nan = np.full(len(d), np.nan)
     return ChangeTest(
         d,
@@ -204,6 +210,7 @@ def change_test(b: SideReplicates, c: SideReplicates, aa_pairs: np.ndarray, aa_s
         testable,
         df_p > 0,
         df_t > 0,
+        zero,
     )
 
 

@@ -35,7 +35,9 @@ REPLICATE_WORDS = (
     "worker processes",
     "runs and A/A pairs",
     "worker processes, runs and A/A pairs",
+    "none: its replicates agree exactly (a spread of 0 is no evidence)",
 )
+ZERO_SPREAD = 4  # REPLICATE_WORDS' index of a case whose replicates' variance came out exactly 0
 
 
 @dataclass
@@ -83,16 +85,21 @@ class SideStats:
     samples: SampleLists | None  # the clean samples of the cases at `rows`, where they were read
 
 
+def clean_quartiles(lists: SampleLists, processes, contention) -> tuple[CleanSide, Quartiles]:
+    """A side's contended processes left out (db.stats.contention), then the quartiles of what is left: the one
+    figure of a build on a case, whichever page shows it (Compare's sides, Trends' points)."""
+    clean = clean_side(lists, processes, contention)
+    return clean, summarize_lists(clean.lists)
+
+
 def side_stats(
     lists: SampleLists, processes, contention, use_ratio: np.ndarray, rows: np.ndarray | None = None
 ) -> SideStats:
-    """A side's contended processes left out (db.stats.contention), then its quartiles, the figures of the cases
-    at `rows` (indices; every case if None) and its contention columns. `use_ratio`: of the cases at `rows`."""
-    clean = clean_side(lists, processes, contention)
+    """A side's clean_quartiles, the figures of the cases at `rows` (indices; every case if None) and its
+    contention columns. `use_ratio`: of the cases at `rows`."""
+    clean, quartiles = clean_quartiles(lists, processes, contention)
     part = clean if rows is None else clean.take(rows)
-    return SideStats(
-        clean.lists.counts, summarize_lists(clean.lists), side_figures(part, use_ratio), clean.columns(), part.lists
-    )
+    return SideStats(clean.lists.counts, quartiles, side_figures(part, use_ratio), clean.columns(), part.lists)
 
 
 def significance(
@@ -133,7 +140,11 @@ def significance(
     with np.errstate(over="ignore"):
         low = np.where(use_ratio, np.exp(test.ci_low + shift), test.ci_low + shift)
         high = np.where(use_ratio, np.exp(test.ci_high + shift), test.ci_high + shift)
-    words = np.where(~test.testable, 0, np.where(test.processes, np.where(test.run_level, 3, 1), 2))
+    words = np.where(
+        test.zero_spread,
+        ZERO_SPREAD,
+        np.where(~test.testable, 0, np.where(test.processes, np.where(test.run_level, 3, 1), 2)),
+    )
     untested = tested & busy  # a contended case's p and CI would be the machine's load: none is shown
     p_value, low, high = (np.where(untested, np.nan, a) for a in (test.p_value, low, high))
     return Significance(p_value, low, high, _SIGNIFICANCE_WORDS[codes], codes, test.se, test.df, words)

@@ -93,14 +93,14 @@ _WARNED = """
   string_agg(DISTINCT short, '; ' ORDER BY short) FILTER (WHERE side = '{s}') AS {p}warnings"""
 
 # a chip with its GPU core count: a 30-core and a 40-core M3 Max differ (300 vs 400 GB/s), so they never pool
-_CHIP_SCOPE = (
+CHIP_SCOPE = (
     "coalesce(ru.chip || coalesce(' (' || ru.gpu_cores || '-core GPU)', ''), 'unknown chip: ' || ru.machine_name)"
 )
 
 
 def scope_sql(scope: str) -> str:
     """The SQL expression of a result's scope: its machine name, or its chip with the GPU core count."""
-    return _CHIP_SCOPE if scope == "chip" else "ru.machine_name"
+    return CHIP_SCOPE if scope == "chip" else "ru.machine_name"
 
 
 class PairSQL(NamedTuple):

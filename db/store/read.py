@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 import pandas as pd
+import pyarrow as pa
 from sqlalchemy import Engine
 
 
@@ -23,6 +24,12 @@ def reader(engine: Engine) -> Iterator[Any]:
 def read_frame(engine: Engine, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
     with reader(engine) as duck:
         return duck.sql(sql, params=list(params)).df()
+
+
+def read_arrow(engine: Engine, sql: str, params: Sequence[Any] = ()) -> pa.Table:
+    """A read as an Arrow table: list columns (samples) stay lists, not Python objects."""
+    with reader(engine) as duck:
+        return duck.sql(sql, params=list(params)).to_arrow_table()
 
 
 def read_data_version(engine: Engine) -> str:

@@ -240,7 +240,7 @@ class ReviewNote(SQLModel, table=True):
     compile: str
     metric: str
     scope: str  # machine name or chip the regression was seen on
-    state: str  # new | confirmed | expected | fixed | noise
+    state: str  # new | confirmed | expected | accepted | fixed | noise (db.store.triage.STATES)
     comment: str = ""
     author: str
     link: str = ""

@@ -1,4 +1,9 @@
-"""Triage notes on regressions (review_notes): validated, append-only; the latest note per regression wins."""
+"""Triage notes on regressions (review_notes): validated, append-only; the latest note per regression wins.
+
+A note is saved with the scope it was made in (a machine, or a chip in chip scope), but a regression has one state
+whatever the scope shown: a note is the chip's (a machine's note is its chip's), so triage on the Regressions page
+(machine scope) is the state the Overview and Compare (chip scope) show, and the other way round. States in
+TRIAGED_AWAY take a regression out of every count (db.review.answer)."""
 
 from __future__ import annotations
 
@@ -11,11 +16,14 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from db.errors import Problem, StoreError
+from db.store.case_pivot import CHIP_SCOPE
 from db.store.read import read_frame
 from db.store.tables import ReviewNote
 
-STATES = ("new", "confirmed", "expected", "fixed", "noise")
+STATES = ("new", "confirmed", "expected", "accepted", "fixed", "noise")
+TRIAGED_AWAY = ("noise", "expected", "accepted")  # not a regression to act on: counted apart, as triaged
 NOTE_KEY = ["workload", "case_key", "dtype", "compile", "metric", "scope"]
+STATE_KEY = ["chip_scope", "workload", "case_key", "dtype", "compile", "metric"]  # one state per (chip, case, metric)
 _LINK = re.compile(r"^https?://[^\s<>\"']{1,2000}$")
 
 
@@ -59,10 +67,37 @@ def save_note(
 
 
 def latest_notes(engine: Engine, baseline: str, candidate: str) -> pd.DataFrame:
-    return read_frame(
+    """The latest note per STATE_KEY of this review's builds: `chip_scope` is the note's chip (chip_scopes)."""
+    found = read_frame(
         engine,
         f"""SELECT {", ".join(NOTE_KEY)}, state, comment, author, link, created_at FROM review_notes
-        WHERE baseline = ? AND candidate = ?
-        QUALIFY row_number() OVER (PARTITION BY {", ".join(NOTE_KEY)} ORDER BY created_at DESC, note_id DESC) = 1""",
+        WHERE baseline = ? AND candidate = ? ORDER BY created_at DESC, note_id DESC""",
         [baseline, candidate],
     )
+    found["chip_scope"] = chip_scopes(engine, found["scope"])
+    return found.drop_duplicates(STATE_KEY).reset_index(drop=True)  # newest first: the first of each is the latest
+
+
+_CHIPS = f"SELECT DISTINCT ru.machine_name, {CHIP_SCOPE} AS chip FROM runs ru"
+
+
+def chip_scopes(engine: Engine, scopes: pd.Series) -> list[str]:
+    """Each scope as its chip scope: a machine's name becomes its chip's (as chip-scope Compare names it); a chip
+    scope, or a name no run has, stays as it is."""
+    if scopes.empty:
+        return []
+    chips = dict(read_frame(engine, _CHIPS).itertuples(index=False, name=None))
+    return [chips.get(s, s) for s in scopes]
+
+
+def note_states(engine: Engine, baseline: str, candidate: str, rows: pd.DataFrame) -> pd.DataFrame:
+    """Per row of `rows` (NOTE_KEY columns; a case's correctness figures under metric "correctness"), on its index:
+    its latest note's state ("new" where none), comment, author, link and time."""
+    notes = latest_notes(engine, baseline, candidate)
+    keyed = rows[NOTE_KEY].assign(chip_scope=chip_scopes(engine, rows["scope"]) if len(rows) else [])
+    merged = keyed.merge(notes.drop(columns=["scope"]), how="left", on=STATE_KEY)
+    merged.index = rows.index
+    merged["state"] = merged["state"].fillna("new")
+    for col in ("comment", "author", "link"):
+        merged[col] = merged[col].fillna("")
+    return merged[["state", "comment", "author", "link", "created_at"]]

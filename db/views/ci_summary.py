@@ -16,7 +16,7 @@ from typing import Any, Sequence
 from urllib.parse import urlencode
 
 from bundle.metrics import METRICS
-from db.views.review_export import md_escape
+from db.views.review_export import answers_markdown, md_escape
 from db.views.trends import FIELDS as TREND_FIELDS
 from db.views.trends import trend_urls
 
@@ -95,6 +95,7 @@ def job_summary(answer: dict[str, Any], params: dict[str, str], url: str | None 
         "figures, each metric's own rule otherwise"
         + (f" · rules {md_escape(answer['rules'])}" if answer.get("rules") else ""),
     ]
+    lines += answers_markdown(summary, md_escape)
     if links:
         lines += ["", " · ".join(_link(f"{name} page", link) for name, link in links.items())]
     where = "the Regressions page" if links else "`mpsbench compare --format md-full`"
@@ -140,8 +141,9 @@ def _groups(groups: Sequence[dict[str, Any]]) -> list[str]:
         "",
         f"<details><summary>{len(groups)} group{'s' * (len(groups) != 1)} (scope · device · dtype · compile)</summary>",
         "",
-        "| scope | device | dtype | compile | verdict | faster | slower | unchanged | untested | detects |",
-        "|" + "---|" * 10,
+        "| scope | device | dtype | compile | verdict | regressed | faster | slower | unchanged | not decided | "
+        "detects |",
+        "|" + "---|" * 11,
     ]
     for g in groups[:GROUPS_SHOWN]:
         cells = [
@@ -152,10 +154,11 @@ def _groups(groups: Sequence[dict[str, Any]]) -> list[str]:
                 "dtype",
                 "compile",
                 "verdict",
+                "regressed",
                 "faster",
                 "slower",
                 "unchanged",
-                "untested",
+                "undecided",
                 "detects",
             )
         ]

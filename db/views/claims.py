@@ -25,8 +25,12 @@ from sqlalchemy import Engine
 from bundle.case_names import case_name
 from bundle.metrics import Better, metric
 from db.errors import StoreError
-from db.review.comparison import CompareQuery, compare
-from db.stats.significance import NOT_SIGNIFICANT, geomean_ci
+from db.review.case_table import BETTER, WORSE
+from db.review.comparison import CompareQuery
+from db.review.review import Review, judge_review
+from db.review.wording import format_value, ratio_words
+from db.stats.ratios import orient
+from db.stats.significance import geomean_ci
 
 CLAIMS_FILE = Path(__file__).resolve().with_name("claims.json")
 COLUMNS = [
@@ -47,6 +51,9 @@ COLUMNS = [
     "claimed",
     "measured",
     "unit",
+    "claimed_words",
+    "measured_words",
+    "stand_in",
     "tolerance",
     "rule",
     "figure_measured",
@@ -60,6 +67,7 @@ COLUMNS = [
 GROUP = ["scope", "dtype", "compile"]
 RULES = ("every", "some")  # a figure's `cases` rule (see above); a geomean figure has its own
 IN_GEOMEAN = "in geomean"  # a geomean figure's case: its own ratio, no verdict of its own
+REPRODUCED_STAND_IN = "reproduced on a stand-in"  # by a random-weight model built from the config, not the real one
 
 
 def load_claims(path: Path = CLAIMS_FILE) -> list[dict]:
@@ -67,13 +75,43 @@ def load_claims(path: Path = CLAIMS_FILE) -> list[dict]:
 
 
 def claimed_value(figure: dict) -> float:
-    """The claimed comparison: an oriented ratio (> 1 = after is better), a geomean, or a difference in `unit`."""
+    """The claimed comparison: an oriented ratio (> 1 = after is better: db.stats.ratios.orient, as every measured
+    ratio), a geomean, or a difference in `unit`."""
     if figure["kind"] == "geomean":
         return float(figure["claimed_ratio"])
     b, c = float(figure["claimed_baseline"]), float(figure["claimed_candidate"])
     if figure["kind"] == "difference":
         return c - b
-    return b / c if metric(figure["metric"]).better is Better.lower else c / b
+    return float(orient(np.array([c / b]), np.array([metric(figure["metric"]).better is Better.lower]))[0])
+
+
+def claimed_words(figure: dict) -> str:
+    """The claim as published, with its units: "57.37 → 7.14 µs (8.03× faster)", "8764 → 8764 calls (+0 calls)",
+    "geomean 1.50× better" — never a bare "0.0"."""
+    if figure["kind"] == "geomean":
+        return f"geomean {float(figure['claimed_ratio']):.2f}× better"
+    b, c, unit = float(figure["claimed_baseline"]), float(figure["claimed_candidate"]), figure["unit"]
+    said = f"{b:,.4g} → {c:,.4g} {unit}"
+    if figure["kind"] == "difference":
+        return f"{said} ({c - b:+,.4g} {unit})"
+    return f"{said} ({ratio_words(figure['metric'], [claimed_value(figure)]).to_pylist()[0]})"
+
+
+def measured_words(case, figure: dict) -> str:
+    """The case's figure as the review says it, with its units: "57.1 µs → 7.2 µs (7.93× faster)"."""
+    b, c = (format_value(float(v), str(case.unit)) for v in (case.baseline_median, case.candidate_median))
+    return f"{b} → {c} ({case.change})"
+
+
+def stand_in(case) -> str:
+    """ "random-weight stand-in: Qwen3-MoE config, 1.3 B parameters" where the case ran a model built from a config
+    with random weights (its params' source), not the published model a claim is about; "" otherwise."""
+    params = json.loads(case.case_key)
+    if params.get("source") != "random":
+        return ""
+    size = params.get("parameters")
+    count = f", {float(size) / 1e9:.3g} B parameters" if isinstance(size, (int, float)) else ""
+    return f"random-weight stand-in: the {params.get('model', '?')} config{count}"
 
 
 def _hinted(params: dict, hint: str | None) -> bool:
@@ -104,12 +142,12 @@ def _claims_no_change(figure: dict, claimed: float) -> bool:
 
 
 def _case_noise(case, figure: dict, claimed: float) -> str:
-    """Why a case's measured change cannot count as reproducing a claimed change: it is not told apart from noise.
-    A claim of no change needs no significance; a case with one deterministic sample (memory peak, PSNR, count)
-    is "insufficient samples" and taken as measured."""
-    if _claims_no_change(figure, claimed) or case.significance != NOT_SIGNIFICANT:
+    """Why a case's measured change cannot count as reproducing a claimed change: the review does not call it a
+    change (its direction, db.review.rules.directions: significant or its CI beyond the bound; a single figure
+    beyond its rule). A claim of no change needs none; a count to watch (pad calls) is taken as measured."""
+    if _claims_no_change(figure, claimed) or case.direction in (BETTER, WORSE) or case.rule == "watch":
         return ""
-    return "not significant: not told apart from noise"
+    return f"{case.direction}: the review does not tell it apart from noise"
 
 
 def _geomean_noise(figure: dict, claimed: float, low: float, high: float) -> str:
@@ -144,6 +182,9 @@ def _row(claim: dict, figure: dict, where: tuple, status: str, measured: float, 
         "figure_status": status,
         "claimed": claimed_value(figure),
         "measured": measured,
+        "claimed_words": claimed_words(figure),
+        "measured_words": measured_words(case, figure) if case is not None else "",
+        "stand_in": stand_in(case) if case is not None else "",
         "unit": "×" if figure["kind"] != "difference" else figure["unit"],
         "tolerance": float(figure["tolerance"]),
         "rule": _rule(figure),
@@ -174,9 +215,16 @@ def _verdict(figure: dict, statuses: list[str], group: pd.DataFrame, claimed: fl
         noise = _geomean_noise(figure, claimed, low, high)
         detail = f"geomean of {n} case(s)' oriented ratios: {geomean:.3f}×" + (f"; {noise}" if noise else "")
         return _status(figure, claimed, geomean, noise), geomean, detail
-    good = statuses.count("reproduced")
+    good = statuses.count("reproduced") + statuses.count(REPRODUCED_STAND_IN)
     rule = _rule(figure)
-    status = "reproduced" if (good == n if rule == "every" else good >= 1) else "not reproduced"
+    proxy = statuses.count("reproduced") == 0 and good > 0
+    status = (
+        "not reproduced"
+        if not (good == n if rule == "every" else good >= 1)
+        else REPRODUCED_STAND_IN
+        if proxy
+        else "reproduced"
+    )
     wanted = "every matching case must" if rule == "every" else "one matching case suffices to"
     return status, math.nan, f"{good} of {n} case(s) reproduce it ({rule}: {wanted} reproduce it)"
 
@@ -200,7 +248,10 @@ def _figure_rows(claim: dict, figure: dict, cases: pd.DataFrame) -> list[dict]:
             measured = _case_value(case, figure)
             noise = _case_noise(case, figure, claimed) if figure["kind"] != "geomean" else ""
             status = IN_GEOMEAN if figure["kind"] == "geomean" else _status(figure, claimed, measured, noise)
-            detail = "; ".join(x for x in (noise, figure.get("note", ""), str(case.change)[:300]) if x)
+            proxy = stand_in(case)
+            if proxy and status == "reproduced":
+                status = REPRODUCED_STAND_IN  # never "reproduced" for the published model without saying so
+            detail = "; ".join(x for x in (proxy, noise, figure.get("note", ""), str(case.change)[:300]) if x)
             mine.append(_row(claim, figure, where, status, measured, detail, case))
         status, figure_measured, figure_detail = _verdict(figure, [r["status"] for r in mine], group, claimed)
         for row in mine:
@@ -221,7 +272,8 @@ def evaluate_claim(engine: Engine, claim: dict) -> list[dict]:
         "metric": ",".join(sorted({f["metric"] for f in figures})),
     }
     try:
-        cases = compare(engine, CompareQuery.from_params(params)).cases
+        judged = judge_review(engine, Review(CompareQuery.from_params(params)))
+        cases = pd.concat([judged.cases, judged.verdicts], axis=1)  # the review's figures, direction and rule
     except StoreError as exc:
         return [
             _row(claim, f, (claim.get("chip") or "", f.get("dtype") or "", f["compile"]), "no data", math.nan, str(exc))

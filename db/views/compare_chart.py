@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 
 from bundle.case_names import case_names
-from bundle.metrics import RuleKind
 
 # DIRECTIONS and UNCLEAR read from here by the pages' colours and the tests
 from db.review.case_table import (  # noqa: F401
@@ -23,13 +22,11 @@ from db.review.case_table import (  # noqa: F401
     UNCHANGED,
     UNCLEAR,
     WORSE,
-    tested_directions,
 )
 from db.review.derived import derived_pairs, derived_text, folded_rows
 from db.review.review import JudgedReview
 
 CHART_DEFAULT = 20  # bars drawn by default: 60 grew the chart to ~4,000 px; the table lists every case
-BY_RULE = (RuleKind.growth.value, RuleKind.drop.value, RuleKind.factor.value)  # single figures' rules
 
 
 def fold_derived(cases: pd.DataFrame) -> pd.DataFrame:
@@ -37,25 +34,6 @@ def fold_derived(cases: pd.DataFrame) -> pd.DataFrame:
     text in `derived` ("achieved_bandwidth 80 → 100 GB/s; …"). A derived row without its timing row stays."""
     pairs = derived_pairs(cases)
     return cases.assign(derived=derived_text(cases, pairs))[~folded_rows(cases, pairs)]
-
-
-def directions(
-    cases: pd.DataFrame, verdicts: pd.DataFrame | None = None, tested: np.ndarray | None = None
-) -> np.ndarray:
-    """better / worse where the change is significant (oriented ratio or difference sign), else not significant;
-    a single figure judged by its own rule (memory, PSNR, errors: `verdicts`' rule) is better / worse beyond that
-    rule and unchanged within it — it has no samples to be significant with. `tested`: the cases' tested
-    directions where already known (JudgedReview.directions)."""
-    tested = tested_directions(cases) if tested is None else tested
-    if verdicts is None:
-        return tested
-    by_rule = verdicts.rule.isin(BY_RULE).to_numpy(dtype=bool)
-    ruled = np.where(
-        verdicts.regressed.to_numpy(dtype=bool),
-        WORSE,
-        np.where(verdicts.improved.to_numpy(dtype=bool), BETTER, UNCHANGED),
-    )
-    return np.where(by_rule, ruled, tested)
 
 
 def case_rows(judged: JudgedReview) -> pd.DataFrame:
@@ -68,9 +46,8 @@ def case_rows(judged: JudgedReview) -> pd.DataFrame:
 def _case_rows(judged: JudgedReview) -> pd.DataFrame:
     folded = fold_derived(judged.cases)
     verdicts = judged.verdicts.loc[folded.index]
-    tested = judged.directions[judged.cases.index.get_indexer(folded.index)] if len(folded) else None
     return folded.assign(
-        direction=directions(folded, verdicts, tested) if len(folded) else [],
+        direction=verdicts.direction.to_numpy(),
         regression=verdicts.regressed.to_numpy(dtype=bool),
         row=folded.index,
     )

@@ -1,7 +1,8 @@
 """Correctness per case across builds, and the "faster but wrong" flag.
 
-A case is faster but wrong when its op_time median improved against the previous build on the same machine by
-more than the review's default bound (5 %) while the correctness record of the same run failed its tolerance.
+A case is faster but wrong when the review of the previous build on the same machine against this one calls its
+op time better (db.views.judged_rows: its test and bound, as Compare calls it) while this build's correctness
+record failed its tolerance.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from bundle.case_names import case_names
 from bundle.metrics import METRICS, RULES, Better
 from db.query.browse import CORRECTNESS_METRICS, results, split_builds
 from db.query.params import Params, build_choice, one_of, only
-from db.review.review import DEFAULT_THRESHOLD
-from db.review.rules import beyond_rule, rounding_jitter
+from db.review.case_table import BETTER, WORSE
 from db.review.wording import format_value
 from db.views.defaults import default_pair
 from db.views.empty_reason import NEXT_BUILD
+from db.views.judged_rows import judged_rows, runs_selector
 from db.views.memory import memory_builds
 
 _CASE = ["machine_name", "workload", "case_key", "dtype", "compile"]
@@ -80,64 +81,34 @@ RULE_WORDS = (
 )
 
 
-def correctness_slopes(records: pd.DataFrame, baseline: str, candidate: str) -> pd.DataFrame:
-    """Per machine and case: the baseline build's median beside the candidate's, each as its margin over the
+def correctness_slopes(
+    engine: Engine, records: pd.DataFrame, baseline: str, candidate: str, metric: str
+) -> pd.DataFrame:
+    """Per machine and case: the baseline build's figure beside the candidate's, each as its margin over the
     tolerance (in the metric's unit; > 0 passes, so one tolerance line at 0 serves every case), and whether the
-    case improved, worsened or stayed within its rule — the rule Regressions judges it by (bundle.metrics RULES,
-    RULE_WORDS; db.review.rules.rounding_jitter). Medians over a build's runs."""
-    keys = ["machine_name", "case", "metric", "unit", "workload", "dtype", "compile", "case_key"]
-    ok = records[records["median"].notna()]
-    sides = []
-    for build, side in ((baseline, "baseline"), (candidate, "candidate")):
-        got = (
-            ok[ok["build"] == build]
-            .groupby(keys, dropna=False)
-            .agg(
-                median=("median", "median"),
-                tolerance=("tolerance", "max"),
-                verdict=("verdict", "min"),
-                rounding=("rounding", "median"),
-                passed=("passed", "min"),
-            )
-            .reset_index()
-        )
-        sides.append(
-            got.rename(columns={c: f"{side}_{c}" for c in ("median", "tolerance", "verdict", "rounding", "passed")})
-        )
-    both = sides[0].merge(sides[1], on=keys, how="inner")
-    if both.empty:
+    case improved, worsened or stayed within its rule — the review's own figures and direction (db.views
+    .judged_rows: Compare's medians and the rule Regressions judges by, RULE_WORDS). `records`: the metric's
+    records with their build labels and runs."""
+    if records.empty or baseline not in set(records["build"]) or candidate not in set(records["build"]):
         return pd.DataFrame(columns=SLOPE_COLUMNS)
-    higher = both["metric"].map(lambda m: METRICS[m].better is Better.higher).to_numpy(dtype=bool)
+    rows, _ = judged_rows(engine, runs_selector(records, baseline), runs_selector(records, candidate), [metric])
+    if rows.empty:
+        return pd.DataFrame(columns=SLOPE_COLUMNS)
+    higher = np.array([METRICS[m].better is Better.higher for m in rows.metric], dtype=bool)
     sign = np.where(higher, 1.0, -1.0)
-    tolerance = both["candidate_tolerance"].fillna(both["baseline_tolerance"]).astype(float)
+    tolerance = rows.tolerance.astype(float)
+    both = pd.DataFrame({"machine_name": rows.scope, **{k: rows[k] for k in ("metric", "unit")}})
+    both["baseline_median"], both["candidate_median"] = rows.baseline_median, rows.candidate_median
     both["tolerance"] = tolerance
     for side in ("baseline", "candidate"):
         both[f"{side}_margin"] = sign * (both[f"{side}_median"].astype(float) - tolerance)
-    both["change"] = both["candidate_median"] - both["baseline_median"]
-    both["direction"] = _by_rule(both)
-    return both[SLOPE_COLUMNS]
-
-
-def _by_rule(both: pd.DataFrame) -> np.ndarray:
-    """improved / worsened / WITHIN per slope row, by the review's rules (db.review.rules.judge's, on one figure)."""
-    rules = [RULES[m] for m in both["metric"]]
-    kind = np.array([r.kind.value for r in rules], dtype=object)
-    b = both["baseline_median"].to_numpy(dtype=float)
-    c = both["candidate_median"].to_numpy(dtype=float)
-    drop = np.array([r.drop if r.drop is not None else np.nan for r in rules], dtype=float)
-    factor = np.array([r.factor if r.factor is not None else np.nan for r in rules], dtype=float)
-    frame = pd.DataFrame(
-        {
-            "rounding": both["candidate_rounding"].fillna(both["baseline_rounding"]),
-            "tolerance": both["tolerance"],
-            "candidate_passed": ~both["candidate_passed"].eq(False).to_numpy(dtype=bool, na_value=False),
-        }
-    )
-    worse, better = beyond_rule(kind, b, c, drop, factor, rounding_jitter(frame, kind, b, c))
-    broke = both["baseline_passed"].eq(True).to_numpy(dtype=bool, na_value=False) & both["candidate_passed"].eq(
-        False
-    ).to_numpy(dtype=bool, na_value=False)
-    return np.where(broke | worse, WORSENED, np.where(better, IMPROVED, WITHIN))
+        both[f"{side}_verdict"] = [_verdict(p, "ok") for p in rows[f"{side}_passed"]]
+    both["change"] = both.candidate_median - both.baseline_median
+    both["direction"] = rows.direction.map({BETTER: IMPROVED, WORSE: WORSENED}).fillna(WITHIN).to_numpy()
+    for key in ("workload", "dtype", "compile", "case_key"):
+        both[key] = rows[key]
+    both["case"] = case_names(both)
+    return both[SLOPE_COLUMNS].reset_index(drop=True)
 
 
 SLOPE_COLUMNS = [
@@ -182,10 +153,8 @@ def faster_but_wrong(engine: Engine, split_tag: str | None = None, records: pd.D
         .agg(median=("median", "median"), started_at=("started_at", "min"), runs=("run_id", "nunique"))
         .sort_values("started_at")
     )  # a build's repeats are one point: its previous build is another build
-    per_build["previous_µs"] = per_build.groupby(_CASE, dropna=False)["median"].shift(1)
     per_build["previous_build"] = per_build.groupby(_CASE, dropna=False)["build"].shift(1)
-    # faster as a review would call it: beyond its default bound (a 0.2 % move is noise, not "faster")
-    improved = per_build[per_build["median"] * (1.0 + DEFAULT_THRESHOLD) < per_build["previous_µs"]]
+    improved = _faster(engine, times, per_build)
     failed = correctness(engine, split_tag) if records is None else records
     failed = failed[failed["verdict"] == "failed"].sort_values("metric")
     failed["figure"] = [
@@ -199,7 +168,7 @@ def faster_but_wrong(engine: Engine, split_tag: str | None = None, records: pd.D
     if failed.empty:  # no failed record (e.g. a store of op_time only): its empty frame's dtypes cannot merge
         failed = failed.astype({c: improved[c].dtype for c in _CASE + ["build"]})
     joined = improved.merge(failed, on=_CASE + ["build"])
-    joined["speedup_vs_previous"] = joined["previous_µs"] / joined["median"]
+
     joined["case"] = case_names(joined)  # people read the name; the raw keys stay, pinned last
     return joined[
         [
@@ -219,6 +188,26 @@ def faster_but_wrong(engine: Engine, split_tag: str | None = None, records: pd.D
             "compile",
         ]
     ].rename(columns={"median": "op_time_µs"})
+
+
+def _faster(engine: Engine, times: pd.DataFrame, per_build: pd.DataFrame) -> pd.DataFrame:
+    """The rows of `per_build` whose op time the review calls better than the previous build's on that machine
+    (db.views.judged_rows: Compare's test and bound, its figures: previous_µs, median, speedup_vs_previous), one
+    review per (previous, build) pair."""
+    found = []
+    for previous, build in per_build[["previous_build", "build"]].dropna().drop_duplicates().itertuples(index=False):
+        rows, _ = judged_rows(engine, runs_selector(times, previous), runs_selector(times, build), ["op_time"])
+        better = rows[rows.direction == BETTER].rename(columns={"scope": "machine_name"})
+        # a dict, not keywords: Python reads the keyword previous_µs as previous_μs (NFKC: µ is the Greek mu)
+        better = better.assign(
+            **{"build": build, "previous_build": previous, "previous_µs": better.baseline_median},
+            speedup_vs_previous=better.oriented_ratio,
+        )
+        found.append(better[_CASE + ["build", "previous_build", "previous_µs", "speedup_vs_previous"]])
+    if not found:
+        return per_build.iloc[:0].assign(**{"previous_µs": [], "speedup_vs_previous": []})
+    faster = pd.concat(found, ignore_index=True)
+    return per_build.merge(faster, on=_CASE + ["build", "previous_build"])
 
 
 def _verdict(passed: bool | None, status: str) -> str:
@@ -257,7 +246,11 @@ def correctness_view(engine: Engine, params: Params) -> Correctness:
     baseline = build_choice("baseline", p["baseline"], builds) if p["baseline"] else first
     candidate = build_choice("candidate", p["candidate"], builds) if p["candidate"] else last
     same = bool(baseline) and baseline == candidate  # a build against itself: every case "within its rule"
-    slopes = correctness_slopes(shown, baseline, candidate) if not same else pd.DataFrame(columns=SLOPE_COLUMNS)
+    slopes = (
+        correctness_slopes(engine, shown, baseline, candidate, metric)
+        if not same
+        else pd.DataFrame(columns=SLOPE_COLUMNS)
+    )
     counts = {d: int((slopes["direction"] == d).sum()) for d in SLOPE_DIRECTIONS}
     empty = (
         f"Baseline and candidate are the same build ({baseline}): nothing to compare. {NEXT_BUILD}"

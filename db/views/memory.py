@@ -2,7 +2,8 @@
 
 Every figure belongs to one machine and one case: a machine's panel compares the baseline build's figure with the
 candidate's for the same case, and nothing is ever added across machines or cases. Several runs of one build on
-one machine give the median of their medians (`runs` says how many). A figure a device cannot give stays
+one machine give the review's figure: the median of their pooled samples, as Compare shows it (`runs` says how
+many), its change and direction by the memory rule (db.views.judged_rows). A figure a device cannot give stays
 "unavailable" with its reason; an out-of-memory error is marked OOM; neither is ever shown as 0.
 """
 
@@ -11,7 +12,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
@@ -21,6 +21,7 @@ from bundle.units import convert
 from db.query.browse import MEMORY_METRICS, results, split_builds
 from db.query.params import Params, build_choice, only
 from db.views.defaults import default_pair
+from db.views.judged_rows import judged_rows, runs_selector
 
 FIGURE_NAMES = {  # nested: the driver's total holds the allocator's reserved pool, which holds the live tensors
     "memory_driver_peak": "driver total peak",
@@ -40,6 +41,8 @@ COMPARE_COLUMNS = [
     "baseline_GiB",
     "candidate_GiB",
     "change",
+    "direction",
+    "verdict",
     "baseline",
     "candidate",
     "baseline_runs",
@@ -90,21 +93,62 @@ def memory_builds(long: pd.DataFrame) -> tuple[list[str], list[str]]:
     return [r["build"] for r in ordered], [r["channel"] for r in ordered]
 
 
-def memory_compare(long: pd.DataFrame, baseline: str, candidate: str) -> pd.DataFrame:
-    """Per machine, case and figure: the baseline build's figure beside the candidate's, with the change.
-
-    A side's figure is the median over that build's runs on that machine (never a sum); a side with no ok figure
-    shows its state (OOM, unavailable, error) instead of a number."""
-    sides = [
-        _side(long[long["build"] == build], name) for build, name in ((baseline, "baseline"), (candidate, "candidate"))
-    ]
-    joined = sides[0].merge(sides[1], on=["machine", "chip", "case", "figure"] + _KEYS, how="outer")
+def memory_compare(
+    engine: Engine, long: pd.DataFrame, baseline: str, candidate: str, workload: str = ""
+) -> pd.DataFrame:
+    """Per machine, case and figure: the baseline build's figure beside the candidate's, with the change — as the
+    review judges them (db.views.judged_rows: Compare's median of each side's pooled samples, its change words and
+    its direction by the memory rule), never a sum; a side with no ok figure shows its state (OOM, unavailable,
+    error) instead of a number."""
+    if long.empty or baseline not in set(long["build"]) or candidate not in set(long["build"]):
+        return pd.DataFrame(columns=COMPARE_COLUMNS)
+    sides = (runs_selector(long, baseline), runs_selector(long, candidate))
+    rows, unmatched = judged_rows(engine, *sides, MEMORY_METRICS, workload)
+    compared = pd.DataFrame(
+        {
+            "machine": rows.scope,
+            "metric": rows.metric,
+            **{k: rows[k] for k in _KEYS},
+            "baseline_GiB": [_gib(v, u, "ok") for v, u in zip(rows.baseline_median, rows.unit)],
+            "candidate_GiB": [_gib(v, u, "ok") for v, u in zip(rows.candidate_median, rows.unit)],
+            "change": rows.change.astype(str),
+            "direction": rows.direction.astype(str),
+            "verdict": rows.verdict.astype(str),
+        }
+    )
+    missing = pd.DataFrame(
+        {
+            "machine": unmatched.scope,
+            "metric": unmatched.metric,
+            **{k: unmatched[k] for k in _KEYS},
+            "baseline_GiB": [_gib(v, u, "ok") for v, u in zip(unmatched.baseline_median, unmatched.unit)],
+            "candidate_GiB": [_gib(v, u, "ok") for v, u in zip(unmatched.candidate_median, unmatched.unit)],
+            "change": "",
+            "direction": "",
+            "verdict": "",
+        }
+    )
+    joined = pd.concat([compared, missing], ignore_index=True) if len(missing) else compared
     if joined.empty:
         return pd.DataFrame(columns=COMPARE_COLUMNS)
-    for name in ("baseline", "candidate"):
-        joined[name] = joined[name].fillna("no record")
-        joined[f"{name}_runs"] = joined[f"{name}_runs"].fillna(0).astype(int)
-    joined["change"] = [_change(b, c) for b, c in joined[["baseline_GiB", "candidate_GiB"]].itertuples(index=False)]
+    joined[["baseline_GiB", "candidate_GiB"]] = joined[["baseline_GiB", "candidate_GiB"]].astype(float)  # None: NaN
+    joined["figure"] = joined.metric.map(FIGURE_NAMES)
+    joined["case"] = case_names(joined)
+    chips = long.drop_duplicates("machine").set_index("machine")["chip"]
+    joined["chip"] = joined.machine.map(chips).fillna(NO_CHIP)
+    for side, label in (("baseline", baseline), ("candidate", candidate)):
+        mine = long[long["build"] == label]
+        states = mine.groupby(["machine", "figure"] + _KEYS, dropna=False).agg(
+            runs=("run_id", "nunique"), states=("state", lambda v: "; ".join(sorted(set(v) - {"ok"})))
+        )
+        keyed = joined.set_index(["machine", "figure"] + _KEYS).index
+        found = states.reindex(keyed)
+        joined[f"{side}_runs"] = found["runs"].fillna(0).astype(int).to_numpy()
+        text = [
+            f"{g:.3f} GiB" if pd.notna(g) else (s if isinstance(s, str) and s else "no record")
+            for g, s in zip(joined[f"{side}_GiB"], found["states"])
+        ]
+        joined[side] = text
     order = {name: i for i, name in enumerate(FIGURE_NAMES.values())}
     joined = joined.assign(_f=joined["figure"].map(order)).sort_values(["machine", "case", "_f"], kind="stable")
     return joined[COMPARE_COLUMNS].reset_index(drop=True)
@@ -141,7 +185,7 @@ def memory_view(engine: Engine, params: Params) -> Memory:
         baseline,
         candidate,
         long,
-        memory_compare(long, baseline, candidate),
+        memory_compare(engine, long, baseline, candidate, p["workload"]),
     )
 
 
@@ -165,33 +209,6 @@ def chart_rows(panel: pd.DataFrame) -> pd.DataFrame:
         f"{g:.2f}" if pd.notna(g) else s.split(":")[0] for g, s in long[["GiB", "state"]].itertuples(index=False)
     ]
     return long[["case", "figure", "side", "GiB", "state", "label", "change"]]
-
-
-def _side(rows: pd.DataFrame, name: str) -> pd.DataFrame:
-    group = ["machine", "chip", "case", "figure"] + _KEYS
-    if rows.empty:
-        return pd.DataFrame(columns=group + [f"{name}_GiB", name, f"{name}_runs"])
-    out = (
-        rows.groupby(group, sort=False, dropna=False)
-        .agg(
-            GiB=("GiB", lambda v: float(np.median(v.dropna())) if v.notna().any() else np.nan),
-            runs=("run_id", "nunique"),
-            states=("state", lambda v: sorted(set(v) - {"ok"})),
-        )
-        .reset_index()
-    )
-    out[name] = [
-        f"{g:.3f} GiB" if pd.notna(g) else "; ".join(s) for g, s in out[["GiB", "states"]].itertuples(index=False)
-    ]
-    return out.rename(columns={"GiB": f"{name}_GiB", "runs": f"{name}_runs"}).drop(columns=["states"])
-
-
-def _change(base: float, cand: float) -> str:
-    if pd.isna(base) or pd.isna(cand):
-        return ""
-    diff = cand - base
-    ratio = f", {cand / base:.2f}×" if base > 0 else ""
-    return f"{base:.3f} → {cand:.3f} GiB ({diff:+.3f} GiB{ratio})"
 
 
 def _gib(value: float | None, unit: str, status: str) -> float | None:

@@ -11,40 +11,42 @@ import pandas as pd
 from db.review.wording import format_value
 
 
+def answers_markdown(summary: dict[str, Any], escape) -> list[str]:
+    """The release answer per chip (machine) as Markdown lines — its answer, why, and every regression, the
+    biggest wins, the doubts and the triaged by name: what both Markdown renderings lead with."""
+    lines = []
+    for a in summary.get("answers") or []:
+        lines += ["", f"- **{escape(a['scope'])}: {escape(a['answer'])}** — {escape(a['line'].split(' — ', 1)[-1])}"]
+        named = [("regressed", a["regressions"]), ("better", a["wins"]), ("not confirmed", a["doubts"])]
+        named.append(("triaged", a["triage"]))
+        for word, rows in named:
+            lines += [
+                f"  - {word}: {escape(r['case'])} · {escape(r['change'])}"
+                + (f" — {escape(r['state'])} by {escape(r['author'])}" if word == "triaged" else "")
+                for r in rows
+            ]
+    return lines
+
+
+GROUP_TABLE = ("scope", "device", "dtype", "compile", "compared", "regressed", "triaged", "faster", "slower")
+GROUP_TABLE += ("unchanged", "undecided", "untested", "unconfirmed", "contended", "unmatched", "memory")
+GROUP_TABLE += ("correctness", "detects")
+
+
 def summary_markdown(summary: dict[str, Any], escape) -> list[str]:
     """The summary as Markdown lines (escape: the export's cell escaper), for the top of the review export."""
     lines = [
         f"## Release summary: {escape(summary['candidate'])} against baseline {escape(summary['baseline'])}",
         "",
         f"**{escape(summary['verdict'])}** (threshold {summary['threshold']:g} % worse for replicated figures; "
-        "each metric's own rule otherwise)",
+        "each metric's own rule otherwise; counts are of cases)",
+        *answers_markdown(summary, escape),
         "",
-        "| scope | device | dtype | compile | faster | slower | unchanged | untested | regressed | unconfirmed | "
-        "contended | unmatched | memory | correctness | detects |",
-        "|" + "---|" * 15,
+        "| " + " | ".join(name.replace("undecided", "not decided") for name in GROUP_TABLE) + " |",
+        "|" + "---|" * len(GROUP_TABLE),
     ]
     for g in summary["groups"]:
-        cells = [
-            g.get(k, 0)
-            for k in (
-                "scope",
-                "device",
-                "dtype",
-                "compile",
-                "faster",
-                "slower",
-                "unchanged",
-                "untested",
-                "regressed",
-                "unconfirmed",
-                "contended",
-                "unmatched",
-                "memory",
-                "correctness",
-                "detects",
-            )
-        ]
-        lines.append("| " + " | ".join(escape(c) for c in cells) + " |")
+        lines.append("| " + " | ".join(escape(g.get(k, 0)) for k in GROUP_TABLE) + " |")
     if summary["families"]:
         lines += [
             "",

@@ -1,8 +1,12 @@
 """One metric of one case over builds, per chip, ordered by version then nightly date, with change points.
 
-A point is a (chip, build): the median of every ok sample of that case on machines of that chip (pooled across
-machines of one chip, explicitly: `machines` says how many), with its quartiles (the IQR band). Builds are placed
-in one version order shared by every chip (bundle.builds). Change points: db/stats/changepoints.py.
+A point is a (chip, build): the figure chip-scope Compare gives that build for the case — the quartiles of the ok
+samples of its runs on machines of that chip (pooled across machines of one chip, explicitly: `machines` says
+how many), its contended worker processes left out while enough clean ones remain (db.stats.significance
+.clean_quartiles, the one function both read); `contended_processes` of `timed_processes` says how many were left
+out, `contended` that too few clean ones remained (the point is then every process's, as Compare's side is). The
+chip is named as chip-scope Compare names it (its GPU core count included). Builds are placed in one version
+order shared by every chip (bundle.builds). Change points: db/stats/changepoints.py.
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ from dataclasses import dataclass
 from typing import Iterable
 from urllib.parse import quote_plus
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 from sqlalchemy import Engine
 
 from bundle.builds import build_sort_key
@@ -20,20 +26,26 @@ from bundle.metrics import METRICS
 from db.errors import Problem, StoreError
 from db.query.params import Params, one_of, only
 from db.stats.changepoints import change_points
-from db.stats.lists import quartiles_sql
-from db.store.read import read_frame
+from db.stats.lists import SampleLists
+from db.stats.significance import clean_quartiles
+from db.store.case_pivot import CHIP_SCOPE
+from db.store.read import read_arrow, read_frame
 
 FIELDS = ("workload", "case_key", "dtype", "compile", "metric")  # the URL parameters of a trend, in menu order
 
+# every ok result of the case, a run a row, grouped by (chip, device, build) in run order
 _SQL = f"""
-SELECT coalesce(ru.chip, 'unknown chip: ' || ru.machine_name) AS chip, ru.device_type AS device, ru.torch_version,
-       min(ru.nightly_date) AS nightly_date, any_value(r.unit) AS unit,
-       {quartiles_sql("s")},
-       count(*) AS n, count(DISTINCT r.run_id) AS runs, count(DISTINCT ru.machine_name) AS machines,
-       min(ru.started_at) AS first_run, max(ru.started_at) AS last_run
-FROM results r JOIN runs ru ON ru.run_id = r.run_id, unnest(r.samples) AS u(s)
-WHERE r.status = 'ok' AND r.workload = ? AND r.case_key = ? AND r.dtype = ? AND r.compile = ? AND r.metric = ?
-GROUP BY ALL"""
+SELECT {CHIP_SCOPE} AS chip, ru.device_type AS device, ru.torch_version, ru.nightly_date, r.unit,
+       ru.run_id, ru.machine_name, ru.started_at, r.samples, r.processes, r.contention
+FROM results r JOIN runs ru ON ru.run_seq = r.run_seq
+WHERE r.status = 'ok' AND ru.retracted_at IS NULL AND r.workload = ? AND r.case_key = ? AND r.dtype = ?
+  AND r.compile = ? AND r.metric = ?
+ORDER BY chip, device, ru.torch_version, ru.started_at, ru.run_id"""
+POINT = ["chip", "device", "torch_version"]
+POINT_COLUMNS = POINT + ["nightly_date", "unit", "median", "p25", "p75", "n", "runs", "machines"]
+POINT_COLUMNS += ["contended_processes", "timed_processes", "contended", "first_run", "last_run"]
+
+
 # each build's first run in the store (any case, machine or chip; retracted runs left out)
 _FIRST_SEEN = """
 SELECT torch_version, min(started_at) AS first_seen, count(*) AS store_runs FROM runs
@@ -43,7 +55,7 @@ _CHOICES = "SELECT DISTINCT workload, case_key, dtype, compile, metric FROM resu
 
 
 def trend(engine: Engine, workload: str, case_key: str, dtype: str, compile_mode: str, metric: str) -> pd.DataFrame:
-    points = read_frame(engine, _SQL, [workload, case_key, dtype, compile_mode, metric])
+    points = trend_points(read_arrow(engine, _SQL, [workload, case_key, dtype, compile_mode, metric]))
     if points.empty:
         return points.assign(build_rank=[], position=[], change_point=[])
     keys = [build_sort_key(v, d) for v, d in zip(points.torch_version, points.nightly_date)]
@@ -55,6 +67,28 @@ def trend(engine: Engine, workload: str, case_key: str, dtype: str, compile_mode
         cuts = set(change_points(series["median"].tolist()))
         frames.append(series.assign(position=range(len(series)), change_point=[i in cuts for i in range(len(series))]))
     return pd.concat(frames, ignore_index=True)
+
+
+def trend_points(runs: pa.Table) -> pd.DataFrame:
+    """One point per (chip, device, build) of a case's ok results (one row per run, in POINT order)."""
+    if not runs.num_rows:
+        return pd.DataFrame(columns=POINT_COLUMNS)
+    meta = runs.drop_columns(["samples", "processes", "contention"]).to_pandas()
+    group = meta.groupby(POINT, sort=False).ngroup().to_numpy()
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])  # rows come grouped (the SQL's order)
+    offsets = pa.array(np.append(starts, len(group)).astype(np.int32))
+    side = [pa.ListArray.from_arrays(offsets, runs.column(c).combine_chunks()) for c in ("samples", "processes")]
+    side.append(pa.ListArray.from_arrays(offsets, runs.column("contention").combine_chunks()))
+    clean, quartiles = clean_quartiles(SampleLists.from_arrow(side[0]), side[1], side[2])
+    out = meta.iloc[starts][POINT + ["unit"]].reset_index(drop=True)
+    by = meta.groupby(group, sort=False)
+    out["nightly_date"] = by.nightly_date.min().to_numpy()
+    out["median"], out["p25"], out["p75"] = quartiles.median, quartiles.p25, quartiles.p75
+    out["n"] = clean.lists.counts
+    out["runs"], out["machines"] = by.run_id.nunique().to_numpy(), by.machine_name.nunique().to_numpy()
+    out["contended_processes"], out["timed_processes"], out["contended"] = clean.hot, clean.timed, clean.contended
+    out["first_run"], out["last_run"] = by.started_at.min().to_numpy(), by.started_at.max().to_numpy()
+    return out[POINT_COLUMNS]
 
 
 def build_annotations(engine: Engine, points: pd.DataFrame) -> pd.DataFrame:

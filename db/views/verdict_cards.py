@@ -33,8 +33,9 @@ class Cards:
     candidate: str
     scope: str
     verdict: str  # the summary's overall verdict
-    cards: list[dict[str, Any]] = field(default_factory=list)  # one per group, regressions first
+    cards: list[dict[str, Any]] = field(default_factory=list)  # one per group, regressions first: the detail
     summary: dict[str, Any] = field(default_factory=dict)  # the release summary the cards were drawn from
+    answers: list[dict[str, Any]] = field(default_factory=list)  # one per chip (machine): the release answer first
 
 
 def _statuses(changes: pd.DataFrame, key: dict) -> dict[str, Any]:
@@ -112,6 +113,59 @@ def _tones(group: dict, status: dict) -> dict[str, str]:
     return out
 
 
+COUNT_WORDS = (("regressed", "regressed"), ("triaged", "triaged"), ("faster", "faster"), ("slower", "slower"))
+COUNT_WORDS += (("unchanged", "unchanged"), ("undecided", "not decided"))
+ANSWER_TONE = {"regression": WORSE, "win": BETTER}  # the answer's colour; not decided and no change: their own
+
+
+def counts_words(counts: dict) -> str:
+    """ "8 cases: 2 regressed · 4 faster · 2 unchanged" — a partition of the compared cases (db.review.answer), so
+    the counts add up to the cases and never contradict the lines beside them."""
+    n = int(counts.get("compared") or 0)
+    parts = [f"{int(counts.get(k) or 0)} {w}" for k, w in COUNT_WORDS if int(counts.get(k) or 0)]
+    parts += [f"{int(counts.get('unconfirmed') or 0) + int(counts.get('suspected') or 0)} worse, not confirmed"] * bool(
+        int(counts.get("unconfirmed") or 0) + int(counts.get("suspected") or 0)
+    )
+    extra = "".join(
+        f"; {int(counts.get(k) or 0)} {w}"
+        for k, w in (("untested", "untested (no replicates)"), ("contended", "contended (not tested)"))
+        if int(counts.get(k) or 0)
+    )
+    return f"{n} case{'s' * (n != 1)}: " + (" · ".join(parts) if parts else "none decided") + extra
+
+
+def _linked(rows: list[dict], summary: dict[str, Any], extra=lambda r: "") -> list[dict[str, str]]:
+    return [{"text": f"{r['case']} · {r['change']}{extra(r)}", "link": _case_link(r, summary)} for r in rows]
+
+
+def answer_cards(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """One card per chip (per machine in machine scope): its answer, its line, every regression, the biggest wins,
+    the doubts and the triaged regressions by name, each linked to its case."""
+    out = []
+    for a in summary.get("answers") or []:
+        out.append(
+            {
+                "title": a["scope"],
+                "answer": a["answer"],
+                "tone": ANSWER_TONE.get(a["answer"], ""),
+                "line": a["line"],
+                "counts": counts_words(a),
+                "regressions": _linked(a["regressions"], summary),
+                "wins": _linked(a["wins"], summary),
+                "doubts": _linked(a["doubts"], summary, lambda r: f" ({r.get('why', '')})"),
+                "triage": _linked(
+                    a["triage"],
+                    summary,
+                    lambda r: f" — {r['state']} ({r['author']}{': ' if r['comment'] else ''}{r['comment'][:80]})",
+                ),
+                "failures": [f"{f['case']}: {f['kind']}" for f in a["failures"]],
+                "detects": a["detects"],
+                **{k: a[k] for k in ("scope", "device", "compared", "regressed", "triaged", "new_failures")},
+            }
+        )
+    return out
+
+
 def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
     """The cards of one summary (pure: tests give it a summary and status changes directly)."""
     out = []
@@ -124,13 +178,13 @@ def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
                 "title": f"{g['scope']} · {g['dtype']} · {g['compile']}",
                 "verdict": g["verdict"],
                 "regressed": int(g["regressed"] or 0),
-                "counts": f"{g['faster']} faster / {g['slower']} slower / {g['unchanged']} unchanged "
-                "(tested timing cases)"
-                + (f"; {untested} untested (no replicates)" if untested else "")
-                + (f"; {busy} contended (not tested)" if busy else ""),
+                "counts": counts_words(g),
                 "faster": int(g["faster"] or 0),
                 "slower": int(g["slower"] or 0),
                 "unchanged": int(g["unchanged"] or 0),
+                "undecided": int(g.get("undecided") or 0),
+                "triaged": int(g.get("triaged") or 0),
+                "sees_bound": bool(g.get("sees_bound", True)),
                 "untested": untested,
                 "families": _family_lines(summary["families"], g),
                 "memory": g["memory"],
@@ -147,14 +201,22 @@ def cards_from(summary: dict[str, Any], changes: pd.DataFrame) -> Cards:
                 "compared": int(g.get("compared") or 0),
                 "evidence": g.get("evidence", ""),
                 "worst": [
-                    {"text": f"{w['case']} · {w['metric']}: {w['change']}", "link": _case_link(w, summary)}
+                    {"text": f"{w['case']} · {w['change']}", "link": _case_link(w, summary)}
                     for w in g.get("worst") or []
                 ],
                 **s,
             }
         )
     out.sort(key=lambda c: (-c["regressed"], -c["new_failures"], not c["compared"], c["title"]))
-    return Cards(summary["baseline"], summary["candidate"], summary["scope"], summary["verdict"], out, summary)
+    return Cards(
+        summary["baseline"],
+        summary["candidate"],
+        summary["scope"],
+        summary["verdict"],
+        out,
+        summary,
+        answer_cards(summary),
+    )
 
 
 def verdict_cards(
