@@ -120,6 +120,13 @@ def _run_options(r: argparse.ArgumentParser) -> None:
         "errors, since a case that crashed its worker usually crashes it again)",
     )
     r.add_argument(
+        "--status-file",
+        type=Path,
+        metavar="PATH",
+        help="keep the run's live status in this JSON file (what it does, what it waits for, the cases done): "
+        "the dashboard scripts/start.sh serves shows it while the run collects",
+    )
+    r.add_argument(
         "--in-process",
         action="store_true",
         help="run cases in this process, not a case worker: no crash isolation, the time limit is soft",

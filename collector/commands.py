@@ -21,6 +21,7 @@ from collector.catalog import load_catalog
 from collector.contention import IdleGate, IdlePolicy
 from collector.display import progress_bar, results_table, run_summary
 from collector.errors import CollectorError
+from collector.live import FINISHED, INTERRUPTED, LiveStatus
 from collector.plan import Plan, PlannedCase, default_processes
 from collector.push import Pusher
 from collector.push_report import checked_pusher, report_push
@@ -100,25 +101,33 @@ def _announce(session: run_session.Session, console: Console) -> None:
     )
 
 
-def _run_with_progress(session: run_session.Session, console: Console, in_process: bool = False) -> Path:
+def _run_with_progress(
+    session: run_session.Session, console: Console, in_process: bool = False, live: LiveStatus | None = None
+) -> Path:
     with progress_bar(console) as bar:
         task = bar.add_task("starting", total=session.pending_measurements())
         processes = session.plan.processes
 
+        def say(words: str) -> None:
+            bar.update(task, description=escape(words))
+            if live is not None:
+                live.doing(words)
+
         def on_progress(event: str, planned: PlannedCase | None, results: list[Result] | None, process: int) -> None:
             if event == "retake" and planned is not None:  # not counted: the bar's total is the planned processes
-                bar.update(task, description=escape(planned.case.label() + " · re-timing a contended process"))
+                say(planned.case.label() + " · re-timing a contended process")
             elif event == "start" and planned is not None:
                 where = f" · process {process + 1}/{processes}" if processes > 1 else ""
-                bar.update(task, description=escape(planned.case.label() + where))
+                say(planned.case.label() + where)
             else:
                 bar.advance(task)
+                if live is not None:
+                    live.advance(results)
 
         def on_wait(share: float, limit_s: float) -> None:
-            bar.update(
-                task,
-                description=f"waiting up to {limit_s:.0f} s for an idle machine: other processes take "
-                f"{share * 100:.0f} % of the cores",
+            say(
+                f"waiting up to {limit_s:.0f} s for an idle machine: other processes take "
+                f"{share * 100:.0f} % of the cores"
             )
 
         session.gate = IdleGate(IdlePolicy(wait_s=session.plan.idle_wait_s), on_wait=on_wait)
@@ -129,9 +138,15 @@ def _run(args: argparse.Namespace, console: Console) -> int:
     pusher = checked_pusher(args.push, console)
     session = _open_session(args)
     _announce(session, console)
+    live = None
+    if getattr(args, "status_file", None):
+        device = session.state.header["device"]["name"]
+        live = LiveStatus(args.status_file, session.run_id, device, session.pending_measurements())
     try:
-        path = _run_with_progress(session, console, args.in_process)
+        path = _run_with_progress(session, console, args.in_process, live)
     except KeyboardInterrupt:
+        if live is not None:
+            live.end(INTERRUPTED, f"interrupted: continue with mpsbench run --resume {session.journal.path}")
         console.print(
             escape(
                 f"interrupted: incomplete bundle {session.bundle_path} (continue with: "
@@ -155,7 +170,14 @@ def _run(args: argparse.Namespace, console: Console) -> int:
         )
     console.print(escape(f"bundle: {path}  (every record with its unit: python -m collector show {path})"))
     if pusher is not None:
-        return report_push(pusher.push([path]), console)
+        if live is not None:
+            live.doing(f"storing the run ({len(bundle.results)} records)")
+        code = report_push(pusher.push([path]), console)
+        if live is not None:
+            live.end(FINISHED, "stored" if code == 0 else f"written to {path}; storing it failed (see the terminal)")
+        return code
+    if live is not None:
+        live.end(FINISHED, f"written to {path}")
     return 0
 
 

@@ -3,10 +3,14 @@ nightly preview labelled apart; machines × builds with their latest runs, resul
 
 from __future__ import annotations
 
+import os
+
+import pandas as pd
 import streamlit as st
 
 from db.query.selectors import available_selectors
 from db.views.defaults import default_sides, side_labels
+from db.views.live_run import LIVE_VARIABLE, live_run
 from db.views.overview import overview_of
 from pages.verdict import show_summary
 from pages.widgets import guarded, load, picker, plain, shown_review, stop_if_empty, table
@@ -29,8 +33,33 @@ def _sides() -> tuple[str, str]:
     return baseline, candidate
 
 
+@st.fragment(run_every=2)
+def _live() -> None:
+    """The run collecting here now (scripts/start.sh serves before its first run is stored), refreshed every 2 s;
+    when it ends, the whole page reruns and reads the stored run."""
+    live = live_run()
+    if live is None or not live.running:
+        if st.session_state.pop("ovw_live", False):
+            st.rerun()
+        return
+    st.session_state["ovw_live"] = True
+    with st.container(border=True):
+        st.markdown(f"**Collecting on this machine:** run {plain(live.run_id[:8])} on {plain(live.device)}")
+        st.progress(
+            min(1.0, live.done / max(live.total, 1)),
+            text=f"{live.done} of {live.total} measurements done (each case in each worker process)",
+        )
+        st.text(f"now: {live.doing}")
+        if live.finished_cases:
+            st.caption("Finished so far, newest first (each the median of all its worker processes' samples):")
+            table(pd.DataFrame(live.finished_cases).head(12))
+        st.caption("This page fills in with the run's verdicts once it is stored.")
+
+
 def body() -> None:
     st.title("Overview")
+    if os.environ.get(LIVE_VARIABLE):
+        _live()
     baseline, candidate = _sides()
     view = load(overview_of, baseline, candidate)
     stop_if_empty(view.latest)

@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 from db.query import browse
 from db.query.params import Params, only
 from db.views.empty_reason import NEXT_BUILD
+from db.views.live_run import live_run
 from db.views.verdict_cards import overview_cards
 
 LATEST = [
@@ -40,6 +41,7 @@ class Overview:
     # None with fewer than two builds
     preview: dict | None = None  # the nightly against the stable build, beside an rc default (labelled); else None
     hint: str = ""  # with runs of one build only: what a second build would show, and how to collect it
+    live: dict | None = None  # the run collecting on this machine now (db.views.live_run), while it runs
 
 
 PARAMS = ("baseline", "candidate")
@@ -75,4 +77,11 @@ def overview_of(engine: Engine, baseline: str = "", candidate: str = "") -> Over
         asdict(cards) if cards else None,
         asdict(preview) if preview else None,
         hint,
+        live_now(),
     )
+
+
+def live_now() -> dict | None:
+    """The run collecting here now (not cached with the store's data: it moves while the store does not)."""
+    live = live_run()
+    return asdict(live) if live is not None and live.running else None
