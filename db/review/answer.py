@@ -9,8 +9,9 @@ and its first-call time. Each case has one outcome, the first that holds:
   apart, with who and why, never as a regression;
 - DOUBTFUL: a row is worse beyond its bound but unconfirmed or suspected (what `mpsbench confirm` decides);
 - SLOWER / FASTER: a row's direction (db.review.rules.directions) is worse / better (worse wins a tie);
-- UNCHANGED: every row is unchanged (its CI within the bound, or within its own rule);
-- UNDECIDED: the rest (a CI reaching past the bound, nothing to test on, contended).
+- UNCHANGED: every row a test or rule could decide is unchanged (its CI within the bound, or within its own rule);
+  a figure with nothing to test it on (one figure a run without spread) does not keep a case from it;
+- UNDECIDED: the rest (a CI reaching past the bound, contended, or nothing to test any figure on).
 
 A derived figure carried by its timing's row (db.review.derived) and a count to watch (pad calls) decide nothing.
 Every count of cases — the release summary's groups, the per-chip answer, the cards, the exports, the gate —
@@ -25,6 +26,7 @@ from bundle.metrics import RuleKind
 from db.review.case_table import BETTER, UNCHANGED, WORSE
 from db.review.derived import _new_case, folded_rows
 from db.review.rules import REGRESSION, SUSPECTED, UNCONFIRMED_STATE
+from db.stats.significance import UNCONFIRMED
 from db.store.triage import TRIAGED_AWAY
 
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
@@ -63,7 +65,10 @@ def case_outcomes(cases: pd.DataFrame, verdicts: pd.DataFrame, listed: pd.DataFr
     regressed &= ~triaged
     doubtful = any_of((verdict == UNCONFIRMED_STATE) | (verdict == SUSPECTED))
     slower, faster = any_of(direction == WORSE), any_of(direction == BETTER)
-    steady = ~any_of(direction != UNCHANGED) & any_of(np.ones(len(case), dtype=bool))
+    # a figure nothing could test (one figure a run, no spread) decides nothing while the case's other figures do:
+    # worse beyond its bound it is doubtful (above); else it neither keeps the case from "unchanged" nor makes it
+    decides = cases.significance.to_numpy() != UNCONFIRMED
+    steady = ~any_of(decides & (direction != UNCHANGED)) & any_of(decides)
     frame["outcome"] = np.select(
         [regressed, triaged, doubtful, slower, faster, steady],
         [REGRESSED, TRIAGED, DOUBTFUL, SLOWER, FASTER, UNCHANGED_CASE],

@@ -22,6 +22,8 @@ def _size(fraction: float) -> str:
     replicates)"."""
     if fraction >= 99.0:
         return "only changes ≥ 100× slower (too few replicates)"
+    if fraction < 0.1:  # near a bound of a few percent, a rounded 5 % would hide that 5.3 % misses a 5 % bound
+        return f"≥ {100 * fraction:.1f} % slower".replace(".0 %", " %")
     return f"≥ {100 * fraction:.0f} % slower" if fraction < 1.0 else f"≥ {1 + fraction:.1f}× slower"
 
 
@@ -87,7 +89,8 @@ def _group_detection(part: pd.DataFrame, m: int, threshold: float) -> dict:
     elif _size(then) != _size(now):  # more runs matter until the bound is what stops a smaller change
         words += f"; {MORE_RUNS} more runs a side would detect {_size(then)}"
     if untested:
-        words += f"; {untested} case{'s' * (untested != 1)} untestable ({TESTABLE})"
+        # (one figure a run that never varies, a first-call time, has no spread to test on either)
+        words += f"; {untested} figure{'s' * (untested != 1)} untestable (no replicates, or no spread)"
     return {"words": words, "detects": now, "sees_bound": sees, "more_runs": more}
 
 

@@ -97,7 +97,7 @@ def group_line(group: dict) -> str:
         return f"{plural(hit, 'case')} regressed" + (f" ({tail})" if tail else "")
     if apart:
         return f"not decided: no confirmed regression ({tail})"
-    if not group["sees_bound"] and group["timing"]:
+    if not group["sees_bound"] and group["timing"] and group["undecided"]:
         return "not decided: " + _blind(group)
     said = _changed(group)
     return f"no regressions ({said}" + (f"; {away}" if away else "") + ")"
@@ -108,7 +108,7 @@ def _blind(group: dict) -> str:
     would let them see the bound."""
     untested = int(group.get("untested") or 0)
     if untested and untested >= int(group.get("timing") or 0):
-        return f"{plural(untested, 'timing case')} untested (no replicates)"
+        return f"{plural(untested, 'timing figure')} untested (nothing to test on)"
     words = str(group.get("detects") or "")
     return words.replace("detects", "its tests can only see", 1) if words else "too few runs to see the bound"
 
@@ -138,7 +138,7 @@ def overall_line(
             + (f" ({busy} timed while other processes took the cores)" if busy else "")
             if doubtful
             else "",
-            f"{plural(untested, 'timing case')} untested (no replicates)" if untested else "",
+            f"{plural(untested, 'timing figure')} untested (nothing to test on)" if untested else "",
             f"{plural(empty, kind)} with nothing compared" if empty else "",
         )
         if w

@@ -3,8 +3,8 @@ what a release manager reads first, counted by case (db.review.answer) and summe
 groups (one per dtype and compile mode), which stay as its detail.
 
 The answer is the first that holds: REGRESSION (a case regressed and is not triaged away, or newly fails), NOT
-DECIDED (a case is worse beyond its bound but unconfirmed or suspected, or a group's tests cannot see a change as
-small as the bound: its cases cannot be called unchanged), WIN (cases got faster or won beyond their rule), NO
+DECIDED (a case is worse beyond its bound but unconfirmed or suspected, or a group whose tests cannot see a change
+as small as the bound left cases undecided), WIN (cases got faster or won beyond their rule), NO
 CHANGE. Each names every regression, the biggest wins and the doubts, so the words beside a count always say it."""
 
 from __future__ import annotations
@@ -89,7 +89,8 @@ def scope_answers(
         key = tuple(str(k) for k in key)
         counts = {name: int(part[name].sum()) for name in COUNTS}
         failing = _failures(changes, key)
-        blind = part[(part.timing > 0) & ~part.sees_bound.astype(bool)]
+        # tests that cannot see a change as small as the bound leave the answer open where cases are left open
+        blind = part[(part.timing > 0) & ~part.sees_bound.astype(bool) & (part.undecided > 0)]
         lists = named.get(key, {})
         answer = _answer(counts, failing, blind, lists.get("wins", []))
         out.append(

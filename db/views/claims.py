@@ -62,6 +62,7 @@ COLUMNS = [
     "detail",
     "figure_detail",
     "workload",
+    "metric",
     "case_key",
 ]
 GROUP = ["scope", "dtype", "compile"]
@@ -194,6 +195,7 @@ def _row(claim: dict, figure: dict, where: tuple, status: str, measured: float, 
         "detail": detail,
         "figure_detail": detail,
         "workload": claim["workload"],
+        "metric": figure["metric"],
         "case_key": case.case_key if case is not None else "",
     }
 

@@ -16,6 +16,7 @@ from sqlalchemy import Engine
 from db.query.selectors import available_selectors
 from db.review.case_table import GROUP
 from db.review.comparison import CompareQuery
+from db.review.group_words import plural
 from db.review.listing import Question
 from db.review.review import Review, judge_review
 from db.review.status_changes import BETTER, WORSE, status_changes, status_words
@@ -126,11 +127,9 @@ def counts_words(counts: dict) -> str:
     parts += [f"{int(counts.get('unconfirmed') or 0) + int(counts.get('suspected') or 0)} worse, not confirmed"] * bool(
         int(counts.get("unconfirmed") or 0) + int(counts.get("suspected") or 0)
     )
-    extra = "".join(
-        f"; {int(counts.get(k) or 0)} {w}"
-        for k, w in (("untested", "untested (no replicates)"), ("contended", "contended (not tested)"))
-        if int(counts.get(k) or 0)
-    )
+    untested, busy = int(counts.get("untested") or 0), int(counts.get("contended") or 0)
+    extra = f"; {plural(untested, 'timing figure')} untested (nothing to test on)" if untested else ""
+    extra += f"; {busy} contended (not tested)" if busy else ""
     return f"{n} case{'s' * (n != 1)}: " + (" · ".join(parts) if parts else "none decided") + extra
 
 
