@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import numpy as np
 from pydantic import Field
 
 THRESHOLD = 0.25  # other processes' share of all cores above which a process's timings are not evidence
@@ -31,9 +32,16 @@ def contended(share: float | None) -> bool:
     return share is not None and share > THRESHOLD
 
 
-def enough_clean(clean: int, total: int) -> bool:
-    """Whether `clean` of a side's `total` processes are enough to test a case on."""
-    return clean >= min(MIN_CLEAN_PROCESSES, total)
+def enough_clean(clean, total):
+    """Whether `clean` of a side's `total` processes are enough to test a case on: the one rule, for a count
+    (the collector), an array of counts (db.stats.contention) or SQL expressions (db.store.contention:
+    enough_clean_sql)."""
+    return clean >= np.minimum(MIN_CLEAN_PROCESSES, total)
+
+
+def enough_clean_sql(clean: str, total: str) -> str:
+    """enough_clean in SQL, over two SQL expressions."""
+    return f"(({clean}) >= least({MIN_CLEAN_PROCESSES}, {total}))"
 
 
 def share_range(shares: list[float]) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from db.store.aa_pairs import RATIO_METRICS
+from bundle.metrics import RATIO_METRICS
 from db.views.noise import DEFAULT_PRECISION, noise_view
 from pages.widgets import guarded, load, picker, stop, table, text_param
 

@@ -23,6 +23,7 @@ import pyarrow as pa
 from db.review.case_table import BETTER, COMPARISON, ORIENTED_RATIO, UNCHANGED, WORSE, better_worse
 from db.review.wording import ci_words, ratio_words
 from db.stats import codes
+from db.stats.lists import QUARTILES, list_quantiles, offsets_of
 from db.stats.significance import SIGNIFICANT, bootstrap_means, geomeans, row_percentiles
 from db.store.case_pivot import ranks
 
@@ -114,23 +115,12 @@ def _widen_for_runs(
 
 
 def _family_medians(family: np.ndarray, values: np.ndarray, families: int) -> np.ndarray:
-    """The median of `values` per family that has any (`family`: non-decreasing ids < families), as pandas'
-    groupby median: the mean of the two middle values of an even count, (a + b) / 2. Families of similar sizes
-    are sorted as the rows of one padded matrix (numpy's vectorised row sort); very uneven ones by one lexsort."""
+    """The median of `values` per family that has any (`family`: non-decreasing ids < families), by the one quantile
+    rule (db.stats.lists.list_quantiles: linear interpolation)."""
     counts = np.bincount(family, minlength=families)
     present = np.flatnonzero(counts)
-    count, start = counts[present], np.concatenate([[0], np.cumsum(counts)])[present]
-    width = int(count.max())
-    if len(present) * width <= 4 * len(values) + 100_000:
-        row = np.repeat(np.arange(len(present)), count)
-        padded = np.full((len(present), width), np.inf)
-        padded[row, np.arange(len(values)) - start[row]] = values
-        padded.sort(axis=1)
-        below, above = (padded[np.arange(len(present)), at] for at in ((count - 1) // 2, count // 2))
-    else:
-        ordered = values[np.lexsort((values, family))]
-        below, above = ordered[start + (count - 1) // 2], ordered[start + count // 2]
-    return np.where(count % 2 == 1, below, (below + above) / 2)
+    (median,) = list_quantiles(values, offsets_of(counts[present]), (QUARTILES["median"],))
+    return median
 
 
 def _family_order(keys: list[pa.ChunkedArray]) -> tuple[np.ndarray, np.ndarray]:

@@ -9,11 +9,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from bundle.metrics import RATIO_METRICS
 from db.query.noise import AAModel, case_lookup
 from db.review.wording import pick
 from db.stats import noise as model
 from db.stats.codes import combine, groups
-from db.store.aa_pairs import RATIO_METRICS
 
 NO_DATA = "no A/A data"
 
@@ -34,9 +34,8 @@ def case_noise(tables: AAModel, keys: pa.Table) -> pd.DataFrame:
     own = ratio & (case_pairs >= model.MIN_CASE_PAIRS)
     in_group = ratio & ~own & (group_pairs >= model.MIN_PAIRS) & np.isfinite(sigma)
     pairs = np.where(own, case_pairs, np.where(in_group, group_pairs, 0.0))
-    sum_sq = np.where(own, case_sum_sq, np.where(in_group, 2.0 * group_pairs * np.nan_to_num(sigma) ** 2, 0.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        spread = model.bound_percent(np.sqrt(sum_sq / np.maximum(pairs, 1) / 2.0))
+    sum_sq = np.where(own, case_sum_sq, np.where(in_group, model.pairs_sum_sq(np.nan_to_num(sigma), group_pairs), 0.0))
+    spread = model.bound_percent(model.run_sigma(sum_sq, np.maximum(pairs, 1)))
     # what is worded is a function of the case's A/A source (its own figures, which belong to one group, or else
     # its group) and whether its metric is a ratio: worded once per distinct pair and spread to its cases
     source = np.where(c >= 0, c, found.cases.num_rows + 1 + g)

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import Engine
 
-from bundle.metrics import METRICS, Better, Comparison
+from bundle.metrics import METRICS, RATIO_METRICS, Better
 from db.query.case_pairs import DETAIL, KEY, SIDES, WARNINGS, compare_sql, pivot_sql, read_pairs, scope_sql
 from db.query.selectors import Selector
 from db.query.side_reads import CONTENTION, FIGURES, read_sides, readable
@@ -48,7 +48,7 @@ class MetricFacts:
         encoded = pc.dictionary_encode(metric).combine_chunks()
         codes, names = encoded.indices.to_numpy()[rows], pd.Index(encoded.dictionary.to_pylist())
         known = [METRICS[n] for n in names]
-        use_ratio = np.array([m.comparison is Comparison.ratio for m in known], dtype=bool)[codes]
+        use_ratio = np.array([m.name in RATIO_METRICS for m in known], dtype=bool)[codes]
         lower = np.array([m.better is Better.lower for m in known], dtype=bool)[codes]
         return cls(codes, names, use_ratio, lower)
 

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bundle.contention import MIN_CLEAN_PROCESSES, THRESHOLD
+from bundle.contention import THRESHOLD, enough_clean
 from db.stats.lists import SampleLists, offsets_of, run_lists
 from db.stats.replicates import process_offsets, process_sizes
 
@@ -92,7 +92,7 @@ def clean_side(lists: SampleLists, processes, contention) -> CleanSide:
     run_of_proc = np.repeat(np.arange(len(per_run)), per_run)
     case_of_proc = case_of_run[run_of_proc]
     hot = np.bincount(case_of_proc, weights=hot_proc, minlength=n_cases).astype(np.int64)
-    contended = (timed - hot) < np.minimum(MIN_CLEAN_PROCESSES, timed)
+    contended = ~enough_clean(timed - hot, timed)
     low, high = np.full(n_cases, np.nan), np.full(n_cases, np.nan)
     if hot_proc.any():
         where = case_of_proc[hot_proc]

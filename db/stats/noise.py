@@ -25,6 +25,26 @@ MIN_CASE_PAIRS = 5  # a case with this many A/A pairs of its own uses them; else
 INSUFFICIENT, MEASURED = "insufficient data", "measured"
 
 
+# each A/A pair's log ratio x has E[x²] = 2σ² (σ: one run's spread): the relation's one statement, in SQL and numpy
+SIGMA_SQL = "sqrt({sum_sq} / {pairs} / 2)"
+
+
+def run_sigma(sum_sq, pairs):
+    """σ from `pairs` A/A pairs whose log ratios square to `sum_sq` (SIGMA_SQL in numpy)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.sqrt(np.asarray(sum_sq, float) / np.asarray(pairs, float) / 2.0)
+
+
+def pairs_sum_sq(sigma, pairs):
+    """The Σ x² that `pairs` pairs of spread σ stand for (run_sigma inverted): a group's figures given to a case."""
+    return 2.0 * np.asarray(pairs, float) * np.asarray(sigma, float) ** 2
+
+
+def run_sum_sq(sum_sq):
+    """The pairs' Σ x² as a sum of squares of run figures (pairs × σ²): what a test's run-level variance adds."""
+    return np.asarray(sum_sq, float) / 2.0
+
+
 def bound_percent(quantile_log):
     """|log ratio| as the percentage two runs may differ by: exp(q) - 1 (the worse of the two directions is
     the larger one, 1/exp(-q), so exp(q) - 1 is the bound either way)."""

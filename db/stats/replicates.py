@@ -39,6 +39,7 @@ import pyarrow as pa
 from scipy.special import stdtr, stdtrit
 
 from db.stats.lists import list_quantiles, offsets_of, run_lists
+from db.stats.noise import run_sum_sq
 
 MIN_TRIMMED = 5  # a run of fewer processes is not trimmed
 
@@ -179,7 +180,7 @@ def change_test(b: SideReplicates, c: SideReplicates, aa_pairs: np.ndarray, aa_s
     Σ log ratio²; 0 where the store has none)."""
     d = c.mean - b.mean
     aa_pairs = np.nan_to_num(np.asarray(aa_pairs, float))
-    aa_ss = np.nan_to_num(np.asarray(aa_sum_sq, float)) / 2.0  # E[x²] = 2·(run variance)
+    aa_ss = run_sum_sq(np.nan_to_num(np.asarray(aa_sum_sq, float)))  # E[x²] = 2·(run variance)
     df_p = b.df_within + c.df_within
     df_t = (b.runs - 1) + (c.runs - 1) + aa_pairs
     with np.errstate(divide="ignore", invalid="ignore"):

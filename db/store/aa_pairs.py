@@ -42,12 +42,11 @@ from __future__ import annotations
 
 from sqlalchemy import text
 
-from bundle.metrics import METRICS, Comparison
+from bundle.metrics import RATIO_METRICS
 from db.stats.lists import exact_sum_sql, quantile_sql
-from db.stats.noise import QUANTILE
+from db.stats.noise import QUANTILE, SIGMA_SQL
 from db.store.contention import CLEAN_MEDIAN, EVIDENCE
 
-RATIO_METRICS = tuple(m.name for m in METRICS.values() if m.comparison is Comparison.ratio)
 _METRICS_SQL = ", ".join(f"'{m}'" for m in RATIO_METRICS)
 REFRESH = 0.05  # recompute a group's figures once its new pairs reach this fraction of its counted ones
 PARTNERS = 10  # earlier runs of its build and machine a run pairs with, the most recent (see above)
@@ -103,7 +102,7 @@ _INSERT = f"""INSERT INTO aa_pairs (group_id, seq_a, seq_b, case_key, log_ratio)
   SELECT g.group_id, s.seq_a, s.seq_b, s.case_key, s.log_ratio FROM _aa_new s JOIN aa_noise g ON {_SAME_LABELS}"""
 
 # the model's figures of the touched groups (the definitions db.stats.noise states, taken in SQL)
-_SIGMA = f"sqrt({exact_sum_sql('p.log_ratio * p.log_ratio')} / count(p.log_ratio) / 2)"
+_SIGMA = SIGMA_SQL.format(sum_sq=exact_sum_sql("p.log_ratio * p.log_ratio"), pairs="count(p.log_ratio)")
 _PENDING = f"""UPDATE aa_noise SET pending = aa_noise.pending + n.pairs
   FROM (SELECT g.group_id, count(*) AS pairs FROM _aa_new s JOIN aa_noise g ON {_SAME_LABELS} GROUP BY g.group_id) n
   WHERE aa_noise.group_id = n.group_id"""

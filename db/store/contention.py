@@ -11,7 +11,7 @@ for a while (its processes clean, its level shifted: seen on this project's box)
 
 from __future__ import annotations
 
-from bundle.contention import MIN_CLEAN_PROCESSES, OLD_WARNING, THRESHOLD
+from bundle.contention import OLD_WARNING, THRESHOLD, enough_clean_sql
 from db.stats.lists import QUARTILES, list_quantile_sql
 
 # a warning is a JSON string in warnings_json: it starts after a quote
@@ -21,10 +21,10 @@ STORED_SQL = f"""CASE WHEN len(contention) = 0 AND len({_SHARES}) > 0 THEN
                  lambda i: least(1.0, list_max(list_transform({_SHARES}, lambda s: s::DOUBLE)) / 100.0))
   ELSE contention END"""
 
-# {t}: the results table's alias. hot > total − min(MIN, total) ⟺ clean < min(MIN, total); no shares: clean
+# {t}: the results table's alias. clean = total − hot; no shares: clean
 _HOT = "len(list_filter(coalesce({t}.contention, []), lambda s: s > " + repr(THRESHOLD) + "))"
 _TOTAL = "greatest(coalesce(len({t}.contention), 0), 1)"  # NULL (a row written by hand): not measured
-EVIDENCE = f"NOT ({_HOT} > {_TOTAL} - least({MIN_CLEAN_PROCESSES}, {_TOTAL}))"
+EVIDENCE = enough_clean_sql(f"{_TOTAL} - {_HOT}", _TOTAL)
 
 # a stored result's median over its clean processes' samples (its stored median where none ran contended): what
 # an A/A pair compares. Each process's flag repeated over its samples (a result of one process: its one share)

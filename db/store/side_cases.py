@@ -23,9 +23,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import text
 
+from bundle.metrics import RATIO_METRICS
 from db.stats.lists import QUARTILES
 from db.stats.significance import SampleLists, side_stats
-from db.store.aa_pairs import RATIO_METRICS
 from db.store.case_pivot import NO_RUNS, key_order, pivot_sql, read_pairs_on, scope_sql
 from db.store.tables import SIDE_CASES
 

@@ -12,7 +12,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from bundle.builds import build_sort_key
-from bundle.metrics import METRICS
+from bundle.metrics import METRICS, RATIO_METRICS
 from db.query.case_pairs import scope_sql
 from db.query.params import Params, one_of, only
 from db.review.comparison import CompareQuery, compare
@@ -120,7 +120,7 @@ def matrix_defaults(engine: Engine) -> MatrixDefaults:
     empty store."""
     builds, channels = _builds(engine)
     rank = {b: i for i, b in enumerate(builds)}
-    ratio = [m.name for m in METRICS.values() if m.comparison.value == "ratio"]
+    ratio = list(RATIO_METRICS)
     pairs = read_frame(engine, _PAIRS)
     pairs = pairs[pairs.metric.isin(ratio) & pairs.baseline.isin(rank) & pairs.candidate.isin(rank)]
     pairs = pairs[pairs.baseline.map(rank) < pairs.candidate.map(rank)]

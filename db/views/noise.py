@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import pandas as pd
 from sqlalchemy import Engine
 
+from bundle.metrics import RATIO_METRICS
 from db.query.noise import FILTERS, KEY, aa_pair_count, noise_groups
 from db.query.params import bad, decimal, one_of, only, threshold_percent
 from db.review.review import DEFAULT_THRESHOLD
 from db.stats import noise as model
 from db.stats.planner import runs_needed_many
 from db.stats.ratios import as_percent
-from db.store.aa_pairs import RATIO_METRICS
 
 PARAMS = (*FILTERS, "precision", "threshold")
 PRECISION = (0.1, 50.0)  # the planner's target CI half-width, in %
