@@ -53,7 +53,8 @@ def show_summary(cards: Cards | dict | None) -> None:
 
 
 ANSWERS_PER_ROW = 2  # a chip's answer names its regressions and wins: two to a row stay readable at 1280 px
-NAMED = 5  # regressions, wins and doubts a chip's card names; the Regressions page lists them all
+NAMED = 5  # regressions and doubts a chip's card names; the Regressions page lists them all
+WINS_SHOWN = 3  # the biggest wins, in view beside the regressions
 ANSWER_COLOUR = {"regression": "red", "not decided": "orange", "win": "green", "no change": "blue"}
 HOW = (
     "A case is one op or model at one shape, dtype and compile mode on one chip (machine); its figures — time "
@@ -73,23 +74,25 @@ def _answer(card: dict, same_build: bool = False) -> None:
     st.markdown(f"**{plain(card['title'])}**")
     colour = "blue" if same_build else ANSWER_COLOUR.get(card["answer"], "gray")
     st.markdown(f"### :{colour}[{plain(card['answer'])}]")
-    st.text(card["line"].split(": ", 1)[-1])  # the answer's reasons (the sides are the heading's)
-    st.caption(plain(card["counts"]))
-    for key, label, tone in (
-        ("regressions", "regressed", "red"),
-        ("failures", "newly fails", "red"),
-        ("wins", "better", "green"),
-        ("doubts", "not confirmed", "orange"),
-        ("triage", "triaged", "gray"),
+    st.markdown(_counts(card))
+    if card.get("blind"):  # why it is not decided though nothing regressed: what its tests can see
+        st.caption(plain(card["blind"].replace("detects", "its tests can only see", 1)))
+    for key, label, tone, shown in (
+        ("regressions", "regressed", "red", NAMED),
+        ("failures", "newly fails", "red", NAMED),
+        ("doubts", "not confirmed", "orange", NAMED),
+        ("wins", "better", "green", WINS_SHOWN),
+        ("triage", "triaged", "gray", NAMED),
     ):
         rows = card.get(key) or []
-        for item in rows[:NAMED]:
+        for item in rows[:shown]:
             if isinstance(item, dict):
                 st.markdown(f"- :{tone}[{label}:] [{plain(item['text'])}]({item['link']})")
             else:
                 st.markdown(f"- :{tone}[{label}:] {plain(item)}")
-        if len(rows) > NAMED:
-            st.caption(f"… {len(rows) - NAMED} more {label} on the Regressions page")
+        if len(rows) > shown:
+            where = "Compare lists every case" if key == "wins" else "the Regressions page lists them all"
+            st.caption(f"… {len(rows) - shown} more {label} ({where})")
 
 
 TONE = {"better": "green", "worse": "red"}  # a line's tone (db.views.verdict_cards) as its Markdown colour

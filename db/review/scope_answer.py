@@ -99,6 +99,7 @@ def scope_answers(
                 "device": key[1],
                 "answer": answer,
                 "line": _line(answer, counts, failing, blind, lists, sides, key[0]),
+                "blind": str(blind.detects.iloc[0]) if len(blind) and not counts["regressed"] else "",
                 **counts,
                 "new_failures": len(failing),
                 "regressions": lists.get("regressions", []),
@@ -157,9 +158,7 @@ def _line(answer, counts, failing, blind, lists, sides, scope) -> str:
     if len(blind) and not counts["regressed"]:
         said.append(str(blind.detects.iloc[0]).replace("detects", "its tests can only see", 1))
     if counts["faster"]:
-        best = lists.get("wins") or []
-        biggest = f" (biggest: {best[0]['case']} {best[0]['change']})" if best else ""
-        said.append(f"{counts['faster']} of {plural(n, 'case')} better{biggest}")
+        said.append(f"{counts['faster']} of {plural(n, 'case')} better")
     for name, word in (("slower", "slower within the bound"), ("unchanged", "unchanged"), ("undecided", "not decided")):
         if counts[name]:
             said.append(f"{counts[name]} {word}")

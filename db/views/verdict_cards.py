@@ -159,7 +159,9 @@ def answer_cards(summary: dict[str, Any]) -> list[dict[str, Any]]:
                 ),
                 "failures": [f"{f['case']}: {f['kind']}" for f in a["failures"]],
                 "detects": a["detects"],
-                **{k: a[k] for k in ("scope", "device", "compared", "regressed", "triaged", "new_failures")},
+                "blind": a.get("blind", ""),
+                **{k: a[k] for k in ("scope", "device", "new_failures", "unconfirmed", "suspected", "contended")},
+                **{k: a[k] for k in ("compared", "regressed", "triaged", "faster", "slower", "unchanged", "undecided")},
             }
         )
     return out
