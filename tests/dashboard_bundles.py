@@ -19,7 +19,15 @@ MACHINE_NAME = "mac <b>studio</b>"  # HTML in a name must render as text
 def _results(op_us: float, psnr_db: float, passed: bool) -> list[Result]:
     base = dict(workload="softmax", suite="kernels", params=PARAMS, dtype="float16", compile="eager")
     return [
-        Result(metric="op_time", unit="µs", status=Status.ok, samples=[op_us] * 5, **base),
+        # five worker processes a little apart (their median the op_us itself): a review can test the change
+        Result(
+            metric="op_time",
+            unit="µs",
+            status=Status.ok,
+            samples=[op_us * f for f in (0.99, 0.995, 1.0, 1.005, 1.01)],
+            processes=[1] * 5,
+            **base,
+        ),
         Result(
             metric="psnr_vs_cpu", unit="dB", status=Status.ok, samples=[psnr_db], passed=passed, tolerance=40.0, **base
         ),

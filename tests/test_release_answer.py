@@ -82,12 +82,12 @@ def test_every_untested_planted_slowdown_is_named_on_its_group_with_the_command_
     # the unchanged sdpa on the M3 Ultra is untested too: not "no regressions", not "unchanged"
     m3 = _group(summary, "studio-m3u", "float16")
     assert (m3["unchanged"], m3["untested"], m3["doubts"]) == (0, 1, [])
-    assert m3["verdict"] == "not decided: 1 timing case untested (no replicates)"
+    assert m3["verdict"] == "not decided: 1 timing figure untested (nothing to test on)"
     assert "detects nothing" in m3["detects"] and "makes them testable" in m3["detects"]
     assert (
         summary["verdict"].startswith("no confirmed regression; not decided on 2 of 2 machines")
         and "3 worse but not confirmed" in summary["verdict"]
-        and "8 timing cases untested" in summary["verdict"]
+        and "8 timing figures untested" in summary["verdict"]
     )
     # the command decides them: confirm's own parser reads it, with the review's sides
     words = shlex.split(summary["confirm"])
@@ -105,7 +105,10 @@ def test_cards_name_the_doubtful_cases_and_never_read_green_over_untested_ones(s
         # a group nothing tested never says "no regressions"; its counts say untested, never unchanged
         if card["untested"]:
             assert card["verdict"] != "no regressions" and card["unchanged"] == 0
-            assert f"{card['untested']} untested (no replicates)" in card["counts"]
+            assert (
+                f"{card['untested']} timing figure{'s' * (card['untested'] != 1)} untested (nothing to test on)"
+                in (card["counts"])
+            )
         # a family over untested cases says so, and takes no colour of a tested change
         assert all(f["tone"] == "" and "untested" in f["text"] for f in card["families"])
     softmax = cards["mbp-m4pro", "float32"]["families"][0]["text"]

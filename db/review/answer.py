@@ -9,8 +9,8 @@ and its first-call time. Each case has one outcome, the first that holds:
   apart, with who and why, never as a regression;
 - DOUBTFUL: a row is worse beyond its bound but unconfirmed or suspected (what `mpsbench confirm` decides);
 - SLOWER / FASTER: a row's direction (db.review.rules.directions) is worse / better (worse wins a tie);
-- UNCHANGED: every row a test or rule could decide is unchanged (its CI within the bound, or within its own rule);
-  a figure with nothing to test it on (one figure a run without spread) does not keep a case from it;
+- UNCHANGED: every row is unchanged (its CI within the bound, or within its own rule); a figure whose replicates
+  agree exactly (one figure a run that never varies: a first call) does not keep a case from it;
 - UNDECIDED: the rest (a CI reaching past the bound, contended, or nothing to test any figure on).
 
 A derived figure carried by its timing's row (db.review.derived) and a count to watch (pad calls) decide nothing.
@@ -26,7 +26,7 @@ from bundle.metrics import RuleKind
 from db.review.case_table import BETTER, UNCHANGED, WORSE
 from db.review.derived import _new_case, folded_rows
 from db.review.rules import REGRESSION, SUSPECTED, UNCONFIRMED_STATE
-from db.stats.significance import UNCONFIRMED
+from db.stats.significance import REPLICATE_WORDS, UNCONFIRMED, ZERO_SPREAD
 from db.store.triage import TRIAGED_AWAY
 
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
@@ -65,9 +65,11 @@ def case_outcomes(cases: pd.DataFrame, verdicts: pd.DataFrame, listed: pd.DataFr
     regressed &= ~triaged
     doubtful = any_of((verdict == UNCONFIRMED_STATE) | (verdict == SUSPECTED))
     slower, faster = any_of(direction == WORSE), any_of(direction == BETTER)
-    # a figure nothing could test (one figure a run, no spread) decides nothing while the case's other figures do:
-    # worse beyond its bound it is doubtful (above); else it neither keeps the case from "unchanged" nor makes it
-    decides = cases.significance.to_numpy() != UNCONFIRMED
+    # a figure whose replicates agree exactly (one figure a run that never varies: a first call) decides nothing
+    # while the case's other figures do: worse beyond its bound it is doubtful (above); else it neither keeps the
+    # case from "unchanged" nor makes it. A figure with no replicates at all leaves the case open
+    blank = cases.replicates.astype(str).to_numpy() == REPLICATE_WORDS[ZERO_SPREAD] if "replicates" in cases else False
+    decides = ~((cases.significance.to_numpy() == UNCONFIRMED) & blank)
     steady = ~any_of(decides & (direction != UNCHANGED)) & any_of(decides)
     frame["outcome"] = np.select(
         [regressed, triaged, doubtful, slower, faster, steady],
