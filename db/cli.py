@@ -17,7 +17,7 @@ from sqlalchemy.exc import DBAPIError
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.ingest.records import records_bundle
-from db.store.engine import open_existing, open_store, store_path
+from db.store.engine import reading, store_path, writing
 from db.store.faults import as_store_error
 from db.store.lake import shown
 
@@ -75,15 +75,15 @@ def _bundles(name: str) -> list[str]:
 
 
 def _ingest(paths: list[str]) -> int:
-    engine = open_store()
     failed = []
-    for name in paths:
-        files = _bundles(name)
-        if not files:
-            print(f"{name}: ERROR: no bundle (*.json) in this folder")
-            failed.append(1)
-        failed += [_ingest_one(engine, f) for f in files]
-    _catch_up(engine)
+    with writing() as engine:
+        for name in paths:
+            files = _bundles(name)
+            if not files:
+                print(f"{name}: ERROR: no bundle (*.json) in this folder")
+                failed.append(1)
+            failed += [_ingest_one(engine, f) for f in files]
+        _catch_up(engine)
     return 1 if any(failed) else 0
 
 
@@ -140,7 +140,8 @@ def _export(args: list[str]) -> int:
             400, "--select or --baseline/--candidate: nothing to export", [Problem("select", "name the runs to export")]
         )
     selectors = [parse_selector(t, field) for field, t in texts]
-    written = export_runs(open_store(), selectors, opts.out)
+    with reading() as engine:  # a read: a missing store is an error, never made
+        written = export_runs(engine, selectors, opts.out)
     for path, n in written:
         print(f"{path}: {n} records")
     print(f"{len(written)} run(s) exported to {opts.out} (PyTorch OSS benchmark format)")
@@ -148,8 +149,7 @@ def _export(args: list[str]) -> int:
 
 
 def _info() -> int:
-    engine = open_existing()  # a read: a missing store is an error, never made
-    with engine.connect() as conn:
+    with reading() as engine, engine.connect() as conn:
         version = conn.execute(text("SELECT value FROM meta WHERE key='store_version'")).scalar()
         print(f"path: {shown(store_path())}\nstore version: {version}")
         for table in ("runs", "run_tags", "results", "review_notes", "aa_pairs"):
@@ -176,9 +176,9 @@ def _retract(args: list[str]) -> int:
         from db.store.retract import retract_run
 
         # the local store file's owner: whoever may write the file may retract (recorded as cli:<user>)
-        engine = open_existing()
-        done = retract_run(engine, opts.run_id, opts.reason, cli_identity(), admin=True)
-        _catch_up(engine)
+        with writing(must_exist=True) as engine:
+            done = retract_run(engine, opts.run_id, opts.reason, cli_identity(), admin=True)
+            _catch_up(engine)
     print(f"{done['run_id']}: retracted by {done['retracted_by']} at {done['retracted_at']}: {done['reason']}")
     return 0
 
@@ -186,7 +186,6 @@ def _retract(args: list[str]) -> int:
 def _backup(folder: str) -> int:
     from db.store.backup import backup
 
-    open_existing().dispose()  # a backup of a store that is not there is an error, not an empty store made
     files = backup(store_path(), folder)
     print(f"{shown(store_path())} -> {folder}: {len(files)} files ({', '.join(files)})")
     return 0
@@ -203,7 +202,6 @@ def _restore(folder: str) -> int:
 def _migrate_store(target: str) -> int:
     from db.store.copy import copy_store
 
-    open_existing().dispose()  # the source must be there: copying a new empty store is not a migration
     counts = copy_store(store_path(), target)
     print(
         f"{store_path()} -> the lake: "

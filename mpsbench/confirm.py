@@ -295,15 +295,12 @@ def store_bundle(bundle: Path, o: dict) -> None:
         return
     from db.cli import cli_identity
     from db.ingest.core import ingest_bundle
-    from db.store.engine import open_store
+    from db.store.engine import writing
     from db.store.upkeep import catch_up
 
-    engine = open_store()
-    try:
+    with writing() as engine:  # checkpointed when stored: the `.duckdb` alone holds every run
         ingest_bundle(engine, bundle.read_bytes(), cli_identity())
         catch_up(engine)  # the next step's review reads the summaries (right without them, only slower)
-    finally:
-        engine.dispose()
 
 
 def _review(review, o: dict, sides: dict) -> dict:
