@@ -14,6 +14,7 @@ import duckdb
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
+from bundle.oss_metrics import MetricMap
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.ingest.records import records_bundle
@@ -21,8 +22,9 @@ from db.store.engine import reading, store_path, writing
 from db.store.faults import as_store_error
 from db.store.lake import shown
 
+USAGE_INGEST = "mpsbench ingest PATH... [--metric NAME=metric:unit]..."
 USAGE = (
-    "usage: mpsbench ingest PATH... | mpsbench export --format pytorch-oss --out DIR --select SEL… | "
+    f"usage: {USAGE_INGEST} | mpsbench export --format pytorch-oss --out DIR --select SEL… | "
     "mpsbench info | mpsbench compare --baseline SEL --candidate SEL "
     "[--fail-on regression|untriaged] … | mpsbench retract RUN_ID --reason TEXT [--url URL] |"
     " mpsbench backup DIR | mpsbench restore DIR | mpsbench migrate-store --to ducklake:postgres:<libpq>"
@@ -39,13 +41,16 @@ def cli_identity() -> str:
         return "cli:unknown"
 
 
-def _ingest_one(engine, name: str) -> int:
+def _ingest_one(engine, name: str, given: MetricMap) -> int:
     skipped: list[str] = []
     try:
-        raw = Path(name).read_bytes()
-        converted = records_bundle(raw, name, datetime.fromtimestamp(Path(name).stat().st_mtime, timezone.utc))
+        path = Path(name)
+        modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
+        converted = records_bundle(path, name, modified, given)  # streamed: a large record file is never held
         if converted is not None:  # PyTorch OSS benchmark records: a run per file
-            raw, skipped = converted
+            raw, n_skipped, skipped = converted
+        else:
+            raw, n_skipped = path.read_bytes(), 0
         out = ingest_bundle(engine, raw, cli_identity())
     except OSError as err:  # missing file, a directory, no permission: say which and go on with the rest
         print(f"{name}: ERROR: cannot read the file: {err.strerror or err}")
@@ -60,7 +65,7 @@ def _ingest_one(engine, name: str) -> int:
         return 1
     print(
         f"{name}: {out.run_id} {'new' if out.created else 'already present'}, {out.n_results} results"
-        + (f" (PyTorch OSS records; {len(skipped)} not stored)" if skipped else "")
+        + (f" (PyTorch OSS records; {n_skipped} not stored)" if n_skipped else "")
     )
     for why in skipped:
         print(f"  {why}")
@@ -74,7 +79,37 @@ def _bundles(name: str) -> list[str]:
     return sorted(str(p) for p in path.rglob("*.json") if p.is_file()) if path.is_dir() else [name]
 
 
-def _ingest(paths: list[str]) -> int:
+def _ingest_arguments(args: list[str]) -> tuple[list[str], dict[str, tuple[str, str]]]:
+    """The paths, and each `--metric NAME=metric:unit` checked against the metric and units registries (before a
+    store is opened: a bad option makes nothing)."""
+    from bundle.metrics import MetricError
+    from bundle.oss_metrics import parse_metric_option
+    from db.errors import Problem
+
+    paths, given, rest = [], {}, list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--metric" or arg.startswith("--metric="):
+            text = arg.partition("=")[2] if "=" in arg[:9] else (rest.pop(0) if rest else "")
+            try:
+                name, metric, unit = parse_metric_option(text)
+            except MetricError as exc:
+                raise StoreError(400, f"--metric {text!r}: {exc}", [Problem("--metric", "NAME=metric:unit")]) from None
+            if given.get(name, (metric, unit)) != (metric, unit):
+                rule = f"{name!r} is given twice, as {':'.join(given[name])} and {metric}:{unit}"
+                raise StoreError(400, f"--metric {text!r}: {rule}", [Problem("--metric", "one meaning a name")])
+            given[name] = (metric, unit)
+        elif arg.startswith("--"):
+            raise StoreError(400, f"{arg}: not an option of mpsbench ingest", [Problem("arguments", USAGE_INGEST)])
+        else:
+            paths.append(arg)
+    if not paths:
+        raise StoreError(400, "no PATH to ingest", [Problem("arguments", USAGE_INGEST)])
+    return paths, given
+
+
+def _ingest(args: list[str]) -> int:
+    paths, given = _ingest_arguments(args)
     failed = []
     with writing() as engine:
         for name in paths:
@@ -82,7 +117,7 @@ def _ingest(paths: list[str]) -> int:
             if not files:
                 print(f"{name}: ERROR: no bundle (*.json) in this folder")
                 failed.append(1)
-            failed += [_ingest_one(engine, f) for f in files]
+            failed += [_ingest_one(engine, f, given) for f in files]
         _catch_up(engine)
     return 1 if any(failed) else 0
 
