@@ -236,3 +236,15 @@ def test_a_read_of_a_store_in_a_folder_that_is_not_there_makes_neither(tmp_path,
         out.returncode == 1 and out.stdout.startswith(f"ERROR: no store at {store} ") and "Traceback" not in out.stderr
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_run_confirm_or_bisect_stores_is_in_the_duckdb_file_alone(tmp_path, monkeypatch):
+    """confirm and bisect store each run as they go (mpsbench.confirm.store_bundle): checkpointed as it is stored."""
+    from mpsbench.confirm import store_bundle
+
+    store = tmp_path / "runs.duckdb"
+    monkeypatch.setenv("MPSBENCH_DB", str(store))
+    store_bundle(EXAMPLE, {})
+    with duckdb.connect(str(_copied_alone(store, tmp_path)), read_only=True) as copy:
+        runs = copy.execute("SELECT run_id FROM runs").fetchall()
+    assert runs == [(json.loads(EXAMPLE.read_text(encoding="utf-8"))["run_id"],)]

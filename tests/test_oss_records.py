@@ -277,11 +277,8 @@ def test_the_reader_holds_the_bundle_it_makes_not_the_file(tmp_path, monkeypatch
     the bundle it makes (held once) and its read buffers, not the file's records (the whole list parsed was 6× the
     file). The bundle is measured independently as the run's results' JSON."""
     monkeypatch.setattr(db.ingest.records, "CHUNK", 1 << 20)
-    header = {
-        k: v
-        for k, v in json.loads((FIXTURES.parents[1] / ".." / "examples" / "cpu-quick.json").read_text()).items()
-        if k != "results"
-    }
+    example = FIXTURES.parents[2] / "examples" / "cpu-quick.json"
+    header = {k: v for k, v in json.loads(example.read_text(encoding="utf-8")).items() if k != "results"}
     path, results = tmp_path / f"big.{layout}.json", []
     with path.open("w", encoding="utf-8") as f:
         f.write("[" if layout == "list" else "")
