@@ -15,40 +15,62 @@ import os
 from pathlib import Path
 from typing import Any
 
+from bundle.schema import Build, Machine
 from collector.errors import CollectorError
+from collector.journal_read import (
+    ANY_OBJECT,
+    NUMBER,
+    TEXT,
+    WHOLE,
+    list_of,
+    model,
+    obj,
+    optional,
+    read_journal,
+)
 from collector.processes import RunState
 
 SUFFIX = ".journal.jsonl"
-
-
-def read_records(path: Path, what: str, repair: bool = True) -> list[dict[str, Any]]:
-    """The JSON records of a journal (`what`: which kind, for errors), one a line, as every journal here writes
-    them (appended and fsynced a line at a time): a last line torn by a kill mid-write is dropped and, with
-    `repair`, cut off the file, so the next append starts on a clean line. A bad line before the last is damage,
-    not a torn write: a CollectorError naming the file and the line. The run, sweep and confirm journals' one
-    reader."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise CollectorError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
-    lines = raw.split(b"\n")
-    records, good_bytes = [], 0
-    for i, line in enumerate(lines):
-        if line.strip():
-            try:
-                record = json.loads(line)
-                if not isinstance(record, dict):
-                    raise ValueError("not an object")
-            except ValueError:  # a UnicodeDecodeError too
-                if i == len(lines) - 1 or not any(x.strip() for x in lines[i + 1 :]):
-                    break  # torn by a kill mid-write: that write never finished
-                raise CollectorError(f"{what} {path} line {i + 1} is not a JSON record: the file is damaged") from None
-            records.append(record)
-        good_bytes += len(line) + 1
-    if repair and good_bytes < len(raw):
-        with path.open("r+b") as f:
-            f.truncate(good_bytes)
-    return records
+TEXTS = list_of(TEXT)
+# what a resume reads of each record (collector.session: resume, worker_spec, build_bundle; collector.processes)
+KINDS = {
+    "run": {
+        "run_id": TEXT,
+        "started_at": TEXT,
+        "machine": model(Machine),
+        "build": model(Build),
+        "device": obj(type=TEXT, name=TEXT),
+        "device_choice": optional(TEXT),
+        "tags": optional(ANY_OBJECT),
+        "warnings": optional(TEXTS),
+        "plan": obj(
+            workloads=optional(TEXTS),
+            suites=optional(TEXTS),
+            dtypes=optional(TEXTS),
+            compile_modes=optional(TEXTS),
+            profile=optional(TEXT),
+            case_time_limit_s=optional(NUMBER),
+            processes=optional(WHOLE),
+            cases=optional(TEXTS),
+            idle_wait_s=optional(NUMBER),
+        ),
+    },
+    "case": {
+        "case": TEXT,
+        "results": list_of(
+            obj(
+                metric=TEXT,
+                status=TEXT,
+                samples=optional(list_of(NUMBER)),
+                warnings=optional(TEXTS),
+                contention=optional(list_of(optional(NUMBER))),
+                message=optional(TEXT),
+            )
+        ),
+        "process": optional(WHOLE, null=False),
+        "outcome": optional(TEXT),
+    },
+}
 
 
 def case_id(workload: str, key: str, dtype: str, compile_mode: str) -> str:
@@ -94,12 +116,10 @@ class Journal:
 
     def load(self, repair: bool = True) -> RunState:
         """Read back the journal; a torn trailing line is cut off (repair) so appends continue on a clean line."""
-        return _state(read_records(self.path, "journal", repair), self.path)
+        return _state(read_journal(self.path, "run journal", "run", KINDS, repair))
 
 
-def _state(records: list[dict[str, Any]], path: Path) -> RunState:
-    if not records or records[0].get("type") != "run":
-        raise CollectorError(f"{path} is not a collector journal (no run header on its first line)")
+def _state(records: list[dict[str, Any]]) -> RunState:
     state = RunState(header=records[0])
     for r in records[1:]:
         if r.get("type") == "case":

@@ -14,15 +14,17 @@ import duckdb
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
+from bundle.oss_metrics import MetricMap
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.ingest.records import records_bundle
-from db.store.engine import open_existing, open_store, store_path
+from db.store.engine import reading, store_path, writing
 from db.store.faults import as_store_error
 from db.store.lake import shown
 
+USAGE_INGEST = "mpsbench ingest PATH... [--metric NAME=metric:unit]..."
 USAGE = (
-    "usage: mpsbench ingest PATH... | mpsbench export --format pytorch-oss --out DIR --select SEL… | "
+    f"usage: {USAGE_INGEST} | mpsbench export --format pytorch-oss --out DIR --select SEL… | "
     "mpsbench info | mpsbench compare --baseline SEL --candidate SEL "
     "[--fail-on regression|untriaged] … | mpsbench retract RUN_ID --reason TEXT [--url URL] |"
     " mpsbench backup DIR | mpsbench restore DIR | mpsbench migrate-store --to ducklake:postgres:<libpq>"
@@ -39,13 +41,16 @@ def cli_identity() -> str:
         return "cli:unknown"
 
 
-def _ingest_one(engine, name: str) -> int:
+def _ingest_one(engine, name: str, given: MetricMap) -> int:
     skipped: list[str] = []
     try:
-        raw = Path(name).read_bytes()
-        converted = records_bundle(raw, name, datetime.fromtimestamp(Path(name).stat().st_mtime, timezone.utc))
+        path = Path(name)
+        modified = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
+        converted = records_bundle(path, name, modified, given)  # streamed: a large record file is never held
         if converted is not None:  # PyTorch OSS benchmark records: a run per file
-            raw, skipped = converted
+            raw, n_skipped, skipped = converted
+        else:
+            raw, n_skipped = path.read_bytes(), 0
         out = ingest_bundle(engine, raw, cli_identity())
     except OSError as err:  # missing file, a directory, no permission: say which and go on with the rest
         print(f"{name}: ERROR: cannot read the file: {err.strerror or err}")
@@ -60,7 +65,7 @@ def _ingest_one(engine, name: str) -> int:
         return 1
     print(
         f"{name}: {out.run_id} {'new' if out.created else 'already present'}, {out.n_results} results"
-        + (f" (PyTorch OSS records; {len(skipped)} not stored)" if skipped else "")
+        + (f" (PyTorch OSS records; {n_skipped} not stored)" if n_skipped else "")
     )
     for why in skipped:
         print(f"  {why}")
@@ -74,16 +79,46 @@ def _bundles(name: str) -> list[str]:
     return sorted(str(p) for p in path.rglob("*.json") if p.is_file()) if path.is_dir() else [name]
 
 
-def _ingest(paths: list[str]) -> int:
-    engine = open_store()
+def _ingest_arguments(args: list[str]) -> tuple[list[str], dict[str, tuple[str, str]]]:
+    """The paths, and each `--metric NAME=metric:unit` checked against the metric and units registries (before a
+    store is opened: a bad option makes nothing)."""
+    from bundle.metrics import MetricError
+    from bundle.oss_metrics import parse_metric_option
+    from db.errors import Problem
+
+    paths, given, rest = [], {}, list(args)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--metric" or arg.startswith("--metric="):
+            text = arg.partition("=")[2] if "=" in arg[:9] else (rest.pop(0) if rest else "")
+            try:
+                name, metric, unit = parse_metric_option(text)
+            except MetricError as exc:
+                raise StoreError(400, f"--metric {text!r}: {exc}", [Problem("--metric", "NAME=metric:unit")]) from None
+            if given.get(name, (metric, unit)) != (metric, unit):
+                rule = f"{name!r} is given twice, as {':'.join(given[name])} and {metric}:{unit}"
+                raise StoreError(400, f"--metric {text!r}: {rule}", [Problem("--metric", "one meaning a name")])
+            given[name] = (metric, unit)
+        elif arg.startswith("--"):
+            raise StoreError(400, f"{arg}: not an option of mpsbench ingest", [Problem("arguments", USAGE_INGEST)])
+        else:
+            paths.append(arg)
+    if not paths:
+        raise StoreError(400, "no PATH to ingest", [Problem("arguments", USAGE_INGEST)])
+    return paths, given
+
+
+def _ingest(args: list[str]) -> int:
+    paths, given = _ingest_arguments(args)
     failed = []
-    for name in paths:
-        files = _bundles(name)
-        if not files:
-            print(f"{name}: ERROR: no bundle (*.json) in this folder")
-            failed.append(1)
-        failed += [_ingest_one(engine, f) for f in files]
-    _catch_up(engine)
+    with writing() as engine:
+        for name in paths:
+            files = _bundles(name)
+            if not files:
+                print(f"{name}: ERROR: no bundle (*.json) in this folder")
+                failed.append(1)
+            failed += [_ingest_one(engine, f, given) for f in files]
+        _catch_up(engine)
     return 1 if any(failed) else 0
 
 
@@ -140,7 +175,8 @@ def _export(args: list[str]) -> int:
             400, "--select or --baseline/--candidate: nothing to export", [Problem("select", "name the runs to export")]
         )
     selectors = [parse_selector(t, field) for field, t in texts]
-    written = export_runs(open_store(), selectors, opts.out)
+    with reading() as engine:  # a read: a missing store is an error, never made
+        written = export_runs(engine, selectors, opts.out)
     for path, n in written:
         print(f"{path}: {n} records")
     print(f"{len(written)} run(s) exported to {opts.out} (PyTorch OSS benchmark format)")
@@ -148,8 +184,7 @@ def _export(args: list[str]) -> int:
 
 
 def _info() -> int:
-    engine = open_existing()  # a read: a missing store is an error, never made
-    with engine.connect() as conn:
+    with reading() as engine, engine.connect() as conn:
         version = conn.execute(text("SELECT value FROM meta WHERE key='store_version'")).scalar()
         print(f"path: {shown(store_path())}\nstore version: {version}")
         for table in ("runs", "run_tags", "results", "review_notes", "aa_pairs"):
@@ -176,9 +211,9 @@ def _retract(args: list[str]) -> int:
         from db.store.retract import retract_run
 
         # the local store file's owner: whoever may write the file may retract (recorded as cli:<user>)
-        engine = open_existing()
-        done = retract_run(engine, opts.run_id, opts.reason, cli_identity(), admin=True)
-        _catch_up(engine)
+        with writing(must_exist=True) as engine:
+            done = retract_run(engine, opts.run_id, opts.reason, cli_identity(), admin=True)
+            _catch_up(engine)
     print(f"{done['run_id']}: retracted by {done['retracted_by']} at {done['retracted_at']}: {done['reason']}")
     return 0
 
@@ -186,7 +221,6 @@ def _retract(args: list[str]) -> int:
 def _backup(folder: str) -> int:
     from db.store.backup import backup
 
-    open_existing().dispose()  # a backup of a store that is not there is an error, not an empty store made
     files = backup(store_path(), folder)
     print(f"{shown(store_path())} -> {folder}: {len(files)} files ({', '.join(files)})")
     return 0
@@ -203,7 +237,6 @@ def _restore(folder: str) -> int:
 def _migrate_store(target: str) -> int:
     from db.store.copy import copy_store
 
-    open_existing().dispose()  # the source must be there: copying a new empty store is not a migration
     counts = copy_store(store_path(), target)
     print(
         f"{store_path()} -> the lake: "

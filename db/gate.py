@@ -96,13 +96,10 @@ def main(args: list[str]) -> int:
 
 def local_answer(review) -> dict[str, Any]:
     from db.review.summary import review_answer
-    from db.store.engine import open_existing
+    from db.store.engine import reading
 
-    engine = open_existing()  # a read: a missing store is an ERROR, never a new empty one
-    try:
+    with reading() as engine:  # a read: a missing store is an ERROR, never a new empty one
         return json.loads(json.dumps(review_answer(engine, review)))  # exactly what the API would send
-    finally:
-        engine.dispose()
 
 
 def remote_answer(url: str, params: dict[str, str]) -> dict[str, Any]:

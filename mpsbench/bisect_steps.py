@@ -13,15 +13,46 @@ from pathlib import Path
 from typing import Any, Callable
 
 from collector.errors import CollectorError
-from collector.journal import read_records
+from collector.journal_read import FLAG, PRESENT, TEXT, WHOLE, list_of, obj, one_of, optional, read_journal, text_like
 from collector.sweep.envs import Installer
+from collector.sweep.journal import PLAN, READY_BUILD, SLOT_KEY
 from collector.sweep.options import run_args
 from collector.sweep.runner import SlotRun, run_slot
 from collector.sweep.schedule import schedule
 from collector.sweep.spec import parse_spec
-from db.review.decisions import UNCLEAR, bisect_verdict, target_rows
+from db.review.decisions import BAD, GOOD, UNCLEAR, bisect_verdict, target_rows
 
 SUFFIX = ".bisect.jsonl"
+TEXTS = list_of(TEXT)
+# what a resume reads of each record (mpsbench.bisect: _main, _answer; Stepper; State.of)
+KINDS = {
+    "bisect": {
+        "bisect_id": TEXT,
+        "builds": TEXTS,
+        "targets": TEXTS,
+        "scope": optional(TEXT),
+        "rounds": WHOLE,
+        "plan": obj(**PLAN),
+        "options": obj(**{k: optional(TEXT) for k in ("db", "push", "scope", "threshold", "rules")}),
+        "envs": TEXT,
+    },
+    "build": READY_BUILD,
+    "slot_end": lambda r: (
+        {"key": text_like(SLOT_KEY, "r1-b0-aa0"), "step": WHOLE, "ok": FLAG, "bundle": TEXT, "run_id": TEXT}
+        if r.get("ok")
+        else {"ok": FLAG}
+    ),
+    "verdict": {
+        "step": WHOLE,
+        "index": WHOLE,
+        "verdict": one_of(GOOD, BAD, UNCLEAR),
+        "rounds": WHOLE,
+        "why": TEXT,
+        "rows": list_of(
+            obj(**dict.fromkeys(("case", "metric", "baseline_value", "candidate_value", "change"), PRESENT))
+        ),
+    },
+}
 
 
 class BisectError(Exception):
@@ -44,13 +75,10 @@ class Journal:
 
     def read(self) -> list[dict[str, Any]]:
         """The records; a last line torn by a kill is dropped and cut off (the collector's one journal reader)."""
-        try:
-            records = read_records(self.path, "bisect journal")
+        try:  # each record checked against what a resume reads of it (collector.journal_read)
+            return read_journal(self.path, "bisect journal", "bisect", KINDS)
         except CollectorError as exc:
             raise BisectError(f"--resume: {exc}") from None
-        if not records or records[0].get("type") != "bisect":
-            raise BisectError(f"--resume: {self.path} is not a bisect journal")
-        return records
 
 
 class _StepJournal:

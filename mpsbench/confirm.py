@@ -22,18 +22,13 @@ import os
 import subprocess
 import sys
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from db.review.decisions import UNDECIDED, decide, doubtful_cases
+from mpsbench.confirm_journal import SUFFIX, ConfirmError, Journal
 
 ROOT = Path(__file__).resolve().parents[1]
-SUFFIX = ".confirm.jsonl"
-
-
-class ConfirmError(Exception):
-    """Bad arguments or a build that does not belong to its side: printed as ERROR, exit 1."""
 
 
 def interleaved(rounds: int) -> list[tuple[int, str]]:
@@ -42,34 +37,6 @@ def interleaved(rounds: int) -> list[tuple[int, str]]:
     for r in range(1, rounds + 1):
         out += [(r, s) for s in (("baseline", "candidate") if r % 2 else ("candidate", "baseline"))]
     return out
-
-
-@dataclass
-class Journal:
-    path: Path
-    header: dict[str, Any] = field(default_factory=dict)
-    runs: list[dict[str, Any]] = field(default_factory=list)  # {"round", "side", "bundle", "run_id"}
-
-    def append(self, record: dict[str, Any]) -> None:
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(record) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-
-    @classmethod
-    def load(cls, path: Path) -> "Journal":
-        """The journal read back by the collector's one journal reader: a last line torn by a kill is dropped
-        and cut off (appends continue on a clean line); an unreadable or damaged file is a ConfirmError."""
-        from collector.errors import CollectorError
-        from collector.journal import read_records
-
-        try:
-            lines = read_records(path, "confirm journal")
-        except CollectorError as exc:
-            raise ConfirmError(f"--resume: {exc}") from None
-        if not lines or lines[0].get("type") != "confirm":
-            raise ConfirmError(f"{path} is not a confirm journal")
-        return cls(path, lines[0], [r for r in lines[1:] if r.get("type") == "run"])
 
 
 class _Parser(argparse.ArgumentParser):
@@ -295,15 +262,12 @@ def store_bundle(bundle: Path, o: dict) -> None:
         return
     from db.cli import cli_identity
     from db.ingest.core import ingest_bundle
-    from db.store.engine import open_store
+    from db.store.engine import writing
     from db.store.upkeep import catch_up
 
-    engine = open_store()
-    try:
+    with writing() as engine:  # checkpointed when stored: the `.duckdb` alone holds every run
         ingest_bundle(engine, bundle.read_bytes(), cli_identity())
         catch_up(engine)  # the next step's review reads the summaries (right without them, only slower)
-    finally:
-        engine.dispose()
 
 
 def _review(review, o: dict, sides: dict) -> dict:

@@ -134,6 +134,16 @@ def test_ingest_benchmark_tiny():
     )  # both rounded to ms
 
 
+def test_oss_ingest_benchmark_tiny():
+    done = _module("oss_ingest", "--tiny", "--format", "rows", "--json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout)
+    assert out["format"] == "rows" and out["records"] > 0 and f"new, {out['records']} results" in out["said"]
+    assert out["peak_rss_mb"] > 0 and out["peak_over_file"] == pytest.approx(
+        out["peak_rss_mb"] / out["file_mb"], rel=0.05
+    )
+
+
 def test_case_isolation_benchmark_tiny():
     out = _run("case_isolation.py", "--tiny")
     assert (out["cases_per_block"], out["rounds"], out["n_cases_each"], out["worker_starts"]) == (5, 1, 5, 1)

@@ -22,7 +22,7 @@ import pytest
 
 from benchmarks.bisect_builds import CASE, plant, planted_version
 from mpsbench import bisect as bisect_cli
-from mpsbench.bisect_steps import Stepper
+from mpsbench.bisect_steps import Journal, State, Stepper
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOAD, KEY, DTYPE, COMPILE = CASE.split("|")
@@ -122,6 +122,9 @@ def test_every_planted_position_among_16_builds_is_found_in_few_steps(monkeypatc
         assert f"git log {good[:12]}..{bad[:12]}" in text
         assert "op_time: 240 µs (last good) → 480 µs (first bad): 2.00× slower than the last good build" in text
         assert re.search(r"^step 1 \(4 left at most\)", text, re.M)
+        # the journal as bisect wrote it passes the check a resume reads it with (collector.journal_read)
+        (journal,) = (tmp_path / str(first_bad) / "runs").glob("*.bisect.jsonl")
+        assert [v["index"] for v in State.of(Journal(journal).read()).verdicts] == probed
 
 
 def test_a_doubtful_review_is_more_rounds_then_a_named_unclear_step_never_a_guess(monkeypatch, tmp_path, sixteen):

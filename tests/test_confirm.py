@@ -195,7 +195,16 @@ def test_resume_reads_a_journal_torn_by_a_kill_and_names_a_damaged_one(tmp_path,
     cuts it off, so the next append starts a clean line; a bad line before the last is damage: one ERROR line."""
     from mpsbench.confirm import Journal
 
-    header = {"type": "confirm", "options": {"out": str(tmp_path)}, "targets": ["a"], "scope": None}
+    options = {
+        "baseline": "torch=2.14.1",
+        "candidate": "torch=2.15.0",
+        "baseline_python": "/envs/a/bin/python",
+        "candidate_python": "/envs/b/bin/python",
+        "rounds": 3,
+        "device": "cpu",
+        "out": str(tmp_path),
+    }
+    header = {"type": "confirm", "options": options, "targets": ["a"], "scope": None}
     run = {"type": "run", "round": 1, "side": "baseline", "bundle": "b.json", "run_id": "r1"}
     path = tmp_path / "confirm-abc.confirm.jsonl"
     whole = json.dumps(header) + "\n" + json.dumps(run) + "\n"

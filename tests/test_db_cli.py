@@ -2,10 +2,12 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from db.cli import USAGE
@@ -146,13 +148,14 @@ def test_a_folder_ingests_every_bundle_under_it_and_an_empty_one_is_an_error(cli
     [
         ["info"],
         ["compare", "--baseline", "torch=2.14.1", "--candidate", "torch=2.15.0"],
+        ["export", "--format", "pytorch-oss", "--out", "OUT", "--select", "torch=2.14.1"],
         ["retract", "a" * 32, "--reason", "battery"],
         ["backup", "BACKUP"],
     ],
 )
 def test_a_read_of_a_store_that_is_not_there_is_an_error_and_makes_no_store(cli, tmp_path, command):
     """`MPSBENCH_DB=nothere.duckdb mpsbench info` made an 800 KB empty store where the typo pointed."""
-    args = [str(tmp_path / "backup") if a == "BACKUP" else a for a in command]
+    args = [{"BACKUP": str(tmp_path / "backup"), "OUT": str(tmp_path / "out")}.get(a, a) for a in command]
     out = cli(*args)
     store = tmp_path / "cli.duckdb"
     assert (out.returncode, out.stdout.splitlines()[0]) == (
@@ -164,3 +167,84 @@ def test_a_read_of_a_store_that_is_not_there_is_an_error_and_makes_no_store(cli,
     )
     assert "Traceback" not in out.stderr and not store.exists() and not (tmp_path / "backup").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+EXAMPLE = ROOT / "examples" / "cpu-quick.json"
+
+
+def _copied_alone(store: Path, tmp_path: Path) -> Path:
+    """Only the `.duckdb` file, copied to a fresh folder (what an upload or a copy of "the store" takes)."""
+    (tmp_path / "copy").mkdir()
+    return Path(shutil.copy(store, tmp_path / "copy" / store.name))
+
+
+def test_after_ingest_the_duckdb_file_alone_holds_every_run(cli, tmp_path):
+    """The run sat in the `.wal` after a clean ingest (a 12 KB `.duckdb` beside a 309 KB `.wal`): a copy of the
+    `.duckdb` alone had no runs table at all."""
+    bundle = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    out = cli("ingest", str(EXAMPLE))
+    assert out.returncode == 0, out.stdout + out.stderr
+    store = tmp_path / "cli.duckdb"
+    assert not Path(f"{store}.wal").exists()  # checkpointed: nothing left only in the log
+    with duckdb.connect(str(_copied_alone(store, tmp_path)), read_only=True) as copy:
+        runs = copy.execute("SELECT run_id, n_results FROM runs").fetchall()
+        results = copy.execute("SELECT count(*) FROM results").fetchone()[0]
+    assert runs == [(bundle["run_id"], len(bundle["results"]))] and results == len(bundle["results"])
+
+
+def test_after_retract_the_duckdb_file_alone_holds_the_retraction(cli, tmp_path):
+    bundle = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    assert cli("ingest", str(EXAMPLE)).returncode == 0
+    out = cli("retract", bundle["run_id"], "--reason", "on battery")
+    assert out.returncode == 0, out.stdout + out.stderr
+    with duckdb.connect(str(_copied_alone(tmp_path / "cli.duckdb", tmp_path)), read_only=True) as copy:
+        reason = copy.execute("SELECT retraction_reason FROM runs").fetchall()
+    assert reason == [("on battery",)]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["info"],
+        ["compare", "--baseline", "torch=VERSION", "--candidate", "torch=VERSION"],
+        ["export", "--format", "pytorch-oss", "--out", "OUT", "--select", "torch=VERSION"],
+    ],
+)
+def test_a_read_of_a_store_changes_not_a_byte_of_it_and_makes_no_log(cli, tmp_path, command):
+    """Reads open the file read-only: the store is the same file after them, with no `.wal` beside it."""
+    version = json.loads(EXAMPLE.read_text(encoding="utf-8"))["build"]["torch_version"]
+    assert cli("ingest", str(EXAMPLE)).returncode == 0
+    store = tmp_path / "cli.duckdb"
+    before = store.read_bytes()
+    out = cli(*[str(tmp_path / "out") if a == "OUT" else a.replace("VERSION", version) for a in command])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert store.read_bytes() == before and not Path(f"{store}.wal").exists()
+
+
+@pytest.mark.parametrize(
+    "command", [["info"], ["export", "--format", "pytorch-oss", "--out", "OUT", "--select", "torch=2.14.1"]]
+)
+def test_a_read_of_a_store_in_a_folder_that_is_not_there_makes_neither(tmp_path, command):
+    """`mpsbench export` on a missing store path made the folder and an empty `none.duckdb` + `.wal`."""
+    store = tmp_path / "missing" / "none.duckdb"
+    env = {**os.environ, "MPSBENCH_DB": str(store), "PYTHONPATH": str(ROOT)}
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in command]
+    out = subprocess.run(
+        [sys.executable, "-m", "mpsbench", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert (
+        out.returncode == 1 and out.stdout.startswith(f"ERROR: no store at {store} ") and "Traceback" not in out.stderr
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_run_confirm_or_bisect_stores_is_in_the_duckdb_file_alone(tmp_path, monkeypatch):
+    """confirm and bisect store each run as they go (mpsbench.confirm.store_bundle): checkpointed as it is stored."""
+    from mpsbench.confirm import store_bundle
+
+    store = tmp_path / "runs.duckdb"
+    monkeypatch.setenv("MPSBENCH_DB", str(store))
+    store_bundle(EXAMPLE, {})
+    with duckdb.connect(str(_copied_alone(store, tmp_path)), read_only=True) as copy:
+        runs = copy.execute("SELECT run_id FROM runs").fetchall()
+    assert runs == [(json.loads(EXAMPLE.read_text(encoding="utf-8"))["run_id"],)]

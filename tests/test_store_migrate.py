@@ -108,3 +108,28 @@ def test_store_from_a_newer_mpsbench_is_refused_and_left_alone(tmp_path):
     assert caught.value.message == expected
     with duckdb.connect(str(path)) as raw:  # not overwritten with this code's version
         assert raw.execute("SELECT value FROM meta WHERE key='store_version'").fetchone()[0] == str(STORE_VERSION + 1)
+
+
+def test_a_reading_command_migrates_an_old_store_once_then_reads_it(v0_file):
+    """open_reader opens read-only, so an old store is first migrated by a writer (as every open did before), then
+    read: its one run is there, and the file is left at the current version, checkpointed."""
+    from db.store.engine import reading
+
+    with reading(str(v0_file)) as engine, engine.connect() as conn:
+        assert conn.execute(text("SELECT run_id FROM runs")).scalars().all() == ["0123456789abcdef0123456789abcdef"]
+    with duckdb.connect(str(v0_file), read_only=True) as raw:
+        assert raw.execute("SELECT value FROM meta WHERE key='store_version'").fetchone()[0] == str(STORE_VERSION)
+    assert not v0_file.with_name(v0_file.name + ".wal").exists()
+
+
+def test_a_reading_command_refuses_a_store_from_a_newer_mpsbench(tmp_path):
+    from db.store.engine import reading
+
+    path = tmp_path / "future.duckdb"
+    engine = open_store(path)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE meta SET value=:v WHERE key='store_version'"), {"v": str(STORE_VERSION + 1)})
+    engine.dispose()
+    with pytest.raises(StoreError) as caught, reading(str(path)):
+        pass
+    assert caught.value.message.startswith(f"store version {STORE_VERSION + 1} is newer than this mpsbench")

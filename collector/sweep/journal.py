@@ -11,9 +11,68 @@ from pathlib import Path
 from typing import Any
 
 from collector.errors import CollectorError
-from collector.journal import read_records
+from collector.journal_read import (
+    FLAG,
+    NUMBER,
+    TEXT,
+    WHOLE,
+    list_of,
+    nullable,
+    obj,
+    optional,
+    read_journal,
+    text_like,
+)
 
 SUFFIX = ".sweep.jsonl"
+TEXTS = list_of(TEXT)
+# a sweep's recorded options (collector.sweep.options: recorded, run_args), also a bisect's plan: what run_args
+# indexes is required, what it reads with .get() optional
+PLAN = {
+    "profile": TEXT,
+    "device": TEXT,
+    "compile": TEXT,
+    **{name: optional(TEXTS, null=False) for name in ("workload", "suite", "tag", "case")},
+    "dtype": optional(TEXT),
+    "machine_name": optional(TEXT),
+    "case_time_limit": optional(NUMBER),
+    "processes": optional(WHOLE),
+    "idle_wait": optional(NUMBER),
+    "push": optional(TEXT),
+}
+READY_BUILD = {  # collector.sweep.envs.ReadyBuild, as to_json writes it
+    "index": WHOLE,
+    "spec": TEXT,
+    "python": TEXT,
+    "torch_version": TEXT,
+    "git_hash": nullable(TEXT),
+    "label": TEXT,
+    "install_source": TEXT,
+}
+SLOT_KEY = r"r[0-9]+-b[0-9]+-aa[01]"  # collector.sweep.schedule.Slot.key
+# what a resume reads of each record (collector.sweep.command, .delivery, .options)
+KINDS = {
+    "sweep": {
+        "sweep_id": TEXT,
+        "rounds": WHOLE,
+        "aa": FLAG,
+        "builds": TEXTS,
+        "options": obj(**PLAN),
+        "n_cases": WHOLE,
+        "envs": TEXT,
+    },
+    "build": lambda r: {"ok": FLAG, **READY_BUILD} if r.get("ok") else {"ok": FLAG, "index": WHOLE, "spec": TEXT},
+    "schedule": {"slots": list_of(obj(closed=True, round=WHOLE, position=WHOLE, build=WHOLE, aa=WHOLE))},
+    "slot_start": {"key": text_like(SLOT_KEY, "r1-b0-aa0")},
+    "slot_end": {
+        "key": text_like(SLOT_KEY, "r1-b0-aa0"),
+        "ok": FLAG,
+        "bundle": optional(TEXT),
+        "run_id": optional(TEXT),
+    },
+    "push": {"key": text_like(SLOT_KEY, "r1-b0-aa0"), "state": optional(TEXT)},
+    "options": {"options": obj(**{k: optional(f) if f.required else f for k, f in PLAN.items()})},
+}
 
 
 @dataclass
@@ -46,12 +105,10 @@ class SweepJournal:
         self.append({"type": "sweep", **header})
 
     def read(self) -> SweepState:
-        try:
-            records = read_records(self.path, "sweep journal")  # a torn last line dropped and cut off
+        try:  # a torn last line dropped and cut off; each record checked (collector.journal_read)
+            records = read_journal(self.path, "sweep journal", "sweep", KINDS)
         except CollectorError as exc:
             raise CollectorError(f"--resume: {exc}") from None
-        if not records or records[0].get("type") != "sweep":
-            raise CollectorError(f"--resume: {self.path} is not a sweep journal")
         state = SweepState(records[0])
         for r in records[1:]:
             kind = r.get("type")

@@ -114,13 +114,14 @@ def _validate(data: bytes, model=Bundle, prefix: tuple = ()):
         raise error from None
 
 
-def _body(raw) -> bytes:
-    """The body as bytes (a dict is written as JSON: non-ASCII escaped, so a lone surrogate stays visible)."""
+def _body(raw) -> bytes | bytearray:
+    """The body as bytes (a dict is written as JSON: non-ASCII escaped, so a lone surrogate stays visible). A
+    bytearray is read as it is: a large PyTorch OSS file's bundle (db.ingest.records) is not copied again."""
     if isinstance(raw, dict):
         return json.dumps(raw).encode()
     if isinstance(raw, str):
         raw = raw.encode("utf-8", "surrogatepass")
-    return bytes(raw)
+    return raw if isinstance(raw, bytearray) else bytes(raw)
 
 
 def _require_utf8(data: bytes) -> None:

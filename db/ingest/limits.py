@@ -21,3 +21,9 @@ def max_upload_bytes() -> int:
             [Problem("MPSBENCH_MAX_UPLOAD_MB", "must be a number of MB above 0")],
         )
     return int(mb * 1024 * 1024)
+
+
+# JSON nested deeper than this is refused: the depth pydantic-core's parser (the bundle reader, db.ingest.core)
+# refuses past, so a PyTorch OSS record file (db.ingest.records) is held to the bundle's own bound. Python's own
+# parser recurses: 100,000 levels were a RecursionError traceback.
+MAX_NESTING = 200

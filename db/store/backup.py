@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 
 from db.errors import Problem, StoreError
-from db.store.engine import open_store
+from db.store.engine import writing
 from db.store.lake import is_lake, quoted
 
 
@@ -37,18 +37,10 @@ def backup(store: str, target: str) -> list[str]:
             f"{target} is not an empty folder: back up into a new one",
             [Problem("DIR", "must not exist or be an empty folder")],
         )
-    if not Path(store).is_file():
-        raise StoreError(
-            404,
-            f"no store at {store}",
-            [Problem("MPSBENCH_STORE", "must name an existing store file (or MPSBENCH_DB)")],
-        )
-    engine = open_store(store)  # opened (and migrated) like every other use: the backup has the current layout
-    try:
-        with engine.connect() as conn:
-            conn.connection.driver_connection.execute(f"EXPORT DATABASE {quoted(folder)} (FORMAT PARQUET)")
-    finally:
-        engine.dispose()
+    # opened (and migrated) like every other use, so the backup has the current layout; a store that is not there
+    # is an error, not an empty store made and backed up
+    with writing(store, must_exist=True) as engine, engine.connect() as conn:
+        conn.connection.driver_connection.execute(f"EXPORT DATABASE {quoted(folder)} (FORMAT PARQUET)")
     return sorted(p.name for p in folder.iterdir())
 
 
@@ -91,17 +83,12 @@ def restore(source: str, store: str) -> dict[str, int]:
         duck.execute("COMMIT")  # all tables or none
     finally:
         duck.close()
-    engine = open_store(partial)  # checks the version and migrates a backup from an older mpsbench
-    try:
-        with engine.connect() as conn:
-            raw = conn.connection.driver_connection
-            names = [
-                r[0] for r in raw.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall()
-            ]
-            counts = {n: raw.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names}
-            raw.execute("CHECKPOINT")  # everything in the file itself before it takes the store's name
-    finally:
-        engine.dispose()
+    # checks the version and migrates a backup from an older mpsbench; closed with a checkpoint, so everything is in
+    # the file itself before it takes the store's name
+    with writing(str(partial)) as engine, engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        names = [r[0] for r in raw.execute("SELECT table_name FROM information_schema.tables ORDER BY 1").fetchall()]
+        counts = {n: raw.execute(f'SELECT count(*) FROM "{n}"').fetchone()[0] for n in names}
     target.with_name(target.name + ".wal").unlink(missing_ok=True)  # an empty store's log must not replay over it
     os.replace(partial, target)
     return counts

@@ -14,7 +14,7 @@ from sqlalchemy import text
 from sqlmodel import SQLModel
 
 from db.errors import Problem, StoreError
-from db.store.engine import WRITE_LOCK, open_store
+from db.store.engine import WRITE_LOCK, open_store, writing
 from db.store.lake import is_lake, quoted
 
 SOURCE = "mpsbench_source"
@@ -25,9 +25,8 @@ def copy_store(source: str, target: str) -> dict[str, int]:
     """Copy the store file `source` into the empty lake `target`; the rows copied per table."""
     if not is_lake(target):
         raise StoreError(400, f"{target} is not a lake", [Problem("--to", "must be ducklake:postgres:<libpq string>")])
-    if not Path(source).is_file():
-        raise StoreError(404, f"no store at {source}", [Problem("MPSBENCH_STORE", "must name an existing store file")])
-    open_store(source).dispose()  # migrated to the current layout, then closed: attached read-only below
+    with writing(source, must_exist=True):  # migrated to the current layout, checkpointed: attached read-only below
+        pass
     lake = open_store(target)
     try:
         with WRITE_LOCK, lake.connect() as conn:

@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import duckdb
 from sqlalchemy import Engine, text
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import SQLModel
 
 import db.store.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
@@ -70,9 +74,13 @@ def open_store(path: str | None = None) -> Engine:
 
 
 def open_existing(path: str | None = None) -> Engine:
-    """open_store for a command that only reads (or changes what is there): a store file that does not exist is a
+    """open_store for a command that changes what is there (retract, backup): a store file that does not exist is a
     StoreError naming it, not a new empty store made where a typo pointed (`MPSBENCH_DB=nothere.duckdb mpsbench
     info` made an 800 KB one). A lake is its catalog's to answer for; :memory: is always new."""
+    return open_store(_existing(path))
+
+
+def _existing(path: str | None) -> str:
     from db.errors import Problem, StoreError
     from db.store import lake
 
@@ -84,7 +92,93 @@ def open_existing(path: str | None = None) -> Engine:
             "`mpsbench ingest` or the server makes one)",
             [Problem("MPSBENCH_STORE", "must name an existing store file")],
         )
-    return open_store(target)
+    return target
+
+
+def open_reader(path: str | None = None) -> Engine:
+    """A store for a command that only reads (info, export, compare): it must exist, and a file is opened read-only,
+    so the command makes nothing, not a folder, a file or a WAL (`mpsbench export` on a mistyped path made the
+    folder and an empty store with its WAL, then said "no stored run"). A store from an older mpsbench is migrated
+    once by a writer (as any open did before), then read. A process that already holds the file writable (a
+    server, a test) reads through that: DuckDB opens a file one way per process."""
+    from db.store import lake
+
+    target = _existing(path)
+    if lake.is_lake(target) or target == ":memory:":
+        return open_store(target)
+    try:
+        engine = pooled_engine(f"duckdb:///{target}", read_only=True)
+        current = _is_current(engine)
+    except DBAPIError as exc:
+        if not isinstance(exc.orig, duckdb.ConnectionException) or "different configuration" not in str(exc.orig):
+            raise
+        return open_store(target)
+    if current:
+        return engine
+    engine.dispose()
+    close_store(open_store(target))  # migrated, checkpointed: then read like any current store
+    return pooled_engine(f"duckdb:///{target}", read_only=True)
+
+
+def _is_current(engine: Engine) -> bool:
+    """Whether the store needs nothing from _prepare: this version, every table there (read without writing)."""
+    from db.store.migrate import current_version
+
+    try:
+        with engine.connect() as conn:
+            tables = {r[0] for r in conn.execute(text("SELECT table_name FROM information_schema.tables"))}
+            return current_version(conn) == STORE_VERSION and set(SQLModel.metadata.tables) <= tables
+    except BaseException:
+        engine.dispose()
+        raise
+
+
+def close_store(engine: Engine) -> None:
+    """Close a command's writer with a CHECKPOINT first, so the `.duckdb` alone holds what it wrote: a CLI process
+    that exits without closing its engine left every run of `mpsbench ingest` in the `.wal` (a 12 KB `.duckdb`
+    beside a 309 KB `.wal`), and a copy of the file alone lost them. A failed CHECKPOINT is raised (the command
+    says it); the WAL still holds the writes and the next open replays it."""
+    try:
+        _checkpoint(str(engine.url.database or ":memory:"), engine)
+    finally:
+        engine.dispose()
+
+
+def _checkpoint(target: str, engine: Engine) -> bool:
+    from db.store import lake
+
+    if lake.is_lake(target) or target == ":memory:" or engine.url.database in (None, "", ":memory:"):
+        return False  # a lake has no WAL of its own (its catalog commits); memory has no file
+    with WRITE_LOCK, engine.connect() as conn:  # after every writer in flight
+        conn.exec_driver_sql("CHECKPOINT")
+    return True
+
+
+@contextmanager
+def writing(path: str | None = None, must_exist: bool = False) -> Iterator[Engine]:
+    """The store a CLI command writes (ingest, retract, confirm's and bisect's runs, backup and restore's
+    migrations), checkpointed and closed when the command is done with it, also after a failure: what committed
+    is then in the file itself. must_exist: a missing store is an error (open_existing), not made."""
+    engine = open_existing(path) if must_exist else open_store(path)
+    try:
+        yield engine
+    except BaseException:
+        try:
+            close_store(engine)
+        except Exception:  # noqa: BLE001 - the command's own error is the one to tell; the WAL keeps the writes
+            pass
+        raise
+    close_store(engine)
+
+
+@contextmanager
+def reading(path: str | None = None) -> Iterator[Engine]:
+    """The store a CLI command only reads (open_reader), closed when it is done."""
+    engine = open_reader(path)
+    try:
+        yield engine
+    finally:
+        engine.dispose()
 
 
 def _prepare(engine: Engine, lake_tables: bool = False) -> None:
@@ -125,20 +219,14 @@ def shared_store() -> Engine:
 def checkpoint_shared() -> list[str]:
     """At a clean shutdown: CHECKPOINT each shared file store, so the `.duckdb` alone holds every acknowledged write
     (after a SIGTERM the last runs sat only in the `.wal`, and a copy of the `.duckdb` missed them), then close it.
-    A lake has no WAL of its own (its catalog commits). Returns the stores checkpointed; a failure is left to the
-    WAL, which DuckDB replays at the next open."""
-    from db.store import lake
-
+    Returns the stores checkpointed; a failure is left to the WAL, which DuckDB replays at the next open."""
     with _shared_lock:
         engines = list(_shared.items())
     done = []
     for target, engine in engines:
-        if lake.is_lake(target) or target == ":memory:":
-            continue
-        with WRITE_LOCK, engine.connect() as conn:  # after every writer in flight
-            conn.exec_driver_sql("CHECKPOINT")
-        engine.dispose()
-        done.append(target)
+        if _checkpoint(target, engine):
+            engine.dispose()
+            done.append(target)
     return done
 
 

@@ -18,9 +18,10 @@ from sqlalchemy.pool import NullPool
 _ROOTS: "weakref.WeakKeyDictionary[Engine, _Roots]" = weakref.WeakKeyDictionary()
 
 
-def pooled_engine(url: str) -> Engine:
-    """An engine whose every checkout is a duplicate of its one root connection (DuplicatePool)."""
-    engine = create_engine(url, poolclass=DuplicatePool)
+def pooled_engine(url: str, read_only: bool = False) -> Engine:
+    """An engine whose every checkout is a duplicate of its one root connection (DuplicatePool); read_only opens the
+    file as DuckDB's read-only mode does: nothing written, no WAL made (db.store.engine.open_reader)."""
+    engine = create_engine(url, poolclass=DuplicatePool, connect_args={"read_only": True} if read_only else {})
     roots = _ROOTS[engine] = _Roots()
     event.listen(engine, "do_connect", roots.connect)
     event.listen(engine, "engine_disposed", roots.retire)
