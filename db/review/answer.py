@@ -24,7 +24,7 @@ import pandas as pd
 
 from bundle.metrics import RuleKind
 from db.review.case_table import BETTER, UNCHANGED, WORSE
-from db.review.derived import _new_case, folded_rows
+from db.review.derived import folded_rows, new_case
 from db.review.rules import REGRESSION, SUSPECTED, UNCONFIRMED_STATE
 from db.stats.significance import REPLICATE_WORDS, UNCONFIRMED, ZERO_SPREAD
 from db.store.triage import TRIAGED_AWAY
@@ -51,7 +51,7 @@ def case_outcomes(cases: pd.DataFrame, verdicts: pd.DataFrame, listed: pd.DataFr
     if cases.empty:
         return pd.DataFrame(columns=CASE + ["outcome", "timing", "best", "gain"])
     counted = ~folded_rows(cases, key_ordered=True) & (verdicts.rule != RuleKind.watch.value).to_numpy(dtype=bool)
-    case = np.cumsum(_new_case(cases)) - 1
+    case = np.cumsum(new_case(cases)) - 1
     n = int(case[-1]) + 1
     first = np.flatnonzero(np.r_[True, case[1:] != case[:-1]])
     frame = cases[CASE].iloc[first].reset_index(drop=True)

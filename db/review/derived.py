@@ -31,7 +31,7 @@ def derived_pairs(cases: pd.DataFrame, key_ordered: bool = False) -> pd.DataFram
     metric, names = pd.factorize(cases.metric)
     timing_of = np.array([_index(names, DERIVED.get(n)) for n in names] + [-1])[metric]  # code of its timing
     if key_ordered:
-        case = np.cumsum(_new_case(cases)) - 1
+        case = np.cumsum(new_case(cases)) - 1
     else:
         case = pd.factorize(codes.combine((_coded(cases[name]) for name in _CASE), len(cases)))[0]  # dense: < rows
     key = case * (len(names) + 1) + metric  # one per (case, metric)
@@ -50,7 +50,7 @@ def _index(names: pd.Index, name: str | None) -> int:
     return int(names.get_loc(name)) if name is not None and name in names else -1
 
 
-def _new_case(cases: pd.DataFrame) -> np.ndarray:
+def new_case(cases: pd.DataFrame) -> np.ndarray:
     """Per row: does its case differ from the row before's (the first row: yes)?"""
     new = np.zeros(len(cases), dtype=bool)
     new[:1] = True
