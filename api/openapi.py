@@ -150,7 +150,8 @@ _MEANING = {
     415: "not application/json, or an encoding other than gzip",
     422: "invalid input: the bundle, or the retraction's run_id or reason (fields named)",
     500: "an unexpected server error (logged; never the client's input)",
-    503: "the store is unavailable (disk full, locked, damaged); retry after Retry-After seconds",
+    503: "the store is unavailable (disk full, locked, damaged) or the server is out of memory, threads or file "
+    "handles; retry after Retry-After seconds",
 }
 
 
