@@ -80,9 +80,9 @@ def _compare() -> list[dict]:
         _param("scope", "pair results on the same machine or the same chip", _enum(SCOPES)),
         _param("pool", "1: pool the builds a side spans, on purpose", _enum(["0", "1"])),
         *(
-            _param(f, "comma-separated values" + (f" ({', '.join(METRICS)})" if f == "metric" else ""))
-            if f != "metric"
-            else _param(f, f"comma-separated metrics ({', '.join(METRICS)})", _comma_list(METRICS))
+            _param(f, f"comma-separated metrics ({', '.join(METRICS)})", _comma_list(METRICS))
+            if f == "metric"
+            else _param(f, "comma-separated values")
             for f in COMPARE_FILTERS
         ),
     ]
@@ -107,7 +107,8 @@ def _rule_number(low: float, high: float) -> str:
     if low == 0:  # e.g. 0..1000: up to 999.x; no limit: up to 15 digits
         digits = 15 if high == float("inf") else len(str(int(high))) - 1
         return f"[0-9]{{1,{digits}}}(?:[.][0-9]{{1,6}})?"
-    assert low == 1 and high < float("inf"), (low, high)  # a new kind of limit needs its pattern written here
+    if low != 1 or high == float("inf"):
+        raise ValueError(f"no pattern for a rule limit {low:g}..{high:g}: write one here")
     return f"[1-9][0-9]{{0,{len(str(int(high))) - 2}}}(?:[.][0-9]{{1,6}})?"
 
 
