@@ -271,14 +271,12 @@ def test_a_planted_slowdown_among_real_builds_is_found_and_a_torn_journal_resume
     assert f"first bad: build 3 of 3: {planted_version(2)[0]}" in done.stdout
     assert f"last good: build 2 of 3: {planted_version(1)[0]}" in done.stdout
     [figures] = [ln for ln in done.stdout.splitlines() if "op_time: " in ln and "(last good) →" in ln]
-    before, after, ratio = map(
-        float,
-        re.search(
-            r"op_time: ([\d.]+) µs \(last good\) → ([\d.]+) µs .*: ([\d.]+)× "
-            r"slower than the last good build",
-            figures,
-        ).groups(),
-    )
+    found = re.search(
+        r"op_time: ([\d.,e+]+) µs \(last good\) → ([\d.,e+]+) µs .*: ([\d.]+)× slower than the last good build",
+        figures,
+    )  # 4 significant digits with thousands separators (db.review.wording.format_value): "1,234 µs", "1.234e+04 µs"
+    assert found, figures
+    before, after, ratio = (float(found[i].replace(",", "")) for i in (1, 2, 3))
     assert 2.0 < after / before < 4.5 and ratio == pytest.approx(after / before, rel=0.02), done.stdout
     assert f"git log {planted_version(1)[1][:12]}..{planted_version(2)[1][:12]}" in done.stdout
 
