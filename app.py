@@ -88,6 +88,11 @@ def preload() -> None:
         announce_token()
     except Exception as exc:  # noqa: BLE001 - e.g. an unreadable tokens file: writes are refused until fixed
         print(f"mpsbench: no upload token: {exc}", file=sys.stderr)
+    from db.store.sessions import secret_refusal
+
+    refused = secret_refusal()  # `mpsbench serve` refuses to start on it; a bare `streamlit run app.py` says it
+    if refused:
+        print(f"mpsbench: sign-in sessions are off: {refused}", file=sys.stderr, flush=True)
     try:
         from api.notify import prime
 

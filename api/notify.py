@@ -17,8 +17,9 @@ item, uploads within SETTLE_S of the start were judged with it and recorded as a
 no start primed it (a check with no state yet), the first check only records its set and posts nothing.
 An upload answers first: the hook only queues it (microseconds); one background thread judges the review once the
 uploads pause (SETTLE_S; once per data version, shared with the pages) and posts, retried with back-off (TRIES
-tries). Each try has a total deadline (POST_DEADLINE_S, connect to last byte: httpx's own timeout is per read, so a
-receiver trickling a byte every few seconds held the one thread for ever), so the uploads queued meanwhile are judged
+tries). Each try has one deadline, POST_DEADLINE_S, for the whole post, connect to last byte (httpx's own timeout,
+set to the same number, is per read: a receiver trickling a byte every few seconds held the one thread for ever; the
+README quotes this number, tests/test_notify.py keeps them equal), so the uploads queued meanwhile are judged
 and posted next, at most TRIES deadlines plus the back-off later. Each failed try is one log line (what failed, never
 the webhook's URL, which holds its secret); a receiver that fails or is down is never seen by an upload. A burst of
 uploads is judged once and reported in one post.
@@ -52,8 +53,7 @@ URL_VAR, REVIEW_VAR, PUBLIC_VAR = "MPSBENCH_NOTIFY_URL", "MPSBENCH_NOTIFY_REVIEW
 STATE_FILE = "mpsbench-notified.json"
 TRIES = 3
 BACKOFF_S = (2.0, 8.0)  # the waits after the first and second failed tries
-POST_TIMEOUT_S = 10.0  # httpx's, per connect, read or write
-POST_DEADLINE_S = 15.0  # one try, whole: connect, send, and the answer to its last byte
+POST_DEADLINE_S = 15.0  # one try, whole: connect, send, and the answer to its last byte (httpx's per-phase too)
 SETTLE_S = 1.0  # the review is judged once no upload has come for this long…
 BURST_S = 30.0  # …or this long after the first upload waiting
 LISTED = 10  # regressions written out in one post; the rest are counted
@@ -132,8 +132,8 @@ class PostFailed(Exception):
     """A try that did not deliver: what went wrong, in words that do not name the webhook's URL."""
 
 
-async def _post(url: str, doc: dict) -> int:
-    async with httpx.AsyncClient(timeout=POST_TIMEOUT_S) as client:
+async def _post(url: str, doc: dict, timeout_s: float) -> int:
+    async with httpx.AsyncClient(timeout=timeout_s) as client:
         return (await client.post(url, json=doc)).status_code
 
 
@@ -142,11 +142,11 @@ def post_json(url: str, doc: dict, deadline_s: float | None = None) -> None:
     but a 2xx answer raises PostFailed."""
     deadline_s = POST_DEADLINE_S if deadline_s is None else deadline_s
     try:
-        status = asyncio.run(asyncio.wait_for(_post(url, doc), deadline_s))
+        status = asyncio.run(asyncio.wait_for(_post(url, doc, deadline_s), deadline_s))
     except (asyncio.TimeoutError, TimeoutError):
         raise PostFailed(f"no complete answer within {deadline_s:g} s") from None
     except httpx.TimeoutException as exc:
-        raise PostFailed(f"timed out ({type(exc).__name__}, {POST_TIMEOUT_S:g} s)") from None
+        raise PostFailed(f"no complete answer within {deadline_s:g} s ({type(exc).__name__})") from None
     except httpx.HTTPError as exc:  # refused, reset, unreachable: its text, without the URL httpx may add
         raise PostFailed(f"{type(exc).__name__}: {str(exc).replace(url, '<url>')[:200]}") from None
     if not 200 <= status < 300:

@@ -9,7 +9,8 @@ N builds are `python=` wrappers over this one torch environment, each with its o
 Printed: per factor the right / unclear / wrong counts, the right-answer rate, steps and collection time (median
 and range) per bisect. The planted builds are CPU builds: these figures are not MPS figures.
 Usage: python -m benchmarks.bisect_builds [--builds 16] [--positions 10 | --at 2,7,13] [--factors 2,1.25]
-       [--processes 3] [--rounds 4] [--idle-wait S] [--json] [--tiny]
+       [--processes 3] [--rounds 4] [--idle-wait 30] [--json] [--tiny]
+Each run gets --idle-wait explicitly (default the collector's 30 s; --tiny: 0, it never waits for idle cores).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from benchmarks.disturbance import SITECUSTOMIZE
+from collector.plan import DEFAULT_IDLE_WAIT_S
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = 'softmax|{"rows":8,"vocab":151936}|float32|eager'  # the largest quick softmax: its slowdown stands out
@@ -65,7 +67,7 @@ def plant(folder: Path, n: int, first_bad: int, factor: float, python: str = sys
 
 
 def bisect_once(
-    base: Path, n: int, first_bad: int, factor: float, processes: int, rounds: int, idle_wait: float | None, env: dict
+    base: Path, n: int, first_bad: int, factor: float, processes: int, rounds: int, idle_wait: float, env: dict
 ) -> dict:
     """One real `mpsbench bisect` over n planted builds; its outcome scored."""
     pythons = plant(base / "builds", n, first_bad, factor)
@@ -91,8 +93,9 @@ def bisect_once(
         str(base / "runs"),
         "--envs",
         str(base / "envs"),
+        "--idle-wait",
+        f"{idle_wait:g}",
     ]
-    args += ["--idle-wait", f"{idle_wait:g}"] if idle_wait is not None else []
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "mpsbench", "bisect", *args], cwd=ROOT, env=env, capture_output=True, text=True
@@ -151,12 +154,14 @@ def main() -> None:
     ap.add_argument("--factors", default="2,1.25")
     ap.add_argument("--processes", type=int, default=3, help="worker processes per run")
     ap.add_argument("--rounds", type=int, default=4, help="most rounds a step runs")
-    ap.add_argument("--idle-wait", type=float, help="each run's --idle-wait (default: the collector's, 30 s)")
+    ap.add_argument(
+        "--idle-wait", type=float, default=DEFAULT_IDLE_WAIT_S, help="each run's --idle-wait (default: the collector's)"
+    )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--tiny", action="store_true", help="a minute or two: 3 builds, one position, 2x")
     a = ap.parse_args()
     if a.tiny:
-        a.builds, a.positions, a.factors, a.rounds, a.idle_wait = 3, 1, "2", 4, 1.0
+        a.builds, a.positions, a.factors, a.rounds, a.idle_wait = 3, 1, "2", 4, 0.0
     factors = [float(f) for f in a.factors.split(",")]
     if a.builds < 3 or a.positions < 1 or any(f <= 1 for f in factors) or a.processes < 1 or a.rounds < 1:
         raise SystemExit("ERROR: --builds ≥ 3, --positions ≥ 1, --factors > 1, --processes and --rounds ≥ 1")
@@ -193,7 +198,7 @@ def main() -> None:
     if a.json:
         print(json.dumps(out, indent=1))
         return
-    wait = "the collector's" if a.idle_wait is None else f"{a.idle_wait:g} s"
+    wait = f"{a.idle_wait:g} s"
     print(
         f"{a.builds} planted CPU nightlies, {CASE}, {a.processes} processes a run, at most {a.rounds} rounds a "
         f"step, idle wait {wait}"

@@ -13,7 +13,8 @@ With --disturb, more runs are collected while a competing CPU load runs: busy-lo
 the cores (alternating), from a random point in the first 70 % of the run for 20–50 % of it — plain runs (their
 A/A reviews are counted apart) and planted runs (their slowed cases must be found or listed as contended, never
 missed). Those runs are collected with `--idle-wait` from --disturbed-idle-wait (default 0: no wait, no retakes,
-so every contended process stays in the data for the review to handle; 30 measures the collector's default). And
+so every contended process stays in the data for the review to handle; 30 measures the collector's default), the
+others with --idle-wait (default the collector's, 30 s; --tiny: 0, so a loaded box never holds it up). And
 --reordered N runs of a build that sums bf16/fp16 linears in 4 rounded chunks (a reordered accumulation): its
 reviews against plain runs must show no correctness regression.
 
@@ -30,7 +31,7 @@ plans; the collection time for k processes is then the measured one scaled by k 
 plan is also reviewed with groups of runs a side. --keep DIR keeps the collected bundles; --from DIR reviews them
 again without collecting.
 Usage: python -m benchmarks.false_alarms [--runs 7] [--planted 3] [--processes 10] [--processes-list 5,10]
-       [--runs-a-side 1,3] [--factors 2,1.25] [--disturb] [--disturbed 6] [--disturbed-idle-wait 0]
+       [--runs-a-side 1,3] [--factors 2,1.25] [--idle-wait 30] [--disturb] [--disturbed 6] [--disturbed-idle-wait 0]
        [--reordered 2] [--keep DIR | --from DIR] [--json] [--tiny]
 """
 
@@ -48,6 +49,7 @@ from pathlib import Path
 
 from benchmarks.disturbance import CHUNKS, Burners, Disturbance, planted_site
 from benchmarks.review_outcomes import evaluate
+from collector.plan import DEFAULT_IDLE_WAIT_S
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,12 +61,11 @@ def _collect(
     env: dict,
     label: str,
     planted: dict,
-    disturb: Disturbance | None = None,
-    idle_wait: float | None = None,
+    disturb: Disturbance | None,
+    idle_wait: float,
 ) -> tuple[Path, float]:
-    """One `collector run`; a planted build's bundle relabelled `<version>+<label>`."""
+    """One `collector run` with its explicit --idle-wait; a planted build's bundle relabelled `<version>+<label>`."""
     run_env = planted_site(out.parent / f"site-{label}", env, **planted) if planted else dict(env)
-    wait = ["--idle-wait", f"{idle_wait:g}"] if idle_wait is not None else []
     start = time.perf_counter()
     with Burners(disturb):
         done = subprocess.run(
@@ -78,7 +79,8 @@ def _collect(
                 *plan,
                 "--processes",
                 str(processes),
-                *wait,
+                "--idle-wait",
+                f"{idle_wait:g}",
                 "--out",
                 str(out),
             ],
@@ -132,7 +134,7 @@ def collect(a: argparse.Namespace, factors: list[float], plan: list[str], base: 
             label,
             planted,
             disturb,
-            a.disturbed_idle_wait if disturb else None,
+            a.disturbed_idle_wait if disturb else a.idle_wait,
         )
         doc = json.loads(path.read_text())
         if kind == "disturbed":
@@ -257,6 +259,9 @@ def main() -> None:
     ap.add_argument("--factors", default="2,1.25", help="planted softmax slowdowns")
     ap.add_argument("--runs-a-side", default="1", help="comma list: review with this many runs a side (default 1)")
     ap.add_argument("--disturb", action="store_true", help="also collect runs beside a competing CPU load")
+    ap.add_argument(
+        "--idle-wait", type=float, default=DEFAULT_IDLE_WAIT_S, help="the quiet runs' --idle-wait (the collector's)"
+    )
     ap.add_argument("--disturbed", type=int, default=6, help="with --disturb: disturbed plain runs")
     ap.add_argument(
         "--disturbed-idle-wait",
@@ -278,7 +283,7 @@ def main() -> None:
     a = ap.parse_args()
     plan = ["--suite", "kernels"]
     if a.tiny:
-        a.runs, a.planted, a.processes, a.factors, a.disturbed = 2, 1, 2, "2", 1
+        a.runs, a.planted, a.processes, a.factors, a.disturbed, a.idle_wait = 2, 1, 2, "2", 1, 0.0
         plan = ["--workload", "softmax", "--dtype", "float32", "--case-time-limit", "20"]
     keep = [int(k) for k in a.processes_list.split(",")] if a.processes_list else [a.processes]
     factors = [float(f) for f in a.factors.split(",")]

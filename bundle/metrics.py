@@ -182,7 +182,7 @@ _FIELDS = {
     RuleKind.derived: (),
     RuleKind.watch: (),
 }
-_LIMITS = {"percent": (0.0, 1000.0), "floor": (0.0, float("inf")), "drop": (0.0, 1000.0), "factor": (1.0, 1e12)}
+RULE_LIMITS = {"percent": (0.0, 1000.0), "floor": (0.0, float("inf")), "drop": (0.0, 1000.0), "factor": (1.0, 1e12)}
 MIB = 2**20
 _GROWTH = Rule(RuleKind.growth, percent=5.0, floor=64 * MIB)
 _SIGNIFICANT = Rule(RuleKind.significant)
@@ -243,7 +243,7 @@ def parse_rules(text: str | None) -> dict[str, Rule]:
             number = float(value)
         except ValueError:
             number = float("nan")
-        low, high = _LIMITS[field_name]
+        low, high = RULE_LIMITS[field_name]
         if not low <= number <= high:  # NaN fails too
             raise MetricError(f"rule {part[:60]!r}: {field_name} must be a number from {low:g} to {high:g}")
         rules[metric_name] = Rule(**{**rules[metric_name].__dict__, field_name: number})

@@ -4,7 +4,8 @@ The collector builds these models, the ingest validates with them (strict JSON m
 the field's own), and docs/bundle.schema.json is exported from them (`python -m bundle.schema`). Every rule is
 stated once here: as a field's annotation (type, bounds, finiteness, lengths) or as one of the *_rule functions
 Result's model check calls. db.ingest.derive turns them into set-based checks for large bundles: annotations
-mechanically, the *_rule functions by calling them on each distinct input they get (their inputs are small).
+mechanically, the *_rule functions by calling them on each distinct input they get (their inputs are small). The
+JSON Schema states the checks too, where it can (bundle.json_rules).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints,
 from pydantic_core import PydanticCustomError
 
 from bundle.contention import Share
+from bundle.json_rules import bundle_schema, result_schema
 from bundle.metrics import check_unit, metric
 from bundle.stats import FiniteFloat, Summary, summarize
 
@@ -202,6 +204,8 @@ def sign_rule(metric_name: str, smallest: float) -> None:
 
 
 class Result(_Strict):
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=result_schema)  # its checks, stated
+
     workload: Name
     suite: Name  # "kernels" | "models"
     params: dict[Name, ParamValue]
@@ -249,7 +253,10 @@ class Result(_Strict):
 
 
 class Bundle(_Strict):
-    schema_version: StrictInt  # required: a reader must know which format it reads
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=bundle_schema)
+
+    # required: a reader must know which format it reads; the versions read are stated in the JSON Schema too
+    schema_version: Annotated[StrictInt, Field(json_schema_extra={"enum": list(READABLE_VERSIONS)})]
     run_id: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]  # uuid4().hex, made by the collector
     started_at: datetime  # strict JSON (the ingest): an ISO 8601 string, never an integer epoch
     ended_at: datetime | None = None

@@ -67,7 +67,6 @@ def _parser() -> argparse.ArgumentParser:
     cases.add_argument("--case", action="append", default=[], metavar="ID", help="workload|case_key|dtype|compile")
     cases.add_argument("--workload", action="append", default=[], help="every case of this workload")
     review_and_run_options(p, 4, "most rounds a step runs before it is unclear (default 4)")
-    p.add_argument("--idle-wait", type=float, help="each run's --idle-wait (default: the collector's)")
     p.add_argument("--envs", type=Path, help="where build environments live (default: sweep's)")
     p.add_argument("--out", type=Path, default=Path("runs"))
     p.add_argument("--db", help="the store the runs go into and the reviews read (default: MPSBENCH_DB)")

@@ -54,6 +54,12 @@ def serve(args: list[str]) -> int:
         except StoreError as err:
             print(f"ERROR: {err}")
             return 1
+    from db.store.sessions import SECRET_RULE, secret_refusal
+
+    refused = secret_refusal()  # a team server starts with sign-in working, or not at all
+    if refused:
+        print(f"ERROR: {refused}; {SECRET_RULE}")
+        return 1
     import app  # the st.App: its path is what streamlit runs (it sets server.maxUploadSize too, app.apply_upload_limit)
     from pages.widgets import upload_limit
 

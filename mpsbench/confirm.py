@@ -76,6 +76,20 @@ def review_and_run_options(p: argparse.ArgumentParser, rounds: int, rounds_help:
     p.add_argument("--processes", type=int, help="worker processes per run (default: the collector's)")
     p.add_argument("--device", default="auto", choices=["auto", "mps", "cuda", "cpu"])
     p.add_argument("--machine-name", help="this machine's name as its runs carry it (default: the collector's)")
+    p.add_argument("--idle-wait", type=_idle_wait, help="each run's --idle-wait (default: the collector's)")
+
+
+def _idle_wait(text: str) -> float:
+    """--idle-wait as the collector takes it (collector.plan), refused here before anything runs."""
+    from collector.plan import MAX_IDLE_WAIT_S
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= MAX_IDLE_WAIT_S:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {MAX_IDLE_WAIT_S:g} seconds (got {text!r})")
+    return value
 
 
 def main(args: list[str], say: Callable[[str], None] = print) -> int:
@@ -232,6 +246,8 @@ class _Side:
             cmd += ["--processes", str(o["processes"])]
         if o.get("machine_name"):
             cmd += ["--machine-name", o["machine_name"]]
+        if o.get("idle_wait") is not None:  # a journal from before the option has none: the collector's default
+            cmd += ["--idle-wait", f"{o['idle_wait']:g}"]
         before = set(folder.glob("*.json")) if folder.exists() else set()
         from collector.lifeline import PARENT_VARIABLE
 

@@ -109,8 +109,9 @@ def guarded(render: Callable[[], None]) -> None:
 
 
 def page_failed(exc: Exception) -> None:
-    """A page's unexpected exception as one short st.error: a store fault names itself (and the store is
-    reopened on the next run), anything else is logged here with its traceback and shown without it."""
+    """A page's unexpected exception as one short st.error: a store fault (the store reopened on the next run) or
+    a server out of memory, threads or file handles names itself (db.store.faults), anything else is logged here
+    with its traceback and shown without it."""
     fault = as_store_error(exc)
     if fault is not None:
         st.error(plain(fault))

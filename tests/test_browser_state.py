@@ -5,6 +5,8 @@ sidebar carries the review picked; a typed token survives a reload as the sign-i
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, TOKEN, serving
@@ -47,6 +49,16 @@ def _quiet(page, heading: str) -> None:
     _settled(page, heading)
     page.evaluate("window.__quietSince = performance.now()")
     page.wait_for_function(QUIET, timeout=WAIT_MS)
+
+
+def _cookie(page, name: str) -> list[dict]:
+    """The browser's cookie `name` once it is set, or [] after WAIT_MS: the page says "Signed in" before the typed
+    token's ticket has come back as the cookie (HttpOnly: no script sees it), so the test waits for that state,
+    polling the browser's own cookie jar, not for a time."""
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while not (found := [c for c in page.context.cookies() if c["name"] == name]) and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    return found
 
 
 def _pick(page, label: str, option: str) -> None:
@@ -111,9 +123,9 @@ def test_a_typed_token_survives_a_reload_and_leaves_nothing_in_the_address(serve
     page.get_by_label("Token", exact=False).fill(TOKEN)
     page.get_by_role("button", name="Sign in").click()
     page.get_by_text("Signed in as browser").wait_for(timeout=WAIT_MS)
-    page.wait_for_function("() => document.cookie !== undefined && location.search === ''", timeout=WAIT_MS)
+    page.wait_for_function("() => location.search === ''", timeout=WAIT_MS)
     page.wait_for_function(IDLE, timeout=WAIT_MS)
-    assert [c for c in page.context.cookies() if c["name"] == "mpsbench_session"]  # the link's cookie, set
+    assert _cookie(page, "mpsbench_session")  # the ticket's cookie, set
     page.reload(timeout=WAIT_MS)
     page.get_by_text("Signed in as browser").wait_for(timeout=WAIT_MS)
     assert page.url == f"{server}/signin" and page.evaluate("history.length") == 2  # the ticket's entry replaced

@@ -99,7 +99,7 @@ def test_every_mpsbench_line_parses_with_the_cli_options(workflow):
 
 
 @pytest.mark.parametrize(
-    "argv,error",
+    "argv,error",  # idle-wait: parsed by the CLIs' parsers, never run
     [
         (["compare", "--baseline", "torch=2.14.1", "--candidate", "torch=2.15.0", "--format", "markdown"], StoreError),
         (["compare", "--baseline", "torch=2.14.1", "--candidate", "torch=2.15.0", "--scope", "galaxy"], StoreError),

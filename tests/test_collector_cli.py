@@ -79,6 +79,8 @@ def test_run_writes_a_valid_bundle_with_tags_and_statuses(tmp_path, capsys):
         "fake_add",
         "--workload",
         "fake_fp8",
+        "--idle-wait",
+        "0",
     )
     assert code == 0, out
     [b] = bundles(tmp_path)
@@ -99,7 +101,7 @@ def test_list_shows_cases_per_profile_and_units(capsys):
 
 
 def test_expected_errors_print_one_line_and_exit_1(tmp_path, capsys):
-    for args in (
+    for args in (  # idle-wait: each is refused before a run starts
         ["run", "--workload", "nope"],
         ["run", "--tag", "novalue"],
         ["show", str(tmp_path / "x.json")],
@@ -111,7 +113,7 @@ def test_expected_errors_print_one_line_and_exit_1(tmp_path, capsys):
         code, out = main(capsys, *args, "--out", str(tmp_path)) if args[0] == "run" else main(capsys, *args)
         assert code == 1, args
         assert out.startswith("ERROR: ") and out.count("ERROR") == 1 and "Traceback" not in out, out
-    done = collector("run", "--workload", "nope")  # the real entry point: exit status 1, no traceback
+    done = collector("run", "--workload", "nope", "--idle-wait", "0")  # the real entry point: exit 1, no traceback
     assert done.returncode == 1 and done.stdout.startswith("ERROR: ") and "Traceback" not in done.stderr
 
 
@@ -176,7 +178,7 @@ def test_sigkill_then_resume_keeps_finished_cases_and_runs_the_rest_once(tmp_pat
         f.write('{"type":"case","case":"torn')  # a write the kill cut in half
     monkeypatch.setenv("MPSBENCH_FAKE_SLEEP_S", "0.01")  # cases run after the resume are told apart by this
     monkeypatch.setenv("MPSBENCH_FAKE_CASES", "6")
-    code, out = main(capsys, "run", "--out", str(tmp_path), "--resume")
+    code, out = main(capsys, "run", "--out", str(tmp_path), "--resume")  # idle-wait: the journal's (0)
     assert code == 0, out
     [b] = bundles(tmp_path)
     assert b.run_id == journal.name.split(".")[0] and b.complete
@@ -202,7 +204,7 @@ def test_interrupt_writes_a_valid_incomplete_bundle_and_resume_completes_it(tmp_
     assert any(w.startswith("incomplete:") for w in b.warnings)
     assert "--resume" in out
     monkeypatch.setenv("MPSBENCH_FAKE_CASES", "8")
-    assert main(capsys, "run", "--out", str(tmp_path), "--resume")[0] == 0
+    assert main(capsys, "run", "--out", str(tmp_path), "--resume")[0] == 0  # idle-wait: the journal's (0)
     [b2] = bundles(tmp_path)
     assert b2.run_id == b.run_id and b2.complete and not any(w.startswith("incomplete:") for w in b2.warnings)
     assert sorted(r.params["i"] for r in b2.results) == list(range(8))
@@ -210,12 +212,12 @@ def test_interrupt_writes_a_valid_incomplete_bundle_and_resume_completes_it(tmp_
 
 
 def test_resume_without_a_journal_is_an_error(tmp_path, capsys):
-    code, out = main(capsys, "run", "--out", str(tmp_path), "--resume")
+    code, out = main(capsys, "run", "--out", str(tmp_path), "--resume")  # idle-wait: refused, no journal
     assert code == 1 and "no unfinished run journal" in out
 
 
 def test_journal_lines_are_valid_json_per_case(tmp_path, capsys):
-    assert main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep")[0] == 0
+    assert main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep", "--idle-wait", "0")[0] == 0
     [journal] = tmp_path.glob("*.journal.jsonl")
     records = [json.loads(line) for line in journal.read_text().splitlines()]
     assert records[0]["type"] == "run" and {r["type"] for r in records[1:]} == {"case"}
@@ -233,7 +235,7 @@ def test_a_case_journaled_just_before_ctrl_c_is_in_the_incomplete_bundle(tmp_pat
         raise KeyboardInterrupt
 
     monkeypatch.setattr(Journal, "finish_case", journal_then_interrupt)
-    code, _ = main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep")
+    code, _ = main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep", "--idle-wait", "0")
     [b] = bundles(tmp_path)
     assert code == 130 and b.complete is False and [r.params["i"] for r in b.results] == [0]
 
@@ -244,7 +246,7 @@ def test_battery_and_low_power_mode_are_warnings_on_screen_and_in_the_bundle(tmp
 
     on_battery = Machine(name="laptop", os="macOS", chip="Apple M3 Max", power_source="battery", low_power_mode=True)
     monkeypatch.setattr(session, "current_machine", lambda name, device: on_battery)
-    code, out = main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep")
+    code, out = main(capsys, "run", "--out", str(tmp_path), "--workload", "fake_sleep", "--idle-wait", "0")
     [b] = bundles(tmp_path)
     assert code == 0 and sum("battery" in w for w in b.warnings) == 1 and sum("Low Power" in w for w in b.warnings) == 1
     assert "WARNING: running on battery" in out and "WARNING: Low Power Mode is on" in out

@@ -61,7 +61,18 @@ def only_bundle(out: Path) -> Bundle:
 
 
 def run_crashing(capsys, out: Path) -> tuple[int, str]:
-    return main(capsys, "run", "--out", str(out), "--workload", "fake_crash", "--case-time-limit", str(LIMIT_S))
+    return main(
+        capsys,
+        "run",
+        "--out",
+        str(out),
+        "--workload",
+        "fake_crash",
+        "--case-time-limit",
+        str(LIMIT_S),
+        "--idle-wait",
+        "0",
+    )
 
 
 def test_the_hard_deadline_is_the_limit_plus_2_s_or_25_percent():
@@ -119,13 +130,13 @@ def test_crashes_and_hangs_are_error_records_resume_skips_them_and_retry_crashed
     out = _crashing_run_completes_with_error_records(tmp_path, capsys)
     first = by_case(only_bundle(out))
     _cut_last_case(out)
-    code, text = main(capsys, "run", "--out", str(out), "--resume")
+    code, text = main(capsys, "run", "--out", str(out), "--resume")  # idle-wait: the journal's (0)
     assert code == 0, text
     assert ran(tmp_path)[5:] == ["ok2"]  # segv, exit and hang are not run again (they would crash again)
     resumed = by_case(only_bundle(out))
     assert resumed["segv"] == first["segv"] and resumed["hang"] == first["hang"] and resumed["ok2"].status == Status.ok
     monkeypatch.setenv("MPSBENCH_CRASH", "0")  # the cause fixed (say, a new build): they now run through
-    code, text = main(capsys, "run", "--out", str(out), "--resume", "--retry-crashed")
+    code, text = main(capsys, "run", "--out", str(out), "--resume", "--retry-crashed")  # idle-wait: the journal's
     assert code == 0, text
     assert sorted(ran(tmp_path)[6:]) == ["exit", "hang", "segv"]
     retried = only_bundle(out)
@@ -133,12 +144,14 @@ def test_crashes_and_hangs_are_error_records_resume_skips_them_and_retry_crashed
     assert all(r.status == Status.ok for r in retried.results)
     assert by_case(retried)["ok"] == first["ok"]  # cases that were fine are kept as measured
     # nothing crashed any more: a further --retry-crashed finds no run to retry
-    assert main(capsys, "run", "--out", str(out), "--retry-crashed")[0] == 1
+    assert main(capsys, "run", "--out", str(out), "--retry-crashed")[0] == 1  # idle-wait: refused, nothing to retry
 
 
 def test_in_process_runs_without_a_worker(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MPSBENCH_CRASH", "0")
-    code, text = main(capsys, "run", "--out", str(tmp_path / "runs"), "--workload", "fake_crash", "--in-process")
+    code, text = main(
+        capsys, "run", "--out", str(tmp_path / "runs"), "--workload", "fake_crash", "--in-process", "--idle-wait", "0"
+    )
     assert code == 0, text
     assert workers(tmp_path) == [os.getpid()]  # every case ran in the test's own process
 
@@ -146,7 +159,18 @@ def test_in_process_runs_without_a_worker(tmp_path, capsys, monkeypatch):
 def test_a_workload_that_cannot_be_sent_to_the_worker_is_its_own_error(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MPSBENCH_TRIVIAL_CASES", "2")
     out = tmp_path / "runs"
-    code, text = main(capsys, "run", "--out", str(out), "--workload", "fake_unpicklable", "--workload", "fake_trivial")
+    code, text = main(
+        capsys,
+        "run",
+        "--out",
+        str(out),
+        "--workload",
+        "fake_unpicklable",
+        "--workload",
+        "fake_trivial",
+        "--idle-wait",
+        "0",
+    )
     assert code == 0, text
     b = only_bundle(out)
     statuses = {(r.workload, r.params["i"]): (r.status, r.message) for r in b.results}
@@ -166,7 +190,18 @@ def test_a_worker_in_a_hanging_case_dies_with_its_killed_collector(tmp_path):
     env = {**os.environ, "MPSBENCH_CATALOG": "tests.crash_workloads", "MPSBENCH_CRASH_LOG": str(tmp_path / "ran.log")}
     env.pop("MPSBENCH_TOKEN", None)
     parent = subprocess.Popen(
-        [sys.executable, "-m", "collector", "run", "--out", str(tmp_path / "runs"), "--workload", "fake_crash"],
+        [
+            sys.executable,
+            "-m",
+            "collector",
+            "run",
+            "--out",
+            str(tmp_path / "runs"),
+            "--workload",
+            "fake_crash",
+            "--idle-wait",
+            "0",
+        ],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,

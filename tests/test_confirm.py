@@ -13,6 +13,7 @@ import pytest
 
 from db.review.decisions import CLEARED, CONFIRMED, UNDECIDED, case_id, decide, doubtful_cases
 from mpsbench.confirm import interleaved, main
+from tests.quiet_machine import quiet_site
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -77,17 +78,16 @@ def test_a_malformed_flag_is_the_same_error_line_not_argparse_usage(capsys):
 
 
 def _wrapper(folder: Path, factor: str, version_suffix: str = "") -> Path:
-    """An environment of this Python; with a suffix its torch reports another version (one torch wheel here, two
-    builds needed: else the two sides' runs would pair as A/A runs of one build and the planted slowdown would
-    read as that build's noise)."""
+    """An environment of this Python on a machine that reads as idle (tests/quiet_machine.py); with a suffix its
+    torch reports another version (one torch wheel here, two builds needed: else the two sides' runs would pair as
+    A/A runs of one build and the planted slowdown would read as that build's noise)."""
     folder.mkdir(parents=True)
-    site = ""
     if version_suffix:
         (folder / "site").mkdir()
         (folder / "site" / "sitecustomize.py").write_text(
             f"import torch\ntorch.__version__ = torch.__version__ + {version_suffix!r}\n"
         )
-        site = f'PYTHONPATH="{folder / "site"}:$PYTHONPATH" '
+    site = f'PYTHONPATH="{quiet_site(folder / "site")}:$PYTHONPATH" '
     path = folder / "python"
     path.write_text(f'#!/bin/sh\n{site}MPSBENCH_FAKE_FACTOR={factor} exec "{sys.executable}" "$@"\n')
     path.chmod(0o755)
@@ -119,6 +119,8 @@ def test_a_planted_slowdown_left_unconfirmed_is_confirmed_by_rerunning_it(tmp_pa
                 "1",
                 "--machine-name",
                 "m1",
+                "--idle-wait",
+                "0",
                 "--tag",
                 f"role={role}",
                 "--out",
@@ -167,6 +169,8 @@ def test_a_planted_slowdown_left_unconfirmed_is_confirmed_by_rerunning_it(tmp_pa
             "cpu",
             "--machine-name",
             "m1",
+            "--idle-wait",
+            "0",
             "--out",
             str(tmp_path / "confirm"),
         ],
@@ -178,6 +182,9 @@ def test_a_planted_slowdown_left_unconfirmed_is_confirmed_by_rerunning_it(tmp_pa
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"{CONFIRMED:>10}  {slowed}" in done.stdout
+    reruns = [json.loads(b.read_text()) for b in (tmp_path / "confirm").glob("confirm-*/*.json")]
+    said = [b["build"]["command_line"].split() for b in reruns]  # confirm passes its --idle-wait on to each run
+    assert len(said) == 2 and all(words[words.index("--idle-wait") + 1] == "0" for words in said), said
     after = subprocess.run(
         [sys.executable, "-m", "mpsbench", "compare", *review, "--format", "json"],
         cwd=ROOT,

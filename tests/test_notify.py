@@ -5,10 +5,12 @@ until it is taken (500, 500, 200), and a receiver that is down never holding up 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from starlette.applications import Starlette
@@ -80,7 +82,7 @@ def server(tmp_path, monkeypatch):
     monkeypatch.setenv(api.notify.PUBLIC_VAR, PUBLIC + "/")
     monkeypatch.setattr(db.store.engine, "_shared", {})
     monkeypatch.setattr(api.notify, "BACKOFF_S", (0.05, 0.1))
-    monkeypatch.setattr(api.notify, "POST_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(api.notify, "POST_DEADLINE_S", 1.0)
     monkeypatch.setattr(api.notify, "SETTLE_S", 0.5)
     engine = db.store.engine.shared_store()
     ingest_bundle(engine, run_bundle("2.14.1", {1: 1.0, 2: 1.0}), "seed")
@@ -148,7 +150,7 @@ def test_a_receiver_that_is_down_never_holds_up_an_upload(server, monkeypatch):
     """While the notifier waits on a receiver that never answers, uploads are answered as fast as with notifications
     off: the upload path only queues (its hook is timed); the review and the post happen in the notifier's thread."""
     client, _ = server
-    monkeypatch.setattr(api.notify, "POST_TIMEOUT_S", 3.0)
+    monkeypatch.setattr(api.notify, "POST_DEADLINE_S", 3.0)
     hooked = []
 
     def timed_hook(outcome, who):
@@ -176,7 +178,7 @@ def test_a_receiver_that_is_down_never_holds_up_an_upload(server, monkeypatch):
             f"{notifier.judged_s:.3f} s"
         )
         assert max(hooked) < 0.1  # what notification adds to an upload's answer: a queued item
-        assert max(took) < api.notify.POST_TIMEOUT_S  # no answer waited for the hanging post
+        assert max(took) < api.notify.POST_DEADLINE_S  # no answer waited for the hanging post
     # the receiver is gone now (refused): the hanging try fails, then each check's tries fail at once, logged; the
     # regression not told is tried again with the next uploads' check
     assert notifier.wait_idle(60) and notifier.sent == [] and notifier.tries == 3 * 2
@@ -298,3 +300,39 @@ def test_uploads_right_after_the_start_are_posted_not_taken_for_the_starting_poi
         assert all(line in receiver.bodies[0]["text"] for line in listed.values())
     finally:
         receiver.close()
+
+
+def test_the_readme_quotes_the_tries_back_off_and_the_one_timeout_the_code_uses():
+    """Issue 46: the log said 10 s (httpx's per-read timeout) and the README 15 s (the deadline). One number now."""
+    row = next(
+        line
+        for line in (Path(__file__).resolve().parents[1] / "README.md").read_text().splitlines()
+        if line.startswith("| `MPSBENCH_NOTIFY_URL`")
+    )
+    tries, first, second, within = re.search(
+        r"tried (\d+) times with back-off \((\d+) s, (\d+) s\), each try whole within (\d+) s \(`POST_DEADLINE_S`", row
+    ).groups()
+    assert int(tries) == api.notify.TRIES and (float(first), float(second)) == api.notify.BACKOFF_S
+    assert float(within) == api.notify.POST_DEADLINE_S
+    assert f"no complete answer within {within} s" in row
+
+
+def test_a_receiver_that_never_answers_is_cut_off_at_the_one_timeout_and_the_line_says_it(monkeypatch):
+    """httpx's own timeout is the deadline's number, so whichever fires first, the failure names that number."""
+    import httpx
+
+    timeouts = []
+    real = httpx.AsyncClient
+
+    def client(*args, **kwargs):
+        timeouts.append(kwargs.get("timeout"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(httpx, "AsyncClient", client)
+    monkeypatch.setattr(api.notify, "POST_DEADLINE_S", 0.3)
+    with socket.socket() as hole:  # listens, never answers
+        hole.bind(("127.0.0.1", 0))
+        hole.listen(1)
+        with pytest.raises(api.notify.PostFailed, match=r"^no complete answer within 0\.3 s"):
+            api.notify.post_json(f"http://127.0.0.1:{hole.getsockname()[1]}/hook", {"text": "x"})
+    assert timeouts == [0.3]

@@ -104,6 +104,8 @@ def test_sweep_sigkill_then_resume_delivers_every_bundle_once_and_leaves_nothing
         "eager",
         "--processes",
         "1",
+        "--idle-wait",
+        "0",
         "--out",
         str(out),
         "--envs",
@@ -143,18 +145,18 @@ def test_sweep_sigkill_then_resume_delivers_every_bundle_once_and_leaves_nothing
         for k, v in ENV.items():
             monkeypatch.setenv(k, v)
         before = journal.read_bytes()
-        for extra, named in (
+        for extra, named in (  # idle-wait: each resume is refused before it runs
             (["--profile", "full"], "--profile 'full'"),
             (["--rounds", "5"], "--rounds '5'"),
             (["--push", "http://127.0.0.1:9/"], "--push 'http://127.0.0.1:9/'"),
         ):
-            code = cli_main(["sweep", "--resume", str(journal), *extra])
+            code = cli_main(["sweep", "--resume", str(journal), *extra])  # idle-wait: refused (above)
             said = capsys.readouterr().out.replace("\n", " ")
             assert code == 1 and said.startswith("ERROR:") and named in said and "journal" in said, said
         assert journal.read_bytes() == before
 
         resumed = subprocess.run(
-            [sys.executable, "-m", "collector", "sweep", "--resume", "--out", str(out)],
+            [sys.executable, "-m", "collector", "sweep", "--resume", "--out", str(out)],  # idle-wait: the journal's (0)
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -196,6 +198,8 @@ def _run_with_child(tmp_path: Path, *extra: str, sleep_s: str) -> tuple[subproce
             "eager",
             "--out",
             str(tmp_path / "out"),
+            "--idle-wait",
+            "0",
             *extra,
         ],
         cwd=ROOT,

@@ -147,6 +147,44 @@ def test_a_refused_secret_turns_sessions_off_with_the_documented_error(store, mo
         sessions.session_identity(client.cookies[sessions.COOKIE])
 
 
+@pytest.mark.parametrize("how", ["mode 0644", "a directory", "not hex", "binary"])
+def test_serve_refuses_to_start_on_a_refused_secret_naming_the_file_and_the_rule(store, monkeypatch, capsys, how):
+    """A team server starts with sign-in working or not at all: `mpsbench serve` stops before Streamlit starts
+    (before binding any port), saying which file and the rule it breaks (issue 46: it started silently without)."""
+    from mpsbench.cli import main
+
+    sessions.issue("tok-alice")  # the secret is made
+    reason = _spoil(store / sessions.SECRET_FILE, how)
+    started = []
+    monkeypatch.setattr("streamlit.web.cli.main", lambda *a, **k: started.append(a) or 0)
+    assert main(["serve", "--port", "1"]) == 1 and not started
+    out = capsys.readouterr().out
+    assert out.startswith(f"ERROR: {store / sessions.SECRET_FILE} ") and reason in out, out
+    assert "must be a regular file owned by the server's user, mode 0600, holding hex" in out
+    assert out.count("\n") == 1 and "Traceback" not in out
+
+
+def test_serve_starts_with_no_secret_yet_or_a_good_one_and_makes_none_itself(store, monkeypatch, capsys):
+    from mpsbench.cli import main
+
+    started = []
+    monkeypatch.setattr("streamlit.web.cli.main", lambda *a, **k: started.append(a) or 0)
+    monkeypatch.setattr("sys.argv", list(sys.argv))  # serve rewrites it for streamlit
+    assert main(["serve", "--port", "1"]) == 0 and len(started) == 1
+    assert not (store / sessions.SECRET_FILE).exists()  # made at the first sign-in, not by the check
+    sessions.issue("tok-alice")
+    assert sessions.secret_refusal() is None and main(["serve", "--port", "1"]) == 0 and len(started) == 2
+    assert "ERROR" not in capsys.readouterr().out
+
+
+def test_a_bare_streamlit_start_says_sessions_are_off_in_its_banner(store, capsys):
+    sessions.issue("tok-alice")
+    _spoil(store / sessions.SECRET_FILE, "not hex")
+    app.preload()
+    err = capsys.readouterr().err
+    assert f"mpsbench: sign-in sessions are off: {store / sessions.SECRET_FILE} is not a hex secret" in err
+
+
 def test_sessions_work_again_when_the_secret_is_deleted(store):
     session = sessions.issue("tok-alice")
     _spoil(store / sessions.SECRET_FILE, "a directory")

@@ -72,6 +72,8 @@ def test_sweep_rounds_aa_failed_build_kill_and_resume(tmp_path):
         "fake_sleep",
         "--compile",
         "eager",
+        "--idle-wait",
+        "0",
         "--out",
         str(out),
         "--envs",
@@ -101,7 +103,7 @@ def test_sweep_rounds_aa_failed_build_kill_and_resume(tmp_path):
     assert "cannot be installed; pip said" in first_out and "torch==0.0.0" in first_out, first_out
 
     resumed = subprocess.run(
-        [sys.executable, "-m", "collector", "sweep", "--resume", "--out", str(out)],
+        [sys.executable, "-m", "collector", "sweep", "--resume", "--out", str(out)],  # idle-wait: the journal's (0)
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -164,7 +166,7 @@ def fake_env(monkeypatch):
 
 
 def _sweep(capsys, *args: str) -> tuple[int, str]:
-    code = cli_main(["sweep", *args])
+    code = cli_main(["sweep", *args, "--idle-wait", "0"])
     return code, capsys.readouterr().out
 
 

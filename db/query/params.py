@@ -85,6 +85,20 @@ def as_build(builds: list[str], value: str) -> str:
     return same[0] if len(same) == 1 else value
 
 
+def stored_choice(name: str, value: str, stored: Iterable[str], what: str = "build") -> str:
+    """`value` when the store holds it, else a 404 naming `name`: a well-formed value that names nothing stored
+    (a link made on another store) is "nothing stored matches", not a malformed request."""
+    stored = tuple(stored)
+    if value not in stored:
+        listed = ", ".join(stored[:20]) + (f" … ({len(stored)} in all)" if len(stored) > 20 else "")
+        raise StoreError(
+            404,
+            f"{name}: no stored {what} {value[:60]!r}; stored: {listed or 'none'}",
+            [Problem(name, f"must be a stored {what}: {listed or 'none yet'}")],
+        )
+    return value
+
+
 def build_choice(name: str, value: str, builds: list[str]) -> str:
-    """One of `builds` (as_build applied), else a 400 naming `name`."""
-    return one_of(name, as_build(builds, value), builds)
+    """One of `builds` (as_build applied), else a 404 naming `name`."""
+    return stored_choice(name, as_build(builds, value), builds)

@@ -18,9 +18,18 @@ from db.errors import Problem, StoreError
 from db.store.read import read_frame, reader
 
 SYNTAX = "torch=<version>, build=<version>@<git hash>, tag:<key>=<value> or runs:<run_id>,<run_id>"
-_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]{0,99}$")
-_RUN_ID = re.compile(r"^[0-9a-f]{32}$")
-_HASH = re.compile(r"^[0-9a-f]{7,40}$")
+_VERSION_TEXT, _RUN_ID_TEXT, _HASH_TEXT = r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,99}", "[0-9a-f]{32}", "[0-9a-f]{7,40}"
+_VERSION = re.compile(f"^{_VERSION_TEXT}$")
+_RUN_ID = re.compile(f"^{_RUN_ID_TEXT}$")
+_HASH = re.compile(f"^{_HASH_TEXT}$")
+# a tag key's or value's character: neither JSON Schema's \s nor one Python's strip() takes (which would leave it empty)
+_TAG_CHAR = r"[^=\s\u001c-\u001f\u0085]"
+# every selector parse_selector takes, written for the OpenAPI document (ECMA-262 and Python read it alike); the
+# parser also takes what this leaves out (white space around parts, upper-case hex digits)
+SELECTOR_PATTERN = (
+    f"^(?:torch={_VERSION_TEXT}|build={_VERSION_TEXT}(?:@{_HASH_TEXT})?|tag:{_TAG_CHAR}{{1,200}}={_TAG_CHAR}{{1,2000}}"
+    f"|runs:{_RUN_ID_TEXT}(?:,{_RUN_ID_TEXT})*)$"
+)
 
 
 @dataclass(frozen=True)

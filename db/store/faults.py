@@ -1,4 +1,4 @@
-"""What a failing store means to a client, and getting it back.
+"""What a failing store, or a server out of a resource, means to a client, and getting it back.
 
 DuckDB's I/O errors (a full disk), a file locked by another process, a file that is not a DuckDB database, a
 database invalidated by an earlier fatal error (a checkpoint that could not be written) and a query past the
@@ -8,6 +8,11 @@ disposed: its next checkout opens the file afresh, so the server recovers by its
 invalidated DuckDB refuses every statement until it is reopened); requests in flight finish on the old
 connection, which closes after them (db.store.pool.DuplicatePool). The last write fault is kept
 for GET /api/v1/health until a write succeeds again.
+
+A request that runs the server out of a resource outside the store — memory (MemoryError: pandas, numpy), threads
+(RuntimeError "can't start new thread": a thread or address-space limit), file handles (EMFILE, ENFILE) — is a
+StoreError(503) "server busy: …" too, and the store is left open: what failed was this request, not the store, so
+the server stays up and the next request is answered as soon as the resource is back.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ _KINDS = (
         ("no space left on device", "disk full", "disk quota exceeded"),
         "the disk holding the store is full; the server retries on every request",
     ),
+    (("too many open files",), "the server has too many files open (its file-handle limit); nothing was stored"),
     (
         ("could not set lock", "conflicting lock"),
         "the store file is locked by another process (another mpsbench or duckdb); the server retries on every request",
@@ -86,15 +92,49 @@ def _reason(message: str) -> str | None:
 
 
 MEMORY = "the answer needed more memory than the server has free; nothing was changed — retry, or narrow the request"
+THREADS = "the server could not start a thread (its thread or memory limit is reached); nothing was changed — retry"
+FILES = "the server has too many files open (its file-handle limit is reached); nothing was changed — retry"
+_FILE_ERRNOS = {errno.EMFILE, errno.ENFILE}
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception, what it wraps (SQLAlchemy's .orig), what caused it or was being handled when it was raised,
+    and an exception group's members: a thread pool or a wrapper re-raising the exhaustion still names it."""
+    seen: list[BaseException] = []
+    todo = [exc]
+    while todo and len(seen) < 32:
+        e = todo.pop()
+        if e is None or any(e is s for s in seen):
+            continue
+        seen.append(e)
+        todo += [getattr(e, "orig", None), e.__cause__, e.__context__, *getattr(e, "exceptions", ())]
+    return seen
+
+
+def _exhausted(exc: BaseException) -> tuple[str, str] | None:
+    """(the resource, what the client is told) when the request ran the process out of memory, threads or file
+    handles; else None."""
+    for e in _chain(exc):
+        if isinstance(e, MemoryError):
+            return "memory", MEMORY
+        if isinstance(e, RuntimeError) and "can't start new thread" in str(e):
+            return "threads", THREADS
+        if isinstance(e, OSError) and e.errno in _FILE_ERRNOS:
+            return "files", FILES
+    return None
 
 
 def as_store_error(exc: BaseException) -> StoreError | None:
-    """StoreError(503) for a store fault (and the shared engine disposed, to be reopened), or for a read that ran
-    out of the process's memory outside DuckDB (pandas, numpy: a MemoryError leaves the store as it was); else
+    """StoreError(503) for a store fault (and the shared engine disposed, to be reopened), or for a request that
+    ran the process out of memory, threads or file handles outside DuckDB (the store is left as it was); else
     None."""
-    if isinstance(_root(exc), MemoryError):
-        log.error("out of memory answering a request: %s", exc)
-        return StoreError(503, f"server busy: {MEMORY}", [Problem("memory", MEMORY)])
+    if isinstance(_root(exc), StoreError):
+        return None
+    exhausted = _exhausted(exc)
+    if exhausted is not None:
+        resource, why = exhausted
+        log.error("out of %s answering a request: %s: %s", resource, type(exc).__name__, exc)
+        return StoreError(503, f"server busy: {why}", [Problem(resource, why)])
     if not is_store_fault(exc):
         return None
     root = _root(exc)

@@ -4,7 +4,8 @@ A session is `<sid>.<expires>.<fingerprint>.<mac>`: a random id, the Unix time i
 HMAC(secret, token) — which configured token signed in, without revealing it — and HMAC(secret, all of that).
 The secret (32 random bytes) is kept beside the store as `mpsbench-secret`, mode 0600, trusted only under the
 same rule as the local token (db.store.tokens.read_private); an in-memory store keeps one for the process.
-A refused secret (another user may read it, not a regular file, not hex) turns sessions off: SessionsOff, a
+A secret refused at start stops `mpsbench serve` (secret_refusal); one refused later (another user may read it,
+not a regular file, not hex) turns sessions off: SessionsOff, a
 StoreError whose message starts "sign-in sessions are off: " and names the file and why; a cookie then
 identifies no one (the API's 401 and the sign-in page say why), the bearer token and a typed token still work.
 Each use looks the fingerprint up among the tokens configured now, so a token removed from the configuration
@@ -74,6 +75,23 @@ def sessions_off() -> str | None:
     except SessionsOff as off:
         return off.message
     return None
+
+
+SECRET_RULE = (
+    "the sign-in secret must be a regular file owned by the server's user, mode 0600, holding hex (a deleted one "
+    "is made anew at the first sign-in, which ends every session)"
+)
+
+
+def secret_refusal() -> str | None:
+    """Why the secret file there now is refused, naming the file (without the "sign-in sessions are off: "
+    prefix), or None: no file yet (made at the first sign-in) or one to trust. Reads only; `mpsbench serve`
+    refuses to start on it."""
+    path = beside_store(SECRET_FILE)
+    if path is None or not os.path.lexists(path):
+        return None
+    off = sessions_off()
+    return off.removeprefix(OFF) if off else None
 
 
 def _mac(secret: bytes, text: str) -> str:

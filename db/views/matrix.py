@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 from bundle.builds import build_sort_key
 from bundle.metrics import METRICS, RATIO_METRICS
 from db.query.case_pairs import scope_sql
-from db.query.params import Params, one_of, only
+from db.query.params import Params, build_choice, one_of, only
 from db.review.comparison import CompareQuery, compare
 from db.stats.significance import geomean_ci
 from db.store.read import read_frame
@@ -185,7 +185,7 @@ def matrix_view(engine: Engine, params: Params) -> Matrix:
     builds = matrix_builds(engine)
     baseline = p["baseline"].removeprefix("torch=") or default.baseline
     if p["baseline"] and builds:
-        one_of("baseline", baseline, builds)  # a build the store does not hold is named, not compared
+        build_choice("baseline", baseline, builds)  # a build the store does not hold is named (404), not compared
     dtype = (p["dtype"] or default.dtype) if rows == "chip" else ""
     compile_mode = p["compile"] or default.compile or "eager"
     cells = (

@@ -15,7 +15,8 @@ from sqlalchemy import Engine
 from db.errors import Problem, StoreError
 from db.query.sweeps import sweep_runs
 
-_SWEEP_ID = re.compile(r"^[0-9a-f]{6,32}$")
+SWEEP_ID_PATTERN = "^[0-9a-f]{6,32}$"  # what `mpsbench sweep` prints (api/openapi.py states it)
+_SWEEP_ID = re.compile(SWEEP_ID_PATTERN)
 LIST_COLUMNS = ["sweep", "started_at", "machine_name", "n_builds", "rounds", "n_runs", "aa_pairs", "builds"]
 
 

@@ -145,7 +145,7 @@ class Trend:
 
 def resolve_case(choices: pd.DataFrame, params: Params, lenient: Iterable[str] = ()) -> tuple[dict, dict]:
     """Each parameter in menu order: empty takes the first stored option the earlier choices leave (op_time for
-    the metric where it has results); a value with no stored ok results is a 400 naming it, or, for a parameter in
+    the metric where it has results); a value with no stored ok results is a 404 naming it, or, for a parameter in
     `lenient` (a page menu whose earlier menu just changed), the default. Returns (case, menus)."""
     case, menus, rows, lenient = {}, {}, choices, set(lenient)
     for key in FIELDS:
@@ -160,7 +160,7 @@ def resolve_case(choices: pd.DataFrame, params: Params, lenient: Iterable[str] =
         if value not in options:
             if key not in lenient:
                 raise StoreError(
-                    400,
+                    404,
                     f"{key}: no stored ok results for {value[:120]!r} with the choices before it; "
                     f"pick one of the {len(options)} in its menu",
                     [Problem(key, "must be a stored value; see the Trends page's menus")],
