@@ -49,3 +49,29 @@ def test_runs_lead_with_run_machine_chip_build_git_hash_and_start(release):
     runs = at.dataframe[0].value
     assert list(runs.columns[:6]) == ["run_id", "machine_name", "chip", "torch_version", "git_hash", "started_at"]
     assert len(runs) == len(r.release_bundles()) and set(runs.git_hash) == {"a" * 10, "b" * 10, "c" * 10}
+
+
+# -- 9. Upload: a file that is no bundle is named, with the rule ---------------------------------------------------
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4  # a picture's first bytes: no UTF-8, no JSON
+
+
+def test_upload_of_a_picture_names_the_file_and_the_rule(release, monkeypatch):
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "alice=tok-alice")
+    at = open_page("upload.py", token="tok-alice")
+    # the browser judged the file type itself (type=["json"]): a red icon, no words; any file now reaches the page
+    assert not at.file_uploader[0].proto.type
+    at.file_uploader[0].set_value([("shot.png", PNG, "image/png")])
+    at.run()
+    assert not at.exception
+    [message] = [e.value for e in at.error]
+    assert message.startswith("shot.png is not a JSON bundle: bundles are UTF-8 JSON"), message
+    assert message.endswith("Nothing of it was stored.") and "\n" not in message  # one short sentence
+    assert at.dataframe[0].value.outcome.tolist() == ["refused"]
+    at.file_uploader[0].set_value(
+        [("shot.png", PNG, "image/png"), ("list.json", b"[1, 2]", "application/json")]
+    )  # two refused: each named with its rule, in one message
+    [message] = [e.value for e in at.run().error]
+    assert (
+        "shot.png is not a JSON bundle: " in message
+        and "list.json is not a JSON bundle: a bundle is one JSON object" in message
+    )
