@@ -208,6 +208,8 @@ def _render() -> None:
     why = empty_reason(result)
     if why:
         st.warning(plain(why))  # names the selectors from the URL: text
+    if query.baseline == query.candidate:  # one build against itself: no verdict, no chart of ratios of 1
+        stop()
     # the summary and the ratio chart come first: they answer "is it a win?" before 10⁴ table rows arrive
     rows = case_rows(judged)
     chart = _ratio_section(rows, query.baseline) if not rows.empty else rows

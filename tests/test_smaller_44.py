@@ -75,3 +75,18 @@ def test_upload_of_a_picture_names_the_file_and_the_rule(release, monkeypatch):
         "shot.png is not a JSON bundle: " in message
         and "list.json is not a JSON bundle: a bundle is one JSON object" in message
     )
+
+
+# -- 5. A build against itself: no verdict, and the pages say why --------------------------------------------------
+SAME = f"Baseline and candidate are the same build ({r.STABLE}): nothing to compare."
+
+
+@pytest.mark.parametrize("file", ["overview.py", "compare.py", "regressions.py"])
+def test_a_build_against_itself_says_so_where_the_verdict_goes(release, file):
+    at = open_page(file, {"baseline": r.STABLE, "candidate": r.STABLE})
+    assert not at.exception, [e.value for e in at.exception]
+    said = [w.value for w in at.warning]
+    assert len(said) == 1 and said[0].startswith(SAME), said
+    # no verdict beside it: no answer cards (their "no change" read as a verdict of one build), no ratio chart
+    assert not [m.value for m in at.markdown if "no change" in m.value or "regression" in m.value]
+    assert not at.get("arrow_vega_lite_chart")

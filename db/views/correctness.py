@@ -20,7 +20,7 @@ from db.query.params import Params, build_choice, one_of, only
 from db.review.case_table import BETTER, WORSE
 from db.review.wording import format_value
 from db.views.defaults import default_pair
-from db.views.empty_reason import NEXT_BUILD
+from db.views.empty_reason import same_build
 from db.views.judged_rows import judged_rows, runs_selector
 from db.views.memory import memory_builds
 
@@ -253,7 +253,7 @@ def correctness_view(engine: Engine, params: Params) -> Correctness:
     )
     counts = {d: int((slopes["direction"] == d).sum()) for d in SLOPE_DIRECTIONS}
     empty = (
-        f"Baseline and candidate are the same build ({baseline}): nothing to compare. {NEXT_BUILD}"
+        same_build(baseline)
         if same
         else f"No case has a {metric} record on both {baseline} and {candidate} (same machine): nothing to compare."
         if slopes.empty
