@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pandas as pd
 import streamlit as st
 
@@ -133,11 +135,14 @@ def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFra
         order = [picked] + order
     labels = dict(zip(order, case_labels(rows.loc[order])))
     first = picked if picked in labels else order[0]
+    # keyed by the review too: a row number names another case in another review, and a kept key kept the menu's
+    # old label (the browser's) over the new review's numbers for that row
+    review = hashlib.sha1(repr(result.query).encode()).hexdigest()[:12]
     row = st.selectbox(
         "Case (or select a row in the table above)",
         order,
         index=order.index(first),
-        key=f"cmp_case_{first}",
+        key=f"cmp_case_{review}_{first}",
         format_func=lambda r: labels[r],
     )
     case = rows.loc[row]

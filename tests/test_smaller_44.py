@@ -90,3 +90,47 @@ def test_a_build_against_itself_says_so_where_the_verdict_goes(release, file):
     # no verdict beside it: no answer cards (their "no change" read as a verdict of one build), no ratio chart
     assert not [m.value for m in at.markdown if "no change" in m.value or "regression" in m.value]
     assert not at.get("arrow_vega_lite_chart")
+
+
+# -- 1. Compare's case detail follows the review ------------------------------------------------------------------
+def _case_menu(at):
+    return next(s for s in at.selectbox if s.label.startswith("Case"))
+
+
+def _judged_rows(params: dict):
+    from db.review.comparison import CompareQuery
+    from db.review.review import Review, judge_review
+    from db.store.engine import shared_store
+    from db.views.compare_chart import case_labels, case_rows
+
+    judged = judge_review(shared_store(), Review(CompareQuery.from_params(params)))
+    rows = case_rows(judged)
+    return rows.assign(label=case_labels(rows))
+
+
+def test_switching_the_candidate_opens_the_new_reviews_case_with_its_own_numbers(release):
+    from db.review.wording import format_value
+
+    asked = {**SIDES, "scope": "chip", "metric": "op_time"}
+    at = open_page("compare.py", asked)
+    menu = _case_menu(at)
+    default = menu.value
+    other = next(o for o in menu.options if o != menu.format_func(default) and "M3 Ultra" in o)
+    menu.select_index(menu.options.index(other))
+    at.run()
+    assert _case_menu(at).format_func(_case_menu(at).value) == other  # picked
+    next(s for s in at.selectbox if s.label == "Candidate").set_value(r.NIGHTLY)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    menu = _case_menu(at)
+    shown = menu.format_func(menu.value)
+    rows = _judged_rows({**asked, "candidate": r.NIGHTLY})
+    # the new review opens on its own first case (its worst regression), not on the row number picked before
+    assert shown == rows.loc[menu.value, "label"] and shown != other
+    assert "sdpa" in shown and "M4 Pro" in shown
+    case = rows.loc[menu.value]
+    [said] = [t.value for t in at.text if "baseline median" in t.value]
+    assert (
+        f"baseline median {case.baseline_median:.4g} µs" in said and f"candidate {case.candidate_median:.4g} µs" in said
+    )
+    assert format_value(case.candidate_median, "µs") in said  # Compare's own figure, to the shown digits
