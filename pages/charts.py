@@ -90,13 +90,6 @@ def axis_unit(name: str, unit: str) -> str:
     return f"{name} ({'dimensionless' if unit == '1' else unit})"
 
 
-def largest_first(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
-    """At most `limit` cases for the table: ratio cases by |log oriented ratio|, largest first, then the others."""
-    size = np.abs(np.log(cases.oriented_ratio.astype(float).where(cases.oriented_ratio > 0)))
-    order = size.fillna(-1.0).sort_values(ascending=False, kind="stable").index[:limit]
-    return cases.loc[order]
-
-
 def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
     """Diverging log-ratio chart (db.views.compare_chart.chart_rows): per case a bar from 1× to the oriented
     ratio (right: candidate better), its 95 % CI as a whisker, coloured better / worse / not significant;

@@ -134,3 +134,40 @@ def test_switching_the_candidate_opens_the_new_reviews_case_with_its_own_numbers
         f"baseline median {case.baseline_median:.4g} µs" in said and f"candidate {case.candidate_median:.4g} µs" in said
     )
     assert format_value(case.candidate_median, "µs") in said  # Compare's own figure, to the shown digits
+
+
+# -- 2. Compare's per-case table: the figures with their units, regressions first, the largest changes next ------
+def _case_table(at):
+    return next(f.value for f in at.dataframe if "candidate_value" in f.value.columns)
+
+
+def test_compare_lists_regressions_first_then_the_largest_changes_each_side_with_its_unit(release):
+    import math
+
+    at = open_page("compare.py", {**SIDES, "scope": "chip"})
+    assert not at.exception, [e.value for e in at.exception]
+    table = _case_table(at)
+    lead = ["case", "metric", "baseline_value", "candidate_value", "change", "direction", "regression", "scope"]
+    assert list(table.columns[: len(lead)]) == lead
+    assert list(table.columns[-5:]) == ["device", "workload", "dtype", "compile", "case_key"]  # raw keys pinned right
+    rows = _judged_rows({**SIDES, "scope": "chip"})
+    assert len(table) == len(rows) == 30
+
+    # the order, computed here: regressions, then |log| of each change's factor (a dB change as its power factor)
+    def size(row) -> float:
+        if row.oriented_ratio == row.oriented_ratio:
+            return abs(math.log(row.oriented_ratio))
+        return abs(row.difference) * math.log(10) / 10
+
+    expected = sorted(rows.itertuples(), key=lambda row: (not row.regression, -size(row)))
+    key = ["scope", "workload", "case_key", "dtype", "compile", "metric"]
+    assert [tuple(getattr(e, k) for k in key) for e in expected] == list(table[key].itertuples(index=False, name=None))
+    assert table.regression.tolist()[:4] == [True, True, True, False]  # the 3 planted regressions
+    assert set(table.metric[:3]) == {"op_time"}
+    # each side's value in its unit, Compare's own median: the VAE's driver peak 270 GiB → 8.1 GiB, not bytes
+    vae = table[(table.workload == "vae_tiled_decode") & (table.metric == "memory_driver_peak")]
+    assert vae.baseline_value.tolist() == ["270.000 GiB"] * 2 and vae.candidate_value.tolist() == ["8.100 GiB"] * 2
+    sdpa = table[(table.workload == "sdpa") & (table.metric == "op_time") & table.scope.str.contains("M4")].iloc[0]
+    mine = rows[(rows.workload == "sdpa") & (rows.metric == "op_time") & rows.scope.str.contains("M4")].iloc[0]
+    assert (sdpa.baseline_median, sdpa.candidate_median) == (mine.baseline_median, mine.candidate_median)
+    assert sdpa.baseline_value == f"{mine.baseline_median:,.4g} µs" and sdpa.change == mine.change
