@@ -93,12 +93,12 @@ def test_every_regression_is_charted_even_below_the_largest_changes():
     # the words say the order drawn (worst at the top: the 10 % slowdown above the 11× win) and what is left out
     assert chart_words(drawn, 3, len(rows)) == (
         "Per-case ratio: the 3 largest changes of 12 compared cases, and 1 regression ranked lower, sorted worst "
-        "(top) to best (bottom); bars from 1×, black whiskers the 95 % CI, ringed = regression. 8 more in the "
-        "table below."
+        "(top) to best (bottom); bars from 1×, black whiskers the 95 % CI, ringed = regression; a bar past 3× ends "
+        "at the edge, its value written on it. 8 more in the table below."
     )
     assert list(drawn.oriented_ratio) == sorted(drawn.oriented_ratio)  # worst → best, as the words say
     every = chart_rows(rows, limit=20)
-    assert chart_words(every, 20, len(rows)).endswith("ringed = regression. The table below lists them too.")
+    assert chart_words(every, 20, len(rows)).endswith("its value written on it. The table below lists them too.")
 
 
 def test_unchanged_only_where_the_ci_lies_within_the_bound():

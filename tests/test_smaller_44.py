@@ -171,3 +171,35 @@ def test_compare_lists_regressions_first_then_the_largest_changes_each_side_with
     mine = rows[(rows.workload == "sdpa") & (rows.metric == "op_time") & rows.scope.str.contains("M4")].iloc[0]
     assert (sdpa.baseline_median, sdpa.candidate_median) == (mine.baseline_median, mine.candidate_median)
     assert sdpa.baseline_value == f"{mine.baseline_median:,.4g} µs" and sdpa.change == mine.change
+
+
+# -- 3. The ratio chart's axis: a 1.17× regression visibly long, an 8× win marked beyond the edge -----------------
+def test_the_ratio_axis_keeps_small_regressions_wide_and_marks_what_lies_beyond(release):
+    import math
+
+    from db.views.compare_chart import chart_rows
+    from pages.charts import ratio_chart
+
+    data = chart_rows(_judged_rows({**SIDES, "scope": "chip"}), 20)
+    spec = ratio_chart(data, r.STABLE).to_dict(validate=True)
+    bars = spec["layer"][0]["encoding"]
+    low, high = bars["x"]["scale"]["domain"]
+    assert (low, high) == pytest.approx((1 / 3, 3))  # the 8× softmax and the 33× VAE peak stretched it to 0.03–38×
+    assert (
+        bars["x"]["field"] == "drawn"
+        and {"field": "oriented_ratio"}.items()
+        <= next(t for t in bars["tooltip"] if t["field"] == "oriented_ratio").items()
+    )  # the tooltip keeps the true ratio
+    # the planted regressions (1.17–1.21× slower) take a seventh of the half-axis or more (a twentieth before)
+    for row in data[data.regression].itertuples():
+        assert abs(math.log(row.oriented_ratio)) / math.log(high) > 0.14
+        assert not row.beyond and row.drawn == row.oriented_ratio
+    # past 3×: drawn to the edge, marked with the true value
+    past = data[data.oriented_ratio > 3]
+    assert set(past.workload) == {"softmax", "vae_tiled_decode"} and (past.drawn == 3.0).all() and past.beyond.all()
+    for row in past.itertuples():
+        assert row.beyond_text == f"beyond: {row.oriented_ratio:.3g}×"
+    assert "beyond: 8.13×" in set(past.beyond_text) and "beyond: 33.3×" in set(past.beyond_text)
+    texts = [layer for layer in spec["layer"] if layer.get("mark", {}).get("type") == "text"]
+    assert [t["encoding"]["text"]["field"] for t in texts] == ["beyond_text", "beyond_text"]
+    assert data.drawn_ci_high.max() <= 3.0 and data.drawn_ci_low.min() >= 1 / 3  # whiskers inside too (NaN: no CI)
