@@ -203,3 +203,54 @@ def test_the_ratio_axis_keeps_small_regressions_wide_and_marks_what_lies_beyond(
     texts = [layer for layer in spec["layer"] if layer.get("mark", {}).get("type") == "text"]
     assert [t["encoding"]["text"]["field"] for t in texts] == ["beyond_text", "beyond_text"]
     assert data.drawn_ci_high.max() <= 3.0 and data.drawn_ci_low.min() >= 1 / 3  # whiskers inside too (NaN: no CI)
+
+
+# -- 8. Noise counts a measurement once: bandwidth and tokens/s are their timing read another way -----------------
+def _aa_runs(engine) -> None:
+    """Three runs of one build on one Mac: softmax op time with its bandwidth and share of peak, a decode with its
+    tokens/s, a linear op time alone; the softmax runs 10 % apart (noisy), the others 1 %."""
+    from db.ingest.core import ingest_bundle
+    from db.store.upkeep import catch_up
+    from tests.bundles import make_bundle, make_result
+
+    decode = {"workload": "decode", "suite": "models", "params": {"model": "tiny", "tokens": 32}}
+    for i, (soft, calm) in enumerate(((1.0, 1.0), (1.1, 1.01), (0.9, 0.99))):
+        results = [
+            make_result(samples=[10.0 * soft] * 3),
+            make_result(metric="achieved_bandwidth", unit="GB/s", samples=[100.0 / soft] * 3),
+            make_result(metric="bandwidth_fraction", unit="%", samples=[20.0 / soft] * 3),
+            make_result(**decode, metric="decode_time", unit="s", samples=[2.0 * calm] * 3),
+            make_result(**decode, metric="decode_throughput", unit="tokens/s", samples=[16.0 / calm] * 3),
+            make_result(workload="linear", params={"M": 4}, samples=[5.0 * calm] * 3),
+        ]
+        bundle = make_bundle(
+            run_id=f"{i + 1:032x}", results=results, build={**make_bundle()["build"], "git_hash": "a" * 40}
+        )
+        ingest_bundle(engine, __import__("json").dumps(bundle).encode())
+    catch_up(engine)
+
+
+def test_noise_counts_each_measurement_once(tmp_path, monkeypatch):
+    from db.views.noise import noise_view
+    from tests.page_store import page_store
+
+    path = page_store(tmp_path, monkeypatch, _aa_runs)
+    at = open_page("noise.py")
+    _no_errors(at)
+    # the measurements, named here: softmax op time (noisy: runs 10 % apart), decode time, linear op time
+    groups = at.dataframe[0].value
+    assert sorted(zip(groups.workload, groups.metric)) == [
+        ("decode", "decode_time"),
+        ("linear", "op_time"),
+        ("softmax", "op_time"),
+    ]
+    said = [m.value for m in at.markdown if "groups are noisier" in m.value]
+    assert said and said[0].startswith("1 of 3 groups are noisier than the 5 % threshold"), said
+    assert "3 such groups are counted under their op time or decode time" in said[0]
+    # the pairs beside them: 3 runs make 3 pairs a case, 3 measurements (18 stored: one a figure)
+    assert [m.value for m in at.metric] == ["9"] and groups.pairs.tolist() == [3, 3, 3]
+    # a derived figure asked for alone stands for its measurement
+    engine = open_store(path)
+    alone = noise_view(engine, {"metric": "achieved_bandwidth"})
+    engine.dispose()
+    assert alone.groups.metric.tolist() == ["achieved_bandwidth"] and alone.derived == 0
