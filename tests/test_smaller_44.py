@@ -254,3 +254,49 @@ def test_noise_counts_each_measurement_once(tmp_path, monkeypatch):
     alone = noise_view(engine, {"metric": "achieved_bandwidth"})
     engine.dispose()
     assert alone.groups.metric.tolist() == ["achieved_bandwidth"] and alone.derived == 0
+
+
+# -- 10. The triage form shows the picked regression's saved state and what a state does --------------------------
+def test_the_triage_form_shows_the_saved_state_of_the_regression_picked(release, monkeypatch):
+    from db.store.triage import NOTE_KEY, save_note
+    from db.views.regressions import TRIAGE_RULE
+
+    monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "alice=tok-alice,bob=tok-bob")
+    engine = open_store(release)
+    from db.review.comparison import CompareQuery
+    from db.review.listing import regressions
+
+    found = regressions(engine, CompareQuery.from_params({**SIDES, "scope": "machine"}))
+    second = found.iloc[1]
+    save_note(
+        engine, r.STABLE, r.RC, {k: second[k] for k in NOTE_KEY}, "noise", "bob", "flaky runner", "https://x.example/1"
+    )
+    engine.dispose()
+    st.cache_data.clear()
+    at = open_page("regressions.py", SIDES, token="tok-alice")
+    _no_errors(at)
+    picked = next(s for s in at.selectbox if s.label == "Regression")
+    state = next(s for s in at.selectbox if s.label == "State")
+    assert picked.value == 0 and state.value == "new" and at.text_area[0].value == ""
+    captions = [c.value for c in at.caption]
+    assert "Saved: nothing yet (state new)." in captions
+    assert any(
+        c.startswith("A state of noise, expected or accepted takes the regression out of the counts") for c in captions
+    )
+    assert TRIAGE_RULE.startswith("A state of noise, expected or accepted")
+    picked.select_index(1)
+    at.run()
+    state = next(s for s in at.selectbox if s.label == "State")
+    assert state.value == "noise" and at.text_area[0].value == "flaky runner"
+    assert next(t for t in at.text_input if t.label.startswith("Link")).value == "https://x.example/1"
+    assert any("Saved: noise, by bob — “flaky runner”" in c.value for c in at.caption)
+    # saved through the form: the form shows it at once, and the regression leaves the count
+    state.set_value("expected")
+    at.text_area[0].input("known: new kernel")
+    next(b for b in at.button if b.label == "Save triage").click()
+    at.run()
+    assert not at.exception
+    assert next(s for s in at.selectbox if s.label == "State").value == "expected"
+    assert any("Saved: expected, by alice — “known: new kernel”" in c.value for c in at.caption)
+    listed = next(f.value for f in at.dataframe if "state" in f.value.columns)
+    assert listed.loc[1, "state"] == "expected" and listed.loc[1, "case"] == second["case"]
