@@ -119,8 +119,8 @@ def _render() -> None:
         ),
         (
             view.suspected,
-            "suspected: their own test says worse, the review's family-wise step does "
-            "not (more runs decide: `mpsbench confirm`)",
+            "likely worse, not certain: each one's own test says worse, the test over the "
+            "whole review does not yet (more runs decide: `mpsbench confirm`; see How this is decided)",
         ),
     ):
         if len(mine):

@@ -37,7 +37,7 @@ def show_summary(cards: Cards | dict | None) -> None:
             "environment filled in):"
         )
         st.code(cards.summary["confirm"], language=None, wrap_lines=True)
-    with st.expander(f"Detail: one card per {cards.scope} · dtype · compile mode", expanded=False):
+    with st.expander(f"Detail: one card per {cards.scope}, dtype and compile mode", expanded=False):
         shown = cards.cards[:SHOWN]
         for start in range(0, len(shown), PER_ROW):
             for column, card in zip(st.columns(PER_ROW), shown[start : start + PER_ROW]):
@@ -48,6 +48,7 @@ def show_summary(cards: Cards | dict | None) -> None:
         table(pd.DataFrame(cards.summary["groups"]))
     with st.expander("How this is decided", expanded=False):
         st.text(HOW)
+        st.text(WORDS)
         for note in cards.summary["notes"]:
             st.text(note)  # notes carry selector text (tag values from bundles): text, not Markdown
 
@@ -65,6 +66,17 @@ HOW = (
     "means it reaches past it (more runs decide). A chip whose tests cannot see a change as small as the "
     "threshold is never called unchanged. A regression triaged as noise, expected or accepted on the "
     "Regressions page is counted apart, as triaged."
+)
+# the statistical terms behind a card's plain words, said once here
+WORDS = (
+    "The cards' words, in statistical terms: 'can see a 5 % slowdown (typical case)' — the median case's "
+    "smallest slowdown its test finds with 80 % power at the level of Holm's first step (5 % over the number "
+    "of cases tested, so the family-wise false-alarm rate of a review stays at 5 %), never less than the "
+    "threshold. 'Reruns of the baseline give the noise' — A/A pairs, two runs of one build on one machine, whose "
+    "spread is each case's run-to-run variance. '6 baseline runs, 3 candidate runs' — the runs each side "
+    "pooled (an A/A baseline runs twice a round). 'Likely, not certain' — suspected: the case's own test "
+    "passed, Holm's step over the review did not. 'Not testable' — one figure a side (no replicates), or "
+    "figures all alike (a variance of exactly 0 is no evidence). 'Typical case' is the median case."
 )
 
 
@@ -141,7 +153,7 @@ def _card(card: dict, same_build: bool = False) -> None:
     said = [(card[k], tones.get(k, "")) for k in ("memory", "correctness") if card[k] not in quiet]
     said += [(card["status"], tones.get("status", ""))] if moved else []
     said += [(card["detects"], "")] if card.get("detects") else []
-    if card.get("evidence") and not str(card.get("detects")).startswith("detects nothing"):  # said there already
+    if card.get("evidence") and not str(card.get("detects")).startswith("can see nothing"):  # said there already
         said.append((f"evidence: {card['evidence']}", ""))
     # one element: a compact card; wins green as losses red (the words are the summary's: escaped)
     st.markdown("  \n".join(_toned(x, t) for x, t in said))

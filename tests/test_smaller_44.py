@@ -300,3 +300,86 @@ def test_the_triage_form_shows_the_saved_state_of_the_regression_picked(release,
     assert any("Saved: expected, by alice — “known: new kernel”" in c.value for c in at.caption)
     listed = next(f.value for f in at.dataframe if "state" in f.value.columns)
     assert listed.loc[1, "state"] == "expected" and listed.loc[1, "case"] == second["case"]
+
+
+# -- 4 and 11. A card says each side's runs, in plain words; the statistics live under "How this is decided" -------
+JARGON = ("Holm", "family-wise", "scope · device", "A/A", "80% power", "80 % power", "runs a side", "run a side")
+JARGON += ("median case",)
+JARGON += ("replicates", "power)")
+
+
+def test_each_sides_runs_are_said_apart_when_they_differ():
+    import pandas as pd
+
+    from db.review.detectable import detectable_words
+    from db.review.evidence import evidence_words
+
+    assert evidence_words(2, 1, 0, 5, baseline="torch=2.14.1") == (
+        "2 baseline runs, 1 candidate run (one run: only the spread within it); no reruns of torch=2.14.1 (the runs' "
+        "own spread is the noise)"
+    )  # was "1 run a side (single run …)": the thinner side only
+    assert evidence_words(3, 3, 8, 8, baseline="torch=2.14.1") == (
+        "3 runs of each build; reruns of torch=2.14.1 give the noise for 8 of 8 timing cases"
+    )
+    cases = pd.DataFrame(
+        {
+            "scope": ["m1"] * 2,
+            "se": [0.02, 0.03],
+            "df": [18.0] * 2,
+            "baseline_pooled": [2, 2],
+            "candidate_pooled": [1, 1],
+        }
+    )
+    words = detectable_words(cases, ["scope"], 0.05)[("m1",)]
+    assert "with 2 baseline runs, 1 candidate run" in words and words.startswith("can see a ")
+
+
+def _card_strings(cards) -> list[str]:
+    said = []
+
+    def walk(x):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k != "link":
+                    walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+        elif isinstance(x, str):
+            said.append(x)
+
+    walk(cards.answers)
+    walk(cards.cards)
+    return said + [cards.verdict]
+
+
+def test_cards_say_each_sides_runs_in_plain_words_and_keep_the_terms_for_how_it_is_decided(release):
+    from db.review.comparison import CompareQuery
+    from db.review.review import Review
+    from db.store.engine import shared_store
+    from db.views.verdict_cards import verdict_cards
+
+    for candidate in (r.RC, r.NIGHTLY):
+        for scope in ("chip", "machine"):
+            cards = verdict_cards(
+                shared_store(), Review(CompareQuery.from_params({**SIDES, "candidate": candidate, "scope": scope}))
+            )
+            said = _card_strings(cards)
+            assert not [(t, s) for s in said for t in JARGON if t in s], scope
+            # the release store: 2.14.1 runs twice a round for 3 rounds on each Mac (its A/A pairs), the others once
+            evidence = {c["evidence"] for c in cards.cards}
+            assert evidence == {
+                f"6 baseline runs, {r.ROUNDS} candidate runs; reruns of {r.STABLE} give the noise for {n} of {n} "
+                "timing cases"
+                for n in (1, 2, 8)
+            }, evidence
+    # the page: the cards in plain words; the statistical terms under "How this is decided", nowhere else
+    at = open_page("overview.py")
+    _no_errors(at)
+    how = next(e for e in at.expander if e.label == "How this is decided")
+    inside = [t.value for t in how.text]
+    assert any("Holm's first step" in t and "80 % power" in t and "A/A pairs" in t for t in inside)
+    shown = [e.value for kind in ("markdown", "text", "caption") for e in getattr(at, kind)]
+    outside = [s for s in shown if s not in inside]
+    assert not [(t, s) for s in outside for t in JARGON if t in s]
+    assert any("6 baseline runs, 3 candidate runs" in s for s in outside)

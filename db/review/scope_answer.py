@@ -155,7 +155,7 @@ def _line(answer, counts, failing, blind, lists, sides, scope) -> str:
     if doubtful:
         said.append(f"{doubtful} worse but not confirmed (more runs decide)")
     if len(blind) and not counts["regressed"]:
-        said.append(str(blind.detects.iloc[0]).replace("detects", "its tests can only see", 1))
+        said.append(str(blind.detects.iloc[0]).replace("can see", "its tests can only see", 1))
     if counts["faster"]:
         best = lists.get("wins") or []
         biggest = f" (biggest: {best[0]['case']} {best[0]['change']})" if best else ""
