@@ -8,8 +8,11 @@ bundle (machine names, tag values in selectors) are shown as text or through pag
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl
+
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from db.views.verdict_cards import Cards
 from pages.widgets import plain, table  # the one escape for user text in Markdown-rendering elements
@@ -24,6 +27,7 @@ def show_summary(cards: Cards | dict | None) -> None:
     cards = Cards(**cards) if isinstance(cards, dict) else cards
     if cards is None or not cards.summary:
         return
+    st.html(WRAP_LINKS)  # a style alone takes no room on the page
     st.subheader(f"{plain(cards.candidate)} against {plain(cards.baseline)}")
     st.caption(plain(cards.verdict))
     for start in range(0, len(cards.answers), ANSWERS_PER_ROW):
@@ -97,7 +101,7 @@ def _answer(card: dict, same_build: bool = False) -> None:
         rows = card.get(key) or []
         for item in rows[:NAMED]:
             if isinstance(item, dict):
-                st.markdown(f"- :{tone}[{label}:] [{plain(item['text'])}]({item['link']})")
+                case_link(f":{tone}[{label}:] {plain(item['text'])}", item["link"])
             else:
                 st.markdown(f"- :{tone}[{label}:] {plain(item)}")
         if len(rows) > NAMED:
@@ -127,10 +131,10 @@ def _card(card: dict, same_build: bool = False) -> None:
     )  # an A/A review is no verdict
     st.markdown(f":{colour}[**{plain(card['verdict'])}**]")
     for worst in card.get("worst") or []:  # the regressions by name, each linked to its trend
-        st.markdown(f"- [{plain(worst['text'])}]({worst['link']})")
+        case_link(plain(worst["text"]), worst["link"])
     doubts = card.get("doubts") or []
     for doubt in doubts[:DOUBTS_SHOWN]:  # what could not be confirmed, by name: never only a count
-        st.markdown(f"- :orange[unconfirmed:] [{plain(doubt['text'])}]({doubt['link']})")
+        case_link(f":orange[unconfirmed:] {plain(doubt['text'])}", doubt["link"])
     more = max(card.get("unconfirmed", 0) + card.get("suspected", 0), len(doubts)) - DOUBTS_SHOWN
     if more > 0:
         st.caption(f"… {more} more doubtful on the Regressions page")
@@ -157,6 +161,22 @@ def _card(card: dict, same_build: bool = False) -> None:
         said.append((f"evidence: {card['evidence']}", ""))
     # one element: a compact card; wins green as losses red (the words are the summary's: escaped)
     st.markdown("  \n".join(_toned(x, t) for x, t in said))
+
+
+# A page link's label is one line cut with "…" (Streamlit's own style): a case's change ("1.20× slower") sits at the
+# end of its name and was cut off in a card. Wrapped like the text around it instead (our style, no user text).
+WRAP_LINKS = "<style>[data-testid='stPageLink-NavLink'] span { white-space: normal; }</style>"
+
+
+def case_link(label: str, link: str) -> None:
+    """A card's case link ("trends?workload=…", "correctness?…": db.views.verdict_cards) as an in-app page link:
+    the page opens in this tab and Back returns to the card (a Markdown link opened a new tab). `label`: Markdown,
+    its user text escaped. A page run without the navigation (AppTest on one file) gets the Markdown link."""
+    path, _, query = link.partition("?")
+    try:
+        st.page_link(f"{path}.py", label=label, icon=":material/chevron_right:", query_params=dict(parse_qsl(query)))
+    except StreamlitAPIException:
+        st.markdown(f"- {label} ([open]({link}))")
 
 
 def _toned(text: str, tone: str) -> str:

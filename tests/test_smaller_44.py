@@ -383,3 +383,67 @@ def test_cards_say_each_sides_runs_in_plain_words_and_keep_the_terms_for_how_it_
     outside = [s for s in shown if s not in inside]
     assert not [(t, s) for s in outside for t in JARGON if t in s]
     assert any("6 baseline runs, 3 candidate runs" in s for s in outside)
+
+
+# -- 7. Card links: in-app page links (Back returns), and a correctness link opens its case ----------------------
+def _page_links(at) -> list[tuple[str, str, dict[str, str]]]:
+    from urllib.parse import parse_qsl
+
+    return [(p.proto.label, p.proto.page, dict(parse_qsl(p.proto.query_string))) for p in at.get("page_link")]
+
+
+def test_card_links_are_page_links_and_the_correctness_one_opens_its_case(tmp_path, monkeypatch):
+
+    from db.review.comparison import CompareQuery
+    from db.review.review import Review, judge_review
+    from db.store.engine import shared_store
+    from db.views.compare_chart import case_rows
+    from tests.page_store import page_store
+    from tests.seed import BASELINE, CANDIDATE, seed_store
+
+    page_store(tmp_path, monkeypatch, seed_store)  # the seed: softmax's PSNR on the M2 falls 40 dB (a regression)
+    sides = {"baseline": BASELINE, "candidate": CANDIDATE, "scope": "machine"}
+    at = open_page("compare.py", sides)
+    assert not at.exception, [e.value for e in at.exception]
+    links = _page_links(at)
+    correct = [(label, page, q) for label, page, q in links if page == "correctness"]
+    trends = [(label, page, q) for label, page, q in links if page == "trends"]
+    assert correct and trends  # in-app links (st.page_link), not Markdown links opening a new tab
+    assert not [m.value for m in at.markdown if "](trends?" in m.value or "](correctness?" in m.value]
+    label, _, asked = correct[0]
+    case = {"workload": "softmax", "case_key": '{"rows":1,"vocab":128256}', "dtype": "float32", "compile": "eager"}
+    assert asked == {"baseline": BASELINE, "candidate": CANDIDATE, "metric": "psnr_vs_cpu", **case}
+    assert "regressed:" in label and "softmax" in label
+    # the link opened: the case alone (its three machines), its metric picked, a way back to every case
+    cor = open_page("correctness.py", asked)
+    _no_errors_but_faster_but_wrong(cor)
+    assert next(s for s in cor.selectbox if s.label == "metric").value == "psnr_vs_cpu"
+    slopes = next(f.value for f in cor.dataframe if "baseline_margin" in f.value.columns)
+    assert set(slopes.workload) == {"softmax"} and set(slopes.case_key) == {case["case_key"]} and len(slopes) == 3
+    assert any(
+        i.value.startswith("One case: softmax · rows=1 vocab=128256 · fp32, on every machine (4 cases")
+        for i in cor.info
+    )
+    back = [(p, q) for label, p, q in _page_links(cor) if label == "Show every case"]
+    # (the builds as the page's own pickers write them into the address)
+    every = {"baseline": "2.14.1 (stable)", "candidate": "2.15.0rc1 (rc)", "metric": "psnr_vs_cpu"}
+    assert back == [("correctness", every)]
+    every_case = open_page("correctness.py", every)
+    assert len(next(f.value for f in every_case.dataframe if "baseline_margin" in f.value.columns)) == 4
+    assert not [i.value for i in every_case.info if i.value.startswith("One case")]
+    # each machine's figures there are Compare's for the same case (machine scope, psnr_vs_cpu)
+    rows = case_rows(judge_review(shared_store(), Review(CompareQuery.from_params({**sides, "metric": "psnr_vs_cpu"}))))
+    rows = rows[(rows.workload == "softmax") & (rows.dtype == "float32")].set_index("scope")
+    for s in slopes.itertuples():
+        assert (s.baseline_median, s.candidate_median) == (
+            rows.loc[s.machine_name, "baseline_median"],
+            rows.loc[s.machine_name, "candidate_median"],
+        )
+    # the trend link carries its case as Trends reads it
+    _, _, trend = trends[0]
+    assert set(trend) == {"workload", "case_key", "dtype", "compile", "metric"}
+
+
+def _no_errors_but_faster_but_wrong(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [e.value for e in at.error if not e.value.startswith("faster but wrong")]  # the seed's finding

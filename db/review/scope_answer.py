@@ -26,7 +26,11 @@ COUNTS += ("unchanged", "undecided", "unmatched")
 
 
 def _link_fields(row) -> dict[str, str]:
-    return {k: str(getattr(row, k)) for k in ("workload", "case_key", "dtype", "compile", "metric")}
+    """What a case's link needs; a correctness row's worst figure too (its Correctness link opens that metric)."""
+    fields = {k: str(getattr(row, k)) for k in ("workload", "case_key", "dtype", "compile", "metric")}
+    if fields["metric"] == "correctness" and isinstance(getattr(row, "worst_figure", None), str):
+        fields["figure"] = row.worst_figure
+    return fields
 
 
 def named_regressions(found: pd.DataFrame) -> list[dict[str, Any]]:
