@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 
 import altair as alt
-import numpy as np
 import pandas as pd
 from altair.utils.core import infer_vegalite_type_for_pandas
 
-from db.review.case_table import CI_HIGH, CI_LOW, ORIENTED_RATIO
 from db.review.wording import format_value
-from db.views.compare_chart import DIRECTIONS
+from db.views.compare_chart import DIRECTIONS, ratio_reach
 from db.views.correctness import SLOPE_DIRECTIONS
 from db.views.matrix import legend_ticks
 
@@ -90,23 +88,16 @@ def axis_unit(name: str, unit: str) -> str:
     return f"{name} ({'dimensionless' if unit == '1' else unit})"
 
 
-def largest_first(cases: pd.DataFrame, limit: int) -> pd.DataFrame:
-    """At most `limit` cases for the table: ratio cases by |log oriented ratio|, largest first, then the others."""
-    size = np.abs(np.log(cases.oriented_ratio.astype(float).where(cases.oriented_ratio > 0)))
-    order = size.fillna(-1.0).sort_values(ascending=False, kind="stable").index[:limit]
-    return cases.loc[order]
-
-
 def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
     """Diverging log-ratio chart (db.views.compare_chart.chart_rows): per case a bar from 1× to the oriented
     ratio (right: candidate better), its 95 % CI as a whisker, coloured better / worse / not significant;
-    a regression is marked with a ring. Labels are whole (no truncation)."""
+    a regression is marked with a ring. The axis is ratio_reach's (at most 1/3×–3×): a bar beyond it ends at the
+    edge with its true value written inside it ("beyond: 8.13×"); every tooltip gives the true figures. Labels are
+    whole (no truncation)."""
     lines = data.label.map(wrap)
     order = lines.tolist()
     y = alt.Y("lines:N", title=None, sort=order, axis=wrapped_axis())
-    ends = data[[ORIENTED_RATIO, CI_LOW, CI_HIGH]].astype(float).to_numpy()
-    ends = ends[np.isfinite(ends) & (ends > 0)]
-    reach = float(np.exp(np.abs(np.log(ends)).max()) * 1.15) if ends.size else 2.0
+    reach = ratio_reach(data)
     x_scale = alt.Scale(type="log", domain=[1.0 / reach, reach])  # symmetric around 1×: a win and a loss look alike
     title = [f"× better than baseline {baseline}", "log axis; right of 1× = candidate better"]  # 2 lines: fits
     tips = tooltips(data, "label", "direction", "regression", "unit", "derived", "rank") + [
@@ -117,27 +108,36 @@ def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
         alt.Tooltip("candidate_median:Q", title="candidate median (unit)"),
         alt.Tooltip("change:N"),
         alt.Tooltip("p_value:Q"),
+        alt.Tooltip("beyond_text:N", title="drawn to the axis' edge"),
     ]
     frame = data.assign(one=1.0, lines=lines)
     base = alt.Chart(frame).encode(y=y, tooltip=tips)
     bars = base.mark_bar(height=14).encode(
         # the axis on top, beside the legend: a chart taller than its box scrolls, and its scale stays in view
-        x=alt.X("oriented_ratio:Q", scale=x_scale, title=title, axis=alt.Axis(orient="top")),
+        x=alt.X("drawn:Q", scale=x_scale, title=title, axis=alt.Axis(orient="top")),
         x2=alt.X2("one:Q"),
         color=alt.Color("direction:N", scale=DIRECTION_COLORS, title=None, legend=alt.Legend(orient="top")),
     )
     whiskers = (
         base.transform_filter("isValid(datum.ci_low) && datum.ci_low > 0")
         .mark_rule(color="black", strokeWidth=1.5)
-        .encode(x=alt.X("ci_low:Q", scale=x_scale), x2=alt.X2("ci_high:Q"))
+        .encode(x=alt.X("drawn_ci_low:Q", scale=x_scale), x2=alt.X2("drawn_ci_high:Q"))
     )
     rings = (
         base.transform_filter("datum.regression")
         .mark_point(shape="circle", size=90, color="#b2182b", strokeWidth=2, filled=False)
-        .encode(x=alt.X("oriented_ratio:Q", scale=x_scale))
+        .encode(x=alt.X("drawn:Q", scale=x_scale))
     )
+    # a bar past the edge: its true value inside its end (white on the bar), right-aligned at a right edge
+    beyond = base.transform_filter("datum.beyond")
+    past = [
+        beyond.transform_filter(f"datum.drawn {side} 1")
+        .mark_text(align=align, dx=dx, fontSize=10, fontWeight="bold", color="white")
+        .encode(x=alt.X("drawn:Q", scale=x_scale), text=alt.Text("beyond_text:N"))
+        for side, align, dx in ((">", "right", -4), ("<", "left", 4))
+    ]
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x=alt.X("x:Q", scale=x_scale))
-    return _Layer(layer=[bars, whiskers, rings, rule], height=alt.Step(ratio_step(lines)), autosize=FIT_WIDTH)
+    return _Layer(layer=[bars, whiskers, rings, *past, rule], height=alt.Step(ratio_step(lines)), autosize=FIT_WIDTH)
 
 
 def ratio_step(lines: pd.Series) -> int:

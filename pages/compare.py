@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pandas as pd
 import streamlit as st
 
@@ -11,12 +13,12 @@ from db.review.comparison import CompareQuery, ComparisonResult
 from db.review.review import Review, judge_review
 from db.review.status_changes import status_changes, status_words
 from db.views.case_detail import case_provenance, case_trend_url
-from db.views.compare import named_cases, named_unmatched
+from db.views.compare import CASE_VIEW, case_order, named_unmatched, shown_cases
 from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows, chart_words
 from db.views.defaults import default_sides, side_labels
 from db.views.empty_reason import empty_reason
 from db.views.verdict_cards import verdict_cards
-from pages.charts import largest_first, ratio_chart, ratio_chart_px, samples_chart
+from pages.charts import ratio_chart, ratio_chart_px, samples_chart
 from pages.verdict import show_summary
 from pages.widgets import (
     engine,
@@ -33,39 +35,6 @@ from pages.widgets import (
     text_param,
 )
 
-# the case's name and the numbers with their units first; the identifying keys pinned at the end
-CASE_VIEW = [
-    "case",
-    "trend",
-    "scope",
-    "metric",
-    "direction",
-    "regression",
-    "change",
-    "baseline_median",
-    "candidate_median",
-    "unit",
-    "change_unit",
-    "ci_low",
-    "ci_high",
-    "derived",
-    "significance",
-    "p_value",
-    "replicates",
-    "baseline_iqr",
-    "baseline_n",
-    "candidate_iqr",
-    "candidate_n",
-    "ratio",
-    "oriented_ratio",
-    "difference",
-    "caveats",
-    "device",
-    "workload",
-    "dtype",
-    "compile",
-    "case_key",
-]
 CHART_MAX = 500  # cases drawn: the largest changes and every regression (a 50k-point chart helps no one)
 CHART_PX = 900  # the ratio chart's box when it would be taller (it scrolls inside)
 TABLE_ROWS = 2000  # case rows sent by default; 50k rows are ~18 MB for the browser to parse (all on request)
@@ -133,11 +102,14 @@ def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFra
         order = [picked] + order
     labels = dict(zip(order, case_labels(rows.loc[order])))
     first = picked if picked in labels else order[0]
+    # keyed by the review too: a row number names another case in another review, and a kept key kept the menu's
+    # old label (the browser's) over the new review's numbers for that row
+    review = hashlib.sha1(repr(result.query).encode()).hexdigest()[:12]
     row = st.selectbox(
         "Case (or select a row in the table above)",
         order,
         index=order.index(first),
-        key=f"cmp_case_{first}",
+        key=f"cmp_case_{review}_{first}",
         format_func=lambda r: labels[r],
     )
     case = rows.loc[row]
@@ -174,18 +146,24 @@ def _case_table(cases: pd.DataFrame) -> int | None:
     )
     if len(cases) > TABLE_ROWS:
         set_param("all_cases", "1" if every else "0", "0")
-    shown = cases if every else largest_first(cases, TABLE_ROWS)
+    ordered = case_order(cases)  # regressions first, then the largest changes
+    shown = ordered if every else ordered.head(TABLE_ROWS)
     if not every:
         st.text(
-            f"The {len(shown)} largest changes of {len(cases)} cases, largest first (difference metrics "
-            "after); GET /api/v1/compare with the same parameters returns every case."
+            f"The regressions and the largest changes, {len(shown)} of {len(cases)} cases; GET /api/v1/compare "
+            "with the same parameters returns every case."
         )
     event = table(
-        named_cases(shown)[CASE_VIEW],
+        shown_cases(shown)[CASE_VIEW],
         key="cmp_table",
         on_select="rerun",
         selection_mode="single-row",
         column_config={
+            # the name held in view while the table scrolls sideways; 360 px leaves the figures, the change and the
+            # verdict in view at 1440 px (a name as wide as its text took 500 px)
+            "case": st.column_config.TextColumn("case", width=360, pinned=True),
+            "baseline_value": st.column_config.TextColumn("baseline"),  # the side's median with its unit
+            "candidate_value": st.column_config.TextColumn("candidate"),
             "trend": st.column_config.LinkColumn("trend", display_text="trend ↗"),
             "ci_low": st.column_config.NumberColumn("95 % CI low (change unit)"),
             "ci_high": st.column_config.NumberColumn("95 % CI high (change unit)"),
@@ -208,6 +186,8 @@ def _render() -> None:
     why = empty_reason(result)
     if why:
         st.warning(plain(why))  # names the selectors from the URL: text
+    if query.baseline == query.candidate:  # one build against itself: no verdict, no chart of ratios of 1
+        stop()
     # the summary and the ratio chart come first: they answer "is it a win?" before 10⁴ table rows arrive
     rows = case_rows(judged)
     chart = _ratio_section(rows, query.baseline) if not rows.empty else rows

@@ -5,18 +5,20 @@ every build's records, and "faster but wrong" flags."""
 from __future__ import annotations
 
 from functools import partial
+from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from db.query import browse
 from db.query.browse import CORRECTNESS_METRICS
 from db.query.params import as_build, one_of
-from db.views.correctness import RULE_WORDS, WITHIN, correctness_view
+from db.views.correctness import CASE_PARAMS, RULE_WORDS, WITHIN, correctness_view
 from pages.charts import axis_unit, correctness_chart, correctness_slope_chart
 from pages.widgets import guarded, load, picker, plain, stop_if_empty, table
 
 
-def _slopes(view, split: str, metric: str):
+def _slopes(view, split: str, metric: str, case: dict[str, str]):
     left, right = st.columns(2)
     with left:
         baseline = picker(
@@ -33,9 +35,14 @@ def _slopes(view, split: str, metric: str):
         )
     if (baseline, candidate) != (view.baseline, view.candidate):
         view = load(
-            correctness_view, {"split_tag": split, "metric": metric, "baseline": baseline, "candidate": candidate}
+            correctness_view,
+            {"split_tag": split, "metric": metric, "baseline": baseline, "candidate": candidate, **case},
         )
     st.subheader(plain(f"{view.metric}: baseline {view.baseline} → candidate {view.candidate}"))  # URL text
+    if view.case:  # a card's link opened one case: say so, and the way back to every case (Back works too)
+        st.info(plain(f"One case: {view.case}, on every machine ({view.cases} cases compared in all)."))
+        back = {"baseline": baseline, "candidate": candidate, "metric": view.metric, "split_tag": split}
+        _all_cases_link({k: v for k, v in back.items() if v})
     c = view.counts
     if view.empty:
         st.info(plain(view.empty))
@@ -57,6 +64,14 @@ def _slopes(view, split: str, metric: str):
     return view
 
 
+def _all_cases_link(params: dict[str, str]) -> None:
+    """In-app, so Back returns here: this page without the case (a page run alone, AppTest, has no navigation)."""
+    try:
+        st.page_link("correctness.py", label="Show every case", icon="↩", query_params=params)
+    except StreamlitAPIException:
+        st.markdown(f"[Show every case](correctness?{urlencode(params)})")
+
+
 def body() -> None:
     st.title("Correctness")
     split = picker("Split builds by tag (A/B runs of one build)", "split_tag", load(browse.tag_keys))
@@ -64,7 +79,8 @@ def body() -> None:
         one_of("metric", st.query_params["metric"], CORRECTNESS_METRICS)
     metric = picker("metric", "metric", CORRECTNESS_METRICS)  # (any) = psnr_vs_cpu, as in the JSON twin
     asked = {k: st.query_params.get(k, "") for k in ("baseline", "candidate")}
-    view = load(correctness_view, {"split_tag": split, "metric": metric, **asked})
+    case = {k: st.query_params[k] for k in CASE_PARAMS if st.query_params.get(k)}  # a card's link: one case
+    view = load(correctness_view, {"split_tag": split, "metric": metric, **asked, **case})
     wrong = view.faster_but_wrong
     if not view.stored:
         stop_if_empty(view.records, "correctness records")
@@ -75,7 +91,7 @@ def body() -> None:
         )
         table(wrong)
     if view.builds:
-        view = _slopes(view, split, metric)
+        view = _slopes(view, split, metric, case)
     st.subheader("Every build's records")
     table(view.records)
     measured = view.records.dropna(subset=["median"])

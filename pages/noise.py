@@ -37,10 +37,16 @@ def body() -> None:
         )
     view = load(noise_view, {"chip": chip, "metric": metric, "precision": precision, "threshold": threshold})
     noisy = int(view.groups.noisy.sum())
-    st.metric("A/A pairs stored", view.pairs_total)
+    st.metric("A/A pairs (each measurement once)", view.pairs_listed)
     st.write(
         f"{noisy} of {len(view.groups)} groups are noisier than the {view.threshold_percent:g} % threshold; "
         f"runs per side for ±{view.precision_percent:g} % at 95 % confidence."
+        + (
+            f" Bandwidth and tokens/s are their timing measured once ({view.derived} such groups are counted "
+            "under their op time or decode time)."
+            if view.derived
+            else ""
+        )
     )
     if view.message:
         st.info(view.message)

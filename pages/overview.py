@@ -65,6 +65,8 @@ def body() -> None:
     stop_if_empty(view.latest)
     if view.hint:
         st.info(plain(view.hint))
+    if view.empty:  # where the verdict goes: why there is none (names the selector from the URL: text)
+        st.warning(plain(view.empty))
     show_summary(view.verdict)  # the answer first: the release question per chip
     if view.preview:
         st.divider()

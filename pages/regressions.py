@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 
 from db.errors import StoreError
@@ -11,7 +13,7 @@ from db.review.comparison import CompareQuery
 from db.review.review import Review
 from db.store.triage import NOTE_KEY, STATES, save_note
 from db.views.defaults import default_sides, side_labels
-from db.views.regressions import regressions_view
+from db.views.regressions import TRIAGE_RULE, regressions_view, saved_triage
 from db.views.review_export import review_csv, review_markdown
 from pages.signin import require_writer
 from pages.verdict import show_summary
@@ -36,16 +38,21 @@ def _triage_form(found, query: CompareQuery) -> None:
     labels = [f"{r.scope} · {r.case} · {r.compile} · {r.metric}" for r in found.itertuples()]  # the table's names
     if st.session_state.pop("reg_saved", None):
         st.success("Triage saved: the table above shows it, for everyone.")
-        for key in ("reg_comment", "reg_link"):  # emptied once saved; kept while refused, to mend
+        for key in [k for k in st.session_state if str(k).startswith(FORM_KEYS)]:  # refilled from what is saved
             st.session_state.pop(key, None)
-    with st.form("triage"):
-        pick = st.selectbox("Regression", range(len(labels)), format_func=lambda i: labels[i])
-        state = st.selectbox("State", STATES)
-        comment = st.text_area("Comment", key="reg_comment")
-        link = st.text_input("Link (http(s)://…)", key="reg_link")
+    st.subheader("Triage")
+    # outside the form: picking a regression reruns the page and fills the form with its saved state
+    pick = st.selectbox("Regression", range(len(labels)), format_func=lambda i: labels[i], key="reg_pick")
+    row = found.iloc[pick]
+    st.caption(plain(saved_triage(row)))  # a comment and a link are user text
+    st.caption(TRIAGE_RULE)
+    one = hashlib.sha1(repr([str(row[k]) for k in NOTE_KEY]).encode()).hexdigest()[:12]  # this regression's fields
+    with st.form(f"triage_{one}"):
+        state = st.selectbox("State", STATES, index=STATES.index(row["state"]), key=f"reg_state_{one}")
+        comment = st.text_area("Comment", value=row["comment"], key=f"reg_comment_{one}")
+        link = st.text_input("Link (http(s)://…)", value=row["link"], key=f"reg_link_{one}")
         st.text(f"Author: {who.name}")
         if st.form_submit_button("Save triage"):
-            row = found.iloc[pick]
             try:
                 save_note(
                     engine(),
@@ -62,6 +69,9 @@ def _triage_form(found, query: CompareQuery) -> None:
                 return
             st.session_state["reg_saved"] = True  # shown after the rerun that re-reads the notes
             st.rerun()
+
+
+FORM_KEYS = ("reg_state_", "reg_comment_", "reg_link_")  # the form's fields, one set per regression
 
 
 def _render() -> None:
@@ -109,8 +119,8 @@ def _render() -> None:
         ),
         (
             view.suspected,
-            "suspected: their own test says worse, the review's family-wise step does "
-            "not (more runs decide: `mpsbench confirm`)",
+            "likely worse, not certain: each one's own test says worse, the test over the "
+            "whole review does not yet (more runs decide: `mpsbench confirm`; see How this is decided)",
         ),
     ):
         if len(mine):

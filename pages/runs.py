@@ -11,50 +11,9 @@ import streamlit as st
 from bundle.case_names import case_names
 from bundle.provenance import BUILD, MACHINE, Stored, kind
 from db.query import browse
-from db.query.runs import RUN_FILTERS, list_runs, run_filter_options
+from db.query.runs import RUN_FILTERS, run_filter_options
+from db.views.runs import LISTED, runs_view, shown
 from pages.widgets import guarded, load, picker, stop_if_empty, table
-
-
-def _listed(entries: tuple[Stored, ...]) -> list[Stored]:
-    return [e for e in entries if e.listed and not kind(e).json]  # JSON (libraries) is for the run's own page
-
-
-# the list's columns: the run's own and the machine's and build's marked listed in bundle.provenance
-LISTED = _listed(MACHINE) + _listed(BUILD)
-RUN_VIEW = [
-    "run_id",
-    "started_at",
-    *(e.column for e in _listed(MACHINE)),
-    "device_type",
-    *(e.column for e in _listed(BUILD)),
-    "complete",
-    "n_results",
-    "uploaded_by",
-    "retracted_at",
-    "retracted_by",
-    "retraction_reason",
-]
-
-
-def shown(entry: Stored, value: Any) -> Any:
-    """A stored machine or build value as the page shows it: missing (NULL, NaN: an older store, or a machine that
-    could not tell) is the declaration's word for it ("unavailable"); a count is a whole number, not 8.0."""
-    if value is None or (not isinstance(value, (list, dict, str)) and pd.isna(value)):
-        return entry.absent or None
-    if isinstance(value, float) and kind(entry).type is int:
-        return int(value)
-    return value
-
-
-def listed_view(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs list as shown: RUN_VIEW's columns, the declared ones' missing values spelled out (a column that
-    has any is text: a number column cannot hold the word)."""
-    view = runs[RUN_VIEW].copy()
-    for entry in LISTED:
-        column = view[entry.column]
-        if column.isna().any():
-            view[entry.column] = [None if v is None else str(v) for v in (shown(entry, x) for x in column)]
-    return view
 
 
 def body() -> None:
@@ -66,8 +25,8 @@ def body() -> None:
     for slot, name in zip(st.columns(len(RUN_FILTERS)), RUN_FILTERS):
         with slot:
             filters[name] = picker(name + (" (torch version)" if name == "build" else ""), name, options[name])
-    runs = load(list_runs, filters)  # the same function and filters as GET /api/v1/runs
-    table(listed_view(runs), column_config={e.column: st.column_config.Column(e.shown) for e in LISTED})
+    runs = load(runs_view, filters)  # the same function and filters as GET /api/v1/runs
+    table(runs, column_config={e.column: st.column_config.Column(e.shown) for e in LISTED})
     run_id = picker("Run", "run_id", list(runs["run_id"]))
     if run_id:
         _run_page(run_id)

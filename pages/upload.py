@@ -11,6 +11,13 @@ from db.store.upkeep import catch_up_soon
 from pages.signin import require_writer
 from pages.widgets import engine, plain, table, upload_limit
 
+NOT_BUNDLE = "not a JSON bundle"
+
+
+def refused_words(name: str, detail: str) -> str:
+    """One refused file in words: "shot.png is not a JSON bundle: …", else "bad.json: <the problems>"."""
+    return f"{name} is {detail}" if detail.startswith(NOT_BUNDLE) else f"{name}: {detail}"
+
 
 def outcome_of(name: str, raw: bytes, who: str) -> dict:
     """Ingest one file and describe what happened to it: new, already present, or refused with its problems."""
@@ -25,13 +32,10 @@ def outcome_of(name: str, raw: bytes, who: str) -> dict:
         done = ingest_bundle(engine(), raw, who)
     except StoreError as exc:
         problems = "; ".join(f"{p.field}: {p.rule}" for p in exc.problems)
-        return {
-            "file": name,
-            "outcome": "refused",
-            "run_id": "",
-            "results": 0,
-            "detail": f"{exc.message}" + (f" — {problems}" if problems else ""),
-        }
+        detail = f"{exc.message}" + (f" — {problems}" if problems else "")
+        if exc.status == 400 and exc.message.startswith("body is not"):  # a picture, a log: no JSON at all
+            detail = f"{NOT_BUNDLE}: " + ("; ".join(p.rule for p in exc.problems) or "a bundle is one JSON object")
+        return {"file": name, "outcome": "refused", "run_id": "", "results": 0, "detail": detail}
     outcome = "new" if done.created else "already present"
     return {"file": name, "outcome": outcome, "run_id": done.run_id, "results": done.n_results, "detail": ""}
 
@@ -44,7 +48,8 @@ def body() -> None:
         f"Signed in as {plain(who.name)}. Result bundles (JSON) written by `mpsbench run`, at most "
         f"{words} each, as the API takes. A refused file changes nothing stored."
     )
-    files = st.file_uploader("Bundle files", type=["json"], accept_multiple_files=True, max_upload_size=picker_mb)
+    # any file is taken and judged here: with type=["json"] the browser refused a .png itself, a red icon and no words
+    files = st.file_uploader("Bundle files", accept_multiple_files=True, max_upload_size=picker_mb)
     if not files:
         return
     # One ingest per uploaded file: a rerun of the page shows the first outcome, not "already present".
@@ -58,9 +63,11 @@ def body() -> None:
     outcomes = pd.DataFrame([seen[f.file_id] for f in files])
     table(outcomes, column_config={"detail": st.column_config.TextColumn(width="large")})
     refused = outcomes[outcomes["outcome"] == "refused"]
-    if len(refused):  # each reason in full, wrapped (a table cell cuts it off), in one message
-        reasons = "\n".join(f"- {plain(r.file)}: {plain(r.detail)}" for r in refused.itertuples())
-        st.error(f"{len(refused)} file(s) refused: nothing of them was stored.\n{reasons}")
+    if len(refused) == 1:  # the reason in full, wrapped (a table cell cuts it off), as text
+        st.error(plain(f"{refused_words(refused.file.iloc[0], refused.detail.iloc[0])}. Nothing of it was stored."))
+    elif len(refused):  # each reason in full, in one message
+        reasons = "\n".join(f"- {plain(refused_words(r.file, r.detail))}" for r in refused.itertuples())
+        st.error(f"{len(refused)} files refused: nothing of them was stored.\n{reasons}")
 
 
 body()

@@ -8,8 +8,11 @@ bundle (machine names, tag values in selectors) are shown as text or through pag
 
 from __future__ import annotations
 
+from urllib.parse import parse_qsl
+
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from db.views.verdict_cards import Cards
 from pages.widgets import plain, table  # the one escape for user text in Markdown-rendering elements
@@ -24,6 +27,7 @@ def show_summary(cards: Cards | dict | None) -> None:
     cards = Cards(**cards) if isinstance(cards, dict) else cards
     if cards is None or not cards.summary:
         return
+    st.html(WRAP_LINKS)  # a style alone takes no room on the page
     st.subheader(f"{plain(cards.candidate)} against {plain(cards.baseline)}")
     st.caption(plain(cards.verdict))
     for start in range(0, len(cards.answers), ANSWERS_PER_ROW):
@@ -37,7 +41,7 @@ def show_summary(cards: Cards | dict | None) -> None:
             "environment filled in):"
         )
         st.code(cards.summary["confirm"], language=None, wrap_lines=True)
-    with st.expander(f"Detail: one card per {cards.scope} · dtype · compile mode", expanded=False):
+    with st.expander(f"Detail: one card per {cards.scope}, dtype and compile mode", expanded=False):
         shown = cards.cards[:SHOWN]
         for start in range(0, len(shown), PER_ROW):
             for column, card in zip(st.columns(PER_ROW), shown[start : start + PER_ROW]):
@@ -48,6 +52,7 @@ def show_summary(cards: Cards | dict | None) -> None:
         table(pd.DataFrame(cards.summary["groups"]))
     with st.expander("How this is decided", expanded=False):
         st.text(HOW)
+        st.text(WORDS)
         for note in cards.summary["notes"]:
             st.text(note)  # notes carry selector text (tag values from bundles): text, not Markdown
 
@@ -66,6 +71,17 @@ HOW = (
     "means it reaches past it (more runs decide). A chip whose tests cannot see a change as small as the "
     "threshold is never called unchanged. A regression triaged as noise, expected or accepted on the "
     "Regressions page is counted apart, as triaged."
+)
+# the statistical terms behind a card's plain words, said once here
+WORDS = (
+    "The cards' words, in statistical terms: 'can see a 5 % slowdown (typical case)' — the median case's "
+    "smallest slowdown its test finds with 80 % power at the level of Holm's first step (5 % over the number "
+    "of cases tested, so the family-wise false-alarm rate of a review stays at 5 %), never less than the "
+    "threshold. 'Reruns of the baseline give the noise' — A/A pairs, two runs of one build on one machine, whose "
+    "spread is each case's run-to-run variance. '6 baseline runs, 3 candidate runs' — the runs each side "
+    "pooled (an A/A baseline runs twice a round). 'Likely, not certain' — suspected: the case's own test "
+    "passed, Holm's step over the review did not. 'Not testable' — one figure a side (no replicates), or "
+    "figures all alike (a variance of exactly 0 is no evidence). 'Typical case' is the median case."
 )
 
 
@@ -87,7 +103,7 @@ def _answer(card: dict, same_build: bool = False) -> None:
         rows = card.get(key) or []
         for item in rows[:shown]:
             if isinstance(item, dict):
-                st.markdown(f"- :{tone}[{label}:] [{plain(item['text'])}]({item['link']})")
+                case_link(f":{tone}[{label}:] {plain(item['text'])}", item["link"])
             else:
                 st.markdown(f"- :{tone}[{label}:] {plain(item)}")
         if len(rows) > shown:
@@ -118,10 +134,10 @@ def _card(card: dict, same_build: bool = False) -> None:
     )  # an A/A review is no verdict
     st.markdown(f":{colour}[**{plain(card['verdict'])}**]")
     for worst in card.get("worst") or []:  # the regressions by name, each linked to its trend
-        st.markdown(f"- [{plain(worst['text'])}]({worst['link']})")
+        case_link(plain(worst["text"]), worst["link"])
     doubts = card.get("doubts") or []
     for doubt in doubts[:DOUBTS_SHOWN]:  # what could not be confirmed, by name: never only a count
-        st.markdown(f"- :orange[unconfirmed:] [{plain(doubt['text'])}]({doubt['link']})")
+        case_link(f":orange[unconfirmed:] {plain(doubt['text'])}", doubt["link"])
     more = max(card.get("unconfirmed", 0) + card.get("suspected", 0), len(doubts)) - DOUBTS_SHOWN
     if more > 0:
         st.caption(f"… {more} more doubtful on the Regressions page")
@@ -144,10 +160,26 @@ def _card(card: dict, same_build: bool = False) -> None:
     said = [(card[k], tones.get(k, "")) for k in ("memory", "correctness") if card[k] not in quiet]
     said += [(card["status"], tones.get("status", ""))] if moved else []
     said += [(card["detects"], "")] if card.get("detects") else []
-    if card.get("evidence") and not str(card.get("detects")).startswith("detects nothing"):  # said there already
+    if card.get("evidence") and not str(card.get("detects")).startswith("can see nothing"):  # said there already
         said.append((f"evidence: {card['evidence']}", ""))
     # one element: a compact card; wins green as losses red (the words are the summary's: escaped)
     st.markdown("  \n".join(_toned(x, t) for x, t in said))
+
+
+# A page link's label is one line cut with "…" (Streamlit's own style): a case's change ("1.20× slower") sits at the
+# end of its name and was cut off in a card. Wrapped like the text around it instead (our style, no user text).
+WRAP_LINKS = "<style>[data-testid='stPageLink-NavLink'] span { white-space: normal; }</style>"
+
+
+def case_link(label: str, link: str) -> None:
+    """A card's case link ("trends?workload=…", "correctness?…": db.views.verdict_cards) as an in-app page link:
+    the page opens in this tab and Back returns to the card (a Markdown link opened a new tab). `label`: Markdown,
+    its user text escaped. A page run without the navigation (AppTest on one file) gets the Markdown link."""
+    path, _, query = link.partition("?")
+    try:
+        st.page_link(f"{path}.py", label=label, icon=":material/chevron_right:", query_params=dict(parse_qsl(query)))
+    except StreamlitAPIException:
+        st.markdown(f"- {label} ([open]({link}))")
 
 
 def _toned(text: str, tone: str) -> str:

@@ -219,9 +219,14 @@ def picker(
         current = default if current is None else current
         options = list(options)
         choices = options if current in options else [current] + options
-        chosen = st.selectbox(
-            label, choices, key=follow_url(page, key, current, choices), format_func=format_func or str
-        )
+        widget = follow_url(page, key, current, choices)
+        chosen = st.selectbox(label, choices, key=widget, format_func=format_func or str)
+        if clean and asked is not None and asked != chosen and current == chosen:
+            # the link's own spelling of this choice (torch=2.14.1 for "2.14.1 (stable)") stays in the address:
+            # rewriting it was a history entry of its own, and Back landed on the link, which rewrote it again
+            set_param(key, asked, default or "")
+            st.session_state[_SYNCED][widget] = chosen  # what the address means, so the menu is not reset
+            return chosen
     set_param(key, chosen, default or "")
     return chosen
 

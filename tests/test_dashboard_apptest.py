@@ -195,8 +195,10 @@ def test_upload_reports_new_present_and_refused(tmp_path, monkeypatch, uploader)
     assert outcomes.loc["good.json", "outcome"] == "new" and outcomes.loc["good.json", "results"] == 4
     assert outcomes.loc["bad.json", "outcome"] == "refused"
     assert "results[0].unit" in outcomes.loc["bad.json", "detail"]
-    [message] = [e.value for e in at.error]  # one message, each refused file's reason in full (no cut-off cell)
-    assert message.startswith("1 file(s) refused") and "bad.json: " in message and "results\\[0\\].unit" in message
+    [message] = [e.value for e in at.error]  # one message, the refused file's reason in full (no cut-off cell)
+    assert (
+        message.startswith("bad.json: ") and "results\\[0\\].unit" in message and "Nothing of it was stored" in message
+    )
     at.switch_page("upload.py")  # a fresh upload of the same good file is recognised
     at = _page("upload.py", token=uploader)
     at.file_uploader[0].set_value([("again.json", good, "application/json")])

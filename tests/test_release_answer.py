@@ -76,14 +76,14 @@ def test_every_untested_planted_slowdown_is_named_on_its_group_with_the_command_
     for (machine, dtype), name in planted.items():
         group = _group(summary, machine, dtype)
         [doubt] = group["doubts"]  # the one planted slowdown of the group, by name, with its figure and why
-        assert doubt["case"] == name and doubt["why"] == "untested: no replicates"
+        assert doubt["case"] == name and doubt["why"] == "not testable: one figure a side"
         assert doubt["change"].endswith("× slower") and float(doubt["change"].split("×")[0]) > 1.1
         assert group["verdict"] == "not decided: no confirmed regression (1 unconfirmed: 1 with nothing to test it on)"
     # the unchanged sdpa on the M3 Ultra is untested too: not "no regressions", not "unchanged"
     m3 = _group(summary, "studio-m3u", "float16")
     assert (m3["unchanged"], m3["untested"], m3["doubts"]) == (0, 1, [])
     assert m3["verdict"] == "not decided: 1 timing figure untested (nothing to test on)"
-    assert "detects nothing" in m3["detects"] and "makes them testable" in m3["detects"]
+    assert "can see nothing" in m3["detects"] and "makes them testable" in m3["detects"]
     assert (
         summary["verdict"].startswith("no confirmed regression; not decided on 2 of 2 machines")
         and "3 worse but not confirmed" in summary["verdict"]
@@ -112,7 +112,7 @@ def test_cards_name_the_doubtful_cases_and_never_read_green_over_untested_ones(s
         # a family over untested cases says so, and takes no colour of a tested change
         assert all(f["tone"] == "" and "untested" in f["text"] for f in card["families"])
     softmax = cards["mbp-m4pro", "float32"]["families"][0]["text"]
-    assert "faster" in softmax and "— untested (no replicates)" in softmax
+    assert "faster" in softmax and "— untested (one figure a side)" in softmax
     # status changes worded as Compare's table words them: the fp8 matmul newly runs and fails its tolerance
     assert cards["mbp-m4pro", "float8_e4m3fn"]["status"] == "status changes: 1 newly supported, fails its tolerance"
 

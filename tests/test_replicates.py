@@ -210,9 +210,9 @@ def test_each_group_says_what_it_can_detect():
 
     def size(fraction: float) -> str:  # one decimal below 10 %: 5.3 % must not read as a 5 % bound
         return (
-            f"≥ {100 * fraction:.1f} % slower".replace(".0 %", " %")
+            f"a {100 * fraction:.1f} % slowdown".replace(".0 %", " %")
             if fraction < 0.1
-            else f"≥ {100 * fraction:.0f} % slower"
+            else f"a {100 * fraction:.0f} % slowdown"
         )
 
     def median_with(k: int) -> float:  # k more runs a side (1 now): the bound is the least it can say
@@ -223,12 +223,12 @@ def test_each_group_says_what_it_can_detect():
     needed = next(k for k in range(1, 51) if median_with(k) <= 0.05 * (1 + 1e-9))
     assert median_with(2) == pytest.approx(more)
     then = (
-        f"{needed} more runs a side would detect ≥ 5 % slower"
+        f"{needed} more runs of each build would see a 5 % slowdown"
         if needed != 2
-        else f"2 more runs a side would detect {size(more)}"
+        else f"2 more runs of each build would see {size(more)}"
     )
     assert words[("m1",)] == (
-        f"detects {size(smallest)} (median case, 80% power) with 1 run a side; {then}; "
-        "1 figure untestable (no replicates, or no spread)"
+        f"can see {size(smallest)} (typical case) with 1 run of each build; {then}; "
+        "1 figure not testable (one figure a run, or all alike)"
     )
-    assert words[("m2",)].startswith("detects only changes ≥ 100× slower") and "2 runs a side" in words[("m2",)]
+    assert words[("m2",)].startswith("can see only a 100× slowdown") and "2 runs of each build" in words[("m2",)]

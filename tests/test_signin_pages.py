@@ -138,7 +138,7 @@ def test_triage_needs_sign_in_and_its_author_is_the_signed_in_name(tmp_path, mon
     at.run()
     assert not at.exception
     assert _rows(path, "SELECT author, comment FROM review_notes") == [("alice", "seen on two machines")]
-    assert at.text_area[0].value == ""  # saved: the form is empty for the next note
+    assert at.text_area[0].value == "seen on two machines"  # saved: the form shows the saved note (issue 44)
 
 
 def test_a_refused_triage_link_is_named_and_the_comment_and_link_stay(tmp_path, monkeypatch):

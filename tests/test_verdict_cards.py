@@ -157,8 +157,8 @@ def test_a_chip_without_a_candidate_run_gets_a_grey_card_that_says_why_never_gre
     assert [w["text"].split(" · ")[-1] for w in m3["worst"]] == ["op_time 2.00× slower"]
     assert m3["worst"][0]["link"].startswith("trends?workload=softmax")
     assert (
-        m3["evidence"] == "1 run a side (single run: within-run noise only); no A/A data (the runs' own spread "
-        "is the noise)"
+        m3["evidence"] == "1 run of each build (one run: only the spread within it); no reruns of torch=2.14.1 "
+        "(the runs' own spread is the noise)"
     )
     assert m3["verdict"] == "1 case regressed" and m4["worst"] == [] and m4["evidence"] == "no timing case compared"
 

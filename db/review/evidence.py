@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from db.review.detectable import runs_a_side, side_words
+from db.review.detectable import side_runs, side_words
 from db.review.noise import NO_DATA
 
 WORST_NAMED = 3  # regressions a group names, worst first; the Regressions page lists them all
@@ -38,15 +38,18 @@ def nothing_compared(unmatched: pd.DataFrame, baseline: str, candidate: str, sco
 NO_TIMING = "no timing case compared"
 
 
-def evidence_by_group(timing: pd.DataFrame, group: list[str]) -> dict[tuple, str]:
-    """Per group key (its values as text), evidence_words of its timing cases, in one pass over the cases."""
+def evidence_by_group(timing: pd.DataFrame, group: list[str], baseline: str = "the baseline") -> dict[tuple, str]:
+    """Per group key (its values as text), evidence_words of its timing cases, in one pass over the cases
+    (`baseline`: the baseline's name, whose reruns are the A/A pairs)."""
     if timing.empty:
         return {}
+    base_runs, cand_runs = side_runs(timing)
     frame = (
         timing[group]
         .astype(str)
         .assign(
-            _runs=runs_a_side(timing),
+            _b=base_runs,
+            _c=cand_runs,
             _aa=(timing.noise.astype(str) != NO_DATA).to_numpy() if "noise" in timing else False,
             _warned=timing.caveats.astype(str).str.contains(" warned: ", regex=False).to_numpy()
             if "caveats" in timing
@@ -54,27 +57,31 @@ def evidence_by_group(timing: pd.DataFrame, group: list[str]) -> dict[tuple, str
         )
     )
     stats = frame.groupby(group, sort=False).agg(
-        runs=("_runs", "median"), aa=("_aa", "sum"), n=("_aa", "size"), warned=("_warned", "sum")
+        b=("_b", "median"), c=("_c", "median"), aa=("_aa", "sum"), n=("_aa", "size"), warned=("_warned", "sum")
     )
     return {
-        tuple(key): evidence_words(int(r.runs), int(r.aa), int(r.n), int(r.warned))
+        tuple(key): evidence_words(int(r.b), int(r.c), int(r.aa), int(r.n), int(r.warned), baseline)
         for key, r in zip(stats.index, stats.itertuples())
     }
 
 
-def evidence_words(runs: int, with_aa: int, n: int, warned: int = 0) -> str:
-    """ "3 runs a side; A/A noise for 27 of 27 timing cases" — or the single-run caveat where there is none — and
-    how many of them carry result warnings (contention, noisy samples: their caveats say which)."""
-    return _aa_words(side_words(runs), runs, with_aa, n) + (
+def evidence_words(
+    baseline_runs: int, candidate_runs: int, with_aa: int, n: int, warned: int = 0, baseline: str = "the baseline"
+) -> str:
+    """ "6 baseline runs, 3 candidate runs; reruns of torch=2.14.1 give the noise for 27 of 27 timing cases" — each
+    side's runs, the A/A pairs in plain words (or the single-run caveat where there are none) — and how many
+    timing cases carry result warnings (contention, noisy samples: their caveats say which)."""
+    side = side_words(baseline_runs, candidate_runs)
+    return _aa_words(side, min(baseline_runs, candidate_runs), with_aa, n, baseline) + (
         f"; {warned} of {n} warned (see their caveats)" if warned else ""
     )
 
 
-def _aa_words(side: str, runs: int, with_aa: int, n: int) -> str:
+def _aa_words(side: str, runs: int, with_aa: int, n: int, baseline: str) -> str:
     if with_aa == 0:
-        caveat = " (single run: within-run noise only)" if runs == 1 else ""
-        return f"{side}{caveat}; no A/A data (the runs' own spread is the noise)"
-    return f"{side}; A/A noise for {with_aa} of {n} timing cases"
+        caveat = " (one run: only the spread within it)" if runs == 1 else ""
+        return f"{side}{caveat}; no reruns of {baseline} (the runs' own spread is the noise)"
+    return f"{side}; reruns of {baseline} give the noise for {with_aa} of {n} timing cases"
 
 
 def worst(found: pd.DataFrame) -> list[dict[str, Any]]:
@@ -97,11 +104,11 @@ def worst(found: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 DOUBTS_NAMED = 20  # doubtful cases a group's summary names, worst first; the answer's lists hold them all
-DOUBT_WORDS = {
-    "contended": "contended",
-    "nothing to test on: its replicates agree": "untested: zero spread",
-    "nothing to test on": "untested: no replicates",
-    "its own test passed": "suspected: own test only",
+DOUBT_WORDS = {  # plain, for a card: the statistics behind each are under "How this is decided"
+    "contended": "timed while the machine was busy",
+    "nothing to test on: its replicates agree": "not testable: its figures all alike",
+    "nothing to test on": "not testable: one figure a side",
+    "its own test passed": "likely, not certain: more runs decide",
 }
 
 

@@ -110,7 +110,7 @@ def _blind(group: dict) -> str:
     if untested and untested >= int(group.get("timing") or 0):
         return f"{plural(untested, 'timing figure')} untested (nothing to test on)"
     words = str(group.get("detects") or "")
-    return words.replace("detects", "its tests can only see", 1) if words else "too few runs to see the bound"
+    return words.replace("can see", "its tests can only see", 1) if words else "too few runs to see the bound"
 
 
 def _changed(group: dict) -> str:

@@ -61,6 +61,7 @@ COLUMNS = [
     "se_unit",
     "df",
     "caveats",
+    "worst_figure",  # a correctness row's worst figure (psnr_vs_cpu…): the metric its Correctness link opens
     "baseline",
     "candidate",
     "device",
@@ -99,6 +100,9 @@ def _listed(engine: Engine, judged: JudgedReview, verdicts: tuple[str, ...]) -> 
     if REGRESSION in verdicts:
         rows = pd.concat([rows, _correctness_rows(found, correctness)])
     rows["baseline"], rows["candidate"] = review.compare.baseline, review.compare.candidate
+    if "worst_figure" not in rows or rows.worst_figure.isna().all():
+        rows["worst_figure"] = rows.metric
+    rows["worst_figure"] = rows.worst_figure.fillna(rows.metric)
     rows = rows.reset_index(drop=True)
     notes = note_states(engine, review.compare.baseline, review.compare.candidate, rows)
     merged = pd.concat([rows, notes.drop(columns=["created_at"])], axis=1)
@@ -164,6 +168,7 @@ def _correctness_rows(found: pd.DataFrame, correctness: np.ndarray) -> pd.DataFr
         worst = bad.loc[bad.worse_by.idxmax()].copy()
         worst["figures"] = "; ".join(_figure(r) for r in group.itertuples())
         worst["why"] = "correctness: " + "; ".join(f"{r.metric} {r.why}" for r in bad.itertuples())
+        worst["worst_figure"] = worst["metric"]
         worst["metric"] = "correctness"
         rows.append(worst)
     return pd.DataFrame(rows).drop(columns="_order")

@@ -26,7 +26,11 @@ COUNTS += ("unchanged", "undecided", "unmatched")
 
 
 def _link_fields(row) -> dict[str, str]:
-    return {k: str(getattr(row, k)) for k in ("workload", "case_key", "dtype", "compile", "metric")}
+    """What a case's link needs; a correctness row's worst figure too (its Correctness link opens that metric)."""
+    fields = {k: str(getattr(row, k)) for k in ("workload", "case_key", "dtype", "compile", "metric")}
+    if fields["metric"] == "correctness" and isinstance(getattr(row, "worst_figure", None), str):
+        fields["figure"] = row.worst_figure
+    return fields
 
 
 def named_regressions(found: pd.DataFrame) -> list[dict[str, Any]]:
@@ -156,7 +160,7 @@ def _line(answer, counts, failing, blind, lists, sides, scope) -> str:
     if doubtful:
         said.append(f"{doubtful} worse but not confirmed (more runs decide)")
     if len(blind) and not counts["regressed"]:
-        said.append(str(blind.detects.iloc[0]).replace("detects", "its tests can only see", 1))
+        said.append(str(blind.detects.iloc[0]).replace("can see", "its tests can only see", 1))
     if counts["faster"]:
         said.append(f"{counts['faster']} of {plural(n, 'case')} better")
     for name, word in (("slower", "slower within the bound"), ("unchanged", "unchanged"), ("undecided", "not decided")):

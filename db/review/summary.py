@@ -192,7 +192,7 @@ def group_rows(
     doubtful_n = _sizes(doubt_cases)
     # what a review can see is said of the cases it tests: a contended case's spread is the machine's load
     seen = detection(cases[timing & ~cases.contended.to_numpy(dtype=bool)], GROUP, review.fraction)
-    evidence = evidence_by_group(cases[timing], GROUP)
+    evidence = evidence_by_group(cases[timing], GROUP, review.compare.baseline)
     with_gains = cases.assign(improved=judged.verdicts.improved)
     memory_cases = with_gains[(quantity == "memory") & (kinds == RuleKind.growth.value)]
     correctness_cases = with_gains[quantity == "correctness"]
@@ -270,7 +270,11 @@ def _untested_words(summary: str, untested: int, cases: int) -> str:
     """The family's words with its untested cases said before its baseline (a card shows the words up to it)."""
     if not untested:
         return summary
-    words = "untested (no replicates)" if untested >= cases else f"{untested} of {cases} cases untested (no replicates)"
+    words = (
+        "untested (one figure a side)"
+        if untested >= cases
+        else f"{untested} of {cases} cases untested (one figure a side)"
+    )
     head, sep, tail = summary.partition(", baseline ")
     return f"{head} — {words}{sep}{tail}"
 

@@ -139,7 +139,8 @@ def _groups(groups: Sequence[dict[str, Any]]) -> list[str]:
         return []
     out = [
         "",
-        f"<details><summary>{len(groups)} group{'s' * (len(groups) != 1)} (scope · device · dtype · compile)</summary>",
+        f"<details><summary>{len(groups)} group{'s' * (len(groups) != 1)}: one per chip (machine), device, dtype "
+        "and compile mode</summary>",
         "",
         "| scope | device | dtype | compile | verdict | regressed | faster | slower | unchanged | not decided | "
         "detects |",

@@ -1,11 +1,14 @@
 """The Compare page's adapter and its JSON twin (GET /api/v1/compare): the judged review (db.review) named for
-people — each case row with its name and Trends link, its direction and regression flag (db.views.compare_chart),
-the status changes and why nothing was compared, when nothing was."""
+people — each case row with its name and Trends link, each side's value with its unit, its direction and
+regression flag (db.views.compare_chart), regressions first and then the largest changes — the status changes and
+why nothing was compared, when nothing was."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
@@ -14,6 +17,7 @@ from db.query.plain import records
 from db.review.review import Review, judge_review
 from db.review.status_changes import status_changes
 from db.review.summary import release_summary
+from db.review.wording import format_value
 from db.views.compare_chart import case_rows
 from db.views.empty_reason import empty_reason
 from db.views.trends import FIELDS as TREND_FIELDS
@@ -26,6 +30,79 @@ def named_cases(cases: pd.DataFrame) -> pd.DataFrame:
     a page names only the rows it shows."""
     links = trend_urls(cases[list(TREND_FIELDS)].itertuples(index=False, name=None))
     return cases.assign(case=case_names(cases), trend=links)
+
+
+# what a person reads first: which case and figure, each side's value with its unit (8.108 GiB, not 8706170470.4),
+# the change and its verdict; then the chip, the trend link and the test; the raw medians and the identifying keys
+# pinned at the end. At 1440 px the first six are in view (the name, the figures and the change were past the
+# window's edge behind the trend link, the scope and the direction)
+CASE_VIEW = [
+    "case",
+    "metric",
+    "baseline_value",
+    "candidate_value",
+    "change",
+    "direction",
+    "regression",
+    "scope",
+    "trend",
+    "significance",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "derived",
+    "replicates",
+    "caveats",
+    "baseline_median",
+    "candidate_median",
+    "unit",
+    "change_unit",
+    "baseline_iqr",
+    "baseline_n",
+    "candidate_iqr",
+    "candidate_n",
+    "ratio",
+    "oriented_ratio",
+    "difference",
+    "device",
+    "workload",
+    "dtype",
+    "compile",
+    "case_key",
+]
+DB_PER_E = 10 / math.log(10)  # a PSNR change of d dB is the error's power × 10^(d/10): |d| / DB_PER_E on the log scale
+
+
+def change_size(cases: pd.DataFrame) -> np.ndarray:
+    """Each case's change on one scale, |log| of its factor: a ratio's oriented ratio, a dB difference as its power
+    factor, another difference (bytes outside the allocator) as candidate / baseline; NaN where there is none."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.abs(np.log(cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)))
+        diff = cases.difference.to_numpy(dtype=float, na_value=np.nan)
+        base = cases.baseline_median.to_numpy(dtype=float, na_value=np.nan)
+        cand = cases.candidate_median.to_numpy(dtype=float, na_value=np.nan)
+        other = np.abs(np.log(cand / base))
+    other = np.where((base > 0) & (cand > 0), other, np.nan)
+    size = np.where(cases.unit.to_numpy() == "dB", np.abs(diff) / DB_PER_E, other)
+    return np.where(np.isfinite(ratio), ratio, size)
+
+
+def case_order(cases: pd.DataFrame) -> pd.DataFrame:
+    """Compare's case rows as its table lists them: the regressions first, then every case by the size of its
+    change (change_size), largest first; a case with no size last. Cheap (no names): a page names the rows it
+    shows (shown_cases)."""
+    size = change_size(cases)
+    keys = (np.where(np.isfinite(size), -size, np.inf), ~cases.regression.to_numpy(dtype=bool))
+    return cases.iloc[np.lexsort(keys)]
+
+
+def shown_cases(cases: pd.DataFrame) -> pd.DataFrame:
+    """Case rows named (named_cases) with each side's median in its unit, as words (`baseline_value`,
+    `candidate_value`: db.review.wording.format_value, the words the Regressions page uses)."""
+    named = named_cases(cases)
+    for side in ("baseline", "candidate"):
+        named[f"{side}_value"] = [format_value(v, u) for v, u in zip(named[f"{side}_median"], named["unit"])]
+    return named
 
 
 # the case's name, what is missing and why first; the identifying keys pinned at the end (as the case table)
@@ -69,7 +146,7 @@ def compare_answer(engine: Engine, review: Review) -> dict[str, Any]:
         "filters": {k: list(v) for k, v in q.filters},
         "notes": result.notes,
         "empty_reason": empty_reason(result),  # null when cases were compared; else why none were
-        "cases": records(named_cases(case_rows(judged))),
+        "cases": records(shown_cases(case_order(case_rows(judged)))),  # the page's order and words
         "families": records(result.families),
         "status_changes": records(status_changes(result.cases, result.unmatched)),
         "unmatched": records(named_unmatched(result.unmatched)),

@@ -27,6 +27,13 @@ from db.review.derived import derived_pairs, derived_text, folded_rows
 from db.review.review import JudgedReview
 
 CHART_DEFAULT = 20  # bars drawn by default: 60 grew the chart to ~4,000 px; the table lists every case
+# The ratio axis spans at most 1/CLIP×–CLIP×, symmetric around 1× (a win and a loss of one size look alike). Sized
+# to the largest change drawn, one 8× win or a 33× smaller memory peak stretched it to 0.03–30×, and a 1.17×
+# regression was ~10 px long at 1280 px (a plot ~480 px wide). At 3× it is ~35 px there (~45 px at 1440 px), and
+# the usual moves of an upgrade (0.5–2×) keep their true length; a bar past 3× ends at the edge, marked "beyond"
+# with its true value written on it (and in its tooltip): past 3× a bar's length says nothing its value does not.
+CLIP = 3.0
+MARGIN = 1.15  # room past the largest change drawn (its whisker's cap) when nothing reaches CLIP
 
 
 def fold_derived(cases: pd.DataFrame) -> pd.DataFrame:
@@ -60,7 +67,9 @@ def case_labels(rows: pd.DataFrame) -> pd.Series:
 
 def chart_rows(rows: pd.DataFrame, limit: int = CHART_DEFAULT) -> pd.DataFrame:
     """The ratio rows to draw: the `limit` largest |log ratio|, then every regression not among them. Each gets
-    its label (scope · case name · metric, unique), log2 of the ratio and of its CI ends."""
+    its label (scope · case name · metric, unique), log2 of the ratio and of its CI ends, and what is drawn: the
+    ratio and CI ends held within the axis (ratio_reach: `drawn`, `drawn_ci_low`, `drawn_ci_high`), `beyond` where
+    the ratio lies past it and `beyond_text`, its true value in words."""
     ratio = rows[ORIENTED_RATIO].astype(float)
     keep = (rows[COMPARISON] == BY_RATIO) & np.isfinite(ratio) & (ratio > 0)
     ratios = rows[keep]
@@ -75,7 +84,23 @@ def chart_rows(rows: pd.DataFrame, limit: int = CHART_DEFAULT) -> pd.DataFrame:
         for name in (ORIENTED_RATIO, CI_LOW, CI_HIGH):
             value = chosen[name].astype(float)
             chosen[f"log2_{name}"] = np.log2(value.where(value > 0))
+    reach = ratio_reach(chosen)
+    for name, drawn in ((ORIENTED_RATIO, "drawn"), (CI_LOW, "drawn_ci_low"), (CI_HIGH, "drawn_ci_high")):
+        chosen[drawn] = chosen[name].astype(float).clip(1 / reach, reach)
+    ratio = chosen[ORIENTED_RATIO].astype(float)
+    chosen["beyond"] = (ratio > reach) | (ratio < 1 / reach)
+    chosen["beyond_text"] = np.where(chosen.beyond, [f"beyond: {r:.3g}×" for r in ratio], "")
     return chosen.sort_values(ORIENTED_RATIO, kind="stable")
+
+
+def ratio_reach(rows: pd.DataFrame) -> float:
+    """The ratio chart's axis, 1/reach×–reach×: the largest change drawn, its CI included, with MARGIN, at most
+    CLIP (what lies beyond is drawn to the edge and marked: chart_rows' `drawn`, `beyond`)."""
+    ends = rows[[ORIENTED_RATIO, CI_LOW, CI_HIGH]].astype(float).to_numpy()
+    ends = ends[np.isfinite(ends) & (ends > 0)]
+    if not ends.size:
+        return 2.0
+    return float(min(np.exp(np.abs(np.log(ends)).max()) * MARGIN, CLIP))
 
 
 def chart_words(chart: pd.DataFrame, limit: int, compared: int) -> str:
@@ -87,6 +112,7 @@ def chart_words(chart: pd.DataFrame, limit: int, compared: int) -> str:
     return (
         f"Per-case ratio: the {drawn} largest change{'s' * (drawn != 1)} of {compared} compared cases"
         + (f", and {extra} regression{'s' * (extra != 1)} ranked lower" if extra else "")
-        + ", sorted worst (top) to best (bottom); bars from 1×, black whiskers the 95 % CI, ringed = regression."
+        + ", sorted worst (top) to best (bottom); bars from 1×, black whiskers the 95 % CI, ringed = regression"
+        + (f"; a bar past {CLIP:g}× ends at the edge, its value written on it." if chart.beyond.any() else ".")
         + (f" {more} more in the table below." if more > 0 else " The table below lists them too.")
     )

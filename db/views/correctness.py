@@ -20,7 +20,7 @@ from db.query.params import Params, build_choice, one_of, only
 from db.review.case_table import BETTER, WORSE
 from db.review.wording import format_value
 from db.views.defaults import default_pair
-from db.views.empty_reason import NEXT_BUILD
+from db.views.empty_reason import same_build
 from db.views.judged_rows import judged_rows, runs_selector
 from db.views.memory import memory_builds
 
@@ -28,6 +28,8 @@ _CASE = ["machine_name", "workload", "case_key", "dtype", "compile"]
 
 
 PARAMS = ("split_tag", "metric", "baseline", "candidate")  # URL parameters (page and twin; api/openapi.py)
+CASE_PARAMS = ("workload", "case_key", "dtype", "compile")  # one case (a card's link): every machine's slope of it
+PARAMS += CASE_PARAMS
 
 
 def correctness(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
@@ -231,6 +233,8 @@ class Correctness:
     slopes: pd.DataFrame  # per machine and case, baseline → candidate with margins over the tolerance
     counts: dict  # improved / worsened / within-its-rule cases of the slope (the rule Regressions uses)
     empty: str = ""  # why the slope compares nothing, when it does not
+    case: str = ""  # the one case asked for (its name), whose rows alone `slopes` and `records` hold; "": every case
+    cases: int = 0  # the slope's cases before that filter (what "all cases" shows)
 
 
 def correctness_view(engine: Engine, params: Params) -> Correctness:
@@ -251,11 +255,19 @@ def correctness_view(engine: Engine, params: Params) -> Correctness:
         if not same
         else pd.DataFrame(columns=SLOPE_COLUMNS)
     )
+    every = len(slopes)
+    asked = {k: p[k] for k in CASE_PARAMS if p[k]}
+    name = ""
+    if asked:  # a card's link: the case's rows, on every machine (a chip's card names the case, not the machine)
+        slopes, shown = _one_case(slopes, asked), _one_case(shown, asked)
+        named = {"workload", "case_key"} <= set(asked)
+        name = case_names(pd.DataFrame([asked])).iloc[0] if named else ", ".join(f"{k}={v}" for k, v in asked.items())
     counts = {d: int((slopes["direction"] == d).sum()) for d in SLOPE_DIRECTIONS}
+    where = name or "No case"
     empty = (
-        f"Baseline and candidate are the same build ({baseline}): nothing to compare. {NEXT_BUILD}"
+        same_build(baseline)
         if same
-        else f"No case has a {metric} record on both {baseline} and {candidate} (same machine): nothing to compare."
+        else f"{where} has no {metric} record on both {baseline} and {candidate} (same machine): nothing to compare."
         if slopes.empty
         else ""
     )
@@ -271,4 +283,14 @@ def correctness_view(engine: Engine, params: Params) -> Correctness:
         slopes,
         counts,
         empty,
+        name,
+        every,
     )
+
+
+def _one_case(frame: pd.DataFrame, asked: dict[str, str]) -> pd.DataFrame:
+    """The rows of `frame` of the case asked for (its given fields, as the link carries them: text)."""
+    hit = np.ones(len(frame), dtype=bool)
+    for key, value in asked.items():
+        hit &= (frame[key].astype(str) == value).to_numpy()
+    return frame[hit].reset_index(drop=True)

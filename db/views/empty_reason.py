@@ -1,5 +1,6 @@
 """Why a comparison compared nothing, in words a page prints instead of a count: "0 regressions" over zero
-compared cases is a false all-clear. Compare, Regressions and their JSON twins call `empty_reason`."""
+compared cases is a false all-clear. Compare, Regressions and their JSON twins call `empty_reason`; Overview and
+Correctness say `same_build` where their sides are one build."""
 
 from __future__ import annotations
 
@@ -17,15 +18,20 @@ def _listed(values) -> str:
     return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "") if names else "none"
 
 
+def same_build(selector: str) -> str:
+    """What every page with a Baseline and a Candidate says when both are one build: no verdict, and why."""
+    return (
+        f"Baseline and candidate are the same build ({selector}): nothing to compare. Pick a different candidate "
+        f"build (or tag) to compare against. {NEXT_BUILD}"
+    )
+
+
 def empty_reason(result: ComparisonResult) -> str | None:
     """None when at least one case was compared between two different sides; else the reason, naming the sides
     and what each had (a side against itself compares nothing: every ratio is 1 by construction)."""
     q = result.query
     if q.baseline == q.candidate:
-        return (
-            f"Nothing compared: baseline and candidate are the same selector ({q.baseline}). Pick a different "
-            f"candidate build (or tag) to compare against. {NEXT_BUILD}"
-        )
+        return same_build(q.baseline)
     if result.same == SAME_RUNS:
         return (
             f"Nothing compared: {q.baseline} and {q.candidate} select the same runs, so every ratio would be 1. "

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from bundle.metrics import RATIO_METRICS
+from bundle.metrics import DERIVED, RATIO_METRICS
 from db.query.noise import FILTERS, KEY, aa_pair_count, noise_groups
 from db.query.params import bad, decimal, one_of, only, threshold_percent
 from db.review.review import DEFAULT_THRESHOLD
@@ -40,7 +41,9 @@ class NoiseAnswer:
     pairs_total: int  # A/A pairs in the store
     message: str  # "" or why the table is empty and how to fill it
     units: dict  # each figure column's unit
-    groups: pd.DataFrame  # COLUMNS, noisiest first
+    groups: pd.DataFrame  # COLUMNS, noisiest first: one per measurement (a derived figure's under its timing's)
+    derived: int = 0  # groups of derived figures (bandwidth, tokens/s) left out: their timing's group counts them
+    pairs_listed: int = 0  # the A/A pairs of the groups listed: each measurement's once (pairs_total: every figure's)
 
 
 UNITS = {
@@ -72,7 +75,8 @@ def noise_view(engine: Engine, params) -> NoiseAnswer:
     threshold = threshold_percent(p["threshold"], as_percent(DEFAULT_THRESHOLD))
     found = noise_groups(engine, {k: p[k] for k in FILTERS})
     total = aa_pair_count(engine)
-    groups = found.rename(columns={"pending": "pairs_pending"})
+    counted = measurements(found)
+    groups = found[counted].rename(columns={"pending": "pairs_pending"})
     groups["status"] = model.status_of(groups.pairs)
     measured = groups.status == model.MEASURED
     q = groups.quantile_log.where(measured)  # fewer than 2 pairs: no figure ("insufficient data")
@@ -83,5 +87,33 @@ def noise_view(engine: Engine, params) -> NoiseAnswer:
     groups["runs_per_side"] = pd.array(runs_needed_many(sigma.to_numpy(), precision), dtype="Int64")
     message = "" if len(groups) else (EMPTY if total == 0 else "No A/A pairs match these filters.")
     return NoiseAnswer(
-        model.QUANTILE, precision, threshold, total, message, UNITS, groups[COLUMNS].reset_index(drop=True)
+        model.QUANTILE,
+        precision,
+        threshold,
+        total,
+        message,
+        UNITS,
+        groups[COLUMNS].reset_index(drop=True),
+        int((~counted).sum()),
+        int(groups.pairs.sum()),
+    )
+
+
+def measurements(groups: pd.DataFrame) -> np.ndarray:
+    """Which groups are a measurement of their own: all but a derived figure's (achieved bandwidth and its share of
+    peak from op_time, tokens/s from decode_time: bundle.metrics.DERIVED) whose timing's group is listed too. A
+    derived figure is its timing read another way — the same runs, the same spread (its log ratio is the timing's,
+    negated) — so "3 of 116 groups are noisier" counted one noisy op time three times. A derived group without its
+    timing's (a metric filter) stands for the measurement."""
+    if groups.empty:
+        return np.zeros(0, dtype=bool)
+    place = ["chip", "device", "workload", "dtype", "compile"]
+    listed = set(groups[[*place, "metric"]].astype(str).itertuples(index=False, name=None))
+    timing = groups.metric.map(DERIVED)
+    return np.array(
+        [
+            t is None or t != t or (*key, t) not in listed
+            for key, t in zip(groups[place].astype(str).itertuples(index=False, name=None), timing)
+        ],
+        dtype=bool,
     )

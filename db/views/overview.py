@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 
 from db.query import browse
 from db.query.params import Params, only
-from db.views.empty_reason import NEXT_BUILD
+from db.views.empty_reason import NEXT_BUILD, same_build
 from db.views.live_run import live_run
 from db.views.verdict_cards import overview_cards
 
@@ -42,6 +42,7 @@ class Overview:
     preview: dict | None = None  # the nightly against the stable build, beside an rc default (labelled); else None
     hint: str = ""  # with runs of one build only: what a second build would show, and how to collect it
     live: dict | None = None  # the run collecting on this machine now (db.views.live_run), while it runs
+    empty: str = ""  # why the comparison asked for has no verdict (baseline and candidate one build)
 
 
 PARAMS = ("baseline", "candidate")
@@ -78,6 +79,7 @@ def overview_of(engine: Engine, baseline: str = "", candidate: str = "") -> Over
         asdict(preview) if preview else None,
         hint,
         live_now(),
+        same_build(baseline) if baseline and baseline == candidate else "",
     )
 
 

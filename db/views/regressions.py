@@ -14,6 +14,7 @@ from db.review.listing import doubtful, regressions
 from db.review.review import Review, judge_review
 from db.review.rules import SUSPECTED, UNCONFIRMED_STATE
 from db.review.status_changes import status_changes
+from db.store.triage import STATES, TRIAGED_AWAY
 from db.views.empty_reason import empty_reason
 from db.views.verdict_cards import Cards, verdict_cards
 
@@ -53,3 +54,22 @@ def regressions_view(engine: Engine, review: Review) -> RegressionsView:
         verdict_cards(engine, judged, found, doubts),
         records(status_changes(result.cases, result.unmatched)),
     )
+
+
+# what the triage form says a state does (db.store.triage.TRIAGED_AWAY; db.review.answer counts by it)
+TRIAGE_RULE = (
+    f"A state of {', '.join(TRIAGED_AWAY[:-1])} or {TRIAGED_AWAY[-1]} takes the regression out of the counts (the "
+    "cards, Overview, the exports and the gate list it as triaged, with who and why); "
+    f"{', '.join(s for s in STATES if s not in TRIAGED_AWAY)} keep it counted. One state per case and chip, "
+    "whatever the scope shown."
+)
+
+
+def saved_triage(row) -> str:
+    """A listed regression's saved triage in words: "Saved: noise, by alice — “flaky runner” (https://…)", or that
+    none is (its state is then "new")."""
+    if not row["author"]:
+        return "Saved: nothing yet (state new)."
+    comment = f" — “{row['comment']}”" if row["comment"] else ""
+    link = f" ({row['link']})" if row["link"] else ""
+    return f"Saved: {row['state']}, by {row['author']}{comment}{link}."

@@ -94,11 +94,15 @@ def _tone(family: dict) -> str:
 
 
 def _case_link(worst: dict, summary: dict[str, Any]) -> str:
-    """A listed case's page (one rule for the regressions and the doubtful cases): its trend, or Correctness of the
-    review's builds for a correctness row (its figures are several metrics, so no one trend; Trends refuses the
-    row's "correctness")."""
+    """A listed case's page (one rule for the regressions and the doubtful cases): its trend, or for a correctness
+    row (its figures are several metrics, so no one trend; Trends refuses the row's "correctness") the Correctness
+    page of the review's builds opened on the case, its worst figure's metric picked (db.views.correctness)."""
     if worst["metric"] == "correctness":
-        return "correctness?" + urlencode({"baseline": summary["baseline"], "candidate": summary["candidate"]})
+        case = {k: worst[k] for k in ("workload", "case_key", "dtype", "compile")}
+        figure = {"metric": worst["figure"]} if worst.get("figure") else {}
+        return "correctness?" + urlencode(
+            {"baseline": summary["baseline"], "candidate": summary["candidate"], **figure, **case}
+        )
     return trend_url(worst["workload"], worst["case_key"], worst["dtype"], worst["compile"], worst["metric"])
 
 
