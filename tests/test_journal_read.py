@@ -133,7 +133,7 @@ def _without(record: dict, key: str) -> dict:
     return {k: v for k, v in record.items() if k != key}
 
 
-KINDS = {
+KINDS = {  # idle-wait: every journal here is refused before a run starts
     "run": (_run_journal, "run-a.journal.jsonl", lambda p: ["run", "--resume", str(p), "--out", str(p.parent)]),
     "sweep": (
         _sweep_journal,
@@ -144,7 +144,7 @@ KINDS = {
     "bisect": (_bisect_journal, "bisect-def456.bisect.jsonl", lambda p: ["bisect", "--resume", str(p)]),
 }
 # (kind, how the journal is spoiled, the line named, the field and rule named)
-VARIANTS = [
+VARIANTS = [  # idle-wait: (kind, …): the journals are refused before a run starts
     ("run", lambda j: [_without(j[0], "plan"), *j[1:]], 1, "plan: is missing"),
     ("run", lambda j: [{**j[0], "plan": "quick"}, *j[1:]], 1, "plan: must be an object"),
     ("run", lambda j: [j[0], _without(j[1], "results"), j[2]], 2, "results: is missing"),
