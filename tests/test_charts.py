@@ -83,7 +83,7 @@ def test_trend_matrix_memory_and_correctness_charts_draw_their_views_figures(see
 
     long = memory_long(seeded)
     builds, _ = memory_builds(long)
-    for _, panel in memory_panels(memory_compare(long, builds[0], builds[-1])):
+    for _, panel in memory_panels(memory_compare(seeded, long, builds[0], builds[-1])):
         rows = chart_rows(panel)
         drawn = _data(memory_chart(rows, NESTED))
         assert sorted(r["GiB"] for r in drawn if r["GiB"] is not None) == sorted(rows.GiB.dropna())
