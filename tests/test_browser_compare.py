@@ -20,6 +20,7 @@ import httpx
 import pytest
 
 from db.store.engine import open_store
+from db.views.verdict_cards import counts_words
 from tests.dashboard_bundles import MACHINE_NAME, known_bundle, raw
 from tests.seed import seed_store
 
@@ -40,10 +41,11 @@ COMPARE_QUERY = "baseline=torch%3D2.14.1&candidate=torch%3D2.15.0rc1&scope=chip"
 # regression, 10 % > the 5 % threshold), linear o unchanged; grouped_mm falls back to the CPU on the candidate
 CARDS = ["Apple M3 Ultra (80-core GPU) · bfloat16 · eager", "Apple M2 (10-core GPU) · bfloat16 · eager"]
 CARD_LINES = [
-    "1 regression",
-    "1 faster / 1 slower / 1 unchanged (tested timing cases)",
+    "1 case regressed",
+    "1 regressed · ",
     "status changes: 1 now falls back to the CPU",
-]  # Compare's own kind words
+]  # Compare's own kind words; the counts are of cases (db.views.verdict_cards.counts_words: checked below)
+DETAIL = "Detail: one card per chip"  # the per dtype · compile cards, below each chip's answer
 # Vega's SVG marks carry their datum in aria-label: the regression's bar, coloured "worse"
 REGRESSION_BAR = (
     "[data-testid='stVegaLiteChart'] svg [aria-roledescription='bar'][aria-label*='linear k_v']"
@@ -145,6 +147,7 @@ def test_compare_page_in_a_browser_and_upload_api(server):
             page = browser.new_page()
             page.goto(f"{server}/compare?{COMPARE_QUERY}", timeout=PAGE_S * 1000)
             page.wait_for_selector(DRAWN, timeout=PAGE_S * 1000)  # the ratio chart, drawn by Vega
+            page.get_by_text(DETAIL, exact=False).first.click()  # the detail cards, folded under the answers
             page.get_by_text(STATUS, exact=False).first.wait_for(timeout=PAGE_S * 1000)
             for title in CARDS:
                 card = page.locator("[data-testid='stVerticalBlock']", has_text=title).last  # the innermost: the card
@@ -158,11 +161,7 @@ def test_compare_page_in_a_browser_and_upload_api(server):
                 text = page.locator("[data-testid='stVerticalBlock']", has_text=title).last.inner_text(
                     timeout=PAGE_S * 1000
                 )
-                said = (
-                    f"{g['faster']} faster / {g['slower']} slower / {g['unchanged']} unchanged"
-                    if g["compared"]
-                    else g["verdict"]
-                )
+                said = counts_words(g) if g["compared"] else g["verdict"]
                 assert g["verdict"] in text and said in text, (title, said, text)
             assert page.locator(REGRESSION_BAR).count() == 2  # k_v on each chip
             body = page.inner_text("body")
