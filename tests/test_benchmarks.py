@@ -78,9 +78,9 @@ def test_dashboard_benchmark_tiny():
     # softmax × float16: 1,000 / 18 case keys of one (workload, dtype) per machine, the unavailable ones left out
     assert out["compare_filtered"]["cases"] + out["compare_filtered"]["unmatched"] == 2 * 56
     # every (machine, build) ran twice: 2 machines × 2 builds × 990 ok cases are A/A pairs; groups per chip
-    # (2 chips): op_time in 6 workloads × 3 dtypes, achieved_bandwidth (j % 10 = 9: odd j, so the 3 workloads
-    # j % 6 = 1, 3, 5) × 3 dtypes
-    assert (out["noise_view"]["aa_pairs"], out["noise_view"]["groups"]) == (3960, 2 * (6 * 3 + 3 * 3))
+    # (2 chips): op_time in 6 workloads × 3 dtypes. achieved_bandwidth (j % 10 = 9) is a derived figure: its
+    # timing's group read another way, so it is counted under op_time's groups, not as 3 × 3 groups of its own
+    assert (out["noise_view"]["aa_pairs"], out["noise_view"]["groups"]) == (3960, 2 * (6 * 3))
     if CHROMIUM.exists():
         browser = out["browser"]
         assert 0 < browser["first_load"]["chart_s"] <= browser["first_load"]["whole_page_s"]
