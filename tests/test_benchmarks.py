@@ -62,25 +62,28 @@ def test_dashboard_benchmark_tiny():
     for name in ("compare_all", "compare_filtered", "compare_chip"):
         figures = out[name]
         assert figures["cold"]["median_ms"] > 0 and figures["warm"]["median_ms"] > 0 and figures["cold"]["repeats"] == 1
-    # 2 machines × 1,000 cases, every 100th unavailable on both sides: 1,980 compared and 20 unmatched
-    assert (out["compare_all"]["cases"], out["compare_all"]["unmatched"]) == (1980, 20)
+    # the metric mix: 2 machines × 100 cases × 10 metrics; unavailable on both sides, so unmatched: every 100th
+    # record (10 first calls a run) and the memory_outside_allocator of the 6 fp16 shape-0 cases
+    assert out["store"]["metric_mix"] is True
+    assert (out["compare_all"]["cases"], out["compare_all"]["unmatched"]) == (1968, 32)
     # chip scope (the pivot's path): the 2 machines have 2 chips, so it finds the same cases
-    assert (out["compare_chip"]["cases"], out["compare_chip"]["unmatched"]) == (1980, 20)
+    assert (out["compare_chip"]["cases"], out["compare_chip"]["unmatched"]) == (1968, 32)
     # the bare DuckDB floor reads the same cases (one row per case and side) and its ratio is the medians'
     bare = out["compare_all"]["bare_duckdb"]
-    assert bare["cases"] == 1980 and bare["median_ms"] > 0
+    assert bare["cases"] == 1968 and bare["median_ms"] > 0
     assert out["compare_all"]["cold_vs_bare_ratio"] == pytest.approx(
         out["compare_all"]["cold"]["median_ms"] / bare["median_ms"], rel=0.02
     )
     # where the cold time went, step by step: every step of the path was seen, none took longer than the whole
     profile = out["compare_all"]["cold_profile_ms"]
     assert all(ms is not None and 0 < ms <= profile["total"] for ms in profile.values()), profile
-    # softmax × float16: 1,000 / 18 case keys of one (workload, dtype) per machine, the unavailable ones left out
-    assert out["compare_filtered"]["cases"] + out["compare_filtered"]["unmatched"] == 2 * 56
-    # every (machine, build) ran twice: 2 machines × 2 builds × 990 ok cases are A/A pairs; groups per chip
-    # (2 chips): op_time in 6 workloads × 3 dtypes, achieved_bandwidth (j % 10 = 9: odd j, so the 3 workloads
-    # j % 6 = 1, 3, 5) × 3 dtypes
-    assert (out["noise_view"]["aa_pairs"], out["noise_view"]["groups"]) == (3960, 2 * (6 * 3 + 3 * 3))
+    # softmax × float16: 6 shapes × 10 metrics per machine; unmatched: shape 0's memory_outside_allocator and
+    # one first call (j % 100 = 42) each
+    assert (out["compare_filtered"]["cases"], out["compare_filtered"]["unmatched"]) == (2 * 58, 2 * 2)
+    # every (machine, build) ran twice: 2 machines × 2 builds × 790 ok ratio-metric records (8 of a case's 10:
+    # not the PSNR or memory_outside_allocator differences; 10 first calls unavailable) are A/A pairs; groups
+    # per chip (2 chips): 6 workloads × 3 dtypes × those 8 metrics
+    assert (out["noise_view"]["aa_pairs"], out["noise_view"]["groups"]) == (2 * 2 * 790, 2 * 6 * 3 * 8)
     if CHROMIUM.exists():
         browser = out["browser"]
         assert 0 < browser["first_load"]["chart_s"] <= browser["first_load"]["whole_page_s"]
