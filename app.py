@@ -13,6 +13,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from db.memory import limit_arenas
+
 SCRIPT = str(Path(__file__).resolve().with_name("pages") / "navigation.py")  # from any working directory
 
 
@@ -74,7 +76,10 @@ def preload() -> None:
     opened is left for the pages and the API to report, as they do for every request."""
     import altair  # noqa: F401
 
+    from db.memory import watch_idle
     from db.store.engine import shared_store
+
+    watch_idle()  # an idle server forgets its memoised reviews and gives the memory back (db.memory)
 
     try:
         engine = shared_store()
@@ -122,8 +127,10 @@ def _middleware() -> list:
 
     from api.auth import HostCheck
     from api.signin_link import SignInLink
+    from api.stream import InFlight
 
-    return [Middleware(HostCheck), Middleware(SignInLink)]  # the first listed runs first
+    # the first listed runs first; InFlight outermost: a request counts until everything it started has ended
+    return [Middleware(InFlight), Middleware(HostCheck), Middleware(SignInLink)]
 
 
 def _script_error(exc: Exception) -> bool:
@@ -148,6 +155,7 @@ def apply_upload_limit() -> None:
 
 
 apply_upload_limit()
+limit_arenas()  # a few malloc arenas, set before the server's threads allocate (db.memory)
 app = st.App(
     SCRIPT,
     routes=api_routes() + default_page_alias(),
