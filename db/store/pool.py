@@ -53,6 +53,26 @@ def root_duplicate(engine: Engine):
     return current.conn.duplicate()
 
 
+def buffer_bytes(engine: Engine) -> int | None:
+    """The bytes DuckDB's buffer pool holds for `engine`'s open database (the store blocks it keeps after the
+    queries that read them, and what queries still hold); None when no database is open (nothing is opened)."""
+    roots = _ROOTS.get(engine)
+    if roots is None:
+        return None
+    with roots.lock:
+        current = roots.current
+    if current is None:
+        return None
+    try:
+        conn = current.conn.duplicate()
+    except duckdb.Error:
+        return None  # closed or invalidated meanwhile: nothing of it to keep
+    try:
+        return int(conn.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()").fetchone()[0])
+    finally:
+        conn.close()
+
+
 class _Roots:
     """An engine's current root, kept across the pools engine.dispose() recreates, under one lock: a checkout
     racing a dispose must not open a root on the pool being thrown away (it would never close)."""
