@@ -78,16 +78,18 @@ def preload() -> None:
 
     from db.memory import watch_idle
     from db.store.engine import shared_store
+    from db.store.pool import serve_limits
 
     watch_idle()  # an idle server forgets its memoised reviews and gives the memory back (db.memory)
-
     try:
         engine = shared_store()
     except Exception as exc:  # noqa: BLE001 - reported by each page and API call that needs the store
         print(f"mpsbench: the store did not open at start: {exc}", file=sys.stderr)
+        serve_limits(None)
     else:
         from db.store.upkeep import catch_up_soon
 
+        serve_limits(engine)  # opened (and migrated) first: DuckDB's memory for reads from now on
         catch_up_soon(engine)  # the summaries a stopped server left behind (db.store.upkeep; never raises)
     try:
         announce_token()

@@ -116,3 +116,24 @@ def test_a_settled_file_store_is_retired_and_reopens_at_the_next_read(tmp_path, 
     finally:
         engine.dispose()
         store._shared.pop(store.store_path(), None)
+
+
+def test_a_server_reads_with_its_own_duckdb_memory_once_its_store_is_open(tmp_path, monkeypatch):
+    from db.store import pool
+    from db.store.read import read_frame
+
+    monkeypatch.setattr(pool, "_serving", False)  # this test process is no server, after this test either
+    monkeypatch.delenv("MPSBENCH_DUCKDB_MEMORY", raising=False)
+    engine = store.open_store(tmp_path / "s.duckdb")
+    limit = lambda: read_frame(engine, "SELECT current_setting('memory_limit') AS m")["m"].iloc[0]  # noqa: E731
+    try:
+        assert limit() != "256.0 MiB"  # opened (a migration would run here) with half the RAM
+        pool.serve_limits(engine)
+        assert limit() == "256.0 MiB"  # the open database at once
+        engine.dispose()
+        assert limit() == "256.0 MiB"  # and every reopened one
+        monkeypatch.setenv("MPSBENCH_DUCKDB_MEMORY", "512MiB")
+        engine.dispose()
+        assert limit() == "512.0 MiB"  # the variable still decides
+    finally:
+        engine.dispose()
