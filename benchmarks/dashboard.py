@@ -6,8 +6,8 @@ results per run with the metric mix real runs have (MIX_SLOTS: 100 cases of 6 wo
 each with its timing (op_time µs, or a model decode's time in s) and the figure derived from it (GB/s, tokens/s)
 with 5 samples, its first call, three correctness figures against the CPU reference and four memory peaks, one
 sample each: 30 % timing and throughput, 30 % correctness, 40 % memory records; 1 case in 23 fails its tolerance
-on every third build; every 100th record unavailable). --timing-only makes the store the figures before
-2026-12-08 were measured on: 6 workloads × 3 dtypes × 56 shapes, op_time µs with 5 samples, every 10th
+on every third build; every 100th record unavailable). --timing-only makes the store the Compare and page figures
+quoted up to 2026-12-06 were measured on: 6 workloads × 3 dtypes × 56 shapes, op_time µs with 5 samples, every 10th
 achieved_bandwidth GB/s, every 100th unavailable. Run ids are random hex, as real ones are. run_seq is filled as ingest fills it
 (1, 2, … per run in insertion order, each run's 1,000 rows contiguous), so DuckDB's zone maps can skip the rows
 of unselected runs. By default a build's 100 runs are consecutive (all machines run build k, then build k+1):
@@ -100,7 +100,7 @@ def _runs_sql(n_runs: int, interleave: bool, machines: int, per_run: int) -> str
 
 
 def _results_sql(n_runs: int, interleave: bool, machines: int, per_run: int) -> str:
-    """The timing-only store (--timing-only; the figures quoted before 2026-12-08): one row per (run r, case j);
+    """The timing-only store (--timing-only; the figures quoted up to 2026-12-06): one row per (run r, case j);
     a run's rows are contiguous, as ingest writes them (one range, in order: a cross join of two ranges would
     spread each run's rows over 17 row groups). A build is 1 % faster than the one before it (every third build
     resets), with ±0.5 % uniform noise per sample; the median is stored as ingest stores it (the A/A pairs are
@@ -202,7 +202,7 @@ def generate(
     mix: bool = True,
 ) -> dict:
     """A store of `rows` results (benchmarks/dashboard.py's docstring); `mix`: the metric mix (MIX_SLOTS), else
-    the timing-only store (op_time and achieved_bandwidth) the figures before 2026-12-08 were measured on."""
+    the timing-only store (op_time and achieved_bandwidth) the figures quoted up to 2026-12-06 were measured on."""
     n_runs = max(2 * machines * REPEATS, rows // per_run)
     engine = open_store(str(path))  # the real store: tables, widened numbers, meta (data_version)
     with engine.begin() as conn:

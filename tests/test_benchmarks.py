@@ -206,14 +206,26 @@ def test_read_memory_benchmark_tiny():
         capture_output=True,
         text=True,
         timeout=600,
-    )  # a fresh process per endpoint
+    )  # real `mpsbench serve` processes, pages in headless Chromium
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
-    assert out["rows"] == 20_000 and out["errors_500"] == []
-    assert {"overview", "correctness", "compare", "compare_chip", "regressions"} <= set(out["endpoints"])
-    for got in out["endpoints"].values():
-        assert got["status"] == 200 and got["peak_mb"] >= got["before_mb"] > 0 and got["request_mb"] >= 0
-    assert out["worst_peak_mb"] == max(g["peak_mb"] for g in out["endpoints"].values())
+    assert out["rows"] == 20_000 and out["errors_500"] == [] and out["store"]["metric_mix"] is True
+    # every GET route of the API (each module's ROUTES), on a fresh server and on the long-running one
+    from api import health, openapi, query, sweeps
+
+    routes = {r.path for m in (health, openapi, query, sweeps) for r in m.ROUTES if "GET" in r.methods}
+    from benchmarks.read_memory import TINY_PAGES, reads
+
+    asked = [r for r in reads(0, 2) if r.label in out["fresh"]]
+    assert {r.path.replace("0123456789abcdef", "{sweep}") for r in asked if r.kind == "api"} == routes
+    pages = {label for label in out["fresh"] if label.startswith("page_")}
+    assert pages == (set(TINY_PAGES) if CHROMIUM.exists() else set())
+    assert set(out["long"]["reads"]) == {r.label for r in asked if r.kind == "api"}
+    for label, got in {**out["fresh"], **out["long"]["reads"]}.items():
+        assert got["status"] == (404 if label == "sweep" else 200), (label, got)
+        assert got["peak_mb"] >= got["start_mb"] > 0 and got["after_mb"] > 0
+    assert out["worst_peak_mb"] == max(g["peak_mb"] for g in [*out["fresh"].values(), *out["long"]["reads"].values()])
+    assert out["long"]["rounds"] == 1 and out["idle_ratio"] == round(out["idle_end_mb"] / out["fresh_idle_mb"], 2)
 
 
 def test_upload_history_benchmark_tiny():
