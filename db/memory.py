@@ -9,8 +9,9 @@ its memory_limit: half the RAM). A long-running server's RSS so stayed near the 
 - `busy()` marks a read in flight (an API request until its body is sent, a page's run). When the last one in
   flight ends, `settle` runs the hooks registered with `on_settle` (the store's buffer pool emptied:
   db.store.engine), then returns Arrow's and glibc's free pages (`release`). After IDLE_S seconds with nothing in
-  flight the hooks registered with `on_idle` run too (the reviews' memo forgotten: db.review.cache), then
-  `release` again, so an idle server is back near a fresh one's size.
+  flight the hooks registered with `on_idle` run too (the reviews' memo and the pages' views forgotten:
+  db.review.cache, pages.widgets), then `release` again every IDLE_S while it stays idle, so an idle server is
+  back near a fresh one's size.
 
 Measured with benchmarks/read_memory.py (README, "Benchmarks of the tool itself"). MPSBENCH_IDLE_RELEASE_S sets
 IDLE_S (0: never); MALLOC_ARENA_MAX the arenas. Elsewhere than glibc the glibc parts do nothing."""
@@ -39,6 +40,7 @@ _idle_done = True
 _settle_hooks: list[Callable[[], None]] = []
 _idle_hooks: list[Callable[[], None]] = []
 _watcher: threading.Thread | None = None
+_generation = 0  # the idle thread of this generation runs; stop_watching starts the next
 
 
 def _libc():
@@ -147,19 +149,40 @@ def watch_idle() -> None:
     wait = idle_seconds()
     if wait <= 0 or (_watcher is not None and _watcher.is_alive()):
         return
-    _watcher = threading.Thread(target=_watch, args=(wait,), name="mpsbench-idle-release", daemon=True)
+    _watcher = threading.Thread(target=_watch, args=(wait, _generation), name="mpsbench-idle-release", daemon=True)
     _watcher.start()
 
 
-def _watch(wait: float) -> None:
+def stop_watching() -> None:
+    """End the idle thread (tests); watch_idle starts another."""
+    global _generation, _watcher
+    with _state:
+        _generation += 1
+        _state.notify_all()
+    if _watcher is not None:
+        _watcher.join(timeout=5.0)
+        _watcher = None
+
+
+def _watch(wait: float, generation: int) -> None:
+    """Idle for `wait` seconds: the idle hooks once, then `release` every `wait` seconds while it stays idle (what
+    Streamlit frees later, a closed tab's session after server.disconnectedSessionTTL, goes back too)."""
     global _idle_done
+    released = 0.0
     while True:
         with _state:
-            while _idle_done or _active:
+            while (_active or not _last_end) and generation == _generation:  # a read in flight, or none read yet
                 _state.wait()
-            left = _last_end + wait - time.monotonic()
-            if left > 0:
-                _state.wait(left)
+            if generation != _generation:
+                return
+            now = time.monotonic()
+            due = max(_last_end, released if _idle_done else 0.0) + wait
+            if now < due:
+                _state.wait(due - now)
                 continue
-            _idle_done = True
-        _run(_idle_hooks)
+            first, _idle_done = not _idle_done, True
+        if first:
+            _run(_idle_hooks)
+        else:
+            release()
+        released = time.monotonic()

@@ -40,12 +40,13 @@ def engine() -> Engine:
     return _engine(os.environ.get("MPSBENCH_DB", ""))
 
 
-# a page's views, pickled per (view, arguments, data version): a Memory or Correctness view of a 10 M-result store
-# is tens of MB, so a few dozen, and none kept past an idle spell (db.memory: 256 of them grew a server by GBs)
-PAGE_CACHE_ENTRIES = 32
+# a page's views, pickled per (view, arguments, data version), for its reruns (a widget's change): a Memory view of
+# a 10 M-result store pickles to 25 MB, a Correctness view to 10 MB, so a few, for two minutes, and none past an
+# idle spell (db.memory): 256 of them for good grew a long-running server by hundreds of MB an hour
+PAGE_CACHE_ENTRIES, PAGE_CACHE_TTL_S = 16, 120
 
 
-@st.cache_data(show_spinner=False, max_entries=PAGE_CACHE_ENTRIES)
+@st.cache_data(show_spinner=False, max_entries=PAGE_CACHE_ENTRIES, ttl=PAGE_CACHE_TTL_S)
 def _cached(name: str, version: Any, args: tuple, _query: Callable) -> Any:
     return _query(engine(), *args)
 

@@ -94,10 +94,16 @@ def test_an_idle_process_runs_its_idle_hooks_once(monkeypatch):
     monkeypatch.setattr(memory, "_watcher", None)
     monkeypatch.setenv("MPSBENCH_IDLE_RELEASE_S", "0.2")
     memory.watch_idle()
-    with memory.busy():
-        time.sleep(0.3)
-        assert not fired.is_set()  # never while a read is in flight
-    assert fired.wait(5.0)
+    try:
+        with memory.busy():
+            time.sleep(0.3)
+            assert not fired.is_set()  # never while a read is in flight
+        assert fired.wait(5.0)
+        fired.clear()
+        time.sleep(0.5)
+        assert not fired.is_set()  # once an idle spell (then only `release`, every 0.2 s)
+    finally:
+        memory.stop_watching()  # no idle thread left for the other tests
 
 
 def test_a_settled_file_store_is_retired_and_reopens_at_the_next_read(tmp_path, monkeypatch):

@@ -3,8 +3,8 @@ API call, claim and gate asking the same question of the same data shares one co
 retraction changes the data version, so no answer outlives the data it was computed from.
 
 Bounded by size, not only by count: a machine-scope review of two builds on a 10 M-result store (49,200 cases)
-holds ~60 MB of frames, ~100 MB of the process, and sixteen of them per memo took a long-running server past
-1.7 GB. Every memo keeps its newest answer; older ones go, least recently used first, while the answers of all
+holds ~30 MB of frames (estimated ~64 MB: the comparison is counted in both memos), ~100 MB of the process, and
+sixteen of them per memo took a long-running server past 1.7 GB. Every memo keeps its newest answer; older ones go, least recently used first, while the answers of all
 memos together are estimated above BUDGET_MB (`footprint`: their frames' and arrays' bytes) or a memo holds more
 than its entries. A server idle for db.memory.IDLE_S forgets them all (db.memory.on_idle)."""
 
@@ -25,7 +25,7 @@ from db.store.read import read_data_version
 
 T = TypeVar("T")
 ENTRIES = 16  # per kind of answer, at most
-BUDGET_MB = 96.0  # every memo's answers together, as footprint estimates them (each memo keeps its newest)
+BUDGET_MB = 64.0  # every memo's answers together, as footprint estimates them (each memo keeps its newest)
 
 _MEMOS: list["Memo"] = []
 _BUDGET_LOCK = threading.Lock()
