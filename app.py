@@ -13,6 +13,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from db.memory import limit_arenas
+
 SCRIPT = str(Path(__file__).resolve().with_name("pages") / "navigation.py")  # from any working directory
 
 
@@ -74,15 +76,20 @@ def preload() -> None:
     opened is left for the pages and the API to report, as they do for every request."""
     import altair  # noqa: F401
 
+    from db.memory import watch_idle
     from db.store.engine import shared_store
+    from db.store.pool import serve_limits
 
+    watch_idle()  # an idle server forgets its memoised reviews and gives the memory back (db.memory)
     try:
         engine = shared_store()
     except Exception as exc:  # noqa: BLE001 - reported by each page and API call that needs the store
         print(f"mpsbench: the store did not open at start: {exc}", file=sys.stderr)
+        serve_limits(None)
     else:
         from db.store.upkeep import catch_up_soon
 
+        serve_limits(engine)  # opened (and migrated) first: DuckDB's memory for reads from now on
         catch_up_soon(engine)  # the summaries a stopped server left behind (db.store.upkeep; never raises)
     try:
         announce_token()
@@ -127,8 +134,10 @@ def _middleware() -> list:
 
     from api.auth import HostCheck
     from api.signin_link import SignInLink
+    from api.stream import InFlight
 
-    return [Middleware(HostCheck), Middleware(SignInLink)]  # the first listed runs first
+    # the first listed runs first; InFlight outermost: a request counts until everything it started has ended
+    return [Middleware(InFlight), Middleware(HostCheck), Middleware(SignInLink)]
 
 
 def _script_error(exc: Exception) -> bool:
@@ -153,6 +162,7 @@ def apply_upload_limit() -> None:
 
 
 apply_upload_limit()
+limit_arenas()  # a few malloc arenas, set before the server's threads allocate (db.memory)
 app = st.App(
     SCRIPT,
     routes=api_routes() + default_page_alias(),

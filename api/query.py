@@ -10,12 +10,12 @@ from typing import Any, Callable
 import pandas as pd
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from api.errors import error_response
+from api.stream import streamed_json
 from db.errors import Problem, StoreError
-from db.query.plain import records
 from db.query.runs import RUN_FILTERS, list_runs
 from db.query.selectors import parse_selector
 from db.review.review import Review
@@ -35,38 +35,40 @@ def _engine():
     return shared_store()
 
 
-def answer_json(answer: Any) -> dict[str, Any]:
-    """A view's answer (a dataclass) as JSON: its frames as lists of records, its other fields as they are."""
-    out = {}
-    for f in dataclasses.fields(answer):
-        value = getattr(answer, f.name)
-        out[f.name] = records(value) if isinstance(value, pd.DataFrame) else value
-    return out
+def answer_fields(answer: Any) -> dict[str, Any]:
+    """A view's answer (a dataclass) as the fields of its JSON: its frames written as their records
+    (db.query.plain.records), a slice at a time (api.stream), its other fields as they are."""
+    return {f.name: getattr(answer, f.name) for f in dataclasses.fields(answer)}
+
+
+def _frames(frame: pd.DataFrame) -> pd.DataFrame:
+    """An answer's table as it is: api.stream writes its records."""
+    return frame
 
 
 def twin(view: Callable) -> Callable:
     """GET route of a page's JSON twin: view(engine, query parameters) → {"ok": true, …the answer's fields}."""
 
-    async def route(request: Request) -> JSONResponse:
+    async def route(request: Request) -> Response:
         try:
             answer = await run_in_threadpool(view, _engine(), dict(request.query_params))
         except StoreError as exc:
             return error_response(exc)
-        return JSONResponse({"ok": True, **answer_json(answer)})
+        return streamed_json({"ok": True, **answer_fields(answer)})
 
     return route
 
 
-async def compare_route(request: Request) -> JSONResponse:
+async def compare_route(request: Request) -> Response:
     try:
         review = Review.from_params(dict(request.query_params))  # the summary's threshold and rules, if given
-        answer = await run_in_threadpool(compare_answer, _engine(), review)
+        answer = await run_in_threadpool(compare_answer, _engine(), review, _frames)
     except StoreError as exc:
         return error_response(exc)
-    return JSONResponse({"ok": True, **answer})
+    return streamed_json({"ok": True, **answer})
 
 
-async def runs_route(request: Request) -> JSONResponse:
+async def runs_route(request: Request) -> Response:
     params = dict(request.query_params)
     try:
         unknown = [k for k in params if k not in RUN_FILTERS + ("limit",)]
@@ -77,19 +79,19 @@ async def runs_route(request: Request) -> JSONResponse:
         frame = await run_in_threadpool(list_runs, _engine(), params)
     except StoreError as exc:
         return error_response(exc)
-    return JSONResponse({"ok": True, "runs": records(frame)})
+    return streamed_json({"ok": True, "runs": frame})
 
 
-async def regressions_route(request: Request) -> JSONResponse:
+async def regressions_route(request: Request) -> Response:
     try:
         review = Review.from_params(dict(request.query_params))
-        answer = await run_in_threadpool(review_answer, _engine(), review)
+        answer = await run_in_threadpool(review_answer, _engine(), review, _frames)
     except StoreError as exc:
         return error_response(exc)
-    return JSONResponse({"ok": True, **answer})
+    return streamed_json({"ok": True, **answer})
 
 
-async def claims_route(request: Request) -> JSONResponse:
+async def claims_route(request: Request) -> Response:
     from db.views.claims import evaluate_claims
 
     params = dict(request.query_params)
@@ -100,7 +102,7 @@ async def claims_route(request: Request) -> JSONResponse:
         frame = await run_in_threadpool(evaluate_claims, _engine(), params.get("baseline"), params.get("candidate"))
     except StoreError as exc:
         return error_response(exc)
-    return JSONResponse({"ok": True, "claims": records(frame)})
+    return streamed_json({"ok": True, "claims": frame})
 
 
 ROUTES = [

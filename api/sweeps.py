@@ -5,35 +5,37 @@ from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
-from api.errors import error_response, json_ok
-from api.query import _engine, records
+from api.errors import error_response
+from api.query import _engine
+from api.stream import streamed_json
 from db.errors import StoreError
 from db.views.sweeps import sweep_detail, sweeps
 
 
-async def sweeps_route(request: Request) -> JSONResponse:
+async def sweeps_route(request: Request) -> Response:
     try:
         frame = await run_in_threadpool(sweeps, _engine())
     except StoreError as exc:
         return error_response(exc)
-    return json_ok({"sweeps": records(frame)})
+    return streamed_json({"ok": True, "sweeps": frame})
 
 
-async def sweep_route(request: Request) -> JSONResponse:
+async def sweep_route(request: Request) -> Response:
     try:
         found = await run_in_threadpool(sweep_detail, _engine(), request.path_params["sweep"])
     except StoreError as exc:
         return error_response(exc)
-    return json_ok(
+    return streamed_json(
         {
+            "ok": True,
             "sweep": found.sweep,
-            "builds": records(found.builds),
-            "runs": records(found.runs),
-            "aa_pairs": records(found.aa_pairs),
-            "comparisons": records(found.comparisons),
+            "builds": found.builds,
+            "runs": found.runs,
+            "aa_pairs": found.aa_pairs,
+            "comparisons": found.comparisons,
         }
     )
 

@@ -2,8 +2,13 @@
 Compare query's median time, and the time the Compare page takes to show its chart in headless Chromium.
 
 The store: 50 machines (4 chips), builds 2.10.0, 2.11.0, … with 100 runs each (2 repeats per machine), 1,000
-results per run (6 workloads × 3 dtypes × 56 shapes; op_time µs with 5 samples, every 10th achieved_bandwidth
-GB/s, every 100th unavailable). Run ids are random hex, as real ones are. run_seq is filled as ingest fills it
+results per run with the metric mix real runs have (MIX_SLOTS: 100 cases of 6 workloads × 3 dtypes × 6 shapes,
+each with its timing (op_time µs, or a model decode's time in s) and the figure derived from it (GB/s, tokens/s)
+with 5 samples, its first call, three correctness figures against the CPU reference and four memory peaks, one
+sample each: 30 % timing and throughput, 30 % correctness, 40 % memory records; 1 case in 23 fails its tolerance
+on every third build; every 100th record unavailable). --timing-only makes the store the Compare and page figures
+quoted up to 2026-12-06 were measured on: 6 workloads × 3 dtypes × 56 shapes, op_time µs with 5 samples, every 10th
+achieved_bandwidth GB/s, every 100th unavailable. Run ids are random hex, as real ones are. run_seq is filled as ingest fills it
 (1, 2, … per run in insertion order, each run's 1,000 rows contiguous), so DuckDB's zone maps can skip the rows
 of unselected runs. By default a build's 100 runs are consecutive (all machines run build k, then build k+1):
 the best case for that pruning. A real store need not be laid out so; --interleave gives every run the next
@@ -33,7 +38,7 @@ that reads the same selected rows and takes each case's median per side (BARE_SQ
 --scaling: the cold Compare, the bare read, the ingest of one more run and the page's time to chart at each of
 --sizes (default 1 M, 3 M and 10 M rows), with each cost's growth exponent fitted over the sizes
 (benchmarks/scaling.py; --tiny: 8,000, 16,000 and 32,000 rows).
-Usage: python benchmarks/dashboard.py [--rows N] [--machines M] [--db PATH] [--repeats K] [--interleave]
+Usage: python benchmarks/dashboard.py [--rows N] [--machines M] [--db PATH] [--repeats K] [--interleave] [--timing-only]
                                       [--no-browser] [--tiny] [--json] [--scaling [--sizes N,N,…]]
 """
 
@@ -95,10 +100,11 @@ def _runs_sql(n_runs: int, interleave: bool, machines: int, per_run: int) -> str
 
 
 def _results_sql(n_runs: int, interleave: bool, machines: int, per_run: int) -> str:
-    """One row per (run r, case j); a run's rows are contiguous, as ingest writes them (one range, in order: a
-    cross join of two ranges would spread each run's rows over 17 row groups). A build is 1 % faster
-    than the one before it (every third build resets), with ±0.5 % uniform noise per sample; the median is
-    stored as ingest stores it (the A/A pairs are ratios of medians)."""
+    """The timing-only store (--timing-only; the figures quoted up to 2026-12-06): one row per (run r, case j);
+    a run's rows are contiguous, as ingest writes them (one range, in order: a cross join of two ranges would
+    spread each run's rows over 17 row groups). A build is 1 % faster than the one before it (every third build
+    resets), with ±0.5 % uniform noise per sample; the median is stored as ingest stores it (the A/A pairs are
+    ratios of medians)."""
     case = f"'{{\"n\":' || (j // {6 * 3}) || '}}'"
     metric = "CASE WHEN j % 10 = 9 THEN 'achieved_bandwidth' ELSE 'op_time' END"
     unavailable = "j % 100 = 42"
@@ -115,13 +121,94 @@ def _results_sql(n_runs: int, interleave: bool, machines: int, per_run: int) -> 
       FROM (SELECT k // {per_run} AS r, k % {per_run} AS j FROM range({n_runs * per_run}) t(k)))"""
 
 
-def generate(path: Path, rows: int, interleave: bool = False, machines: int = MACHINES, per_run: int = PER_RUN) -> dict:
+# The metric mix (the default store): each case (workload, shape, dtype) has ten records a run, as the collector
+# writes them — its timing, the figure derived from it, the first call, three correctness figures against the CPU
+# reference and four memory peaks: 30 % timing and throughput, 30 % correctness, 40 % memory. The last workload
+# is a model decode (decode time in s and tokens/s) in place of an op time and its bandwidth.
+MIX_WORKLOADS = ["softmax", "linear", "constant_pad", "grouped_mm", "fp8", "llm_decode"]
+MIX_SLOTS = (  # (metric, unit, or for the model workload (metric, unit)) by j % 10
+    ("op_time", "µs", "decode_time", "s"),
+    ("achieved_bandwidth", "GB/s", "decode_throughput", "tokens/s"),
+    ("first_call_time", "s", "first_call_time", "s"),
+    ("psnr_vs_cpu", "dB", "psnr_vs_cpu", "dB"),
+    ("max_abs_error", "1", "max_abs_error", "1"),
+    ("max_rel_error", "1", "max_rel_error", "1"),
+    ("memory_driver_peak", "B", "memory_driver_peak", "B"),
+    ("memory_reserved_peak", "B", "memory_reserved_peak", "B"),
+    ("memory_allocated_peak", "B", "memory_allocated_peak", "B"),
+    ("memory_outside_allocator", "B", "memory_outside_allocator", "B"),
+)
+
+
+def _mix_sql(n_runs: int, interleave: bool, machines: int, per_run: int) -> str:
+    """The mixed store's results: case c = j // 10 (workload c % 6, dtype (c // 6) % 3, shape c // 18), metric
+    j % 10 (MIX_SLOTS). Timings as the timing-only store's (5 samples, 1 % faster a build, every third resets,
+    ±0.5 % noise), the first call and each correctness and memory figure one sample (±0.1 % noise for the
+    memory, ±0.05 dB for a PSNR); 1 case in 23 fails its PSNR and max-abs tolerance on every third build (what
+    "faster but wrong" reads); every 100th record (a first call) and every memory_outside_allocator of shape 0 on
+    fp16 are unavailable."""
+    c, slot, build = "(j // 10)", "(j % 10)", f"({_build('r', n_runs, interleave, machines)} % 3)"
+    model = f"({c} % 6 = 5)"
+    case = f"'{{\"n\":' || ({c} // 18) || '}}'"
+    pick = lambda i: f"list_extract([{', '.join(repr(s[i]) for s in MIX_SLOTS)}], 1 + {slot})"  # noqa: E731
+    metric = f"CASE WHEN {model} THEN {pick(2)} ELSE {pick(0)} END"
+    unit = f"CASE WHEN {model} THEN {pick(3)} ELSE {pick(1)} END"
+    unavailable = f"(j % 100 = 42 OR ({slot} = 9 AND {c} // 18 = 0 AND ({c} // 6) % 3 = 1))"
+    failing = f"({c} % 23 = 5 AND {build} = 2)"
+    base = f"((10 + {c} % 97) * (1 - 0.01 * {build}))"
+    mib = f"(1048576.0 * (300 + 7 * {c}) * (1 + 0.01 * {build}))"
+    noise = "(1 + 0.01 * (random() - 0.5))"
+    one = "(1 + 0.002 * (random() - 0.5))"
+    value = f"""CASE {slot}
+          WHEN 0 THEN CASE WHEN {model} THEN {base} / 100 ELSE {base} END * {noise}
+          WHEN 1 THEN CASE WHEN {model} THEN 128 / ({base} / 100) ELSE 1000.0 / {base} END * {noise}
+          WHEN 2 THEN {base} / 1000 * {noise}
+          WHEN 3 THEN CASE WHEN {failing} THEN 40 ELSE 90 + {c} % 40 END + 0.1 * (random() - 0.5)
+          WHEN 4 THEN CASE WHEN {failing} THEN 0.05 ELSE 1e-4 * (1 + {c} % 7) END * {one}
+          WHEN 5 THEN 1e-3 * (1 + {c} % 5) * {one}
+          WHEN 6 THEN {mib} * {one}
+          WHEN 7 THEN 0.9 * {mib} * {one}
+          WHEN 8 THEN 0.7 * {mib} * {one}
+          ELSE 0.1 * {mib} * {one} END"""
+    samples = f"CASE WHEN {slot} < 2 THEN {SAMPLES} ELSE 1 END"
+    tolerance = f"CASE {slot} WHEN 3 THEN 60.0 WHEN 4 THEN 0.01 END"
+    rounding = f"CASE {slot} WHEN 3 THEN 120.0 WHEN 4 THEN 1e-5 WHEN 5 THEN 1e-4 END"
+    message = (
+        f"CASE WHEN {unavailable} THEN 'figure not available on this build' WHEN {slot} BETWEEN 3 AND 5 THEN"
+        f" {DTYPES!r}[1 + ({c} // 6) % 3] || ' tolerance: |out - ref| ≤ atol + rtol·|ref| with atol=0.0001,"
+        " rtol=0.0001' END"
+    )
+    return f"""INSERT INTO results (run_seq, result_id, run_id, workload, suite, case_key, params_json, dtype, compile,
+        metric, unit, status, message, warnings_json, samples, n, tolerance, rounding, passed, median)
+      SELECT *, CASE WHEN tolerance IS NULL OR status <> 'ok' THEN NULL
+                     WHEN metric = 'psnr_vs_cpu' THEN list_median(samples) >= tolerance
+                     ELSE list_median(samples) <= tolerance END,
+             list_median(samples)
+      FROM (SELECT r + 1, md5('run' || r) || ':' || j, md5('run' || r), {MIX_WORKLOADS!r}[1 + {c} % 6],
+        CASE WHEN {model} THEN 'models' ELSE 'kernels' END, {case}, {case}, {DTYPES!r}[1 + ({c} // 6) % 3], 'eager',
+        {metric} AS metric, {unit}, CASE WHEN {unavailable} THEN 'unavailable' ELSE 'ok' END AS status, {message},
+        '[]', CASE WHEN {unavailable} THEN []::DOUBLE[] ELSE list_transform(range({samples}), lambda k: {value})
+        END AS samples, CASE WHEN {unavailable} THEN 0 ELSE {samples} END,
+        CASE WHEN NOT {unavailable} THEN {tolerance} END AS tolerance, CASE WHEN NOT {unavailable} THEN {rounding} END
+      FROM (SELECT k // {per_run} AS r, k % {per_run} AS j FROM range({n_runs * per_run}) t(k)))"""
+
+
+def generate(
+    path: Path,
+    rows: int,
+    interleave: bool = False,
+    machines: int = MACHINES,
+    per_run: int = PER_RUN,
+    mix: bool = True,
+) -> dict:
+    """A store of `rows` results (benchmarks/dashboard.py's docstring); `mix`: the metric mix (MIX_SLOTS), else
+    the timing-only store (op_time and achieved_bandwidth) the figures quoted up to 2026-12-06 were measured on."""
     n_runs = max(2 * machines * REPEATS, rows // per_run)
     engine = open_store(str(path))  # the real store: tables, widened numbers, meta (data_version)
     with engine.begin() as conn:
         duck = conn.connection.driver_connection
         duck.execute(_runs_sql(n_runs, interleave, machines, per_run))
-        duck.execute(_results_sql(n_runs, interleave, machines, per_run))
+        duck.execute((_mix_sql if mix else _results_sql)(n_runs, interleave, machines, per_run))
         # the A/A pairs ingest would have stored (each machine ran each build twice), with ingest's bound and its
         # join by run first: the store's 5 M pairs took most of 697 s for 10 M rows when results joined by case
         backfill(conn)
@@ -134,6 +221,7 @@ def generate(path: Path, rows: int, interleave: bool = False, machines: int = MA
         "builds": n_runs // (machines * REPEATS),
         "machines": machines,
         "builds_interleaved": interleave,
+        "metric_mix": mix,
     }
 
 
@@ -324,6 +412,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--db", type=Path, default=None, help="use this store file (generated if absent)")
     parser.add_argument("--interleave", action="store_true", help="runs of different builds alternate in the file")
+    parser.add_argument("--timing-only", action="store_true", help="the older store: op_time and bandwidth only")
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--machines", type=int, default=MACHINES)
     parser.add_argument("--reloads", type=int, default=3, help="page reloads timed in the browser")
@@ -346,7 +435,7 @@ def main() -> None:
     try:
         start = time.perf_counter()
         shape = (
-            generate(path, args.rows, args.interleave, args.machines)
+            generate(path, args.rows, args.interleave, args.machines, mix=not args.timing_only)
             if not path.exists()
             else {"rows": "reused existing file", "upkeep": ready(path)}
         )
@@ -387,7 +476,7 @@ def scaling(args) -> None:
         for rows in sizes:
             path = workdir / f"{rows}.duckdb"
             start = time.perf_counter()
-            shape = generate(path, rows, args.interleave, machines)
+            shape = generate(path, rows, args.interleave, machines, mix=not args.timing_only)
             generated = time.perf_counter() - start
             cmp = time_compare(path, BASE, repeats, bare=True)
             page = None if args.no_browser else time_browser(path, max(1, args.reloads // 3))

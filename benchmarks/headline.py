@@ -8,7 +8,8 @@ tests check both name the same figures). Each figure is a same-run ratio or a pe
   ingest_wall, ingest_cpu     benchmarks/ingest.py: a million-result ingest over a raw DuckDB insert
   compare_machine, compare_chip   benchmarks/dashboard.py: a cold Compare over the bare read of its rows (10 M store)
   page_chart                  benchmarks/dashboard.py: the Compare chart's first load over the same on 100 cases
-  read_memory_worst_mb        benchmarks/read_memory.py: the largest peak RSS of one GET (10 M store)
+  read_memory_worst_mb        benchmarks/read_memory.py: the server's largest peak RSS over one GET or page (10 M
+                              store with the metric mix; fresh servers and one round on one server)
   upload_flat                 benchmarks/upload_history.py: the last 5 of 50 uploads' CPU over uploads 12–16
 
 Usage: python -m benchmarks.headline [--db 10M-STORE] [--only NAME,…] [--no-browser] [--tiny] [--json]
@@ -58,7 +59,8 @@ def sources(db: Path | None, tiny: bool, browser: bool) -> dict[str, list[str]]:
         "ingest": ["benchmarks.ingest"]
         + (["--rows", "2000", "--upload-rows", "500", "--repeats", "1"] if tiny else []),
         "dashboard": ["benchmarks.dashboard"] + (["--tiny"] if tiny else store) + ([] if browser else ["--no-browser"]),
-        "read_memory": ["benchmarks.read_memory"] + (["--tiny"] if tiny else store),
+        # every GET and page on fresh servers, then one round of them on one server (its own run: --minutes 60)
+        "read_memory": ["benchmarks.read_memory"] + (["--tiny"] if tiny else [*store, "--rounds", "1"]),
         "upload_history": ["benchmarks.upload_history"] + (["--tiny"] if tiny else []),
     }
 

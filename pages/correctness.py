@@ -1,6 +1,6 @@
 """Correctness: PSNR (dB) and max error per case against tolerances: baseline → candidate slopes in the metric's
 unit (each known tolerance a dashed rule; a case without one is drawn all the same) with improved/worsened counts,
-every build's records, and "faster but wrong" flags."""
+the two builds' records, and "faster but wrong" flags."""
 
 from __future__ import annotations
 
@@ -92,7 +92,8 @@ def body() -> None:
         table(wrong)
     if view.builds:
         view = _slopes(view, split, metric, case)
-    st.subheader("Every build's records")
+    compared = dict.fromkeys(b for b in (view.baseline, view.candidate) if b)  # the records are theirs only
+    st.subheader(plain("The records of " + " and ".join(compared)) if compared else "Records")
     table(view.records)
     measured = view.records.dropna(subset=["median"])
     if not measured.empty:

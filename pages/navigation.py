@@ -41,6 +41,7 @@ if __name__ == "__main__":  # the Streamlit script run; importing this module (t
     st.set_page_config(page_title="mpsbench", layout="wide")
     from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
 
+    from db.memory import busy
     from db.store.tokens import reads_need_token
     from pages.signin import signed_in
     from pages.widgets import drop_params, flush_params, guarded, sidebar_review  # guarded: a short st.error
@@ -48,8 +49,9 @@ if __name__ == "__main__":  # the Streamlit script run; importing this module (t
     # with read tokens configured, a session that has not signed in sees the sign-in page only
     shown = pages() if not reads_need_token() or signed_in() else [p for p in pages() if p.url_path == "signin"]
     try:
-        guarded(st.navigation(shown, expanded=True).run)  # every page listed, beside the review links
-        sidebar_review()  # after the page: its own picks are the review carried
+        with busy():  # the page's run is a read in flight: the last to end gives the memory back (db.memory)
+            guarded(st.navigation(shown, expanded=True).run)  # every page listed, beside the review links
+            sidebar_review()  # after the page: its own picks are the review carried
     except RerunException:  # a click or another page replaced this run: that run writes its URL; this one's
         drop_params()  # would land on the next page's address (/memory?scope=chip)
         raise

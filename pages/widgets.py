@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 from streamlit.errors import StreamlitAPIException
 
 from db.errors import StoreError
+from db.memory import on_idle
 from db.store.faults import as_store_error
 from db.store.read import read_data_version
 from db.views.columns import FRACTION, PERCENT, TIME, column
@@ -39,9 +40,18 @@ def engine() -> Engine:
     return _engine(os.environ.get("MPSBENCH_DB", ""))
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+# a page's views, pickled per (view, arguments, data version), for its reruns (a widget's change): a Memory view of
+# a 10 M-result store pickles to 25 MB, a Correctness view to 10 MB, so a few, for two minutes, and none past an
+# idle spell (db.memory): 256 of them for good grew a long-running server by hundreds of MB an hour
+PAGE_CACHE_ENTRIES, PAGE_CACHE_TTL_S = 16, 120
+
+
+@st.cache_data(show_spinner=False, max_entries=PAGE_CACHE_ENTRIES, ttl=PAGE_CACHE_TTL_S)
 def _cached(name: str, version: Any, args: tuple, _query: Callable) -> Any:
     return _query(engine(), *args)
+
+
+on_idle(_cached.clear)
 
 
 def load(query: Callable, *args: Any) -> Any:

@@ -85,7 +85,12 @@ BIG_URLS = [
     "/api/v1/sweeps",
     "/api/v1/noise",
     "/api/v1/memory",
+    "/api/v1/memory?baseline=2.10.0%20(stable)&candidate=2.11.0%20(stable)&workload=llm_decode",
     "/api/v1/correctness",
+    "/api/v1/correctness?metric=max_abs_error&baseline=2.10.0%20(stable)&candidate=2.12.0%20(stable)",
+    f"/api/v1/compare?baseline={BB}&candidate={BC}&pool=1",
+    "/api/v1/matrix",
+    "/api/v1/matrix?metric=memory_driver_peak&baseline=2.11.0&rows=dtype&compile=eager",
     "/api/v1/openapi.json",
 ]
 

@@ -62,25 +62,28 @@ def test_dashboard_benchmark_tiny():
     for name in ("compare_all", "compare_filtered", "compare_chip"):
         figures = out[name]
         assert figures["cold"]["median_ms"] > 0 and figures["warm"]["median_ms"] > 0 and figures["cold"]["repeats"] == 1
-    # 2 machines × 1,000 cases, every 100th unavailable on both sides: 1,980 compared and 20 unmatched
-    assert (out["compare_all"]["cases"], out["compare_all"]["unmatched"]) == (1980, 20)
+    # the metric mix: 2 machines × 100 cases × 10 metrics; unavailable on both sides, so unmatched: every 100th
+    # record (10 first calls a run) and the memory_outside_allocator of the 6 fp16 shape-0 cases
+    assert out["store"]["metric_mix"] is True
+    assert (out["compare_all"]["cases"], out["compare_all"]["unmatched"]) == (1968, 32)
     # chip scope (the pivot's path): the 2 machines have 2 chips, so it finds the same cases
-    assert (out["compare_chip"]["cases"], out["compare_chip"]["unmatched"]) == (1980, 20)
+    assert (out["compare_chip"]["cases"], out["compare_chip"]["unmatched"]) == (1968, 32)
     # the bare DuckDB floor reads the same cases (one row per case and side) and its ratio is the medians'
     bare = out["compare_all"]["bare_duckdb"]
-    assert bare["cases"] == 1980 and bare["median_ms"] > 0
+    assert bare["cases"] == 1968 and bare["median_ms"] > 0
     assert out["compare_all"]["cold_vs_bare_ratio"] == pytest.approx(
         out["compare_all"]["cold"]["median_ms"] / bare["median_ms"], rel=0.02
     )
     # where the cold time went, step by step: every step of the path was seen, none took longer than the whole
     profile = out["compare_all"]["cold_profile_ms"]
     assert all(ms is not None and 0 < ms <= profile["total"] for ms in profile.values()), profile
-    # softmax × float16: 1,000 / 18 case keys of one (workload, dtype) per machine, the unavailable ones left out
-    assert out["compare_filtered"]["cases"] + out["compare_filtered"]["unmatched"] == 2 * 56
-    # every (machine, build) ran twice: 2 machines × 2 builds × 990 ok cases are A/A pairs; groups per chip
-    # (2 chips): op_time in 6 workloads × 3 dtypes. achieved_bandwidth (j % 10 = 9) is a derived figure: its
-    # timing's group read another way, so it is counted under op_time's groups, not as 3 × 3 groups of its own
-    assert (out["noise_view"]["aa_pairs"], out["noise_view"]["groups"]) == (3960, 2 * (6 * 3))
+    # softmax × float16: 6 shapes × 10 metrics per machine; unmatched: shape 0's memory_outside_allocator and
+    # one first call (j % 100 = 42) each
+    assert (out["compare_filtered"]["cases"], out["compare_filtered"]["unmatched"]) == (2 * 58, 2 * 2)
+    # every (machine, build) ran twice: 2 machines × 2 builds × 790 ok ratio-metric records (8 of a case's 10:
+    # not the PSNR or memory_outside_allocator differences; 10 first calls unavailable) are A/A pairs; groups
+    # per chip (2 chips): 6 workloads × 3 dtypes × those 8 metrics
+    assert (out["noise_view"]["aa_pairs"], out["noise_view"]["groups"]) == (2 * 2 * 790, 2 * 6 * 3 * 8)
     if CHROMIUM.exists():
         browser = out["browser"]
         assert 0 < browser["first_load"]["chart_s"] <= browser["first_load"]["whole_page_s"]
@@ -213,14 +216,26 @@ def test_read_memory_benchmark_tiny():
         capture_output=True,
         text=True,
         timeout=600,
-    )  # a fresh process per endpoint
+    )  # real `mpsbench serve` processes, pages in headless Chromium
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)
-    assert out["rows"] == 20_000 and out["errors_500"] == []
-    assert {"overview", "correctness", "compare", "compare_chip", "regressions"} <= set(out["endpoints"])
-    for got in out["endpoints"].values():
-        assert got["status"] == 200 and got["peak_mb"] >= got["before_mb"] > 0 and got["request_mb"] >= 0
-    assert out["worst_peak_mb"] == max(g["peak_mb"] for g in out["endpoints"].values())
+    assert out["rows"] == 20_000 and out["errors_500"] == [] and out["store"]["metric_mix"] is True
+    # every GET route of the API (each module's ROUTES), on a fresh server and on the long-running one
+    from api import health, openapi, query, sweeps
+
+    routes = {r.path for m in (health, openapi, query, sweeps) for r in m.ROUTES if "GET" in r.methods}
+    from benchmarks.read_memory import TINY_PAGES, reads
+
+    asked = [r for r in reads(0, 2) if r.label in out["fresh"]]
+    assert {r.path.replace("0123456789abcdef", "{sweep}") for r in asked if r.kind == "api"} == routes
+    pages = {label for label in out["fresh"] if label.startswith("page_")}
+    assert pages == (set(TINY_PAGES) if CHROMIUM.exists() else set())
+    assert set(out["long"]["reads"]) == {r.label for r in asked if r.kind == "api"}
+    for label, got in {**out["fresh"], **out["long"]["reads"]}.items():
+        assert got["status"] == (404 if label == "sweep" else 200), (label, got)
+        assert got["peak_mb"] >= got["start_mb"] > 0 and got["after_mb"] > 0
+    assert out["worst_peak_mb"] == max(g["peak_mb"] for g in [*out["fresh"].values(), *out["long"]["reads"].values()])
+    assert out["long"]["rounds"] == 1 and out["idle_ratio"] == round(out["idle_end_mb"] / out["fresh_idle_mb"], 2)
 
 
 def test_upload_history_benchmark_tiny():

@@ -15,9 +15,9 @@ from streamlit.testing.v1 import AppTest
 
 import db.store.engine
 import pages.navigation
-from api.query import records
 from app import api_routes
 from bundle.provenance import UNAVAILABLE
+from db.query.plain import records
 from pages.navigation import PAGES
 from tests.seed import BASELINE, CANDIDATE, seed_store
 

@@ -89,6 +89,29 @@ def results(
     return frame
 
 
+# the runs holding results of some metrics (a scan of two columns: no result row is read into Python)
+_RUNS_WITH = (
+    "SELECT run_id, torch_version, git_hash, channel, nightly_date, tags_json FROM runs WHERE run_id IN"
+    " (SELECT DISTINCT run_id FROM results WHERE metric IN (SELECT unnest(?::VARCHAR[]))) ORDER BY run_id"
+)
+
+
+def runs_with(engine: Engine, metrics: list[str], split_tag: str | None = None) -> pd.DataFrame:
+    """The runs with results of `metrics`, in run id order (the order of their result ids), each with its build
+    label (split by `split_tag` as split_builds splits it): a page's builds without reading its records."""
+    frame = read_frame(engine, _RUNS_WITH, [list(metrics)])
+    frame["build"] = _builds(frame)
+    return split_builds(frame, split_tag).drop(columns=["tags_json"])
+
+
+def stored_values(engine: Engine, column: str, metrics: list[str]) -> list[str]:
+    """The distinct values of a results column (workload, metric) among the results of `metrics`, sorted."""
+    if column not in ("workload", "metric"):
+        raise ValueError(f"not a column to list: {column!r}")
+    sql = f"SELECT DISTINCT {column} FROM results WHERE metric IN (SELECT unnest(?::VARCHAR[])) ORDER BY 1"
+    return read_frame(engine, sql, [list(metrics)])[column].tolist()
+
+
 def split_builds(frame: pd.DataFrame, tag_key: str | None) -> pd.DataFrame:
     """Runs of one build told apart by a tag: "build" becomes e.g. "2.15.0rc1 (rc) · release=B" (A/B runs of
     one wheel, or any tag a team uses for its candidate), so per-build pages show them side by side."""

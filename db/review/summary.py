@@ -12,7 +12,7 @@ from this one function over the memoised judged review (db.review.review)."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Callable, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -306,9 +306,10 @@ def _in(frame: pd.DataFrame, key: tuple, names: list[str] = GROUP) -> pd.DataFra
     return frame[hit]
 
 
-def review_answer(engine: Engine, question: Question) -> dict[str, Any]:
+def review_answer(engine: Engine, question: Question, rows: Callable[[pd.DataFrame], Any] = records) -> dict[str, Any]:
     """A review as GET /api/v1/regressions returns it (and `mpsbench compare` reads it, locally or from a server):
-    the parameters, the release summary, the regressions worst first, the notes."""
+    the parameters, the release summary, the regressions worst first, the notes; each list as `rows` gives it
+    (its records; the API keeps the frames and writes their records in slices)."""
     judged = judge_review(engine, question)
     found, doubts = regressions(engine, judged), doubtful(engine, judged)
     summary = release_summary(engine, judged, found, doubts)
@@ -323,8 +324,8 @@ def review_answer(engine: Engine, question: Question) -> dict[str, Any]:
         "rules": review.rules_text,
         "notes": summary["notes"],
         "summary": summary,
-        "regressions": records(found),
-        "unconfirmed": records(doubts[doubts.verdict == UNCONFIRMED_STATE]),
-        "suspected": records(doubts[doubts.verdict == SUSPECTED]),
-        "status_changes": records(status_changes(result.cases, result.unmatched)),
+        "regressions": rows(found),
+        "unconfirmed": rows(doubts[doubts.verdict == UNCONFIRMED_STATE]),
+        "suspected": rows(doubts[doubts.verdict == SUSPECTED]),
+        "status_changes": rows(status_changes(result.cases, result.unmatched)),
     }

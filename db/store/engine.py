@@ -15,6 +15,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlmodel import SQLModel
 
 import db.store.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
+from db.memory import on_settle
 from db.store.pool import pooled_engine
 from db.store.tables import STORE_VERSION
 
@@ -237,6 +238,30 @@ def dispose_shared() -> None:
         engine = _shared.get(store_path())
     if engine is not None:
         engine.dispose()
+
+
+SETTLE_MB = 64  # DuckDB's buffer pool above this once the last read has ended: the database is retired
+
+
+def settle_shared() -> None:
+    """Once the last read in flight has ended (db.memory.busy): a shared file store whose buffer pool holds more
+    than SETTLE_MB is retired, so the blocks its queries read go back to the system (DuckDB keeps every block
+    it read, up to its memory limit: a long-running server's blocks grew past 500 MB on a 10 M-result store).
+    The next read reopens it (~20 ms there) and reads from the OS's file cache; a read or write that started
+    meanwhile finishes on the old database, which closes after it (db.store.pool). Not a lake (its catalog
+    is reattached on each open) nor :memory: (its data would go)."""
+    from db.store import lake
+    from db.store.pool import buffer_bytes
+
+    with _shared_lock:
+        engines = [(t, e) for t, e in _shared.items() if t != ":memory:" and not lake.is_lake(t)]
+    for _target, engine in engines:
+        held = buffer_bytes(engine)
+        if held is not None and held > SETTLE_MB * 2**20:
+            engine.dispose()
+
+
+on_settle(settle_shared)
 
 
 def bump_data_version(conn) -> None:

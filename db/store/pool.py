@@ -54,6 +54,26 @@ def root_duplicate(engine: Engine):
     return current.conn.duplicate()
 
 
+def buffer_bytes(engine: Engine) -> int | None:
+    """The bytes DuckDB's buffer pool holds for `engine`'s open database (the store blocks it keeps after the
+    queries that read them, and what queries still hold); None when no database is open (nothing is opened)."""
+    roots = _ROOTS.get(engine)
+    if roots is None:
+        return None
+    with roots.lock:
+        current = roots.current
+    if current is None:
+        return None
+    try:
+        conn = current.conn.duplicate()
+    except duckdb.Error:
+        return None  # closed or invalidated meanwhile: nothing of it to keep
+    try:
+        return int(conn.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()").fetchone()[0])
+    finally:
+        conn.close()
+
+
 class _Roots:
     """An engine's current root, kept across the pools engine.dispose() recreates, under one lock: a checkout
     racing a dispose must not open a root on the pool being thrown away (it would never close)."""
@@ -126,17 +146,44 @@ class _Duplicate(ConnectionWrapper):
 
 
 MEMORY_SHARE, TEMP_SHARE = 0.5, 0.5  # of the machine's RAM / of the free disk where DuckDB spills
+# a server's DuckDB memory once its store is open (serve_limits): DuckDB keeps every block its queries read up to
+# its limit, and half the RAM let one server's reads of a 10 M-result store grow past 1 GB; its reads need far
+# less (the largest, a pooled Compare's pivot, tens of MB), an upload of the largest bundle (64 MiB, 150,000
+# results) went in under it, and what needs more spills to the temp space
+SERVER_MEMORY = "256MiB"
+_serving = False
+
+
+def serve_limits(engine: Engine | None) -> None:
+    """This process serves reads from now on (called once its store is open, so a migration at the start still
+    has MEMORY_SHARE): its databases take SERVER_MEMORY unless MPSBENCH_DUCKDB_MEMORY says otherwise, the one
+    open now (`engine`'s) included."""
+    global _serving
+    _serving = True
+    if engine is None or os.environ.get("MPSBENCH_DUCKDB_MEMORY", "").strip():
+        return
+    roots = _ROOTS.get(engine)
+    current = roots.current if roots is not None else None
+    if current is not None:
+        conn = current.conn.duplicate()
+        try:
+            conn.execute("SET memory_limit = ?", [SERVER_MEMORY])
+        finally:
+            conn.close()
 
 
 def apply_limits(conn) -> None:
     """DuckDB's memory_limit and max_temp_directory_size, set on a database when it opens: env
     MPSBENCH_DUCKDB_MEMORY / MPSBENCH_DUCKDB_TEMP (DuckDB sizes: "4GB", "512MiB"), else MEMORY_SHARE of the
-    RAM and TEMP_SHARE of the disk free where it spills at open. Unset, DuckDB took 80 % of RAM and spilled until
-    the disk was full; a query past them fails (db.store.faults: a 503 naming the limit)."""
+    RAM (a server's reads: SERVER_MEMORY) and TEMP_SHARE of the disk free where it spills at open. Unset, DuckDB
+    took 80 % of RAM and spilled until the disk was full; a query past them fails (db.store.faults: a 503 naming
+    the limit)."""
     from db.errors import Problem, StoreError
 
     memory = os.environ.get("MPSBENCH_DUCKDB_MEMORY", "").strip()
     temp = os.environ.get("MPSBENCH_DUCKDB_TEMP", "").strip()
+    if not memory and _serving:
+        memory = SERVER_MEMORY
     if not memory:
         memory = f"{int(MEMORY_SHARE * os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')) >> 20}MiB"
     if not temp:

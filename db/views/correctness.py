@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 
 from bundle.case_names import case_names
 from bundle.metrics import METRICS, RULES, Better
-from db.query.browse import CORRECTNESS_METRICS, results, split_builds
+from db.query.browse import CORRECTNESS_METRICS, results, runs_with, split_builds, stored_values
 from db.query.params import Params, build_choice, one_of, only
 from db.review.case_table import BETTER, WORSE
 from db.review.wording import format_value
@@ -32,9 +32,16 @@ CASE_PARAMS = ("workload", "case_key", "dtype", "compile")  # one case (a card's
 PARAMS += CASE_PARAMS
 
 
-def correctness(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
-    """PSNR (dB) and max error (1) records with their tolerance and verdict, per case and build."""
-    frame = split_builds(results(engine, metrics=CORRECTNESS_METRICS), split_tag)
+def correctness(
+    engine: Engine,
+    split_tag: str | None = None,
+    metrics: list[str] | None = None,
+    run_ids: list[str] | None = None,
+    where: str = "",
+) -> pd.DataFrame:
+    """PSNR (dB) and max error (1) records with their tolerance and verdict, per case and build: of `metrics`
+    (default every correctness metric) and `run_ids` (default every run) where `where` (SQL on results r) holds."""
+    frame = split_builds(results(engine, run_ids, metrics or CORRECTNESS_METRICS, where), split_tag)
     frame["verdict"] = [_verdict(p, s) for p, s in frame[["passed", "status"]].itertuples(index=False)]
     frame["case"] = case_names(frame)
     frame["build_order"] = _order(frame)
@@ -143,11 +150,15 @@ _FAILED_CASES = (
 ).format(metrics=", ".join(f"'{m}'" for m in CORRECTNESS_METRICS))
 
 
-def faster_but_wrong(engine: Engine, split_tag: str | None = None, records: pd.DataFrame | None = None) -> pd.DataFrame:
+# a correctness record that failed its tolerance (verdict "failed": an ok or fallback figure, passed false)
+_FAILED = "r.passed = false AND r.status IN ('ok', 'fallback')"
+
+
+def faster_but_wrong(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
     """Cases whose op_time improved vs the previous build (same machine) while that build's correctness failed:
     one row per (case, build), however many runs repeated it and however many correctness metrics failed (they
-    are listed together in `failed_metrics` / `failed_figures`). `records`: correctness(engine, split_tag), when
-    the caller has read it. Reads only the op_time records of cases that failed somewhere."""
+    are listed together in `failed_metrics` / `failed_figures`). Reads only the failed correctness records and the
+    op_time records of cases that failed somewhere, and reviews only the builds that failed."""
     times = split_builds(results(engine, metrics=["op_time"], where=_FAILED_CASES), split_tag)
     times = times[times["status"].isin(["ok", "fallback"])]
     per_build = (
@@ -156,9 +167,9 @@ def faster_but_wrong(engine: Engine, split_tag: str | None = None, records: pd.D
         .sort_values("started_at")
     )  # a build's repeats are one point: its previous build is another build
     per_build["previous_build"] = per_build.groupby(_CASE, dropna=False)["build"].shift(1)
-    improved = _faster(engine, times, per_build)
-    failed = correctness(engine, split_tag) if records is None else records
+    failed = correctness(engine, split_tag, where=_FAILED)
     failed = failed[failed["verdict"] == "failed"].sort_values("metric")
+    improved = _faster(engine, times, per_build, set(failed["build"]))
     failed["figure"] = [
         f"{m} {format_value(v, u)} (tolerance {format_value(t, u)})"
         for m, v, u, t in failed[["metric", "median", "unit", "tolerance"]].itertuples(index=False)
@@ -192,12 +203,13 @@ def faster_but_wrong(engine: Engine, split_tag: str | None = None, records: pd.D
     ].rename(columns={"median": "op_time_µs"})
 
 
-def _faster(engine: Engine, times: pd.DataFrame, per_build: pd.DataFrame) -> pd.DataFrame:
+def _faster(engine: Engine, times: pd.DataFrame, per_build: pd.DataFrame, failed: set[str]) -> pd.DataFrame:
     """The rows of `per_build` whose op time the review calls better than the previous build's on that machine
     (db.views.judged_rows: Compare's test and bound, its figures: previous_µs, median, speedup_vs_previous), one
-    review per (previous, build) pair."""
+    review per (previous, build) pair whose build is one of `failed` (the others cannot be faster but wrong)."""
     found = []
-    for previous, build in per_build[["previous_build", "build"]].dropna().drop_duplicates().itertuples(index=False):
+    pairs = per_build[["previous_build", "build"]].dropna().drop_duplicates()
+    for previous, build in pairs[pairs["build"].isin(failed)].itertuples(index=False):
         rows, _ = judged_rows(engine, runs_selector(times, previous), runs_selector(times, build), ["op_time"])
         better = rows[rows.direction == BETTER].rename(columns={"scope": "machine_name"})
         # a dict, not keywords: Python reads the keyword previous_µs as previous_μs (NFKC: µ is the Greek mu)
@@ -225,7 +237,7 @@ class Correctness:
     split_tag: str  # "" when builds are not split by a tag
     metric: str  # the correctness metric shown (psnr_vs_cpu when none is asked for)
     stored: list[str]  # the correctness metrics with records in the store
-    records: pd.DataFrame  # that metric's records per case and build: median in `unit`, tolerance, verdict
+    records: pd.DataFrame  # that metric's records of the two builds compared: median in `unit`, tolerance, verdict
     faster_but_wrong: pd.DataFrame  # op_time improved vs the previous build while correctness failed (any metric)
     builds: list[str]  # builds with records of `metric`, oldest version first
     baseline: str  # the slope's sides (default: the latest stable build vs the newest rc or nightly after it)
@@ -242,13 +254,18 @@ def correctness_view(engine: Engine, params: Params) -> Correctness:
     p = only(params, PARAMS)
     metric = one_of("metric", p["metric"] or "psnr_vs_cpu", CORRECTNESS_METRICS)
     split = p["split_tag"] or None
-    records = correctness(engine, split)
-    shown = records[records["metric"] == metric].drop(columns=["started_at"])
-    ordered = shown.sort_values("build_order").drop_duplicates("build")
-    builds, channels = ordered["build"].tolist(), ordered["channel"].tolist()
+    # the builds in the version order of every correctness record's builds (memory_builds), those with `metric`
+    order, _ = memory_builds(runs_with(engine, CORRECTNESS_METRICS, split))
+    mine = runs_with(engine, [metric], split)
+    firsts = mine.drop_duplicates("build").set_index("build")["channel"]
+    builds = [b for b in order if b in firsts.index]
+    channels = [firsts[b] for b in builds]
     first, last = default_pair(builds, channels)
     baseline = build_choice("baseline", p["baseline"], builds) if p["baseline"] else first
     candidate = build_choice("candidate", p["candidate"], builds) if p["candidate"] else last
+    # only the compared builds' records: every build's made the answer grow with the store (past 6 GB on 10 M)
+    compared = mine.run_id[mine.build.isin([baseline, candidate])].tolist()
+    shown = correctness(engine, split, [metric], compared).drop(columns=["started_at"])
     same = bool(baseline) and baseline == candidate  # a build against itself: every case "within its rule"
     slopes = (
         correctness_slopes(engine, shown, baseline, candidate, metric)
@@ -274,9 +291,9 @@ def correctness_view(engine: Engine, params: Params) -> Correctness:
     return Correctness(
         p["split_tag"],
         metric,
-        sorted(set(records["metric"])),
+        stored_values(engine, "metric", CORRECTNESS_METRICS),
         shown.drop(columns=["channel", "build_order"]),
-        faster_but_wrong(engine, split, records),
+        faster_but_wrong(engine, split),
         builds,
         baseline,
         candidate,

@@ -18,7 +18,7 @@ from sqlalchemy import Engine
 from bundle.builds import build_sort_key
 from bundle.case_names import case_names
 from bundle.units import convert
-from db.query.browse import MEMORY_METRICS, results, split_builds
+from db.query.browse import MEMORY_METRICS, results, runs_with, split_builds, stored_values
 from db.query.params import Params, build_choice, only
 from db.views.defaults import default_pair
 from db.views.judged_rows import judged_rows, runs_selector
@@ -53,10 +53,10 @@ COMPARE_COLUMNS = [
 PARAMS = ("split_tag", "workload", "baseline", "candidate")  # URL parameters (page and twin; api/openapi.py)
 
 
-def memory_long(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
-    """One row per memory record: machine, chip (never dropped when missing), case name, build, figure, median
-    in GiB (None unless ok) and its state ("ok", "OOM: …", "unavailable: …")."""
-    frame = split_builds(results(engine, metrics=MEMORY_METRICS), split_tag)
+def memory_long(engine: Engine, split_tag: str | None = None, run_ids: list[str] | None = None) -> pd.DataFrame:
+    """One row per memory record (of `run_ids`, else of every run): machine, chip (never dropped when missing),
+    case name, build, figure, median in GiB (None unless ok) and its state ("ok", "OOM: …", "unavailable: …")."""
+    frame = split_builds(results(engine, run_ids=run_ids, metrics=MEMORY_METRICS), split_tag)
     frame["machine"] = frame["machine_name"]
     frame["chip"] = frame["chip"].where(frame["chip"].notna() & (frame["chip"] != ""), NO_CHIP)
     frame["case"] = case_names(frame)
@@ -82,8 +82,8 @@ def memory_long(engine: Engine, split_tag: str | None = None) -> pd.DataFrame:
 
 
 def memory_builds(long: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """The builds with memory records, oldest version first (bundle.builds order, nightlies by date), and their
-    channels."""
+    """The builds of `long` (records, or the runs holding them: db.query.browse.runs_with), oldest version first
+    (bundle.builds order, nightlies by date), and their channels."""
     firsts = long.drop_duplicates("build")
     keys = [
         build_sort_key(v, None if pd.isna(d) else d)
@@ -162,19 +162,25 @@ class Memory:
     builds: list[str]  # every build with memory records, version order
     baseline: str  # the builds compared: by default the latest stable against the newest rc or nightly after it
     candidate: str
-    records: pd.DataFrame  # memory_long: one row per record, GiB null unless ok (its state says why)
+    # memory_long of the two builds compared: one row per record, GiB null unless ok (its state says why). Only
+    # theirs: every build's records made the answer grow with the store (4 M rows, past 6 GB, on 10 M results)
+    records: pd.DataFrame
     table: pd.DataFrame  # memory_compare: per machine, case and figure, baseline beside candidate
 
 
 def memory_view(engine: Engine, params: Params) -> Memory:
-    """The Memory page and GET /api/v1/memory: baseline and candidate are build labels (empty: the default pair)."""
+    """The Memory page and GET /api/v1/memory: baseline and candidate are build labels (empty: the default pair).
+    The builds and workloads are listed from the runs and a scan of the store; only the compared builds' records
+    are read."""
     p = only(params, PARAMS)
-    long = memory_long(engine, p["split_tag"] or None)
-    workloads = sorted(set(long["workload"]))
-    builds, channels = memory_builds(long)
+    split = p["split_tag"] or None
+    runs = runs_with(engine, MEMORY_METRICS, split)
+    workloads = stored_values(engine, "workload", MEMORY_METRICS)
+    builds, channels = memory_builds(runs)
     first, last = default_pair(builds, channels)
     baseline = build_choice("baseline", p["baseline"], builds) if p["baseline"] else first
     candidate = build_choice("candidate", p["candidate"], builds) if p["candidate"] else last
+    long = memory_long(engine, split, runs.run_id[runs.build.isin([baseline, candidate])].tolist())
     if p["workload"]:
         long = long[long["workload"] == p["workload"]]
     return Memory(
