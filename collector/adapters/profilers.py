@@ -1,0 +1,119 @@
+"""The backend's own profiler, for the kernel pass (collector.kernel_pass): what ran in a case's call and its time.
+
+- CPU and CUDA: torch.profiler around the profiled calls, its key_averages(): each operator (a name with `::`,
+  aten ops mostly) with its self time on the case's device — self CPU time on the CPU, the device time of the
+  kernels it launched itself on CUDA — and, on CUDA, each device kernel with its self device time (Memcpy/Memset
+  as copies). Profiler regions that are not operators (a compiled graph's call, a record_function) are left out
+  with a warning naming their time.
+- MPS: PyTorch's MPSProfiler (collector.adapters.mps_log): the pass's worker runs with PYTORCH_MPS_LOG_PROFILE_INFO
+  set and its statistics are read from what it prints when it exits. They cover the whole process (the case's setup
+  and warm-up calls too).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Callable
+
+from collector.adapters import mps_log
+
+
+@dataclass(frozen=True)
+class Raw:
+    """One entry over every profiled call: what ran, how many times, its total time (µs) and bytes moved."""
+
+    kind: str  # bundle.kernels.KernelKind's value
+    name: str
+    count: int
+    total_us: float
+    bytes: int | None = None
+
+
+@dataclass(frozen=True)
+class Profiled:
+    raw: list[Raw]
+    warnings: list[str] = field(default_factory=list)
+
+
+class KernelProfiler(ABC):
+    """Picklable: the kernel pass's worker gets it with its WorkerSpec."""
+
+    name: str
+    process_wide = False  # its figures cover the whole process, the case's setup and warm-up included
+
+    def environment(self) -> dict[str, str]:
+        """Variables the pass's worker process starts with."""
+        return {}
+
+    @abstractmethod
+    def profile(self, run: Callable[[], None]) -> Profiled | None:
+        """In the worker: run() (the profiled calls, synchronised) under the profiler; None when the figures come
+        from the worker's output once it has exited (from_log)."""
+
+    def from_log(self, text: str) -> Profiled | str:
+        """In the parent, after the worker exited: the entries from its output, or why there are none."""
+        return "this profiler reads no output"
+
+
+class TorchProfiler(KernelProfiler):
+    name = "torch.profiler"
+
+    def __init__(self, device_type: str) -> None:
+        self.device_type = device_type
+
+    def profile(self, run: Callable[[], None]) -> Profiled:
+        import torch
+        from torch.profiler import ProfilerActivity, profile
+
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.device_type == "cuda" else [])
+        with profile(activities=activities):  # the profiler's own first start (~60 ms here) stays out of the figures
+            torch.zeros(1)
+        with profile(activities=activities) as prof:
+            run()
+        return self._entries(prof.key_averages())
+
+    def _entries(self, events) -> Profiled:
+        raw, regions = [], []
+        for e in events:
+            device = str(getattr(e, "device_type", "")).rsplit(".", 1)[-1] != "CPU"
+            if device:
+                kind = "copy" if e.key.startswith(("Memcpy", "Memset")) else "device_kernel"
+                raw.append(Raw(kind, e.key, int(e.count), float(_self_device_us(e))))
+            elif "::" in e.key:  # an operator: aten::…, prims::…, a library's ns::op
+                us = _self_device_us(e) if self.device_type == "cuda" else e.self_cpu_time_total
+                raw.append(Raw("aten_op", e.key, int(e.count), float(us)))
+            elif self.device_type == "cpu" and e.self_cpu_time_total > 0:
+                regions.append((e.key, float(e.self_cpu_time_total), int(e.count)))
+        warnings = []
+        if regions:
+            named = ", ".join(f"{key!r} {us:.1f} µs in {n} call(s)" for key, us, n in regions[:5])
+            warnings.append(f"torch.profiler regions that are not operators, left out of the breakdown: {named}")
+        return Profiled(raw, warnings)
+
+
+def _self_device_us(event) -> float:
+    """Self device time (µs): `self_device_time_total` (torch ≥ 2.4), `self_cuda_time_total` before."""
+    found = getattr(event, "self_device_time_total", None)
+    return float(found if found is not None else getattr(event, "self_cuda_time_total", 0.0))
+
+
+class MpsStatsProfiler(KernelProfiler):
+    name = f"MPSProfiler ({mps_log.VARIABLE}={mps_log.ALL_STATS})"
+    process_wide = True
+
+    def environment(self) -> dict[str, str]:
+        return {mps_log.VARIABLE: str(mps_log.ALL_STATS)}
+
+    def profile(self, run: Callable[[], None]) -> None:
+        run()  # MPSProfiler counts every graph, kernel, copy and fallback of the process; printed at exit
+        return None
+
+    def from_log(self, text: str) -> Profiled | str:
+        stats = mps_log.parse(text)
+        if "operations" not in stats.tables:
+            return (
+                f"the worker printed no MPSProfiler statistics ({mps_log.VARIABLE}={mps_log.ALL_STATS} was set "
+                "for it; a build without MPSProfiler's stats logging, or a worker that did not exit normally)"
+            )
+        return Profiled([Raw(r.kind, r.name, r.runs, r.total_us, r.bytes) for r in stats.rows])

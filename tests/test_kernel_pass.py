@@ -1,0 +1,102 @@
+"""The kernel pass (collector.kernel_pass, collector.profiled): each timed case's call, in a worker of its own,
+under the backend's profiler; its breakdown in the bundle (schema 5). Real workers, a real torch.profiler on the
+CPU, and MPSProfiler's reading through a worker that prints a fixture at exit as MPS prints its statistics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bundle.kernels import KernelKind
+from bundle.schema import Bundle, Status
+from collector.adapters.cpu import CpuAdapter
+from collector.adapters.profilers import Raw
+from collector.journal import Journal
+from collector.kernel_pass import entries
+from tests.kernel_workloads import FixtureLogProfiler
+
+FIXTURES = Path(__file__).parent / "fixtures" / "mps_profiler"
+
+
+@pytest.fixture(autouse=True)
+def catalog(monkeypatch):
+    monkeypatch.setenv("MPSBENCH_CATALOG", "tests.kernel_workloads")
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def _run(tmp_path: Path, *args: str) -> Bundle:
+    from collector.cli import main
+
+    out = tmp_path / "runs"
+    code = main(["run", "--device", "cpu", "--out", str(out), "--processes", "1", "--idle-wait", "0", *args])
+    assert code == 0
+    [path] = out.glob("*.json")
+    return Bundle.model_validate_json(path.read_text())
+
+
+def test_process_wide_entries_leave_the_setup_out_and_share_the_time():
+    raw = [
+        Raw("graph", "softmax", 23, 1323.0),
+        Raw("kernel", "fill", 1, 4.0),  # once: before the calls
+        Raw("copy", "CPU to MPS", 24, 46.0, 24 * 1000),
+    ]
+    listed, warnings = entries(raw, 23, process_wide=True)
+    assert [(e.kind.value, e.name) for e in listed] == [("graph", "softmax"), ("copy", "CPU to MPS")]
+    graph, copy = listed
+    assert graph.device_time_us == pytest.approx(1323.0 / 23) and graph.calls_per_call == 1.0
+    assert copy.calls_per_call == pytest.approx(24 / 23) and copy.bytes_per_call == pytest.approx(24000 / 23)
+    assert graph.share == pytest.approx(1323 / 1369) and copy.share == pytest.approx(46 / 1369)
+    assert warnings == [
+        "left out as the case's setup (ran fewer times than the 23 op calls the profiler counted): kernel fill ×1"
+    ]
+    kept, none = entries(raw, 23, process_wide=False)  # torch.profiler's figures are the profiled calls' alone
+    assert len(kept) == 3 and none == []
+
+
+def test_cpu_run_records_aten_ops_per_op_call(tmp_path):
+    b = _run(tmp_path, "--workload", "fake_ops", "--kernels")
+    assert b.schema_version == 5
+    # the unsupported case has no timing and the untimed one no call: only "ops" is profiled (the untimed case
+    # has a first_call_time figure, so the pass ran it and found nothing to break down)
+    by_case = {k.params["how"]: k for k in b.kernels}
+    assert set(by_case) == {"ops", "untimed"}
+    assert by_case["untimed"].status == Status.unavailable and "times no op call" in by_case["untimed"].message
+    ops = by_case["ops"]
+    assert ops.status == Status.ok and ops.profiler == "torch.profiler" and ops.metric == "op_time"
+    assert ops.op_calls == 20
+    calls = {e.name: e.calls_per_call for e in ops.entries}
+    assert calls["aten::exp"] == 1.0 and calls["aten::sum"] == 2.0 and calls["aten::add"] == 1.0
+    assert {e.kind for e in ops.entries} == {KernelKind.aten_op}
+    assert sum(e.share for e in ops.entries) == pytest.approx(1.0)
+    assert ops.device_time_us == pytest.approx(sum(e.device_time_us for e in ops.entries)) and ops.device_time_us > 0
+
+
+def test_mps_statistics_are_read_from_the_workers_output_at_exit(tmp_path, monkeypatch):
+    profiler = FixtureLogProfiler(str(FIXTURES / "graph.txt"))
+    monkeypatch.setattr(CpuAdapter, "kernel_profiler", lambda self: profiler)
+    [k] = _run(tmp_path, "--workload", "fake_logged", "--kernels").kernels
+    assert k.status == Status.ok and k.profiler == "fixture MPSProfiler"
+    assert k.op_calls == 23  # 3 warm-up + 20 profiled calls: MPSProfiler counts every call of the process
+    [graph] = k.entries  # graph.txt: softmax 23 runs, 1.323 ms GPU; a fill kernel and a copy in ran once
+    assert (graph.kind, graph.name) == (KernelKind.graph, "softmax_mps_out:f32[1,128256]:Contiguous:1")
+    assert graph.calls_per_call == 1.0 and graph.device_time_us == pytest.approx(1323.0 / 23) and graph.share == 1.0
+    assert any("kernel fill_scalar_contiguous_float" in w and "copy CPU to MPS ×1" in w for w in k.warnings)
+
+
+def test_a_crash_in_the_pass_is_the_breakdowns_error_and_the_timing_stays(tmp_path, monkeypatch):
+    profiler = FixtureLogProfiler(str(FIXTURES / "graph.txt"), crash=True)
+    monkeypatch.setattr(CpuAdapter, "kernel_profiler", lambda self: profiler)
+    b = _run(tmp_path, "--workload", "fake_logged", "--kernels")
+    [k] = b.kernels
+    assert k.status == Status.error and k.message.startswith("crashed: SIGSEGV (signal 11)") and not k.entries
+    [timed] = [r for r in b.results if r.metric == "op_time"]
+    assert timed.status == Status.ok and timed.samples
+
+
+def test_no_pass_without_kernels_and_the_journal_keeps_each_breakdown(tmp_path):
+    assert _run(tmp_path / "plain", "--workload", "fake_ops").kernels == []
+    b = _run(tmp_path, "--workload", "fake_ops", "--kernels")
+    [journal] = (tmp_path / "runs").glob("*.journal.jsonl")
+    state = Journal(journal).load(repair=False)
+    assert {v["params"]["how"] for v in state.kernels.values()} == {k.params["how"] for k in b.kernels}
