@@ -11,8 +11,8 @@ avail_mem_in_gb, gpu_info, gpu_count, avail_gpu_mem_in_gb, extra_info}]. Modelle
 
 `to_records(bundle)`: one record per result; the unit in the metric's name as PyTorch's records write it
 (`op_time(us)`) and exactly in `metric.extra_info.unit`; every sample in `benchmark_values`; what the PyTorch
-fields cannot hold (worker processes, contention, status, the run's header) under `extra_info`, so an export
-read back is the same run. A figure the bundle lacks is "unavailable" (text) or null (a number), never 0.
+fields cannot hold (worker processes, contention, status, the run's header, the case's kernels breakdown:
+bundle.oss_kernels) under `extra_info`, so an export read back is the same run. A figure the bundle lacks is "unavailable" (text) or null (a number), never 0.
 
 `from_records(records, …)`: a bundle from one file's records (a run per file). Records this module wrote carry
 their run; records from elsewhere give what they say — the build from `benchmark.extra_info.torch_version` (or
@@ -27,6 +27,7 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
+from bundle import oss_kernels
 from bundle.builds import infer_channel, parse_version
 from bundle.metrics import METRICS
 from bundle.units import UnitError, unit
@@ -85,9 +86,10 @@ def runner(bundle: dict[str, Any]) -> dict[str, Any]:
 
 def to_records(bundle: dict[str, Any]) -> list[dict[str, Any]]:
     """The bundle (JSON-ready: Bundle.model_dump(mode="json"), or a stored run rebuilt) as records."""
-    header = {k: v for k, v in bundle.items() if k != "results"}
+    header = {k: v for k, v in bundle.items() if k not in ("results", "kernels")}
     build, device, machine = bundle["build"], bundle["device"], bundle["machine"]
     run = runner(bundle)
+    kernels = oss_kernels.by_case(bundle)  # each on the record of the metric it explains
     out = []
     for r in bundle["results"]:
         extra = {
@@ -120,7 +122,7 @@ def to_records(bundle: dict[str, Any]) -> list[dict[str, Any]]:
                     "name": f"{r['metric']}({ASCII_UNITS.get(r['unit'], r['unit'])})",
                     "benchmark_values": list(r.get("samples") or []),
                     "target_value": r.get("tolerance"),
-                    "extra_info": {"unit": r["unit"], **extra},
+                    "extra_info": {"unit": r["unit"], **extra, **oss_kernels.extra(kernels, r)},
                 },
                 "runners": [run],
             }
@@ -257,7 +259,7 @@ def from_records(records: list[Any], raw: bytes, source: str, fallback_time: dat
         raise RecordError("records", "a PyTorch OSS file is a non-empty JSON list of records (objects)")
     own = _get(records[0], f"benchmark.extra_info.{OWN}")
     header = dict(own) if isinstance(own, dict) else _foreign_header(records, raw, source, fallback_time)
-    results, skipped = [], []
+    results, skipped, kernels = [], [], []
     for i, record in enumerate(records):
         mine = _get(record, f"benchmark.extra_info.{OWN}.run_id")
         if isinstance(own, dict) and mine != own.get("run_id"):
@@ -270,7 +272,9 @@ def from_records(records: list[Any], raw: bytes, source: str, fallback_time: dat
             skipped.append(found)
             continue
         results.append(_result(record, i, *found))
-    return {**header, "results": results}, skipped
+        carried = oss_kernels.from_record(results[-1], _get(record, "metric.extra_info") or {})
+        kernels += [carried] if carried else []
+    return {**header, **({"kernels": kernels} if kernels else {}), "results": results}, skipped
 
 
 def looks_like_records(doc: Any) -> bool:
