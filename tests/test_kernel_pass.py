@@ -100,3 +100,66 @@ def test_no_pass_without_kernels_and_the_journal_keeps_each_breakdown(tmp_path):
     [journal] = (tmp_path / "runs").glob("*.journal.jsonl")
     state = Journal(journal).load(repair=False)
     assert {v["params"]["how"] for v in state.kernels.values()} == {k.params["how"] for k in b.kernels}
+
+
+def test_torch_profiler_events_become_entries_by_device():
+    """key_averages() rows as torch.profiler gives them on CUDA (no GPU here: the rows stated, their fields as
+    FunctionEventAvg names them): kernels by self device time, Memcpy as a copy, operators by the time of the
+    kernels they launched themselves, the CUDA runtime's host calls left out."""
+    from types import SimpleNamespace
+
+    from torch.autograd import DeviceType
+
+    from collector.adapters.profilers import TorchProfiler
+
+    def ev(key, device, count, self_cpu, self_device):
+        return SimpleNamespace(
+            key=key, device_type=device, count=count, self_cpu_time_total=self_cpu, self_device_time_total=self_device
+        )
+
+    events = [
+        ev("aten::_softmax", DeviceType.CPU, 20, 90.0, 1200.0),
+        ev("aten::softmax", DeviceType.CPU, 20, 30.0, 0.0),
+        ev("cudaLaunchKernel", DeviceType.CPU, 20, 60.0, 0.0),
+        ev("void cunn_SoftMaxForward<4, float>(float*, float const*, int)", DeviceType.CUDA, 20, 0.0, 1200.0),
+        ev("Memcpy DtoD (Device -> Device)", DeviceType.CUDA, 20, 0.0, 40.0),
+    ]
+    found = TorchProfiler("cuda")._entries(events)
+    assert found.raw == [
+        Raw("aten_op", "aten::_softmax", 20, 1200.0),
+        Raw("aten_op", "aten::softmax", 20, 0.0),
+        Raw("device_kernel", "void cunn_SoftMaxForward<4, float>(float*, float const*, int)", 20, 1200.0),
+        Raw("copy", "Memcpy DtoD (Device -> Device)", 20, 40.0),
+    ]
+    listed, _ = entries(found.raw, 20, process_wide=False)
+    # the device time is the kernels' and the copy's: 62 µs per op call; the aten ops group it a second way
+    assert sum(e.device_time_us for e in listed if e.kind != KernelKind.aten_op) == pytest.approx(62.0)
+    cpu = TorchProfiler("cpu")._entries([ev("aten::_softmax", DeviceType.CPU, 20, 900.0, 0.0),
+                                        ev("## Call CompiledFxGraph ##", DeviceType.CPU, 20, 300.0, 0.0)])  # fmt: skip
+    assert cpu.raw == [Raw("aten_op", "aten::_softmax", 20, 900.0)]
+    assert cpu.warnings == [
+        "torch.profiler regions that are not operators, left out of the breakdown: "
+        "'## Call CompiledFxGraph ##' 300.0 µs in 20 call(s)"
+    ]
+
+
+def test_confirm_bisect_and_sweep_runs_ask_for_the_pass(tmp_path, monkeypatch):
+    import argparse
+    import subprocess
+
+    from collector.plan import Plan
+    from collector.sweep.options import run_args
+    from mpsbench import confirm
+    from mpsbench.bisect import _plan
+
+    base = {"profile": "quick", "device": "cpu", "compile": "eager"}
+    assert run_args({**base, "kernels": True})[-1] == "--kernels" and "--kernels" not in run_args(base)
+    assert Plan.from_json({}).kernels is False and Plan.from_json(Plan(kernels=True).to_json()).kernels is True
+    case = 'softmax|{"rows":8,"vocab":151936}|float32|eager'
+    o = argparse.Namespace(device="cpu", machine_name=None, processes=2, idle_wait=0.0)
+    assert "--kernels" in run_args(_plan(o, [case]))
+    seen = []
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: seen.append(cmd) or subprocess.CompletedProcess(cmd, 1))
+    with pytest.raises(confirm.ConfirmError):  # no bundle made: the run "failed", its command line is what we check
+        confirm._Side("baseline", Path("/bin/python"), "torch=2.14.1").run(1, [case], tmp_path, {"device": "cpu"})
+    assert "--kernels" in seen[0]
