@@ -15,21 +15,25 @@ the setup, left out with a warning naming it.
 from __future__ import annotations
 
 import os
+import statistics
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
+from bundle.contention import contended
 from bundle.kernels import CaseKernels, KernelEntry, device_time_us, share_of
 from bundle.metrics import TIMINGS
 from bundle.metrics import metric as metric_info
 from bundle.schema import Status
 from collector.adapters.profilers import KernelProfiler, Profiled, Raw
+from collector.contention import cores
 from collector.isolation import Isolator, WorkerSpec
 from collector.plan import PlannedCase
 from collector.processes import RunState
 
 LOG_TAIL = 600  # characters of the worker's output quoted in an error
+RETAKES = 2  # times a case profiled while other processes took the cores is profiled again, at most
 
 
 def pending(cases: list[PlannedCase], state: RunState, processes: int) -> list[PlannedCase]:
@@ -52,25 +56,29 @@ def first_latency(metrics: tuple[str, ...]) -> str:
 
 
 def entries(raw: list[Raw], op_calls: int, process_wide: bool) -> tuple[list[KernelEntry], list[str]]:
-    """Raw entries over op_calls calls as per-call entries, largest device time first; warnings."""
-    merged: dict[tuple[str, str], list[float]] = {}
+    """Raw entries over op_calls calls as per-call entries, largest device time first; warnings. An entry seen call
+    by call (torch.profiler) has the median of its per-call times (a call stalled by another process moves it no
+    more than it moves the timing's median); one seen only in all (MPSProfiler) its total over op_calls."""
+    merged: dict[tuple[str, str], list] = {}
     for r in raw:  # one entry per (kind, name): a profiler may list a name twice (MPS: two pipelines, one name)
-        found = merged.setdefault((r.kind, r.name), [0, 0.0, None])
+        found = merged.setdefault((r.kind, r.name), [0, 0.0, None, None])
         found[0] += r.count
         found[1] += r.total_us
         if r.bytes is not None:
             found[2] = (found[2] or 0) + r.bytes
+        if r.per_call_us is not None:
+            found[3] = [a + b for a, b in zip(found[3] or [0.0] * len(r.per_call_us), r.per_call_us)]
     setup = {key: v for key, v in merged.items() if process_wide and v[0] < op_calls}
     per_call = [
         KernelEntry(
             name=name,
             kind=kind,
             calls_per_call=count / op_calls,
-            device_time_us=total / op_calls,
+            device_time_us=statistics.median(calls) if calls else total / op_calls,
             share=0.0,
             bytes_per_call=None if size is None else size / op_calls,
         )
-        for (kind, name), (count, total, size) in merged.items()
+        for (kind, name), (count, total, size, calls) in merged.items()
         if (kind, name) not in setup
     ]
     total = device_time_us(per_call)
@@ -78,7 +86,7 @@ def entries(raw: list[Raw], op_calls: int, process_wide: bool) -> tuple[list[Ker
     shared.sort(key=lambda e: (-e.device_time_us, e.kind.value, e.name))
     warnings = []
     if setup:
-        named = ", ".join(f"{kind} {name} ×{count:g}" for (kind, name), (count, _, _) in list(setup.items())[:8])
+        named = ", ".join(f"{kind} {name} ×{count:g}" for (kind, name), (count, *_) in list(setup.items())[:8])
         warnings.append(
             f"left out as the case's setup (ran fewer times than the {op_calls} op calls the profiler counted): {named}"
         )
@@ -108,6 +116,12 @@ def breakdown(
     if isinstance(found, str):
         return _failed(base, metric, Status.error, found, log)
     listed, notes = entries(found.raw, answer["op_calls"], profiler.process_wide)
+    share = answer.get("contention")
+    if contended(share):
+        notes.append(
+            f"profiled while other processes took {share * 100:.0f} % of the machine's {cores()} cores: its times "
+            "are not evidence (rerun on an idle machine)"
+        )
     if not listed:
         why = "the profiler listed nothing that ran at least once per op call"
         return _failed(base, metric, Status.unavailable, why, "")
@@ -135,19 +149,40 @@ def profile_cases(
     profiler: KernelProfiler,
     each: Callable[[PlannedCase, dict[str, Any]], None],
     before: Callable[[PlannedCase], None] = lambda planned: None,
+    retake: Callable[[], bool] = lambda: False,
 ) -> None:
     """Each case in a worker of its own (a process-wide profiler's tables hold one case); `each` gets its breakdown
-    as soon as it has one."""
+    as soon as it has one. A case profiled while other processes took the cores is profiled again (up to RETAKES
+    times, while `retake()` allows: the run's idle wait), and the calmest profile is kept."""
     for planned in cases:
-        before(planned)
-        fd, log_path = tempfile.mkstemp(prefix="mpsbench-kernels-", suffix=".log")
-        os.close(fd)
-        try:
-            answer, failure = _run_one(planned, replace(spec, profiler=profiler, log_path=log_path))
-            log = Path(log_path).read_text(encoding="utf-8", errors="replace")
-        finally:
-            Path(log_path).unlink(missing_ok=True)
-        each(planned, breakdown(planned, profiler, answer, log, failure))
+        kept: tuple[dict[str, Any] | None, str, str | None] | None = None
+        for _ in range(1 + RETAKES):
+            before(planned)
+            found = _profiled(planned, spec, profiler)
+            if kept is None or _calmer(found[0], kept[0]):
+                kept = found
+            if found[2] is not None or not contended((found[0] or {}).get("contention")) or not retake():
+                break
+        each(planned, breakdown(planned, profiler, *kept))
+
+
+def _calmer(answer: dict[str, Any] | None, than: dict[str, Any] | None) -> bool:
+    """Whether a profile ran under less contention than another (an unmeasured share counts as calm)."""
+    share, other = (answer or {}).get("contention") or 0.0, (than or {}).get("contention") or 0.0
+    return answer is not None and share < other
+
+
+def _profiled(
+    planned: PlannedCase, spec: WorkerSpec, profiler: KernelProfiler
+) -> tuple[dict[str, Any] | None, str, str | None]:
+    """(the worker's answer, its output, the crash or timeout in words) for one case in a fresh worker."""
+    fd, log_path = tempfile.mkstemp(prefix="mpsbench-kernels-", suffix=".log")
+    os.close(fd)
+    try:
+        answer, failure = _run_one(planned, replace(spec, profiler=profiler, log_path=log_path))
+        return answer, Path(log_path).read_text(encoding="utf-8", errors="replace"), failure
+    finally:
+        Path(log_path).unlink(missing_ok=True)
 
 
 def _run_one(planned: PlannedCase, spec: WorkerSpec) -> tuple[dict[str, Any] | None, str | None]:

@@ -50,14 +50,9 @@ class ProfiledBench(CaseBench):
         for _ in range(warmup):
             fn()
         self.adapter.synchronize()
-
-        def run() -> None:
-            for _ in range(calls):
-                fn()
-            self.adapter.synchronize()
-
-        found = self.profiler.profile(run)
-        answer: dict[str, Any] = {"status": Status.ok.value, "metric": metric}
+        with self.meter.measuring():  # other processes' share of the cores while the calls were profiled
+            found = self.profiler.profile(fn, calls, self.adapter.synchronize)
+        answer: dict[str, Any] = {"status": Status.ok.value, "metric": metric, "contention": self.meter.share()}
         if found is None:  # read from the process's output at its exit: every call of the process counts
             answer.update(op_calls=warmup + calls, raw=None, warnings=[])
         else:
@@ -66,8 +61,9 @@ class ProfiledBench(CaseBench):
 
 
 def profile_case(workload: Workload, case: Case, ctx: RunContext, profiler: KernelProfiler) -> dict[str, Any]:
-    """The case's call profiled: {"status": "ok", "metric", "op_calls", "raw" (None: from the log), "warnings"},
-    or {"status": "unsupported" | "error" | "unavailable", "message"}."""
+    """The case's call profiled: {"status": "ok", "metric", "op_calls", "raw" (None: from the log), "warnings",
+    "contention" (other processes' share of the cores meanwhile)}, or {"status": "unsupported" | "error" |
+    "unavailable", "message"}."""
     bench = ProfiledBench(case, workload, ctx, profiler)
     with CaseWarnings():
         try:

@@ -240,7 +240,7 @@ def _kernel_pass(session: Session, notify: Progress, gate: IdleGate) -> None:
 
     profiler = spec.context().adapter.kernel_profiler()
     todo = pending(session.cases.cases, session.state, session.plan.processes)
-    profile_cases(todo, spec, profiler, each, before)
+    profile_cases(todo, spec, profiler, each, before, retake=lambda: gate.enabled and not gate.spent)
 
 
 def _gate(session: Session) -> IdleGate:

@@ -137,10 +137,17 @@ def test_torch_profiler_events_become_entries_by_device():
     cpu = TorchProfiler("cpu")._entries([ev("aten::_softmax", DeviceType.CPU, 20, 900.0, 0.0),
                                         ev("## Call CompiledFxGraph ##", DeviceType.CPU, 20, 300.0, 0.0)])  # fmt: skip
     assert cpu.raw == [Raw("aten_op", "aten::_softmax", 20, 900.0)]
-    assert cpu.warnings == [
-        "torch.profiler regions that are not operators, left out of the breakdown: "
-        "'## Call CompiledFxGraph ##' 300.0 µs in 20 call(s)"
-    ]
+    assert cpu.regions == [("## Call CompiledFxGraph ##", 300.0, 20)]  # not an operator: left out, with a warning
+
+
+def test_an_entry_seen_call_by_call_takes_its_median_call():
+    """One call of 20 stalled by another process (5000 µs instead of 100): the entry's time is the median call's,
+    as the timing's op_time is a median; without per-call times (MPSProfiler) it is the total over the calls."""
+    stalled = (100.0,) * 19 + (5000.0,)
+    [entry], _ = entries([Raw("aten_op", "aten::mm", 20, sum(stalled), None, stalled)], 20, process_wide=False)
+    assert entry.device_time_us == 100.0 and entry.calls_per_call == 1.0
+    [total], _ = entries([Raw("graph", "mm", 20, sum(stalled))], 20, process_wide=True)
+    assert total.device_time_us == pytest.approx(6900 / 20)
 
 
 def test_confirm_bisect_and_sweep_runs_ask_for_the_pass(tmp_path, monkeypatch):
@@ -163,3 +170,38 @@ def test_confirm_bisect_and_sweep_runs_ask_for_the_pass(tmp_path, monkeypatch):
     with pytest.raises(confirm.ConfirmError):  # no bundle made: the run "failed", its command line is what we check
         confirm._Side("baseline", Path("/bin/python"), "torch=2.14.1").run(1, [case], tmp_path, {"device": "cpu"})
     assert "--kernels" in seen[0]
+
+
+def test_a_contended_profile_is_taken_again_and_the_calmest_kept(monkeypatch):
+    from dataclasses import asdict
+
+    from collector import kernel_pass
+    from collector.adapters.profilers import TorchProfiler
+    from collector.plan import PlannedCase
+    from collector.workload import Case
+    from tests.kernel_workloads import OpsWorkload
+
+    def run(shares: list[float], allowed: bool) -> tuple[dict, int]:
+        taken = iter(shares)
+        calls = []
+
+        def fake(planned, spec, profiler):
+            calls.append(1)
+            raw = [asdict(Raw("aten_op", "aten::exp", 20, 2000.0))]
+            answer = {"status": "ok", "metric": "op_time", "op_calls": 20, "raw": raw, "warnings": []}
+            return {**answer, "contention": next(taken)}, "", None
+
+        monkeypatch.setattr(kernel_pass, "_profiled", fake)
+        got = []
+        planned = PlannedCase(OpsWorkload(), Case("fake_ops", {"how": "ops"}, "float32"))
+        kernel_pass.profile_cases(
+            [planned], None, TorchProfiler("cpu"), lambda p, k: got.append(k), retake=lambda: allowed
+        )
+        return got[0], len(calls)
+
+    kept, profiles = run([0.8, 0.3, 0.5], allowed=True)  # three profiles, all contended: the calmest (30 %) kept
+    assert profiles == 3 and "took 30 % of the machine's" in kept["warnings"][-1]
+    kept, profiles = run([0.8, 0.1], allowed=True)  # the second ran clean: no warning, no third
+    assert profiles == 2 and kept["warnings"] == []
+    kept, profiles = run([0.8], allowed=False)  # no idle wait (--idle-wait 0): one profile, flagged
+    assert profiles == 1 and "took 80 %" in kept["warnings"][-1]

@@ -1,10 +1,11 @@
 """The backend's own profiler, for the kernel pass (collector.kernel_pass): what ran in a case's call and its time.
 
-- CPU and CUDA: torch.profiler around the profiled calls, its key_averages(): each operator (a name with `::`,
-  aten ops mostly) with its self time on the case's device — self CPU time on the CPU, the device time of the
-  kernels it launched itself on CUDA — and, on CUDA, each device kernel with its self device time (Memcpy/Memset
-  as copies). Profiler regions that are not operators (a compiled graph's call, a record_function) are left out
-  with a warning naming their time.
+- CPU and CUDA: torch.profiler around each profiled call (a profile of its own per call, so each entry's time is
+  known call by call: the pass takes its median, which a call stalled by another process does not move, as the
+  timing's median is not moved), its key_averages(): each operator (a name with `::`, aten ops mostly) with its
+  self time on the case's device — self CPU time on the CPU, the device time of the kernels it launched itself on
+  CUDA — and, on CUDA, each device kernel with its self device time (Memcpy/Memset as copies). Profiler regions that
+  are not operators (a compiled graph's call, a record_function) are left out with a warning naming their time.
 - MPS: PyTorch's MPSProfiler (collector.adapters.mps_log): the pass's worker runs with PYTORCH_MPS_LOG_PROFILE_INFO
   set and its statistics are read from what it prints when it exits. They cover the whole process (the case's setup
   and warm-up calls too).
@@ -21,13 +22,15 @@ from collector.adapters import mps_log
 
 @dataclass(frozen=True)
 class Raw:
-    """One entry over every profiled call: what ran, how many times, its total time (µs) and bytes moved."""
+    """One entry over every profiled call: what ran, how many times, its total time (µs) and bytes moved; where
+    the profiler saw each call apart, its time in each call (µs, 0 where it did not run), in call order."""
 
     kind: str  # bundle.kernels.KernelKind's value
     name: str
     count: int
     total_us: float
     bytes: int | None = None
+    per_call_us: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,8 @@ class KernelProfiler(ABC):
         return {}
 
     @abstractmethod
-    def profile(self, run: Callable[[], None]) -> Profiled | None:
-        """In the worker: run() (the profiled calls, synchronised) under the profiler; None when the figures come
+    def profile(self, call: Callable[[], object], calls: int, synchronize: Callable[[], None]) -> Profiled | None:
+        """In the worker: `calls` calls of `call` (then synchronize) under the profiler; None when the figures come
         from the worker's output once it has exited (from_log)."""
 
     def from_log(self, text: str) -> Profiled | str:
@@ -62,18 +65,34 @@ class TorchProfiler(KernelProfiler):
     def __init__(self, device_type: str) -> None:
         self.device_type = device_type
 
-    def profile(self, run: Callable[[], None]) -> Profiled:
+    def profile(self, call: Callable[[], object], calls: int, synchronize: Callable[[], None]) -> Profiled:
         import torch
         from torch.profiler import ProfilerActivity, profile
 
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.device_type == "cuda" else [])
         with profile(activities=activities):  # the profiler's own first start (~60 ms here) stays out of the figures
             torch.zeros(1)
-        with profile(activities=activities) as prof:
-            run()
-        return self._entries(prof.key_averages())
+        seen: dict[tuple[str, str], list] = {}  # (kind, name) -> [count, time in each call]
+        regions: dict[str, float] = {}  # a region that is not an operator -> its self CPU time in all calls (µs)
+        for i in range(calls):
+            with profile(activities=activities) as prof:
+                call()
+                synchronize()
+            found = self._entries(prof.key_averages())
+            for r in found.raw:
+                entry = seen.setdefault((r.kind, r.name), [0, [0.0] * calls])
+                entry[0] += r.count
+                entry[1][i] += r.total_us
+            for key, us, _ in found.regions:
+                regions[key] = regions.get(key, 0.0) + us
+        raw = [Raw(kind, name, count, sum(times), None, tuple(times)) for (kind, name), (count, times) in seen.items()]
+        warnings = []
+        if regions:
+            named = ", ".join(f"{key!r} {us / calls:.1f} µs per op call" for key, us in list(regions.items())[:5])
+            warnings.append(f"torch.profiler regions that are not operators, left out of the breakdown: {named}")
+        return Profiled(raw, warnings)
 
-    def _entries(self, events) -> Profiled:
+    def _entries(self, events) -> "_Events":
         raw, regions = [], []
         for e in events:
             device = str(getattr(e, "device_type", "")).rsplit(".", 1)[-1] != "CPU"
@@ -85,11 +104,15 @@ class TorchProfiler(KernelProfiler):
                 raw.append(Raw("aten_op", e.key, int(e.count), float(us)))
             elif self.device_type == "cpu" and e.self_cpu_time_total > 0:
                 regions.append((e.key, float(e.self_cpu_time_total), int(e.count)))
-        warnings = []
-        if regions:
-            named = ", ".join(f"{key!r} {us:.1f} µs in {n} call(s)" for key, us, n in regions[:5])
-            warnings.append(f"torch.profiler regions that are not operators, left out of the breakdown: {named}")
-        return Profiled(raw, warnings)
+        return _Events(raw, regions)
+
+
+@dataclass(frozen=True)
+class _Events:
+    """One profile's entries, and its regions that are not operators: (name, self CPU µs, count)."""
+
+    raw: list[Raw]
+    regions: list[tuple[str, float, int]]
 
 
 def _self_device_us(event) -> float:
@@ -105,9 +128,11 @@ class MpsStatsProfiler(KernelProfiler):
     def environment(self) -> dict[str, str]:
         return {mps_log.VARIABLE: str(mps_log.ALL_STATS)}
 
-    def profile(self, run: Callable[[], None]) -> None:
-        run()  # MPSProfiler counts every graph, kernel, copy and fallback of the process; printed at exit
-        return None
+    def profile(self, call: Callable[[], object], calls: int, synchronize: Callable[[], None]) -> None:
+        for _ in range(calls):  # MPSProfiler counts every graph, kernel, copy and fallback of the process
+            call()
+        synchronize()
+        return None  # its statistics are printed when the worker exits
 
     def from_log(self, text: str) -> Profiled | str:
         stats = mps_log.parse(text)
