@@ -3,6 +3,7 @@
 - `fake_ops`: case "ops" calls aten::exp once and aten::sum twice per op call (torch.profiler's counts are exact);
   case "unsupported" raises Unsupported (no timing, so no breakdown); case "untimed" records a figure but times no
   call (the pass has nothing to break down).
+- `fake_regions`: two timed regions, as decode times its prefill and then its decode: the decode is profiled.
 - `fake_logged`: one op call of nothing; in a worker started with MPSBENCH_FAKE_LOG=<file> it prints that file to
   stderr when the process exits, as MPSProfiler prints its statistics (FixtureLogProfiler sets the variable);
   with MPSBENCH_FAKE_PASS=segv it kills itself in the pass's worker (a crash inside the pass).
@@ -66,6 +67,21 @@ class LoggedWorkload(Workload):
         bench.time_op(lambda: None)
 
 
+class RegionsWorkload(Workload):
+    """As decode times its regions: a prefill (aten::sum) first, then the decode (aten::exp twice per call)."""
+
+    name, suite = "fake_regions", "models"
+    metrics = ("time_to_first_token", "decode_time")
+
+    def cases(self, profile, dtypes=None, compile_modes=("eager",)):
+        return [Case(self.name, {}, "float32")]
+
+    def run(self, case: Case, bench: Bench) -> None:
+        x = torch.randn(4096, generator=torch.Generator().manual_seed(0)).to(bench.device)
+        bench.time_region(lambda: torch.sum(x), metric="time_to_first_token")
+        bench.time_region(lambda: torch.exp(torch.exp(x)), metric="decode_time")
+
+
 class FixtureLogProfiler(MpsStatsProfiler):
     """MPSProfiler's reading of a worker's output, on a CPU worker that prints a fixture instead."""
 
@@ -78,4 +94,4 @@ class FixtureLogProfiler(MpsStatsProfiler):
         return {"MPSBENCH_FAKE_LOG": self.fixture, **({"MPSBENCH_FAKE_PASS": "segv"} if self.crash else {})}
 
 
-WORKLOADS = [OpsWorkload(), LoggedWorkload()]
+WORKLOADS = [OpsWorkload(), LoggedWorkload(), RegionsWorkload()]

@@ -205,3 +205,9 @@ def test_a_contended_profile_is_taken_again_and_the_calmest_kept(monkeypatch):
     assert profiles == 2 and kept["warnings"] == []
     kept, profiles = run([0.8], allowed=False)  # no idle wait (--idle-wait 0): one profile, flagged
     assert profiles == 1 and "took 80 %" in kept["warnings"][-1]
+
+
+def test_a_models_workload_is_broken_down_on_its_decode_region(tmp_path):
+    [k] = _run(tmp_path, "--workload", "fake_regions", "--kernels").kernels
+    assert k.status == Status.ok and k.metric == "decode_time" and k.op_calls == 2  # 1 warm-up + 2 profiled
+    assert {e.name: e.calls_per_call for e in k.entries} == {"aten::exp": 2.0}  # the prefill's aten::sum: not profiled
