@@ -303,13 +303,16 @@ def build_bundle(session: Session) -> Bundle:
     h = session.state.header
     planned = [c.id for c in session.cases.cases]
     done = [cid for cid in planned if session.state.finished(cid, session.plan.processes)]
-    complete = len(done) == len(planned)
+    unprofiled = pending(session.cases.cases, session.state, session.plan.processes) if session.plan.kernels else []
+    complete = len(done) == len(planned) and not unprofiled
     warnings = list(h.get("warnings", []))
     warnings += [f"workload {w}: {why}" for w, why in session.cases.failed.items()]
     if session.state.resumes:
         warnings.append(f"run resumed {session.state.resumes} time(s) after an interruption (same run_id)")
-    if not complete:
+    if len(done) < len(planned):
         warnings.append(f"incomplete: {len(done)} of {len(planned)} cases finished")
+    if unprofiled:
+        warnings.append(f"incomplete: the kernel pass has {len(unprofiled)} case(s) still to break down (--resume)")
     results = [r for cid in done for r in case_results(session, cid)]
     kernels = [CaseKernels.model_validate(session.state.kernels[cid]) for cid in done if cid in session.state.kernels]
     busy = run_note(results)

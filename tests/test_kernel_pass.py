@@ -211,3 +211,21 @@ def test_a_models_workload_is_broken_down_on_its_decode_region(tmp_path):
     [k] = _run(tmp_path, "--workload", "fake_regions", "--kernels").kernels
     assert k.status == Status.ok and k.metric == "decode_time" and k.op_calls == 2  # 1 warm-up + 2 profiled
     assert {e.name: e.calls_per_call for e in k.entries} == {"aten::exp": 2.0}  # the prefill's aten::sum: not profiled
+
+
+def test_a_run_stopped_in_the_kernel_pass_is_incomplete_and_a_resume_finishes_it(tmp_path):
+    from collector.cli import main
+
+    _run(tmp_path, "--workload", "fake_ops", "--kernels")
+    out = tmp_path / "runs"
+    [journal] = out.glob("*.journal.jsonl")
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join(line for line in lines if '"type":"kernels"' not in line) + "\n")  # stopped there
+    [bundle] = out.glob("*.json")
+    bundle.write_text(bundle.read_text().replace('"complete": true', '"complete": false'))
+    code = main(["run", "--resume", "--out", str(out), "--idle-wait", "0"])
+    assert code == 0
+    b = Bundle.model_validate_json(bundle.read_text())
+    assert b.complete and {k.params["how"] for k in b.kernels} == {"ops", "untimed"}
+    resumed = Journal(journal).load(repair=False)
+    assert len(resumed.kernels) == 2 and resumed.resumes == 1
