@@ -47,17 +47,21 @@ def collect(python: str, out: Path, args: list[str], env: dict) -> Path:
 
 def ratios(bundle: dict) -> list[dict]:
     """Per broken-down case: op_time median (µs), breakdown device time (µs per op call), their ratio."""
+    from bundle.contention import contended
     from bundle.schema import Bundle
 
     b = Bundle.model_validate(bundle)
-    medians = {(r.workload, r.case_key, r.dtype, r.compile): r.summary.median for r in b.results
-               if r.metric == "op_time" and r.summary}  # fmt: skip
+    timed = {(r.workload, r.case_key, r.dtype, r.compile): r for r in b.results if r.metric == "op_time" and r.summary}
     out = []
     for k in b.kernels:
-        op = medians.get((k.workload, k.case_key, k.dtype, k.compile))
-        if k.metric != "op_time" or op is None:
+        found = timed.get((k.workload, k.case_key, k.dtype, k.compile))
+        if k.metric != "op_time" or found is None:
             continue
+        op = found.summary.median
         row = {"case": f"{k.workload} {json.dumps(k.params)} {k.dtype}", "status": k.status.value, "op_time_us": op}
+        # clean: the timing has no contended process and the profile no contention warning (their times are evidence)
+        profiled_hot = any(w.startswith("profiled while other processes") for w in k.warnings)
+        row["clean"] = not profiled_hot and not any(contended(s) for s in found.contention)
         if k.entries:
             row |= {"breakdown_us": k.device_time_us, "ratio": k.device_time_us / op,
                     "largest": [(e.name, round(e.device_time_us, 1), round(e.share, 3)) for e in k.entries[:3]]}  # fmt: skip
@@ -66,17 +70,19 @@ def ratios(bundle: dict) -> list[dict]:
 
 
 def spread(rows: list[dict]) -> dict:
-    found = sorted(r["ratio"] for r in rows if "ratio" in r)
-    if not found:
-        return {"cases": len(rows), "broken_down": 0}
-    return {
-        "cases": len(rows),
-        "broken_down": len(found),
-        "within_25_percent": sum(abs(x - 1) <= WITHIN for x in found),
-        "median_ratio": statistics.median(found),
-        "min_ratio": found[0],
-        "max_ratio": found[-1],
-    }
+    """The ratios' spread over every broken-down case, and over the clean ones (no contention on either side)."""
+    out: dict = {"cases": len(rows)}
+    for name, chosen in (("all", rows), ("clean", [r for r in rows if r.get("clean")])):
+        found = sorted(r["ratio"] for r in chosen if "ratio" in r)
+        out[name] = {"broken_down": len(found)}
+        if found:
+            out[name] |= {
+                "within_25_percent": sum(abs(x - 1) <= WITHIN for x in found),
+                "median_ratio": statistics.median(found),
+                "min_ratio": found[0],
+                "max_ratio": found[-1],
+            }
+    return out
 
 
 def plant(folder: Path, python: str = sys.executable) -> list[Path]:
