@@ -229,3 +229,20 @@ def test_a_run_stopped_in_the_kernel_pass_is_incomplete_and_a_resume_finishes_it
     assert b.complete and {k.params["how"] for k in b.kernels} == {"ops", "untimed"}
     resumed = Journal(journal).load(repair=False)
     assert len(resumed.kernels) == 2 and resumed.resumes == 1
+
+
+def test_torch_profiler_on_the_cpu_knows_each_call_apart():
+    """One profile of 20 back-to-back calls, each under its mark: every operator's time call by call, adding up
+    to the profiler's own total for it."""
+    import torch
+
+    from collector.adapters.profilers import TorchProfiler
+
+    x = torch.ones(256)
+    found = TorchProfiler("cpu").profile(lambda: torch.exp(x) + x.sum(), 20, lambda: None)
+    by_name = {r.name: r for r in found.raw}
+    assert {"aten::exp", "aten::sum", "aten::add"} <= set(by_name) and found.warnings == []
+    for name in ("aten::exp", "aten::sum", "aten::add"):
+        r = by_name[name]
+        assert r.count == 20 and len(r.per_call_us) == 20 and all(t > 0 for t in r.per_call_us)
+        assert sum(r.per_call_us) == pytest.approx(r.total_us, rel=1e-6)

@@ -1,11 +1,14 @@
 """The backend's own profiler, for the kernel pass (collector.kernel_pass): what ran in a case's call and its time.
 
-- CPU and CUDA: torch.profiler around each profiled call (a profile of its own per call, so each entry's time is
-  known call by call: the pass takes its median, which a call stalled by another process does not move, as the
-  timing's median is not moved), its key_averages(): each operator (a name with `::`, aten ops mostly) with its
-  self time on the case's device — self CPU time on the CPU, the device time of the kernels it launched itself on
-  CUDA — and, on CUDA, each device kernel with its self device time (Memcpy/Memset as copies). Profiler regions that
-  are not operators (a compiled graph's call, a record_function) are left out with a warning naming their time.
+- CPU and CUDA: torch.profiler around the profiled calls, back to back as the timing runs them (a profile per call
+  left gaps in which torch's worker threads went to sleep, and waking them cost a scheduler slice on a busy box),
+  each call under a record_function mark, so on the CPU each operator's time is known call by call and the pass
+  takes its median call (a call stalled by another process moves it no more than it moves the timing's median); on
+  CUDA the device times are totals over the calls. From key_averages(): each operator (a name with `::`, aten ops
+  mostly) with its self time on the case's device — self CPU time on the CPU, the device time of the kernels it
+  launched itself on CUDA — and, on CUDA, each device kernel with its self device time (Memcpy/Memset as copies).
+  Profiler regions that are not operators (a compiled graph's call, a record_function) are left out with a warning
+  naming their time.
 - MPS: PyTorch's MPSProfiler (collector.adapters.mps_log): the pass's worker runs with PYTORCH_MPS_LOG_PROFILE_INFO
   set and its statistics are read from what it prints when it exits. They cover the whole process (the case's setup
   and warm-up calls too).
@@ -14,10 +17,12 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from collector.adapters import mps_log
+
+CALL_MARK = "## mpsbench op call ##"  # torch.profiler: each profiled call under this record_function
 
 
 @dataclass(frozen=True)
@@ -67,28 +72,22 @@ class TorchProfiler(KernelProfiler):
 
     def profile(self, call: Callable[[], object], calls: int, synchronize: Callable[[], None]) -> Profiled:
         import torch
-        from torch.profiler import ProfilerActivity, profile
+        from torch.profiler import ProfilerActivity, profile, record_function
 
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if self.device_type == "cuda" else [])
         with profile(activities=activities):  # the profiler's own first start (~60 ms here) stays out of the figures
             torch.zeros(1)
-        seen: dict[tuple[str, str], list] = {}  # (kind, name) -> [count, time in each call]
-        regions: dict[str, float] = {}  # a region that is not an operator -> its self CPU time in all calls (µs)
-        for i in range(calls):
-            with profile(activities=activities) as prof:
-                call()
-                synchronize()
-            found = self._entries(prof.key_averages())
-            for r in found.raw:
-                entry = seen.setdefault((r.kind, r.name), [0, [0.0] * calls])
-                entry[0] += r.count
-                entry[1][i] += r.total_us
-            for key, us, _ in found.regions:
-                regions[key] = regions.get(key, 0.0) + us
-        raw = [Raw(kind, name, count, sum(times), None, tuple(times)) for (kind, name), (count, times) in seen.items()]
+        with profile(activities=activities) as prof:  # back to back, as the timing calls: no gap to sleep in
+            for _ in range(calls):
+                with record_function(CALL_MARK):
+                    call()
+            synchronize()
+        found = self._entries([e for e in prof.key_averages() if e.key != CALL_MARK])
+        per_call = _per_call(prof.events(), calls) if self.device_type == "cpu" else {}
+        raw = [replace(r, per_call_us=per_call.get(r.name)) for r in found.raw]
         warnings = []
-        if regions:
-            named = ", ".join(f"{key!r} {us / calls:.1f} µs per op call" for key, us in list(regions.items())[:5])
+        if found.regions:
+            named = ", ".join(f"{key!r} {us / calls:.1f} µs per op call" for key, us, _ in found.regions[:5])
             warnings.append(f"torch.profiler regions that are not operators, left out of the breakdown: {named}")
         return Profiled(raw, warnings)
 
@@ -113,6 +112,23 @@ class _Events:
 
     raw: list[Raw]
     regions: list[tuple[str, float, int]]
+
+
+def _per_call(events, calls: int) -> dict[str, tuple[float, ...]]:
+    """Each operator's self CPU time (µs) in each call, from the profile's events: the operators under each call's
+    mark, at any depth. Where a call's marks are not all found, none (the entry keeps its total over the calls)."""
+    marks = [e for e in events if e.name == CALL_MARK]
+    if len(marks) != calls:
+        return {}
+    out: dict[str, list[float]] = {}
+    for i, mark in enumerate(marks):
+        todo = list(mark.cpu_children)
+        while todo:
+            e = todo.pop()
+            todo.extend(e.cpu_children)
+            if "::" in e.name:
+                out.setdefault(e.name, [0.0] * calls)[i] += float(e.self_cpu_time_total)
+    return {name: tuple(times) for name, times in out.items()}
 
 
 def _self_device_us(event) -> float:
