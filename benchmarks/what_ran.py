@@ -9,8 +9,8 @@
    through other aten ops. Each runs one softmax case with --kernels; both bundles are stored and the case's
    breakdowns compared (db.query.what_ran, db.review.what_ran): the path change must be named.
 CPU figures: not MPS figures.
-Usage: python -m benchmarks.what_ran [--only spread|planted] [--bundle FILE] [--processes 2] [--idle-wait S]
-       [--json] [--tiny]
+Usage: python -m benchmarks.what_ran [--only spread|planted] [--bundle FILE | --keep DIR] [--processes 2]
+       [--idle-wait S] [--json] [--tiny]
 """
 
 from __future__ import annotations
@@ -138,6 +138,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", choices=["spread", "planted"])
     ap.add_argument("--bundle", type=Path, help="the spread of this bundle's breakdowns (no run)")
+    ap.add_argument(
+        "--keep", type=Path, help="write the spread's run here (its bundle kept), not in a temporary folder"
+    )
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--idle-wait", type=float, default=0.0)
     ap.add_argument("--json", action="store_true")
@@ -154,7 +157,8 @@ def main() -> None:
                 bundle = json.loads(a.bundle.read_text())
             else:
                 run = ["--suite", "kernels", "--profile", "quick", "--processes", str(a.processes)]
-                made = collect(sys.executable, Path(tmp) / "spread", [*run, "--idle-wait", f"{a.idle_wait:g}"], env)
+                where = a.keep or Path(tmp) / "spread"
+                made = collect(sys.executable, where, [*run, "--idle-wait", f"{a.idle_wait:g}"], env)
                 bundle = json.loads(made.read_text())
             rows = ratios(bundle)
             out["spread"] = {**spread(rows), "run_id": bundle["run_id"], "per_case": rows}
