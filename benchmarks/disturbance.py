@@ -1,7 +1,9 @@
 """What benchmarks/false_alarms.py does to the runs it collects: a competing CPU load during a random part of a run
 (`Burners`), and planted builds (`planted_site`): a `sitecustomize` on PYTHONPATH, loaded by every worker process,
-that makes softmax a known factor slower, or sums bf16/fp16 linears in rounded chunks (a reordered accumulation:
-the correctness jitter a build can bring without anything being wrong)."""
+that makes softmax a known factor slower, sums bf16/fp16 linears in rounded chunks (a reordered accumulation:
+the correctness jitter a build can bring without anything being wrong), or (MPSBENCH_PLANTED_SOFTMAX=log_softmax,
+benchmarks/what_ran.py) computes softmax as exp(log_softmax(x)): the same values through other aten ops, a planted
+change of path."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ SITECUSTOMIZE = """\
 import os, time
 _factor = float(os.environ.get("MPSBENCH_PLANTED_FACTOR", "1"))
 _chunks = int(os.environ.get("MPSBENCH_PLANTED_CHUNKS", "1"))
+_route = os.environ.get("MPSBENCH_PLANTED_SOFTMAX", "")
 try:
     import torch
     import torch.nn.functional as _F
@@ -51,6 +54,12 @@ if _F is not None and _chunks > 1:
         return out if b is None else out + b
 
     _F.linear = linear
+if _F is not None and _route == "log_softmax":
+
+    def softmax(input, dim=None, _stacklevel=3, dtype=None):  # exp(log_softmax): aten::_log_softmax + aten::exp
+        return _F.log_softmax(input, dim=dim, dtype=dtype).exp()
+
+    _F.softmax = softmax
 """
 
 

@@ -20,6 +20,7 @@ import math
 from datetime import datetime, timezone
 from typing import IO, Any
 
+from bundle import oss_kernels
 from bundle.builds import infer_channel, parse_version
 from bundle.oss_metrics import MetricMap, RecordError, get, record_metric
 from bundle.pytorch_oss import IMPORTED, OWN, UNAVAILABLE
@@ -153,6 +154,7 @@ class RunFromRecords:
         self.own: dict | None = None  # mpsbench's own export: the run's header it carries
         self.records = self.results = self.skipped = 0
         self.reasons: list[str] = []
+        self.kernels: list[dict[str, Any]] = []  # the breakdowns records carry (bundle.oss_kernels): in the head
 
     def add(self, record: Any) -> None:
         i = self.records
@@ -174,7 +176,11 @@ class RunFromRecords:
             if len(self.reasons) < SKIPPED_KEPT:
                 self.reasons.append(found)
             return
-        text = json.dumps(_result(record, i, *found, self.own is not None), ensure_ascii=False)
+        result = _result(record, i, *found, self.own is not None)
+        carried = oss_kernels.from_record(result, get(record, "metric.extra_info") or {})
+        if carried:
+            self.kernels.append(carried)
+        text = json.dumps(result, ensure_ascii=False)
         self.sink.write((b"," if self.results else b"") + text.encode("utf-8", "surrogatepass"))
         self.results += 1
 
@@ -188,6 +194,8 @@ class RunFromRecords:
             raise RecordError("records", "a PyTorch OSS file is a non-empty JSON list of records (objects)")
         header = {**self.header, "run_id": self.header.get("run_id") or digest[:32]}
         header.pop("results", None)
+        if self.kernels:
+            header["kernels"] = self.kernels
         return json.dumps(header, ensure_ascii=False)[:-1].encode("utf-8", "surrogatepass") + b', "results": ['
 
 

@@ -11,12 +11,15 @@ avail_mem_in_gb, gpu_info, gpu_count, avail_gpu_mem_in_gb, extra_info}]. Modelle
 
 `to_records(bundle)`: one record per result; the unit in the metric's name as PyTorch's records write it
 (`op_time(us)`) and exactly in `metric.extra_info.unit`; every sample in `benchmark_values`; what the PyTorch
-fields cannot hold (worker processes, contention, status, the run's header) under `extra_info`, so an export
-read back is the same run. A figure the bundle lacks is "unavailable" (text) or null (a number), never 0."""
+fields cannot hold (worker processes, contention, status, the run's header, the case's kernels breakdown:
+bundle.oss_kernels) under `extra_info`, so an export read back is the same run. A figure the bundle lacks is
+"unavailable" (text) or null (a number), never 0."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from bundle import oss_kernels
 
 BENCHMARK_NAME = "mpsbench"
 OWN = "mpsbench"  # the extra_info key carrying what the PyTorch fields cannot
@@ -65,9 +68,10 @@ def runner(bundle: dict[str, Any]) -> dict[str, Any]:
 
 def to_records(bundle: dict[str, Any]) -> list[dict[str, Any]]:
     """The bundle (JSON-ready: Bundle.model_dump(mode="json"), or a stored run rebuilt) as records."""
-    header = {k: v for k, v in bundle.items() if k != "results"}
+    header = {k: v for k, v in bundle.items() if k not in ("results", "kernels")}
     build, device, machine = bundle["build"], bundle["device"], bundle["machine"]
     run = runner(bundle)
+    kernels = oss_kernels.by_case(bundle)  # each on the record of the metric it explains
     out = []
     for r in bundle["results"]:
         extra = {
@@ -100,7 +104,7 @@ def to_records(bundle: dict[str, Any]) -> list[dict[str, Any]]:
                     "name": f"{r['metric']}({ASCII_UNITS.get(r['unit'], r['unit'])})",
                     "benchmark_values": list(r.get("samples") or []),
                     "target_value": r.get("tolerance"),
-                    "extra_info": {"unit": r["unit"], **extra},
+                    "extra_info": {"unit": r["unit"], **extra, **oss_kernels.extra(kernels, r)},
                 },
                 "runners": [run],
             }

@@ -16,42 +16,32 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints, field_validator, model_validator
+from pydantic import ConfigDict, Field, StrictInt, StringConstraints, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from bundle.contention import Share
+from bundle.fields import Name, ParamValue, Status, Text, case_key_rule
+from bundle.fields import Strict as _Strict
+from bundle.fields import case_key as case_key  # the canonical case key: defined in bundle.fields, named here too
+from bundle.fields import field_error as _field_error
 from bundle.json_rules import bundle_schema, result_schema
+from bundle.kernels import CaseKernels, first_repeated_breakdown
 from bundle.metrics import check_unit, metric
 from bundle.stats import FiniteFloat, Summary, summarize
 
-# 4: results carry no `summary` (the samples are the only fact: a reader derives it); 3: results carry
-# `contention` (per worker process) and correctness records `rounding`; 2: `processes` (samples per worker process);
-# 1: one process. All four read (an older bundle's stated summary must still agree with its samples).
-SCHEMA_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
+# 5: `kernels`, each case's breakdown of what ran (bundle.kernels); 4: results carry no `summary` (the samples are
+# the only fact: a reader derives it); 3: results carry `contention` (per worker process) and correctness records
+# `rounding`; 2: `processes` (samples per worker process); 1: one process. All five read (an older bundle's stated
+# summary must still agree with its samples).
+SCHEMA_VERSION = 5
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 MAX_TAGS = 1000  # a run's tags are labels (role, machine group), not data
 YEARS = (2000, 2100)  # a timestamp outside these is a broken clock or a probe, not a run
 
-Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
-Text = Annotated[str, StringConstraints(max_length=20_000)]
-# params are stored as JSON text and compared as case keys: an integer outside int64 would change on the way
-ParamValue = str | Annotated[int, Field(ge=-(2**63), lt=2**63)] | FiniteFloat | bool | None
 Int32 = Annotated[int, Field(ge=0, lt=2**31)]  # DuckDB INTEGER columns
 Int64 = Annotated[int, Field(ge=0, lt=2**63)]  # DuckDB BIGINT columns
 ProcessSize = Annotated[int, Field(ge=1, lt=2**31)]  # samples one worker process gave (DuckDB INTEGER)
 MAX_PROCESSES = 10_000
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Status(str, Enum):
-    ok = "ok"
-    fallback = "fallback"  # ran, but some op fell back to the CPU: the figure is not the device's alone
-    unsupported = "unsupported"  # the device/build/dtype cannot run this case
-    unavailable = "unavailable"  # the device/build cannot give this figure (e.g. no peak-memory API)
-    error = "error"
 
 
 class Channel(str, Enum):
@@ -64,11 +54,6 @@ class Channel(str, Enum):
     local = "local"  # built from source / unknown suffix
     unknown = "unknown"
     stable = "stable"
-
-
-def case_key(params: dict[str, Any]) -> str:
-    """Canonical, order-independent identity of a case's parameters."""
-    return json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 class Machine(_Strict):
@@ -111,11 +96,6 @@ class DeviceInfo(_Strict):
     name: Name
 
 
-def _field_error(field: str, rule: str) -> PydanticCustomError:
-    """A model-level check that belongs to one field: ctx.field lets the ingest report `results[i].<field>`."""
-    return PydanticCustomError("field_rule", "{rule}", {"field": field, "rule": rule})
-
-
 def unit_rule(metric_name: str, unit: str) -> str:
     """The unit's canonical symbol, if the metric is known and the unit measures its dimension."""
     try:
@@ -126,13 +106,6 @@ def unit_rule(metric_name: str, unit: str) -> str:
         return check_unit(metric_name, unit)
     except ValueError as exc:  # name the field: the check needs metric and unit together
         raise _field_error("unit", str(exc)) from None
-
-
-def case_key_rule(params: dict[str, Any], stated: str) -> str:
-    key = case_key(params)
-    if stated and stated != key:
-        raise _field_error("case_key", f"case_key {stated!r} does not match params (expected {key!r})")
-    return key
 
 
 # what makes a result one case of a run: a bundle holds each at most once (a repeat would be paired with every
@@ -266,6 +239,9 @@ class Bundle(_Strict):
     device: DeviceInfo
     tags: dict[Name, Text] = Field(default_factory=dict, max_length=MAX_TAGS)
     warnings: list[Text] = Field(default_factory=list)  # run-level quality problems (battery, low power, …)
+    # schema 5: each case's kernels breakdown (bundle.kernels), from the kernel pass (`run --kernels`); before
+    # `results`, which stays the document's last key
+    kernels: list[CaseKernels] = Field(default_factory=list)
     results: list[Result] = Field(default_factory=list)
 
     @field_validator("schema_version")
@@ -299,6 +275,10 @@ class Bundle(_Strict):
             raise PydanticCustomError(
                 "repeated_case", "{rule}", {"field": f"results[{repeat[1]}]", "rule": repeated_case_rule(*repeat)}
             )
+        again = first_repeated_breakdown(self.kernels)
+        if again is not None:
+            rule = f"kernels[{again[1]}] repeats the case of kernels[{again[0]}]: a bundle breaks each case down once"
+            raise PydanticCustomError("repeated_case", "{rule}", {"field": f"kernels[{again[1]}]", "rule": rule})
         return self
 
 

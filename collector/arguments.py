@@ -87,6 +87,12 @@ def _plan_options(r: argparse.ArgumentParser) -> None:
         help="per case: passes stop repeating at it; at it + max(2 s, 25 %%) the case is killed (error)",
     )
     r.add_argument(
+        "--kernels",
+        action="store_true",
+        help="after the timing, each case's call under the backend's own profiler in a worker of its own "
+        "(torch.profiler; MPS: MPSProfiler): what ran, per op call (on with --profile full)",
+    )
+    r.add_argument(
         "--idle-wait",
         type=float,
         metavar="SECONDS",

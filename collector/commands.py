@@ -19,7 +19,7 @@ from collector import session as run_session
 from collector.arguments import csv_list, kv_pairs
 from collector.catalog import load_catalog
 from collector.contention import IdleGate, IdlePolicy
-from collector.display import progress_bar, results_table, run_summary
+from collector.display import kernels_table, progress_bar, results_table, run_summary
 from collector.errors import CollectorError
 from collector.live import FINISHED, INTERRUPTED, LiveStatus
 from collector.plan import Plan, PlannedCase, default_processes
@@ -52,6 +52,7 @@ def _open_session(args: argparse.Namespace) -> run_session.Session:
         processes=_processes(args),
         cases=tuple(args.case),
         idle_wait_s=args.idle_wait,
+        kernels=args.kernels or args.profile == "full",
     )
     return run_session.start(
         args.out,
@@ -116,6 +117,8 @@ def _run_with_progress(
         def on_progress(event: str, planned: PlannedCase | None, results: list[Result] | None, process: int) -> None:
             if event == "retake" and planned is not None:  # not counted: the bar's total is the planned processes
                 say(planned.case.label() + " · re-timing a contended process")
+            elif event == "kernels" and planned is not None:  # the kernel pass, after the timing: not counted
+                say(planned.case.label() + " · kernel pass (profiler)")
             elif event == "start" and planned is not None:
                 where = f" · process {process + 1}/{processes}" if processes > 1 else ""
                 say(planned.case.label() + where)
@@ -231,6 +234,8 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
     for w in b.warnings:
         console.print(f"[bold yellow]WARNING:[/] {escape(w)}")
     console.print(results_table(b.results, args.file.name))
+    if b.kernels:
+        console.print(kernels_table(b.kernels, b.results, f"what ran: each case's call under {b.kernels[0].profiler}"))
     return 0
 
 

@@ -11,8 +11,10 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Column, Table
 
+from bundle.kernels import CaseKernels
+from bundle.metrics import metric as metric_info
 from bundle.schema import Result, Status
-from bundle.units import binary_bytes
+from bundle.units import binary_bytes, conversion_factor
 
 STATUS_STYLE = {
     Status.ok: "green",
@@ -140,4 +142,29 @@ def run_summary(results: Iterable[Result], title: str, note_width: int = 70) -> 
             escape(_figures(records)),
             escape(_case_note(records, note_width)),
         )
+    return table
+
+
+def kernels_table(kernels: Iterable[CaseKernels], results: Iterable[Result], title: str, top: int = 4) -> Table:
+    """One row per broken-down case: the timed figure it explains (median), the breakdown's device time per op call
+    beside it, and its largest entries with their time per op call, share and calls per op call."""
+    medians = {(r.workload, r.case_key, r.dtype, r.compile, r.metric): r.summary.median for r in results if r.summary}
+    table = Table(title=title)
+    for col in ("case", "timed (median)", "breakdown", "largest entries (per op call)"):
+        table.add_column(col, overflow="fold")
+    for k in kernels:
+        label = f"{k.workload}[{','.join(f'{a}={v}' for a, v in sorted(k.params.items()))}] {k.dtype} {k.compile}"
+        unit = metric_info(k.metric).unit
+        timed = medians.get((k.workload, k.case_key, k.dtype, k.compile, k.metric))
+        shown = f"{k.metric} {with_unit(timed, unit)}" if timed is not None else f"{k.metric}: none"
+        if k.status != Status.ok:
+            table.add_row(escape(label), escape(shown), _styled(k.status), escape(_shorten(k.message or "", 90)))
+            continue
+        total = k.device_time_us * conversion_factor("µs", unit)
+        ratio = f" ({total / timed:.2f}× timed)" if timed else ""
+        entries = "; ".join(
+            f"{e.name} [{e.kind.value}] {e.device_time_us:.4g} µs ({e.share * 100:.0f} %) ×{e.calls_per_call:g}"
+            for e in k.entries[:top]
+        )
+        table.add_row(escape(label), escape(shown), escape(f"{with_unit(total, unit)}{ratio}"), escape(entries))
     return table

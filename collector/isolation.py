@@ -7,6 +7,9 @@
   killed and the case becomes `error` "timed out after N s (limit M s)". No limit: no deadline.
 - A worker that dies in a case (segfault, a Metal assertion's abort, os._exit) makes that case `error`
   "crashed: SIGSEGV (signal 11)" (or its exit status). Either way the next case gets a fresh worker.
+- The kernel pass (collector.kernel_pass) uses the same worker with a profiler in its spec: it profiles the case
+  (collector.profiled) instead of timing it, starts with the profiler's environment and writes its output to a log
+  file the parent reads once it has exited.
 - Ctrl-C belongs to the parent: the worker ignores SIGINT and is killed when the parent stops. The worker leads
   its own process group, so killing it ends what a case started too (inductor's compile workers, a DataLoader's);
   it is tied to the parent (collector.lifeline), so a parent that is SIGKILLed leaves no worker behind.
@@ -18,13 +21,15 @@ import multiprocessing
 import os
 import signal
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
-from typing import Any
+from typing import Any, Iterator
 
 from bundle.schema import Status
 from collector import lifeline
+from collector.adapters.profilers import KernelProfiler
 from collector.bench import CaseBench
 from collector.runner import RunContext, finalize, records, run_case
 from collector.timing import TimingPolicy
@@ -62,6 +67,8 @@ class WorkerSpec:
     gpu_cores: int | None = None
     processes: int = 1  # how many worker processes time each case (the policy's budgets are shared out)
     full: bool = True  # run the memory and correctness passes too (one process of a run does)
+    profiler: KernelProfiler | None = None  # the kernel pass: profile each case with it (collector.profiled)
+    log_path: str | None = None  # the worker's stdout and stderr go to this file (the kernel pass reads it)
 
     def context(self) -> RunContext:
         from collector.adapters import get_adapter
@@ -91,6 +98,10 @@ def _worker_main(conn: Connection, spec: WorkerSpec) -> None:
     if parent is not None and parent.pid is not None:
         lifeline.tie_to_parent(parent.pid, signal.SIGTERM)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and then ends this worker
+    if spec.log_path:  # file descriptors 1 and 2: what C++ prints at exit (MPSProfiler's statistics) lands there too
+        log = os.open(spec.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
     ctx = spec.context()
     conn.send(("ready", os.getpid()))
     while True:
@@ -101,7 +112,28 @@ def _worker_main(conn: Connection, spec: WorkerSpec) -> None:
         if job is None:
             return
         workload, case = job
-        conn.send(records(run_case(workload, case, ctx)))
+        if spec.profiler is not None:
+            from collector.profiled import profile_case
+
+            conn.send(profile_case(workload, case, ctx, spec.profiler))
+        else:
+            conn.send(records(run_case(workload, case, ctx)))
+
+
+@contextmanager
+def _environment(extra: dict[str, str]) -> Iterator[None]:
+    """os.environ with `extra` while a worker starts (a spawned process copies the environment it is started with);
+    restored after. The parent runs nothing on the device, so nothing of its own reads them."""
+    before = {k: os.environ.get(k) for k in extra}
+    os.environ.update(extra)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 class Worker:
@@ -113,7 +145,8 @@ class Worker:
         # Not daemonic: a daemonic process may not start children (inductor's compile workers, DataLoader).
         self.process = mp.Process(target=_worker_main, args=(child, spec), name="mpsbench-case-worker")
         started = time.perf_counter()
-        self.process.start()
+        with _environment(spec.profiler.environment() if spec.profiler else {}):
+            self.process.start()
         child.close()
         try:
             self.ready = self.conn.poll(START_TIMEOUT_S) and self._ready_message()

@@ -111,6 +111,10 @@ class Journal:
             }
         )
 
+    def finish_kernels(self, cid: str, kernels: dict[str, Any]) -> None:
+        """A case's breakdown from the kernel pass (collector.kernel_pass)."""
+        self._append({"type": "kernels", "case": cid, "kernels": kernels})
+
     def mark_resume(self) -> None:
         self._append({"type": "resume"})
 
@@ -124,6 +128,8 @@ def _state(records: list[dict[str, Any]]) -> RunState:
     for r in records[1:]:
         if r.get("type") == "case":
             state.record(r["case"], r["results"], r.get("outcome"), int(r.get("process", 0)))
+        elif r.get("type") == "kernels":
+            state.kernels[r["case"]] = r["kernels"]
         elif r.get("type") == "resume":
             state.resumes += 1
     return state

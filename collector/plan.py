@@ -52,6 +52,9 @@ class Plan:
     # --idle-wait: the longest a run waits for other processes to leave the cores before it times a case (0:
     # never wait, never re-time a contended process); collector.contention.IdlePolicy
     idle_wait_s: float = DEFAULT_IDLE_WAIT_S
+    # --kernels (on in --profile full; confirm and bisect runs always): after the timing processes, each case's call
+    # under the backend's profiler in a worker of its own (collector.kernel_pass)
+    kernels: bool = False
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -91,8 +94,9 @@ class Plan:
             case_time_limit_s=data.get("case_time_limit_s"),
             processes=int(data.get("processes", 1)),  # journals from before processes: one
             cases=tuple(data.get("cases", ())),
-            idle_wait_s=float(data.get("idle_wait_s", 0.0)),
-        )  # journals from before the wait: none
+            idle_wait_s=float(data.get("idle_wait_s", 0.0)),  # journals from before the wait: none
+            kernels=bool(data.get("kernels", False)),  # journals from before the kernel pass: none
+        )
 
 
 @dataclass

@@ -34,10 +34,12 @@ class RunState:
     parts: dict[str, dict[int, list[dict[str, Any]]]] = field(default_factory=dict)
     resumes: int = 0
     crashed: dict[str, str] = field(default_factory=dict)  # case id -> "crashed" | "timed_out"
+    kernels: dict[str, dict[str, Any]] = field(default_factory=dict)  # case id -> its breakdown (kernel pass)
 
     def record(self, cid: str, results: list[dict[str, Any]], outcome: str | None = None, process: int = 0) -> None:
         if outcome or cid in self.crashed:  # a crash makes the case its error records; a retry starts it over
             self.parts.pop(cid, None)
+            self.kernels.pop(cid, None)
         self.parts.setdefault(cid, {})[process] = results
         if outcome:
             self.crashed[cid] = outcome

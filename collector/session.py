@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from bundle.contention import contended
+from bundle.kernels import CaseKernels
 from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result
 from collector.adapters import get_adapter, resolve
 from collector.catalog import Catalog
@@ -21,12 +22,13 @@ from collector.fingerprint import current_machine, run_warnings
 from collector.fingerprint.build import current_build
 from collector.isolation import CaseOutcome, Isolator, WorkerSpec
 from collector.journal import SUFFIX, Journal
+from collector.kernel_pass import pending, profile_cases
 from collector.plan import CaseList, Plan, PlannedCase, expand
 from collector.processes import RunState, merged_results, process_share, run_note
 from collector.runner import records, run_case
 
 COLLECTOR_VERSION = "0.2.0"
-# event ("start" | "done" | "retake"), the case, its merged results once every process has measured it, the
+# event ("start" | "done" | "retake" | "kernels"), the case, its merged results once every process has measured it, the
 # process index
 Progress = Callable[[str, PlannedCase | None, list[Result] | None, int], None]
 RETAKES = 2  # times a contended worker process's timing is re-timed, at most (each a fresh process)
@@ -218,6 +220,27 @@ def _run_pending(session: Session, notify: Progress, isolate: bool) -> None:
         session.retry_crashed = False  # a crash retried in this pass is not retried again in the next process
     if isolate:
         _retake(session, notify, gate)
+    if session.plan.kernels:
+        _kernel_pass(session, notify, gate)
+
+
+def _kernel_pass(session: Session, notify: Progress, gate: IdleGate) -> None:
+    """Each timed case's call under the backend's profiler, each in a worker of its own (collector.kernel_pass),
+    after every timing: no timed figure runs beside a profiler. Like a timing, each waits for an idle machine (a
+    profiled time on a busy one is as slow as a timed one). Each breakdown is journaled as it comes."""
+    spec = worker_spec(session, 0)
+
+    def before(planned: PlannedCase) -> None:
+        gate.wait()
+        notify("kernels", planned, None, 0)
+
+    def each(planned: PlannedCase, kernels: dict[str, Any]) -> None:
+        session.journal.finish_kernels(planned.id, kernels)
+        session.state.kernels[planned.id] = kernels
+
+    profiler = spec.context().adapter.kernel_profiler()
+    todo = pending(session.cases.cases, session.state, session.plan.processes)
+    profile_cases(todo, spec, profiler, each, before, retake=lambda: gate.enabled and not gate.spent)
 
 
 def _gate(session: Session) -> IdleGate:
@@ -280,14 +303,18 @@ def build_bundle(session: Session) -> Bundle:
     h = session.state.header
     planned = [c.id for c in session.cases.cases]
     done = [cid for cid in planned if session.state.finished(cid, session.plan.processes)]
-    complete = len(done) == len(planned)
+    unprofiled = pending(session.cases.cases, session.state, session.plan.processes) if session.plan.kernels else []
+    complete = len(done) == len(planned) and not unprofiled
     warnings = list(h.get("warnings", []))
     warnings += [f"workload {w}: {why}" for w, why in session.cases.failed.items()]
     if session.state.resumes:
         warnings.append(f"run resumed {session.state.resumes} time(s) after an interruption (same run_id)")
-    if not complete:
+    if len(done) < len(planned):
         warnings.append(f"incomplete: {len(done)} of {len(planned)} cases finished")
+    if unprofiled:
+        warnings.append(f"incomplete: the kernel pass has {len(unprofiled)} case(s) still to break down (--resume)")
     results = [r for cid in done for r in case_results(session, cid)]
+    kernels = [CaseKernels.model_validate(session.state.kernels[cid]) for cid in done if cid in session.state.kernels]
     busy = run_note(results)
     if busy:
         warnings.append(busy)
@@ -302,6 +329,7 @@ def build_bundle(session: Session) -> Bundle:
         device=DeviceInfo.model_validate(h["device"]),
         tags=h.get("tags", {}),
         warnings=warnings,
+        kernels=kernels,
         results=results,
     )
 

@@ -190,6 +190,7 @@ def _plan(o: argparse.Namespace, targets: list[str]) -> dict[str, Any]:
         "case_time_limit": None,
         "processes": o.processes,
         "idle_wait": o.idle_wait,
+        "kernels": True,  # every bisect run breaks its cases down: the answer says what ran (bundle.kernels)
     }
 
 

@@ -236,6 +236,7 @@ class _Side:
             str(folder),
             "--tag",
             f"confirm_round={round_}",
+            "--kernels",  # a confirmed regression says what ran on each side (bundle.kernels)
             *[x for c in cases for x in ("--case", c)],
         ]
         workloads = sorted({c.split("|", 1)[0] for c in cases})

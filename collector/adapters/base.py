@@ -15,6 +15,7 @@ from typing import Callable
 
 import torch
 
+from collector.adapters.profilers import KernelProfiler, TorchProfiler
 from collector.adapters.sampler import PeakSampler
 
 
@@ -75,6 +76,10 @@ class Adapter(ABC):
     @abstractmethod
     def allocator_peaks(self) -> tuple[Callable[[], None] | None, Callable[[], tuple[int, int]] | None, str | None]:
         """(reset peaks, read (reserved_peak, allocated_peak), reason if the build has no peak API)."""
+
+    def kernel_profiler(self) -> KernelProfiler:
+        """The backend's own profiler for the kernel pass (collector.adapters.profilers): torch.profiler here."""
+        return TorchProfiler(self.device_type)
 
     def release_cached(self) -> None:  # noqa: B027 - a default that does nothing, not an abstract method
         """Hand the caching allocator's free blocks back to the driver (devices without one: nothing)."""

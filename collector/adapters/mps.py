@@ -1,5 +1,6 @@
 """MPS: deliberately thin. Driver figure = torch.mps.driver_allocated_memory() sampled by a thread (there is no
-driver peak API); allocator peaks from torch.accelerator.memory where the build wired MPS in (~2.14)."""
+driver peak API); allocator peaks from torch.accelerator.memory where the build wired MPS in (~2.14); the kernel
+pass reads PyTorch's MPSProfiler statistics (collector.adapters.profilers, mps_log), not torch.profiler."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import torch
 
 from collector.adapters.allocator import Peaks, allocator_peaks
 from collector.adapters.base import Adapter
+from collector.adapters.profilers import KernelProfiler, MpsStatsProfiler
 
 
 class MpsAdapter(Adapter):
@@ -33,6 +35,9 @@ class MpsAdapter(Adapter):
 
     def release_cached(self) -> None:
         torch.mps.empty_cache()
+
+    def kernel_profiler(self) -> KernelProfiler:
+        return MpsStatsProfiler()
 
     def allocator_peaks(self) -> Peaks:
         return allocator_peaks("mps")

@@ -29,6 +29,7 @@ PLAN = (
     "processes",
     "case",
     "idle_wait",
+    "kernels",
 )  # what each slot's `collector run` gets
 
 
@@ -48,6 +49,8 @@ def run_args(options: dict) -> list[str]:
     for name in ("dtype", "machine_name", "case_time_limit", "processes", "idle_wait"):
         if options.get(name) is not None:
             out += [f"--{name.replace('_', '-')}", str(options[name])]
+    if options.get("kernels"):  # a journal from before the kernel pass: none
+        out.append("--kernels")
     return out
 
 

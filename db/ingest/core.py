@@ -29,6 +29,7 @@ from bundle.provenance import STORED, stored_value
 from bundle.schema import Bundle, Result, repeated_case_rule
 from db.errors import Problem, StoreError
 from db.ingest import judge, results_text
+from db.ingest.kernels import insert_kernels
 from db.store.aa_pairs import store_pairs_of_run
 from db.store.contention import STORED_SQL
 from db.store.engine import WRITE_LOCK, bump_data_version
@@ -286,6 +287,7 @@ def _store(conn, bundle: Bundle, n: int, sha: str, uploaded_by: str | None) -> I
         run = {**_run_row(bundle, sha, n), "run_seq": seq, "uploaded_by": uploaded_by}
         conn.execute(text(f"INSERT INTO runs ({', '.join(run)}) VALUES ({', '.join(':' + k for k in run)})"), run)
         _insert_tags(conn, bundle)
+        insert_kernels(conn, bundle, seq)
         # no ORDER BY i: a run's rows land together whatever their order within it (db.store.tables: run_seq)
         conn.exec_driver_sql(
             f"INSERT INTO results ({_COLUMNS}, contention, run_seq) SELECT {_COLUMNS}, "
@@ -330,6 +332,13 @@ _DIGEST = (
 )
 
 
+def _header_json(bundle: Bundle) -> str:
+    """The header's canonical JSON, hashed into bundle_sha256: without `kernels` where a bundle has none (schema 1–4
+    and runs without the kernel pass), so a bundle stored before schema 5 keeps its hash (a re-post of it is
+    "already present", not a 409)."""
+    return bundle.model_dump_json(exclude={"results"} | (set() if bundle.kernels else {"kernels"}))
+
+
 def ingest_bundle(engine: Engine, raw, uploaded_by: str | None = None) -> IngestOutcome:
     """raw: the body (bytes or str) or a parsed document (dict); uploaded_by: the writer's token name
     (db.store.tokens), kept on the run; StoreError names what is refused."""
@@ -344,7 +353,7 @@ def ingest_bundle(engine: Engine, raw, uploaded_by: str | None = None) -> Ingest
                     _require_utf8(data)
                 raise
             digest = duck.execute(f"SELECT {_DIGEST} FROM _final").fetchall()[0][0]
-            sha = hashlib.sha256(f"{bundle.model_dump_json(exclude={'results'})}\n{digest}".encode()).hexdigest()
+            sha = hashlib.sha256(f"{_header_json(bundle)}\n{digest}".encode()).hexdigest()
             return _store(conn, bundle, n, sha, uploaded_by)
         finally:
             results_text.drop(duck)

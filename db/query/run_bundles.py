@@ -1,7 +1,8 @@
 """Stored runs as bundles again (JSON-ready dicts in bundle.schema's shape), for an export: what a selector's runs
 measured, each result with its samples per worker process and contention, in the stored (canonical) units.
 
-What the store does not keep comes back absent, never made up: a result's summary (derived from the samples anyway),
+Each case's kernels breakdown comes back too (bundle schema 5). What the store does not keep comes back absent, never
+made up: a result's summary (derived from the samples anyway),
 and for a run stored before store v12 the CPU's P/E core counts and the install source. Retracted runs are never
 selected (db.query.selectors)."""
 
@@ -17,6 +18,7 @@ from sqlalchemy import Engine
 from bundle.provenance import STORED, bundle_value
 from db.errors import Problem, StoreError
 from db.query.selectors import Selector
+from db.query.what_ran import run_breakdowns
 from db.store.read import read_frame
 
 _RESULT = (
@@ -74,6 +76,7 @@ def run_bundles(engine: Engine, run_ids: list[str]) -> Iterator[dict[str, Any]]:
             "ORDER BY CAST(split_part(result_id, ':', 2) AS BIGINT)",
             [run_id],
         )
+        kernels = run_breakdowns(engine, run_id)  # bundle schema 5: each case's breakdown of what ran
         yield {
             "schema_version": run["schema_version"],
             "run_id": run_id,
@@ -84,6 +87,7 @@ def run_bundles(engine: Engine, run_ids: list[str]) -> Iterator[dict[str, Any]]:
             "device": {"type": run["device_type"], "name": run["device_name"]},
             "tags": json.loads(run["tags_json"]),
             "warnings": json.loads(run["warnings_json"]),
+            **({"kernels": kernels} if kernels else {}),
             "results": [_result(row) for row in results.to_dict("records")],
         }
 

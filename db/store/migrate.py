@@ -2,7 +2,7 @@
 run_seq; v2: before the build's library versions; v3: before the A/A pairs; v4: before uploaded_by and
 retractions; v5: before the A/A groups' pending counts; v6: before per-process samples and per-case A/A figures; v7: before the side summaries; v8: before per-process contention and correctness rounding; v9: before
 signed-out sessions were kept in the store (a file beside it, db.store.sessions); v10: before the side summaries were kept
-after an upload (db.store.upkeep); v11: before the CPU's core counts and the install source. Each migration runs in the
+after an upload (db.store.upkeep); v11: before the CPU's core counts and the install source; v12: before each case's kernels breakdown. Each migration runs in the
 one transaction that also
 stamps the new store_version, so a store is never stamped ahead of its data."""
 
@@ -210,6 +210,12 @@ def _v11_to_v12(conn) -> None:
     add_declared_columns(conn)
 
 
+def _v12_to_v13(conn) -> None:
+    """v13 keeps each case's kernels breakdown (bundle schema 5: case_kernels, keyed by run and case). Runs stored
+    before have none (their bundles carried none). The table is made by db.store.engine._prepare with any other
+    missing one, in this same transaction (keyless on a lake: db.store.lake.create_tables)."""
+
+
 MIGRATIONS = {
     0: _v0_to_v1,
     1: _v1_to_v2,
@@ -223,6 +229,7 @@ MIGRATIONS = {
     9: _v9_to_v10,
     10: _v10_to_v11,
     11: _v11_to_v12,
+    12: _v12_to_v13,
 }
 
 

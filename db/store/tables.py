@@ -16,7 +16,7 @@ from sqlmodel import Field, SQLModel
 
 from bundle.provenance import STORED, Stored, kind
 
-STORE_VERSION = 12  # bump with a migration in db/store/migrate.py
+STORE_VERSION = 13  # bump with a migration in db/store/migrate.py
 
 
 class Meta(SQLModel, table=True):
@@ -110,6 +110,29 @@ class ResultRow(SQLModel, table=True):
     passed: bool | None = None
     tolerance: float | None = Field(default=None, sa_type=Double)
     rounding: float | None = Field(default=None, sa_type=Double)  # correctness: the figure rounding alone gives
+    run_seq: int | None = Field(default=None, sa_type=BigInteger)  # = its run's run_seq
+
+
+class CaseKernelsRow(SQLModel, table=True):
+    """One case's kernels breakdown in one run (bundle schema 5, bundle.kernels): what ran, per op call. Its entries
+    as JSON text, each {name, kind, calls_per_call, device_time_us (µs), share, bytes_per_call (B)}, as the bundle
+    carries them; device_time_us here is their sum (bundle.kernels.device_time_us), for a read that wants only it."""
+
+    __tablename__ = "case_kernels"
+    run_id: str = Field(primary_key=True)
+    workload: str = Field(primary_key=True)
+    case_key: str = Field(primary_key=True)
+    dtype: str = Field(primary_key=True)
+    compile: str = Field(primary_key=True)
+    params_json: str
+    metric: str  # the time per call it explains (op_time, decode_time, …)
+    status: str  # ok | unsupported | unavailable | error
+    message: str | None = None
+    profiler: str
+    op_calls: int | None = Field(default=None, sa_type=BigInteger)
+    device_time_us: float | None = Field(default=None, sa_type=Double)  # µs per op call; NULL without entries
+    entries_json: str = "[]"
+    warnings_json: str = "[]"
     run_seq: int | None = Field(default=None, sa_type=BigInteger)  # = its run's run_seq
 
 
