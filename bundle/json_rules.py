@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from bundle.metrics import METRICS, Sign
+from bundle.fields import Status
+from bundle.metrics import LATENCIES, METRICS, Sign
 from bundle.units import ALIASES, UNITS
 
 # local date 2001-01-01..2099-12-31 (with any offset its UTC year stays within bundle.schema.YEARS), a real day
@@ -45,6 +46,8 @@ RELATIONAL = (
     "`processes` splits the samples exactly",
     "`contention` has one share per worker process",
     "a schema 1-3 summary agrees with the samples",
+    "a breakdown names each (kind, name) once",
+    "a breakdown entry's share is its time over the breakdown's device time",
 )
 
 
@@ -96,3 +99,25 @@ def bundle_schema(schema: dict[str, Any]) -> None:
     for option in [props["started_at"], *props["ended_at"].get("anyOf", [])]:
         if option.get("type") == "string":
             option["pattern"] = TIMESTAMP_PATTERN
+
+
+def kernels_schema(schema: dict[str, Any]) -> None:
+    """A case's breakdown's JSON Schema (bundle.kernels.CaseKernels), completed in place with its model check's
+    rules: the metric is a time per call; status ok has entries and op_calls, any other status a message and no
+    entries; never fallback (its CPU fallbacks are entries)."""
+    props = schema["properties"]
+    props["metric"]["enum"] = list(LATENCIES)
+    props["status"] = {"enum": [s.value for s in Status if s is not Status.fallback]}
+    schema["allOf"] = [
+        {
+            "if": {"properties": {"status": {"const": "ok"}}, "required": ["status"]},
+            "then": {
+                "properties": {"entries": {"minItems": 1}, "op_calls": {"type": "integer"}},
+                "required": ["entries", "op_calls"],
+            },
+            "else": {
+                "properties": {"entries": {"maxItems": 0}, "message": {"type": "string", "minLength": 1}},
+                "required": ["message"],
+            },
+        }
+    ]

@@ -18,17 +18,17 @@ import math
 from enum import Enum
 from typing import Annotated, Any, Sequence
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from bundle.contention import Share
 from bundle.fields import Name, ParamValue, Status, Strict, Text, case_key_rule, field_error
-from bundle.metrics import METRICS
+from bundle.json_rules import SAMPLE_MAX, kernels_schema
+from bundle.metrics import LATENCIES
 from bundle.stats import FiniteFloat
 
 EntryName = Annotated[str, StringConstraints(min_length=1, max_length=2000)]
-NonNegative = Annotated[FiniteFloat, Field(ge=0.0)]
+NonNegative = Annotated[FiniteFloat, Field(ge=0.0, le=SAMPLE_MAX)]  # sums of 10,000 stay finite
 MAX_ENTRIES = 10_000
-LATENCIES = tuple(m.name for m in METRICS.values() if m.quantity == "latency")  # what a breakdown can explain
 SHARE_TOLERANCE = 1e-6  # how closely a stated share must match time / the breakdown's device time
 
 
@@ -89,6 +89,8 @@ def shares_rule(entries: Sequence[KernelEntry]) -> None:
 
 class CaseKernels(Strict):
     """One case's breakdown: which case, which timed metric it explains, how it was profiled, the entries."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=kernels_schema)  # its checks, stated
 
     workload: Name
     params: dict[Name, ParamValue]

@@ -126,6 +126,7 @@ _METRICS = [
 METRICS: dict[str, Metric] = {m.name: m for m in _METRICS}
 DERIVED: dict[str, str] = {m.name: m.derived_from for m in _METRICS if m.derived_from}  # figure -> its timing
 RATIO_METRICS = tuple(m.name for m in _METRICS if m.comparison is Comparison.ratio)  # compared as ratios
+LATENCIES = tuple(m.name for m in _METRICS if m.quantity == "latency")  # times per call: what a breakdown explains
 # the figures a timing clock gives (and those computed from one): what other processes on the cores inflate
 TIMINGS = tuple(m.name for m in _METRICS if m.quantity in ("latency", "bandwidth", "throughput"))
 

@@ -179,6 +179,8 @@ UPLOAD_RELATIONAL = (
     "contention shares for",
     "summary does not match the samples",
     "Input should be a valid integer",
+    "is listed twice (one entry per name)",  # a breakdown's entries (bundle.json_rules.RELATIONAL)
+    "does not match device_time_us / the breakdown's device time",
 )
 
 

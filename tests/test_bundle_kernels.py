@@ -79,3 +79,14 @@ def test_schema_5_carries_kernels_once_per_case_and_4_still_reads():
         Bundle(**make_bundle(schema_version=5, kernels=[_kernels(), _kernels()]))
     with pytest.raises(ValidationError, match="schema_version 6 is not supported"):
         Bundle(**make_bundle(schema_version=6))
+
+
+def test_an_entry_time_past_the_sample_bound_is_refused_before_its_sum_overflows():
+    """schemathesis found 10 entries of ~1e308 µs reaching a 500 (math.fsum overflows): an entry's time is bounded
+    as a sample is (bundle.json_rules.SAMPLE_MAX), so the sum of any breakdown stays finite."""
+    huge = [_entry(f"aten::op{i}", time=1e308, share=0.5) for i in range(2)]
+    with pytest.raises(ValidationError) as refused:
+        CaseKernels(**_kernels(entries=huge))
+    assert any(e["loc"][-1] == "device_time_us" and e["type"] == "less_than_equal" for e in refused.value.errors())
+    fine = [_entry("aten::a", time=1e150, share=0.5), _entry("aten::b", time=1e150, share=0.5)]
+    assert CaseKernels(**_kernels(entries=fine)).device_time_us == 2e150
