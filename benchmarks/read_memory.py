@@ -236,7 +236,9 @@ def measure(server: Server, read: Read, browser, settle: float) -> dict:
     took = time.perf_counter() - t0
     if server.over_cap:
         return {"status": "over cap", "start_mb": start, "peak_mb": server.cap_mb, "after_mb": None, "s": took}
-    peak = server.peak()
+    # the peak counts the start: Linux syncs a thread's RSS counter lazily, so VmHWM can read ~0.1 MB under an
+    # earlier VmRSS (and a server giving memory back between the two reads lowers the reset's mark)
+    peak = max(server.peak(), start)
     time.sleep(settle)
     return {"status": status, "start_mb": start, "peak_mb": peak, "after_mb": server.rss(), "s": took, "bytes": size}
 
