@@ -88,6 +88,7 @@ def reads(round_no: int, builds: int, pages: bool = True) -> list[Read]:
         Read("openapi", "api", "/api/v1/openapi.json"),
         Read("runs", "api", "/api/v1/runs"),
         Read("sweeps", "api", "/api/v1/sweeps"),
+        # idle-wait: an API read named "sweep", not a collector run
         Read("sweep", "api", "/api/v1/sweeps/0123456789abcdef"),  # no sweep stored: its 404
         Read("overview", "api", "/api/v1/overview", pair if later else {}),
         Read("trends", "api", "/api/v1/trends", trend),

@@ -32,10 +32,11 @@ CASE = 'softmax|{"rows":8,"vocab":151936}|float32|eager'
 WITHIN = 0.25
 
 
-def collect(python: str, out: Path, args: list[str], env: dict) -> Path:
+def collect(python: str, out: Path, args: list[str], env: dict, idle_wait: float) -> Path:
     """One `collector run` with `python`; its bundle."""
     before = set(out.glob("*.json")) if out.exists() else set()
-    cmd = [python, "-m", "collector", "run", "--device", "cpu", "--out", str(out), "--kernels", *args]
+    wait = ["--idle-wait", f"{idle_wait:g}"]
+    cmd = [python, "-m", "collector", "run", "--device", "cpu", "--out", str(out), "--kernels", *wait, *args]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     made = sorted(set(out.glob("*.json")) - before)
     if done.returncode != 0 or not made:
@@ -126,8 +127,8 @@ def planted(base: Path, processes: int, idle_wait: float, env: dict) -> dict:
     from db.store.engine import open_store
 
     pythons = plant(base / "builds")
-    args = ["--case", CASE, "--workload", "softmax", "--processes", str(processes), "--idle-wait", f"{idle_wait:g}"]
-    bundles = [json.loads(collect(str(p), base / "runs", args, env).read_text()) for p in pythons]
+    args = ["--case", CASE, "--workload", "softmax", "--processes", str(processes)]
+    bundles = [json.loads(collect(str(p), base / "runs", args, env, idle_wait).read_text()) for p in pythons]
     engine = open_store(str(base / "store.duckdb"))
     try:
         for b in bundles:
@@ -173,7 +174,7 @@ def main() -> None:
             else:
                 run = ["--suite", "kernels", "--profile", "quick", "--processes", str(a.processes)]
                 where = a.keep or Path(tmp) / "spread"
-                made = collect(sys.executable, where, [*run, "--idle-wait", f"{a.idle_wait:g}"], env)
+                made = collect(sys.executable, where, run, env, a.idle_wait)
                 bundle = json.loads(made.read_text())
             rows = ratios(bundle)
             out["spread"] = {**spread(rows), "run_id": bundle["run_id"], "per_case": rows}

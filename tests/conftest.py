@@ -13,6 +13,18 @@ import pytest
 os.environ.setdefault("MPSBENCH_PROCESSES", "2")
 
 
+@pytest.fixture(autouse=True)
+def not_a_server():
+    """A page test runs app.py in this process, and app.py marks the process a server (db.store.pool.serve_limits:
+    its stores read with 256 MiB of DuckDB memory): each test starts as the CLI does, with its share of the RAM."""
+    from db.store import pool
+
+    serving = pool._serving
+    pool._serving = False
+    yield
+    pool._serving = serving
+
+
 @pytest.fixture
 def engine(tmp_path):
     """An empty store of the newest version, on disk."""

@@ -161,7 +161,10 @@ def test_confirm_bisect_and_sweep_runs_ask_for_the_pass(tmp_path, monkeypatch):
 
     base = {"profile": "quick", "device": "cpu", "compile": "eager"}
     assert run_args({**base, "kernels": True})[-1] == "--kernels" and "--kernels" not in run_args(base)
-    assert Plan.from_json({}).kernels is False and Plan.from_json(Plan(kernels=True).to_json()).kernels is True
+    assert (
+        Plan.from_json({}).kernels is False
+        and Plan.from_json(Plan(kernels=True, idle_wait_s=0.0).to_json()).kernels is True
+    )
     case = 'softmax|{"rows":8,"vocab":151936}|float32|eager'
     o = argparse.Namespace(device="cpu", machine_name=None, processes=2, idle_wait=0.0)
     assert "--kernels" in run_args(_plan(o, [case]))
