@@ -18,8 +18,10 @@ from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_
 from db.views.defaults import default_sides, side_labels
 from db.views.empty_reason import empty_reason
 from db.views.verdict_cards import verdict_cards
+from db.views.what_ran import case_what_ran
 from pages.charts import ratio_chart, ratio_chart_px, samples_chart
 from pages.verdict import show_summary
+from pages.what_ran import what_ran_panel
 from pages.widgets import (
     engine,
     follow_url,
@@ -125,6 +127,7 @@ def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFra
         if case.derived:
             st.text(case.derived)
     table(case_provenance(engine(), result.query, case))
+    what_ran_panel(case_what_ran(engine(), result.query, case))
 
 
 def _status_panel(changes: pd.DataFrame) -> None:
