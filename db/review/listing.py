@@ -126,7 +126,14 @@ def _what_ran(engine: Engine, query: CompareQuery, rows: pd.DataFrame) -> None:
     found = rows_what_ran(engine, query, rows)
     rows["what_ran"] = [w.words() for w in found]
     if any(w.path_changed for w in found):
-        rows["why"] = [f"{w.headline()}; {why}" if w.path_changed else why for w, why in zip(found, rows["why"])]
+        rows["why"] = [_first(w.headline(), why) for w, why in zip(found, rows["why"])]
+
+
+def _first(headline: str | None, why: str) -> str:
+    """The reason with the path change first (a doubtful case has no reason of its own: the change alone)."""
+    if not headline:
+        return why
+    return f"{headline}; {why}" if why else headline
 
 
 # a small PSNR drop (the error at most ~4× the baseline's) leaving the case this far above its tolerance is listed
