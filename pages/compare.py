@@ -96,7 +96,7 @@ def _ratio_section(rows: pd.DataFrame, baseline: str) -> pd.DataFrame:
 
 def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFrame, picked: int | None) -> None:
     """The case picked in the table (else the worst regression, else the largest change): its samples on both
-    sides, its trend link and both sides' runs with their provenance. The menu holds the chart's cases and the
+    sides, its trend link, both sides' runs with their provenance and what ran on each (pages/what_ran.py). The menu holds the chart's cases and the
     one picked: what the screen shows, not every case (50k options are megabytes for the browser)."""
     st.subheader("Case detail")
     order = chart.row.tolist() or rows.row.tolist()[:CHART_MAX]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 import streamlit as st
 from starlette.applications import Starlette
@@ -20,7 +21,7 @@ from db.review.comparison import CompareQuery
 from db.review.review import Review
 from db.review.summary import review_answer
 from db.store.engine import open_store
-from db.views.what_ran import case_what_ran
+from db.views.what_ran import case_what_ran, compare_what_ran
 from mpsbench import bisect as bisect_cli
 from mpsbench.bisect_search import Search
 from mpsbench.bisect_steps import State, _figures
@@ -79,6 +80,24 @@ def test_the_case_detail_names_the_path_change_and_draws_both_sides_in_cpu_micro
     none = case_what_ran(engine, query, _case(LINEAR))
     assert none.bars.empty and none.what_ran.line() == NO_BREAKDOWN
     assert none.note == "No breakdown on either side of this case: `mpsbench run --kernels` records one (CPU)."
+
+
+def test_every_listed_case_is_read_in_one_query_however_many(engine, monkeypatch):
+    """One SQL read for all the rows (never one per row); past MANY cases the sides' breakdowns are read whole and
+    picked here: the same answer."""
+    import db.query.what_ran as query_what_ran
+
+    reads = []
+    real = query_what_ran.read_frame
+    monkeypatch.setattr(query_what_ran, "read_frame", lambda *a, **k: reads.append(a[1]) or real(*a, **k))
+    query = CompareQuery.from_params(SIDES)
+    rows = pd.DataFrame([_case(SOFTMAX, "linux-1"), _case(LINEAR, "linux-1")] * 3)
+    listed = compare_what_ran(engine, query, rows)
+    assert len(reads) == 1 and "VALUES" in reads[0]
+    assert listed.what_ran.tolist() == [WORDS, NO_BREAKDOWN] * 3
+    monkeypatch.setattr(query_what_ran, "MANY", 1)
+    again = compare_what_ran(engine, query, rows)
+    assert len(reads) == 2 and "VALUES" not in reads[1] and again.what_ran.tolist() == listed.what_ran.tolist()
 
 
 @pytest.fixture
