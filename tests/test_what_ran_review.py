@@ -21,6 +21,7 @@ from db.review.comparison import CompareQuery
 from db.review.review import Review
 from db.review.summary import review_answer
 from db.store.engine import open_store
+from db.views.regressions import regressions_view
 from db.views.what_ran import case_what_ran, compare_what_ran
 from mpsbench import bisect as bisect_cli
 from mpsbench.bisect_search import Search
@@ -133,6 +134,8 @@ def test_a_regression_whose_path_changed_says_so_first(engine):
     assert found["softmax"]["why"] == f"{CHANGE}; significant slowdown"
     assert found["softmax"]["what_ran"] == WORDS
     assert found["linear"]["why"] == "significant slowdown" and found["linear"]["what_ran"] == NO_BREAKDOWN
+    page = regressions_view(engine, Review.from_params(SIDES)).found  # the page's table: the same words
+    assert page.set_index("workload").loc["softmax", ["why", "what_ran"]].tolist() == [found["softmax"]["why"], WORDS]
 
 
 def test_the_bisect_answer_names_the_path_change_between_last_good_and_first_bad(engine):
