@@ -9,8 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from db.views.what_ran import CaseWhatRan
+from pages.charts import FIT_WIDTH
 
-BAR_PX = 46  # each side's bar, and its label, readable
+BAR_PX = 40  # each side's row: its bar and its label (a box of fixed height squeezed both to a few px)
 
 
 def what_ran_chart(bars: pd.DataFrame, axis: str) -> alt.Chart:
@@ -21,7 +22,12 @@ def what_ran_chart(bars: pd.DataFrame, axis: str) -> alt.Chart:
         .encode(
             x=alt.X("sum(device_time_us):Q", title=axis, stack="zero"),
             y=alt.Y("side:N", title=None, sort=None, axis=alt.Axis(labelLimit=320)),
-            color=alt.Color("entry:N", title="entry (kernel, graph or aten op)", legend=alt.Legend(labelLimit=320)),
+            # below the bars, in columns: 9 names beside a 2-bar chart were cut off by its height
+            color=alt.Color(
+                "entry:N",
+                title="entry (kernel, graph or aten op)",
+                legend=alt.Legend(orient="bottom", columns=3, labelLimit=320, titleLimit=400),
+            ),
             order=alt.Order("device_time_us:Q", sort="descending"),
             tooltip=[
                 alt.Tooltip("side:N"),
@@ -31,7 +37,7 @@ def what_ran_chart(bars: pd.DataFrame, axis: str) -> alt.Chart:
                 alt.Tooltip("calls_per_call:Q", title="calls per op call", format=".3g"),
             ],
         )
-        .properties(height=BAR_PX * max(1, bars.side.nunique()))
+        .properties(height=alt.Step(BAR_PX), autosize=FIT_WIDTH)
     )
 
 

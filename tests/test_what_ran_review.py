@@ -22,7 +22,7 @@ from db.review.review import Review
 from db.review.summary import review_answer
 from db.store.engine import open_store
 from db.views.regressions import regressions_view
-from db.views.what_ran import case_what_ran, compare_what_ran
+from db.views.what_ran import LABEL_WIDTH, TOP_ENTRIES, breakdown_bars, case_what_ran, compare_what_ran
 from mpsbench import bisect as bisect_cli
 from mpsbench.bisect_search import Search
 from mpsbench.bisect_steps import State, _figures
@@ -174,3 +174,22 @@ def test_the_compare_page_shows_the_panel(stored, monkeypatch):
     texts = [t.value for t in at.text]
     assert "No breakdown on either side of this case: `mpsbench run --kernels` records one (CPU)." in texts
     assert WORDS not in texts and len(at.get("vega_lite_chart")) == 2
+
+
+def test_the_bars_cut_long_names_and_stack_the_smallest_as_other():
+    """A CUDA kernel's template name runs to hundreds of characters: cut to LABEL_WIDTH on the chart, whole in the
+    tooltip; past TOP_ENTRIES the smaller entries are one "other" segment with their summed µs."""
+    long = "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>(" + "x" * 200 + ")"
+    entries = [{"name": long, "kind": "device_kernel", "calls_per_call": 1.0, "device_time_us": 50.0, "share": 0.5}]
+    entries += [
+        {"name": f"k{i}", "kind": "device_kernel", "calls_per_call": 1.0, "device_time_us": 10.0 - i, "share": 0.05}
+        for i in range(10)
+    ]
+    side = {"status": "ok", "metric": "op_time", "profiler": "torch.profiler", "entries": entries}
+    bars = breakdown_bars([side], [], "baseline", "candidate")
+    assert set(bars.side) == {"baseline"} and len(bars) == TOP_ENTRIES + 1
+    [cut] = bars[bars.name == long].entry
+    assert len(cut) == LABEL_WIDTH and cut.endswith("…") and long.startswith(cut[:-1])
+    [other] = bars[bars.kind == "other"].itertuples()
+    assert other.entry == "other (3 entries)" and other.device_time_us == pytest.approx(3.0 + 2.0 + 1.0)
+    assert bars.device_time_us.sum() == pytest.approx(50.0 + sum(10.0 - i for i in range(10)))
