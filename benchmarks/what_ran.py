@@ -139,6 +139,7 @@ def planted(base: Path, processes: int, idle_wait: float, env: dict) -> dict:
             engine, parse_selector(f"torch={versions[0]}", "b"), parse_selector(f"torch={versions[1]}", "c"),
             (workload, key, dtype, compile_mode),
         )  # fmt: skip
+        shown = _shown(engine, versions, bundles[0]["machine"]["name"])
     finally:
         engine.dispose()
     found = what_ran(*sides, subject="softmax")
@@ -147,7 +148,33 @@ def planted(base: Path, processes: int, idle_wait: float, env: dict) -> dict:
         "builds": versions,
         "op_time_us": [r["op_time_us"] for b in bundles for r in ratios(b)],
         "what_ran": found.to_json(),
+        **shown,
     }
+
+
+def _shown(engine, versions: list[str], machine: str) -> dict:
+    """What the review shows of the case: Compare's case detail (its panel's words and bars, db.views.what_ran) and
+    the case's rows in the review's lists (Regressions' `why` and `what_ran`), wherever it is listed."""
+    from db.review.review import Review
+    from db.review.summary import review_answer
+    from db.views.what_ran import case_what_ran
+
+    params = {"baseline": f"torch={versions[0]}", "candidate": f"torch={versions[1]}", "scope": "machine"}
+    workload, key, dtype, compile_mode = CASE.split("|")
+    case = {"scope": machine, "device": "cpu", "workload": workload, "case_key": key, "dtype": dtype,
+            "compile": compile_mode}  # fmt: skip
+    review = Review.from_params(params)
+    page = case_what_ran(engine, review.compare, case)
+    answer = review_answer(engine, review)
+    listed = [
+        {"list": name, "metric": r["metric"], "why": r["why"], "what_ran": r["what_ran"]}
+        for name in ("regressions", "unconfirmed", "suspected")
+        for r in answer[name]
+        if (r["workload"], r["case_key"]) == (workload, key)
+    ]
+    bars = [{**r, "device_time_us": round(r["device_time_us"], 2)} for r in page.bars.to_dict("records")]
+    return {"page": {"words": page.what_ran.words(), "note": page.note, "axis": page.axis, "bars": bars},
+            "listed": listed}  # fmt: skip
 
 
 def main() -> None:
@@ -209,6 +236,9 @@ def main() -> None:
         print(f"  op_time median {times}; breakdown {w['baseline_us']:.1f} → {w['candidate_us']:.1f} µs per op call")
         for m in p["what_ran"]["moved"]:
             print(f"  {m['name']}: {m['baseline_us']:.1f} → {m['candidate_us']:.1f} µs per op call")
+        print(f"  Compare's case detail: {p['page']['words']}")
+        for r in p["listed"]:
+            print(f"  {r['list']} ({r['metric']}): {r['why']}")
 
 
 if __name__ == "__main__":

@@ -331,6 +331,8 @@ def _answer(search: Search, state: State, stepper: Stepper, say: Callable[[str],
             f"  {r['case']} {r['metric']}: {r['baseline_value']} (last good) → {r['candidate_value']} (first bad): "
             f"{r['change']} than the last good build"
         )
+        if r.get("what_ran"):  # a journal written before what ran was listed has none
+            say(f"    what ran: {r['what_ran']}")
     good, bad = (state.builds.get(i, {}).get("git_hash") for i in (lo, hi))
     if good and bad:
         say(

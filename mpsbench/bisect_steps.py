@@ -249,5 +249,6 @@ def _figures(row: dict) -> dict:
         "candidate_median",
         "unit",
         "oriented_ratio",
+        "what_ran",  # what changed in what ran (bisect runs break their cases down): a path change named
     )
     return {k: row.get(k) for k in keep}

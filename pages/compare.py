@@ -18,8 +18,10 @@ from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_
 from db.views.defaults import default_sides, side_labels
 from db.views.empty_reason import empty_reason
 from db.views.verdict_cards import verdict_cards
+from db.views.what_ran import case_what_ran
 from pages.charts import ratio_chart, ratio_chart_px, samples_chart
 from pages.verdict import show_summary
+from pages.what_ran import what_ran_panel
 from pages.widgets import (
     engine,
     follow_url,
@@ -94,7 +96,7 @@ def _ratio_section(rows: pd.DataFrame, baseline: str) -> pd.DataFrame:
 
 def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFrame, picked: int | None) -> None:
     """The case picked in the table (else the worst regression, else the largest change): its samples on both
-    sides, its trend link and both sides' runs with their provenance. The menu holds the chart's cases and the
+    sides, its trend link, both sides' runs with their provenance and what ran on each (pages/what_ran.py). The menu holds the chart's cases and the
     one picked: what the screen shows, not every case (50k options are megabytes for the browser)."""
     st.subheader("Case detail")
     order = chart.row.tolist() or rows.row.tolist()[:CHART_MAX]
@@ -125,6 +127,7 @@ def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFra
         if case.derived:
             st.text(case.derived)
     table(case_provenance(engine(), result.query, case))
+    what_ran_panel(case_what_ran(engine(), result.query, case))
 
 
 def _status_panel(changes: pd.DataFrame) -> None:

@@ -82,3 +82,46 @@ def run_breakdowns(engine: Engine, run_id: str) -> list[dict[str, Any]]:
         found.pop("run_id")
         out.append(found)
     return out
+
+
+# (scope value, device, workload, case_key, dtype, compile): a compared case as a review's rows name it
+CaseKey = tuple[str, str, str, str, str, str]
+MANY = 256  # more cases than this are read as every breakdown of the sides' runs (a 50k-row VALUES list is slower)
+
+
+def cases_breakdowns(
+    engine: Engine, baseline: Selector, candidate: Selector, cases: list[CaseKey], scope: str = "machine"
+) -> dict[CaseKey, tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
+    """Each listed case's (baseline's, candidate's) breakdowns, as case_breakdowns gives one case's, in one SQL read
+    for all of them (a page's shown rows, a review's regressions): never a read per case. A case with none on
+    either side is absent."""
+    wanted = sorted(set(cases))
+    if not wanted:
+        return {}
+    expr = scope_sql(scope)
+    sides, params = [], []
+    for side, selector in (("baseline", baseline), ("candidate", candidate)):
+        sql, args = selector.run_ids_sql()
+        sides.append(f"SELECT '{side}' AS side, run_id FROM ({sql})")
+        params += args
+    sql = f"WITH side_runs AS ({' UNION ALL '.join(sides)})"
+    join = ""
+    if len(wanted) <= MANY:
+        sql += ", wanted(scope_value, device, workload, case_key, dtype, compile) AS (VALUES "
+        sql += ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(wanted)) + ")"
+        params += [str(v) for key in wanted for v in key]
+        join = (
+            f"JOIN wanted w ON w.scope_value = {expr} AND w.device = ru.device_type AND w.workload = k.workload "
+            "AND w.case_key = k.case_key AND w.dtype = k.dtype AND w.compile = k.compile"
+        )
+    sql += (
+        f" SELECT s.side, {_FIELDS}, k.case_key, {expr} AS scope, ru.device_type AS device FROM case_kernels k "
+        f"JOIN side_runs s ON s.run_id = k.run_id JOIN runs ru ON ru.run_id = k.run_id {join} ORDER BY k.run_seq"
+    )
+    keep = set(wanted)
+    out: dict[CaseKey, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+    for row in read_frame(engine, sql, params).to_dict("records"):
+        key = (str(row["scope"]), row["device"], row["workload"], row["case_key"], row["dtype"], row["compile"])
+        if key in keep:
+            out.setdefault(key, ([], []))[0 if row["side"] == "baseline" else 1].append(_breakdown(row))
+    return out

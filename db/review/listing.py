@@ -21,6 +21,7 @@ from db.review.comparison import CompareQuery
 from db.review.derived import derived_text
 from db.review.review import JudgedReview, Review, judge_review
 from db.review.rules import PASSED_FAILED, REGRESSION, SUSPECTED, UNCONFIRMED_STATE, is_correctness
+from db.review.what_ran_cases import rows_what_ran
 from db.review.wording import format_value
 from db.store.triage import NOTE_KEY, note_states
 
@@ -34,6 +35,7 @@ COLUMNS = [
     "baseline_value",
     "candidate_value",
     "why",
+    "what_ran",
     "verdict",
     "doubt",
     "contention",
@@ -111,10 +113,27 @@ def _listed(engine: Engine, judged: JudgedReview, verdicts: tuple[str, ...]) -> 
         ["severity", "worse_by"] + NOTE_KEY, ascending=[True, False] + [True] * len(NOTE_KEY), kind="stable"
     )
     merged["case"] = case_names(merged) if len(merged) else []
+    _what_ran(engine, review.compare, merged)
     # each median with its unit, readable (8.000 GiB, not 8589934592); the raw medians stay, further right
     for side in ("baseline", "candidate"):
         merged[f"{side}_value"] = [format_value(v, u) for v, u in zip(merged[f"{side}_median"], merged["unit"])]
     return merged.reindex(columns=COLUMNS).reset_index(drop=True)
+
+
+def _what_ran(engine: Engine, query: CompareQuery, rows: pd.DataFrame) -> None:
+    """Each listed row's "what changed in what ran" (`what_ran`, one read for every row); a row whose path changed
+    says so first in its reason (`why`): a slower kernel and another path call for different fixes."""
+    found = rows_what_ran(engine, query, rows)
+    rows["what_ran"] = [w.words() for w in found]
+    if any(w.path_changed for w in found):
+        rows["why"] = [_first(w.headline(), why) for w, why in zip(found, rows["why"])]
+
+
+def _first(headline: str | None, why: str) -> str:
+    """The reason with the path change first (a doubtful case has no reason of its own: the change alone)."""
+    if not headline:
+        return why
+    return f"{headline}; {why}" if why else headline
 
 
 # a small PSNR drop (the error at most ~4× the baseline's) leaving the case this far above its tolerance is listed

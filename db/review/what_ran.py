@@ -26,6 +26,7 @@ from bundle.kernels import DEVICE_KINDS, KernelKind
 RAN = 0.5  # calls per op call from which an entry is part of a side's path
 TOP = 3  # entries named as the ones that moved most
 NAME_WIDTH = 60  # a name in words is cut here (CUDA kernels' template names run to hundreds of characters)
+NO_BREAKDOWN = "no breakdown on either side (`mpsbench run --kernels` records one)"
 _KIND_WORDS = {KernelKind.graph: "an MPSGraph graph", KernelKind.kernel: "a Metal kernel"}
 
 
@@ -142,6 +143,12 @@ class WhatRan:
             return f"same path; moved most: {self.moved[0].words()}"
         return "same path; no entry's device time moved"
 
+    def words(self) -> str:
+        """line(), and where the path changed the entry that moved most after it: what a listed regression says."""
+        if self.changes and self.moved:
+            return f"{self.line()}; moved most: {self.moved[0].words()}"
+        return self.line()
+
     def to_json(self) -> dict[str, Any]:
         return {
             "compared": self.compared,
@@ -153,6 +160,7 @@ class WhatRan:
             "candidate_us": self.candidate_us,
             "unit": "µs per op call",
             "line": self.line(),
+            "words": self.words(),
         }
 
 
@@ -162,6 +170,8 @@ def what_ran(
     """Compare one case's breakdowns (each a run's, as stored: status, metric, profiler, entries) on two sides.
     `subject` names the case in words (its workload: "softmax")."""
     b, c = merge_side(baseline), merge_side(candidate)
+    if b is None and c is None:
+        return WhatRan(False, NO_BREAKDOWN)
     if b is None or c is None:
         which = "baseline" if b is None else "candidate"
         why = "its runs were made without --kernels, or the kernel pass failed there"
@@ -248,5 +258,9 @@ def _names(names: set[str], side: Side) -> str:
     return ", ".join(_short(n) for n in sorted(names, key=lambda n: (-time.get(n, 0.0), n)))
 
 
-def _short(name: str) -> str:
-    return name if len(name) <= NAME_WIDTH else name[: NAME_WIDTH - 1] + "…"
+def short_name(name: str, width: int = NAME_WIDTH) -> str:
+    """A name cut to `width` characters (…): a CUDA kernel's template name runs to hundreds."""
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+_short = short_name

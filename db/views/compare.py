@@ -22,6 +22,7 @@ from db.views.compare_chart import case_rows
 from db.views.empty_reason import empty_reason
 from db.views.trends import FIELDS as TREND_FIELDS
 from db.views.trends import trend_urls
+from db.views.what_ran import compare_what_ran
 
 
 def named_cases(cases: pd.DataFrame) -> pd.DataFrame:
@@ -147,7 +148,8 @@ def compare_answer(engine: Engine, review: Review, rows: Callable[[pd.DataFrame]
         "filters": {k: list(v) for k, v in q.filters},
         "notes": result.notes,
         "empty_reason": empty_reason(result),  # null when cases were compared; else why none were
-        "cases": rows(shown_cases(case_order(case_rows(judged)))),  # the page's order and words
+        # the page's order and words, each case with what changed in what ran (the case detail's words)
+        "cases": rows(compare_what_ran(engine, q, shown_cases(case_order(case_rows(judged))))),
         "families": rows(result.families),
         "status_changes": rows(status_changes(result.cases, result.unmatched)),
         "unmatched": rows(named_unmatched(result.unmatched)),
