@@ -49,21 +49,24 @@ def planted_version(i: int) -> tuple[str, str]:
 
 def plant(folder: Path, n: int, first_bad: int, factor: float, python: str = sys.executable) -> list[Path]:
     """n wrapper interpreters, oldest first; builds first_bad.. are `factor` slower at softmax."""
-    out = []
-    for i in range(n):
-        version, git = planted_version(i)
-        home = folder / f"n{i:02d}"
-        (home / "site").mkdir(parents=True, exist_ok=True)
-        (home / "bin").mkdir(exist_ok=True)
-        (home / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE + _VERSION.format(version=version, git=git))
-        slow = f"{factor:g}" if i >= first_bad else "1"
-        wrapper = home / "bin" / "python"
-        wrapper.write_text(
-            f'#!/bin/sh\nPYTHONPATH="{home / "site"}:$PYTHONPATH" MPSBENCH_PLANTED_FACTOR={slow} exec "{python}" "$@"\n'
-        )
-        wrapper.chmod(0o755)
-        out.append(wrapper)
-    return out
+    return [
+        planted_python(folder, i, f"MPSBENCH_PLANTED_FACTOR={factor if i >= first_bad else 1:g}", python)
+        for i in range(n)
+    ]
+
+
+def planted_python(folder: Path, i: int, setting: str, python: str = sys.executable) -> Path:
+    """Planted nightly i's wrapper interpreter: this torch reporting planted_version(i), with `setting` (an
+    environment assignment read by the planted sitecustomize) in every process it starts."""
+    version, git = planted_version(i)
+    home = folder / f"n{i:02d}"
+    (home / "site").mkdir(parents=True, exist_ok=True)
+    (home / "bin").mkdir(exist_ok=True)
+    (home / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE + _VERSION.format(version=version, git=git))
+    wrapper = home / "bin" / "python"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{home / "site"}:$PYTHONPATH" {setting} exec "{python}" "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
 
 
 def bisect_once(

@@ -24,8 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.bisect_builds import _VERSION, planted_version
-from benchmarks.disturbance import SITECUSTOMIZE
+from benchmarks.bisect_builds import planted_python
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = 'softmax|{"rows":8,"vocab":151936}|float32|eager'
@@ -103,20 +102,10 @@ def spread(rows: list[dict]) -> dict:
 
 def plant(folder: Path, python: str = sys.executable) -> list[Path]:
     """Two wrapper interpreters (nightlies a day apart); the second reroutes softmax through log_softmax + exp."""
-    out = []
-    for i, route in enumerate(("", "log_softmax")):
-        version, git = planted_version(i)
-        home = folder / f"n{i:02d}"
-        (home / "site").mkdir(parents=True, exist_ok=True)
-        (home / "bin").mkdir(exist_ok=True)
-        (home / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE + _VERSION.format(version=version, git=git))
-        wrapper = home / "bin" / "python"
-        wrapper.write_text(
-            f'#!/bin/sh\nPYTHONPATH="{home / "site"}:$PYTHONPATH" MPSBENCH_PLANTED_SOFTMAX={route} exec "{python}" "$@"\n'
-        )
-        wrapper.chmod(0o755)
-        out.append(wrapper)
-    return out
+    return [
+        planted_python(folder, 0, "MPSBENCH_PLANTED_SOFTMAX=", python),
+        planted_python(folder, 1, "MPSBENCH_PLANTED_SOFTMAX=log_softmax", python),
+    ]
 
 
 def planted(base: Path, processes: int, idle_wait: float, env: dict) -> dict:
