@@ -57,11 +57,11 @@ _LIBC = _libc()
 
 
 def limit_arenas(arenas: int | None = None) -> bool:
-    """At most `arenas` malloc arenas (MALLOC_ARENA_MAX when set, else ARENAS); True where glibc took it."""
-    if _LIBC is None:
-        return False
-    wanted = arenas or int(os.environ.get("MALLOC_ARENA_MAX") or ARENAS)
-    return bool(_LIBC.mallopt(_M_ARENA_MAX, wanted))
+    """At most `arenas` malloc arenas (else ARENAS, unless MALLOC_ARENA_MAX set glibc's own); True where glibc took
+    it."""
+    if _LIBC is None or (arenas is None and os.environ.get("MALLOC_ARENA_MAX")):
+        return False  # glibc read MALLOC_ARENA_MAX itself at the start
+    return bool(_LIBC.mallopt(_M_ARENA_MAX, arenas or ARENAS))
 
 
 def release() -> None:
@@ -139,7 +139,22 @@ def settle() -> None:
 
 
 def idle_seconds() -> float:
-    return float(os.environ.get("MPSBENCH_IDLE_RELEASE_S") or IDLE_S)
+    """env MPSBENCH_IDLE_RELEASE_S (default IDLE_S; 0: never); a value that is not seconds ≥ 0 is a StoreError
+    naming it (`mpsbench serve` refuses to start on it)."""
+    from db.errors import Problem, StoreError
+
+    raw = os.environ.get("MPSBENCH_IDLE_RELEASE_S", "").strip()
+    try:
+        wait = float(raw) if raw else IDLE_S
+    except ValueError:
+        wait = -1.0
+    if not 0 <= wait < float("inf"):
+        raise StoreError(
+            500,
+            f"MPSBENCH_IDLE_RELEASE_S={raw!r} is not a number of seconds",
+            [Problem("MPSBENCH_IDLE_RELEASE_S", "must be a number of seconds, 0 or more (0: never)")],
+        )
+    return wait
 
 
 def watch_idle() -> None:

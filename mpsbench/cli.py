@@ -60,6 +60,13 @@ def serve(args: list[str]) -> int:
     if refused:
         print(f"ERROR: {refused}; {SECRET_RULE}")
         return 1
+    from db.memory import idle_seconds
+
+    try:
+        idle_seconds()  # read again by app.py's start: refused here, before the server starts
+    except StoreError as err:
+        print(f"ERROR: {err}")
+        return 1
     import app  # the st.App: its path is what streamlit runs (it sets server.maxUploadSize too, app.apply_upload_limit)
     from pages.widgets import upload_limit
 

@@ -143,3 +143,23 @@ def test_a_server_reads_with_its_own_duckdb_memory_once_its_store_is_open(tmp_pa
         assert limit() == "512.0 MiB"  # the variable still decides
     finally:
         engine.dispose()
+
+
+def test_a_bad_idle_release_names_the_variable_and_zero_turns_it_off(monkeypatch):
+    from db.errors import StoreError
+
+    monkeypatch.setattr(memory, "_watcher", None)
+    monkeypatch.setenv("MPSBENCH_IDLE_RELEASE_S", "soon")
+    with pytest.raises(StoreError) as refused:
+        memory.watch_idle()
+    assert refused.value.problems[0].field == "MPSBENCH_IDLE_RELEASE_S" and memory._watcher is None
+    monkeypatch.setenv("MPSBENCH_IDLE_RELEASE_S", "0")
+    memory.watch_idle()
+    assert memory._watcher is None  # 0: never
+    monkeypatch.delenv("MPSBENCH_IDLE_RELEASE_S")
+    assert memory.idle_seconds() == memory.IDLE_S
+
+
+def test_malloc_arena_max_set_is_glibcs_own_and_left_to_it(monkeypatch):
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "not a number")  # glibc reads (or ignores) it itself: never a traceback
+    assert memory.limit_arenas() is False

@@ -240,3 +240,17 @@ def test_lake_replicas_signing_out_at_once_lose_no_sign_out(postgres, tmp_path, 
         still = [s for s in issued if sessions.session_identity(s) is not None]
         assert still == []  # the file version left 129 of 300 accepted
         assert len(_signed_out_rows(db.store.engine.shared_store())) == 90
+
+
+@pytest.mark.parametrize("value", ["lots", "-1", "inf"])
+def test_serve_refuses_to_start_on_an_idle_release_that_is_not_seconds(store, monkeypatch, capsys, value):
+    """MPSBENCH_IDLE_RELEASE_S was read with float() at the server's start: "lots" was a traceback."""
+    from mpsbench.cli import main
+
+    monkeypatch.setenv("MPSBENCH_IDLE_RELEASE_S", value)
+    started = []
+    monkeypatch.setattr("streamlit.web.cli.main", lambda *a, **k: started.append(a) or 0)
+    assert main(["serve", "--port", "1"]) == 1 and not started
+    out = capsys.readouterr().out
+    assert out.startswith(f"ERROR: MPSBENCH_IDLE_RELEASE_S={value!r} is not a number of seconds"), out
+    assert "must be a number of seconds, 0 or more" in out and "Traceback" not in out
