@@ -6,7 +6,7 @@ A machine-scope Compare of two builds on a 10 M-result store is ~45,000 case row
 dicts, then one JSON string, then its UTF-8 bytes, the answer alone took several hundred MB on top of the review
 it was made from. Here each DataFrame value (db.query.plain.records is the one conversion) is written ROWS rows at
 a time, every other value as json.dumps writes it, with JSONResponse's own settings; after the answer is sent the
-freed memory is handed back to the system ."""
+freed memory is handed back to the system."""
 
 from __future__ import annotations
 

@@ -4,9 +4,9 @@ retraction changes the data version, so no answer outlives the data it was compu
 
 Bounded by size, not only by count: a machine-scope review of two builds on a 10 M-result store (49,200 cases)
 holds ~30 MB of frames (estimated ~64 MB: the comparison is counted in both memos), ~100 MB of the process, and
-sixteen of them per memo took a long-running server past 1.7 GB. Every memo keeps its newest answer; older ones go, least recently used first, while the answers of all
-memos together are estimated above BUDGET_MB (`footprint`: their frames' and arrays' bytes) or a memo holds more
-than its entries. A server idle for db.memory.IDLE_S forgets them all (db.memory.on_idle)."""
+sixteen of them per memo took a long-running server past 1.7 GB. Every memo keeps its newest answer; older ones
+go, least recently used first, while the answers of all memos together are estimated above BUDGET_MB
+(`footprint`: their frames' and arrays' bytes) or a memo holds more than its entries. A server idle for db.memory.IDLE_S forgets them all (db.memory.on_idle)."""
 
 from __future__ import annotations
 
