@@ -46,7 +46,6 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 GOAL_MB = 1024.0
-IDLE_GOAL = 1.5  # a long-running server's idle RSS over a fresh one's
 FIRST_VERSION = 10  # dashboard.py's builds: 2.10.0, 2.11.0, …
 PAGE_LIMIT_S = 900.0
 TINY_PAGES = ("page_overview", "page_compare", "page_memory")

@@ -189,7 +189,7 @@ def test_simulated_aa_reviews_keep_the_family_wise_rate_and_a_2x_slowdown_is_alw
 def test_each_group_says_what_it_can_detect():
     import pandas as pd
 
-    from db.review.detectable import detectable_words
+    from db.review.detectable import detection
 
     cases = pd.DataFrame(
         {
@@ -200,7 +200,7 @@ def test_each_group_says_what_it_can_detect():
             "candidate_pooled": [1, 1, 1, 2],
         }
     )
-    words = detectable_words(cases, ["scope"], 0.05)
+    words = {key: found["words"] for key, found in detection(cases, ["scope"], 0.05).items()}
     m = 3  # cases with a standard error: Holm's first level is 5 % / 3
     step = stats.t.ppf(1 - 0.05 / m / 2, 18) + stats.t.ppf(0.8, 18)
     smallest = np.median(np.expm1(step * np.array([0.02, 0.03])))

@@ -311,7 +311,7 @@ JARGON += ("replicates", "power)")
 def test_each_sides_runs_are_said_apart_when_they_differ():
     import pandas as pd
 
-    from db.review.detectable import detectable_words
+    from db.review.detectable import detection
     from db.review.evidence import evidence_words
 
     assert evidence_words(2, 1, 0, 5, baseline="torch=2.14.1") == (
@@ -330,7 +330,7 @@ def test_each_sides_runs_are_said_apart_when_they_differ():
             "candidate_pooled": [1, 1],
         }
     )
-    words = detectable_words(cases, ["scope"], 0.05)[("m1",)]
+    words = detection(cases, ["scope"], 0.05)[("m1",)]["words"]
     assert "with 2 baseline runs, 1 candidate run" in words and words.startswith("can see a ")
 
 

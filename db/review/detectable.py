@@ -118,11 +118,6 @@ def _fewest(enough) -> int | None:
     return low
 
 
-def detectable_words(cases: pd.DataFrame, group: list[str], threshold: float) -> dict[tuple, str]:
-    """Per group key: detection's sentence."""
-    return {key: found["words"] for key, found in detection(cases, group, threshold).items()}
-
-
 def _smallest(se: np.ndarray, df: np.ndarray, m: int, threshold: float) -> np.ndarray:
     """Per case, the smallest slowdown (a fraction) its test finds with POWER at Holm's first level, never below
     the review's bound; NaN where nothing can test it."""

@@ -12,8 +12,6 @@ import pandas as pd
 from db.review.detectable import side_runs, side_words
 from db.review.noise import NO_DATA
 
-WORST_NAMED = 3  # regressions a group names, worst first; the Regressions page lists them all
-
 
 def nothing_compared(unmatched: pd.DataFrame, baseline: str, candidate: str, scope: str) -> str:
     """Why a group compared no case: "no torch=2.16.0 run on Apple M4 Pro" when one side never ran there, "1 case
@@ -82,25 +80,6 @@ def _aa_words(side: str, runs: int, with_aa: int, n: int, baseline: str) -> str:
         caveat = " (one run: only the spread within it)" if runs == 1 else ""
         return f"{side}{caveat}; no reruns of {baseline} (the runs' own spread is the noise)"
     return f"{side}; reruns of {baseline} give the noise for {with_aa} of {n} timing cases"
-
-
-def worst(found: pd.DataFrame) -> list[dict[str, Any]]:
-    """The group's worst regressions (db.review.listing's rows: named, worst first), with the fields a link needs."""
-    top = found.head(WORST_NAMED)
-    if top.empty:
-        return []
-    return [
-        {
-            "case": str(n),
-            "metric": str(r.metric),
-            "change": str(r.change),
-            "workload": str(r.workload),
-            "case_key": str(r.case_key),
-            "dtype": str(r.dtype),
-            "compile": str(r.compile),
-        }
-        for n, r in zip(top.case, top.itertuples())
-    ]
 
 
 DOUBTS_NAMED = 20  # doubtful cases a group's summary names, worst first; the answer's lists hold them all

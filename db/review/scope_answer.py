@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from bundle.case_names import case_names
@@ -169,14 +168,3 @@ def _line(answer, counts, failing, blind, lists, sides, scope) -> str:
     if counts["triaged"]:
         said.append(f"{counts['triaged']} triaged")
     return head + (" — " + "; ".join(said) if said else "")
-
-
-def per_scope(frame: pd.DataFrame) -> dict[tuple, pd.DataFrame]:
-    """A small frame's rows per (scope, device), as text keys."""
-    if frame.empty:
-        return {}
-    keys = frame[SCOPE].astype(str)
-    return {
-        tuple(k): frame[(keys.scope == k[0]).to_numpy() & (keys.device == k[1]).to_numpy()]
-        for k in np.unique(keys.to_numpy(dtype=str), axis=0)
-    }

@@ -51,9 +51,6 @@ class Side:
         wanted = set(kinds)
         return {e.name for e in self.entries.values() if e.kind in wanted and e.calls_per_call >= RAN}
 
-    def kinds_ran(self) -> set[KernelKind]:
-        return {e.kind for e in self.entries.values() if e.calls_per_call >= RAN}
-
     @property
     def device_time_us(self) -> float:
         return sum(e.device_time_us for e in self.timed())
