@@ -22,7 +22,7 @@ from db.review.derived import derived_text
 from db.review.review import JudgedReview, Review, judge_review
 from db.review.rules import PASSED_FAILED, REGRESSION, SUSPECTED, UNCONFIRMED_STATE, is_correctness
 from db.review.what_ran_cases import rows_what_ran
-from db.review.wording import format_value
+from db.review.wording import format_value, with_side_values
 from db.store.triage import NOTE_KEY, note_states
 
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
@@ -115,9 +115,7 @@ def _listed(engine: Engine, judged: JudgedReview, verdicts: tuple[str, ...]) -> 
     merged["case"] = case_names(merged) if len(merged) else []
     _what_ran(engine, review.compare, merged)
     # each median with its unit, readable (8.000 GiB, not 8589934592); the raw medians stay, further right
-    for side in ("baseline", "candidate"):
-        merged[f"{side}_value"] = [format_value(v, u) for v, u in zip(merged[f"{side}_median"], merged["unit"])]
-    return merged.reindex(columns=COLUMNS).reset_index(drop=True)
+    return with_side_values(merged).reindex(columns=COLUMNS).reset_index(drop=True)
 
 
 def _what_ran(engine: Engine, query: CompareQuery, rows: pd.DataFrame) -> None:

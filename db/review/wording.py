@@ -38,6 +38,14 @@ def format_value(value: float | None, unit: str) -> str:
     return f"{value:,.4g} {unit}"
 
 
+def with_side_values(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` (case rows with baseline_median, candidate_median, unit) with each side's median as words in its unit:
+    `baseline_value`, `candidate_value` (format_value), as Compare and Regressions show them."""
+    for side in ("baseline", "candidate"):
+        frame[f"{side}_value"] = [format_value(v, u) for v, u in zip(frame[f"{side}_median"], frame["unit"])]
+    return frame
+
+
 def ci_words(low: float, high: float, centre: float) -> str:
     """A 95 % CI of an oriented ratio in the headline's direction: "1.05–1.31×" beside "1.20× faster",
     "1.02–1.44×" beside "1.10× slower" (a CI below 1 is said as its reciprocal, as the headline is)."""

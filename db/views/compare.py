@@ -17,7 +17,7 @@ from db.query.plain import records
 from db.review.review import Review, judge_review
 from db.review.status_changes import status_changes
 from db.review.summary import release_summary
-from db.review.wording import format_value
+from db.review.wording import with_side_values
 from db.views.compare_chart import case_rows
 from db.views.empty_reason import empty_reason
 from db.views.trends import FIELDS as TREND_FIELDS
@@ -100,10 +100,7 @@ def case_order(cases: pd.DataFrame) -> pd.DataFrame:
 def shown_cases(cases: pd.DataFrame) -> pd.DataFrame:
     """Case rows named (named_cases) with each side's median in its unit, as words (`baseline_value`,
     `candidate_value`: db.review.wording.format_value, the words the Regressions page uses)."""
-    named = named_cases(cases)
-    for side in ("baseline", "candidate"):
-        named[f"{side}_value"] = [format_value(v, u) for v, u in zip(named[f"{side}_median"], named["unit"])]
-    return named
+    return with_side_values(named_cases(cases))
 
 
 # the case's name, what is missing and why first; the identifying keys pinned at the end (as the case table)
