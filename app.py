@@ -76,14 +76,13 @@ def preload() -> None:
     opened is left for the pages and the API to report, as they do for every request."""
     import altair  # noqa: F401
 
-    from db.errors import StoreError
     from db.memory import watch_idle
     from db.store.engine import shared_store
     from db.store.pool import serve_limits
 
     try:
         watch_idle()  # an idle server forgets its memoised reviews and gives the memory back (db.memory)
-    except StoreError as exc:  # a bare `streamlit run app.py` (mpsbench serve refuses to start on it)
+    except ValueError as exc:  # a bare `streamlit run app.py` (mpsbench serve refuses to start on it)
         print(f"mpsbench: no idle release: {exc}", file=sys.stderr)
     try:
         engine = shared_store()

@@ -139,20 +139,18 @@ def settle() -> None:
 
 
 def idle_seconds() -> float:
-    """env MPSBENCH_IDLE_RELEASE_S (default IDLE_S; 0: never); a value that is not seconds ≥ 0 is a StoreError
+    """env MPSBENCH_IDLE_RELEASE_S (default IDLE_S; 0: never); a value that is not seconds ≥ 0 is a ValueError
     naming it (`mpsbench serve` refuses to start on it)."""
-    from db.errors import Problem, StoreError
-
     raw = os.environ.get("MPSBENCH_IDLE_RELEASE_S", "").strip()
     try:
         wait = float(raw) if raw else IDLE_S
     except ValueError:
         wait = -1.0
     if not 0 <= wait < float("inf"):
-        raise StoreError(
-            500,
-            f"MPSBENCH_IDLE_RELEASE_S={raw!r} is not a number of seconds",
-            [Problem("MPSBENCH_IDLE_RELEASE_S", "must be a number of seconds, 0 or more (0: never)")],
+        # a ValueError, not the store's StoreError: this module sits below db.errors (tests/test_layers.py)
+        raise ValueError(
+            f"MPSBENCH_IDLE_RELEASE_S={raw!r} is not a number of seconds (must be a number of seconds, 0 or more; "
+            "0: never)"
         )
     return wait
 

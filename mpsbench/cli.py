@@ -64,7 +64,7 @@ def serve(args: list[str]) -> int:
 
     try:
         idle_seconds()  # read again by app.py's start: refused here, before the server starts
-    except StoreError as err:
+    except ValueError as err:
         print(f"ERROR: {err}")
         return 1
     import app  # the st.App: its path is what streamlit runs (it sets server.maxUploadSize too, app.apply_upload_limit)

@@ -26,7 +26,7 @@ def walk_server(tmp_path):
 
 
 def test_regressions_names_every_untested_slowdown_with_its_command_and_export(walk_server):
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
@@ -42,7 +42,10 @@ def test_regressions_names_every_untested_slowdown_with_its_command_and_export(w
                 ("mbp-m4pro · bfloat16 · eager", LINEAR_NAME),
                 ("studio-m3u · bfloat16 · eager", LINEAR_NAME),
             ):
-                card = page.locator("[data-testid='stVerticalBlock']", has_text=title).last.inner_text()
+                found = page.locator("[data-testid='stVerticalBlock']", has_text=title).last
+                # the card's lines render in turn: on a loaded box its list came after the page went idle
+                expect(found).to_contain_text(f"unconfirmed: {name}", timeout=PAGE_S * 1000)
+                card = found.inner_text()
                 assert "no confirmed regression (1 unconfirmed" in card and f"unconfirmed: {name}" in card, card
                 assert " unchanged" not in card and "untested (nothing to test on)" in card, card
             code = page.locator("[data-testid='stCode']").first.inner_text()
