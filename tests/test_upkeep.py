@@ -5,6 +5,7 @@ a retracted run's pairs; a burst of upkeeps runs at most once behind the running
 from __future__ import annotations
 
 import json
+import math
 import threading
 
 import pandas as pd
@@ -17,8 +18,10 @@ import api.upload
 import db.store.engine
 import db.store.upkeep as upkeep
 from db.ingest.core import ingest_bundle
+from db.review.comparison import CompareQuery, compare
 from db.store import aa_pairs, side_cases
 from db.store.engine import WRITE_LOCK, open_store
+from db.store.read import read_data_version
 from db.store.retract import retract_run
 from tests.bundles import make_bundle, make_result
 
@@ -169,5 +172,32 @@ def test_a_group_whose_runs_are_all_retracted_loses_its_rows_and_its_mark(tmp_pa
         retract_run(engine, "a1".rjust(32, "0"), "wrong machine", "admin", admin=True)
         assert upkeep.catch_up(engine).side_groups == 2
         assert (_side_rows(engine), _marks(engine)) == (0, 0)
+    finally:
+        engine.dispose()
+
+
+def test_new_aa_figures_reach_a_review_judged_before_them(tmp_path):
+    # a review judged between an upload and its upkeep read the old A/A figures; it is memoised per data
+    # version, so the upkeep's new figures must change the version or that answer stays (a lake's replicas
+    # answered one comparison with 7 pairs and 14)
+    engine = open_store(tmp_path / "s.duckdb")
+    try:
+        for run_id, scale in (("a1", 1.0), ("a2", 1.02)):
+            ingest_bundle(engine, _run(run_id, scale))
+        newer = json.loads(_run("c1", 1.3))
+        newer["build"] |= {"torch_version": "2.16.0.dev20261201"}
+        ingest_bundle(engine, json.dumps(newer).encode())
+        question = CompareQuery("torch=2.15.0rc1", "torch=2.16.0.dev20261201")
+        before = set(compare(engine, question).cases["noise"])
+        assert before == {"no A/A data"}  # the pair a1–a2 is stored, its group's figures not yet computed
+        version = read_data_version(engine)
+        assert upkeep.catch_up(engine).aa_groups == 1
+        caught = read_data_version(engine)
+        assert caught != version
+        after = set(compare(engine, question).cases["noise"])
+        spread = 100 * math.log(1.02) / math.sqrt(2)  # each of the 4 pairs: ln 1.02; a run's σ is the pair's / √2
+        assert after == {f"A/A: its softmax group on this chip, 4 pairs (run spread ±{spread:.1f} %; the case has 1)"}
+        assert upkeep.catch_up(engine).aa_groups == 0
+        assert read_data_version(engine) == caught  # nothing due: the memoised answers stand
     finally:
         engine.dispose()
