@@ -47,10 +47,19 @@ def planted_version(i: int) -> tuple[str, str]:
     return f"2.16.0.dev{day:%Y%m%d}", hashlib.sha1(f"planted-nightly-{i}".encode()).hexdigest()
 
 
-def plant(folder: Path, n: int, first_bad: int, factor: float, python: str = sys.executable) -> list[Path]:
-    """n wrapper interpreters, oldest first; builds first_bad.. are `factor` slower at softmax."""
+def plant(
+    folder: Path, n: int, first_bad: int, factor: float, python: str = sys.executable, route: str = ""
+) -> list[Path]:
+    """n wrapper interpreters, oldest first; builds first_bad.. are `factor` slower at softmax (and, with `route`
+    "log_softmax", compute it as exp(log_softmax): a change of path, benchmarks/disturbance.py)."""
     return [
-        planted_python(folder, i, f"MPSBENCH_PLANTED_FACTOR={factor if i >= first_bad else 1:g}", python)
+        planted_python(
+            folder,
+            i,
+            f"MPSBENCH_PLANTED_FACTOR={factor if i >= first_bad else 1:g}"
+            + (f" MPSBENCH_PLANTED_SOFTMAX={route}" if route and i >= first_bad else ""),
+            python,
+        )
         for i in range(n)
     ]
 

@@ -30,6 +30,13 @@ try:
     import torch.nn.functional as _F
 except Exception:  # not every Python this folder reaches has torch
     _F = None
+# first: a planted factor then slows the rerouted softmax (a path change that regressed)
+if _F is not None and _route == "log_softmax":
+
+    def softmax(input, dim=None, _stacklevel=3, dtype=None):  # exp(log_softmax): aten::_log_softmax + aten::exp
+        return _F.log_softmax(input, dim=dim, dtype=dtype).exp()
+
+    _F.softmax = softmax
 if _F is not None and _factor > 1:
     _real = _F.softmax
 
@@ -54,12 +61,6 @@ if _F is not None and _chunks > 1:
         return out if b is None else out + b
 
     _F.linear = linear
-if _F is not None and _route == "log_softmax":
-
-    def softmax(input, dim=None, _stacklevel=3, dtype=None):  # exp(log_softmax): aten::_log_softmax + aten::exp
-        return _F.log_softmax(input, dim=dim, dtype=dtype).exp()
-
-    _F.softmax = softmax
 """
 
 

@@ -249,9 +249,10 @@ def test_list_shows_an_index_nightlies_between_the_ends_and_bad_input_is_one_err
 def test_a_planted_slowdown_among_real_builds_is_found_and_a_torn_journal_resumes(tmp_path):
     env = {**os.environ, "MPSBENCH_DB": str(tmp_path / "store.duckdb"), "PYTHONPATH": str(ROOT)}
     env.pop("MPSBENCH_TOKEN", None)
-    # build 3 of 3 is the first slowed one, 3× (large enough to tell beside other jobs); every build on a machine
-    # that reads as idle (tests/quiet_machine.py), so a loaded box leaves no worker process out as contended
-    pythons = plant(tmp_path / "builds", 3, 2, 3.0)
+    # build 3 of 3 is the first slowed one, 3× (large enough to tell beside other jobs), its softmax computed as
+    # exp(log_softmax) (a change of path the answer names); every build on a machine that reads as idle
+    # (tests/quiet_machine.py), so a loaded box leaves no worker process out as contended
+    pythons = plant(tmp_path / "builds", 3, 2, 3.0, route="log_softmax")
     for python in pythons:
         quiet_site(python.parent.parent / "site")
     args = [
@@ -286,6 +287,13 @@ def test_a_planted_slowdown_among_real_builds_is_found_and_a_torn_journal_resume
         slower = float(after.replace(",", "")) / float(before.replace(",", ""))
         assert unit == unit_after and slower > 1.5 and float(ratio) == pytest.approx(slower, rel=0.02), done.stdout
     assert f"git log {planted_version(1)[1][:12]}..{planted_version(2)[1][:12]}" in done.stdout
+    # what ran, first bad against last good (bisect runs break their cases down): softmax → _softmax became
+    # log_softmax → _log_softmax and exp, whatever their times
+    ran = re.findall(r"^    what ran: path changed: softmax ran (.+) instead of (.+?)(?:;|$)", done.stdout, re.M)
+    assert ran, done.stdout
+    for now, before in ran:
+        assert set(now.split(", ")) == {"aten::exp", "aten::_log_softmax", "aten::log_softmax"}, done.stdout
+        assert set(before.split(", ")) == {"aten::_softmax", "aten::softmax"}, done.stdout
 
     # the runs are in the store as their builds (what Trends reads)
     info = subprocess.run(
