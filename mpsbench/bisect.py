@@ -165,7 +165,7 @@ def _requested(o: argparse.Namespace, review: Callable[[str, str], dict], scope:
             )
         return found
     from collector.catalog import load_catalog
-    from collector.plan import Plan, expand
+    from collector.run.plan import Plan, expand
 
     plan = Plan(
         workloads=tuple(o.workload or sorted({c.split("|", 1)[0] for c in o.case})),

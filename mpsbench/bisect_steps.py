@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from collector.errors import CollectorError
-from collector.journal_read import FLAG, PRESENT, TEXT, WHOLE, list_of, obj, one_of, optional, read_journal, text_like
+from collector.journal.read import FLAG, PRESENT, TEXT, WHOLE, list_of, obj, one_of, optional, read_journal, text_like
 from collector.sweep.envs import Installer
 from collector.sweep.journal import PLAN, READY_BUILD, SLOT_KEY
 from collector.sweep.options import run_args
@@ -75,7 +75,7 @@ class Journal:
 
     def read(self) -> list[dict[str, Any]]:
         """The records; a last line torn by a kill is dropped and cut off (the collector's one journal reader)."""
-        try:  # each record checked against what a resume reads of it (collector.journal_read)
+        try:  # each record checked against what a resume reads of it (collector.journal.read)
             return read_journal(self.path, "bisect journal", "bisect", KINDS)
         except CollectorError as exc:
             raise BisectError(f"--resume: {exc}") from None

@@ -1,6 +1,6 @@
 """`mpsbench confirm`'s journal (<out>/confirm-<id>.confirm.jsonl): the header (the options, the targets, this
 machine's scope) and one record per run, appended and fsynced; read back on `--resume` by the collector's one
-journal reader, each record checked against what a resume reads of it (collector.journal_read)."""
+journal reader, each record checked against what a resume reads of it (collector.journal.read)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class Journal:
         and cut off (appends continue on a clean line); an unreadable or damaged file, or one whose records are
         not a confirm journal's, is a ConfirmError naming the line and the field."""
         from collector.errors import CollectorError
-        from collector.journal_read import read_journal
+        from collector.journal.read import read_journal
 
         try:
             lines = read_journal(path, "confirm journal", "confirm", _kinds())
@@ -46,7 +46,7 @@ class Journal:
 
 def _kinds() -> dict:
     """What a resume reads of each record: the header's options (_main, _Side.run), targets and scope; each run."""
-    from collector.journal_read import TEXT, WHOLE, list_of, obj, one_of, optional
+    from collector.journal.read import TEXT, WHOLE, list_of, obj, one_of, optional
 
     return {
         "confirm": {

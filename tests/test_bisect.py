@@ -123,7 +123,7 @@ def test_every_planted_position_among_16_builds_is_found_in_few_steps(monkeypatc
         assert f"git log {good[:12]}..{bad[:12]}" in text
         assert "op_time: 240 µs (last good) → 480 µs (first bad): 2.00× slower than the last good build" in text
         assert re.search(r"^step 1 \(4 left at most\)", text, re.M)
-        # the journal as bisect wrote it passes the check a resume reads it with (collector.journal_read)
+        # the journal as bisect wrote it passes the check a resume reads it with (collector.journal.read)
         (journal,) = (tmp_path / str(first_bad) / "runs").glob("*.bisect.jsonl")
         assert [v["index"] for v in State.of(Journal(journal).read()).verdicts] == probed
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from collector.cli import parser as collector_parser
+from collector.cli.main import parser as collector_parser
 from collector.errors import CollectorError
 from collector.sweep.spec import parse_specs
 from db.errors import StoreError

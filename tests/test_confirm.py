@@ -31,7 +31,9 @@ def _row(i: int, scope: str = "m1") -> dict:
 def test_decisions_follow_the_review():
     answer = {"regressions": [_row(0)], "unconfirmed": [_row(1)], "suspected": [_row(2, "other-mac")]}
     ids = [case_id(_row(i)) for i in range(4)]
-    assert ids[0] == 'fake_spin|{"i":0}|float32|eager'  # the collector's case id (collector.journal.case_id)
+    assert (
+        ids[0] == 'fake_spin|{"i":0}|float32|eager'
+    )  # the collector's case id (collector.journal.run_journal.case_id)
     assert doubtful_cases(answer, "m1") == [ids[1]]  # another machine's doubt is not rerun here
     assert doubtful_cases(answer, None) == sorted(ids[1:3])
     assert decide(ids, answer, "m1") == {ids[0]: CONFIRMED, ids[1]: UNDECIDED, ids[2]: CLEARED, ids[3]: CLEARED}

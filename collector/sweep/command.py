@@ -11,12 +11,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from collector.arguments import csv_list
 from collector.catalog import load_catalog
-from collector.display import progress_bar
+from collector.console.arguments import csv_list
+from collector.console.display import progress_bar
 from collector.errors import CollectorError
-from collector.plan import Plan, expand
-from collector.push_report import checked_pusher  # a bad URL is refused (and a missing token said) before anything runs
+from collector.push.report import checked_pusher  # a bad URL is refused (and a missing token said) before anything runs
+from collector.run.plan import Plan, expand
 from collector.sweep.delivery import Delivery
 from collector.sweep.envs import Installer, ReadyBuild, default_envs_dir, probe
 from collector.sweep.journal import SweepJournal, SweepState, latest

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from collector.errors import CollectorError
-from collector.journal_read import (
+from collector.journal.read import (
     FLAG,
     NUMBER,
     TEXT,
@@ -105,7 +105,7 @@ class SweepJournal:
         self.append({"type": "sweep", **header})
 
     def read(self) -> SweepState:
-        try:  # a torn last line dropped and cut off; each record checked (collector.journal_read)
+        try:  # a torn last line dropped and cut off; each record checked (collector.journal.read)
             records = read_journal(self.path, "sweep journal", "sweep", KINDS)
         except CollectorError as exc:
             raise CollectorError(f"--resume: {exc}") from None

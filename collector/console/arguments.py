@@ -8,9 +8,9 @@ from pathlib import Path
 
 from bundle.builds import DECLARABLE
 from bundle.contention import THRESHOLD
-from collector.contention import IdlePolicy
 from collector.errors import CollectorError
-from collector.plan import DEFAULT_IDLE_WAIT_S, DEFAULT_PROCESSES, PROCESSES_VARIABLE
+from collector.run.plan import DEFAULT_IDLE_WAIT_S, DEFAULT_PROCESSES, PROCESSES_VARIABLE
+from collector.timing.contention import IdlePolicy
 
 
 def kv_pairs(items: list[str]) -> dict[str, str]:
