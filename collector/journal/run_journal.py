@@ -1,5 +1,5 @@
-"""The run journal: one JSON line per finished case in one worker process, appended and fsynced at once, next to
-the bundle. A run times each case in several worker processes (collector.run.session); a case is finished when every
+"""The run journal: one JSON line per finished case in one worker process, appended and fsynced at once
+(collector.journal.lines), next to the bundle. A run times each case in several worker processes (collector.run.session); a case is finished when every
 process has measured it (or one crashed on it).
 
 A crash or Ctrl-C keeps every finished case; `run --resume` reads the journal back (a torn last line from a
@@ -10,14 +10,13 @@ would crash again), unless --retry-crashed; a later line for the same case repla
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 from bundle.schema import Build, Machine
 from collector.errors import CollectorError
 from collector.isolation.processes import RunState
+from collector.journal.lines import append_line
 from collector.journal.read import (
     ANY_OBJECT,
     NUMBER,
@@ -86,11 +85,7 @@ class Journal:
         return out_dir / f"{run_id}{SUFFIX}"
 
     def _append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        append_line(self.path, record)
 
     def start(self, header: dict[str, Any]) -> None:
         if self.path.exists():
