@@ -36,6 +36,31 @@ def usage() -> str:
     return "usage: mpsbench COMMAND [options]   (mpsbench COMMAND --help for each)\n\ncommands:\n" + "\n".join(rows)
 
 
+def _streamlit_argv(app_path: Path, address: str, port: int, upload_mb: int) -> list[str]:
+    """`streamlit run` with the settings a shared server wants."""
+    return [
+        "streamlit",
+        "run",
+        str(app_path),
+        "--server.headless",
+        "true",
+        "--server.address",
+        address,
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--server.maxUploadSize",
+        str(upload_mb),
+        "--client.toolbarMode",
+        "viewer",  # no Deploy button or developer menu for users
+        "--client.showErrorDetails",
+        "none",
+    ]  # no traceback (server paths) reaches a browser
+
+
 def serve(args: list[str]) -> int:
     """`streamlit run app.py` with the settings a shared server wants (no file watcher, no usage stats)."""
     import argparse
@@ -78,27 +103,7 @@ def serve(args: list[str]) -> int:
 
     from streamlit.web import cli as stcli
 
-    sys.argv = [
-        "streamlit",
-        "run",
-        str(Path(app.__file__).resolve()),
-        "--server.headless",
-        "true",
-        "--server.address",
-        opts.address,
-        "--server.port",
-        str(opts.port),
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-        "--server.maxUploadSize",
-        str(upload_mb),
-        "--client.toolbarMode",
-        "viewer",  # no Deploy button or developer menu for users
-        "--client.showErrorDetails",
-        "none",
-    ]  # no traceback (server paths) reaches a browser
+    sys.argv = _streamlit_argv(Path(app.__file__).resolve(), opts.address, opts.port, upload_mb)
     return stcli.main()
 
 
