@@ -178,8 +178,8 @@ VARIANTS = [  # idle-wait: (kind, …): the journals are refused before a run st
 def test_a_journal_as_its_writer_writes_it_is_read_back_as_it_was(tmp_path, kind):
     from collector.journal.run_journal import Journal as RunJournal
     from collector.sweep.journal import SweepJournal
-    from mpsbench.bisect_steps import Journal as BisectJournal
-    from mpsbench.confirm import Journal as ConfirmJournal
+    from mpsbench.workflows.bisect_steps import Journal as BisectJournal
+    from mpsbench.workflows.confirm import Journal as ConfirmJournal
 
     make, name, _ = KINDS[kind]
     records = make(tmp_path)

@@ -156,8 +156,8 @@ def test_confirm_bisect_and_sweep_runs_ask_for_the_pass(tmp_path, monkeypatch):
 
     from collector.run.plan import Plan
     from collector.sweep.options import run_args
-    from mpsbench import confirm
-    from mpsbench.bisect import _plan
+    from mpsbench.workflows import confirm
+    from mpsbench.workflows.bisect import _plan
 
     base = {"profile": "quick", "device": "cpu", "compile": "eager"}
     assert run_args({**base, "kernels": True})[-1] == "--kernels" and "--kernels" not in run_args(base)

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from db.review.decisions import UNDECIDED, decide, doubtful_cases
-from mpsbench.confirm_journal import SUFFIX, ConfirmError, Journal
+from mpsbench.workflows.confirm_journal import SUFFIX, ConfirmError, Journal
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the source tree holding mpsbench/ and collector/
 
 
 def interleaved(rounds: int) -> list[tuple[int, str]]:

@@ -23,7 +23,7 @@ from db.review.decisions import BAD, GOOD, UNCLEAR, bisect_verdict, target_rows
 
 SUFFIX = ".bisect.jsonl"
 TEXTS = list_of(TEXT)
-# what a resume reads of each record (mpsbench.bisect: _main, _answer; Stepper; State.of)
+# what a resume reads of each record (mpsbench.workflows.bisect: _main, _answer; Stepper; State.of)
 KINDS = {
     "bisect": {
         "bisect_id": TEXT,
