@@ -1,5 +1,5 @@
 """The collector CLI's arguments: the parser (its defaults are the sweep's too: collector.sweep.options) and
-the helpers that read its lists. Below the commands, so a command module can use them without importing the CLI."""
+the helpers that read its lists. Below the commands and the sweep, so both use them without importing the CLI."""
 
 from __future__ import annotations
 
