@@ -29,7 +29,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from benchmarks.disturbance import SITECUSTOMIZE
-from collector.plan import DEFAULT_IDLE_WAIT_S
+from collector.run.plan import DEFAULT_IDLE_WAIT_S
 
 ROOT = Path(__file__).resolve().parents[1]
 CASE = 'softmax|{"rows":8,"vocab":151936}|float32|eager'  # the largest quick softmax: its slowdown stands out

@@ -1,6 +1,6 @@
-"""What crash isolation (collector/isolation.py) costs: per case, and per worker start.
+"""What crash isolation (collector/isolation/isolator.py) costs: per case, and per worker start.
 
-Per case: the same trivial case (NoopWorkload below: two synchronised no-op calls on the CPU) run through collector.runner.run_case in this process and through a warm case worker (send the workload and
+Per case: the same trivial case (NoopWorkload below: two synchronised no-op calls on the CPU) run through collector.isolation.runner.run_case in this process and through a warm case worker (send the workload and
 case, run_case there, results back and validated). Blocks of cases alternate (in-process, isolated, …) so
 neither meets the machine's load alone; the overhead is the difference of the per-case medians.
 Worker start: a fresh `spawn`ed worker until it says ready (interpreter start, imports of torch and the
@@ -17,8 +17,8 @@ import statistics
 import sys
 import time
 
-from collector.isolation import Isolator, Worker, WorkerSpec
-from collector.runner import run_case
+from collector.isolation.isolator import Isolator, Worker, WorkerSpec
+from collector.isolation.runner import run_case
 from collector.workload import Bench, Case, Workload
 
 SPEC = WorkerSpec(device_choice="cpu", profile="quick")

@@ -49,7 +49,7 @@ from pathlib import Path
 
 from benchmarks.disturbance import CHUNKS, Burners, Disturbance, planted_site
 from benchmarks.review_outcomes import evaluate
-from collector.plan import DEFAULT_IDLE_WAIT_S
+from collector.run.plan import DEFAULT_IDLE_WAIT_S
 
 ROOT = Path(__file__).resolve().parents[1]
 

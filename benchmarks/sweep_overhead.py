@@ -53,7 +53,8 @@ def measure(rounds: int) -> dict:
         base = Path(tmp)
         pythons = [_wrapper(base / f"env-{i}" / "bin") for i in range(2)]
         imports = [
-            _timed([sys.executable, "-c", "import collector.commands, collector.session"], env) for _ in range(rounds)
+            _timed([sys.executable, "-c", "import collector.cli.commands, collector.run.session"], env)
+            for _ in range(rounds)
         ]
         by_hand, sweeps, slots = [], [], []
         for r in range(rounds):  # alternate: a by-hand round, then a one-round sweep over the same two builds

@@ -2,7 +2,7 @@
 
 For each op, in one process and with one intra-op thread for both (Timer's default num_threads=1), in
 `--rounds` rounds whose order alternates (A B, B A, …) so neither harness always meets the same load:
-- mpsbench: collector.timing.time_op (warm-up, k calls per sync with blocks of ≥ 1 ms, adaptive until the
+- mpsbench: collector.timing.loop.time_op (warm-up, k calls per sync with blocks of ≥ 1 ms, adaptive until the
   median's 95 % CI half-width ≤ 2 % or the budget);
 - torch: Timer.blocked_autorange(min_run_time=0.2) repeated, pooling every block's per-call time, until the
   same order-statistic CI of the pooled median is ≤ 2 % (adaptive_autorange stops on IQR/median instead, a
@@ -33,8 +33,8 @@ import torch.utils.benchmark as tb
 
 from bundle.stats import summarize
 from collector.adapters.cpu import CpuAdapter
-from collector.median_ci import median_ci
-from collector.timing import TimingPolicy, time_op
+from collector.timing.loop import TimingPolicy, time_op
+from collector.timing.median_ci import median_ci
 
 TARGET = 0.02
 AGREE = 0.05

@@ -1,7 +1,7 @@
 """What ran in one case: its kernels breakdown (bundle schema 5), measured by the collector's kernel pass.
 
 A separate worker process runs the case's call a fixed number of times under the backend's own profiler
-(collector.kernel_pass; never a timed process) and records, per entry — an MPSGraph graph, a native Metal kernel, a
+(collector.run.kernel_pass; never a timed process) and records, per entry — an MPSGraph graph, a native Metal kernel, a
 copy, a CPU fallback (MPS: PyTorch's MPSProfiler statistics), an aten op or a device kernel (CPU and CUDA:
 torch.profiler) — how many times it ran per op call, its device time per op call in µs and its share of the
 breakdown's device time. Every figure is per call of the case's op (the region, for a workload timed by regions).

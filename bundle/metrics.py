@@ -209,7 +209,7 @@ RULES: dict[str, Rule] = {
 # a case's correctness figures: judged together, one regression row per case (not one per metric)
 CORRECTNESS = tuple(m.name for m in _METRICS if m.quantity == "correctness")
 # The dtype's own scale for a drop or factor rule (docs/regressions.md, "Correctness on the dtype's scale"): a
-# figure recorded with its rounding level (collector.correctness: the figure of the reference rounded once to the
+# figure recorded with its rounding level (collector.timing.correctness: the figure of the reference rounded once to the
 # output's dtype) whose candidate error stays within ROUNDING_UNITS of that level, moved by less than
 # ROUNDING_MOVE (× error, 20 dB) and passes (a PSNR: TOLERANCE_MARGIN × clear of a stated tolerance) is the
 # dtype's jitter, not a regression (bf16's reordered accumulations move a PSNR by ±4 dB).

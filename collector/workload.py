@@ -1,7 +1,7 @@
 """The contract between workloads (collector/kernels/, collector/models/) and the collector's engine.
 
 A workload declares cases (frozen identities) and, for one case, builds seeded inputs and asks the bench for
-measurements. The bench (collector.bench.Bench) owns the honest parts: synchronising, warm-up, adaptive
+measurements. The bench (collector.timing.bench.Bench) owns the honest parts: synchronising, warm-up, adaptive
 repetition, separate timing / memory / correctness passes, and turning what it measured into bundle Results.
 A workload never times anything itself and never writes a Result by hand except through bench.record().
 """
@@ -43,7 +43,7 @@ class Unsupported(Exception):
 
 
 class Bench(ABC):
-    """What a workload may ask for while running one case. Implemented by collector.bench."""
+    """What a workload may ask for while running one case. Implemented by collector.timing.bench."""
 
     device: "torch.device"
     device_type: str  # "mps" | "cuda" | "cpu"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 QUIET = """
 # tests/quiet_machine.py: other processes' share of the cores reads as 0 (a loaded test box counts as idle)
-import collector.contention as _contention
+import collector.timing.contention as _contention
 
 _contention.other_share = lambda before, after, cores: 0.0
 """

@@ -1,4 +1,4 @@
-"""`mpsbench bisect` (mpsbench/bisect.py, mpsbench/bisect_steps.py): over 16 planted builds with a fake
+"""`mpsbench bisect` (mpsbench/workflows/bisect.py, mpsbench/workflows/bisect_steps.py): over 16 planted builds with a fake
 measurement (the runs and the review's answers stand-ins that know where the slowdown starts), every position is
 found in ≤ ⌈log2 16⌉ + 2 steps, a doubtful review makes a step unclear and the search stops naming it, never a
 wrong build; for real, a planted 3× softmax slowdown among 3 CPU "nightlies" (python= wrappers over this torch) is
@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.bisect_builds import CASE, plant, planted_version
-from mpsbench import bisect as bisect_cli
-from mpsbench.bisect_steps import Journal, State, Stepper
+from mpsbench.workflows import bisect as bisect_cli
+from mpsbench.workflows.bisect_steps import Journal, State, Stepper
 from tests.quiet_machine import quiet_site
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,7 +123,7 @@ def test_every_planted_position_among_16_builds_is_found_in_few_steps(monkeypatc
         assert f"git log {good[:12]}..{bad[:12]}" in text
         assert "op_time: 240 µs (last good) → 480 µs (first bad): 2.00× slower than the last good build" in text
         assert re.search(r"^step 1 \(4 left at most\)", text, re.M)
-        # the journal as bisect wrote it passes the check a resume reads it with (collector.journal_read)
+        # the journal as bisect wrote it passes the check a resume reads it with (collector.journal.read)
         (journal,) = (tmp_path / str(first_bad) / "runs").glob("*.bisect.jsonl")
         assert [v["index"] for v in State.of(Journal(journal).read()).verdicts] == probed
 

@@ -1,4 +1,4 @@
-"""mpsbench/bisect_search.py (groundwork for `mpsbench bisect`): the interval search over ordered builds and the
+"""mpsbench/workflows/bisect_search.py (groundwork for `mpsbench bisect`): the interval search over ordered builds and the
 step verdict from two reviews; the first bad build is found in ⌈log2 N⌉ decided steps wherever it is planted,
 an unclear step stops the search with the interval it leaves, never a guessed side."""
 
@@ -9,7 +9,7 @@ import math
 import pytest
 
 from db.review.decisions import BAD, GOOD, UNCLEAR, step_verdict
-from mpsbench.bisect_search import Search
+from mpsbench.workflows.bisect_search import Search
 
 CASE = {
     "workload": "softmax",

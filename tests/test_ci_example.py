@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from collector.cli import parser as collector_parser
+from collector.cli.main import parser as collector_parser
 from collector.errors import CollectorError
 from collector.sweep.spec import parse_specs
 from db.errors import StoreError
 from db.gate import _parser as compare_parser
 from db.review.review import Review
 from mpsbench.cli import BOTH, COLLECTOR, STORE
-from mpsbench.confirm import ConfirmError
-from mpsbench.confirm import _parser as confirm_parser
+from mpsbench.workflows.confirm import ConfirmError
+from mpsbench.workflows.confirm import _parser as confirm_parser
 
 WORKFLOW = Path(__file__).resolve().parents[1] / "examples" / "ci" / "mac-benchmark.yml"
 

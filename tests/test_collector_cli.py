@@ -36,7 +36,7 @@ def collector(*args: str, timeout: float = 120, **extra: str) -> subprocess.Comp
 
 def main(capsys, *args: str) -> tuple[int, str]:
     """The CLI in-process (no torch import per call): exit code and stdout."""
-    from collector.cli import main as cli_main
+    from collector.cli.main import main as cli_main
 
     code = cli_main(list(args))
     return code, capsys.readouterr().out
@@ -221,12 +221,12 @@ def test_journal_lines_are_valid_json_per_case(tmp_path, capsys):
     [journal] = tmp_path.glob("*.journal.jsonl")
     records = [json.loads(line) for line in journal.read_text().splitlines()]
     assert records[0]["type"] == "run" and {r["type"] for r in records[1:]} == {"case"}
-    # one line per case and process; a loaded box adds a retake's line for a contended process (collector.session)
+    # one line per case and process; a loaded box adds a retake's line for a contended process (collector.run.session)
     assert len({r["case"] for r in records[1:]}) == 4 and len(records) - 1 >= 4
 
 
 def test_a_case_journaled_just_before_ctrl_c_is_in_the_incomplete_bundle(tmp_path, capsys, monkeypatch):
-    from collector.journal import Journal
+    from collector.journal.run_journal import Journal
 
     write = Journal.finish_case
 
@@ -242,7 +242,7 @@ def test_a_case_journaled_just_before_ctrl_c_is_in_the_incomplete_bundle(tmp_pat
 
 def test_battery_and_low_power_mode_are_warnings_on_screen_and_in_the_bundle(tmp_path, capsys, monkeypatch):
     from bundle.schema import Machine
-    from collector import session
+    from collector.run import session
 
     on_battery = Machine(name="laptop", os="macOS", chip="Apple M3 Max", power_source="battery", low_power_mode=True)
     monkeypatch.setattr(session, "current_machine", lambda name, device: on_battery)

@@ -11,16 +11,16 @@ import pytest
 
 from bundle.contention import MIN_CLEAN_PROCESSES, THRESHOLD, enough_clean
 from bundle.schema import Result, Status
-from collector import contention
-from collector import session as run_session
 from collector.adapters.cpu import CpuAdapter
 from collector.catalog import Catalog
-from collector.contention import CpuSnapshot, IdleGate, IdlePolicy, other_share
-from collector.isolation import CaseOutcome
-from collector.plan import Plan
-from collector.processes import merge, run_note
-from collector.runner import RunContext, run_case
-from collector.timing import TimingPolicy
+from collector.isolation.isolator import CaseOutcome
+from collector.isolation.processes import merge, run_note
+from collector.isolation.runner import RunContext, run_case
+from collector.run import session as run_session
+from collector.run.plan import Plan
+from collector.timing import contention
+from collector.timing.contention import CpuSnapshot, IdleGate, IdlePolicy, other_share
+from collector.timing.loop import TimingPolicy
 from collector.workload import Case
 from tests.fake_workloads import AddWorkload
 from tests.test_collector_passes import OneOff
@@ -185,7 +185,7 @@ def test_the_runs_line_names_the_cases_whose_timings_are_not_evidence():
 
 
 class ScriptedIsolator:
-    """Stands in for collector.isolation.Isolator: each case run gives op_time with the next scripted share."""
+    """Stands in for collector.isolation.isolator.Isolator: each case run gives op_time with the next scripted share."""
 
     shares: list[float] = []
     processes: list[int] = []

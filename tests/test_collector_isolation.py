@@ -1,4 +1,4 @@
-"""Crash-isolated cases (collector/isolation.py): a segfault, an os._exit and a hang past the hard limit each
+"""Crash-isolated cases (collector/isolation/isolator.py): a segfault, an os._exit and a hang past the hard limit each
 become that case's `error` record with the signal / limit while the run completes; --resume does not run
 them again, --retry-crashed does."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bundle.schema import Bundle, Status
-from collector.isolation import exit_text, hard_deadline_s
+from collector.isolation.isolator import exit_text, hard_deadline_s
 
 ROOT = Path(__file__).resolve().parents[1]
 LIMIT_S = 0.5  # hard deadline 0.5 + 2 = 2.5 s: an ok case on a loaded box takes ~ms, the hang 120 s
@@ -33,7 +33,7 @@ def crash_catalog(monkeypatch, tmp_path):
 
 
 def main(capsys, *args: str) -> tuple[int, str]:
-    from collector.cli import main as cli_main
+    from collector.cli.main import main as cli_main
 
     code = cli_main(list(args))
     return code, capsys.readouterr().out

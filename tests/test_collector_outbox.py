@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from collector.push import MAX_RETRY_AFTER_S, Pusher, _retry_after_s, outbox_lock
+from collector.push.pusher import MAX_RETRY_AFTER_S, Pusher, _retry_after_s, outbox_lock
 
 ROOT = Path(__file__).resolve().parents[1]
 

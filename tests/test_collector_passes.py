@@ -13,10 +13,10 @@ import torch
 from bundle.schema import Status
 from collector.adapters.cpu import CpuAdapter
 from collector.adapters.mps import MpsAdapter
-from collector.bench import CaseBench
-from collector.correctness import check_against_reference, tolerance_for
-from collector.runner import RunContext, run_case
-from collector.timing import TimingPolicy
+from collector.isolation.runner import RunContext, run_case
+from collector.timing.bench import CaseBench
+from collector.timing.correctness import check_against_reference, tolerance_for
+from collector.timing.loop import TimingPolicy
 from collector.workload import Case, Unsupported, Workload
 from tests import fake_workloads as fw
 
@@ -238,7 +238,7 @@ def test_bandwidth_records_and_units():
 
 
 def test_bandwidth_fraction_uses_the_chip_table(monkeypatch):
-    import collector.bench as bench_mod
+    import collector.timing.bench as bench_mod
 
     monkeypatch.setattr(bench_mod, "chip_peak_bandwidth", lambda chip, cores: 800.0)
     a = torch.ones(1 << 16)
@@ -323,7 +323,7 @@ def test_nvml_reads_this_process_bytes_only(monkeypatch):
 
 def test_bad_dtype_option_is_refused():
     from collector.errors import CollectorError
-    from collector.plan import Plan
+    from collector.run.plan import Plan
 
     with pytest.raises(CollectorError, match="--dtype floot32"):
         Plan(dtypes=("float32", "floot32"))
@@ -331,7 +331,7 @@ def test_bad_dtype_option_is_refused():
 
 
 def test_a_warning_per_call_is_kept_once_with_a_count():
-    from collector.capture import CaseWarnings
+    from collector.isolation.capture import CaseWarnings
 
     with CaseWarnings() as caught:
         for _ in range(5000):
@@ -358,7 +358,7 @@ def test_cpu_driver_peak_catches_a_transient_allocation():
 
 def test_a_case_listed_twice_is_planned_once_and_reported():
     from collector.catalog import Catalog
-    from collector.plan import Plan, expand
+    from collector.run.plan import Plan, expand
 
     class Twice(OneOff):
         def cases(self, profile, dtypes=None, compile_modes=("eager",)):

@@ -12,8 +12,8 @@ import pytest
 
 from bundle.stats import summarize
 from collector.adapters.cpu import CpuAdapter
-from collector.median_ci import lower_rank, median_ci
-from collector.timing import TimingPolicy, choose_k, sync_overhead_ns, time_op, time_region
+from collector.timing.loop import TimingPolicy, choose_k, sync_overhead_ns, time_op, time_region
+from collector.timing.median_ci import lower_rank, median_ci
 from tests.collector_fakes import VirtualClockAdapter
 from tests.fake_workloads import spin
 

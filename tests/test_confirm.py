@@ -1,4 +1,4 @@
-"""`mpsbench confirm` (mpsbench/confirm.py): its decisions on known review answers, and a real loop — a planted 3×
+"""`mpsbench confirm` (mpsbench/workflows/confirm.py): its decisions on known review answers, and a real loop — a planted 3×
 slowdown that one run a side of one process leaves unconfirmed is confirmed by rerunning only the doubtful cases."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from db.review.decisions import CLEARED, CONFIRMED, UNDECIDED, case_id, decide, doubtful_cases
-from mpsbench.confirm import interleaved, main
+from mpsbench.workflows.confirm import interleaved, main
 from tests.quiet_machine import quiet_site
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +31,9 @@ def _row(i: int, scope: str = "m1") -> dict:
 def test_decisions_follow_the_review():
     answer = {"regressions": [_row(0)], "unconfirmed": [_row(1)], "suspected": [_row(2, "other-mac")]}
     ids = [case_id(_row(i)) for i in range(4)]
-    assert ids[0] == 'fake_spin|{"i":0}|float32|eager'  # the collector's case id (collector.journal.case_id)
+    assert (
+        ids[0] == 'fake_spin|{"i":0}|float32|eager'
+    )  # the collector's case id (collector.journal.run_journal.case_id)
     assert doubtful_cases(answer, "m1") == [ids[1]]  # another machine's doubt is not rerun here
     assert doubtful_cases(answer, None) == sorted(ids[1:3])
     assert decide(ids, answer, "m1") == {ids[0]: CONFIRMED, ids[1]: UNDECIDED, ids[2]: CLEARED, ids[3]: CLEARED}
@@ -200,7 +202,7 @@ def test_a_planted_slowdown_left_unconfirmed_is_confirmed_by_rerunning_it(tmp_pa
 def test_resume_reads_a_journal_torn_by_a_kill_and_names_a_damaged_one(tmp_path, capsys):
     """A kill mid-write leaves half a line last: --resume drops it (as sweep's resume does, by the same reader) and
     cuts it off, so the next append starts a clean line; a bad line before the last is damage: one ERROR line."""
-    from mpsbench.confirm import Journal
+    from mpsbench.workflows.confirm import Journal
 
     options = {
         "baseline": "torch=2.14.1",

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from bundle.metrics import ROUNDING_UNITS
-from collector.correctness import check_against_reference
+from collector.timing.correctness import check_against_reference
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery
 from db.review.review import Review
@@ -25,7 +25,7 @@ def test_the_rounding_level_is_the_references_own_rounding_to_the_outputs_dtype(
     x = torch.randn(4, 3000, generator=g)
     ref = torch.softmax(x.double(), -1)
     check = check_against_reference(torch.softmax(x.to(torch.bfloat16), -1), ref, "bfloat16")
-    rounded = ref.to(torch.bfloat16).double()  # computed here independently of collector.correctness
+    rounded = ref.to(torch.bfloat16).double()  # computed here independently of collector.timing.correctness
     err = (rounded - ref).abs()
     peak = float(ref.max() - ref.min())
     psnr = 10 * math.log10(peak**2 / float((err**2).mean()))

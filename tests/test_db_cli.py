@@ -239,8 +239,8 @@ def test_a_read_of_a_store_in_a_folder_that_is_not_there_makes_neither(tmp_path,
 
 
 def test_a_run_confirm_or_bisect_stores_is_in_the_duckdb_file_alone(tmp_path, monkeypatch):
-    """confirm and bisect store each run as they go (mpsbench.confirm.store_bundle): checkpointed as it is stored."""
-    from mpsbench.confirm import store_bundle
+    """confirm and bisect store each run as they go (mpsbench.workflows.confirm.store_bundle): checkpointed as it is stored."""
+    from mpsbench.workflows.confirm import store_bundle
 
     store = tmp_path / "runs.duckdb"
     monkeypatch.setenv("MPSBENCH_DB", str(store))

@@ -26,7 +26,7 @@ COMMANDS = frozenset("run sweep confirm bisect".split())
 ENTRIES = frozenset(("collector", "mpsbench"))
 FLAG = "--idle-wait"
 MARK = "# idle-wait:"
-RUNNERS = ("collector.session", "collector.commands", "collector.sweep")  # modules whose Plan can start a run
+RUNNERS = ("collector.run.session", "collector.cli.commands", "collector.sweep")  # modules whose Plan can start a run
 
 
 def _files() -> list[Path]:
@@ -216,7 +216,7 @@ SAMPLES = {  # (source, the lines the scan must name)
     'for args in (  # idle-wait: refused before a run starts\n    ["run", "--workload", "nope"],\n):\n    main(*args)': [],
     '@parametrize(\n    "args",  # idle-wait: parsed, never run\n    [["sweep", "--rounds", "x"]],\n)\ndef f(): pass': [],
     'step.get("run", "")': [],
-    'import collector.session\nPlan(workloads=("a",))\nPlan(idle_wait_s=0.0)': [2],
+    'import collector.run.session\nPlan(workloads=("a",))\nPlan(idle_wait_s=0.0)': [2],
     '["mpsbench", "run", "--profile", "quick"]': [1],
     'wait = 0\n[sys.executable, "-m", "collector", "run", "--idle-wait", str(wait)]': [],
     'def g(w):\n    wait = ["--idle-wait", "0"] if w is not None else []\n    return [x, "-m", "collector", "run", *wait]': [

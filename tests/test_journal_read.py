@@ -1,4 +1,4 @@
-"""Journals that are valid JSON but not a journal of their kind (collector.journal_read): for each of the four (a
+"""Journals that are valid JSON but not a journal of their kind (collector.journal.read): for each of the four (a
 run's, a sweep's, confirm's, bisect's), a whole journal as its writer writes it is read back as it was, and each
 malformed variant — its options (a run's plan) missing or a string, a record missing a key, a value of the wrong
 type — is one ERROR through the real CLI's `--resume`, naming the file, the line and the field: no traceback,
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from collector.plan import Plan
+from collector.run.plan import Plan
 from collector.sweep.options import recorded
 from mpsbench.cli import main
 from tests.bundles import make_bundle, make_result
@@ -38,7 +38,7 @@ def _run_journal(_tmp_path: Path) -> list[dict]:
 
 
 def _sweep_journal(tmp_path: Path) -> list[dict]:
-    from collector.arguments import parser
+    from collector.console.arguments import parser
 
     args = parser().parse_args(["sweep", "--build", "python=/nowhere/bin/python", "--idle-wait", "0"])
     header = {
@@ -176,10 +176,10 @@ VARIANTS = [  # idle-wait: (kind, …): the journals are refused before a run st
 
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_a_journal_as_its_writer_writes_it_is_read_back_as_it_was(tmp_path, kind):
-    from collector.journal import Journal as RunJournal
+    from collector.journal.run_journal import Journal as RunJournal
     from collector.sweep.journal import SweepJournal
-    from mpsbench.bisect_steps import Journal as BisectJournal
-    from mpsbench.confirm import Journal as ConfirmJournal
+    from mpsbench.workflows.bisect_steps import Journal as BisectJournal
+    from mpsbench.workflows.confirm import Journal as ConfirmJournal
 
     make, name, _ = KINDS[kind]
     records = make(tmp_path)

@@ -1,4 +1,4 @@
-"""The kernel pass (collector.kernel_pass, collector.profiled): each timed case's call, in a worker of its own,
+"""The kernel pass (collector.run.kernel_pass, collector.isolation.profiled): each timed case's call, in a worker of its own,
 under the backend's profiler; its breakdown in the bundle (schema 5). Real workers, a real torch.profiler on the
 CPU, and MPSProfiler's reading through a worker that prints a fixture at exit as MPS prints its statistics."""
 
@@ -12,8 +12,8 @@ from bundle.kernels import KernelKind
 from bundle.schema import Bundle, Status
 from collector.adapters.cpu import CpuAdapter
 from collector.adapters.profilers import Raw
-from collector.journal import Journal
-from collector.kernel_pass import entries
+from collector.journal.run_journal import Journal
+from collector.run.kernel_pass import entries
 from tests.kernel_workloads import FixtureLogProfiler
 
 FIXTURES = Path(__file__).parent / "fixtures" / "mps_profiler"
@@ -26,7 +26,7 @@ def catalog(monkeypatch):
 
 
 def _run(tmp_path: Path, *args: str) -> Bundle:
-    from collector.cli import main
+    from collector.cli.main import main
 
     out = tmp_path / "runs"
     code = main(["run", "--device", "cpu", "--out", str(out), "--processes", "1", "--idle-wait", "0", *args])
@@ -154,10 +154,10 @@ def test_confirm_bisect_and_sweep_runs_ask_for_the_pass(tmp_path, monkeypatch):
     import argparse
     import subprocess
 
-    from collector.plan import Plan
+    from collector.run.plan import Plan
     from collector.sweep.options import run_args
-    from mpsbench import confirm
-    from mpsbench.bisect import _plan
+    from mpsbench.workflows import confirm
+    from mpsbench.workflows.bisect import _plan
 
     base = {"profile": "quick", "device": "cpu", "compile": "eager"}
     assert run_args({**base, "kernels": True})[-1] == "--kernels" and "--kernels" not in run_args(base)
@@ -178,9 +178,9 @@ def test_confirm_bisect_and_sweep_runs_ask_for_the_pass(tmp_path, monkeypatch):
 def test_a_contended_profile_is_taken_again_and_the_calmest_kept(monkeypatch):
     from dataclasses import asdict
 
-    from collector import kernel_pass
     from collector.adapters.profilers import TorchProfiler
-    from collector.plan import PlannedCase
+    from collector.run import kernel_pass
+    from collector.run.plan import PlannedCase
     from collector.workload import Case
     from tests.kernel_workloads import OpsWorkload
 
@@ -217,7 +217,7 @@ def test_a_models_workload_is_broken_down_on_its_decode_region(tmp_path):
 
 
 def test_a_run_stopped_in_the_kernel_pass_is_incomplete_and_a_resume_finishes_it(tmp_path):
-    from collector.cli import main
+    from collector.cli.main import main
 
     _run(tmp_path, "--workload", "fake_ops", "--kernels")
     out = tmp_path / "runs"

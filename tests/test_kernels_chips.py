@@ -2,7 +2,7 @@
 
 import pytest
 
-from collector.chips import CHIPS, chip_name, peak_bandwidth_gbs
+from collector.fingerprint.chips import CHIPS, chip_name, peak_bandwidth_gbs
 
 
 @pytest.mark.parametrize(
@@ -81,7 +81,7 @@ def test_every_entry_names_its_source():
     assert all((entry.gbs is None) != (entry.by_gpu_cores is None) for entry in CHIPS.values())
 
 
-# --- NVIDIA GPUs: named from the device, bandwidth from collector/nvidia.py (no GPU here: recorded names) ------
+# --- NVIDIA GPUs: named from the device, bandwidth from collector/fingerprint/nvidia.py (no GPU here: recorded names) ------
 # device names as torch.cuda.get_device_name() / nvidia-smi report them on each board
 @pytest.mark.parametrize(
     ("device_name", "chip", "gbs"),
@@ -96,7 +96,7 @@ def test_every_entry_names_its_source():
     ],
 )
 def test_nvidia_chips_are_named_from_the_gpu_with_their_datasheet_bandwidth(device_name, chip, gbs):
-    from collector.nvidia import gpu_chip
+    from collector.fingerprint.nvidia import gpu_chip
 
     assert gpu_chip(device_name) == chip
     assert peak_bandwidth_gbs(gpu_chip(device_name), None) == gbs
@@ -104,7 +104,7 @@ def test_nvidia_chips_are_named_from_the_gpu_with_their_datasheet_bandwidth(devi
 
 @pytest.mark.parametrize("device_name", ["NVIDIA GeForce RTX 5090", "NVIDIA H100", "NVIDIA B300 SXM6 AC"])
 def test_unknown_or_ambiguous_gpus_have_no_bandwidth(device_name):
-    from collector.nvidia import gpu_chip
+    from collector.fingerprint.nvidia import gpu_chip
 
     assert gpu_chip(device_name) == device_name and peak_bandwidth_gbs(device_name, None) is None
 
@@ -128,8 +128,8 @@ def test_bandwidth_fraction_on_a_known_and_an_unknown_gpu():
 
     from bundle.schema import Status
     from collector.adapters.cpu import CpuAdapter
-    from collector.runner import RunContext, run_case
-    from collector.timing import TimingPolicy
+    from collector.isolation.runner import RunContext, run_case
+    from collector.timing.loop import TimingPolicy
     from tests.test_collector_passes import OneOff
 
     a = torch.ones(1 << 16)

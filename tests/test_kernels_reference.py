@@ -9,7 +9,7 @@ from collector.kernels import WORKLOADS, constant_pad, grouped_mm
 from collector.kernels.fp8 import matmul_bytes
 from tests.fake_bench import run_case
 
-# Independent of collector.correctness: what each output dtype's rounding allows here (outputs are O(1)).
+# Independent of collector.timing.correctness: what each output dtype's rounding allows here (outputs are O(1)).
 TOLERANCE = {
     "float32": (1e-4, 1e-5),
     "bfloat16": (3e-2, 3e-2),

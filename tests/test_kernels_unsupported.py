@@ -37,9 +37,9 @@ def test_missing_op_raises_unsupported_naming_it(monkeypatch, name):
 
 def test_missing_op_through_the_engine_records_unsupported(monkeypatch):
     from bundle.schema import Status
-    from collector import runner
     from collector.adapters.cpu import CpuAdapter
-    from collector.timing import TimingPolicy
+    from collector.isolation import runner
+    from collector.timing.loop import TimingPolicy
 
     monkeypatch.delattr(F, "grouped_mm", raising=False)
     monkeypatch.delattr(torch, "_grouped_mm", raising=False)

@@ -1,5 +1,5 @@
 """The dashboard is up while the first run collects (issue 44, item 5): `mpsbench run --status-file` keeps the run's
-live status (collector.live), the Overview and its twin show it (db.views.live_run), and a file that is not a
+live status (collector.console.live), the Overview and its twin show it (db.views.live_run), and a file that is not a
 status is no live run, never an error."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from collector.live import LiveStatus
+from collector.console.live import LiveStatus
 from db.views.live_run import STALE_S, live_run
 from tests.page_store import open_page, page_store
 
@@ -21,7 +21,7 @@ def fake_catalog(monkeypatch):
 
 
 def test_a_run_keeps_its_status_to_the_end_with_each_finished_case_and_its_unit(tmp_path, capsys):
-    from collector.cli import main
+    from collector.cli.main import main
 
     status = tmp_path / "live.json"
     code = main(

@@ -5,11 +5,11 @@ import pytest
 import torch
 
 from collector.adapters.cpu import CpuAdapter
+from collector.isolation.runner import RunContext, run_case
 from collector.models import causal_lm
 from collector.models.decode import MODEL_VARIABLE, Decode
 from collector.models.decode_loop import DecodeLoop
-from collector.runner import RunContext, run_case
-from collector.timing import TimingPolicy
+from collector.timing.loop import TimingPolicy
 from collector.workload import Case
 from tests.torch_threads import one_thread  # noqa: F401  (autouse fixture)
 

@@ -7,13 +7,13 @@ import pytest
 import torch
 
 from collector.adapters.cpu import CpuAdapter
-from collector.correctness import psnr_db
+from collector.isolation.runner import RunContext, run_case
 from collector.models import vae_models
 from collector.models.pad_counter import count_pads
 from collector.models.vae_roundtrip import CPU_IS_REFERENCE, VaeRoundtrip, roundtrip, seeded_image
 from collector.models.vae_tiled_decode import TINY_TILING, VAE_VARIABLE, VaeTiledDecode, tile_grid
-from collector.runner import RunContext, run_case
-from collector.timing import TimingPolicy
+from collector.timing.correctness import psnr_db
+from collector.timing.loop import TimingPolicy
 from tests.torch_threads import one_thread  # noqa: F401  (autouse fixture)
 
 FAST = TimingPolicy(region_budget_s=0.3, min_region_samples=3, max_region_samples=3)

@@ -1,4 +1,4 @@
-"""Processes end with what started them, and a killed sweep resumes whole (collector/lifeline.py, isolation.py,
+"""Processes end with what started them, and a killed sweep resumes whole (collector/isolation/lifeline.py, isolation.py,
 sweep/runner.py, sweep/delivery.py, sweep/options.py):
 
 - a sweep SIGKILLed mid-run leaves no `collector run` and no case worker behind; `--resume` (no --push given
@@ -24,7 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from collector.cli import main as cli_main
+from collector.cli.main import main as cli_main
 from tests.test_collector_push import Server
 from tests.test_sweep_run import ENV, events, wait_until, wrapper
 
@@ -257,7 +257,7 @@ if mode == "parent":
     print(child.pid, flush=True)
     time.sleep(600)
 else:
-    from collector import lifeline
+    from collector.isolation import lifeline
     def handled(*_):  # the handler runs in the main thread, its sleep interrupted
         open(sys.argv[2] + ".handled", "w").close()
         sys.exit(0)
@@ -279,7 +279,7 @@ def test_portable_tie_ends_a_child_whose_parent_was_sigkilled(tmp_path, how):
             [
                 sys.executable,
                 "-c",
-                "import signal, time; from collector import lifeline; "
+                "import signal, time; from collector.isolation import lifeline; "
                 f"lifeline.tie_to_parent({dead.pid}, signal.SIGTERM); time.sleep(600)",
             ],
             env=env,

@@ -23,7 +23,7 @@ from db.views.correctness import WITHIN, correctness_view
 from db.views.empty_reason import empty_reason
 from db.views.overview import overview_of
 from db.views.verdict_cards import verdict_cards
-from mpsbench.confirm import _parser as confirm_parser
+from mpsbench.workflows.confirm import _parser as confirm_parser
 from tests import release_walk as w
 from tests.store_fixtures import cli_store_file
 

@@ -1,4 +1,4 @@
-"""The backend's own profiler, for the kernel pass (collector.kernel_pass): what ran in a case's call and its time.
+"""The backend's own profiler, for the kernel pass (collector.run.kernel_pass): what ran in a case's call and its time.
 
 - CPU and CUDA: torch.profiler around the profiled calls, back to back as the timing runs them (a profile per call
   left gaps in which torch's worker threads went to sleep, and waking them cost a scheduler slice on a busy box),

@@ -1,4 +1,5 @@
-"""Fingerprint of the machine and build: runs the commands / reads the files, then the pure parsers."""
+"""Fingerprint of the machine and build: runs the commands / reads the files, then the pure parsers. The chips' specified
+bandwidth (chips, nvidia) is here too: the denominator of bandwidth_fraction."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from bundle.schema import Machine
 from collector.fingerprint import linux, macos
-from collector.nvidia import gpu_chip
+from collector.fingerprint.nvidia import gpu_chip
 
 
 def _run(cmd: list[str], timeout_s: float = 20.0) -> str:

@@ -87,7 +87,7 @@ class VaeRoundtrip(ModelWorkload):
 def _record_vs_input(bench: Bench, output: Any, image: Any) -> None:
     import torch
 
-    from collector.correctness import psnr_db  # imports torch: kept out of this module's import time
+    from collector.timing.correctness import psnr_db  # imports torch: kept out of this module's import time
 
     out = output.detach().to("cpu", torch.float64)
     bad = int((~torch.isfinite(out)).sum())

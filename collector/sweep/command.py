@@ -10,18 +10,19 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import Progress, TaskID
 
-from collector.arguments import csv_list
 from collector.catalog import load_catalog
-from collector.display import progress_bar
+from collector.console.arguments import csv_list
+from collector.console.display import progress_bar
 from collector.errors import CollectorError
-from collector.plan import Plan, expand
-from collector.push_report import checked_pusher  # a bad URL is refused (and a missing token said) before anything runs
+from collector.push.report import checked_pusher  # a bad URL is refused (and a missing token said) before anything runs
+from collector.run.plan import Plan, expand
 from collector.sweep.delivery import Delivery
 from collector.sweep.envs import Installer, ReadyBuild, default_envs_dir, probe
 from collector.sweep.journal import SweepJournal, SweepState, latest
 from collector.sweep.options import recorded, resume_push, run_args
-from collector.sweep.runner import SlotRun, run_slot
+from collector.sweep.runner import SlotOutcome, SlotRun, run_slot
 from collector.sweep.schedule import Slot, schedule
 from collector.sweep.spec import BuildSpec, parse_spec, parse_specs
 
@@ -144,30 +145,7 @@ def _run(journal: SweepJournal, state: SweepState, console: Console, delivery: D
         with progress_bar(console) as bar:
             task = bar.add_task("starting", total=len(slots) * n_cases, completed=(len(slots) - len(pending)) * n_cases)
             for slot in pending:
-                build = builds[slot.build]
-                run = SlotRun(
-                    slot,
-                    build["python"],
-                    build["label"],
-                    build["install_source"],
-                    _declared(build["spec"]),
-                    folder / slot.key,
-                )
-                base = bar.tasks[0].completed
-                bar.update(
-                    task,
-                    description=escape(
-                        f"round {slot.round}/{header['rounds']} · {build['label']}{' (A/A)' if slot.aa else ''}"
-                    ),
-                )
-                outcome = run_slot(
-                    run,
-                    sweep_id,
-                    args,
-                    journal,
-                    lambda n, base=base: bar.update(task, completed=base + min(n, n_cases)),
-                )
-                bar.update(task, completed=base + n_cases)
+                outcome = _run_one(slot, state, folder / slot.key, args, journal, (bar, task))
                 state.done[slot.key] = outcome.record
                 if not outcome.ok:
                     failures += 1
@@ -186,6 +164,34 @@ def _run(journal: SweepJournal, state: SweepState, console: Console, delivery: D
     for b in failed_builds:
         console.print(escape(f"not measured: --build {b['spec']!r} (could not be installed)"))
     return 1 if failures or failed_builds else 0
+
+
+def _run_one(
+    slot: Slot,
+    state: SweepState,
+    folder: Path,
+    args: list[str],
+    journal: SweepJournal,
+    progress: tuple[Progress, TaskID],
+) -> SlotOutcome:
+    """One slot's `collector run`, its cases counted on the sweep's progress bar as they finish."""
+    (bar, task), header, build = progress, state.header, state.builds[slot.build]
+    n_cases = header["n_cases"]
+    run = SlotRun(slot, build["python"], build["label"], build["install_source"], _declared(build["spec"]), folder)
+    base = bar.tasks[0].completed
+    bar.update(
+        task,
+        description=escape(f"round {slot.round}/{header['rounds']} · {build['label']}{' (A/A)' if slot.aa else ''}"),
+    )
+    outcome = run_slot(
+        run,
+        header["sweep_id"],
+        args,
+        journal,
+        lambda n, base=base: bar.update(task, completed=base + min(n, n_cases)),
+    )
+    bar.update(task, completed=base + n_cases)
+    return outcome
 
 
 def _declared(spec_text: str) -> str | None:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from collector.push import Pusher
-from collector.push_report import report_push  # the CLI's one way of printing push answers
+from collector.push.pusher import Pusher
+from collector.push.report import report_push  # the CLI's one way of printing push answers
 from collector.sweep.journal import SweepJournal, SweepState
 
 

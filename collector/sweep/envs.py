@@ -22,7 +22,7 @@ READY = "mpsbench-env.json"  # written last: an environment without it is (re)in
 PROBE_TIMEOUT_S = 300
 # what a build's environment must answer: its torch, and whether the collector's own imports work there
 _PROBE = (
-    "import json, platform, torch, collector.commands, collector.session; "
+    "import json, platform, torch, collector.cli.commands, collector.run.session; "
     "print(json.dumps({'torch_version': torch.__version__, 'git_hash': getattr(torch.version, 'git_version', None),"
     " 'debug': bool(getattr(torch.version, 'debug', False)), 'python_version': platform.python_version()}))"
 )

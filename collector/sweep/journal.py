@@ -1,17 +1,16 @@
-"""The sweep journal: one JSON line per event, appended and fsynced at once (like the run journal), so Ctrl-C,
+"""The sweep journal: one JSON line per event, appended and fsynced at once (collector.journal.lines, as the run journal), so Ctrl-C,
 SIGKILL or a crash loses nothing that finished; `sweep --resume` reads it back and continues. Events: sweep (the
 header: options, builds, rounds), build, schedule, slot_start, slot_end, push (a delivery answer), options."""
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from collector.errors import CollectorError
-from collector.journal_read import (
+from collector.journal.lines import append_line
+from collector.journal.read import (
     FLAG,
     NUMBER,
     TEXT,
@@ -94,18 +93,14 @@ class SweepJournal:
         return out_dir / f"sweep-{sweep_id}{SUFFIX}"
 
     def append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        append_line(self.path, record)
 
     def start(self, header: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.append({"type": "sweep", **header})
 
     def read(self) -> SweepState:
-        try:  # a torn last line dropped and cut off; each record checked (collector.journal_read)
+        try:  # a torn last line dropped and cut off; each record checked (collector.journal.read)
             records = read_journal(self.path, "sweep journal", "sweep", KINDS)
         except CollectorError as exc:
             raise CollectorError(f"--resume: {exc}") from None

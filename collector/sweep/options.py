@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from collector.arguments import parser  # the CLI's own defaults: no second copy of them here
+from collector.console.arguments import parser  # the CLI's own defaults: no second copy of them here
 from collector.errors import CollectorError
-from collector.push import endpoint
+from collector.push.pusher import endpoint
 
 PLAN = (
     "workload",

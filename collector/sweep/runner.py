@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from collector import lifeline
-from collector.journal import SUFFIX as RUN_SUFFIX
+from collector.isolation import lifeline
+from collector.journal.run_journal import SUFFIX as RUN_SUFFIX
 from collector.sweep.envs import ROOT, child_env
 from collector.sweep.journal import SweepJournal
 from collector.sweep.schedule import Slot
@@ -111,7 +111,7 @@ def run_slot(
     run: SlotRun, sweep_id: str, run_args: list[str], journal: SweepJournal, on_cases: Callable[[int], None]
 ) -> SlotOutcome:
     """Run (or finish) one slot; on_cases(n) reports its finished case count as it grows. The child runs in its
-    own session, tied to this process (collector.lifeline): Ctrl-C or SIGTERM here is passed on as SIGTERM (its
+    own session, tied to this process (collector.isolation.lifeline): Ctrl-C or SIGTERM here is passed on as SIGTERM (its
     Ctrl-C: the incomplete bundle is written), a SIGKILL here reaches it from the kernel; either way the slot is
     left unended for --resume. Whatever the child leaves in its process group is killed when it ends."""
     s, key = run.slot, run.slot.key

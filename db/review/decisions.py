@@ -19,7 +19,7 @@ CASE_FIELDS = ("workload", "case_key", "dtype", "compile")
 
 
 def case_id(row: dict) -> str:
-    """The collector's case id (collector.journal.case_id's format) of a review row."""
+    """The collector's case id (collector.journal.run_journal.case_id's format) of a review row."""
     return "|".join(str(row[k]) for k in CASE_FIELDS)
 
 

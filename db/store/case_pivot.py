@@ -126,7 +126,7 @@ def pivot_sql(
     (each such result's samples per worker process, [] for one process), contention (each such result's
     shares per worker process, [] where not measured: bundle.contention), pooled (ok results
     pooled), machines, passed, tolerance (the largest stated), rounding (the median rounding level of a
-    correctness figure: collector.correctness), results (rows of any status on that side).
+    correctness figure: collector.timing.correctness), results (rows of any status on that side).
     detail: key columns of the cases with a non-ok result, then per side other (its non-ok statuses, or
     null), message (of a non-ok result), fallback_median.
     warned: key columns of the cases whose ok results carry warnings, then per side warnings (short, distinct).

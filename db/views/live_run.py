@@ -1,4 +1,4 @@
-"""The run collecting on this machine right now, as its live status file says (collector.live; `scripts/start.sh`
+"""The run collecting on this machine right now, as its live status file says (collector.console.live; `scripts/start.sh`
 names it in MPSBENCH_LIVE): the Overview shows it while the store is still empty or the run is not yet stored,
 so the dashboard is up from the first second, saying what the run does, what it waits for and what finished.
 A file that is missing, unreadable or not a status is no live run (never an error on the page)."""

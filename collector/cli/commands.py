@@ -14,17 +14,17 @@ from rich.table import Table
 
 from bundle.metrics import metric as metric_info
 from bundle.schema import Bundle, Result
-from collector import lifeline
-from collector import session as run_session
-from collector.arguments import csv_list, kv_pairs
 from collector.catalog import load_catalog
-from collector.contention import IdleGate, IdlePolicy
-from collector.display import kernels_table, progress_bar, results_table, run_summary
+from collector.console.arguments import csv_list, kv_pairs
+from collector.console.display import kernels_table, progress_bar, results_table, run_summary
+from collector.console.live import FINISHED, INTERRUPTED, LiveStatus
 from collector.errors import CollectorError
-from collector.live import FINISHED, INTERRUPTED, LiveStatus
-from collector.plan import Plan, PlannedCase, default_processes
-from collector.push import Pusher
-from collector.push_report import checked_pusher, report_push
+from collector.isolation import lifeline
+from collector.push.pusher import Pusher
+from collector.push.report import checked_pusher, report_push
+from collector.run import session as run_session
+from collector.run.plan import Plan, PlannedCase, default_processes
+from collector.timing.contention import IdleGate, IdlePolicy
 from collector.workload import PROFILES, Workload
 
 

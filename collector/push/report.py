@@ -6,8 +6,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.markup import escape
 
-from collector.push import Pusher
-from collector.push import token as push_token
+from collector.push.pusher import Pusher
+from collector.push.pusher import token as push_token
 
 
 def checked_pusher(url: str | None, console: Console) -> Pusher | None:

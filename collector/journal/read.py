@@ -1,6 +1,6 @@
-"""Journals read back, checked once: a run's (collector.journal), a sweep's (collector.sweep.journal), confirm's
-(mpsbench.confirm) and bisect's (mpsbench.bisect_steps). Every one is JSON lines, appended and fsynced a line at a
-time; `read_journal` reads them (a last line torn by a kill mid-write dropped) and checks each record against the
+"""Journals read back, checked once: a run's (collector.journal.run_journal), a sweep's (collector.sweep.journal), confirm's
+(mpsbench.workflows.confirm) and bisect's (mpsbench.workflows.bisect_steps). Every one is JSON lines, appended and fsynced a line at a
+time (collector.journal.lines); `read_journal` reads them (a last line torn by a kill mid-write dropped) and checks each record against the
 fields its kind's reader uses, so a file that is JSON but not that kind of journal (no `options`, `options` a
 string, a record missing a key, a number written as text) is one CollectorError naming the file, the line and the
 field ("runs/sweep-x.sweep.jsonl line 3: options: must be an object"), never a KeyError deep in a resume.

@@ -1,5 +1,5 @@
 """NVIDIA GPUs: the chip name a CUDA run records and the specified peak memory bandwidth (GB/s) of known models,
-the denominator of bandwidth_fraction on CUDA as collector.chips is on Apple silicon.
+the denominator of bandwidth_fraction on CUDA as collector.fingerprint.chips is on Apple silicon.
 
 The name is the GPU's own, as torch.cuda.get_device_name() (or nvidia-smi) reports it: "NVIDIA H200",
 "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB", "Tesla T4". Bandwidth is looked up by that exact name (spaces

@@ -1,23 +1,23 @@
-"""The run journal: one JSON line per finished case in one worker process, appended and fsynced at once, next to
-the bundle. A run times each case in several worker processes (collector.session); a case is finished when every
+"""The run journal: one JSON line per finished case in one worker process, appended and fsynced at once
+(collector.journal.lines), next to the bundle. A run times each case in several worker processes (collector.run.session); a case is finished when every
 process has measured it (or one crashed on it).
 
 A crash or Ctrl-C keeps every finished case; `run --resume` reads the journal back (a torn last line from a
 SIGKILL mid-write is dropped and cut off) and continues the same run_id. A case whose worker crashed or timed
-out (collector.isolation) is journaled with its `outcome`: finished, so --resume does not run it again (it
+out (collector.isolation.isolator) is journaled with its `outcome`: finished, so --resume does not run it again (it
 would crash again), unless --retry-crashed; a later line for the same case replaces the earlier one.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 from bundle.schema import Build, Machine
 from collector.errors import CollectorError
-from collector.journal_read import (
+from collector.isolation.processes import RunState
+from collector.journal.lines import append_line
+from collector.journal.read import (
     ANY_OBJECT,
     NUMBER,
     TEXT,
@@ -28,11 +28,10 @@ from collector.journal_read import (
     optional,
     read_journal,
 )
-from collector.processes import RunState
 
 SUFFIX = ".journal.jsonl"
 TEXTS = list_of(TEXT)
-# what a resume reads of each record (collector.session: resume, worker_spec, build_bundle; collector.processes)
+# what a resume reads of each record (collector.run.session: resume, worker_spec, build_bundle; collector.isolation.processes)
 KINDS = {
     "run": {
         "run_id": TEXT,
@@ -86,11 +85,7 @@ class Journal:
         return out_dir / f"{run_id}{SUFFIX}"
 
     def _append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        append_line(self.path, record)
 
     def start(self, header: dict[str, Any]) -> None:
         if self.path.exists():
@@ -112,7 +107,7 @@ class Journal:
         )
 
     def finish_kernels(self, cid: str, kernels: dict[str, Any]) -> None:
-        """A case's breakdown from the kernel pass (collector.kernel_pass)."""
+        """A case's breakdown from the kernel pass (collector.run.kernel_pass)."""
         self._append({"type": "kernels", "case": cid, "kernels": kernels})
 
     def mark_resume(self) -> None:

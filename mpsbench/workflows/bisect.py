@@ -23,8 +23,8 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable
 
-from mpsbench.bisect_search import Search
-from mpsbench.bisect_steps import SUFFIX, BisectError, Journal, State, Stepper
+from mpsbench.workflows.bisect_search import Search
+from mpsbench.workflows.bisect_steps import SUFFIX, BisectError, Journal, State, Stepper
 
 NOT_FOUND = 3
 
@@ -35,7 +35,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from mpsbench.confirm import review_and_run_options
+    from mpsbench.workflows.confirm import review_and_run_options
 
     p = _Parser(
         prog="mpsbench bisect",
@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(args: list[str], say: Callable[[str], None] = print) -> int:
     from collector.errors import CollectorError
     from db.errors import StoreError
-    from mpsbench.confirm import ConfirmError
+    from mpsbench.workflows.confirm import ConfirmError
 
     try:
         return _main(_parser().parse_args(args), say)
@@ -165,7 +165,7 @@ def _requested(o: argparse.Namespace, review: Callable[[str, str], dict], scope:
             )
         return found
     from collector.catalog import load_catalog
-    from collector.plan import Plan, expand
+    from collector.run.plan import Plan, expand
 
     plan = Plan(
         workloads=tuple(o.workload or sorted({c.split("|", 1)[0] for c in o.case})),
@@ -213,7 +213,7 @@ def _reviewer(o: dict[str, Any]) -> Callable[[str, str], dict]:
 
 def _start(o: argparse.Namespace, say: Callable[[str], None]) -> tuple[Journal, State] | None:
     from collector.sweep.envs import default_envs_dir
-    from mpsbench.confirm import machine_scope
+    from mpsbench.workflows.confirm import machine_scope
 
     if o.rounds < 1 or o.rounds > 50:
         raise BisectError(f"--rounds must be from 1 to 50 (got {o.rounds})")
@@ -271,7 +271,7 @@ def _main(o: argparse.Namespace, say: Callable[[str], None]) -> int:
     h = state.header
     if o.resume is not None and h["options"].get("db"):
         os.environ["MPSBENCH_DB"] = h["options"]["db"]
-    from mpsbench.confirm import store_bundle
+    from mpsbench.workflows.confirm import store_bundle
 
     options = h["options"]
     stepper = Stepper(

@@ -3,7 +3,7 @@
 Figures are Apple's own (newsroom announcements and Mac tech-spec pages, "up to … GB/s of unified memory
 bandwidth"). Where a chip's bandwidth depends on its GPU core count (M3 Max, M4 Max) the table is keyed by
 cores, and an unknown core count gives None rather than a guess. Any chip not listed (or not Apple) -> None:
-a fraction of an unknown peak would be a made-up number. NVIDIA GPUs: collector/nvidia.py.
+a fraction of an unknown peak would be a made-up number. NVIDIA GPUs: collector/fingerprint/nvidia.py.
 
 Checked 2026-12 against press coverage quoting Apple's spec pages (MacRumors, Ars Technica, TechPowerUp,
 AnandTech, Engadget). Not confirmed beyond rounding: M1 68.25 (sources say "68 GB/s"; 68.25 is LPDDR4X-4266
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from collector.nvidia import gpu_peak_bandwidth_gbs
+from collector.fingerprint.nvidia import gpu_peak_bandwidth_gbs
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def chip_name(chip: str | None) -> str | None:
 
 def peak_bandwidth_gbs(chip: str | None, gpu_cores: int | None) -> float | None:
     """The chip's specified peak memory bandwidth in GB/s (Apple's unified memory, or an NVIDIA GPU's from
-    collector.nvidia), or None where it is not known."""
+    collector.fingerprint.nvidia), or None where it is not known."""
     name = chip_name(chip)
     if name is None:
         return gpu_peak_bandwidth_gbs(chip)

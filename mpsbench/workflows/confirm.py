@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from db.review.decisions import UNDECIDED, decide, doubtful_cases
-from mpsbench.confirm_journal import SUFFIX, ConfirmError, Journal
+from mpsbench.workflows.confirm_journal import SUFFIX, ConfirmError, Journal
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]  # the source tree holding mpsbench/ and collector/
 
 
 def interleaved(rounds: int) -> list[tuple[int, str]]:
@@ -80,8 +80,8 @@ def review_and_run_options(p: argparse.ArgumentParser, rounds: int, rounds_help:
 
 
 def _idle_wait(text: str) -> float:
-    """--idle-wait as the collector takes it (collector.plan), refused here before anything runs."""
-    from collector.plan import MAX_IDLE_WAIT_S
+    """--idle-wait as the collector takes it (collector.run.plan), refused here before anything runs."""
+    from collector.run.plan import MAX_IDLE_WAIT_S
 
     try:
         value = float(text)
@@ -250,7 +250,7 @@ class _Side:
         if o.get("idle_wait") is not None:  # a journal from before the option has none: the collector's default
             cmd += ["--idle-wait", f"{o['idle_wait']:g}"]
         before = set(folder.glob("*.json")) if folder.exists() else set()
-        from collector.lifeline import PARENT_VARIABLE
+        from collector.isolation.lifeline import PARENT_VARIABLE
 
         env = {
             **os.environ,
@@ -271,7 +271,7 @@ class _Side:
 def store_bundle(bundle: Path, o: dict) -> None:
     """Into the local store, or pushed to o["url"] (a ConfirmError names a push that was refused)."""
     if o.get("url"):
-        from collector.push import Pusher
+        from collector.push.pusher import Pusher
 
         outcome = Pusher(o["url"]).push([bundle])[0]
         if outcome.state not in ("sent", "skipped"):

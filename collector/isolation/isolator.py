@@ -1,18 +1,18 @@
 """Run the cases of a run in a long-lived child worker, so a case that crashes or hangs cannot end the run.
 
 - The worker is a `spawn`ed process (fork is unsafe once MPS/CUDA is initialised); it imports torch once and
-  runs case after case (collector.runner.run_case), so a case costs a pipe round trip, not a torch import.
+  runs case after case (collector.isolation.runner.run_case), so a case costs a pipe round trip, not a torch import.
 - Hard deadline per case = the case time limit + max(2 s, 25 %) (the soft limit inside the case stops its
   passes first; the margin is for the last block, teardown and a loaded machine). Past it the worker is
   killed and the case becomes `error` "timed out after N s (limit M s)". No limit: no deadline.
 - A worker that dies in a case (segfault, a Metal assertion's abort, os._exit) makes that case `error`
   "crashed: SIGSEGV (signal 11)" (or its exit status). Either way the next case gets a fresh worker.
-- The kernel pass (collector.kernel_pass) uses the same worker with a profiler in its spec: it profiles the case
-  (collector.profiled) instead of timing it, starts with the profiler's environment and writes its output to a log
+- The kernel pass (collector.run.kernel_pass) uses the same worker with a profiler in its spec: it profiles the case
+  (collector.isolation.profiled) instead of timing it, starts with the profiler's environment and writes its output to a log
   file the parent reads once it has exited.
 - Ctrl-C belongs to the parent: the worker ignores SIGINT and is killed when the parent stops. The worker leads
   its own process group, so killing it ends what a case started too (inductor's compile workers, a DataLoader's);
-  it is tied to the parent (collector.lifeline), so a parent that is SIGKILLed leaves no worker behind.
+  it is tied to the parent (collector.isolation.lifeline), so a parent that is SIGKILLed leaves no worker behind.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from multiprocessing.reduction import ForkingPickler
 from typing import Any, Iterator
 
 from bundle.schema import Status
-from collector import lifeline
 from collector.adapters.profilers import KernelProfiler
-from collector.bench import CaseBench
-from collector.runner import RunContext, finalize, records, run_case
-from collector.timing import TimingPolicy
+from collector.isolation import lifeline
+from collector.isolation.runner import RunContext, finalize, records, run_case
+from collector.timing.bench import CaseBench
+from collector.timing.loop import TimingPolicy
 from collector.workload import Case, Workload
 
 MARGIN_MIN_S = 2.0
@@ -67,7 +67,7 @@ class WorkerSpec:
     gpu_cores: int | None = None
     processes: int = 1  # how many worker processes time each case (the policy's budgets are shared out)
     full: bool = True  # run the memory and correctness passes too (one process of a run does)
-    profiler: KernelProfiler | None = None  # the kernel pass: profile each case with it (collector.profiled)
+    profiler: KernelProfiler | None = None  # the kernel pass: profile each case with it (collector.isolation.profiled)
     log_path: str | None = None  # the worker's stdout and stderr go to this file (the kernel pass reads it)
 
     def context(self) -> RunContext:
@@ -85,7 +85,9 @@ class WorkerSpec:
 
 @dataclass
 class CaseOutcome:
-    records: list[dict[str, Any]]  # one process's records of the case (collector.runner.records), as journaled
+    records: list[
+        dict[str, Any]
+    ]  # one process's records of the case (collector.isolation.runner.records), as journaled
     failure: str | None = None  # None | CRASHED | TIMED_OUT
 
 
@@ -113,7 +115,7 @@ def _worker_main(conn: Connection, spec: WorkerSpec) -> None:
             return
         workload, case = job
         if spec.profiler is not None:
-            from collector.profiled import profile_case
+            from collector.isolation.profiled import profile_case
 
             conn.send(profile_case(workload, case, ctx, spec.profiler))
         else:
@@ -162,7 +164,7 @@ class Worker:
             return False
 
     def call(self, job: bytes, deadline_s: float | None) -> list[dict[str, Any]] | str:
-        """The case's records (collector.runner.records), or TIMED_OUT / CRASHED."""
+        """The case's records (collector.isolation.runner.records), or TIMED_OUT / CRASHED."""
         try:
             self.conn.send_bytes(job)
         except (BrokenPipeError, OSError):
@@ -240,7 +242,9 @@ class Isolator:
             )
         if answer == CRASHED:
             return self._failed(workload, case, CRASHED, f"crashed: {exit_text(self._drop_worker(wait_s=5))}", elapsed)
-        return CaseOutcome(answer)  # validated once, when the case's processes are merged (collector.processes)
+        return CaseOutcome(
+            answer
+        )  # validated once, when the case's processes are merged (collector.isolation.processes)
 
     def _drop_worker(self, wait_s: float) -> int | None:
         """Reap (a dead worker's status is its signal) or kill the worker; its exit code."""

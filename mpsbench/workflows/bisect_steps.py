@@ -6,14 +6,13 @@ killed bisect resumes where it stopped, a run cut short continuing its own run j
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from collector.errors import CollectorError
-from collector.journal_read import FLAG, PRESENT, TEXT, WHOLE, list_of, obj, one_of, optional, read_journal, text_like
+from collector.journal.lines import append_line
+from collector.journal.read import FLAG, PRESENT, TEXT, WHOLE, list_of, obj, one_of, optional, read_journal, text_like
 from collector.sweep.envs import Installer
 from collector.sweep.journal import PLAN, READY_BUILD, SLOT_KEY
 from collector.sweep.options import run_args
@@ -24,7 +23,7 @@ from db.review.decisions import BAD, GOOD, UNCLEAR, bisect_verdict, target_rows
 
 SUFFIX = ".bisect.jsonl"
 TEXTS = list_of(TEXT)
-# what a resume reads of each record (mpsbench.bisect: _main, _answer; Stepper; State.of)
+# what a resume reads of each record (mpsbench.workflows.bisect: _main, _answer; Stepper; State.of)
 KINDS = {
     "bisect": {
         "bisect_id": TEXT,
@@ -60,7 +59,7 @@ class BisectError(Exception):
 
 
 class Journal:
-    """One JSON line per event, fsynced (as the sweep's and confirm's journals): bisect (the header), build,
+    """One JSON line per event, fsynced by the collector's one journal writer (collector.journal.lines): bisect (the header), build,
     slot_start / slot_end (a run), verdict (a step decided, or left unclear after its rounds)."""
 
     def __init__(self, path: Path) -> None:
@@ -68,14 +67,11 @@ class Journal:
 
     def append(self, record: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        append_line(self.path, record)
 
     def read(self) -> list[dict[str, Any]]:
         """The records; a last line torn by a kill is dropped and cut off (the collector's one journal reader)."""
-        try:  # each record checked against what a resume reads of it (collector.journal_read)
+        try:  # each record checked against what a resume reads of it (collector.journal.read)
             return read_journal(self.path, "bisect journal", "bisect", KINDS)
         except CollectorError as exc:
             raise BisectError(f"--resume: {exc}") from None

@@ -8,7 +8,7 @@ import sys
 from rich.console import Console
 from rich.markup import escape
 
-from collector.arguments import parser
+from collector.console.arguments import parser
 from collector.errors import CollectorError
 
 # Piped into a log (scripts/start.sh), rich would wrap tables at 80 columns; a log reads better wide.
@@ -19,7 +19,7 @@ console = Console(highlight=False, width=_WIDE)
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        from collector import commands
+        from collector.cli import commands
 
         return getattr(commands, f"cmd_{args.command}")(args, console)
     except CollectorError as exc:

@@ -1,13 +1,13 @@
 """One case measured in several worker processes, as one Result per metric.
 
 A run times every case in `processes` worker processes, one after another, each running the whole case list
-(collector.session): process state (allocator, address-space layout, CPU placement, clocks) moves timings more
+(collector.run.session): process state (allocator, address-space layout, CPU placement, clocks) moves timings more
 than calls within one process do, so the processes are the replicates a review tests on (pyperf's reasoning).
-Process 0 runs every pass; the others only the timing passes (collector.bench: `full`), so a memory peak or a
+Process 0 runs every pass; the others only the timing passes (collector.timing.bench: `full`), so a memory peak or a
 correctness figure is one process's figure, and a timing has the samples of every process, concatenated in
 process order, with `processes` saying how many each gave and `contention` the share of the cores other
 processes took while each ran (bundle.contention). A process that ran contended is re-timed in a fresh worker
-process after the run's processes (index ≥ the plan's count: collector.session's retakes): both are kept, the
+process after the run's processes (index ≥ the plan's count: collector.run.session's retakes): both are kept, the
 retake after them, and the record's warning names both.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 from bundle.contention import MIN_CLEAN_PROCESSES, contended, enough_clean, share_range
 from bundle.metrics import TIMINGS
 from bundle.schema import Result, Status
-from collector.contention import cores
+from collector.timing.contention import cores
 
 VALUE = (Status.ok.value, Status.fallback.value)
 
@@ -27,7 +27,7 @@ VALUE = (Status.ok.value, Status.fallback.value)
 @dataclass
 class RunState:
     """The run's cases as measured so far: each case's records from each worker process, as they came (kept here
-    until merged_results; collector.journal persists each part and reads them back into one on --resume)."""
+    until merged_results; collector.journal.run_journal persists each part and reads them back into one on --resume)."""
 
     header: dict[str, Any]
     # case id -> worker process index -> that process's result dicts (journals before processes: all index 0)
@@ -48,7 +48,7 @@ class RunState:
 
     def finished(self, cid: str, processes: int) -> bool:
         """Measured by every process, or crashed in one (a case that crashes a worker would crash the next).
-        Parts from later indices are retakes of contended processes (collector.session), not processes."""
+        Parts from later indices are retakes of contended processes (collector.run.session), not processes."""
         return cid in self.crashed or sum(p < processes for p in self.parts.get(cid, {})) >= processes
 
 
@@ -121,7 +121,7 @@ def _worded(result: dict[str, Any], processes: list[int], planned: int | None) -
 
 def merged_results(parts: dict[int, list[dict[str, Any]]], planned: int | None = None) -> list[Result]:
     """The case's Results: each built and validated once, here, from its processes' merged records (the worker's
-    records are collector.runner.records, journaled as they came)."""
+    records are collector.isolation.runner.records, journaled as they came)."""
     return [Result.model_validate(r) for r in merge(parts, planned)]
 
 

@@ -5,7 +5,7 @@ region PROFILED_REGION, profiles the call instead of timing it: WARMUP calls, th
 synchronize; the workload then stops (nothing after it is needed). Another region (decode's prefill, timed before
 its decode) runs once, so the workload goes on to the one profiled. Memory and correctness passes do nothing here. A case that times
 no call has nothing to break down ("unavailable"). The answer is a plain dict (it crosses a pipe):
-collector.kernel_pass turns it into the bundle's breakdown.
+collector.run.kernel_pass turns it into the bundle's breakdown.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any, Callable
 
 from bundle.schema import Status
 from collector.adapters.profilers import KernelProfiler
-from collector.bench import CaseBench
-from collector.capture import CaseWarnings
-from collector.failures import describe, is_unsupported
-from collector.runner import RunContext
+from collector.isolation.capture import CaseWarnings
+from collector.isolation.failures import describe, is_unsupported
+from collector.isolation.runner import RunContext
+from collector.timing.bench import CaseBench
 from collector.workload import Case, Workload
 
 OP_WARMUP, OP_CALLS = 3, 20  # an op (time_op): µs to ms per call

@@ -14,21 +14,21 @@ from bundle.metrics import metric as metric_info
 from bundle.schema import Result, Status
 from bundle.units import conversion_factor
 from collector.adapters.base import Adapter, Figure
-from collector.chips import peak_bandwidth_gbs
-from collector.contention import ShareMeter
-from collector.correctness import check_against_reference
-from collector.timing import S_PER_NS, TimingPolicy, block_ns, time_op, time_region
+from collector.fingerprint.chips import peak_bandwidth_gbs
+from collector.timing.contention import ShareMeter
+from collector.timing.correctness import check_against_reference
+from collector.timing.loop import S_PER_NS, TimingPolicy, block_ns, time_op, time_region
 from collector.workload import Bench, Case, Workload
 
 
 def chip_peak_bandwidth(chip: str | None, gpu_cores: int | None) -> float | None:
-    """The chip's specified memory bandwidth (GB/s) from collector.chips, or None where unknown."""
+    """The chip's specified memory bandwidth (GB/s) from collector.fingerprint.chips, or None where unknown."""
     return peak_bandwidth_gbs(chip, gpu_cores)
 
 
 def _in_unit(values: list[float], unit: str, metric: str) -> list[float]:
     """The one place a measured value becomes the bundle's unit: the metric's canonical unit (bundle.metrics),
-    converted by bundle.units; timing.py measures in seconds, a workload's record() states its own unit."""
+    converted by bundle.units; timing/loop.py measures in seconds, a workload's record() states its own unit."""
     factor = conversion_factor(unit, metric_info(metric).unit)
     return [x * factor for x in values]
 
@@ -60,7 +60,7 @@ class CaseBench(Bench):
         self.chip, self.gpu_cores = chip, gpu_cores
         self.results: list[Result] = []
         self.case_warnings: list[str] = []
-        self.meter = ShareMeter()  # other processes' share of the cores while the case ran (collector.runner)
+        self.meter = ShareMeter()  # other processes' share of the cores while the case ran (collector.isolation.runner)
 
     # --- records -------------------------------------------------------------------------------------------
     def _add(

@@ -10,7 +10,7 @@ Each worker process records its share per case (`Result.contention`); bundle.con
 ran contended and when a case still has enough clean processes to be evidence.
 
 The share is measured over the whole case in its worker, or over the 0.1 s before its end where the case was
-shorter (ShareMeter, collector.runner). "Own" CPU time is the worker's process tree (its threads, and children
+shorter (ShareMeter, collector.isolation.runner). "Own" CPU time is the worker's process tree (its threads, and children
 such as inductor's compile workers), so only other processes count.
 """
 
@@ -45,7 +45,7 @@ __all__ = [
 class CpuSnapshot:
     wall_s: float
     machine_busy_s: float  # all processes, summed over cores
-    own_s: float  # this process tree (collector.contention._own_cpu_s)
+    own_s: float  # this process tree (collector.timing.contention._own_cpu_s)
 
 
 _ME: list[psutil.Process] = []  # this process, made once (a new one per call costs more than the read)

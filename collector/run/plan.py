@@ -7,7 +7,7 @@ from typing import Any
 
 from collector.catalog import Catalog
 from collector.errors import CollectorError
-from collector.journal import case_id
+from collector.journal.run_journal import case_id
 from collector.workload import PROFILES, Case, Workload
 
 COMPILE_MODES = ("eager", "inductor")
@@ -46,14 +46,14 @@ class Plan:
     compile_modes: tuple[str, ...] = ("eager",)
     profile: str = "quick"
     case_time_limit_s: float | None = None
-    # worker processes that each time every case (collector.processes); the CLI's default is default_processes()
+    # worker processes that each time every case (collector.isolation.processes); the CLI's default is default_processes()
     processes: int = 1
     cases: tuple[str, ...] = ()  # only these case ids (workload|case_key|dtype|compile): what `confirm` reruns
     # --idle-wait: the longest a run waits for other processes to leave the cores before it times a case (0:
-    # never wait, never re-time a contended process); collector.contention.IdlePolicy
+    # never wait, never re-time a contended process); collector.timing.contention.IdlePolicy
     idle_wait_s: float = DEFAULT_IDLE_WAIT_S
     # --kernels (on in --profile full; confirm and bisect runs always): after the timing processes, each case's call
-    # under the backend's profiler in a worker of its own (collector.kernel_pass)
+    # under the backend's profiler in a worker of its own (collector.run.kernel_pass)
     kernels: bool = False
 
     def __post_init__(self) -> None:

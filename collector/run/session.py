@@ -16,16 +16,16 @@ from bundle.kernels import CaseKernels
 from bundle.schema import SCHEMA_VERSION, Build, Bundle, DeviceInfo, Machine, Result
 from collector.adapters import get_adapter, resolve
 from collector.catalog import Catalog
-from collector.contention import IdleGate, IdlePolicy
 from collector.errors import CollectorError
 from collector.fingerprint import current_machine, run_warnings
 from collector.fingerprint.build import current_build
-from collector.isolation import CaseOutcome, Isolator, WorkerSpec
-from collector.journal import SUFFIX, Journal
-from collector.kernel_pass import pending, profile_cases
-from collector.plan import CaseList, Plan, PlannedCase, expand
-from collector.processes import RunState, merged_results, process_share, run_note
-from collector.runner import records, run_case
+from collector.isolation.isolator import CaseOutcome, Isolator, WorkerSpec
+from collector.isolation.processes import RunState, merged_results, process_share, run_note
+from collector.isolation.runner import records, run_case
+from collector.journal.run_journal import SUFFIX, Journal
+from collector.run.kernel_pass import pending, profile_cases
+from collector.run.plan import CaseList, Plan, PlannedCase, expand
+from collector.timing.contention import IdleGate, IdlePolicy
 
 COLLECTOR_VERSION = "0.2.0"
 # event ("start" | "done" | "retake" | "kernels"), the case, its merged results once every process has measured it, the
@@ -170,7 +170,7 @@ def resume(journal_path: Path, catalog: Catalog, retry_crashed: bool = False) ->
 
 def worker_spec(session: Session, process: int = 0) -> WorkerSpec:
     """Device, chip and policy from the journal header, so a resumed run measures like the original. Process 0
-    runs every pass, the others the timing passes only (collector.processes)."""
+    runs every pass, the others the timing passes only (collector.isolation.processes)."""
     header = session.state.header
     return WorkerSpec(
         header.get("device_choice", header["device"]["type"]),
@@ -194,7 +194,7 @@ def _rotated(cases: list[PlannedCase], process: int) -> list[PlannedCase]:
 def _run_pending(session: Session, notify: Progress, isolate: bool) -> None:
     """Process after process, each a fresh worker running every pending case: the cases interleave across the
     processes, so drift over the run spreads over each case's replicates instead of biasing one case. Before
-    each case the run waits for an idle machine (collector.contention.IdleGate); then the contended processes
+    each case the run waits for an idle machine (collector.timing.contention.IdleGate); then the contended processes
     are re-timed (_retake)."""
     gate = _gate(session)
     for process in range(session.plan.processes):
@@ -225,7 +225,7 @@ def _run_pending(session: Session, notify: Progress, isolate: bool) -> None:
 
 
 def _kernel_pass(session: Session, notify: Progress, gate: IdleGate) -> None:
-    """Each timed case's call under the backend's profiler, each in a worker of its own (collector.kernel_pass),
+    """Each timed case's call under the backend's profiler, each in a worker of its own (collector.run.kernel_pass),
     after every timing: no timed figure runs beside a profiler. Like a timing, each waits for an idle machine (a
     profiled time on a busy one is as slow as a timed one). Each breakdown is journaled as it comes."""
     spec = worker_spec(session, 0)
@@ -253,7 +253,7 @@ def _gate(session: Session) -> IdleGate:
 def _retake(session: Session, notify: Progress, gate: IdleGate) -> None:
     """Re-time the cases whose processes ran contended, in rounds: each round a fresh worker process (timing
     passes only) that waits for an idle machine before each case and times every case still short of clean
-    processes once. Both timings are kept (collector.processes words them). A retake that fails is not kept:
+    processes once. Both timings are kept (collector.isolation.processes words them). A retake that fails is not kept:
     the case keeps what its processes measured. No retakes without the wait, nor once the run's wait budget is
     spent on a machine still busy (they would run contended again)."""
     for _ in range(RETAKES * session.plan.processes if gate.enabled else 0):  # a retake that keeps failing ends

@@ -1,4 +1,4 @@
-"""The search `mpsbench bisect` runs (mpsbench/bisect.py collects each step).
+"""The search `mpsbench bisect` runs (mpsbench/workflows/bisect.py collects each step).
 
 Builds in order, the first known good and the last known bad. Each step probes the midpoint of the interval that
 is still open; its verdict comes from two reviews of the step's runs, the review's own test deciding

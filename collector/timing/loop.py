@@ -18,7 +18,7 @@ from typing import Any, Callable
 from bundle.stats import summarize
 from bundle.units import conversion_factor
 from collector.adapters.base import Adapter
-from collector.median_ci import median_ci
+from collector.timing.median_ci import median_ci
 
 S_PER_NS = conversion_factor("ns", "s")  # the device timer counts ns; samples are in seconds
 NOISY_IQR_FRACTION = 0.10

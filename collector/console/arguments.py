@@ -1,5 +1,5 @@
 """The collector CLI's arguments: the parser (its defaults are the sweep's too: collector.sweep.options) and
-the helpers that read its lists. Below the commands, so a command module can use them without importing the CLI."""
+the helpers that read its lists. Below the commands and the sweep, so both use them without importing the CLI."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 from bundle.builds import DECLARABLE
 from bundle.contention import THRESHOLD
-from collector.contention import IdlePolicy
 from collector.errors import CollectorError
-from collector.plan import DEFAULT_IDLE_WAIT_S, DEFAULT_PROCESSES, PROCESSES_VARIABLE
+from collector.run.plan import DEFAULT_IDLE_WAIT_S, DEFAULT_PROCESSES, PROCESSES_VARIABLE
+from collector.timing.contention import IdlePolicy
 
 
 def kv_pairs(items: list[str]) -> dict[str, str]:

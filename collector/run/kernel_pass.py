@@ -1,8 +1,8 @@
 """The kernel pass (`run --kernels`): each case's call under the backend's own profiler, in a worker of its own.
 
-After the run's timing processes, every case that was timed gets a fresh case worker (collector.isolation, with the
+After the run's timing processes, every case that was timed gets a fresh case worker (collector.isolation.isolator, with the
 backend's profiler in its spec: collector.adapters.profilers) that runs the case's call a fixed number of times
-under the profiler (collector.profiled) and exits; its output goes to a log file, which MPS's profiler prints its
+under the profiler (collector.isolation.profiled) and exits; its output goes to a log file, which MPS's profiler prints its
 statistics into as the worker exits. So no timed figure ever runs under a profiler, a crash or a hang in the pass is
 the case's breakdown `error` (the run goes on), and MPSProfiler's process-wide tables hold one case only.
 
@@ -27,10 +27,10 @@ from bundle.metrics import TIMINGS
 from bundle.metrics import metric as metric_info
 from bundle.schema import Status
 from collector.adapters.profilers import KernelProfiler, Profiled, Raw
-from collector.contention import cores
-from collector.isolation import Isolator, WorkerSpec
-from collector.plan import PlannedCase
-from collector.processes import RunState
+from collector.isolation.isolator import Isolator, WorkerSpec
+from collector.isolation.processes import RunState
+from collector.run.plan import PlannedCase
+from collector.timing.contention import cores
 
 LOG_TAIL = 600  # characters of the worker's output quoted in an error
 RETAKES = 2  # times a case profiled while other processes took the cores is profiled again, at most

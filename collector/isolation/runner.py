@@ -1,14 +1,14 @@
 """Run one case of a workload and give back its Results, each with the case's status.
 
-- Python warnings of the case are captured (deduplicated, collector.capture); torch's warn-always is on so
+- Python warnings of the case are captured (deduplicated, collector.isolation.capture); torch's warn-always is on so
   TORCH_WARN_ONCE warnings reach every case, not only the first of the process;
 - a CPU-fallback warning during the case -> every measured record of the case is `fallback`, naming the ops;
 - Unsupported / a not-implemented or unsupported-dtype error -> `unsupported` for each declared metric not
   yet measured; any other exception -> `error` likewise; records already measured are kept;
 - the per-case time limit is soft here: passes stop repeating at the deadline; an overrun is a warning;
 - the share of the cores other processes took while the case ran is each measured record's `contention`
-  (collector.contention; a run's processes are merged and worded in collector.processes).
-  collector.isolation runs this in a worker process and makes the limit hard (and survives a crash).
+  (collector.timing.contention; a run's processes are merged and worded in collector.isolation.processes).
+  collector.isolation.isolator runs this in a worker process and makes the limit hard (and survives a crash).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import torch
 
 from bundle.schema import Result, Status
 from collector.adapters.base import Adapter
-from collector.bench import CaseBench
-from collector.capture import CaseWarnings
-from collector.failures import describe, fallback_ops, is_unsupported, other_warnings
-from collector.timing import TimingPolicy
+from collector.isolation.capture import CaseWarnings
+from collector.isolation.failures import describe, fallback_ops, is_unsupported, other_warnings
+from collector.timing.bench import CaseBench
+from collector.timing.loop import TimingPolicy
 from collector.workload import Case, Workload
 
 
@@ -37,7 +37,7 @@ class RunContext:
     case_time_limit_s: float | None = None
     chip: str | None = None
     gpu_cores: int | None = None
-    full: bool = True  # False: timing passes only (the other worker processes of a run; collector.processes)
+    full: bool = True  # False: timing passes only (the other worker processes of a run; collector.isolation.processes)
 
 
 @contextmanager
@@ -77,7 +77,7 @@ def run_case(workload: Workload, case: Case, ctx: RunContext) -> list[Result]:
 
 def records(results: list[Result]) -> list[dict[str, Any]]:
     """One process's Results as the JSON records that travel from the worker, are journaled and merged
-    (collector.processes); no summary (bundle.schema: never written), derived once from the merged samples."""
+    (collector.isolation.processes); no summary (bundle.schema: never written), derived once from the merged samples."""
     return [r.model_dump(mode="json") for r in results]
 
 
@@ -114,7 +114,7 @@ def _fill_missing(bench: CaseBench, status: Status, message: str) -> None:
 
 def _with_case_status(result: Result, case_warnings: list[str], ops: list[str], share: float | None) -> Result:
     """The record with the case's warnings, share and status: a copy, not validated again (each field stays
-    valid on its own; the Result is checked once, after its processes are merged: collector.processes)."""
+    valid on its own; the Result is checked once, after its processes are merged: collector.isolation.processes)."""
     update: dict[str, object] = {"warnings": result.warnings + [w for w in case_warnings if w not in result.warnings]}
     if result.samples and share is not None:  # one process measured it: one share
         update["contention"] = [share]

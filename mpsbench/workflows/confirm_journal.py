@@ -1,14 +1,14 @@
 """`mpsbench confirm`'s journal (<out>/confirm-<id>.confirm.jsonl): the header (the options, the targets, this
-machine's scope) and one record per run, appended and fsynced; read back on `--resume` by the collector's one
-journal reader, each record checked against what a resume reads of it (collector.journal_read)."""
+machine's scope) and one record per run, appended and fsynced (collector.journal.lines); read back on `--resume` by the collector's one
+journal reader, each record checked against what a resume reads of it (collector.journal.read)."""
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from collector.journal.lines import append_line
 
 SUFFIX = ".confirm.jsonl"
 
@@ -24,10 +24,7 @@ class Journal:
     runs: list[dict[str, Any]] = field(default_factory=list)  # {"round", "side", "bundle", "run_id"}
 
     def append(self, record: dict[str, Any]) -> None:
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(record) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        append_line(self.path, record, compact=False)
 
     @classmethod
     def load(cls, path: Path) -> "Journal":
@@ -35,7 +32,7 @@ class Journal:
         and cut off (appends continue on a clean line); an unreadable or damaged file, or one whose records are
         not a confirm journal's, is a ConfirmError naming the line and the field."""
         from collector.errors import CollectorError
-        from collector.journal_read import read_journal
+        from collector.journal.read import read_journal
 
         try:
             lines = read_journal(path, "confirm journal", "confirm", _kinds())
@@ -46,7 +43,7 @@ class Journal:
 
 def _kinds() -> dict:
     """What a resume reads of each record: the header's options (_main, _Side.run), targets and scope; each run."""
-    from collector.journal_read import TEXT, WHOLE, list_of, obj, one_of, optional
+    from collector.journal.read import TEXT, WHOLE, list_of, obj, one_of, optional
 
     return {
         "confirm": {
