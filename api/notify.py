@@ -42,12 +42,12 @@ import httpx
 from sqlalchemy import Engine
 
 from db.errors import StoreError
-from db.review.comparison import FILTERS
-from db.review.listing import regressions
-from db.review.review import Review
-from db.store.engine import shared_store, store_path
-from db.store.tokens import beside_store
-from db.store.triage import NOTE_KEY
+from db.views.actions.access import beside_store
+from db.views.actions.triage import NOTE_KEY
+from db.views.inputs import COMPARE_FILTERS
+from db.views.release.regressions import regression_list
+from db.views.release.review import Review, review_of
+from db.views.serving import shared_engine, store_path
 
 URL_VAR, REVIEW_VAR, PUBLIC_VAR = "MPSBENCH_NOTIFY_URL", "MPSBENCH_NOTIFY_REVIEW", "MPSBENCH_PUBLIC_URL"
 STATE_FILE = "mpsbench-notified.json"
@@ -57,7 +57,7 @@ POST_DEADLINE_S = 15.0  # one try, whole: connect, send, and the answer to its l
 SETTLE_S = 1.0  # the review is judged once no upload has come for this long…
 BURST_S = 30.0  # …or this long after the first upload waiting
 LISTED = 10  # regressions written out in one post; the rest are counted
-REVIEW_KEYS = ("baseline", "candidate", "scope", "threshold", "rules", "pool") + tuple(FILTERS)
+REVIEW_KEYS = ("baseline", "candidate", "scope", "threshold", "rules", "pool") + tuple(COMPARE_FILTERS)
 
 
 _said: set[str] = set()
@@ -97,7 +97,7 @@ def named_review(text: str) -> Review:
         what = f"unknown parameter {unknown[0]!r}" if unknown else "baseline and candidate are required"
         raise ValueError(f"{REVIEW_VAR}: {what} (write it as baseline=…&candidate=…[&scope=chip&threshold=5])")
     try:
-        return Review.from_params({"scope": "chip", **params})
+        return review_of({"scope": "chip", **params})
     except StoreError as exc:
         raise ValueError(f"{REVIEW_VAR}: {exc}") from None
 
@@ -106,17 +106,17 @@ def release_review(engine: Engine, settings: Settings) -> Review | None:
     """The review notified about, resolved now (the default sides move as builds arrive); None: nothing to compare."""
     if settings.review:
         return named_review(settings.review)
-    from db.views.verdict_cards import release_sides
+    from db.views.release.verdict_cards import release_sides
 
     sides = release_sides(engine)
-    return Review.from_params({"baseline": sides[0], "candidate": sides[1], "scope": "chip"}) if sides else None
+    return review_of({"baseline": sides[0], "candidate": sides[1], "scope": "chip"}) if sides else None
 
 
 def regression_lines(engine: Engine, review: Review | None) -> dict[str, str]:
     """The review's regressions: key (NOTE_KEY as JSON) → one line for the post, worst first."""
     if review is None:
         return {}
-    found = regressions(engine, review)
+    found = regression_list(engine, review)
     return {
         json.dumps([str(r[k]) for k in NOTE_KEY]): f"{r['case']} · {r['scope']} · {r['metric']}: {r['change']}"
         for _, r in found.iterrows()
@@ -179,7 +179,7 @@ class Notifier:
         first check then records its set instead."""
         with self._judging:
             try:
-                engine = shared_store()
+                engine = shared_engine()
                 review = release_review(engine, self.settings)
                 self._remember(review, regression_lines(engine, review))
             except Exception as exc:  # noqa: BLE001 - a notification never stops a server from starting
@@ -218,7 +218,7 @@ class Notifier:
         return batch
 
     def _check(self, uploads: list[tuple[str, str]]) -> None:
-        engine = shared_store()
+        engine = shared_engine()
         start = time.perf_counter()
         review = release_review(engine, self.settings)
         after = regression_lines(engine, review)

@@ -17,17 +17,19 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from api.errors import ApiNotFound, route_methods
-from bundle.metrics import METRICS, RULE_LIMITS, RULES
+from bundle.metrics import METRICS, RATIO_METRICS, RULE_LIMITS, RULES
 from bundle.schema import Bundle
-from db.query.browse import CORRECTNESS_METRICS
-from db.query.case_pairs import FILTERS as COMPARE_FILTERS
-from db.query.params import THRESHOLD_PERCENT
-from db.query.runs import RUN_FILTERS
-from db.query.selectors import SELECTOR_PATTERN, SYNTAX
-from db.review.comparison import SCOPES
-from db.store.aa_pairs import RATIO_METRICS
-from db.views import correctness, matrix, memory, noise, trends
-from db.views.sweeps import SWEEP_ID_PATTERN
+from db.views.browse import correctness, matrix, memory, noise, trends
+from db.views.browse.sweeps import SWEEP_ID_PATTERN
+from db.views.inputs import (
+    COMPARE_FILTERS,
+    CORRECTNESS_METRICS,
+    RUN_FILTERS,
+    SCOPES,
+    SELECTOR_PATTERN,
+    SELECTOR_SYNTAX,
+    THRESHOLD_PERCENT,
+)
 
 PREFIX = "/api/v1"
 _REF = "#/components/schemas/{model}"
@@ -56,7 +58,7 @@ def _param(
 def _side(name: str, required: bool = True) -> dict:
     return _param(
         name,
-        f"selector: {SYNTAX}",
+        f"selector: {SELECTOR_SYNTAX}",
         {"type": "string", "pattern": SELECTOR_PATTERN},
         required=required,
         example="torch=2.14.1" if name == "baseline" else "torch=2.15.0rc1",
@@ -262,7 +264,7 @@ _NOT_BLANK = r"[^\s\u001c-\u001f\u0085]"
 def _retract() -> dict:
     """The route's own rules (db.store.retract.check_request) as the schema, so a request the schema allows is not
     refused for its run_id or reason; the 422 that a broken rule gets, documented."""
-    from db.store.retract import MAX_REASON, RUN_ID_PATTERN
+    from db.views.actions.upload import MAX_REASON, RUN_ID_PATTERN
 
     return {
         "summary": "retract a run (the uploading token or an admin token): it leaves every comparison",

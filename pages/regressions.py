@@ -7,33 +7,24 @@ import hashlib
 import streamlit as st
 
 from db.errors import StoreError
-from db.query.params import threshold_percent
-from db.query.selectors import available_selectors
-from db.review.comparison import CompareQuery
-from db.review.review import Review
-from db.store.triage import NOTE_KEY, STATES, save_note
+from db.views.actions.triage import NOTE_KEY, STATES, save_note
 from db.views.defaults import default_sides, side_labels
-from db.views.regressions import TRIAGE_RULE, regressions_view, saved_triage
-from db.views.review_export import review_csv, review_markdown
+from db.views.exports.review_export import review_csv, review_markdown
+from db.views.inputs import available_selectors, threshold_percent
+from db.views.release.regressions import TRIAGE_RULE, regressions_view, saved_triage
+from db.views.release.review import review_of
+from pages.parts.cache import load
+from pages.parts.engine import engine
+from pages.parts.guard import guarded, stop
+from pages.parts.plain import plain
+from pages.parts.review_sidebar import say_if_default_review, shown_review
+from pages.parts.table import table
+from pages.parts.url_state import follow_url, picker, set_param, text_param
+from pages.parts.verdict import show_summary
 from pages.signin import require_writer
-from pages.verdict import show_summary
-from pages.widgets import (
-    engine,
-    follow_url,
-    guarded,
-    load,
-    picker,
-    plain,
-    say_if_default_review,
-    set_param,
-    shown_review,
-    stop,
-    table,
-    text_param,
-)
 
 
-def _triage_form(found, query: CompareQuery) -> None:
+def _triage_form(found, query) -> None:
     who = require_writer("triage a regression")  # the note's author is the signed-in name, never typed
     labels = [f"{r.scope} · {r.case} · {r.compile} · {r.metric}" for r in found.itertuples()]  # the table's names
     if st.session_state.pop("reg_saved", None):
@@ -92,7 +83,7 @@ def _render() -> None:
     threshold = st.slider("Threshold (% worse)", 1, 100, key=follow_url("reg", "threshold", int(round(start))))
     set_param("threshold", str(threshold), "5")
     rules = text_param("Rule overrides (metric.field=value, comma list)", "rules", page="reg")
-    review = Review.from_params(
+    review = review_of(
         {"baseline": baseline, "candidate": candidate, "scope": scope, "threshold": str(threshold), "rules": rules}
     )
     query = review.compare

@@ -19,6 +19,7 @@ from starlette.testclient import TestClient
 import api.notify
 import api.upload
 import db.store.engine
+from api.errors import guard_routes
 from db.ingest.core import ingest_bundle
 from tests.bundles import make_bundle, make_result
 
@@ -87,7 +88,7 @@ def server(tmp_path, monkeypatch):
     engine = db.store.engine.shared_store()
     ingest_bundle(engine, run_bundle("2.14.1", {1: 1.0, 2: 1.0}), "seed")
     ingest_bundle(engine, run_bundle("2.15.0rc1", {1: 1.0}), "seed")
-    yield TestClient(Starlette(routes=api.upload.ROUTES), client=("127.0.0.1", 50000)), engine
+    yield TestClient(Starlette(routes=guard_routes(api.upload.ROUTES)), client=("127.0.0.1", 50000)), engine
     engine.dispose()
 
 

@@ -7,7 +7,7 @@ the worst regressions and the worst doubtful cases (unconfirmed, contended, susp
 lists, db.review.summary.review_answer) each bounded to ROWS_SHOWN with "N more", the `mpsbench confirm` line that
 decides the doubtful ones, the status changes (bounded too), and the groups and notes folded away. Every figure
 keeps its unit (the answer's `baseline_value` / `candidate_value` carry it). The full export — every row, the
-summary table, the caveats — is db.views.review_export.review_markdown (`--format md-full`, the Regressions page's
+summary table, the caveats — is db.views.exports.review_export.review_markdown (`--format md-full`, the Regressions page's
 Markdown download)."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any, Sequence
 from urllib.parse import urlencode
 
 from bundle.metrics import METRICS
-from db.views.review_export import answers_markdown, md_escape
-from db.views.trends import FIELDS as TREND_FIELDS
-from db.views.trends import trend_urls
+from db.views.browse.trends import FIELDS as TREND_FIELDS
+from db.views.browse.trends import trend_urls
+from db.views.exports.review_export import answers_markdown, md_escape
 
 ROWS_SHOWN = 10  # regressions, doubtful cases and status changes each shown, worst first; the rest counted
 GROUPS_SHOWN = 30  # groups in the folded table (50 machines × 4 dtypes would be 200)

@@ -9,10 +9,10 @@ import altair as alt
 import pandas as pd
 from altair.utils.core import infer_vegalite_type_for_pandas
 
-from db.review.wording import format_value
-from db.views.compare_chart import DIRECTIONS, ratio_reach
-from db.views.correctness import SLOPE_DIRECTIONS
-from db.views.matrix import legend_ticks
+from db.views.browse.correctness import SLOPE_DIRECTIONS
+from db.views.browse.matrix import legend_ticks
+from db.views.columns import format_value
+from db.views.release.compare_chart import DIRECTIONS, ratio_reach
 
 
 def tooltips(data: pd.DataFrame, *fields: str) -> list[alt.Tooltip]:
@@ -89,7 +89,7 @@ def axis_unit(name: str, unit: str) -> str:
 
 
 def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
-    """Diverging log-ratio chart (db.views.compare_chart.chart_rows): per case a bar from 1× to the oriented
+    """Diverging log-ratio chart (db.views.release.compare_chart.chart_rows): per case a bar from 1× to the oriented
     ratio (right: candidate better), its 95 % CI as a whisker, coloured better / worse / not significant;
     a regression is marked with a ring. The axis is ratio_reach's (at most 1/3×–3×): a bar beyond it ends at the
     edge with its true value written inside it ("beyond: 8.13×"); every tooltip gives the true figures. Labels are
@@ -230,7 +230,7 @@ def trend_chart(points: pd.DataFrame) -> alt.LayerChart:
 
 
 def annotated_trend_chart(points: pd.DataFrame, annotations: pd.DataFrame) -> alt.LayerChart:
-    """trend_chart with its build annotations (db.views.trends.build_annotations): a dotted grey rule at each
+    """trend_chart with its build annotations (db.views.browse.trends.build_annotations): a dotted grey rule at each
     build that first appeared in the series' time range, its label (build, first run) written along the rule."""
     chart = trend_chart(points)
     order = points.sort_values("build_rank").torch_version.drop_duplicates().tolist()
@@ -247,7 +247,7 @@ def annotated_trend_chart(points: pd.DataFrame, annotations: pd.DataFrame) -> al
 
 def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float, baseline: str = "") -> alt.LayerChart:
     """Row × build heatmap of the geomean oriented ratio (× better), the number in each cell. The colour scale is
-    logarithmic and symmetric around 1× (1/span … span, db.views.matrix.matrix_grid): red worse, blue better,
+    logarithmic and symmetric around 1× (1/span … span, db.views.browse.matrix.matrix_grid): red worse, blue better,
     white unchanged; its legend labels readable steps (0.8×, 1× = baseline, 1.25×: legend_ticks). A cell without a
     figure is grey and says why ("no data", "not run")."""
     base = alt.Chart(grid).encode(
