@@ -15,7 +15,7 @@ from db.review.review import Review
 from db.review.summary import review_answer
 from db.store.engine import open_store
 from db.views.exports.ci_summary import ROWS_SHOWN, job_summary
-from db.views.exports.review_export import md_escape
+from db.views.exports.review_markdown import md_escape
 from tests import release_walk as w
 from tests import verdict_store as v
 from tests.store_fixtures import cli_store_file

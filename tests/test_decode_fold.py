@@ -21,7 +21,7 @@ from db.cli import main
 from db.review.listing import regressions
 from db.review.review import Review, judge_review
 from db.review.summary import release_summary
-from db.views.exports.review_export import md_escape
+from db.views.exports.review_markdown import md_escape
 from db.views.release.compare_chart import case_rows
 from db.views.release.verdict_cards import verdict_cards
 from tests import decode_store as d

@@ -14,7 +14,8 @@ from api.errors import guard_routes
 from db.review.listing import regressions
 from db.review.review import Review
 from db.review.summary import release_summary, review_answer
-from db.views.exports.review_export import md_escape, review_markdown
+from db.views.exports.review_export import review_markdown
+from db.views.exports.review_markdown import md_escape
 from tests import verdict_store as v
 
 PARAMS = {"baseline": v.BASELINE, "candidate": v.CANDIDATE}
