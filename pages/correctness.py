@@ -12,8 +12,9 @@ from streamlit.errors import StreamlitAPIException
 
 from db.views.browse.correctness import CASE_PARAMS, RULE_WORDS, WITHIN, correctness_view
 from db.views.inputs import CORRECTNESS_METRICS, as_build, one_of, tag_keys
+from pages.parts.browse_charts import correctness_chart, correctness_slope_chart
 from pages.parts.cache import load
-from pages.parts.charts import axis_unit, correctness_chart, correctness_slope_chart
+from pages.parts.charts import axis_unit
 from pages.parts.guard import guarded, stop_if_empty
 from pages.parts.plain import plain
 from pages.parts.table import table

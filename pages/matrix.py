@@ -15,8 +15,8 @@ from db.views.browse.matrix import (
     matrix_defaults,
     matrix_view,
 )
+from pages.parts.browse_charts import matrix_chart
 from pages.parts.cache import load
-from pages.parts.charts import matrix_chart
 from pages.parts.guard import guarded, stop
 from pages.parts.plain import plain
 from pages.parts.table import table

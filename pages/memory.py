@@ -9,8 +9,8 @@ import streamlit as st
 
 from db.views.browse import memory as views
 from db.views.inputs import as_build, tag_keys
+from pages.parts.browse_charts import memory_chart
 from pages.parts.cache import load
-from pages.parts.charts import memory_chart
 from pages.parts.guard import guarded, stop_if_empty
 from pages.parts.plain import plain
 from pages.parts.table import table

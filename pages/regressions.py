@@ -65,8 +65,8 @@ def _triage_form(found, query) -> None:
 FORM_KEYS = ("reg_state_", "reg_comment_", "reg_link_")  # the form's fields, one set per regression
 
 
-def _render() -> None:
-    st.title("Regressions")
+def _controls() -> dict[str, str]:
+    """The review's pickers (sides, scope, threshold, rule overrides), bound to the URL: the review's parameters."""
     selectors = load(available_selectors)
     options = selectors.selector.tolist()
     if not options:
@@ -83,10 +83,40 @@ def _render() -> None:
     threshold = st.slider("Threshold (% worse)", 1, 100, key=follow_url("reg", "threshold", int(round(start))))
     set_param("threshold", str(threshold), "5")
     rules = text_param("Rule overrides (metric.field=value, comma list)", "rules", page="reg")
-    review = review_of(
-        {"baseline": baseline, "candidate": candidate, "scope": scope, "threshold": str(threshold), "rules": rules}
-    )
-    query = review.compare
+    return {"baseline": baseline, "candidate": candidate, "scope": scope, "threshold": str(threshold), "rules": rules}
+
+
+DOUBT_WORDS = (
+    (
+        "unconfirmed",
+        "unconfirmed, not regressions: worse beyond the threshold with nothing "
+        "to test them on (one process, one run a side, no A/A data), or contended "
+        "— too few worker processes ran while the cores were free, whichever way "
+        "they moved (`doubt` and `contention` say which; `mpsbench confirm` "
+        "reruns them)",
+    ),
+    (
+        "suspected",
+        "likely worse, not certain: each one's own test says worse, the test over the "
+        "whole review does not yet (more runs decide: `mpsbench confirm`; see How this is decided)",
+    ),
+)
+
+
+def _doubtful(view) -> None:
+    """The unconfirmed and the suspected cases, each list under its own words (their triage columns left out)."""
+    for name, words in DOUBT_WORDS:
+        mine = getattr(view, name)
+        if len(mine):
+            st.text(f"{len(mine)} {words}")
+            table(mine.drop(columns=["state", "comment", "author", "link"]))
+
+
+def _render() -> None:
+    st.title("Regressions")
+    picked = _controls()
+    baseline, candidate, threshold = picked["baseline"], picked["candidate"], picked["threshold"]
+    review = review_of(picked)
     view = regressions_view(engine(), review)  # one judged review for the table, the doubtful cases and the cards
     if view.empty:
         st.warning(plain(view.empty))  # names the selectors from the URL: text
@@ -99,24 +129,7 @@ def _render() -> None:
         "docs/regressions.md)"
     )
     table(found)
-    for mine, words in (
-        (
-            view.unconfirmed,
-            "unconfirmed, not regressions: worse beyond the threshold with nothing "
-            "to test them on (one process, one run a side, no A/A data), or contended "
-            "— too few worker processes ran while the cores were free, whichever way "
-            "they moved (`doubt` and `contention` say which; `mpsbench confirm` "
-            "reruns them)",
-        ),
-        (
-            view.suspected,
-            "likely worse, not certain: each one's own test says worse, the test over the "
-            "whole review does not yet (more runs decide: `mpsbench confirm`; see How this is decided)",
-        ),
-    ):
-        if len(mine):
-            st.text(f"{len(mine)} {words}")
-            table(mine.drop(columns=["state", "comment", "author", "link"]))
+    _doubtful(view)
     summary = cards.summary
     doubts = view.doubts
     st.download_button(
@@ -127,7 +140,7 @@ def _render() -> None:
     )
     st.download_button("CSV", review_csv(found, doubts), "regressions.csv", "text/csv")
     if not found.empty:
-        _triage_form(found, query)
+        _triage_form(found, review.compare)
 
 
 guarded(_render)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import streamlit as st
 
 from db.views.browse.trends import FIELDS, build_annotations, resolve_case, trend, trend_choices
+from pages.parts.browse_charts import annotated_trend_chart
 from pages.parts.cache import load
-from pages.parts.charts import annotated_trend_chart
 from pages.parts.guard import guarded, stop_if_empty
 from pages.parts.table import table
 from pages.parts.url_state import picker, set_param, url_moved

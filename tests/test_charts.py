@@ -1,4 +1,4 @@
-"""The chart builders (pages/parts/charts.py). The Compare charts skip Altair's schema check when Streamlit converts them
+"""The chart builders (pages/parts/charts.py, pages/parts/browse_charts.py). The Compare charts skip Altair's schema check when Streamlit converts them
 (it cost ~150 ms a chart): each spec is checked here instead, and the unchecked conversion gives exactly the
 checked spec."""
 
@@ -69,7 +69,7 @@ def test_trend_matrix_memory_and_correctness_charts_draw_their_views_figures(see
     from db.views.browse.matrix import matrix, matrix_builds, matrix_grid
     from db.views.browse.memory import NESTED, chart_rows, memory_builds, memory_compare, memory_long, memory_panels
     from db.views.browse.trends import trend
-    from pages.parts.charts import correctness_chart, matrix_chart, memory_chart, trend_chart
+    from pages.parts.browse_charts import correctness_chart, matrix_chart, memory_chart, trend_chart
 
     points = trend(seeded, "softmax", '{"rows":1,"vocab":128256}', "float32", "eager", "op_time")
     drawn = _data(trend_chart(points))

@@ -12,7 +12,7 @@ from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
 from db.views.browse.matrix import builds_ran, matrix, matrix_builds, matrix_defaults, matrix_grid, matrix_view
 from db.views.browse.memory import NESTED, chart_rows, memory_builds, memory_compare, memory_long, memory_panels
-from pages.parts.charts import matrix_chart, memory_chart
+from pages.parts.browse_charts import matrix_chart, memory_chart
 from tests.bundles import make_bundle, make_result
 
 GIB = 1024**3
