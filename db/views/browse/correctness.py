@@ -95,8 +95,8 @@ def correctness_slopes(
 ) -> pd.DataFrame:
     """Per machine and case: the baseline build's figure beside the candidate's, each as its margin over the
     tolerance (in the metric's unit; > 0 passes, so one tolerance line at 0 serves every case), and whether the
-    case improved, worsened or stayed within its rule — the review's own figures and direction (db.views
-    .judged_rows: Compare's medians and the rule Regressions judges by, RULE_WORDS). `records`: the metric's
+    case improved, worsened or stayed within its rule — the review's own figures and direction
+    (db.views.browse.judged_rows: Compare's medians and the rule Regressions judges by, RULE_WORDS). `records`: the metric's
     records with their build labels and runs."""
     if records.empty or baseline not in set(records["build"]) or candidate not in set(records["build"]):
         return pd.DataFrame(columns=SLOPE_COLUMNS)
