@@ -13,7 +13,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from db.memory import limit_arenas
+from db.views.serving import limit_arenas
 
 SCRIPT = str(Path(__file__).resolve().with_name("pages") / "navigation.py")  # from any working directory
 
@@ -46,7 +46,7 @@ def announce_token() -> None:
     """With no writer token configured, make (or reuse) the local one beside the store and print it with a
     sign-in link, as Jupyter does: the operator can upload at once, no one else can. A token file that is not
     the server user's own private, non-empty file is refused, and the reason printed instead."""
-    from db.store.tokens import configured, local_token, local_token_path, local_token_refusal
+    from db.views.actions.access import configured, local_token, local_token_path, local_token_refusal
 
     roles = configured()
     if roles["upload"] or roles["admin"]:
@@ -76,29 +76,27 @@ def preload() -> None:
     opened is left for the pages and the API to report, as they do for every request."""
     import altair  # noqa: F401
 
-    from db.memory import watch_idle
-    from db.store.engine import shared_store
-    from db.store.pool import serve_limits
+    from db.views.serving import serve_reads, shared_engine, watch_idle
 
     try:
         watch_idle()  # an idle server forgets its memoised reviews and gives the memory back (db.memory)
     except ValueError as exc:  # a bare `streamlit run app.py` (mpsbench serve refuses to start on it)
         print(f"mpsbench: no idle release: {exc}", file=sys.stderr)
     try:
-        engine = shared_store()
+        engine = shared_engine()
     except Exception as exc:  # noqa: BLE001 - reported by each page and API call that needs the store
         print(f"mpsbench: the store did not open at start: {exc}", file=sys.stderr)
-        serve_limits(None)
+        serve_reads(None)
     else:
-        from db.store.upkeep import catch_up_soon
+        from db.views.actions.upload import summarise_soon
 
-        serve_limits(engine)  # opened (and migrated) first: DuckDB's memory for reads from now on
-        catch_up_soon(engine)  # the summaries a stopped server left behind (db.store.upkeep; never raises)
+        serve_reads(engine)  # opened (and migrated) first: DuckDB's memory for reads from now on
+        summarise_soon(engine)  # the summaries a stopped server left behind (db.store.upkeep; never raises)
     try:
         announce_token()
     except Exception as exc:  # noqa: BLE001 - e.g. an unreadable tokens file: writes are refused until fixed
         print(f"mpsbench: no upload token: {exc}", file=sys.stderr)
-    from db.store.sessions import secret_refusal
+    from db.views.actions.access import secret_refusal
 
     refused = secret_refusal()  # `mpsbench serve` refuses to start on it; a bare `streamlit run app.py` says it
     if refused:
@@ -121,10 +119,10 @@ async def _warm_start(_app):
 def close_store() -> None:
     """At a clean stop (SIGTERM, Ctrl-C): the store checkpointed, so its `.duckdb` alone holds every acknowledged
     run (db.store.engine.checkpoint_shared); a failure is said, and the WAL replays it at the next start."""
-    from db.store.engine import checkpoint_shared
+    from db.views.serving import checkpoint
 
     try:
-        checkpoint_shared()
+        checkpoint()
     except Exception as exc:  # noqa: BLE001 - stopping anyway; DuckDB replays the WAL at the next open
         print(
             f"mpsbench: the store was not checkpointed at stop (its WAL is replayed at the next start): {exc}",
@@ -144,9 +142,9 @@ def _middleware() -> list:
 
 
 def _script_error(exc: Exception) -> bool:
-    """What pages.widgets.guarded cannot wrap (a widget callback): the same short message, logged; True keeps
+    """What pages.parts.guard.guarded cannot wrap (a widget callback): the same short message, logged; True keeps
     Streamlit's traceback out of the page."""
-    from pages.widgets import page_failed
+    from pages.parts.guard import page_failed
 
     page_failed(exc)
     return True
@@ -154,9 +152,9 @@ def _script_error(exc: Exception) -> bool:
 
 def apply_upload_limit() -> None:
     """Streamlit's upload limit (server.maxUploadSize) from the server's one limit, MPSBENCH_MAX_UPLOAD_MB
-    (pages.widgets.upload_limit): set here, where `mpsbench serve` and a bare `streamlit run app.py` both pass,
+    (db.views.actions.upload.upload_limit): set here, where `mpsbench serve` and a bare `streamlit run app.py` both pass,
     so neither says "200MB" (Streamlit's default) nor refuses a bundle the API takes."""
-    from pages.widgets import upload_limit
+    from db.views.actions.upload import upload_limit
 
     try:
         st.config.set_option("server.maxUploadSize", upload_limit()[1])

@@ -25,8 +25,16 @@ from starlette.routing import Route
 
 from api.errors import error_response
 from db.errors import Problem, StoreError
-from db.store.sessions import COOKIE, SessionsOff, identity
-from db.store.tokens import Identity, configured, identify, local_token_refusal, reads_need_token
+from db.views.actions.access import (
+    COOKIE,
+    Identity,
+    SessionsOff,
+    configured,
+    identify,
+    identity,
+    local_token_refusal,
+    reads_need_token,
+)
 
 DEFAULT_HOSTS = ("localhost", "127.0.0.1", "::1")
 

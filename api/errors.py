@@ -12,7 +12,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Match, Route
 
 from db.errors import Problem, StoreError
-from db.store import faults
+from db.views.serving import store_fault, write_succeeded
 
 log = logging.getLogger("mpsbench.api")
 RETRY_AFTER_S = "5"  # a 503 (store fault) is worth retrying soon: the store is reopened on the next request
@@ -45,7 +45,7 @@ def guarded(endpoint: Callable) -> Callable:
         except StoreError as err:
             return error_response(err)
         except Exception as exc:  # the boundary: nothing leaves as a traceback
-            fault = faults.as_store_error(exc)
+            fault = store_fault(exc)
             if fault is not None:
                 return error_response(fault)
             log.exception("%s %s failed", request.method, request.url.path)
@@ -57,7 +57,7 @@ def guarded(endpoint: Callable) -> Callable:
                 )
             )
         if request.method not in ("GET", "HEAD") and response.status_code < 300:
-            faults.write_succeeded()
+            write_succeeded()
         return response
 
     return route

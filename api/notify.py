@@ -22,7 +22,7 @@ set to the same number, is per read: a receiver trickling a byte every few secon
 README quotes this number, tests/test_notify.py keeps them equal), so the uploads queued meanwhile are judged
 and posted next, at most TRIES deadlines plus the back-off later. Each failed try is one log line (what failed, never
 the webhook's URL, which holds its secret); a receiver that fails or is down is never seen by an upload. A burst of
-uploads is judged once and reported in one post.
+uploads is judged once and reported in one post. Which review, and its regressions in words: api/notify_review.py.
 """
 
 from __future__ import annotations
@@ -34,22 +34,15 @@ import queue
 import sys
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import httpx
-from sqlalchemy import Engine
 
-from db.errors import StoreError
-from db.review.comparison import FILTERS
-from db.review.listing import regressions
-from db.review.review import Review
-from db.store.engine import shared_store, store_path
-from db.store.tokens import beside_store
-from db.store.triage import NOTE_KEY
+from api.notify_review import URL_VAR, Settings, regression_lines, release_review, review_link
+from db.views.actions.access import beside_store
+from db.views.release.review import Review
+from db.views.serving import shared_engine, store_path
 
-URL_VAR, REVIEW_VAR, PUBLIC_VAR = "MPSBENCH_NOTIFY_URL", "MPSBENCH_NOTIFY_REVIEW", "MPSBENCH_PUBLIC_URL"
 STATE_FILE = "mpsbench-notified.json"
 TRIES = 3
 BACKOFF_S = (2.0, 8.0)  # the waits after the first and second failed tries
@@ -57,7 +50,6 @@ POST_DEADLINE_S = 15.0  # one try, whole: connect, send, and the answer to its l
 SETTLE_S = 1.0  # the review is judged once no upload has come for this long…
 BURST_S = 30.0  # …or this long after the first upload waiting
 LISTED = 10  # regressions written out in one post; the rest are counted
-REVIEW_KEYS = ("baseline", "candidate", "scope", "threshold", "rules", "pool") + tuple(FILTERS)
 
 
 _said: set[str] = set()
@@ -68,64 +60,6 @@ def _log(text: str, once: bool = False) -> None:
         return  # a misconfiguration is said once, not at every upload
     _said.add(text)
     print(f"mpsbench notify: {text}", file=sys.stderr, flush=True)
-
-
-@dataclass(frozen=True)
-class Settings:
-    url: str  # the webhook
-    review: str  # MPSBENCH_NOTIFY_REVIEW as written; "" = the default release comparison
-    public_url: str  # the dashboard's base address ("" = the link is the page's path only)
-
-    @classmethod
-    def from_env(cls) -> "Settings | None":
-        url = os.environ.get(URL_VAR, "").strip()
-        if not url:
-            return None
-        if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
-            raise ValueError(f"{URL_VAR}: must be an http(s) URL, not {url[:80]!r}")
-        review = os.environ.get(REVIEW_VAR, "").strip()
-        if review:
-            named_review(review)  # a bad review is named now, not at the first post
-        return cls(url, review, os.environ.get(PUBLIC_VAR, "").strip().rstrip("/"))
-
-
-def named_review(text: str) -> Review:
-    """MPSBENCH_NOTIFY_REVIEW's review; a bad one is a ValueError naming the variable and the parameter."""
-    params = dict(parse_qsl(text, keep_blank_values=True))
-    unknown = [k for k in params if k not in REVIEW_KEYS]
-    if unknown or not params.get("baseline") or not params.get("candidate"):
-        what = f"unknown parameter {unknown[0]!r}" if unknown else "baseline and candidate are required"
-        raise ValueError(f"{REVIEW_VAR}: {what} (write it as baseline=…&candidate=…[&scope=chip&threshold=5])")
-    try:
-        return Review.from_params({"scope": "chip", **params})
-    except StoreError as exc:
-        raise ValueError(f"{REVIEW_VAR}: {exc}") from None
-
-
-def release_review(engine: Engine, settings: Settings) -> Review | None:
-    """The review notified about, resolved now (the default sides move as builds arrive); None: nothing to compare."""
-    if settings.review:
-        return named_review(settings.review)
-    from db.views.verdict_cards import release_sides
-
-    sides = release_sides(engine)
-    return Review.from_params({"baseline": sides[0], "candidate": sides[1], "scope": "chip"}) if sides else None
-
-
-def regression_lines(engine: Engine, review: Review | None) -> dict[str, str]:
-    """The review's regressions: key (NOTE_KEY as JSON) → one line for the post, worst first."""
-    if review is None:
-        return {}
-    found = regressions(engine, review)
-    return {
-        json.dumps([str(r[k]) for k in NOTE_KEY]): f"{r['case']} · {r['scope']} · {r['metric']}: {r['change']}"
-        for _, r in found.iterrows()
-    }
-
-
-def review_link(settings: Settings, review: Review) -> str:
-    """The Regressions page of `review` (base MPSBENCH_PUBLIC_URL; unset: the path alone)."""
-    return f"{settings.public_url}/regressions?{urlencode(review.params())}"
 
 
 class PostFailed(Exception):
@@ -179,7 +113,7 @@ class Notifier:
         first check then records its set instead."""
         with self._judging:
             try:
-                engine = shared_store()
+                engine = shared_engine()
                 review = release_review(engine, self.settings)
                 self._remember(review, regression_lines(engine, review))
             except Exception as exc:  # noqa: BLE001 - a notification never stops a server from starting
@@ -218,7 +152,7 @@ class Notifier:
         return batch
 
     def _check(self, uploads: list[tuple[str, str]]) -> None:
-        engine = shared_store()
+        engine = shared_engine()
         start = time.perf_counter()
         review = release_review(engine, self.settings)
         after = regression_lines(engine, review)

@@ -1,7 +1,7 @@
 """GET /api/v1/openapi.json: an OpenAPI 3.1 document of /api/v1, made from what the server mounts (every /api/v1
 route and its methods, read from the app at request time, so a new route is listed at once) and from the views'
 own parameter tuples (the same names each view's `only(...)` check allows, so the document and the checks cannot
-drift); the upload's body is the bundle's JSON Schema (bundle.schema, the one source of truth).
+drift: api/openapi_params.py); the upload's body is the bundle's JSON Schema (bundle.schema, the one source of truth).
 
 Every rule the server checks on a parameter's form is stated from the checking code's own constants (enums,
 patterns, ranges, lengths), so a request the document allows is never refused as malformed (a 400): what it may
@@ -10,183 +10,18 @@ still get is a 404, a well-formed value naming nothing stored (tests/test_api_fu
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from api.errors import ApiNotFound, route_methods
-from bundle.metrics import METRICS, RULE_LIMITS, RULES
+from api.openapi_params import GETS, param
 from bundle.schema import Bundle
-from db.query.browse import CORRECTNESS_METRICS
-from db.query.case_pairs import FILTERS as COMPARE_FILTERS
-from db.query.params import THRESHOLD_PERCENT
-from db.query.runs import RUN_FILTERS
-from db.query.selectors import SELECTOR_PATTERN, SYNTAX
-from db.review.comparison import SCOPES
-from db.store.aa_pairs import RATIO_METRICS
-from db.views import correctness, matrix, memory, noise, trends
-from db.views.sweeps import SWEEP_ID_PATTERN
 
 PREFIX = "/api/v1"
 _REF = "#/components/schemas/{model}"
 
-
-def _param(
-    name: str,
-    description: str,
-    schema: dict | None = None,
-    required: bool = False,
-    where: str = "query",
-    example: Any = None,
-) -> dict:
-    out = {
-        "name": name,
-        "in": where,
-        "required": required or where == "path",
-        "description": description,
-        "schema": schema or {"type": "string"},
-    }
-    if example is not None:
-        out["example"] = example
-    return out
-
-
-def _side(name: str, required: bool = True) -> dict:
-    return _param(
-        name,
-        f"selector: {SYNTAX}",
-        {"type": "string", "pattern": SELECTOR_PATTERN},
-        required=required,
-        example="torch=2.14.1" if name == "baseline" else "torch=2.15.0rc1",
-    )
-
-
-def _enum(values) -> dict:
-    return {"type": "string", "enum": list(values)}
-
-
-def _comma_list(values) -> dict:
-    """One or more of `values`, comma-separated (the server splits on commas, strips each and drops empties)."""
-    one = "|".join(values)
-    return {"type": "string", "pattern": f"^(?:{one})(?:,(?:{one}))*$"}
-
-
-def _compare() -> list[dict]:
-    return [
-        _side("baseline"),
-        _side("candidate"),
-        _param("scope", "pair results on the same machine or the same chip", _enum(SCOPES)),
-        _param("pool", "1: pool the builds a side spans, on purpose", _enum(["0", "1"])),
-        *(
-            _param(f, f"comma-separated metrics ({', '.join(METRICS)})", _comma_list(METRICS))
-            if f == "metric"
-            else _param(f, "comma-separated values")
-            for f in COMPARE_FILTERS
-        ),
-    ]
-
-
-def _names(names, schemas: dict | None = None, description: str = "exact value; empty or absent: any") -> list[dict]:
-    """A query parameter per name: its schema from `schemas` where the view checks its form, else any string."""
-    return [_param(n, description, (schemas or {}).get(n)) for n in names]
-
-
-def _range(low: float, high: float) -> dict:
-    return {"type": "number", "minimum": low, "maximum": high}
-
-
-def _threshold() -> dict:
-    low, high = THRESHOLD_PERCENT
-    return _param("threshold", f"percent worse, {low:g}..{high:g} (5 = 5 %)", _range(low, high))
-
-
-def _rule_number(low: float, high: float) -> str:
-    """A decimal from low to high as a pattern (the rules' limits: db.review.review.check_rules)."""
-    if low == 0:  # e.g. 0..1000: up to 999.x; no limit: up to 15 digits
-        digits = 15 if high == float("inf") else len(str(int(high))) - 1
-        return f"[0-9]{{1,{digits}}}(?:[.][0-9]{{1,6}})?"
-    if low != 1 or high == float("inf"):
-        raise ValueError(f"no pattern for a rule limit {low:g}..{high:g}: write one here")
-    return f"[1-9][0-9]{{0,{len(str(int(high))) - 2}}}(?:[.][0-9]{{1,6}})?"
-
-
-def _rules() -> dict:
-    """rules=metric.field=value,… : each metric's own fields, each field's number in its limits."""
-    items = [
-        f"{name}[.]{field}={_rule_number(*RULE_LIMITS[field])}" for name, rule in RULES.items() for field in rule.fields
-    ]
-    one = "|".join(items)
-    return _param(
-        "rules",
-        "per-metric rules: metric.field=value,… (e.g. memory_driver_peak.percent=10)",
-        {"type": "string", "pattern": f"^(?:{one})(?:,(?:{one}))*$"},
-    )
-
-
-_NOISE_FILTER = {"type": "string", "maxLength": 200}
-
-
-# path → (summary, query/path parameters); a mounted route missing here is listed with no parameters
-GETS: dict[str, tuple[str, list[dict]]] = {
-    "/api/v1/health": ("the store's state, versions and run count; 503 when the store cannot be read", []),
-    "/api/v1/openapi.json": ("this document", []),
-    "/api/v1/overview": ("the Overview page: machines x builds, results per status, open warnings", []),
-    "/api/v1/runs": (
-        "the Runs page's list",
-        [
-            *_names(RUN_FILTERS, {"tag": {"type": "string", "pattern": "^[^=]+="}}, "exact value (tag: key=value)"),
-            _param("limit", "at most this many runs", {"type": "integer", "minimum": 1, "maximum": 10000}),
-        ],
-    ),
-    "/api/v1/compare": ("per-case figures, significance and geomeans of candidate against baseline", _compare()),
-    "/api/v1/regressions": (
-        "the Regressions page's rows",
-        [*_compare(), _threshold(), _rules()],
-    ),
-    "/api/v1/claims": (
-        "published MPS claims beside what was measured: a row per matching case, with its figure's verdict",
-        [_side("baseline", False), _side("candidate", False)],
-    ),
-    "/api/v1/trends": (
-        "one case's points over builds, its change points and build annotations",
-        _names(trends.FIELDS, {"metric": _enum(METRICS)}),
-    ),
-    "/api/v1/matrix": (
-        "geomean cells of builds against a baseline",
-        _names(matrix.PARAMS, {"metric": _enum(METRICS), "rows": _enum(matrix.ROWS)}),
-    ),
-    "/api/v1/memory": ("the three memory peaks per case and build", _names(memory.PARAMS)),
-    "/api/v1/correctness": (
-        "PSNR and max-error records against the CPU reference",
-        _names(correctness.PARAMS, {"metric": _enum(CORRECTNESS_METRICS)}),
-    ),
-    "/api/v1/noise": (
-        "A/A noise per group and the repeats a difference needs",
-        _names(
-            noise.PARAMS,
-            {
-                **{name: _NOISE_FILTER for name in noise.FILTERS},
-                "metric": _enum(RATIO_METRICS),
-                "precision": _range(*noise.PRECISION),
-                "threshold": _range(*THRESHOLD_PERCENT),
-            },
-        ),
-    ),
-    "/api/v1/sweeps": ("sweeps", []),
-    "/api/v1/sweeps/{sweep}": (
-        "one sweep's builds, runs, A/A pairs and comparisons",
-        [
-            _param(
-                "sweep",
-                "the sweep's id (its bundles' `sweep` tag): 6-32 hex digits",
-                {"type": "string", "pattern": SWEEP_ID_PATTERN},
-                where="path",
-            )
-        ],
-    ),
-}
 
 _ERROR = {
     "type": "object",
@@ -262,12 +97,12 @@ _NOT_BLANK = r"[^\s\u001c-\u001f\u0085]"
 def _retract() -> dict:
     """The route's own rules (db.store.retract.check_request) as the schema, so a request the schema allows is not
     refused for its run_id or reason; the 422 that a broken rule gets, documented."""
-    from db.store.retract import MAX_REASON, RUN_ID_PATTERN
+    from db.views.actions.upload import MAX_REASON, RUN_ID_PATTERN
 
     return {
         "summary": "retract a run (the uploading token or an admin token): it leaves every comparison",
         "parameters": [
-            _param(
+            param(
                 "run_id",
                 "the run's id: 32 lower-case hex digits",
                 where="path",
@@ -307,7 +142,7 @@ OTHERS = {("post", "/api/v1/runs"): _upload, ("delete", "/api/v1/runs/{run_id}")
 def _path_params(path: str, params: list[dict]) -> list[dict]:
     """Every {name} in the path as a path parameter (a route not described here still validates)."""
     named = {p["name"] for p in params if p["in"] == "path"}
-    return params + [_param(n, "path segment", where="path") for n in re.findall(r"{(\w+)}", path) if n not in named]
+    return params + [param(n, "path segment", where="path") for n in re.findall(r"{(\w+)}", path) if n not in named]
 
 
 def _operation(path: str, method: str) -> dict:

@@ -13,31 +13,30 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from api.errors import error_response
 from api.stream import streamed_json
 from db.errors import Problem, StoreError
-from db.query.runs import RUN_FILTERS, list_runs
-from db.query.selectors import parse_selector
-from db.review.review import Review
-from db.review.summary import review_answer
-from db.views.compare import compare_answer
-from db.views.correctness import correctness_view
-from db.views.matrix import matrix_view
-from db.views.memory import memory_view
-from db.views.noise import noise_view
-from db.views.overview import overview
-from db.views.trends import trend_view
+from db.views.browse.claims import evaluate_claims
+from db.views.browse.correctness import correctness_view
+from db.views.browse.matrix import matrix_view
+from db.views.browse.memory import memory_view
+from db.views.browse.noise import noise_view
+from db.views.browse.runs import list_runs
+from db.views.browse.trends import trend_view
+from db.views.inputs import RUN_FILTERS, check_selector
+from db.views.release.compare import compare_answer
+from db.views.release.overview import overview
+from db.views.release.regressions import regressions_answer
+from db.views.release.review import review_of
+from db.views.serving import shared_engine
 
 
 def _engine():
-    from db.store.engine import shared_store
-
-    return shared_store()
+    return shared_engine()
 
 
 def answer_fields(answer: Any) -> dict[str, Any]:
     """A view's answer (a dataclass) as the fields of its JSON: its frames written as their records
-    (db.query.plain.records), a slice at a time (api.stream), its other fields as they are."""
+    (db.views.serving.records), a slice at a time (api.stream), its other fields as they are."""
     return {f.name: getattr(answer, f.name) for f in dataclasses.fields(answer)}
 
 
@@ -47,61 +46,45 @@ def _frames(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def twin(view: Callable) -> Callable:
-    """GET route of a page's JSON twin: view(engine, query parameters) → {"ok": true, …the answer's fields}."""
+    """GET route of a page's JSON twin: view(engine, query parameters) → {"ok": true, …the answer's fields}. A
+    StoreError is the guard's to answer (api.errors.guarded), as for every route."""
 
     async def route(request: Request) -> Response:
-        try:
-            answer = await run_in_threadpool(view, _engine(), dict(request.query_params))
-        except StoreError as exc:
-            return error_response(exc)
+        answer = await run_in_threadpool(view, _engine(), dict(request.query_params))
         return streamed_json({"ok": True, **answer_fields(answer)})
 
     return route
 
 
 async def compare_route(request: Request) -> Response:
-    try:
-        review = Review.from_params(dict(request.query_params))  # the summary's threshold and rules, if given
-        answer = await run_in_threadpool(compare_answer, _engine(), review, _frames)
-    except StoreError as exc:
-        return error_response(exc)
+    review = review_of(dict(request.query_params))  # the summary's threshold and rules, if given
+    answer = await run_in_threadpool(compare_answer, _engine(), review, _frames)
     return streamed_json({"ok": True, **answer})
 
 
 async def runs_route(request: Request) -> Response:
     params = dict(request.query_params)
-    try:
-        unknown = [k for k in params if k not in RUN_FILTERS + ("limit",)]
-        if unknown:
-            raise StoreError(
-                400, f"{unknown[0]}: unknown filter", [Problem(unknown[0], f"allowed: {', '.join(RUN_FILTERS)}, limit")]
-            )
-        frame = await run_in_threadpool(list_runs, _engine(), params)
-    except StoreError as exc:
-        return error_response(exc)
+    unknown = [k for k in params if k not in RUN_FILTERS + ("limit",)]
+    if unknown:
+        raise StoreError(
+            400, f"{unknown[0]}: unknown filter", [Problem(unknown[0], f"allowed: {', '.join(RUN_FILTERS)}, limit")]
+        )
+    frame = await run_in_threadpool(list_runs, _engine(), params)
     return streamed_json({"ok": True, "runs": frame})
 
 
 async def regressions_route(request: Request) -> Response:
-    try:
-        review = Review.from_params(dict(request.query_params))
-        answer = await run_in_threadpool(review_answer, _engine(), review, _frames)
-    except StoreError as exc:
-        return error_response(exc)
+    review = review_of(dict(request.query_params))
+    answer = await run_in_threadpool(regressions_answer, _engine(), review, _frames)
     return streamed_json({"ok": True, **answer})
 
 
 async def claims_route(request: Request) -> Response:
-    from db.views.claims import evaluate_claims
-
     params = dict(request.query_params)
-    try:
-        for field in ("baseline", "candidate"):
-            if params.get(field):
-                parse_selector(params[field], field)
-        frame = await run_in_threadpool(evaluate_claims, _engine(), params.get("baseline"), params.get("candidate"))
-    except StoreError as exc:
-        return error_response(exc)
+    for field in ("baseline", "candidate"):
+        if params.get(field):
+            check_selector(params[field], field)
+    frame = await run_in_threadpool(evaluate_claims, _engine(), params.get("baseline"), params.get("candidate"))
     return streamed_json({"ok": True, "claims": frame})
 
 

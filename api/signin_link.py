@@ -17,7 +17,7 @@ from starlette.responses import RedirectResponse
 
 from api.auth import served_as
 from db.errors import StoreError
-from db.store.sessions import COOKIE, SESSION_HOURS, issue, redeem
+from db.views.actions.access import COOKIE, SESSION_HOURS, issue, redeem
 
 _NOT_PAGES = ("/api/", "/_stcore/", "/static/", "/component/", "/media/", "/oauth2callback", "/auth/")
 

@@ -18,8 +18,7 @@ import pandas as pd
 from starlette.responses import StreamingResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from db import memory
-from db.query.plain import records
+from db.views.serving import read_ended, read_started, records, settle
 
 ROWS = 2000  # rows of a table per piece: ~2 MB of JSON for Compare's widest rows
 
@@ -81,9 +80,9 @@ class InFlight:
         if scope["type"] != "http" or not scope.get("path", "").startswith("/api/"):
             await self.app(scope, receive, send)
             return
-        memory.enter()
+        read_started()
         try:
             await self.app(scope, receive, send)
         finally:
-            if memory.leave():
-                await asyncio.to_thread(memory.settle)
+            if read_ended():
+                await asyncio.to_thread(settle)

@@ -1,5 +1,5 @@
 """JSON twin of the Sweeps page: GET /api/v1/sweeps (the list) and GET /api/v1/sweeps/{sweep} (builds, runs in
-order, A/A pairs, the comparisons with their selectors). Same view functions as the page (db.views.sweeps)."""
+order, A/A pairs, the comparisons with their selectors). Same view functions as the page (db.views.browse.sweeps)."""
 
 from __future__ import annotations
 
@@ -8,26 +8,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from api.errors import error_response
 from api.query import _engine
 from api.stream import streamed_json
-from db.errors import StoreError
-from db.views.sweeps import sweep_detail, sweeps
+from db.views.browse.sweeps import sweep_detail, sweeps
 
 
 async def sweeps_route(request: Request) -> Response:
-    try:
-        frame = await run_in_threadpool(sweeps, _engine())
-    except StoreError as exc:
-        return error_response(exc)
+    frame = await run_in_threadpool(sweeps, _engine())
     return streamed_json({"ok": True, "sweeps": frame})
 
 
 async def sweep_route(request: Request) -> Response:
-    try:
-        found = await run_in_threadpool(sweep_detail, _engine(), request.path_params["sweep"])
-    except StoreError as exc:
-        return error_response(exc)
+    found = await run_in_threadpool(sweep_detail, _engine(), request.path_params["sweep"])
     return streamed_json(
         {
             "ok": True,

@@ -22,13 +22,11 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from api.auth import writer
-from api.errors import error_response, json_ok
+from api.errors import json_ok
 from api.notify import notify_upload
 from db.errors import Problem, StoreError
-from db.ingest.core import ingest_bundle
-from db.ingest.limits import max_upload_bytes
-from db.store.engine import shared_store
-from db.store.upkeep import catch_up_soon
+from db.views.actions.upload import ingest, max_upload_bytes, retract_run, summarise_soon
+from db.views.serving import shared_engine
 
 
 def _limit() -> int:
@@ -36,7 +34,7 @@ def _limit() -> int:
 
 
 def _words(limit: int) -> str:
-    """The limit as the Upload page states it (pages.widgets.upload_limit): MiB and bytes."""
+    """The limit as the Upload page states it (db.views.actions.upload.upload_limit): MiB and bytes."""
     return f"{limit / 2**20:.4g} MiB ({limit:,} bytes)"
 
 
@@ -79,22 +77,20 @@ def _decoded(request: Request, body: bytes, limit: int) -> bytes:
 
 
 async def upload_run(request: Request):
-    try:
-        who = writer(request)
-        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-        if kind != "application/json":
-            raise StoreError(415, f"Content-Type must be application/json, not {kind or 'missing'!r}")
-        limit = _limit()
-        body = _decoded(
-            request,
-            await _read_body(
-                request, limit, f"bundle is larger than the limit of {_words(limit)} (MPSBENCH_MAX_UPLOAD_MB)"
-            ),
-            limit,
-        )
-        outcome = await run_in_threadpool(ingest_bundle, shared_store(), body, who.name)
-    except StoreError as err:
-        return error_response(err)
+    """POST /api/v1/runs: one bundle stored for the token's name (a refusal is the guard's JSON error, api.errors)."""
+    who = writer(request)
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise StoreError(415, f"Content-Type must be application/json, not {kind or 'missing'!r}")
+    limit = _limit()
+    body = _decoded(
+        request,
+        await _read_body(
+            request, limit, f"bundle is larger than the limit of {_words(limit)} (MPSBENCH_MAX_UPLOAD_MB)"
+        ),
+        limit,
+    )
+    outcome = await run_in_threadpool(ingest, shared_engine(), body, who.name)
     notify_upload(outcome, who.name)  # queued only: the release review is judged and posted after this answer
     payload = {"run_id": outcome.run_id, "created": outcome.created, "results": outcome.n_results}
     return _then_upkeep(json_ok(payload, 201 if outcome.created else 200), outcome.created)
@@ -103,29 +99,24 @@ async def upload_run(request: Request):
 def _then_upkeep(response, wrote: bool):
     """The written run's group summarised after this answer is sent (db.store.upkeep), never before it."""
     if wrote:
-        response.background = BackgroundTask(catch_up_soon, shared_store())
+        response.background = BackgroundTask(summarise_soon, shared_engine())
     return response
 
 
 async def retract(request: Request):
     """DELETE /api/v1/runs/{run_id}, body {"reason": "…"}: 200 with who/when/why, 401/403 token, 404, 409 twice."""
-    from db.store.retract import retract_run
-
+    who = writer(request)
+    body = await _read_body(request, RETRACT_BODY_BYTES, "a retraction body is at most 64 KiB")
     try:
-        who = writer(request)
-        body = await _read_body(request, RETRACT_BODY_BYTES, "a retraction body is at most 64 KiB")
-        try:
-            doc = json.loads(body.decode("utf-8")) if body else {}
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            raise StoreError(
-                400, 'body must be UTF-8 JSON: {"reason": "…"}', [Problem("reason", "send a JSON object with a reason")]
-            ) from None
-        reason = doc.get("reason") if isinstance(doc, dict) else None
-        done = await run_in_threadpool(
-            retract_run, shared_store(), request.path_params["run_id"], reason, who.name, who.role == "admin"
-        )
-    except StoreError as err:
-        return error_response(err)
+        doc = json.loads(body.decode("utf-8")) if body else {}
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise StoreError(
+            400, 'body must be UTF-8 JSON: {"reason": "…"}', [Problem("reason", "send a JSON object with a reason")]
+        ) from None
+    reason = doc.get("reason") if isinstance(doc, dict) else None
+    done = await run_in_threadpool(
+        retract_run, shared_engine(), request.path_params["run_id"], reason, who.name, who.role == "admin"
+    )
     return _then_upkeep(json_ok(done), True)
 
 

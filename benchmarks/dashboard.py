@@ -61,7 +61,7 @@ from db.review.comparison import CompareQuery, clear_cache, compare
 from db.store import side_cases
 from db.store.aa_pairs import backfill
 from db.store.engine import open_store
-from db.views.noise import noise_view
+from db.views.browse.noise import noise_view
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,7 +9,7 @@ Parts (--only, default all four; each on its own new catalog):
   ingest    db.ingest.core.ingest_bundle of one N-result bundle (default 100,000; benchmarks/ingest.py's
             collector-like bundle) into a file store and into a lake, alternating, K times each (each a new
             run); medians and ratio.
-  compare   db.views.compare on tests/seed.py's store (12 runs, two builds), in a file store and in a lake,
+  compare   db.views.release.compare on tests/seed.py's store (12 runs, two builds), in a file store and in a lake,
             its cache cleared before each; median of K, ratio.
   replicas  2 replica processes on one lake, each with U threads calling ingest_bundle directly for M small
             bundles (40 results) each, beside 1 process on a file store with 2·U threads uploading as many:

@@ -49,7 +49,7 @@ GOAL_MB = 1024.0
 FIRST_VERSION = 10  # dashboard.py's builds: 2.10.0, 2.11.0, …
 PAGE_LIMIT_S = 900.0
 TINY_PAGES = ("page_overview", "page_compare", "page_memory")
-FAILED = "This page failed on the server"  # pages.widgets.page_failed: an exception the page did not expect
+FAILED = "This page failed on the server"  # pages.parts.guard.page_failed: an exception the page did not expect
 # Streamlit shows its running indicator while a page's script runs: quiet for a second after a heading is drawn
 QUIET = """() => {
   const now = performance.now();

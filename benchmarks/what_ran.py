@@ -142,11 +142,11 @@ def planted(base: Path, processes: int, idle_wait: float, env: dict) -> dict:
 
 
 def _shown(engine, versions: list[str], machine: str) -> dict:
-    """What the review shows of the case: Compare's case detail (its panel's words and bars, db.views.what_ran) and
+    """What the review shows of the case: Compare's case detail (its panel's words and bars, db.views.release.what_ran) and
     the case's rows in the review's lists (Regressions' `why` and `what_ran`), wherever it is listed."""
     from db.review.review import Review
     from db.review.summary import review_answer
-    from db.views.what_ran import case_what_ran
+    from db.views.release.what_ran import case_what_ran
 
     params = {"baseline": f"torch={versions[0]}", "candidate": f"torch={versions[1]}", "scope": "machine"}
     workload, key, dtype, compile_mode = CASE.split("|")

@@ -140,7 +140,7 @@ def _export(args: list[str]) -> int:
 
     from db.errors import Problem
     from db.query.selectors import parse_selector
-    from db.views.pytorch_export import export_runs
+    from db.views.exports.pytorch_export import export_runs
 
     class _Parser(argparse.ArgumentParser):
         def error(self, message: str):  # one error shape: "ERROR: …", exit 1

@@ -4,7 +4,7 @@ The same answer as the Regressions page and GET /api/v1/regressions: locally it 
 (db.review.summary.review_answer) on the local store; with --url it reads that route's JSON from a running server
 (token from MPSBENCH_TOKEN when the server wants one for reads). Prints the release summary and the regressions
 as a table, a CI job summary in Markdown (`md`: verdict first, the worst rows bounded, links to the dashboard with
---url: db.views.ci_summary), the full Markdown export (`md-full`: the Regressions page's download), JSON (the API's
+--url: db.views.exports.ci_summary), the full Markdown export (`md-full`: the Regressions page's download), JSON (the API's
 answer) or CSV (the page's CSV); exits 1 when the
 --fail-on condition holds: `regression` (any regression), `untriaged` (a regression without a triage state other
 than "new"), `unconfirmed` (a regression, or a case worse beyond its bound with nothing to test it on: no
@@ -118,8 +118,8 @@ def regression_frame(answer: dict[str, Any]) -> pd.DataFrame:
 
 def render(answer: dict[str, Any], fmt: str, params: dict[str, str] | None = None, url: str | None = None) -> str:
     """The answer in `fmt`; `params` (the review as URL parameters) and `url` (the dashboard) make md's links."""
-    from db.views.ci_summary import job_summary
-    from db.views.review_export import review_csv, review_markdown
+    from db.views.exports.ci_summary import job_summary
+    from db.views.exports.review_export import review_csv, review_markdown
 
     frame = regression_frame(answer)
     doubts = regression_frame({"regressions": answer.get("unconfirmed", []) + answer.get("suspected", [])})

@@ -10,7 +10,7 @@ its memory_limit: half the RAM). A long-running server's RSS so stayed near the 
   flight ends, `settle` runs the hooks registered with `on_settle` (the store's buffer pool emptied:
   db.store.engine), then returns Arrow's and glibc's free pages (`release`). After IDLE_S seconds with nothing in
   flight the hooks registered with `on_idle` run too (the reviews' memo and the pages' views forgotten:
-  db.review.cache, pages.widgets), then `release` again every IDLE_S while it stays idle, so an idle server is
+  db.review.cache, pages.parts.cache), then `release` again every IDLE_S while it stays idle, so an idle server is
   back near a fresh one's size.
 
 Measured with benchmarks/read_memory.py (README, "Benchmarks of the tool itself"). MPSBENCH_IDLE_RELEASE_S sets

@@ -67,7 +67,7 @@ def main(args: list[str]) -> int:
         print(f"ERROR: {err}")
         return 1
     import app  # the st.App: its path is what streamlit runs (it sets server.maxUploadSize too, app.apply_upload_limit)
-    from pages.widgets import upload_limit
+    from db.views.actions.upload import upload_limit
 
     try:
         upload_mb = upload_limit()[1]  # Streamlit's own file limit, in whole MB: the one source, as app.py's

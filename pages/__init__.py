@@ -1,1 +1,2 @@
-"""The dashboard's pages: thin scripts over db.views; charts in pages.charts, widgets in pages.widgets."""
+"""The dashboard's pages: one thin script per page over db.views, listed by navigation.py; what they share (engine,
+cache, guard, URL state, tables, charts) is in pages.parts."""

@@ -1,12 +1,15 @@
 """Claims: each published claim beside the measured cases that match it, each case with its own figure and verdict
-(reproduced / not / no data), and each figure's verdict by its rule (db/views/claims.py)."""
+(reproduced / not / no data), and each figure's verdict by its rule (db/views/browse/claims.py)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from db.views.claims import evaluate_claims
-from pages.widgets import guarded, load, table, text_param
+from db.views.browse.claims import evaluate_claims
+from pages.parts.cache import load
+from pages.parts.guard import guarded
+from pages.parts.table import table
+from pages.parts.url_state import text_param
 
 FIGURE = ["claim", "id", "chip", "dtype", "compile"]  # one verdict per figure on each chip, dtype and compile mode
 

@@ -7,35 +7,25 @@ import hashlib
 import pandas as pd
 import streamlit as st
 
-from db.query.params import int_param, one_of
-from db.query.selectors import available_selectors
-from db.review.comparison import CompareQuery, ComparisonResult
-from db.review.review import Review, judge_review
-from db.review.status_changes import status_changes, status_words
-from db.views.case_detail import case_provenance, case_trend_url
-from db.views.compare import CASE_VIEW, case_order, named_unmatched, shown_cases
-from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows, chart_words
 from db.views.defaults import default_sides, side_labels
 from db.views.empty_reason import empty_reason
-from db.views.verdict_cards import verdict_cards
-from db.views.what_ran import case_what_ran
-from pages.charts import ratio_chart, ratio_chart_px, samples_chart
-from pages.verdict import show_summary
-from pages.what_ran import what_ran_panel
-from pages.widgets import (
-    engine,
-    follow_url,
-    guarded,
-    load,
-    picker,
-    plain,
-    say_if_default_review,
-    set_param,
-    shown_review,
-    stop,
-    table,
-    text_param,
-)
+from db.views.inputs import available_selectors, int_param, one_of
+from db.views.release.case_detail import case_provenance, case_trend_url
+from db.views.release.compare import CASE_VIEW, case_order, named_unmatched, shown_cases
+from db.views.release.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows, chart_words
+from db.views.release.review import judged_comparison, status_rows, status_words
+from db.views.release.verdict_cards import verdict_cards
+from db.views.release.what_ran import case_what_ran
+from pages.parts.cache import load
+from pages.parts.charts import ratio_chart, ratio_chart_px, samples_chart
+from pages.parts.engine import engine
+from pages.parts.guard import guarded, stop
+from pages.parts.plain import plain
+from pages.parts.review_sidebar import say_if_default_review, shown_review
+from pages.parts.table import table
+from pages.parts.url_state import follow_url, picker, set_param, text_param
+from pages.parts.verdict import show_summary
+from pages.parts.what_ran import what_ran_panel
 
 CHART_MAX = 500  # cases drawn: the largest changes and every regression (a 50k-point chart helps no one)
 CHART_PX = 900  # the ratio chart's box when it would be taller (it scrolls inside)
@@ -94,9 +84,9 @@ def _ratio_section(rows: pd.DataFrame, baseline: str) -> pd.DataFrame:
     return data
 
 
-def _case_detail(result: ComparisonResult, rows: pd.DataFrame, chart: pd.DataFrame, picked: int | None) -> None:
+def _case_detail(result, rows: pd.DataFrame, chart: pd.DataFrame, picked: int | None) -> None:
     """The case picked in the table (else the worst regression, else the largest change): its samples on both
-    sides, its trend link, both sides' runs with their provenance and what ran on each (pages/what_ran.py). The menu holds the chart's cases and the
+    sides, its trend link, both sides' runs with their provenance and what ran on each (pages/parts/what_ran.py). The menu holds the chart's cases and the
     one picked: what the screen shows, not every case (50k options are megabytes for the browser)."""
     st.subheader("Case detail")
     order = chart.row.tolist() or rows.row.tolist()[:CHART_MAX]
@@ -182,9 +172,8 @@ def _all_cases() -> str:
 
 def _render() -> None:
     st.title("Compare")
-    query = CompareQuery.from_params(_controls())
-    judged = judge_review(engine(), Review(query))  # judged once per data version (db.review): rows, chart, cards
-    result = judged.comparison
+    judged = judged_comparison(engine(), _controls())  # judged once per data version (db.review): rows, chart, cards
+    result, query = judged.comparison, judged.review.compare
     top = st.container()  # the verdict goes first on the page, but is computed after the chart is sent
     why = empty_reason(result)
     if why:
@@ -196,7 +185,7 @@ def _render() -> None:
     chart = _ratio_section(rows, query.baseline) if not rows.empty else rows
     with top:  # the verdict first; its notes are the comparison's
         show_summary(verdict_cards(engine(), judged))
-    _status_panel(status_changes(result.cases, result.unmatched))
+    _status_panel(status_rows(result.cases, result.unmatched))
     if len(result.families):
         st.subheader("Per family geomean")
         table(result.families)

@@ -10,12 +10,15 @@ from urllib.parse import urlencode
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from db.query import browse
-from db.query.browse import CORRECTNESS_METRICS
-from db.query.params import as_build, one_of
-from db.views.correctness import CASE_PARAMS, RULE_WORDS, WITHIN, correctness_view
-from pages.charts import axis_unit, correctness_chart, correctness_slope_chart
-from pages.widgets import guarded, load, picker, plain, stop_if_empty, table
+from db.views.browse.correctness import CASE_PARAMS, RULE_WORDS, WITHIN, correctness_view
+from db.views.inputs import CORRECTNESS_METRICS, as_build, one_of, tag_keys
+from pages.parts.browse_charts import correctness_chart, correctness_slope_chart
+from pages.parts.cache import load
+from pages.parts.charts import axis_unit
+from pages.parts.guard import guarded, stop_if_empty
+from pages.parts.plain import plain
+from pages.parts.table import table
+from pages.parts.url_state import picker
 
 
 def _slopes(view, split: str, metric: str, case: dict[str, str]):
@@ -74,7 +77,7 @@ def _all_cases_link(params: dict[str, str]) -> None:
 
 def body() -> None:
     st.title("Correctness")
-    split = picker("Split builds by tag (A/B runs of one build)", "split_tag", load(browse.tag_keys))
+    split = picker("Split builds by tag (A/B runs of one build)", "split_tag", load(tag_keys))
     if st.query_params.get("metric"):  # a link's metric is checked, not silently replaced by (any)
         one_of("metric", st.query_params["metric"], CORRECTNESS_METRICS)
     metric = picker("metric", "metric", CORRECTNESS_METRICS)  # (any) = psnr_vs_cpu, as in the JSON twin

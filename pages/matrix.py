@@ -5,9 +5,22 @@ from __future__ import annotations
 import streamlit as st
 
 from bundle.metrics import METRICS
-from db.views.matrix import CELL_WORDS, NO_DATA, NOT_RUN, ROWS, SHOWN, matrix_builds, matrix_defaults, matrix_view
-from pages.charts import matrix_chart
-from pages.widgets import guarded, load, picker, plain, stop, table, text_param
+from db.views.browse.matrix import (
+    CELL_WORDS,
+    NO_DATA,
+    NOT_RUN,
+    ROWS,
+    SHOWN,
+    matrix_builds,
+    matrix_defaults,
+    matrix_view,
+)
+from pages.parts.browse_charts import matrix_chart
+from pages.parts.cache import load
+from pages.parts.guard import guarded, stop
+from pages.parts.plain import plain
+from pages.parts.table import table
+from pages.parts.url_state import picker, text_param
 
 
 def _choice(label: str, key: str, options: list[str], default: str) -> str:

@@ -7,11 +7,14 @@ from functools import partial
 
 import streamlit as st
 
-from db.query import browse
-from db.query.params import as_build
-from db.views import memory as views
-from pages.charts import memory_chart
-from pages.widgets import guarded, load, picker, plain, stop_if_empty, table
+from db.views.browse import memory as views
+from db.views.inputs import as_build, tag_keys
+from pages.parts.browse_charts import memory_chart
+from pages.parts.cache import load
+from pages.parts.guard import guarded, stop_if_empty
+from pages.parts.plain import plain
+from pages.parts.table import table
+from pages.parts.url_state import picker
 
 TABLE = [
     "case",
@@ -35,7 +38,7 @@ def body() -> None:
         "holds the live tensors. Several runs of a build on one machine: the median of their peaks. "
         "A figure the device or build cannot give is shown as unavailable with its reason, never as 0."
     )
-    split = picker("Split builds by tag (A/B runs of one build)", "split_tag", load(browse.tag_keys), page="mem")
+    split = picker("Split builds by tag (A/B runs of one build)", "split_tag", load(tag_keys), page="mem")
     # the URL's builds are checked by the view (a bad link is named); the defaults come from it too
     asked = {k: st.query_params.get(k, "") for k in ("baseline", "candidate", "workload")}
     view = load(views.memory_view, {"split_tag": split, **asked})

@@ -41,10 +41,12 @@ if __name__ == "__main__":  # the Streamlit script run; importing this module (t
     st.set_page_config(page_title="mpsbench", layout="wide")
     from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
 
-    from db.memory import busy
-    from db.store.tokens import reads_need_token
+    from db.views.actions.access import reads_need_token
+    from db.views.serving import busy
+    from pages.parts.guard import guarded  # a short st.error
+    from pages.parts.review_sidebar import sidebar_review
+    from pages.parts.url_state import drop_params, flush_params
     from pages.signin import signed_in
-    from pages.widgets import drop_params, flush_params, guarded, sidebar_review  # guarded: a short st.error
 
     # with read tokens configured, a session that has not signed in sees the sign-in page only
     shown = pages() if not reads_need_token() or signed_in() else [p for p in pages() if p.url_path == "signin"]
@@ -55,5 +57,5 @@ if __name__ == "__main__":  # the Streamlit script run; importing this module (t
     except RerunException:  # a click or another page replaced this run: that run writes its URL; this one's
         drop_params()  # would land on the next page's address (/memory?scope=chip)
         raise
-    finally:  # the page's URL in one change (a stop wrote it already: widgets.stop)
+    finally:  # the page's URL in one change (a stop wrote it already: pages.parts.guard.stop)
         flush_params()

@@ -7,8 +7,11 @@ from __future__ import annotations
 import streamlit as st
 
 from bundle.metrics import RATIO_METRICS
-from db.views.noise import DEFAULT_PRECISION, noise_view
-from pages.widgets import guarded, load, picker, stop, table, text_param
+from db.views.browse.noise import DEFAULT_PRECISION, noise_view
+from pages.parts.cache import load
+from pages.parts.guard import guarded, stop
+from pages.parts.table import table
+from pages.parts.url_state import picker, text_param
 
 
 def body() -> None:

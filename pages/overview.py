@@ -8,12 +8,17 @@ import os
 import pandas as pd
 import streamlit as st
 
-from db.query.selectors import available_selectors
 from db.views.defaults import default_sides, side_labels
-from db.views.live_run import LIVE_VARIABLE, live_run
-from db.views.overview import overview_of
-from pages.verdict import show_summary
-from pages.widgets import guarded, load, picker, plain, shown_review, stop_if_empty, table
+from db.views.inputs import available_selectors
+from db.views.release.live_run import LIVE_VARIABLE, live_run
+from db.views.release.overview import overview_of
+from pages.parts.cache import load
+from pages.parts.guard import guarded, stop_if_empty
+from pages.parts.plain import plain
+from pages.parts.review_sidebar import shown_review
+from pages.parts.table import table
+from pages.parts.url_state import picker
+from pages.parts.verdict import show_summary
 
 
 def _sides() -> tuple[str, str]:

@@ -7,33 +7,24 @@ import hashlib
 import streamlit as st
 
 from db.errors import StoreError
-from db.query.params import threshold_percent
-from db.query.selectors import available_selectors
-from db.review.comparison import CompareQuery
-from db.review.review import Review
-from db.store.triage import NOTE_KEY, STATES, save_note
+from db.views.actions.triage import NOTE_KEY, STATES, save_note
 from db.views.defaults import default_sides, side_labels
-from db.views.regressions import TRIAGE_RULE, regressions_view, saved_triage
-from db.views.review_export import review_csv, review_markdown
+from db.views.exports.review_export import review_csv, review_markdown
+from db.views.inputs import available_selectors, threshold_percent
+from db.views.release.regressions import TRIAGE_RULE, regressions_view, saved_triage
+from db.views.release.review import review_of
+from pages.parts.cache import load
+from pages.parts.engine import engine
+from pages.parts.guard import guarded, stop
+from pages.parts.plain import plain
+from pages.parts.review_sidebar import say_if_default_review, shown_review
+from pages.parts.table import table
+from pages.parts.url_state import follow_url, picker, set_param, text_param
+from pages.parts.verdict import show_summary
 from pages.signin import require_writer
-from pages.verdict import show_summary
-from pages.widgets import (
-    engine,
-    follow_url,
-    guarded,
-    load,
-    picker,
-    plain,
-    say_if_default_review,
-    set_param,
-    shown_review,
-    stop,
-    table,
-    text_param,
-)
 
 
-def _triage_form(found, query: CompareQuery) -> None:
+def _triage_form(found, query) -> None:
     who = require_writer("triage a regression")  # the note's author is the signed-in name, never typed
     labels = [f"{r.scope} · {r.case} · {r.compile} · {r.metric}" for r in found.itertuples()]  # the table's names
     if st.session_state.pop("reg_saved", None):
@@ -74,8 +65,8 @@ def _triage_form(found, query: CompareQuery) -> None:
 FORM_KEYS = ("reg_state_", "reg_comment_", "reg_link_")  # the form's fields, one set per regression
 
 
-def _render() -> None:
-    st.title("Regressions")
+def _controls() -> dict[str, str]:
+    """The review's pickers (sides, scope, threshold, rule overrides), bound to the URL: the review's parameters."""
     selectors = load(available_selectors)
     options = selectors.selector.tolist()
     if not options:
@@ -92,10 +83,40 @@ def _render() -> None:
     threshold = st.slider("Threshold (% worse)", 1, 100, key=follow_url("reg", "threshold", int(round(start))))
     set_param("threshold", str(threshold), "5")
     rules = text_param("Rule overrides (metric.field=value, comma list)", "rules", page="reg")
-    review = Review.from_params(
-        {"baseline": baseline, "candidate": candidate, "scope": scope, "threshold": str(threshold), "rules": rules}
-    )
-    query = review.compare
+    return {"baseline": baseline, "candidate": candidate, "scope": scope, "threshold": str(threshold), "rules": rules}
+
+
+DOUBT_WORDS = (
+    (
+        "unconfirmed",
+        "unconfirmed, not regressions: worse beyond the threshold with nothing "
+        "to test them on (one process, one run a side, no A/A data), or contended "
+        "— too few worker processes ran while the cores were free, whichever way "
+        "they moved (`doubt` and `contention` say which; `mpsbench confirm` "
+        "reruns them)",
+    ),
+    (
+        "suspected",
+        "likely worse, not certain: each one's own test says worse, the test over the "
+        "whole review does not yet (more runs decide: `mpsbench confirm`; see How this is decided)",
+    ),
+)
+
+
+def _doubtful(view) -> None:
+    """The unconfirmed and the suspected cases, each list under its own words (their triage columns left out)."""
+    for name, words in DOUBT_WORDS:
+        mine = getattr(view, name)
+        if len(mine):
+            st.text(f"{len(mine)} {words}")
+            table(mine.drop(columns=["state", "comment", "author", "link"]))
+
+
+def _render() -> None:
+    st.title("Regressions")
+    picked = _controls()
+    baseline, candidate, threshold = picked["baseline"], picked["candidate"], picked["threshold"]
+    review = review_of(picked)
     view = regressions_view(engine(), review)  # one judged review for the table, the doubtful cases and the cards
     if view.empty:
         st.warning(plain(view.empty))  # names the selectors from the URL: text
@@ -108,24 +129,7 @@ def _render() -> None:
         "docs/regressions.md)"
     )
     table(found)
-    for mine, words in (
-        (
-            view.unconfirmed,
-            "unconfirmed, not regressions: worse beyond the threshold with nothing "
-            "to test them on (one process, one run a side, no A/A data), or contended "
-            "— too few worker processes ran while the cores were free, whichever way "
-            "they moved (`doubt` and `contention` say which; `mpsbench confirm` "
-            "reruns them)",
-        ),
-        (
-            view.suspected,
-            "likely worse, not certain: each one's own test says worse, the test over the "
-            "whole review does not yet (more runs decide: `mpsbench confirm`; see How this is decided)",
-        ),
-    ):
-        if len(mine):
-            st.text(f"{len(mine)} {words}")
-            table(mine.drop(columns=["state", "comment", "author", "link"]))
+    _doubtful(view)
     summary = cards.summary
     doubts = view.doubts
     st.download_button(
@@ -136,7 +140,7 @@ def _render() -> None:
     )
     st.download_button("CSV", review_csv(found, doubts), "regressions.csv", "text/csv")
     if not found.empty:
-        _triage_form(found, query)
+        _triage_form(found, review.compare)
 
 
 guarded(_render)

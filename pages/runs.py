@@ -10,10 +10,12 @@ import streamlit as st
 
 from bundle.case_names import case_names
 from bundle.provenance import BUILD, MACHINE, Stored, kind
-from db.query import browse
-from db.query.runs import RUN_FILTERS, run_filter_options
-from db.views.runs import LISTED, runs_view, shown
-from pages.widgets import guarded, load, picker, stop_if_empty, table
+from db.views.browse.runs import LISTED, open_warnings, run_detail, run_results, runs_view, shown
+from db.views.inputs import RUN_FILTERS, run_filter_options
+from pages.parts.cache import load
+from pages.parts.guard import guarded, stop_if_empty
+from pages.parts.table import table
+from pages.parts.url_state import picker
 
 
 def body() -> None:
@@ -33,7 +35,7 @@ def body() -> None:
 
 
 def _run_page(run_id: str) -> None:
-    detail = load(browse.run_detail, run_id)
+    detail = load(run_detail, run_id)
     if detail is None:
         st.error("No run with this run_id is stored.")
         return
@@ -45,7 +47,7 @@ def _run_page(run_id: str) -> None:
     _provenance(detail)
     _run_warnings(run_id)
     st.subheader("Results")
-    found = load(browse.results, [run_id])
+    found = load(run_results, [run_id])
     found = found.assign(case=case_names(found))  # the name first, the identifying keys pinned at the end
     table(
         found[
@@ -101,13 +103,13 @@ def _provenance(detail: dict) -> None:
 
 
 def provenance(detail: dict, entries: tuple[Stored, ...]) -> dict[str, Any]:
-    """One run's machine or build, every declared field under its label (bundle.provenance; browse.run_detail
+    """One run's machine or build, every declared field under its label (bundle.provenance; run_detail
     decodes the JSON ones under the field's name)."""
     return {e.shown: shown(e, detail[e.field] if kind(e).json else detail[e.column]) for e in entries}
 
 
 def _run_warnings(run_id: str) -> None:
-    warnings = load(browse.open_warnings)
+    warnings = load(open_warnings)
     mine = warnings[warnings["run_id"] == run_id]
     st.subheader("Warnings")
     if mine.empty:

@@ -15,10 +15,10 @@ import json
 import streamlit as st
 
 from db.errors import StoreError
-from db.store.sessions import COOKIE, SessionsOff, identity, ticket
-from db.store.sessions import sign_out as end_session
-from db.store.tokens import Identity, identify
-from pages.widgets import plain, stop
+from db.views.actions.access import COOKIE, Identity, SessionsOff, identify, identity, ticket
+from db.views.actions.access import sign_out as end_session
+from pages.parts.guard import stop
+from pages.parts.plain import plain
 
 KEY = "mpsbench_token"
 _TICKET = "_signin_ticket"  # session state: the typed token's one-use ticket, until the page sends it

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from db.views.sweeps import sweep_detail, sweeps
-from pages.widgets import guarded, load, picker, stop, table
+from db.views.browse.sweeps import sweep_detail, sweeps
+from pages.parts.cache import load
+from pages.parts.guard import guarded, stop
+from pages.parts.table import table
+from pages.parts.url_state import picker
 
 LINK = st.column_config.LinkColumn("compare", display_text="open in Compare")
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from db.views.trends import FIELDS, build_annotations, resolve_case, trend, trend_choices
-from pages.charts import annotated_trend_chart
-from pages.widgets import guarded, load, picker, set_param, stop_if_empty, table, url_moved
+from db.views.browse.trends import FIELDS, build_annotations, resolve_case, trend, trend_choices
+from pages.parts.browse_charts import annotated_trend_chart
+from pages.parts.cache import load
+from pages.parts.guard import guarded, stop_if_empty
+from pages.parts.table import table
+from pages.parts.url_state import picker, set_param, url_moved
 
 # two rows: the workload and its (long) case name, then dtype, compile mode and metric a third each: one row of
 # five left dtype and compile 56 px wide at 1280 px ("fl", "e")

@@ -7,9 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from db.errors import StoreError
-from db.store.upkeep import catch_up_soon
+from db.views.actions.upload import ingest, summarise_soon, upload_limit
+from pages.parts.engine import engine
+from pages.parts.plain import plain
+from pages.parts.table import table
 from pages.signin import require_writer
-from pages.widgets import engine, plain, table, upload_limit
 
 NOT_BUNDLE = "not a JSON bundle"
 
@@ -21,15 +23,13 @@ def refused_words(name: str, detail: str) -> str:
 
 def outcome_of(name: str, raw: bytes, who: str) -> dict:
     """Ingest one file and describe what happened to it: new, already present, or refused with its problems."""
-    from db.ingest.core import ingest_bundle
-
     try:
         limit, _, words = upload_limit()
         if len(raw) > limit:
             raise StoreError(
                 413, f"the file is {len(raw):,} bytes, above the server's limit of {words} (MPSBENCH_MAX_UPLOAD_MB)"
             )
-        done = ingest_bundle(engine(), raw, who)
+        done = ingest(engine(), raw, who)
     except StoreError as exc:
         problems = "; ".join(f"{p.field}: {p.rule}" for p in exc.problems)
         detail = f"{exc.message}" + (f" — {problems}" if problems else "")
@@ -59,7 +59,7 @@ def body() -> None:
         seen[f.file_id] = outcome_of(f.name, f.getvalue(), who.name)
     if any(seen[f.file_id]["outcome"] == "new" for f in new):
         with st.spinner("Summarising the new runs for Compare…"):
-            catch_up_soon(engine())  # db.store.upkeep: Compare is right without it, only slower
+            summarise_soon(engine())  # Compare is right without it, only slower
     outcomes = pd.DataFrame([seen[f.file_id] for f in files])
     table(outcomes, column_config={"detail": st.column_config.TextColumn(width="large")})
     refused = outcomes[outcomes["outcome"] == "refused"]

@@ -12,6 +12,7 @@ from starlette.testclient import TestClient
 import api.query
 import api.upload
 import db.store.engine
+from api.errors import guard_routes
 from tests.bundles import make_bundle, make_result
 
 TABLES = ("meta", "runs", "run_tags", "results", "review_notes")
@@ -35,7 +36,7 @@ def store(tmp_path, monkeypatch):
 
 
 def _client(client=LOCAL) -> TestClient:
-    app = Starlette(routes=api.upload.ROUTES + api.query.ROUTES)  # the order app.py mounts them in
+    app = Starlette(routes=guard_routes(api.upload.ROUTES + api.query.ROUTES))  # the order app.py mounts them in
     return TestClient(app, client=client)
 
 

@@ -8,7 +8,7 @@ from sqlalchemy import text
 import app
 from db.store import engine as store
 from db.store.tables import STORE_VERSION
-from pages.charts import tooltips
+from pages.parts.charts import tooltips
 
 
 def test_preload_opens_the_store_of_this_process(tmp_path, monkeypatch):

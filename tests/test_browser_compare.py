@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from db.store.engine import open_store
-from db.views.verdict_cards import counts_words
+from db.views.release.verdict_cards import counts_words
 from tests.dashboard_bundles import MACHINE_NAME, known_bundle, raw
 from tests.seed import seed_store
 
@@ -44,7 +44,7 @@ CARD_LINES = [
     "1 case regressed",
     "1 regressed · ",
     "status changes: 1 now falls back to the CPU",
-]  # Compare's own kind words; the counts are of cases (db.views.verdict_cards.counts_words: checked below)
+]  # Compare's own kind words; the counts are of cases (db.views.release.verdict_cards.counts_words: checked below)
 DETAIL = "Detail: one card per chip"  # the per dtype · compile cards, below each chip's answer
 # Vega's SVG marks carry their datum in aria-label: the regression's bar, coloured "worse"
 REGRESSION_BAR = (
@@ -155,7 +155,7 @@ def test_compare_page_in_a_browser_and_upload_api(server):
                 assert all(line in text for line in CARD_LINES), (title, text)
             # every card says what the API's summary says of its group: its counts, or why nothing was compared
             groups = httpx.get(f"{server}/api/v1/compare?{COMPARE_QUERY}", timeout=PAGE_S).json()["summary"]["groups"]
-            assert 5 <= len(groups) <= 9  # all drawn (pages/verdict.py SHOWN)
+            assert 5 <= len(groups) <= 9  # all drawn (pages/parts/verdict.py SHOWN)
             for g in groups:
                 title = f"{g['scope']} · {g['dtype']} · {g['compile']}"
                 text = page.locator("[data-testid='stVerticalBlock']", has_text=title).last.inner_text(

@@ -1,13 +1,13 @@
 """User text in an error box in a real browser (Chromium, `streamlit run app.py`, the server fixture of
 tests/test_browser_compare.py): Streamlit renders GitHub-flavoured Markdown, which turns a bare URL into a link
-(autolink literals) where CommonMark would not; pages.widgets.plain must leave no link for it to make. The
+(autolink literals) where CommonMark would not; pages.parts.plain must leave no link for it to make. The
 AppTest (tests/test_user_text_markup.py) reads only the Markdown source, so it could not see this."""
 
 from __future__ import annotations
 
 from urllib.parse import quote
 
-from pages.widgets import JOINER
+from pages.parts.plain import JOINER
 from tests.test_browser_compare import CHROMIUM, CHROMIUM_ARGS, PAGE_S
 
 HOSTILE = [

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from db.review.comparison import CompareQuery
 from db.review.review import Review
 from db.store.engine import open_store
-from db.views.verdict_cards import verdict_cards
+from db.views.release.verdict_cards import verdict_cards
 from tests.seed import BASELINE, CANDIDATE, seed_store
 from tests.test_dashboard_apptest import SCRIPT, TIMEOUT_S
 

@@ -1,4 +1,4 @@
-"""The chart builders (pages/charts.py). The Compare charts skip Altair's schema check when Streamlit converts them
+"""The chart builders (pages/parts/charts.py, pages/parts/browse_charts.py). The Compare charts skip Altair's schema check when Streamlit converts them
 (it cost ~150 ms a chart): each spec is checked here instead, and the unchecked conversion gives exactly the
 checked spec."""
 
@@ -9,8 +9,8 @@ from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery, compute_compare
 from db.review.review import JudgedReview
 from db.store.engine import open_store
-from db.views.compare_chart import case_rows, chart_rows
-from pages.charts import ratio_chart, samples_chart
+from db.views.release.compare_chart import case_rows, chart_rows
+from pages.parts.charts import ratio_chart, samples_chart
 from tests.bundles import make_bundle
 
 
@@ -65,11 +65,11 @@ def _data(chart) -> list[dict]:
 
 
 def test_trend_matrix_memory_and_correctness_charts_draw_their_views_figures(seeded):
-    from db.views.correctness import correctness
-    from db.views.matrix import matrix, matrix_builds, matrix_grid
-    from db.views.memory import NESTED, chart_rows, memory_builds, memory_compare, memory_long, memory_panels
-    from db.views.trends import trend
-    from pages.charts import correctness_chart, matrix_chart, memory_chart, trend_chart
+    from db.views.browse.correctness import correctness
+    from db.views.browse.matrix import matrix, matrix_builds, matrix_grid
+    from db.views.browse.memory import NESTED, chart_rows, memory_builds, memory_compare, memory_long, memory_panels
+    from db.views.browse.trends import trend
+    from pages.parts.browse_charts import correctness_chart, matrix_chart, memory_chart, trend_chart
 
     points = trend(seeded, "softmax", '{"rows":1,"vocab":128256}', "float32", "eager", "op_time")
     drawn = _data(trend_chart(points))

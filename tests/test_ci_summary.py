@@ -1,4 +1,4 @@
-"""`mpsbench compare --format md`: a CI job summary (db/views/ci_summary.py) — the verdict line first, the worst
+"""`mpsbench compare --format md`: a CI job summary (db/views/exports/ci_summary.py) — the verdict line first, the worst
 regressions and doubtful cases with their figures in their units, each list bounded with "N more", the confirm
 line, links to the dashboard's pages carrying the review's own parameters (only with --url); on
 tests/verdict_store.py (known regressions) and tests/release_walk.py (known doubtful cases)."""
@@ -14,8 +14,8 @@ from db.cli import main
 from db.review.review import Review
 from db.review.summary import review_answer
 from db.store.engine import open_store
-from db.views.ci_summary import ROWS_SHOWN, job_summary
-from db.views.review_export import md_escape
+from db.views.exports.ci_summary import ROWS_SHOWN, job_summary
+from db.views.exports.review_markdown import md_escape
 from tests import release_walk as w
 from tests import verdict_store as v
 from tests.store_fixtures import cli_store_file

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from db.ingest.core import ingest_bundle
-from db.views.claims import evaluate_claim, evaluate_claims, load_claims
+from db.views.browse.claims import evaluate_claim, evaluate_claims, load_claims
 from tests.bundles import make_bundle, make_result
 from tests.page_store import open_page, page_store
 
@@ -90,7 +90,7 @@ def test_a_claim_is_said_with_its_units_and_a_stand_in_says_so():
     "reproduced" by a random-weight stand-in without a word."""
     from types import SimpleNamespace
 
-    from db.views.claims import claimed_value, claimed_words, load_claims, stand_in
+    from db.views.browse.claims import claimed_value, claimed_words, load_claims, stand_in
 
     figures = {f["id"]: f for c in load_claims() for f in c["figures"]}
     assert claimed_words(figures["wan-vae-pad-calls"]) == "8,764 → 8,764 calls (+0 calls)"

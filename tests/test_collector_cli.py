@@ -46,7 +46,7 @@ def main(capsys, *args: str) -> tuple[int, str]:
 def fake_catalog(monkeypatch):
     monkeypatch.setenv("MPSBENCH_CATALOG", "tests.fake_workloads")
     monkeypatch.setenv("COLUMNS", "200")
-    # one worker process: these tests are about the journal and the bundle per case (tests/test_collector_processes.py
+    # one worker process: these tests are about the journal and the bundle per case (tests/test_process_lifetimes.py
     # covers several processes)
     monkeypatch.setenv("MPSBENCH_PROCESSES", "1")
 

@@ -11,7 +11,7 @@ import pytest
 from db.review.comparison import CompareQuery, ComparisonResult, compute_compare
 from db.review.review import JudgedReview
 from db.review.status_changes import status_changes
-from db.views.compare_chart import (
+from db.views.release.compare_chart import (
     BETTER,
     DIRECTIONS,
     UNCHANGED,
@@ -119,13 +119,13 @@ def test_unchanged_only_where_the_ci_lies_within_the_bound():
 
 
 def test_the_chart_colours_are_fixed_per_direction_whatever_the_data():
-    from pages.charts import DIRECTION_COLORS, ratio_chart
+    from pages.parts.charts import DIRECTION_COLORS, ratio_chart
 
     only_better = chart_rows(case_rows(_judged(pd.DataFrame([_case("op_time", 2.0)]))), 5)
     spec = ratio_chart(only_better, "torch=2.14.1").to_dict(validate=True)
     colour = spec["layer"][0]["encoding"]["color"]["scale"]
     assert colour["domain"] == list(DIRECTIONS) and colour["range"][0] == DIRECTION_COLORS.range[0]
-    from pages.charts import LABEL_PX
+    from pages.parts.charts import LABEL_PX
 
     assert spec["layer"][0]["encoding"]["y"]["axis"]["labelLimit"] == LABEL_PX  # wrapped, the plot keeps the rest
     assert spec["autosize"]["type"] == "fit-x" and "step" in spec["height"]  # a row per case, never squeezed
@@ -174,7 +174,7 @@ def test_an_oom_that_went_away_is_named_and_a_derived_twin_folded():
 
 
 def test_a_cases_provenance_lists_each_sides_runs(seeded):
-    from db.views.case_detail import case_provenance, case_trend_url
+    from db.views.release.case_detail import case_provenance, case_trend_url
 
     query = CompareQuery.from_params({"baseline": BASELINE, "candidate": CANDIDATE})
     rows = case_rows(JudgedReview.of(compute_compare(seeded, query)))
@@ -277,7 +277,7 @@ def test_status_changes_count_cases_and_flag_a_newly_supported_case_failing_its_
 
 
 def test_chart_labels_wrap_at_their_parts_and_units_are_named():
-    from pages.charts import axis_unit, samples_chart, wrap
+    from pages.parts.charts import axis_unit, samples_chart, wrap
 
     label = "Apple M3 Ultra (80-core GPU) · linear k_v · Qwen3-0.6B · M=1 K=1024 N=1024 · bf16 · op_time"
     assert wrap(label, 60).split("\n") == [
@@ -296,7 +296,7 @@ def test_chart_labels_wrap_at_their_parts_and_units_are_named():
 
 
 def test_a_long_part_keeps_the_separator_before_it_when_wrapped():
-    from pages.charts import wrap
+    from pages.parts.charts import wrap
 
     assert wrap("ab · " + "x" * 40 + " " + "y" * 40, 60).split("\n") == ["ab · " + "x" * 40, "y" * 40]
 
@@ -319,7 +319,7 @@ def test_the_case_menu_holds_the_charted_cases_not_every_case(tmp_path, monkeypa
 
 def test_the_not_compared_table_names_each_case_not_only_its_json_key():
     from db.query.unmatched import COLUMNS
-    from db.views.compare import UNMATCHED_VIEW, named_unmatched
+    from db.views.release.compare import UNMATCHED_VIEW, named_unmatched
 
     row = dict.fromkeys(COLUMNS) | {
         "scope": "m1",

@@ -119,7 +119,7 @@ def test_warnings_are_appended_to_the_warned_rows_only():
 def test_trend_links_are_what_urlencode_writes():
     from urllib.parse import urlencode
 
-    from db.views.trends import FIELDS, trend_url, trend_urls
+    from db.views.browse.trends import FIELDS, trend_url, trend_urls
 
     cases = [
         ("sdpa", '{"n": 3, "s": "a b&c/é"}', "float16", "eager", "op_time"),
@@ -183,7 +183,7 @@ def test_identical_samples_on_both_sides_are_no_change_wherever_they_sit_in_the_
 def test_compares_rows_are_made_once_per_judged_review(seeded):
     from db.review.comparison import CompareQuery
     from db.review.review import Review, judge_review
-    from db.views.compare_chart import case_rows
+    from db.views.release.compare_chart import case_rows
     from tests.seed import BASELINE, CANDIDATE
 
     judged = judge_review(seeded, Review(CompareQuery(BASELINE, CANDIDATE)))

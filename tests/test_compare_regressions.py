@@ -9,7 +9,8 @@ from db.errors import StoreError
 from db.review.comparison import CompareQuery
 from db.review.listing import regressions
 from db.store.triage import NOTE_KEY, save_note
-from db.views.review_export import md_escape, review_csv, review_markdown
+from db.views.exports.review_export import review_csv, review_markdown
+from db.views.exports.review_markdown import md_escape
 from tests.seed import seed_store
 
 QUERY = CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"})

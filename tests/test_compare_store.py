@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import db.store.engine as store
+from api.errors import guard_routes
 from bundle.schema import case_key
 from db.errors import StoreError
 from db.review.comparison import CompareQuery, compare, compute_compare
@@ -124,11 +125,11 @@ def test_json_twin_returns_the_functions_figures(seeded, monkeypatch):
 
     import api.query as query_api
     from db.review.review import Review
-    from db.views.compare import compare_answer
+    from db.views.release.compare import compare_answer
 
     engine, _, _ = seeded
     monkeypatch.setattr(query_api, "_engine", lambda: engine)
-    client = TestClient(Starlette(routes=query_api.ROUTES))
+    client = TestClient(Starlette(routes=guard_routes(query_api.ROUTES)))
     body = client.get("/api/v1/compare", params={"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"}).json()
     expected = compare_answer(engine, Review(_run(engine).query))
     expected.pop("summary")
@@ -177,7 +178,7 @@ def test_compare_page_renders_the_geomean_and_tables(seeded, monkeypatch):
 
 
 def test_trend_orders_builds_and_finds_the_seeded_step(seeded):
-    from db.views.trends import trend
+    from db.views.browse.trends import trend
 
     engine, ans, _ = seeded
     points = trend(engine, "softmax", json.dumps(SOFTMAX, separators=(",", ":")), "float32", "eager", "op_time")
@@ -204,7 +205,7 @@ def test_regression_and_trend_pages_render(seeded, monkeypatch, page):
 
 
 def test_claims_reproduced_not_reproduced_and_no_data(seeded):
-    from db.views.claims import evaluate_claims, load_claims
+    from db.views.browse.claims import evaluate_claims, load_claims
 
     engine, _, _ = seeded
     claims = evaluate_claims(engine).set_index(["id", "chip"])
@@ -234,7 +235,7 @@ def test_claims_reproduced_not_reproduced_and_no_data(seeded):
 def test_claim_matching_uses_params_subset_and_model_hint():
     import pandas as pd
 
-    from db.views.claims import load_claims, matching
+    from db.views.browse.claims import load_claims, matching
 
     claim = next(c for c in load_claims() if c["id"] == "qwen3-moe-decode")
     keys = [
@@ -257,7 +258,7 @@ def test_claim_matching_uses_params_subset_and_model_hint():
 
 
 def test_matrix_cells_are_per_chip_geomeans_against_the_baseline(seeded):
-    from db.views.matrix import matrix
+    from db.views.browse.matrix import matrix
 
     engine, ans, _ = seeded
     cells = matrix(engine, "op_time", "2.14.1", "chip", "float32", "eager", "softmax").set_index(["row", "build"])
@@ -282,7 +283,7 @@ def test_page_tables_equal_the_json_twin(seeded, monkeypatch):
     engine, _, path = seeded
     monkeypatch.setattr(query_api, "_engine", lambda: engine)
     params = {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1", "scope": "chip"}
-    body = TestClient(Starlette(routes=query_api.ROUTES)).get("/api/v1/compare", params=params).json()
+    body = TestClient(Starlette(routes=guard_routes(query_api.ROUTES))).get("/api/v1/compare", params=params).json()
     monkeypatch.setenv("MPSBENCH_DB", str(path))
     st.cache_resource.clear()
     st.cache_data.clear()
@@ -349,7 +350,7 @@ def test_cache_follows_the_data_version_and_reads_run_from_many_threads(tmp_path
 def test_claim_within_tolerance_but_noise_is_not_reproduced():
     import pandas as pd
 
-    from db.views.claims import _figure_rows, load_claims
+    from db.views.browse.claims import _figure_rows, load_claims
 
     claim = next(c for c in load_claims() if c["id"] == "linear-decode")
     key = json.dumps({"M": 1, "K": 1024, "N": 1024})

@@ -307,7 +307,7 @@ def test_trends_point_is_the_figure_compare_gives_its_build_contended_processes_
     """Issue 44: Trends pooled every ok sample (the busy run's 14,644–44,104 µs processes included) while Compare
     left the contended ones out: one build, two medians. Now both read db.stats.significance.clean_quartiles."""
     from db.review.comparison import CompareQuery, compute_compare
-    from db.views.trends import trend
+    from db.views.browse.trends import trend
 
     busy = [_timing(c, BUSY_LEVELS, BUSY_SHARES) for c in range(CASES)]
     quiet = [_timing(c, _quiet(c), QUIET) for c in range(CASES)]

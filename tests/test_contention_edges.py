@@ -90,8 +90,8 @@ def test_the_gate_the_cards_and_the_markdown_count_contended_cases(tmp_path, mon
     from db.review.comparison import CompareQuery
     from db.review.review import Review
     from db.review.summary import review_answer
-    from db.views.review_export import summary_markdown
-    from db.views.verdict_cards import verdict_cards
+    from db.views.exports.review_export import summary_markdown
+    from db.views.release.verdict_cards import verdict_cards
 
     path = tmp_path / "s.duckdb"
     engine = open_store(path)

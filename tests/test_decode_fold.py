@@ -15,14 +15,15 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 import db.store.engine
+from api.errors import guard_routes
 from bundle.metrics import DERIVED, RULES, MetricError, RuleKind, parse_rules
 from db.cli import main
 from db.review.listing import regressions
 from db.review.review import Review, judge_review
 from db.review.summary import release_summary
-from db.views.compare_chart import case_rows
-from db.views.review_export import md_escape
-from db.views.verdict_cards import verdict_cards
+from db.views.exports.review_markdown import md_escape
+from db.views.release.compare_chart import case_rows
+from db.views.release.verdict_cards import verdict_cards
 from tests import decode_store as d
 from tests.store_fixtures import cli_store_file
 
@@ -119,7 +120,7 @@ def test_the_api_answers_one_row_per_measurement(engine, monkeypatch):
     import api.query as query_api
 
     monkeypatch.setattr(query_api, "_engine", lambda: engine)
-    body = TestClient(Starlette(routes=query_api.ROUTES)).get("/api/v1/regressions", params=PARAMS).json()
+    body = TestClient(Starlette(routes=guard_routes(query_api.ROUTES))).get("/api/v1/regressions", params=PARAMS).json()
     assert {(r["workload"], r["metric"]) for r in body["regressions"]} == EXPECTED
     assert body["summary"]["regression_rows"] == len(EXPECTED)
 

@@ -83,7 +83,7 @@ def test_overview_asks_the_release_question_shows_the_nightly_apart_and_takes_th
     from streamlit.testing.v1 import AppTest
 
     from db.store.engine import open_store
-    from db.views.overview import overview
+    from db.views.release.overview import overview
     from tests.page_store import SCRIPT, TIMEOUT_S, open_page, page_store
 
     engine = open_store(tmp_path / "twin.duckdb")

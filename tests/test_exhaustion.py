@@ -22,7 +22,7 @@ from streamlit.testing.v1 import AppTest
 
 import db.review.comparison
 import db.store.engine
-import db.views.overview
+import db.views.release.overview
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
 from tests.bundles import make_bundle
@@ -229,18 +229,18 @@ def _overview() -> AppTest:
     ids=[e[0] for e in EXHAUSTIONS if e[0] in ("threads", "memory", "emfile", "enospc", "duckdb-oom")],
 )
 def test_a_page_out_of_a_resource_shows_one_short_error_then_works(page_store, monkeypatch, raised, words):
-    real = db.views.overview.overview_of
+    real = db.views.release.overview.overview_of
 
     def exhausted(*args, **kwargs):
         raise raised
 
-    monkeypatch.setattr(db.views.overview, "overview_of", exhausted)
+    monkeypatch.setattr(db.views.release.overview, "overview_of", exhausted)
     at = _overview()
     assert not at.exception, [e.value for e in at.exception]
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and words in errors[0] and len(errors[0]) < 200, errors
     assert "Traceback" not in errors[0] and str(page_store.parent) not in errors[0]
-    monkeypatch.setattr(db.views.overview, "overview_of", real)
+    monkeypatch.setattr(db.views.release.overview, "overview_of", real)
     st.cache_data.clear()
     at = _overview()
     assert not at.exception and not at.error

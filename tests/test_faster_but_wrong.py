@@ -7,7 +7,7 @@ import pytest
 
 import db.store.engine as store
 from db.query.browse import CORRECTNESS_METRICS
-from db.views.correctness import correctness_view, faster_but_wrong
+from db.views.browse.correctness import correctness_view, faster_but_wrong
 from tests import verdict_store as v
 
 
@@ -48,7 +48,7 @@ def test_only_the_op_time_records_of_cases_that_failed_are_read(engine, monkeypa
     """A read bounded by what the answer can use: the verdict store's other op_time cases (linear, on both
     machines) never failed correctness, so none of their records is read (reading every op_time record took a
     2.5 M-result store to 6.4 GB)."""
-    import db.views.correctness as view
+    import db.views.browse.correctness as view
 
     read = []
     real = view.results

@@ -11,6 +11,7 @@ from starlette.testclient import TestClient
 
 import api.upload
 import db.store.engine
+from api.errors import guard_routes
 from bundle.schema import MAX_TAGS
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
@@ -140,7 +141,7 @@ def _dump(engine) -> dict:
 
 
 def _post(body: bytes, headers=JSON):
-    client = TestClient(Starlette(routes=api.upload.ROUTES), client=("127.0.0.1", 50000))
+    client = TestClient(Starlette(routes=guard_routes(api.upload.ROUTES)), client=("127.0.0.1", 50000))
     return client.post("/api/v1/runs", content=body, headers=headers)
 
 

@@ -1,5 +1,5 @@
 """The dashboard is up while the first run collects (issue 44, item 5): `mpsbench run --status-file` keeps the run's
-live status (collector.console.live), the Overview and its twin show it (db.views.live_run), and a file that is not a
+live status (collector.console.live), the Overview and its twin show it (db.views.release.live_run), and a file that is not a
 status is no live run, never an error."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import time
 import pytest
 
 from collector.console.live import LiveStatus
-from db.views.live_run import STALE_S, live_run
+from db.views.release.live_run import STALE_S, live_run
 from tests.page_store import open_page, page_store
 
 
@@ -55,7 +55,7 @@ def test_a_running_status_is_live_a_silent_one_is_stopped_and_garbage_is_none(tm
 
 def test_the_overview_shows_the_collecting_run_before_any_run_is_stored(tmp_path, monkeypatch):
     from db.store.engine import open_store
-    from db.views.overview import overview
+    from db.views.release.overview import overview
 
     status = tmp_path / "live.json"
     live = LiveStatus(status, "cd" * 16, "Apple M4 Pro", 330)

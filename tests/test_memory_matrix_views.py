@@ -10,9 +10,9 @@ import pytest
 
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
-from db.views.matrix import builds_ran, matrix, matrix_builds, matrix_defaults, matrix_grid, matrix_view
-from db.views.memory import NESTED, chart_rows, memory_builds, memory_compare, memory_long, memory_panels
-from pages.charts import matrix_chart, memory_chart
+from db.views.browse.matrix import builds_ran, matrix, matrix_builds, matrix_defaults, matrix_grid, matrix_view
+from db.views.browse.memory import NESTED, chart_rows, memory_builds, memory_compare, memory_long, memory_panels
+from pages.parts.browse_charts import matrix_chart, memory_chart
 from tests.bundles import make_bundle, make_result
 
 GIB = 1024**3
@@ -358,7 +358,7 @@ def test_matrix_defaults_pick_the_pair_with_the_most_compared_cases(matrix_engin
 
 
 def test_legend_ticks_are_readable_steps_within_the_scale():
-    from db.views.matrix import legend_ticks
+    from db.views.browse.matrix import legend_ticks
 
     assert legend_ticks(1.1) == [0.9091, 1.0, 1.1]  # 0.9 and 1.1 lie outside or at the ends: left out
     assert legend_ticks(1.3) == [0.7692, 0.9, 1.0, 1.1, 1.3]  # 0.8 (log 0.223) is within 0.08 of log 1.3 = 0.262

@@ -23,7 +23,7 @@ from db.store.aa_pairs import PARTNERS, forget_run
 from db.store.engine import open_store
 from db.store.tables import STORE_VERSION
 from db.store.upkeep import catch_up
-from db.views.noise import EMPTY, noise_view
+from db.views.browse.noise import EMPTY, noise_view
 from tests.bundles import make_bundle, make_result
 
 Z975 = 1.959963984540054

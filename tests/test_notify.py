@@ -17,8 +17,10 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 import api.notify
+import api.notify_review
 import api.upload
 import db.store.engine
+from api.errors import guard_routes
 from db.ingest.core import ingest_bundle
 from tests.bundles import make_bundle, make_result
 
@@ -76,10 +78,15 @@ def server(tmp_path, monkeypatch):
     """A store with a baseline run (cases 1 and 2 at 1 GiB) and a candidate run (case 1 at 1 GiB): no regression
     yet. Yields (client, engine)."""
     monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "notify.duckdb"))
-    for name in ("MPSBENCH_UPLOAD_TOKENS_FILE", "MPSBENCH_ADMIN_TOKENS", "MPSBENCH_READ_TOKENS", api.notify.REVIEW_VAR):
+    for name in (
+        "MPSBENCH_UPLOAD_TOKENS_FILE",
+        "MPSBENCH_ADMIN_TOKENS",
+        "MPSBENCH_READ_TOKENS",
+        api.notify_review.REVIEW_VAR,
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", f"ci-mac-1={TOKEN}")
-    monkeypatch.setenv(api.notify.PUBLIC_VAR, PUBLIC + "/")
+    monkeypatch.setenv(api.notify_review.PUBLIC_VAR, PUBLIC + "/")
     monkeypatch.setattr(db.store.engine, "_shared", {})
     monkeypatch.setattr(api.notify, "BACKOFF_S", (0.05, 0.1))
     monkeypatch.setattr(api.notify, "POST_DEADLINE_S", 1.0)
@@ -87,7 +94,7 @@ def server(tmp_path, monkeypatch):
     engine = db.store.engine.shared_store()
     ingest_bundle(engine, run_bundle("2.14.1", {1: 1.0, 2: 1.0}), "seed")
     ingest_bundle(engine, run_bundle("2.15.0rc1", {1: 1.0}), "seed")
-    yield TestClient(Starlette(routes=api.upload.ROUTES), client=("127.0.0.1", 50000)), engine
+    yield TestClient(Starlette(routes=guard_routes(api.upload.ROUTES)), client=("127.0.0.1", 50000)), engine
     engine.dispose()
 
 
@@ -101,7 +108,7 @@ def upload(client, bundle) -> float:
 
 
 def _primed(monkeypatch, url: str) -> api.notify.Notifier:
-    monkeypatch.setenv(api.notify.URL_VAR, url)
+    monkeypatch.setenv(api.notify_review.URL_VAR, url)
     api.notify.prime()  # as the server does at start: the review's regressions so far are the starting point
     found = api.notify.notifier()
     assert found.wait_idle(60)
@@ -185,10 +192,10 @@ def test_a_receiver_that_is_down_never_holds_up_an_upload(server, monkeypatch):
 
 
 def test_the_review_is_named_by_its_variable_and_a_bad_one_is_refused(monkeypatch):
-    review = api.notify.named_review("baseline=torch=2.14.1&candidate=torch=2.16.0.dev20261202&threshold=10")
+    review = api.notify_review.named_review("baseline=torch=2.14.1&candidate=torch=2.16.0.dev20261202&threshold=10")
     assert (review.compare.baseline, review.compare.scope, review.threshold) == ("torch=2.14.1", "chip", 10.0)
-    settings = api.notify.Settings("http://127.0.0.1:9/hook", "x", "https://bench.example")
-    assert api.notify.review_link(settings, review) == (
+    settings = api.notify_review.Settings("http://127.0.0.1:9/hook", "x", "https://bench.example")
+    assert api.notify_review.review_link(settings, review) == (
         "https://bench.example/regressions?baseline=torch%3D2.14.1&candidate=torch%3D2.16.0.dev20261202"
         "&scope=chip&threshold=10"
     )
@@ -198,12 +205,12 @@ def test_the_review_is_named_by_its_variable_and_a_bad_one_is_refused(monkeypatc
         ("baseline=torch=2.14.1&candidate=torch=2.15&scope=galaxy", "scope"),
     ):
         with pytest.raises(ValueError, match=said) as err:
-            api.notify.named_review(text)
+            api.notify_review.named_review(text)
         assert str(err.value).startswith("MPSBENCH_NOTIFY_REVIEW: ")
-    monkeypatch.setenv(api.notify.URL_VAR, "ftp://hooks.example")
+    monkeypatch.setenv(api.notify_review.URL_VAR, "ftp://hooks.example")
     with pytest.raises(ValueError, match="MPSBENCH_NOTIFY_URL: must be an http"):
-        api.notify.Settings.from_env()
-    monkeypatch.delenv(api.notify.URL_VAR)
+        api.notify_review.Settings.from_env()
+    monkeypatch.delenv(api.notify_review.URL_VAR)
     assert api.notify.notifier() is None  # unset: notifications are off
 
 
@@ -287,14 +294,14 @@ def test_uploads_right_after_the_start_are_posted_not_taken_for_the_starting_poi
     client, engine = server
     receiver = Receiver()
     try:
-        monkeypatch.setenv(api.notify.URL_VAR, receiver.url)
+        monkeypatch.setenv(api.notify_review.URL_VAR, receiver.url)
         api.notify.prime()  # the server's start
         notifier = api.notify.notifier()
         for bundle in (run_bundle("2.15.0rc1", {1: 1.0, 2: 10.0}), run_bundle("2.15.0rc1", {1: 1.0, 2: 10.5})):
             outcome = ingest_bundle(engine, bundle, "ci-mac-1")  # at once: no request overhead between them
             api.notify.notify_upload(outcome, "ci-mac-1")
         assert notifier.wait_idle(60)
-        listed = api.notify.regression_lines(engine, api.notify.release_review(engine, notifier.settings))
+        listed = api.notify_review.regression_lines(engine, api.notify_review.release_review(engine, notifier.settings))
         assert len(listed) == 1  # the review now lists case 2's regression
         assert len(receiver.bodies) == 1 and receiver.bodies[0]["text"].startswith("mpsbench: 1 new regression(s)")
         assert all(line in receiver.bodies[0]["text"] for line in listed.values())

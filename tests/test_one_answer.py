@@ -13,6 +13,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from api.errors import guard_routes
 from bundle.units import convert
 from db.review.answer import CASE
 from db.review.comparison import CompareQuery
@@ -39,7 +40,7 @@ def api(engine, monkeypatch):
     import api.query as query_api
 
     monkeypatch.setattr(query_api, "_engine", lambda: engine)
-    client = TestClient(Starlette(routes=query_api.ROUTES))
+    client = TestClient(Starlette(routes=guard_routes(query_api.ROUTES)))
     return lambda path, **params: client.get(path, params=params).json()
 
 
@@ -76,7 +77,7 @@ def test_the_home_page_asks_the_release_question_and_counts_cases(api):
 
 def test_two_releases_read_older_to_newer_on_the_home_page(tmp_path):
     from db.ingest.core import ingest_bundle
-    from db.views.overview import overview
+    from db.views.release.overview import overview
 
     engine = open_store(tmp_path / "two.duckdb")
     for bundle in r.release_bundles()[:8]:  # rounds of one Mac: 2.14.1 twice a round
@@ -168,8 +169,8 @@ def test_every_view_shows_the_judged_figure_of_each_case(engine, api):
 
 def test_the_exports_carry_the_review_figures(engine, api):
     from db.review.listing import doubtful, regressions
-    from db.views.ci_summary import job_summary
-    from db.views.review_export import review_csv, review_markdown
+    from db.views.exports.ci_summary import job_summary
+    from db.views.exports.review_export import review_csv, review_markdown
 
     review = Review(CompareQuery.from_params(CHIP))
     found, doubts = regressions(engine, review), doubtful(engine, review)
@@ -191,7 +192,7 @@ def test_triage_as_noise_takes_the_case_out_of_every_count(tmp_path, monkeypatch
     """One regression (the M3 Ultra's linear M=4) marked noise on the Regressions page (machine scope): the chip
     answer the home page shows, its counts, the twins and the exports all drop it, and show it as triaged."""
     import api.query as query_api
-    from db.views.overview import overview
+    from db.views.release.overview import overview
 
     engine = open_store(tmp_path / "triage.duckdb")
     r.release_store(engine)
@@ -199,7 +200,7 @@ def test_triage_as_noise_takes_the_case_out_of_every_count(tmp_path, monkeypatch
     [row] = machine[(machine.verdict == REGRESSION) & (machine.scope == "studio-m3u")].to_dict("records")
     save_note(engine, r.STABLE, r.RC, {k: row[k] for k in NOTE_KEY}, "noise", "release-manager", "a cold run")
     monkeypatch.setattr(query_api, "_engine", lambda: engine)
-    client = TestClient(Starlette(routes=query_api.ROUTES))
+    client = TestClient(Starlette(routes=guard_routes(query_api.ROUTES)))
     for params in (CHIP, MACHINE):
         summary = client.get("/api/v1/regressions", params=params).json()["summary"]
         assert (summary["regressions"], summary["triaged"]) == (2, 1), params["scope"]

@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import db.store.engine
-import db.views.overview
+import db.views.release.overview
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
 from tests.bundles import make_bundle
@@ -69,7 +69,7 @@ def test_an_unexpected_error_is_a_short_message_without_the_traceback(store_path
     def broken(*args, **kwargs):
         raise RuntimeError("boom in /srv/mpsbench/secret.py")
 
-    monkeypatch.setattr(db.views.overview, "overview_of", broken)
+    monkeypatch.setattr(db.views.release.overview, "overview_of", broken)
     at = _page("overview.py")
     assert not at.exception
     assert [e.value for e in at.error] == [

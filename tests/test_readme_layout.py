@@ -23,5 +23,5 @@ def test_the_route_of_one_sample_is_the_numbered_files_it_counts():
     route = re.findall(r"^\d+\. `([\w/.]+\.py)`", _layout(), flags=re.M)
     stated = re.search(r"passes through these (\d+) files", _layout())
     assert stated and len(route) == int(stated.group(1)) and len(set(route)) == len(route)
-    assert route[0] == "collector/timing/loop.py" and route[-1] == "pages/charts.py"
+    assert route[0] == "collector/timing/loop.py" and route[-1] == "pages/parts/charts.py"
     assert all((ROOT / p).is_file() for p in route)

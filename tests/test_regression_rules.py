@@ -9,6 +9,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from api.errors import guard_routes
 from bundle.metrics import RULES, MetricError, RuleKind, parse_rules
 from db.errors import StoreError
 from db.review.listing import regressions
@@ -94,7 +95,7 @@ def test_the_api_takes_rules_and_refuses_bad_ones_with_400(engine, monkeypatch):
     import api.query as query_api
 
     monkeypatch.setattr(query_api, "_engine", lambda: engine)
-    client = TestClient(Starlette(routes=query_api.ROUTES))
+    client = TestClient(Starlette(routes=guard_routes(query_api.ROUTES)))
     bad = client.get("/api/v1/regressions", params={**PARAMS, "rules": "nope.percent=1"})
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "rules"
     ok = client.get("/api/v1/regressions", params={**PARAMS, "rules": "psnr_vs_cpu.drop=25", "threshold": "5"})

@@ -19,10 +19,10 @@ from db.review.comparison import CompareQuery
 from db.review.review import Review, judge_review
 from db.review.summary import review_answer
 from db.store.engine import open_store
-from db.views.correctness import WITHIN, correctness_view
+from db.views.browse.correctness import WITHIN, correctness_view
 from db.views.empty_reason import empty_reason
-from db.views.overview import overview_of
-from db.views.verdict_cards import verdict_cards
+from db.views.release.overview import overview_of
+from db.views.release.verdict_cards import verdict_cards
 from mpsbench.workflows.confirm import _parser as confirm_parser
 from tests import release_walk as w
 from tests.store_fixtures import cli_store_file

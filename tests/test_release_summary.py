@@ -10,10 +10,12 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 import db.store.engine as store
+from api.errors import guard_routes
 from db.review.listing import regressions
 from db.review.review import Review
 from db.review.summary import release_summary, review_answer
-from db.views.review_export import md_escape, review_markdown
+from db.views.exports.review_export import review_markdown
+from db.views.exports.review_markdown import md_escape
 from tests import verdict_store as v
 
 PARAMS = {"baseline": v.BASELINE, "candidate": v.CANDIDATE}
@@ -75,7 +77,7 @@ def test_api_and_export_carry_the_same_summary(engine, monkeypatch):
     import api.query as query_api
 
     monkeypatch.setattr(query_api, "_engine", lambda: engine)
-    client = TestClient(Starlette(routes=query_api.ROUTES))
+    client = TestClient(Starlette(routes=guard_routes(query_api.ROUTES)))
     review = Review.from_params(PARAMS)
     local = review_answer(engine, review)
     for path in ("/api/v1/regressions", "/api/v1/compare"):

@@ -8,7 +8,7 @@ import json
 from db.ingest.core import ingest_bundle
 from db.query.runs import list_runs
 from db.store.engine import open_store
-from db.views.runs import RUN_VIEW
+from db.views.browse.runs import RUN_VIEW
 from tests.bundles import make_bundle
 
 FINAL, RC = "a" * 40, "b" * 40

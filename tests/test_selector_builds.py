@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from starlette.testclient import TestClient
 
+from api.errors import guard_routes
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.query.selectors import available_selectors, parse_selector
@@ -120,7 +121,7 @@ def test_api_refusal_and_pool_note(engine, monkeypatch):
     from api import query
 
     monkeypatch.setattr(query, "_engine", lambda: engine)
-    client = TestClient(Starlette(routes=query.ROUTES))
+    client = TestClient(Starlette(routes=guard_routes(query.ROUTES)))
     refused = client.get("/api/v1/compare", params={"baseline": "torch=2.14.1", "candidate": "torch=2.15.0"})
     assert refused.status_code == 400 and "matches 2 builds" in refused.text
     pooled = client.get(

@@ -14,7 +14,7 @@ from sqlalchemy import text
 from streamlit.testing.v1 import AppTest
 
 from db.store.engine import open_store
-from pages.widgets import JOINER, plain
+from pages.parts.plain import JOINER, plain
 from tests.dashboard_bundles import known_bundle, raw
 from tests.page_store import SCRIPT, TIMEOUT_S, page_store
 from tests.page_store import open_page as _page

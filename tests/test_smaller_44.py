@@ -101,7 +101,7 @@ def _judged_rows(params: dict):
     from db.review.comparison import CompareQuery
     from db.review.review import Review, judge_review
     from db.store.engine import shared_store
-    from db.views.compare_chart import case_labels, case_rows
+    from db.views.release.compare_chart import case_labels, case_rows
 
     judged = judge_review(shared_store(), Review(CompareQuery.from_params(params)))
     rows = case_rows(judged)
@@ -177,8 +177,8 @@ def test_compare_lists_regressions_first_then_the_largest_changes_each_side_with
 def test_the_ratio_axis_keeps_small_regressions_wide_and_marks_what_lies_beyond(release):
     import math
 
-    from db.views.compare_chart import chart_rows
-    from pages.charts import ratio_chart
+    from db.views.release.compare_chart import chart_rows
+    from pages.parts.charts import ratio_chart
 
     data = chart_rows(_judged_rows({**SIDES, "scope": "chip"}), 20)
     spec = ratio_chart(data, r.STABLE).to_dict(validate=True)
@@ -231,7 +231,7 @@ def _aa_runs(engine) -> None:
 
 
 def test_noise_counts_each_measurement_once(tmp_path, monkeypatch):
-    from db.views.noise import noise_view
+    from db.views.browse.noise import noise_view
     from tests.page_store import page_store
 
     path = page_store(tmp_path, monkeypatch, _aa_runs)
@@ -259,7 +259,7 @@ def test_noise_counts_each_measurement_once(tmp_path, monkeypatch):
 # -- 10. The triage form shows the picked regression's saved state and what a state does --------------------------
 def test_the_triage_form_shows_the_saved_state_of_the_regression_picked(release, monkeypatch):
     from db.store.triage import NOTE_KEY, save_note
-    from db.views.regressions import TRIAGE_RULE
+    from db.views.release.regressions import TRIAGE_RULE
 
     monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "alice=tok-alice,bob=tok-bob")
     engine = open_store(release)
@@ -357,7 +357,7 @@ def test_cards_say_each_sides_runs_in_plain_words_and_keep_the_terms_for_how_it_
     from db.review.comparison import CompareQuery
     from db.review.review import Review
     from db.store.engine import shared_store
-    from db.views.verdict_cards import verdict_cards
+    from db.views.release.verdict_cards import verdict_cards
 
     for candidate in (r.RC, r.NIGHTLY):
         for scope in ("chip", "machine"):
@@ -397,7 +397,7 @@ def test_card_links_are_page_links_and_the_correctness_one_opens_its_case(tmp_pa
     from db.review.comparison import CompareQuery
     from db.review.review import Review, judge_review
     from db.store.engine import shared_store
-    from db.views.compare_chart import case_rows
+    from db.views.release.compare_chart import case_rows
     from tests.page_store import page_store
     from tests.seed import BASELINE, CANDIDATE, seed_store
 

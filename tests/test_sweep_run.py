@@ -145,7 +145,7 @@ def _dashboard_shows_one_sweep(tmp_path: Path, found: list[Bundle], sweep_id: st
     from db.ingest.core import ingest_bundle
     from db.review.comparison import CompareQuery, compute_compare
     from db.store.engine import open_store
-    from db.views.sweeps import sweep_detail, sweeps
+    from db.views.browse.sweeps import sweep_detail, sweeps
 
     engine = open_store(tmp_path / "store.duckdb")
     for bundle in found:

@@ -11,9 +11,10 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from api.errors import guard_routes
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery, compute_compare
-from db.views.sweeps import sweep_detail, sweeps
+from db.views.browse.sweeps import sweep_detail, sweeps
 from tests.bundles import make_bundle, make_result
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,7 +119,7 @@ def test_api_twin(engine, monkeypatch):
 
     _ingest(engine)
     monkeypatch.setattr(api_sweeps, "_engine", lambda: engine)
-    client = TestClient(Starlette(routes=api_sweeps.ROUTES))
+    client = TestClient(Starlette(routes=guard_routes(api_sweeps.ROUTES)))
     listed = client.get("/api/v1/sweeps").json()
     assert listed["ok"] and [s["sweep"] for s in listed["sweeps"]] == [SWEEP]
     one = client.get(f"/api/v1/sweeps/{SWEEP}").json()
@@ -145,7 +146,7 @@ def test_sweeps_page(tmp_path, monkeypatch):
     cells = {str(v) for frame in at.dataframe for v in frame.value.astype(str).to_numpy().ravel()}
     assert SWEEP in cells and "2.15.0 (rc, 1a2b3c4)" in cells
     assert any(c.startswith("/compare?baseline=runs%3A") for c in cells)
-    # the page shows its JSON twin's figures (both call db.views.sweeps)
+    # the page shows its JSON twin's figures (both call db.views.browse.sweeps)
     import db.store.engine
     from app import api_routes
     from tests.test_page_twins import _same

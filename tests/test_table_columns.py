@@ -1,4 +1,4 @@
-"""Every page table's column labels (db/views/columns.py; pages.widgets.table): a human label with its unit for a
+"""Every page table's column labels (db/views/columns.py; pages.parts.table): a human label with its unit for a
 raw key, percentages rounded with "%", a missing value written "—" — issue 35's raw keys (baseline_value,
 started_at, nightly_date "None", figure_status, noise_bound_percent 100.986 without %)."""
 
@@ -52,7 +52,7 @@ def test_no_label_of_a_page_column_keeps_an_underscore():
 
 APP = """
 import numpy as np, pandas as pd
-from pages.widgets import table
+from pages.parts.table import table
 table(pd.DataFrame({"baseline_value": [1.5, None], "noise_bound_percent": [100.986, np.nan],
                     "nightly_date": [None, "2026-12-01"], "worse_by": [0.18, 0.05]}))
 """

@@ -22,8 +22,9 @@ import api.upload
 import db.store.engine
 import db.store.tables
 from api.auth import protect_routes
+from api.errors import guard_routes
 from db.cli import main as db_cli
-from db.views.review_export import review_csv
+from db.views.exports.review_export import review_csv
 from tests.bundles import make_bundle, make_result
 from tests.store_fixtures import server_store
 
@@ -49,7 +50,9 @@ def store(tmp_path, monkeypatch):
 
 
 def _app() -> Starlette:
-    return Starlette(routes=protect_routes(api.upload.ROUTES + api.query.ROUTES))  # as app.api_routes() mounts them
+    return Starlette(
+        routes=guard_routes(protect_routes(api.upload.ROUTES + api.query.ROUTES))
+    )  # as app.api_routes() mounts them
 
 
 def _client(host: str = "127.0.0.1:8501") -> TestClient:

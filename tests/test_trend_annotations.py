@@ -5,7 +5,7 @@ build first run before the series began, or one the series does not plot, is not
 from __future__ import annotations
 
 from db.ingest.core import ingest_bundle
-from db.views.trends import build_annotations, trend
+from db.views.browse.trends import build_annotations, trend
 from tests.bundles import make_bundle, make_result
 from tests.chart_data import drawn_charts, layer_rows
 from tests.page_store import open_page, page_store
@@ -53,7 +53,7 @@ def test_the_view_finds_each_builds_first_run_in_the_series_range(tmp_path, monk
         ["2.14.1", "2.14.1 first run 2026-11-01 10:00 UTC"],
         ["2.15.0rc1", "2.15.0rc1 first run 2026-11-08 09:30 UTC"],
     ]
-    from pages.charts import annotated_trend_chart
+    from pages.parts.browse_charts import annotated_trend_chart
 
     annotated_trend_chart(points, found).to_dict(validate=True)  # the layered spec passes the Vega-Lite schema
     later = points[points.torch_version == "2.15.0rc1"]  # a series that begins after 2.14.1's first run

@@ -8,8 +8,8 @@ import pytest
 
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
-from db.views.trends import trend, trend_choices, trend_url
-from pages.charts import trend_chart
+from db.views.browse.trends import trend, trend_choices, trend_url
+from pages.parts.browse_charts import trend_chart
 from tests.bundles import make_bundle, make_result
 
 PARAMS = {"rows": 1, "vocab": 128256}

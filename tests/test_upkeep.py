@@ -17,6 +17,7 @@ from starlette.testclient import TestClient
 import api.upload
 import db.store.engine
 import db.store.upkeep as upkeep
+from api.errors import guard_routes
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery, compare
 from db.store import aa_pairs, side_cases
@@ -60,7 +61,7 @@ def test_an_api_upload_is_summarised_once_its_answer_is_sent(tmp_path, monkeypat
 
     monkeypatch.setattr(upkeep, "_run", run)
     try:
-        client = TestClient(Starlette(routes=api.upload.ROUTES), client=("127.0.0.1", 50000))
+        client = TestClient(Starlette(routes=guard_routes(api.upload.ROUTES)), client=("127.0.0.1", 50000))
         reply = client.post(
             "/api/v1/runs",
             content=_run("a1", 1.0),

@@ -7,6 +7,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from api.errors import guard_routes
 from db.errors import StoreError
 from db.query.params import int_param, one_of, threshold_percent
 from db.store.engine import open_store
@@ -107,7 +108,7 @@ def test_the_api_reads_threshold_in_percent_like_the_page(seeded_path, monkeypat
 
     engine = open_store(seeded_path)
     monkeypatch.setattr(query_api, "_engine", lambda: engine)
-    client = TestClient(Starlette(routes=query_api.ROUTES))
+    client = TestClient(Starlette(routes=guard_routes(query_api.ROUTES)))
     got = client.get("/api/v1/regressions", params={"baseline": B, "candidate": C, "threshold": "5"})
     body = got.json()
     assert got.status_code == 200 and (body["threshold"], body["threshold_unit"]) == (5.0, "% worse")

@@ -1,5 +1,5 @@
 """User text never becomes a link or markup on a page (Streamlit AppTest): a chip name on Overview's verdict
-cards and a selector typed into Compare's URL reach Markdown-rendering elements only through pages.widgets.plain."""
+cards and a selector typed into Compare's URL reach Markdown-rendering elements only through pages.parts.plain."""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
-"""Verdict cards (db/views/verdict_cards.py): one per summary group with its counts, families, memory,
+"""Verdict cards (db/views/release/verdict_cards.py): one per summary group with its counts, families, memory,
 correctness and status changes; regressions first; the seeded store's cards per chip; Overview carries them."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from db.views.verdict_cards import cards_from
+from db.views.release.verdict_cards import cards_from
 from tests.seed import BASELINE, CANDIDATE
 
 GROUP = {"device": "mps", "compile": "eager"}
@@ -78,7 +78,7 @@ def test_cards_from_a_summary_put_regressions_first_and_count_status_changes():
 def test_the_seeded_stores_cards_per_chip(seeded):
     from db.review.comparison import CompareQuery
     from db.review.review import Review
-    from db.views.verdict_cards import verdict_cards
+    from db.views.release.verdict_cards import verdict_cards
 
     query = CompareQuery.from_params({"baseline": BASELINE, "candidate": CANDIDATE, "scope": "chip"})
     cards = {c["title"]: c for c in verdict_cards(seeded, Review(query)).cards}
@@ -95,7 +95,7 @@ def test_the_seeded_stores_cards_per_chip(seeded):
 
 
 def test_overview_carries_the_default_comparisons_cards(seeded):
-    from db.views.overview import overview
+    from db.views.release.overview import overview
 
     verdict = overview(seeded).verdict  # latest stable 2.15.0 against the newest nightly, chip scope
     assert (verdict["baseline"], verdict["candidate"], verdict["scope"]) == (
@@ -127,7 +127,7 @@ def test_a_chip_without_a_candidate_run_gets_a_grey_card_that_says_why_never_gre
     from db.review.comparison import CompareQuery
     from db.review.review import Review
     from db.store.engine import open_store
-    from db.views.verdict_cards import verdict_cards
+    from db.views.release.verdict_cards import verdict_cards
     from tests.bundles import make_bundle, make_result
 
     stable = {"torch_version": "2.14.1", "channel": "stable", "python_version": "3.11.7", "collector_version": "0.1.0"}
@@ -216,7 +216,7 @@ def test_the_walks_memory_lines_are_toned_by_what_moved(tmp_path):
     """tests/release_walk.py's extras: the M4 Pro's VAE live tensors 6 → 4 GiB (a win: green); the M3 Ultra's
     decode driver total 2.0 → 2.1 GiB (+5 %, beyond the memory rule: red)."""
     from db.store.engine import open_store
-    from db.views.verdict_cards import overview_cards
+    from db.views.release.verdict_cards import overview_cards
     from tests.release_walk import walk_extras_store
 
     engine = open_store(tmp_path / "walk.duckdb")

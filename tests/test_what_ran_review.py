@@ -21,12 +21,12 @@ from db.review.comparison import CompareQuery
 from db.review.review import Review
 from db.review.summary import review_answer
 from db.store.engine import open_store
-from db.views.regressions import regressions_view
-from db.views.what_ran import LABEL_WIDTH, TOP_ENTRIES, breakdown_bars, case_what_ran, compare_what_ran
+from db.views.release.regressions import regressions_view
+from db.views.release.what_ran import LABEL_WIDTH, TOP_ENTRIES, breakdown_bars, case_what_ran, compare_what_ran
 from mpsbench.workflows import bisect as bisect_cli
 from mpsbench.workflows.bisect_search import Search
 from mpsbench.workflows.bisect_steps import State, _figures
-from pages.what_ran import what_ran_chart
+from pages.parts.what_ran import what_ran_chart
 from tests.page_store import open_page
 from tests.what_ran_store import BASELINE, CANDIDATE, LINEAR, SOFTMAX, fill
 

@@ -94,7 +94,7 @@ def _group_detection(part: pd.DataFrame, m: int, threshold: float) -> dict:
     now, then = float(np.median(figures[known])), median_with(MORE_RUNS)
     sees = bool(now <= threshold * (1 + 1e-9))
     # plain words on a card: "typical case" is the median case; what "can see" means (80 % power at Holm's first
-    # level) is said under "How this is decided" (pages.verdict.HOW)
+    # level) is said under "How this is decided" (pages.parts.verdict.HOW)
     words = f"can see {_size(now)} (typical case) with {side}"
     more = None if sees else _fewest(lambda k: median_with(k) <= threshold * (1 + 1e-9))
     if more is not None and more != MORE_RUNS:

@@ -21,7 +21,7 @@ from db.stats.ratios import as_percent
 
 QUANTILE = 0.95
 MIN_PAIRS = 2
-MIN_CASE_PAIRS = 5  # a case with this many A/A pairs of its own uses them; else its group's (db.views.noise)
+MIN_CASE_PAIRS = 5  # a case with this many A/A pairs of its own uses them; else its group's (db.views.browse.noise)
 INSUFFICIENT, MEASURED = "insufficient data", "measured"
 
 

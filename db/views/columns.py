@@ -2,11 +2,14 @@
 started_at, noise_bound_percent) reaches a person. Each name gets a human label with its unit where the unit is
 fixed, and a kind that says how its numbers are written (a percentage rounded with "%", a fraction shown as a
 percentage, a time in UTC). The data keeps its keys: the JSON twins and exports read the same frame; only the
-page's header and number format change (pages.widgets.table). Missing values are written "—" there, never None."""
+page's header and number format change (pages.parts.table). Missing values are written "—" there, never None;
+a figure written out in words (a chart's label) reads as the review writes it (format_value)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
+
+from db.review import wording
 
 TEXT, PERCENT, FRACTION, TIME = "text", "percent", "fraction", "time"  # the kinds of a column
 
@@ -92,3 +95,8 @@ def column(name: object) -> Column:
         if key.endswith(suffix) and len(key) > len(suffix):
             return Column(key[: -len(suffix)].replace("_", " ") + unit, kind)
     return Column(key.replace("_", " "))
+
+
+def format_value(value: float | None, unit: str) -> str:
+    """A figure with its unit, as the review writes it (db.review.wording): bytes in binary units, "—" if missing."""
+    return wording.format_value(value, unit)

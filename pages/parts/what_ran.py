@@ -1,4 +1,4 @@
-"""Compare's "What ran" panel for the picked case (db.views.what_ran.case_what_ran): what changed in words, and
+"""Compare's "What ran" panel for the picked case (db.views.release.what_ran.case_what_ran): what changed in words, and
 both sides' device time per op call by entry as stacked bars (Altair), µs on the axis, the device named (a CPU
 breakdown says CPU). Not a page of its own: pages/compare.py places it in the case detail."""
 
@@ -8,8 +8,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from db.views.what_ran import CaseWhatRan
-from pages.charts import FIT_WIDTH
+from db.views.release.what_ran import CaseWhatRan
+from pages.parts.charts import FIT_WIDTH
 
 BAR_PX = 40  # each side's row: its bar and its label (a box of fixed height squeezed both to a few px)
 

@@ -10,7 +10,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from bundle.provenance import BUILD, MACHINE, Stored, kind
-from db.query.runs import list_runs
+from db.query import browse, runs
 
 
 def _listed(entries: tuple[Stored, ...]) -> list[Stored]:
@@ -58,4 +58,24 @@ def listed_view(runs: pd.DataFrame) -> pd.DataFrame:
 
 def runs_view(engine: Engine, filters: Mapping[str, str]) -> pd.DataFrame:
     """The Runs page's list: the runs GET /api/v1/runs lists with the same filters, as listed_view shows them."""
-    return listed_view(list_runs(engine, filters))
+    return listed_view(runs.list_runs(engine, filters))
+
+
+def list_runs(engine: Engine, filters: Mapping[str, str]) -> pd.DataFrame:
+    """The runs GET /api/v1/runs lists: every stored column, newest first, the filters applied (db.query.runs)."""
+    return runs.list_runs(engine, filters)
+
+
+def run_detail(engine: Engine, run_id: str) -> dict | None:
+    """One run's stored fields, its machine and build included (None: no such run)."""
+    return browse.run_detail(engine, run_id)
+
+
+def run_results(engine: Engine, run_ids: list[str]) -> pd.DataFrame:
+    """The results of the runs named, one row per stored figure."""
+    return browse.results(engine, run_ids)
+
+
+def open_warnings(engine: Engine) -> pd.DataFrame:
+    """Quality problems as rows: run warnings, battery power, incomplete runs, fallbacks, result warnings."""
+    return browse.open_warnings(engine)

@@ -12,7 +12,7 @@ from sqlalchemy import Engine
 from db.query.case_pairs import scope_sql
 from db.review.comparison import CompareQuery
 from db.store.read import read_frame
-from db.views.trends import FIELDS, trend_url
+from db.views.browse.trends import FIELDS, trend_url
 
 COLUMNS = [
     "side",

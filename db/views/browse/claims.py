@@ -1,6 +1,6 @@
 """Published claims beside the measured cases that match them: reproduced / not reproduced / no data, per case.
 
-db/views/claims.json lists the claims; each has its own baseline and candidate selectors (overridable for every
+db/views/browse/claims.json lists the claims; each has its own baseline and candidate selectors (overridable for every
 claim at once) and one or more figures. A figure is measured on chip scope and case by case: each matching case
 (on its chip, dtype and compile mode) gets its own measured figure and verdict, and no figure is ever averaged
 across cases (two PSNR cases moving +19.89 and +0 dB are two rows, never one of +9.945). A claimed change is

@@ -5,6 +5,7 @@ same review (db.review.summary.review_answer)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import pandas as pd
 from sqlalchemy import Engine
@@ -14,9 +15,10 @@ from db.review.listing import doubtful, regressions
 from db.review.review import Review, judge_review
 from db.review.rules import SUSPECTED, UNCONFIRMED_STATE
 from db.review.status_changes import status_changes
+from db.review.summary import review_answer
 from db.store.triage import STATES, TRIAGED_AWAY
 from db.views.empty_reason import empty_reason
-from db.views.verdict_cards import Cards, verdict_cards
+from db.views.release.verdict_cards import Cards, verdict_cards
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,17 @@ def regressions_view(engine: Engine, review: Review) -> RegressionsView:
         verdict_cards(engine, judged, found, doubts),
         records(status_changes(result.cases, result.unmatched)),
     )
+
+
+def regressions_answer(engine: Engine, review: Review, rows: Callable[[pd.DataFrame], Any]) -> dict[str, Any]:
+    """GET /api/v1/regressions' answer: the review's summary, regressions and doubtful cases, each table as `rows`
+    makes it (db.review.summary.review_answer)."""
+    return review_answer(engine, review, rows)
+
+
+def regression_list(engine: Engine, review: Review) -> pd.DataFrame:
+    """The review's regressions, worst first (the notifications' list)."""
+    return regressions(engine, review)
 
 
 # what the triage form says a state does (db.store.triage.TRIAGED_AWAY; db.review.answer counts by it)

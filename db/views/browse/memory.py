@@ -3,7 +3,7 @@
 Every figure belongs to one machine and one case: a machine's panel compares the baseline build's figure with the
 candidate's for the same case, and nothing is ever added across machines or cases. Several runs of one build on
 one machine give the review's figure: the median of their pooled samples, as Compare shows it (`runs` says how
-many), its change and direction by the memory rule (db.views.judged_rows). A figure a device cannot give stays
+many), its change and direction by the memory rule (db.views.browse.judged_rows). A figure a device cannot give stays
 "unavailable" with its reason; an out-of-memory error is marked OOM; neither is ever shown as 0.
 """
 
@@ -20,8 +20,8 @@ from bundle.case_names import case_names
 from bundle.units import convert
 from db.query.browse import MEMORY_METRICS, results, runs_with, split_builds, stored_values
 from db.query.params import Params, build_choice, only
+from db.views.browse.judged_rows import judged_rows, runs_selector
 from db.views.defaults import default_pair
-from db.views.judged_rows import judged_rows, runs_selector
 
 FIGURE_NAMES = {  # nested: the driver's total holds the allocator's reserved pool, which holds the live tensors
     "memory_driver_peak": "driver total peak",
@@ -97,7 +97,7 @@ def memory_compare(
     engine: Engine, long: pd.DataFrame, baseline: str, candidate: str, workload: str = ""
 ) -> pd.DataFrame:
     """Per machine, case and figure: the baseline build's figure beside the candidate's, with the change — as the
-    review judges them (db.views.judged_rows: Compare's median of each side's pooled samples, its change words and
+    review judges them (db.views.browse.judged_rows: Compare's median of each side's pooled samples, its change words and
     its direction by the memory rule), never a sum; a side with no ok figure shows its state (OOM, unavailable,
     error) instead of a number."""
     if long.empty or baseline not in set(long["build"]) or candidate not in set(long["build"]):

@@ -1,10 +1,10 @@
 """The answer first, on Overview, Compare and Regressions: one bordered card per chip (machine in machine scope) —
 regression, not decided, win or no change, with every regression and the biggest wins by name — then the detail,
-one card per (scope, device, dtype, compile) group of the release summary (db.views.verdict_cards over
+one card per (scope, device, dtype, compile) group of the release summary (db.views.release.verdict_cards over
 db.review.summary), red when the group regressed or newly fails, green only where it is decided; the summary's
 table of every group and how it is decided. Rendered from the
 plain dicts the JSON twins return, so a page and its twin show the same figures. Strings that can come from a
-bundle (machine names, tag values in selectors) are shown as text or through pages.widgets.plain."""
+bundle (machine names, tag values in selectors) are shown as text or through pages.parts.plain."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from db.views.verdict_cards import Cards
-from pages.widgets import plain, table  # the one escape for user text in Markdown-rendering elements
+from db.views.release.verdict_cards import Cards
+from pages.parts.plain import plain
+from pages.parts.table import table
 
 PER_ROW = 3
 SHOWN = 9  # cards drawn; more groups (machine scope, many dtypes) are listed in the summary table below them
@@ -111,7 +112,7 @@ def _answer(card: dict, same_build: bool = False) -> None:
             st.caption(f"… {len(rows) - shown} more {label} ({where})")
 
 
-TONE = {"better": "green", "worse": "red"}  # a line's tone (db.views.verdict_cards) as its Markdown colour
+TONE = {"better": "green", "worse": "red"}  # a line's tone (db.views.release.verdict_cards) as its Markdown colour
 DOUBTS_SHOWN = 3  # doubtful cases a card names; Regressions lists them all
 
 
@@ -172,7 +173,7 @@ WRAP_LINKS = "<style>[data-testid='stPageLink-NavLink'] span { white-space: norm
 
 
 def case_link(label: str, link: str) -> None:
-    """A card's case link ("trends?workload=…", "correctness?…": db.views.verdict_cards) as an in-app page link:
+    """A card's case link ("trends?workload=…", "correctness?…": db.views.release.verdict_cards) as an in-app page link:
     the page opens in this tab and Back returns to the card (a Markdown link opened a new tab). `label`: Markdown,
     its user text escaped. A page run without the navigation (AppTest on one file) gets the Markdown link."""
     path, _, query = link.partition("?")
@@ -188,7 +189,7 @@ def _toned(text: str, tone: str) -> str:
 
 
 def _counts(card: dict) -> str:
-    """The case counts (db.views.verdict_cards.counts_words) with the wins green and the losses red (Markdown: the
+    """The case counts (db.views.release.verdict_cards.counts_words) with the wins green and the losses red (Markdown: the
     words are ours, the numbers ints)."""
     text = plain(card["counts"])
     for word, colour in (("regressed", "red"), ("faster", "green"), ("slower", "red")):

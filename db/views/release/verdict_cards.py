@@ -21,8 +21,8 @@ from db.review.listing import Question
 from db.review.review import Review, judge_review
 from db.review.status_changes import BETTER, WORSE, status_changes, status_words
 from db.review.summary import release_summary
+from db.views.browse.trends import trend_url
 from db.views.defaults import default_sides, preview_sides
-from db.views.trends import trend_url
 
 FAMILIES_SHOWN = 3  # per card: the families with the most cases; the rest are in Compare's families table
 FIXED = ("error fixed", "OOM fixed")
@@ -96,7 +96,7 @@ def _tone(family: dict) -> str:
 def _case_link(worst: dict, summary: dict[str, Any]) -> str:
     """A listed case's page (one rule for the regressions and the doubtful cases): its trend, or for a correctness
     row (its figures are several metrics, so no one trend; Trends refuses the row's "correctness") the Correctness
-    page of the review's builds opened on the case, its worst figure's metric picked (db.views.correctness)."""
+    page of the review's builds opened on the case, its worst figure's metric picked (db.views.browse.correctness)."""
     if worst["metric"] == "correctness":
         case = {k: worst[k] for k in ("workload", "case_key", "dtype", "compile")}
         figure = {"metric": worst["figure"]} if worst.get("figure") else {}

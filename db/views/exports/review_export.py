@@ -1,32 +1,23 @@
-"""A regression review as Markdown (for an issue / PR) and CSV. Strings from bundles and notes are escaped."""
+"""A regression review written out in full: Markdown (for an issue / PR; its parts are the one renderer's,
+db.views.exports.review_markdown) and CSV. Strings from bundles and notes are escaped."""
 
 from __future__ import annotations
 
 import csv
-import html
 from typing import Any, Sequence
 
 import pandas as pd
 
 from db.review.wording import format_value
-
-
-def answers_markdown(summary: dict[str, Any], escape) -> list[str]:
-    """The release answer per chip (machine) as Markdown lines — its answer, why, and every regression, the
-    biggest wins, the doubts and the triaged by name: what both Markdown renderings lead with."""
-    lines = []
-    for a in summary.get("answers") or []:
-        lines += ["", f"- **{escape(a['scope'])}: {escape(a['answer'])}** — {escape(a['line'].split(' — ', 1)[-1])}"]
-        named = [("regressed", a["regressions"]), ("better", a["wins"]), ("not confirmed", a["doubts"])]
-        named.append(("triaged", a["triage"]))
-        for word, rows in named:
-            lines += [
-                f"  - {word}: {escape(r['case'])} · {escape(r['change'])}"
-                + (f" — {escape(r['state'])} by {escape(r['author'])}" if word == "triaged" else "")
-                for r in rows
-            ]
-    return lines
-
+from db.views.exports.review_markdown import (
+    answers_markdown,
+    confirm_lines,
+    escaped_row,
+    md_escape,
+    plural,
+    status_change_lines,
+    table_head,
+)
 
 GROUP_TABLE = ("scope", "device", "dtype", "compile", "compared", "regressed", "triaged", "faster", "slower")
 GROUP_TABLE += ("unchanged", "undecided", "untested", "unconfirmed", "contended", "unmatched", "memory")
@@ -42,11 +33,9 @@ def summary_markdown(summary: dict[str, Any], escape) -> list[str]:
         "each metric's own rule otherwise; counts are of cases)",
         *answers_markdown(summary, escape),
         "",
-        "| " + " | ".join(name.replace("undecided", "not decided") for name in GROUP_TABLE) + " |",
-        "|" + "---|" * len(GROUP_TABLE),
+        *table_head([name.replace("undecided", "not decided") for name in GROUP_TABLE]),
     ]
-    for g in summary["groups"]:
-        lines.append("| " + " | ".join(escape(g.get(k, 0)) for k in GROUP_TABLE) + " |")
+    lines += ["| " + " | ".join(escape(g.get(k, 0)) for k in GROUP_TABLE) + " |" for g in summary["groups"]]
     if summary["families"]:
         lines += [
             "",
@@ -57,14 +46,6 @@ def summary_markdown(summary: dict[str, Any], escape) -> list[str]:
     if summary["notes"]:
         lines += ["", *(f"- {escape(n)}" for n in summary["notes"])]
     return lines + [""]
-
-
-def md_escape(text: object) -> str:
-    """Table-cell-safe text: HTML escaped, pipes/backticks/Markdown punctuation neutralised, one line."""
-    out = html.escape(str(text), quote=False).replace("\r", " ").replace("\n", " ")
-    for ch in "\\`*_[]|#<>~":
-        out = out.replace(ch, "\\" + ch) if ch not in "<>" else out
-    return out
 
 
 def _significance(r) -> str:
@@ -94,14 +75,23 @@ def review_markdown(
         if summary
         else [*(f"- {md_escape(note)}" for note in notes), *([""] if notes else [])]
     )
-    lines = [
-        f"Regressions of {md_escape(candidate)} against baseline {md_escape(baseline)}",
-        "",
-        *top,
-        "| scope | workload | case | dtype | compile | metric | baseline | candidate | change (baseline "
-        f"{md_escape(baseline)}) | significance | state | comment | caveats |",
-        "|" + "---|" * 13,
-    ]
+    lines = [f"Regressions of {md_escape(candidate)} against baseline {md_escape(baseline)}", "", *top]
+    lines += _regression_table(frame, baseline)
+    if doubts is not None and len(doubts):
+        lines += _doubt_table(doubts) + confirm_lines(summary)
+    if len(changes):
+        lines += ["", f"Status changes ({len(changes)} {plural(len(changes), 'case')}):", ""]
+        lines += status_change_lines(changes)
+    return "\n".join(lines) + "\n"
+
+
+REGRESSION_TABLE = ("scope", "workload", "case", "dtype", "compile", "metric", "baseline", "candidate")
+
+
+def _regression_table(frame: pd.DataFrame, baseline: str) -> list[str]:
+    """Every regression, worst first: its figures with their units, its test, its triage and its caveats."""
+    names = [*REGRESSION_TABLE, f"change (baseline {md_escape(baseline)})", "significance", "state", "comment"]
+    lines = table_head([*names, "caveats"])
     for r in frame.itertuples():
         cells = [
             r.scope,
@@ -118,44 +108,31 @@ def review_markdown(
             r.comment,
             _text(getattr(r, "caveats", "")),
         ]
-        lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
-    if doubts is not None and len(doubts):
-        lines += [
-            "",
-            f"Doubtful, not regressions ({len(doubts)} case{'s' * (len(doubts) != 1)}: worse beyond the "
-            "threshold with nothing to test them on, contended, or past their own test only), worst first:",
-            "",
-            "| scope | case | metric | baseline | candidate | change | why |",
-            "|" + "---|" * 7,
+        lines.append(escaped_row(cells))
+    return lines
+
+
+def _doubt_table(doubts: pd.DataFrame) -> list[str]:
+    """The doubtful cases (unconfirmed, contended, suspected), worst first, each with why it is in doubt."""
+    lines = [
+        "",
+        f"Doubtful, not regressions ({len(doubts)} {plural(len(doubts), 'case')}: worse beyond the "
+        "threshold with nothing to test them on, contended, or past their own test only), worst first:",
+        "",
+        *table_head(("scope", "case", "metric", "baseline", "candidate", "change", "why")),
+    ]
+    for r in doubts.itertuples():
+        cells = [
+            r.scope,
+            getattr(r, "case", "") or r.case_key,
+            r.metric,
+            format_value(r.baseline_median, r.unit),
+            format_value(r.candidate_median, r.unit),
+            r.change,
+            r.doubt,
         ]
-        for r in doubts.itertuples():
-            cells = [
-                r.scope,
-                getattr(r, "case", "") or r.case_key,
-                r.metric,
-                format_value(r.baseline_median, r.unit),
-                format_value(r.candidate_median, r.unit),
-                r.change,
-                r.doubt,
-            ]
-            lines.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
-        if summary and summary.get("confirm"):
-            lines += [
-                "",
-                "Decide them on a machine of each scope (each build's environment filled in):",
-                "",
-                "```",
-                summary["confirm"],
-                "```",
-            ]
-    if len(changes):
-        lines += ["", f"Status changes ({len(changes)} case{'s' * (len(changes) != 1)}):", ""]
-        lines += [
-            f"- {md_escape(c['scope'])} · {md_escape(c['case'])}: {md_escape(c['kind'])} "
-            f"({md_escape(c['change'])}; {md_escape(c['metric'])})"
-            for c in changes
-        ]
-    return "\n".join(lines) + "\n"
+        lines.append(escaped_row(cells))
+    return lines
 
 
 def _text(value: object) -> str:

@@ -1,6 +1,6 @@
 """The Compare page's adapter and its JSON twin (GET /api/v1/compare): the judged review (db.review) named for
 people — each case row with its name and Trends link, each side's value with its unit, its direction and
-regression flag (db.views.compare_chart), regressions first and then the largest changes — the status changes and
+regression flag (db.views.release.compare_chart), regressions first and then the largest changes — the status changes and
 why nothing was compared, when nothing was."""
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from db.review.review import Review, judge_review
 from db.review.status_changes import status_changes
 from db.review.summary import release_summary
 from db.review.wording import with_side_values
-from db.views.compare_chart import case_rows
+from db.views.browse.trends import FIELDS as TREND_FIELDS
+from db.views.browse.trends import trend_urls
 from db.views.empty_reason import empty_reason
-from db.views.trends import FIELDS as TREND_FIELDS
-from db.views.trends import trend_urls
-from db.views.what_ran import compare_what_ran
+from db.views.release.compare_chart import case_rows
+from db.views.release.what_ran import compare_what_ran
 
 
 def named_cases(cases: pd.DataFrame) -> pd.DataFrame:

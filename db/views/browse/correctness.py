@@ -1,7 +1,7 @@
 """Correctness per case across builds, and the "faster but wrong" flag.
 
 A case is faster but wrong when the review of the previous build on the same machine against this one calls its
-op time better (db.views.judged_rows: its test and bound, as Compare calls it) while this build's correctness
+op time better (db.views.browse.judged_rows: its test and bound, as Compare calls it) while this build's correctness
 record failed its tolerance.
 """
 
@@ -19,10 +19,10 @@ from db.query.browse import CORRECTNESS_METRICS, results, runs_with, split_build
 from db.query.params import Params, build_choice, one_of, only
 from db.review.case_table import BETTER, WORSE
 from db.review.wording import format_value
+from db.views.browse.judged_rows import judged_rows, runs_selector
+from db.views.browse.memory import memory_builds
 from db.views.defaults import default_pair
 from db.views.empty_reason import same_build
-from db.views.judged_rows import judged_rows, runs_selector
-from db.views.memory import memory_builds
 
 _CASE = ["machine_name", "workload", "case_key", "dtype", "compile"]
 
@@ -74,7 +74,7 @@ def correctness(
 
 
 def _order(frame: pd.DataFrame) -> list[int]:
-    """Each record's build's place in version order (db.views.memory.memory_builds: nightlies by date)."""
+    """Each record's build's place in version order (db.views.browse.memory.memory_builds: nightlies by date)."""
     if frame.empty:
         return []
     builds, _ = memory_builds(frame)
@@ -95,8 +95,8 @@ def correctness_slopes(
 ) -> pd.DataFrame:
     """Per machine and case: the baseline build's figure beside the candidate's, each as its margin over the
     tolerance (in the metric's unit; > 0 passes, so one tolerance line at 0 serves every case), and whether the
-    case improved, worsened or stayed within its rule — the review's own figures and direction (db.views
-    .judged_rows: Compare's medians and the rule Regressions judges by, RULE_WORDS). `records`: the metric's
+    case improved, worsened or stayed within its rule — the review's own figures and direction
+    (db.views.browse.judged_rows: Compare's medians and the rule Regressions judges by, RULE_WORDS). `records`: the metric's
     records with their build labels and runs."""
     if records.empty or baseline not in set(records["build"]) or candidate not in set(records["build"]):
         return pd.DataFrame(columns=SLOPE_COLUMNS)
@@ -205,7 +205,7 @@ def faster_but_wrong(engine: Engine, split_tag: str | None = None) -> pd.DataFra
 
 def _faster(engine: Engine, times: pd.DataFrame, per_build: pd.DataFrame, failed: set[str]) -> pd.DataFrame:
     """The rows of `per_build` whose op time the review calls better than the previous build's on that machine
-    (db.views.judged_rows: Compare's test and bound, its figures: previous_µs, median, speedup_vs_previous), one
+    (db.views.browse.judged_rows: Compare's test and bound, its figures: previous_µs, median, speedup_vs_previous), one
     review per (previous, build) pair whose build is one of `failed` (the others cannot be faster but wrong)."""
     found = []
     pairs = per_build[["previous_build", "build"]].dropna().drop_duplicates()

@@ -12,8 +12,8 @@ from sqlalchemy import Engine
 from db.query import browse
 from db.query.params import Params, only
 from db.views.empty_reason import NEXT_BUILD, same_build
-from db.views.live_run import live_run
-from db.views.verdict_cards import overview_cards
+from db.views.release.live_run import live_run
+from db.views.release.verdict_cards import overview_cards
 
 LATEST = [
     "machine_name",
@@ -37,11 +37,11 @@ class Overview:
     latest: pd.DataFrame  # one row per (machine, build): its latest run and how many runs it has
     status: pd.DataFrame  # results per status
     warnings: pd.DataFrame  # open warnings: run and result warnings, fallbacks, battery, incomplete runs
-    verdict: dict | None  # the comparison's verdict cards (db.views.verdict_cards.Cards as a dict), chip scope;
+    verdict: dict | None  # the comparison's verdict cards (db.views.release.verdict_cards.Cards as a dict), chip scope;
     # None with fewer than two builds
     preview: dict | None = None  # the nightly against the stable build, beside an rc default (labelled); else None
     hint: str = ""  # with runs of one build only: what a second build would show, and how to collect it
-    live: dict | None = None  # the run collecting on this machine now (db.views.live_run), while it runs
+    live: dict | None = None  # the run collecting on this machine now (db.views.release.live_run), while it runs
     empty: str = ""  # why the comparison asked for has no verdict (baseline and candidate one build)
 
 

@@ -1,5 +1,6 @@
-"""Every Altair chart of the dashboard: each builder takes the frame its page's view function returned and gives
-a chart; the pages only place them. Numbers are drawn with their unit in the axis title and tooltips."""
+"""The browsing pages' charts: Trends (medians per build per chip, change points, build annotations), the Matrix's
+cells, Memory's nested peaks and Correctness's slopes and records. Built as Compare's are (pages.parts.charts):
+from the page's view frame, unchecked specs, every number with its unit."""
 
 from __future__ import annotations
 
@@ -7,178 +8,20 @@ import json
 
 import altair as alt
 import pandas as pd
-from altair.utils.core import infer_vegalite_type_for_pandas
 
-from db.review.wording import format_value
-from db.views.compare_chart import DIRECTIONS, ratio_reach
-from db.views.correctness import SLOPE_DIRECTIONS
-from db.views.matrix import legend_ticks
-
-
-def tooltips(data: pd.DataFrame, *fields: str) -> list[alt.Tooltip]:
-    """Tooltips for plain fields, typed as Altair would infer them from `data`, as channel objects: given bare
-    names, Altair rebuilds its schema lookup for each (~8 ms a field, ~0.2 s for the Compare page's charts)."""
-    return [alt.Tooltip(name, type=infer_vegalite_type_for_pandas(data[name])) for name in fields]
-
-
-class _Layer(alt.LayerChart):
-    """A layer chart whose spec is not checked against the Vega-Lite JSON schema when Streamlit converts it:
-    Altair's check costs ~150 ms a chart here, spent before the chart is sent. The specs are fixed by this
-    module; tests/test_charts.py checks each against the schema (the unchecked spec is the same)."""
-
-    def to_dict(self, *args, validate: bool = False, **kwargs) -> dict:
-        return super().to_dict(*args, validate=validate, **kwargs)
-
-
-class _Facet(alt.FacetChart):
-    """alt.FacetChart, its spec unchecked when Streamlit converts it (see _Layer)."""
-
-    def to_dict(self, *args, validate: bool = False, **kwargs) -> dict:
-        return super().to_dict(*args, validate=validate, **kwargs)
-
-
-class _Chart(alt.Chart):
-    """alt.Chart, its spec unchecked when Streamlit converts it (see _Layer)."""
-
-    def to_dict(self, *args, validate: bool = False, **kwargs) -> dict:
-        return super().to_dict(*args, validate=validate, **kwargs)
-
-
-# --- Compare -----------------------------------------------------------------------------------------------------
-
-# better / worse / not significant / unchanged (within a single figure's rule): one colour each, the same on every
-# view (the Matrix's red-blue too)
-DIRECTION_COLORS = alt.Scale(domain=list(DIRECTIONS), range=["#2166ac", "#b2182b", "#bdbdbd", "#e0e0e0"])
-# Case labels are wrapped at their " · " parts into lines of at most LINE_CHARS characters and never drawn wider
-# than LABEL_PX: a chart stretched to the page keeps the rest for its plot (820 px wide at a 1280-px window, the
-# sidebar open; unbounded labels once left the plot 2 px, or pushed every bar out of it)
-LINE_CHARS, LABEL_PX, LINE_PX, LABEL_FONT = 60, 330, 13, 11
-FIT_WIDTH = {"type": "fit-x", "contains": "padding"}  # the page's width; the height grows with the rows
-
-
-def wrap(text: str, width: int = LINE_CHARS) -> str:
-    """`text` as lines ("\n") of at most `width` characters, broken after a " · " part where one fits, else at
-    a space (a single word longer than `width` keeps its own line: the axis's LABEL_PX cuts it, with an "…")."""
-    lines, line = [], ""
-    for part in str(text).split(" · "):
-        words = part.split(" ") if len(part) > width else [part]
-        for i, word in enumerate(words):
-            glue = " · " if line and i == 0 else " "  # a part's first word keeps the " · " before it
-            if line and len(line) + len(glue) + len(word) > width:
-                lines.append(line)
-                line = word
-            else:
-                line = f"{line}{glue}{word}" if line else word
-    return "\n".join(lines + [line])
-
-
-def wrapped_axis(**kwargs) -> alt.Axis:
-    """A band axis whose labels are the wrapped values (one Vega text line per "\n"), LABEL_PX wide at most."""
-    return alt.Axis(
-        labelExpr="split(datum.value, '\\n')",
-        labelLimit=LABEL_PX,
-        labelFontSize=LABEL_FONT,
-        labelLineHeight=LINE_PX,
-        **kwargs,
-    )
-
-
-def axis_unit(name: str, unit: str) -> str:
-    """An axis title with its unit: "sample (µs)"; a dimensionless figure (unit "1") says so."""
-    return f"{name} ({'dimensionless' if unit == '1' else unit})"
-
-
-def ratio_chart(data: pd.DataFrame, baseline: str) -> alt.LayerChart:
-    """Diverging log-ratio chart (db.views.compare_chart.chart_rows): per case a bar from 1× to the oriented
-    ratio (right: candidate better), its 95 % CI as a whisker, coloured better / worse / not significant;
-    a regression is marked with a ring. The axis is ratio_reach's (at most 1/3×–3×): a bar beyond it ends at the
-    edge with its true value written inside it ("beyond: 8.13×"); every tooltip gives the true figures. Labels are
-    whole (no truncation)."""
-    lines = data.label.map(wrap)
-    order = lines.tolist()
-    y = alt.Y("lines:N", title=None, sort=order, axis=wrapped_axis())
-    reach = ratio_reach(data)
-    x_scale = alt.Scale(type="log", domain=[1.0 / reach, reach])  # symmetric around 1×: a win and a loss look alike
-    title = [f"× better than baseline {baseline}", "log axis; right of 1× = candidate better"]  # 2 lines: fits
-    tips = tooltips(data, "label", "direction", "regression", "unit", "derived", "rank") + [
-        alt.Tooltip("oriented_ratio:Q", title="× better", format=".3f"),
-        alt.Tooltip("ci_low:Q", title="95 % CI low (×)", format=".3f"),
-        alt.Tooltip("ci_high:Q", title="95 % CI high (×)", format=".3f"),
-        alt.Tooltip("baseline_median:Q", title="baseline median (unit)"),
-        alt.Tooltip("candidate_median:Q", title="candidate median (unit)"),
-        alt.Tooltip("change:N"),
-        alt.Tooltip("p_value:Q"),
-        alt.Tooltip("beyond_text:N", title="drawn to the axis' edge"),
-    ]
-    frame = data.assign(one=1.0, lines=lines)
-    base = alt.Chart(frame).encode(y=y, tooltip=tips)
-    bars = base.mark_bar(height=14).encode(
-        # the axis on top, beside the legend: a chart taller than its box scrolls, and its scale stays in view
-        x=alt.X("drawn:Q", scale=x_scale, title=title, axis=alt.Axis(orient="top")),
-        x2=alt.X2("one:Q"),
-        color=alt.Color("direction:N", scale=DIRECTION_COLORS, title=None, legend=alt.Legend(orient="top")),
-    )
-    whiskers = (
-        base.transform_filter("isValid(datum.ci_low) && datum.ci_low > 0")
-        .mark_rule(color="black", strokeWidth=1.5)
-        .encode(x=alt.X("drawn_ci_low:Q", scale=x_scale), x2=alt.X2("drawn_ci_high:Q"))
-    )
-    rings = (
-        base.transform_filter("datum.regression")
-        .mark_point(shape="circle", size=90, color="#b2182b", strokeWidth=2, filled=False)
-        .encode(x=alt.X("drawn:Q", scale=x_scale))
-    )
-    # a bar past the edge: its true value inside its end (white on the bar), right-aligned at a right edge
-    beyond = base.transform_filter("datum.beyond")
-    past = [
-        beyond.transform_filter(f"datum.drawn {side} 1")
-        .mark_text(align=align, dx=dx, fontSize=10, fontWeight="bold", color="white")
-        .encode(x=alt.X("drawn:Q", scale=x_scale), text=alt.Text("beyond_text:N"))
-        for side, align, dx in ((">", "right", -4), ("<", "left", 4))
-    ]
-    rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x=alt.X("x:Q", scale=x_scale))
-    return _Layer(layer=[bars, whiskers, rings, *past, rule], height=alt.Step(ratio_step(lines)), autosize=FIT_WIDTH)
-
-
-def ratio_step(lines: pd.Series) -> int:
-    """The px per bar of the ratio chart: its tallest wrapped label fits."""
-    return LINE_PX * int(lines.str.count("\n").max() + 1 if len(lines) else 1) + 8
-
-
-def ratio_chart_px(data: pd.DataFrame) -> int:
-    """About how tall ratio_chart draws `data` (px): its bars, and ~110 px of legend and axis."""
-    return ratio_step(data.label.map(wrap)) * len(data) + 110
-
-
-def samples_chart(samples: pd.DataFrame, unit: str) -> alt.LayerChart:
-    """One case's raw samples of both sides: ticks over a box plot, in `unit`."""
-    points = (
-        alt.Chart(samples)
-        .mark_tick(thickness=2, size=24)
-        .encode(
-            x=alt.X("sample:Q", title=axis_unit("sample", unit), scale=alt.Scale(zero=False)),
-            y=alt.Y("side:N", title=None),
-            color=alt.Color("side:N"),
-            tooltip=[
-                alt.Tooltip("side:N"),
-                alt.Tooltip("sample:Q", title=axis_unit("sample", unit)),
-                alt.Tooltip("unit:N"),
-            ],
-        )
-    )
-    box = (
-        alt.Chart(samples)
-        .mark_boxplot(opacity=0.3, size=30)
-        .encode(  # the same titles: Vega-Lite would join two
-            x=alt.X("sample:Q", title=axis_unit("sample", unit), scale=alt.Scale(zero=False)),
-            y=alt.Y("side:N", title=None),
-            color=alt.Color("side:N"),
-        )
-    )
-    return _Layer(layer=[box, points])
-
-
-# --- Trends, Matrix, Memory, Correctness -------------------------------------------------------------------------
+from db.views.browse.correctness import SLOPE_DIRECTIONS
+from db.views.browse.matrix import legend_ticks
+from db.views.columns import format_value
+from pages.parts.charts import (
+    DIRECTION_COLORS,
+    LINE_PX,
+    UncheckedFacet,
+    UncheckedLayer,
+    axis_unit,
+    tooltips,
+    wrap,
+    wrapped_axis,
+)
 
 CHIP_COLORS = alt.Scale(scheme="tableau10")  # chips told apart at a glance (the theme's blues are too alike)
 
@@ -226,11 +69,11 @@ def trend_chart(points: pd.DataFrame) -> alt.LayerChart:
         .mark_point(shape="diamond", size=180, filled=True, color="#d62728")
         .encode(x=x, y=y, tooltip=tips)
     )
-    return _Layer(layer=[band, line, steps])
+    return UncheckedLayer(layer=[band, line, steps])
 
 
 def annotated_trend_chart(points: pd.DataFrame, annotations: pd.DataFrame) -> alt.LayerChart:
-    """trend_chart with its build annotations (db.views.trends.build_annotations): a dotted grey rule at each
+    """trend_chart with its build annotations (db.views.browse.trends.build_annotations): a dotted grey rule at each
     build that first appeared in the series' time range, its label (build, first run) written along the rule."""
     chart = trend_chart(points)
     order = points.sort_values("build_rank").torch_version.drop_duplicates().tolist()
@@ -242,12 +85,12 @@ def annotated_trend_chart(points: pd.DataFrame, annotations: pd.DataFrame) -> al
         .mark_text(angle=270, align="right", baseline="bottom", dx=-4, dy=-3, fontSize=10, color="#555555")
         .encode(x=x, y=alt.value(0), text=alt.Text("label:N"), tooltip=tips)
     )
-    return _Layer(layer=[*chart.layer, rules, labels])
+    return UncheckedLayer(layer=[*chart.layer, rules, labels])
 
 
 def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float, baseline: str = "") -> alt.LayerChart:
     """Row × build heatmap of the geomean oriented ratio (× better), the number in each cell. The colour scale is
-    logarithmic and symmetric around 1× (1/span … span, db.views.matrix.matrix_grid): red worse, blue better,
+    logarithmic and symmetric around 1× (1/span … span, db.views.browse.matrix.matrix_grid): red worse, blue better,
     white unchanged; its legend labels readable steps (0.8×, 1× = baseline, 1.25×: legend_ticks). A cell without a
     figure is grey and says why ("no data", "not run")."""
     base = alt.Chart(grid).encode(
@@ -286,7 +129,7 @@ def matrix_chart(grid: pd.DataFrame, builds: list[str], span: float, baseline: s
     text = base.mark_text(fontSize=12).encode(
         text=alt.Text("label:N"), color=alt.condition("datum.dark", alt.value("white"), alt.value("black"))
     )
-    return _Layer(layer=[cells, empty, text], height=alt.Step(34))
+    return UncheckedLayer(layer=[cells, empty, text], height=alt.Step(34))
 
 
 FACET_PX = 150
@@ -326,7 +169,7 @@ def memory_chart(rows: pd.DataFrame, figures: list[str], baseline: str = "", can
     # a fixed width per figure: three facets and the case labels (LABEL_PX at most) fit a 1280-px window. Each
     # figure's axis is fitted to its own bars: one shared axis ran to a 270 GiB driver total and squashed 0.4–8 GiB
     # live-tensor bars to slivers (the driver total stays drawn, on its own axis)
-    return _Facet(
+    return UncheckedFacet(
         data=rows,
         spec=alt.LayerChart(layer=[bars, labels], width=FACET_PX, height=alt.Step(step)),
         facet=alt.Facet("figure:N", sort=figures, title=None),
@@ -389,7 +232,7 @@ def correctness_slope_chart(slopes: pd.DataFrame, baseline: str, candidate: str)
         .mark_text(align="left", baseline="bottom", dx=4, dy=-2, fontSize=11)
         .encode(y=alt.Y("value:Q"), x=alt.value(0), text=alt.Text("text:N"))
     )
-    return _Layer(layer=[lines, rule, words], height=320)
+    return UncheckedLayer(layer=[lines, rule, words], height=320)
 
 
 def correctness_chart(measured: pd.DataFrame, metric: str) -> alt.Chart:

@@ -7,8 +7,8 @@ the worst regressions and the worst doubtful cases (unconfirmed, contended, susp
 lists, db.review.summary.review_answer) each bounded to ROWS_SHOWN with "N more", the `mpsbench confirm` line that
 decides the doubtful ones, the status changes (bounded too), and the groups and notes folded away. Every figure
 keeps its unit (the answer's `baseline_value` / `candidate_value` carry it). The full export — every row, the
-summary table, the caveats — is db.views.review_export.review_markdown (`--format md-full`, the Regressions page's
-Markdown download)."""
+summary table, the caveats — is db.views.exports.review_export.review_markdown (`--format md-full`, the Regressions page's
+Markdown download). Both are written with the one renderer's parts, db.views.exports.review_markdown."""
 
 from __future__ import annotations
 
@@ -16,12 +16,25 @@ from typing import Any, Sequence
 from urllib.parse import urlencode
 
 from bundle.metrics import METRICS
-from db.views.review_export import answers_markdown, md_escape
-from db.views.trends import FIELDS as TREND_FIELDS
-from db.views.trends import trend_urls
+from db.views.browse.trends import FIELDS as TREND_FIELDS
+from db.views.browse.trends import trend_urls
+from db.views.exports.review_markdown import (
+    answers_markdown,
+    confirm_lines,
+    escaped_row,
+    link,
+    md_escape,
+    plural,
+    row,
+    status_change_lines,
+    table_head,
+)
 
 ROWS_SHOWN = 10  # regressions, doubtful cases and status changes each shown, worst first; the rest counted
 GROUPS_SHOWN = 30  # groups in the folded table (50 machines × 4 dtypes would be 200)
+GROUP_KEYS = ("scope", "device", "dtype", "compile", "verdict", "regressed", "faster", "slower", "unchanged")
+GROUP_KEYS += ("undecided", "detects")
+GROUP_TABLE = tuple(k.replace("undecided", "not decided") for k in GROUP_KEYS)  # the folded table's header
 COMPARE_PARAMS = ("baseline", "candidate", "scope", "workload", "dtype", "compile", "metric", "pool")
 
 
@@ -34,14 +47,6 @@ def page_links(url: str, params: dict[str, str]) -> dict[str, str]:
     }
 
 
-def _link(text: str, url: str | None) -> str:
-    """A Markdown link whose address cannot close the link early (spaces, parentheses and angle brackets quoted)."""
-    if not url:
-        return text
-    safe = url.replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E")
-    return f"[{text}]({safe})"
-
-
 def _more(total: int, shown: int, what: str, where: str) -> list[str]:
     return ["", f"… and {total - shown} more {what} ({where})."] if total > shown else []
 
@@ -52,12 +57,12 @@ def _case_cell(row: dict[str, Any], base: str | None) -> str:
     if not base or row.get("metric") not in METRICS:
         return name
     [path] = trend_urls([tuple(str(row.get(k, "")) for k in TREND_FIELDS)])
-    return _link(name, f"{base.rstrip('/')}/{path}")
+    return link(name, f"{base.rstrip('/')}/{path}")
 
 
 def _table(rows: Sequence[dict[str, Any]], last: str, base: str | None) -> list[str]:
     """scope | case | metric | baseline | candidate | change | <last>: the figures with their units."""
-    head = ["| scope | case | metric | baseline | candidate | change | " + last + " |", "|" + "---|" * 7]
+    head = table_head(("scope", "case", "metric", "baseline", "candidate", "change", last))
     body = []
     for r in rows:
         tail = str(r.get(last) or "")
@@ -72,7 +77,7 @@ def _table(rows: Sequence[dict[str, Any]], last: str, base: str | None) -> list[
             md_escape(r.get("change", "")),
             md_escape(tail),
         ]
-        body.append("| " + " | ".join(cells) + " |")
+        body.append(row(cells))
     return head + body
 
 
@@ -97,11 +102,20 @@ def job_summary(answer: dict[str, Any], params: dict[str, str], url: str | None 
     ]
     lines += answers_markdown(summary, md_escape)
     if links:
-        lines += ["", " · ".join(_link(f"{name} page", link) for name, link in links.items())]
+        lines += ["", " · ".join(link(f"{name} page", address) for name, address in links.items())]
     where = "the Regressions page" if links else "`mpsbench compare --format md-full`"
+    lines += _listed(answer, url, limit, where)
+    lines += _groups(summary["groups"]) + _notes(answer.get("notes") or [])
+    return "\n".join(lines) + "\n"
+
+
+def _listed(answer: dict[str, Any], url: str | None, limit: int, where: str) -> list[str]:
+    """The regressions, the doubtful cases (with the line that decides them) and the status changes, each worst
+    first and bounded to `limit`, the rest counted and pointed at `where`."""
+    lines = []
     found = answer.get("regressions") or []
     if found:
-        lines += ["", f"**{len(found)} regression{'s' * (len(found) != 1)}**, worst first:", ""]
+        lines += ["", f"**{len(found)} {plural(len(found), 'regression')}**, worst first:", ""]
         lines += _table(found[:limit], "why", url) + _more(len(found), limit, "regressions", where)
     doubts = _worst_first((answer.get("unconfirmed") or []) + (answer.get("suspected") or []))
     if doubts:
@@ -112,26 +126,12 @@ def job_summary(answer: dict[str, Any], params: dict[str, str], url: str | None 
             "",
         ]
         lines += _table(doubts[:limit], "doubt", url) + _more(len(doubts), limit, "doubtful cases", where)
-        if summary.get("confirm"):
-            lines += [
-                "",
-                "Decide them on a machine of each scope (each build's environment filled in):",
-                "",
-                "```",
-                summary["confirm"],
-                "```",
-            ]
+        lines += confirm_lines(answer["summary"])
     changes = answer.get("status_changes") or []
     if changes:
-        lines += ["", f"**{len(changes)} status change{'s' * (len(changes) != 1)}:**", ""]
-        lines += [
-            f"- {md_escape(c['scope'])} · {md_escape(c['case'])}: {md_escape(c['kind'])} "
-            f"({md_escape(c['change'])}; {md_escape(c['metric'])})"
-            for c in changes[:limit]
-        ]
-        lines += _more(len(changes), limit, "status changes", where)
-    lines += _groups(summary["groups"]) + _notes(answer.get("notes") or [])
-    return "\n".join(lines) + "\n"
+        lines += ["", f"**{len(changes)} {plural(len(changes), 'status change')}:**", ""]
+        lines += status_change_lines(changes[:limit]) + _more(len(changes), limit, "status changes", where)
+    return lines
 
 
 def _groups(groups: Sequence[dict[str, Any]]) -> list[str]:
@@ -139,31 +139,13 @@ def _groups(groups: Sequence[dict[str, Any]]) -> list[str]:
         return []
     out = [
         "",
-        f"<details><summary>{len(groups)} group{'s' * (len(groups) != 1)}: one per chip (machine), device, dtype "
+        f"<details><summary>{len(groups)} {plural(len(groups), 'group')}: one per chip (machine), device, dtype "
         "and compile mode</summary>",
         "",
-        "| scope | device | dtype | compile | verdict | regressed | faster | slower | unchanged | not decided | "
-        "detects |",
-        "|" + "---|" * 11,
+        *table_head(GROUP_TABLE),
     ]
     for g in groups[:GROUPS_SHOWN]:
-        cells = [
-            g.get(k, "")
-            for k in (
-                "scope",
-                "device",
-                "dtype",
-                "compile",
-                "verdict",
-                "regressed",
-                "faster",
-                "slower",
-                "unchanged",
-                "undecided",
-                "detects",
-            )
-        ]
-        out.append("| " + " | ".join(md_escape(c) for c in cells) + " |")
+        out.append(escaped_row(g.get(k, "") for k in GROUP_KEYS))
     if len(groups) > GROUPS_SHOWN:
         out += ["", f"… and {len(groups) - GROUPS_SHOWN} more groups."]
     return out + ["", "</details>"]
@@ -174,7 +156,7 @@ def _notes(notes: Sequence[str]) -> list[str]:
         return []
     return [
         "",
-        f"<details><summary>{len(notes)} note{'s' * (len(notes) != 1)}</summary>",
+        f"<details><summary>{len(notes)} {plural(len(notes), 'note')}</summary>",
         "",
         *(f"- {md_escape(n)}" for n in notes),
         "",
