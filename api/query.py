@@ -37,7 +37,7 @@ def _engine():
 
 def answer_fields(answer: Any) -> dict[str, Any]:
     """A view's answer (a dataclass) as the fields of its JSON: its frames written as their records
-    (db.query.plain.records), a slice at a time (api.stream), its other fields as they are."""
+    (db.query.json_values.records), a slice at a time (api.stream), its other fields as they are."""
     return {f.name: getattr(answer, f.name) for f in dataclasses.fields(answer)}
 
 

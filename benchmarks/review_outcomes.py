@@ -41,9 +41,9 @@ def first_processes(doc: dict, k: int) -> dict:
 
 
 def review(base: str, cand: str, env: dict) -> dict:
-    """`mpsbench compare --baseline runs:A --candidate runs:B --format json`, run in this process (db.gate.main,
+    """`mpsbench compare --baseline runs:A --candidate runs:B --format json`, run in this process (db.compare_command.main,
     what the command runs; a process start per review would double the benchmark's time)."""
-    from db.gate import main as compare_main
+    from db.compare_command import main as compare_main
 
     os.environ["MPSBENCH_DB"] = env["MPSBENCH_DB"]
     out = io.StringIO()

@@ -255,9 +255,9 @@ def main(args: list[str]) -> int:
         if args == ["info"]:
             return _info()
         if args[:1] == ["compare"]:
-            from db.gate import main as gate
+            from db.compare_command import main as compare_main
 
-            return gate(args[1:])
+            return compare_main(args[1:])
         if args[:1] == ["retract"]:
             return _retract(args[1:])
         if args[:1] in (["backup"], ["restore"]) and len(args) == 2:

@@ -289,7 +289,7 @@ def store_bundle(bundle: Path, o: dict) -> None:
 
 def _review(review, o: dict, sides: dict) -> dict:
     """The review's answer with each side's new runs in it."""
-    from db.gate import local_answer, remote_answer
+    from db.compare_command import local_answer, remote_answer
     from db.review.review import Review
 
     params = {

@@ -10,7 +10,7 @@ import streamlit as st
 from db.query.params import int_param, one_of
 from db.query.selectors import available_selectors
 from db.review.comparison import CompareQuery, ComparisonResult
-from db.review.review import Review, judge_review
+from db.review.review import Review, cached_review
 from db.review.status_changes import status_changes, status_words
 from db.views.case_detail import case_provenance, case_trend_url
 from db.views.compare import CASE_VIEW, case_order, named_unmatched, shown_cases
@@ -183,7 +183,7 @@ def _all_cases() -> str:
 def _render() -> None:
     st.title("Compare")
     query = CompareQuery.from_params(_controls())
-    judged = judge_review(engine(), Review(query))  # judged once per data version (db.review): rows, chart, cards
+    judged = cached_review(engine(), Review(query))  # judged once per data version (db.review): rows, chart, cards
     result = judged.comparison
     top = st.container()  # the verdict goes first on the page, but is computed after the chart is sent
     why = empty_reason(result)

@@ -11,8 +11,8 @@ from scipy.special import stdtrit
 
 from bundle.metrics import DERIVED
 from db.query.case_pairs import KEY
-from db.review.case_text import with_warnings
-from db.review.derived import derived_pairs
+from db.review.case_words import with_warnings
+from db.review.derived_figures import derived_pairs
 from db.review.wording import str_column
 from db.stats.replicates import holm, t_quantile
 
@@ -182,11 +182,11 @@ def test_identical_samples_on_both_sides_are_no_change_wherever_they_sit_in_the_
 
 def test_compares_rows_are_made_once_per_judged_review(seeded):
     from db.review.comparison import CompareQuery
-    from db.review.review import Review, judge_review
+    from db.review.review import Review, cached_review
     from db.views.compare_chart import case_rows
     from tests.seed import BASELINE, CANDIDATE
 
-    judged = judge_review(seeded, Review(CompareQuery(BASELINE, CANDIDATE)))
+    judged = cached_review(seeded, Review(CompareQuery(BASELINE, CANDIDATE)))
     assert case_rows(judged) is case_rows(judged)  # every render and the API share one frame until the data changes
     assert len(case_rows(judged)) > 0
 

@@ -108,7 +108,7 @@ def test_vectorised_statistics_equal_plain_per_case_answers():
 def test_sample_lists_take_and_caveats():
     import pandas as pd
 
-    from db.review.case_text import caveats
+    from db.review.case_words import caveats
 
     lists = _lists([[1.0, 2.0], [3.0], [4.0, 5.0, 6.0]]).take(np.array([True, False, True]))
     assert lists.values.tolist() == [1.0, 2.0, 4.0, 5.0, 6.0] and lists.offsets.tolist() == [0, 2, 5]

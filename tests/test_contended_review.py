@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from db.gate import main as compare_main
+from db.compare_command import main as compare_main
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery, compare
 from db.review.review import Review

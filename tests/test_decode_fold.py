@@ -18,7 +18,7 @@ import db.store.engine
 from bundle.metrics import DERIVED, RULES, MetricError, RuleKind, parse_rules
 from db.cli import main
 from db.review.listing import regressions
-from db.review.review import Review, judge_review
+from db.review.review import Review, cached_review
 from db.review.summary import release_summary
 from db.views.compare_chart import case_rows
 from db.views.review_export import md_escape
@@ -95,7 +95,7 @@ def test_the_summary_and_cards_count_each_measurement_once(engine):
 
 
 def test_compare_rows_show_the_rate_in_the_timing_row(engine):
-    rows = case_rows(judge_review(engine, Review.from_params(PARAMS)))
+    rows = case_rows(cached_review(engine, Review.from_params(PARAMS)))
     assert "decode_throughput" not in set(rows.metric) and "prefill_throughput" not in set(rows.metric)
     assert int(rows.regression.sum()) == len(EXPECTED)
     decode = rows[(rows.workload == "decode") & (rows.metric == "decode_time")].iloc[0]

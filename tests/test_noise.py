@@ -356,9 +356,9 @@ def test_without_replicates_or_aa_data_a_slowdown_is_unconfirmed_not_a_regressio
 def test_noise_larger_than_the_change_keeps_it_from_being_a_regression(engine):
     _slowdown_store(engine, (1.0, 1.2, 0.8))  # A/A runs differ by 20 %, 25 % and 50 %: a 10 % change is inside
     assert _review(engine).empty and _doubts(engine).empty
-    from db.review.review import Review, judge_review
+    from db.review.review import Review, cached_review
 
-    cases = judge_review(engine, Review.from_params(REVIEW)).cases
+    cases = cached_review(engine, Review.from_params(REVIEW)).cases
     row = cases[cases.metric == "op_time"].iloc[0]
     aa = [math.log(1.2), math.log(0.8), math.log(0.8 / 1.2)]
     # one run a side, one process each: Var(d) = 2 × the run variance, Σx²/2 over the 3 pairs (df 3)

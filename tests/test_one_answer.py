@@ -16,7 +16,7 @@ from starlette.testclient import TestClient
 from bundle.units import convert
 from db.review.answer import CASE
 from db.review.comparison import CompareQuery
-from db.review.review import Review, judge_review
+from db.review.review import Review, cached_review
 from db.review.rules import REGRESSION
 from db.store.engine import open_store
 from db.store.triage import NOTE_KEY, save_note
@@ -44,7 +44,7 @@ def api(engine, monkeypatch):
 
 
 def _judged(engine, params: dict):
-    judged = judge_review(engine, Review(CompareQuery.from_params(params)))
+    judged = cached_review(engine, Review(CompareQuery.from_params(params)))
     return judged.cases.join(judged.verdicts)
 
 

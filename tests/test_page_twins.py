@@ -17,7 +17,7 @@ import db.store.engine
 import pages.navigation
 from app import api_routes
 from bundle.provenance import UNAVAILABLE
-from db.query.plain import records
+from db.query.json_values import records
 from pages.navigation import PAGES
 from tests.seed import BASELINE, CANDIDATE, seed_store
 

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse
 import db.store.engine as store
 from api.stream import ROWS, _body, streamed_json
 from db import memory
-from db.query.plain import records
+from db.query.json_values import records
 from db.review import cache
 
 

@@ -56,7 +56,7 @@ def test_a_psnr_drop_far_above_its_tolerance_ranks_below_a_slowdown_one_near_it_
 
 
 def test_the_markdown_export_names_cases_carries_caveats_wins_and_status_changes(tmp_path):
-    from db.gate import render
+    from db.compare_command import render
     from db.review.review import Review
     from db.review.summary import review_answer
 

@@ -99,11 +99,11 @@ def _case_menu(at):
 
 def _judged_rows(params: dict):
     from db.review.comparison import CompareQuery
-    from db.review.review import Review, judge_review
+    from db.review.review import Review, cached_review
     from db.store.engine import shared_store
     from db.views.compare_chart import case_labels, case_rows
 
-    judged = judge_review(shared_store(), Review(CompareQuery.from_params(params)))
+    judged = cached_review(shared_store(), Review(CompareQuery.from_params(params)))
     rows = case_rows(judged)
     return rows.assign(label=case_labels(rows))
 
@@ -395,7 +395,7 @@ def _page_links(at) -> list[tuple[str, str, dict[str, str]]]:
 def test_card_links_are_page_links_and_the_correctness_one_opens_its_case(tmp_path, monkeypatch):
 
     from db.review.comparison import CompareQuery
-    from db.review.review import Review, judge_review
+    from db.review.review import Review, cached_review
     from db.store.engine import shared_store
     from db.views.compare_chart import case_rows
     from tests.page_store import page_store
@@ -432,7 +432,9 @@ def test_card_links_are_page_links_and_the_correctness_one_opens_its_case(tmp_pa
     assert len(next(f.value for f in every_case.dataframe if "baseline_margin" in f.value.columns)) == 4
     assert not [i.value for i in every_case.info if i.value.startswith("One case")]
     # each machine's figures there are Compare's for the same case (machine scope, psnr_vs_cpu)
-    rows = case_rows(judge_review(shared_store(), Review(CompareQuery.from_params({**sides, "metric": "psnr_vs_cpu"}))))
+    rows = case_rows(
+        cached_review(shared_store(), Review(CompareQuery.from_params({**sides, "metric": "psnr_vs_cpu"})))
+    )
     rows = rows[(rows.workload == "softmax") & (rows.dtype == "float32")].set_index("scope")
     for s in slopes.itertuples():
         assert (s.baseline_median, s.candidate_median) == (

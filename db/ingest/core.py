@@ -2,8 +2,8 @@
 
 One path for every bundle. The body must be UTF-8 JSON. The header (everything but `results`) is validated by
 pydantic (bundle.schema.Bundle, strict JSON mode). The results array, the bulk, is parsed by DuckDB
-(db.ingest.results_text) and judged set-wise by checks derived from the same schema (db.ingest.derive,
-db.ingest.judge), which stage the rows as temp table _final; the results that break a rule are then validated
+(db.ingest.results_text) and judged set-wise by checks derived from the same schema (db.ingest.schema_checks,
+db.ingest.staging), which stage the rows as temp table _final; the results that break a rule are then validated
 one by one by pydantic, which words the refusal. Where DuckDB cannot read the text, or its lenient reader may
 have let through what strict JSON forbids, pydantic judges the document itself. One transaction then stores
 the run. bundle_sha256 = sha256 of the header's canonical JSON (bundle.schema's dump without results) and a
@@ -28,7 +28,7 @@ from sqlalchemy import Engine, text
 from bundle.provenance import STORED, stored_value
 from bundle.schema import Bundle, Result, repeated_case_rule
 from db.errors import Problem, StoreError
-from db.ingest import judge, results_text
+from db.ingest import results_text, staging
 from db.ingest.kernels import insert_kernels
 from db.store.aa_pairs import store_pairs_of_run
 from db.store.contention import STORED_SQL
@@ -159,7 +159,7 @@ def _suspects(array, indices: list[int], more: bool) -> None:
                 Problem(
                     f"results[{i}]",
                     "refused by the store's set-based check though bundle.schema "
-                    "accepts it (a bug in db.ingest.derive: please report it)",
+                    "accepts it (a bug in db.ingest.schema_checks: please report it)",
                 )
             )
         except StoreError as err:
@@ -197,10 +197,10 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
         results_text.drop(duck)
         return _stage(duck, _results_last(data), whole=True)
     bundle = _validate(header)
-    count, suspects, more = judge.stage(duck, bundle.run_id)
+    count, suspects, more = staging.stage(duck, bundle.run_id)
     if results_text.may_hide_null(duck, array):
-        suspects = sorted(set(suspects) | set(results_text.explicit_nulls(array, judge.SUSPECTS + 1)))
-        more, suspects = more or len(suspects) > judge.SUSPECTS, suspects[: judge.SUSPECTS]
+        suspects = sorted(set(suspects) | set(results_text.explicit_nulls(array, staging.SUSPECTS + 1)))
+        more, suspects = more or len(suspects) > staging.SUSPECTS, suspects[: staging.SUSPECTS]
     if _may_hide_comma(lenient):  # DuckDB's reader takes trailing commas: the schema judges the document itself
         _validate(data)
     if suspects:
@@ -211,7 +211,7 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
 
 def _refuse_repeats(duck) -> None:
     """A case twice in one bundle is refused before anything joins on it (db.store.aa_pairs pairs by case)."""
-    found, total = judge.repeats(duck, judge.SUSPECTS)
+    found, total = staging.repeats(duck, staging.SUSPECTS)
     if not found:
         return
     problems = [Problem(f"results[{j}]", repeated_case_rule(i, j)) for i, j in found]
@@ -357,4 +357,4 @@ def ingest_bundle(engine: Engine, raw, uploaded_by: str | None = None) -> Ingest
             return _store(conn, bundle, n, sha, uploaded_by)
         finally:
             results_text.drop(duck)
-            judge.drop(duck)
+            staging.drop(duck)

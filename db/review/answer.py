@@ -13,7 +13,7 @@ and its first-call time. Each case has one outcome, the first that holds:
   agree exactly (one figure a run that never varies: a first call) does not keep a case from it;
 - UNDECIDED: the rest (a CI reaching past the bound, contended, or nothing to test any figure on).
 
-A derived figure carried by its timing's row (db.review.derived) and a count to watch (pad calls) decide nothing.
+A derived figure carried by its timing's row (db.review.derived_figures) and a count to watch (pad calls) decide nothing.
 Every count of cases — the release summary's groups, the per-chip answer, the cards, the exports, the gate —
 reads `case_outcomes`."""
 
@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from bundle.metrics import RuleKind
-from db.review.case_table import BETTER, UNCHANGED, WORSE
-from db.review.derived import folded_rows, new_case
+from db.review.case_columns import BETTER, UNCHANGED, WORSE
+from db.review.derived_figures import folded_rows, new_case
 from db.review.rules import REGRESSION, SUSPECTED, UNCONFIRMED_STATE
 from db.stats.significance import REPLICATE_WORDS, UNCONFIRMED, ZERO_SPREAD
 from db.store.triage import TRIAGED_AWAY

@@ -25,7 +25,7 @@ from db.query.noise import read_model
 from db.query.selectors import Selector, check_builds, parse_pool, parse_selector, pooled_note, side_runs
 from db.query.unmatched import unmatched_frame
 from db.review.cache import Memo, clear_all
-from db.review.case_table import (
+from db.review.case_columns import (
     BY_DIFFERENCE,
     BY_RATIO,
     CASE_COLUMNS,
@@ -36,7 +36,7 @@ from db.review.case_table import (
     RATIO,
     side_column,
 )
-from db.review.case_text import caveats, change_words, contention_words, with_contention, with_warnings
+from db.review.case_words import caveats, change_words, contention_words, with_contention, with_warnings
 from db.review.families import FAMILY_INPUT, family_frame
 from db.review.noise import case_noise
 from db.review.rules import rule_kinds

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from db.review.case_table import BETTER, COMPARISON, ORIENTED_RATIO, UNCHANGED, WORSE, better_worse
+from db.review.case_columns import BETTER, COMPARISON, ORIENTED_RATIO, UNCHANGED, WORSE, better_worse
 from db.review.wording import ci_words, ratio_words
 from db.stats import codes
 from db.stats.lists import QUARTILES, list_quantiles, offsets_of

@@ -5,7 +5,7 @@ note — and its doubtful cases (unconfirmed, suspected), listed apart.
 A replicated ratio metric regresses when its change is significant and beyond the case's bound; single-figure
 metrics by a rule on the figure (memory growth, PSNR drop, error growth); any metric on passed → failed. A case's
 correctness figures (PSNR, max abs/rel error) are one row ("correctness") carrying all of them; a timing's row
-carries its derived figures (bandwidth, tokens/s: db.review.derived), never a row of their own. The review's
+carries its derived figures (bandwidth, tokens/s: db.review.derived_figures), never a row of their own. The review's
 lists are made per call from the memoised judged review: triage notes change without the data version.
 """
 
@@ -18,8 +18,8 @@ from sqlalchemy import Engine
 from bundle.case_names import case_names
 from bundle.metrics import CORRECTNESS
 from db.review.comparison import CompareQuery
-from db.review.derived import derived_text
-from db.review.review import JudgedReview, Review, judge_review
+from db.review.derived_figures import derived_text
+from db.review.review import JudgedReview, Review, cached_review
 from db.review.rules import PASSED_FAILED, REGRESSION, SUSPECTED, UNCONFIRMED_STATE, is_correctness
 from db.review.what_ran_cases import rows_what_ran
 from db.review.wording import format_value, with_side_values
@@ -79,7 +79,7 @@ Question = CompareQuery | Review | JudgedReview  # what a listing accepts: judge
 
 def regressions(engine: Engine, question: Question, threshold: float | None = None) -> pd.DataFrame:
     """The review's regressions, worst first. `threshold` (a fraction) is for a bare CompareQuery."""
-    return _listed(engine, judge_review(engine, question, threshold), (REGRESSION,))
+    return _listed(engine, cached_review(engine, question, threshold), (REGRESSION,))
 
 
 def doubtful(engine: Engine, question: Question) -> pd.DataFrame:
@@ -87,7 +87,7 @@ def doubtful(engine: Engine, question: Question) -> pd.DataFrame:
     (nothing to test on: no replicates, no A/A data; or contended, whichever way it moved: too few clean worker
     processes) and `suspected` (their own test passed, the review's family-wise step did not); `doubt` says
     which. `mpsbench confirm` reruns them."""
-    return _listed(engine, judge_review(engine, question), (UNCONFIRMED_STATE, SUSPECTED))
+    return _listed(engine, cached_review(engine, question), (UNCONFIRMED_STATE, SUSPECTED))
 
 
 def _listed(engine: Engine, judged: JudgedReview, verdicts: tuple[str, ...]) -> pd.DataFrame:

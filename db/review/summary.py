@@ -3,7 +3,7 @@ chip in chip scope, each machine in machine scope. What a team reads first: the 
 metrics only; each family one baseline, one unit, one configuration: never pooled across them), how many timing
 cases got faster / slower / stayed unchanged, how many cases regressed (by their metric's rule, correctness one
 row per case) or could not be compared (a derived figure, bandwidth or tokens/s, counted with its timing only:
-db.review.derived), the memory and correctness verdicts, and the notes (builds pooled, libraries differ, battery /
+db.review.derived_figures), the memory and correctness verdicts, and the notes (builds pooled, libraries differ, battery /
 Low Power Mode / thermal pressure on either side).
 
 A plain, JSON-ready dict (`release_summary`, its fields named by `Summary`): the verdict cards render it first,
@@ -20,7 +20,7 @@ from sqlalchemy import Engine
 
 from bundle.metrics import METRICS, RuleKind
 from db.query.conditions import condition_notes
-from db.query.plain import records
+from db.query.json_values import records
 from db.review.answer import (
     CASE,
     DOUBTFUL,
@@ -33,14 +33,14 @@ from db.review.answer import (
     UNDECIDED,
     case_outcomes,
 )
-from db.review.case_table import GROUP, SIGNIFICANCE, per_metric
+from db.review.case_columns import GROUP, SIGNIFICANCE, per_metric
 from db.review.comparison import SAME_BUILD
-from db.review.derived import folded_rows
+from db.review.derived_figures import folded_rows
 from db.review.detectable import detection
 from db.review.evidence import NO_TIMING, confirm_command, evidence_by_group, named_doubts, nothing_compared
 from db.review.group_words import correctness_line, group_line, memory_line, moved, overall_line
 from db.review.listing import Question, doubtful, regressions
-from db.review.review import JudgedReview, judge_review
+from db.review.review import JudgedReview, cached_review
 from db.review.rules import BUSY, SUSPECTED, UNCONFIRMED_STATE, rule_kinds
 from db.review.scope_answer import SCOPE, named_regressions, named_triage, named_wins, scope_answers
 from db.review.status_changes import status_changes
@@ -122,9 +122,9 @@ class Summary(TypedDict):
 def release_summary(
     engine: Engine, question: Question, found: pd.DataFrame | None = None, doubts: pd.DataFrame | None = None
 ) -> Summary:
-    """The summary of a review (judged once: db.review.review.judge_review); its regressions `found` and its
+    """The summary of a review (judged once: db.review.review.cached_review); its regressions `found` and its
     unconfirmed / suspected cases `doubts` may be passed when the caller has listed them already."""
-    judged = judge_review(engine, question)
+    judged = cached_review(engine, question)
     review, result, cases = judged.review, judged.comparison, judged.cases
     found = regressions(engine, judged) if found is None else found
     doubts = doubtful(engine, judged) if doubts is None else doubts
@@ -310,7 +310,7 @@ def review_answer(engine: Engine, question: Question, rows: Callable[[pd.DataFra
     """A review as GET /api/v1/regressions returns it (and `mpsbench compare` reads it, locally or from a server):
     the parameters, the release summary, the regressions worst first, the notes; each list as `rows` gives it
     (its records; the API keeps the frames and writes their records in slices)."""
-    judged = judge_review(engine, question)
+    judged = cached_review(engine, question)
     found, doubts = regressions(engine, judged), doubtful(engine, judged)
     summary = release_summary(engine, judged, found, doubts)
     review, result = judged.review, judged.comparison

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.query.plain import records
+from db.query.json_values import records
 from db.review.listing import doubtful, regressions
-from db.review.review import Review, judge_review
+from db.review.review import Review, cached_review
 from db.review.rules import SUSPECTED, UNCONFIRMED_STATE
 from db.review.status_changes import status_changes
 from db.store.triage import STATES, TRIAGED_AWAY
@@ -38,7 +38,7 @@ class RegressionsView:
 
 def regressions_view(engine: Engine, review: Review) -> RegressionsView:
     """Not memoised as a whole: the judged review under it is, and triage notes show as soon as they are saved."""
-    judged = judge_review(engine, review)
+    judged = cached_review(engine, review)
     why = empty_reason(judged.comparison)
     found = regressions(engine, judged)
     if why:

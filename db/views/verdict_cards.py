@@ -14,11 +14,11 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from db.query.selectors import available_selectors
-from db.review.case_table import GROUP
+from db.review.case_columns import GROUP
 from db.review.comparison import CompareQuery
 from db.review.group_words import plural
 from db.review.listing import Question
-from db.review.review import Review, judge_review
+from db.review.review import Review, cached_review
 from db.review.status_changes import BETTER, WORSE, status_changes, status_words
 from db.review.summary import release_summary
 from db.views.defaults import default_sides, preview_sides
@@ -229,7 +229,7 @@ def verdict_cards(
 ) -> Cards:
     """Compare's and Regressions' cards: the review's summary (its regressions `found` and doubtful cases `doubts`
     passed on when the caller has listed them) and the comparison's status changes."""
-    judged = judge_review(engine, question)
+    judged = cached_review(engine, question)
     result = judged.comparison
     return cards_from(release_summary(engine, judged, found, doubts), status_changes(result.cases, result.unmatched))
 

@@ -1,4 +1,4 @@
-"""Judge a parsed results array (temp view _typed, db.ingest.results_text) by db.ingest.derive's checks and
+"""Check a parsed results array (temp view _typed, db.ingest.results_text) by db.ingest.schema_checks's checks and
 stage its rows as temp table _final: one row per result, samples in canonical units, summaries derived by
 one SQL. Rows that break a rule come back as suspects, for pydantic to word the refusal (db.ingest.core)."""
 
@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from bundle.schema import CASE_FIELDS
 from bundle.stats import agree
-from db.ingest import derive
+from db.ingest import schema_checks
 from db.stats.lists import QUARTILES, list_quantile_sql
 
 SUSPECTS = 100  # results judged one by one for the refusal's wording
@@ -30,7 +30,7 @@ _FACTS = ", ".join(f"{sql} AS {name}" for name, sql in _FACT_SQL.items())
 _COMBO_KEYS = tuple(_FACT_SQL)
 _COUNTS = "len(samples) AS n_samples, len(contention) AS n_contention"  # processes_rule's and contention_rule's
 _SETS = [_COMBO_KEYS, ("params", "case_key"), ("warnings",), ("processes", "n_samples", "n_contention")] + [
-    (f,) for f in derive.SIMPLE
+    (f,) for f in schema_checks.SIMPLE
 ]
 _OWN_COLUMNS = sorted({c for s in _SETS for c in s} - set(_COMBO_KEYS) - {"n_samples", "n_contention"})
 _GROUPED = _COMBO_KEYS + ("n_samples", "n_contention") + tuple(_OWN_COLUMNS)
@@ -43,11 +43,11 @@ _DISTINCT = (
     + ")"
 )
 
-_TABLES = {  # name: (key columns, judged columns, Python judge)
-    "_combo": (_COMBO_KEYS, ("ok", "metric_value", "canon", "factor", "status_value"), derive.combo_row),
-    "_params": (("params", "case_key"), ("ok", "key", "params_json"), derive.params_row),
-    "_warnings": (("warnings",), ("ok", "warnings_json"), derive.warnings_row),
-    "_processes": (("processes", "n_samples", "n_contention"), ("ok", "processes_value"), derive.processes_row),
+_TABLES = {  # name: (key columns, checked columns, Python check)
+    "_combo": (_COMBO_KEYS, ("ok", "metric_value", "canon", "factor", "status_value"), schema_checks.combo_row),
+    "_params": (("params", "case_key"), ("ok", "key", "params_json"), schema_checks.params_row),
+    "_warnings": (("warnings",), ("ok", "warnings_json"), schema_checks.warnings_row),
+    "_processes": (("processes", "n_samples", "n_contention"), ("ok", "processes_value"), schema_checks.processes_row),
 }
 # columns whose type rows cannot tell
 _TYPES = {"n_samples": pa.int64(), "n_contention": pa.int64(), "processes_value": pa.list_(pa.int32())}
@@ -79,8 +79,8 @@ def _judged(raw_conn) -> list[str]:
         rows = [fn(*(data[k][r] for k in keys)) for r in groups.get(frozenset(keys), [])]
         _register(raw_conn, name, keys + judged, rows or [(None,) * (len(keys) + len(judged))])
     tests = []
-    for f in derive.SIMPLE:
-        bad = [data[f][r] for r in groups.get(frozenset((f,)), []) if not derive.simple_ok(f, data[f][r])]
+    for f in schema_checks.SIMPLE:
+        bad = [data[f][r] for r in groups.get(frozenset((f,)), []) if not schema_checks.simple_ok(f, data[f][r])]
         if bad:
             _register(raw_conn, f"_bad_{f}", ("text",), [(b,) for b in bad])
             tests.append(f"coalesce(t.\"{f}\", '') NOT IN (SELECT text FROM _bad_{f})")
@@ -88,7 +88,7 @@ def _judged(raw_conn) -> list[str]:
 
 
 def _stored(f: str) -> str:
-    default = derive.DEFAULTS.get(f)
+    default = schema_checks.DEFAULTS.get(f)
     if default is None:
         return f"t.{f}_value AS {f}"
     return f"coalesce(t.{f}_value, '{str(default).replace(chr(39), chr(39) * 2)}') AS {f}"
@@ -129,7 +129,7 @@ def stage(raw_conn, run_id: str) -> tuple[int, list[int], bool]:
             simple=simple,
             facts=_FACT_COLUMNS,
             on=_ON,
-            row_ok=derive.ROW_OK,
+            row_ok=schema_checks.ROW_OK,
             quartiles=_QUARTILES,
             quantiles=_QUANTILES,
         )
@@ -162,7 +162,7 @@ def _disagreeing(raw_conn, limit: int) -> list[int]:
     """Rows whose stated summary (stated unit) does not agree with the derived one (bundle.stats.agree); a row
     without samples has none to agree with (Result drops it). Only schema 1–3 bundles state one: a schema 4
     bundle's samples are its only fact, so none of its rows is read here."""
-    keys = derive.SUMMARY_KEYS
+    keys = schema_checks.SUMMARY_KEYS
     t = raw_conn.sql(
         f"SELECT i, {', '.join(f'summary.{k} AS s_{k}' for k in keys)}, "
         + ", ".join(f"{k}{'' if k == 'n' else ' / factor'} AS d_{k}" for k in keys)
@@ -176,5 +176,5 @@ def _disagreeing(raw_conn, limit: int) -> list[int]:
 
 
 def drop(raw_conn) -> None:
-    for name in (*_TABLES, "_final", *(f"_bad_{f}" for f in derive.SIMPLE)):
+    for name in (*_TABLES, "_final", *(f"_bad_{f}" for f in schema_checks.SIMPLE)):
         raw_conn.execute(f"DROP TABLE IF EXISTS {name}")

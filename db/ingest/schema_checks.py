@@ -53,7 +53,7 @@ def adapter(name: str) -> TypeAdapter:
     return field_adapter(Result, name)
 
 
-def judge(name: str, text: str | None) -> Any:
+def field_value(name: str, text: str | None) -> Any:
     """A field's value from its JSON text (None: absent), by its own annotation; raises ValueError."""
     if text is None:
         if FIELDS[name].is_required():
@@ -86,7 +86,7 @@ def _spelling(schema: dict) -> str:
     """A regular expression for the values of this JSON schema (numbers and null only)."""
     kinds = [s["type"] for s in schema.get("anyOf", [schema])]
     if any(k not in _SPELLINGS for k in kinds):
-        raise TypeError(f"db.ingest.derive cannot compile a check for JSON schema {schema}")
+        raise TypeError(f"db.ingest.schema_checks cannot compile a check for JSON schema {schema}")
     return "(?:" + "|".join(_SPELLINGS[k] for k in kinds) + ")"
 
 
@@ -111,7 +111,7 @@ def _bounds(schema: dict) -> tuple[float, float]:
     """(minimum, maximum) a number of this JSON schema may take (the share's Field(ge=, le=))."""
     numbers = [s for s in schema.get("anyOf", [schema]) if s.get("type") == "number"]
     if len(numbers) != 1 or "minimum" not in numbers[0] or "maximum" not in numbers[0]:
-        raise TypeError(f"db.ingest.derive cannot compile a bounds check for JSON schema {schema}")
+        raise TypeError(f"db.ingest.schema_checks cannot compile a bounds check for JSON schema {schema}")
     return float(numbers[0]["minimum"]), float(numbers[0]["maximum"])
 
 
@@ -179,7 +179,7 @@ def _text(v) -> str | None:
 def combo_row(metric_j, unit_j, status_j, has_samples, has_message, sign) -> tuple:
     """(the keys…, ok, metric, canonical unit, factor to it, status) by unit_rule, status_rule, sign_rule."""
     try:
-        m, u, s = (judge(f, _text(t)) for f, t in zip(COMBO, (metric_j, unit_j, status_j)))
+        m, u, s = (field_value(f, _text(t)) for f, t in zip(COMBO, (metric_j, unit_j, status_j)))
         given = unit_rule(m, u)
         status_rule(Status(s), has_samples, has_message)
         if has_samples:
@@ -205,8 +205,8 @@ def combo_row(metric_j, unit_j, status_j, has_samples, has_message, sign) -> tup
 def params_row(params_j, case_key_j) -> tuple:
     """(the keys…, ok, canonical case_key, params_json as stored)."""
     try:
-        params = judge("params", _text(params_j))
-        key = case_key_rule(params, judge("case_key", _text(case_key_j)))
+        params = field_value("params", _text(params_j))
+        key = case_key_rule(params, field_value("case_key", _text(case_key_j)))
         return params_j, case_key_j, True, key, json.dumps(params, ensure_ascii=False)
     except (ValueError, TypeError):
         return params_j, case_key_j, False, None, None
@@ -215,7 +215,7 @@ def params_row(params_j, case_key_j) -> tuple:
 def processes_row(processes_j, n_samples, n_contention) -> tuple:
     """(the keys…, ok, the sizes as stored): each distinct (processes, sample count, share count) once."""
     try:
-        sizes = judge("processes", _text(processes_j))
+        sizes = field_value("processes", _text(processes_j))
         processes_rule(sizes, int(n_samples))
         contention_rule(int(n_contention), len(sizes))
         return processes_j, n_samples, n_contention, True, sizes
@@ -225,14 +225,14 @@ def processes_row(processes_j, n_samples, n_contention) -> tuple:
 
 def warnings_row(warnings_j) -> tuple:
     try:
-        return warnings_j, True, json.dumps(judge("warnings", _text(warnings_j)), ensure_ascii=False)
+        return warnings_j, True, json.dumps(field_value("warnings", _text(warnings_j)), ensure_ascii=False)
     except (ValueError, TypeError):
         return warnings_j, False, None
 
 
 def simple_ok(name: str, text) -> bool:
     try:
-        judge(name, _text(text))
+        field_value(name, _text(text))
         return True
     except (ValueError, TypeError):
         return False

@@ -20,7 +20,15 @@ from typing import Any
 import pandas as pd
 
 from db.errors import Problem, StoreError
-from db.review.case_table import BASELINE_MEDIAN, CANDIDATE_MEDIAN, CI_HIGH, CI_LOW, DIFFERENCE, ORIENTED_RATIO, P_VALUE
+from db.review.case_columns import (
+    BASELINE_MEDIAN,
+    CANDIDATE_MEDIAN,
+    CI_HIGH,
+    CI_LOW,
+    DIFFERENCE,
+    ORIENTED_RATIO,
+    P_VALUE,
+)
 from db.review.decisions import case_id
 from db.store.triage import TRIAGED_AWAY
 
