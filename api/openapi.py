@@ -20,7 +20,7 @@ from api.errors import ApiNotFound, route_methods
 from bundle.metrics import METRICS, RULE_LIMITS, RULES
 from bundle.schema import Bundle
 from db.query.browse import CORRECTNESS_METRICS
-from db.query.case_pairs import FILTERS as COMPARE_FILTERS
+from db.query.compare.pivot import FILTERS as COMPARE_FILTERS
 from db.query.params import THRESHOLD_PERCENT
 from db.query.runs import RUN_FILTERS
 from db.query.selectors import SELECTOR_PATTERN, SYNTAX

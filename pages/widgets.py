@@ -18,8 +18,8 @@ from streamlit.errors import StreamlitAPIException
 
 from db.errors import StoreError
 from db.memory import on_idle
+from db.query.read import read_data_version
 from db.store.faults import as_store_error
-from db.store.read import read_data_version
 from db.views.columns import FRACTION, PERCENT, TIME, column
 
 log = logging.getLogger("mpsbench.pages")

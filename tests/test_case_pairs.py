@@ -1,4 +1,4 @@
-"""The Compare query's read path (db.query.case_pairs): key order outside DuckDB, the detail attached by
+"""The Compare query's read path (db.query.compare.pivot): key order outside DuckDB, the detail attached by
 position, combined codes, and the significance blocks on worker threads giving the inline answer."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from db.query.case_pairs import attach_detail, key_order
-from db.stats import codes
+from db.query import key_codes
+from db.query.compare.pairs import attach_detail, key_order
 
 
 def test_key_order_is_byte_order_column_by_column():
@@ -22,7 +22,7 @@ def test_key_order_is_byte_order_column_by_column():
 def test_combined_codes_renumber_before_int64_overflows():
     rng = np.random.default_rng(3)
     columns = [rng.integers(0, 1 << 20, 500) for _ in range(5)]  # 2¹⁰⁰ combinations: must renumber
-    code = codes.combine(((c, 1 << 20) for c in columns), 500)
+    code = key_codes.combine(((c, 1 << 20) for c in columns), 500)
     as_tuples = list(zip(*(c.tolist() for c in columns)))
     assert np.argsort(code, kind="stable").tolist() == sorted(range(500), key=lambda i: (as_tuples[i], i))
     assert len(set(code.tolist())) == len(set(as_tuples))

@@ -318,7 +318,7 @@ def test_the_case_menu_holds_the_charted_cases_not_every_case(tmp_path, monkeypa
 
 
 def test_the_not_compared_table_names_each_case_not_only_its_json_key():
-    from db.query.unmatched import COLUMNS
+    from db.query.compare.unmatched import COLUMNS
     from db.views.compare import UNMATCHED_VIEW, named_unmatched
 
     row = dict.fromkeys(COLUMNS) | {

@@ -10,7 +10,7 @@ import pyarrow as pa
 from scipy.special import stdtrit
 
 from bundle.metrics import DERIVED
-from db.query.case_pairs import KEY
+from db.query.compare.pivot import KEY
 from db.review.case_words import with_warnings
 from db.review.derived_figures import derived_pairs
 from db.review.wording import str_column
@@ -132,7 +132,7 @@ def test_trend_links_are_what_urlencode_writes():
 
 
 def test_each_cases_runs_come_out_in_run_order_whatever_order_they_were_read_in():
-    from db.query.case_pairs import runs_in_order
+    from db.query.compare.pairs import runs_in_order
 
     def side(runs: list[list[tuple[int, list[float], list[int]]]]) -> dict:
         return {
@@ -211,7 +211,7 @@ def test_family_medians_are_numpy_quantile_medians_for_even_and_uneven_families(
 
 
 def test_code_groups_are_np_unique_groups_with_or_without_a_lookup_array():
-    from db.stats.codes import groups
+    from db.query.key_codes import groups
 
     rng = np.random.default_rng(3)
     for span, n in ((50, 1000), (10**9, 500), (7, 0)):  # a lookup array; np.unique (span too wide); nothing

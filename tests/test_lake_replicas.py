@@ -2,7 +2,7 @@
 
 - examples/cpu-quick.json and a copy of it under another run id (two runs of the baseline), and two runs of a
   second build made from it, spread over both replicas: GET /api/v1/compare gives the same JSON from each. With
-  several runs of a case on a side this needs each case's runs in run order (db.query.case_pairs.runs_in_order:
+  several runs of a case on a side this needs each case's runs in run order (db.query.compare.pairs.runs_in_order:
   DuckDB's list() order varies between reads, and the tests on replicates sum in list order).
 - kill -9 of a replica mid-upload leaves nothing of the run. The kill lands at a fixed point, not after a guessed
   sleep: the test holds an EXCLUSIVE lock on the catalog table `ducklake_snapshot_changes` (reads still pass),

@@ -17,8 +17,8 @@ import pytest
 import db.ingest.records
 from bundle.pytorch_oss import to_records
 from db.cli import main
+from db.query.read import read_frame
 from db.store.engine import open_store
-from db.store.read import read_frame
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pytorch_oss"
 NOW = datetime(2026, 12, 5, tzinfo=timezone.utc)

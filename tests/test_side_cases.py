@@ -15,8 +15,8 @@ from sqlalchemy import text
 import db.review.side_inputs as side_inputs
 import db.store.upkeep as upkeep
 from db.ingest.core import ingest_bundle
-from db.query.case_pairs import KEY
-from db.query.side_reads import COLUMNS, _aligned, _grouped_in_order, _matched, pair_sides
+from db.query.compare.pivot import KEY
+from db.query.compare.side_reads import COLUMNS, _aligned, _grouped_in_order, _matched, pair_sides
 from db.review.comparison import CompareQuery, clear_cache, compute_compare
 from db.store.engine import open_store
 from db.store.retract import retract_run

@@ -18,10 +18,10 @@ import api.upload
 import db.store.engine
 import db.store.upkeep as upkeep
 from db.ingest.core import ingest_bundle
+from db.query.read import read_data_version
 from db.review.comparison import CompareQuery, compare
 from db.store import aa_pairs, side_cases
 from db.store.engine import WRITE_LOCK, open_store
-from db.store.read import read_data_version
 from db.store.retract import retract_run
 from tests.bundles import make_bundle, make_result
 

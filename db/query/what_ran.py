@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from db.query.compare.pivot import scope_sql
+from db.query.read import read_frame
 from db.query.selectors import Selector
-from db.store.case_pivot import scope_sql
-from db.store.read import read_frame
 
 _FIELDS = "k.run_id, k.run_seq, k.workload, k.params_json, k.dtype, k.compile, k.metric, k.status, k.message, " \
     "k.profiler, k.op_calls, k.device_time_us, k.entries_json, k.warnings_json"  # fmt: skip

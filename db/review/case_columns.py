@@ -4,7 +4,7 @@ direction — the one place a tested case is called better or worse (Compare's c
 faster / slower counts, the verdict cards).
 
 A side's columns are named `<side>_<figure>` (baseline_median): the pivot's `b_` / `c_` prefixes
-(db.query.case_pairs.SIDES) are storage names, read only where the table is built from the pivot."""
+(db.query.compare.pivot.SIDES) are storage names, read only where the table is built from the pivot."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from bundle.metrics import METRICS
-from db.query.case_pairs import KEY, SIDES
+from db.query.compare.pivot import KEY, SIDES
 from db.stats.significance import NOT_SIGNIFICANT, SIGNIFICANT
 
 BASELINE, CANDIDATE = (side for side, _ in SIDES)

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bundle.contention import share_range
-from db.query.case_pairs import SIDES as _SIDES
+from db.query.compare.pivot import SIDES as _SIDES
+from db.query.key_codes import combine, groups
 from db.review.wording import difference_words, ratio_words, str_column
-from db.stats.codes import combine, groups
 
 
 def change_words(

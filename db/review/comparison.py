@@ -18,12 +18,12 @@ from sqlalchemy import Engine
 
 from bundle.metrics import METRICS, RULES, SAMPLED, RuleKind
 from db.errors import Problem, StoreError
-from db.query.case_pairs import FILTERS, KEY
-from db.query.case_pairs import SIDES as _SIDES
+from db.query.compare.pivot import FILTERS, KEY
+from db.query.compare.pivot import SIDES as _SIDES
+from db.query.compare.unmatched import unmatched_frame
 from db.query.libraries import differing_note, recorded_libraries
 from db.query.noise import read_model
 from db.query.selectors import Selector, check_builds, parse_pool, parse_selector, pooled_note, side_runs
-from db.query.unmatched import unmatched_frame
 from db.review.cache import Memo, clear_all
 from db.review.case_columns import (
     BY_DIFFERENCE,

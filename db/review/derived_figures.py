@@ -3,7 +3,7 @@ achieved bandwidth and share of peak from op_time, decode tokens/s from decode_t
 time_to_first_token) is one measurement with that timing, so it is one row: the timing's, which carries the
 figure as text. A derived figure compared without its timing (a metric filter, a bundle carrying only the rate)
 has no row to join and stands for the measurement itself (db.review.rules judges it by its timing's rule).
-Works on any frame keyed by db.query.case_pairs.KEY: the compared cases and the unmatched ones."""
+Works on any frame keyed by db.query.compare.pivot.KEY: the compared cases and the unmatched ones."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bundle.metrics import DERIVED, METRICS
-from db.query.case_pairs import KEY
-from db.stats import codes
+from db.query import key_codes
+from db.query.compare.pivot import KEY
 
 _CASE = [k for k in KEY if k != "metric"]
 
@@ -33,7 +33,7 @@ def derived_pairs(cases: pd.DataFrame, key_ordered: bool = False) -> pd.DataFram
     if key_ordered:
         case = np.cumsum(new_case(cases)) - 1
     else:
-        case = pd.factorize(codes.combine((_coded(cases[name]) for name in _CASE), len(cases)))[0]  # dense: < rows
+        case = pd.factorize(key_codes.combine((_coded(cases[name]) for name in _CASE), len(cases)))[0]  # dense: < rows
     key = case * (len(names) + 1) + metric  # one per (case, metric)
     wanted = case * (len(names) + 1) + timing_of
     timing = np.flatnonzero(~is_derived)

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from bundle.metrics import Better, metric
 from bundle.units import binary_bytes
-from db.stats.codes import groups
+from db.query.key_codes import groups
 from db.stats.ratios import factor
 
 _WORDS = {  # quantity -> (better, worse)

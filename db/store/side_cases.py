@@ -3,10 +3,10 @@ one side of it. Two kinds of group, one per Compare scope: a build (version, git
 device (`machine`), and a build on one chip — its GPU core count included, as Compare's chip scope pools — and
 device (`chip`).
 
-A group's rows come from the Compare's own pivot (db.store.case_pivot, with the group in place of the machine or
+A group's rows come from the Compare's own pivot (db.query.compare.pivot, with the group in place of the machine or
 chip as its scope) and the Compare's own statistics (db.stats.significance: the pooled quartiles, each side's
 replicate figures), so a Compare that reads them gives the answer the pivot gives, to the last bit;
-db.query.side_reads pairs them. Rewriting a group reads every sample of every run in it (a side's quartiles pool
+db.query.compare.side_reads pairs them. Rewriting a group reads every sample of every run in it (a side's quartiles pool
 them all), so it is not done inside an upload: storing or retracting a run marks its groups (`mark_runs`, in that
 transaction) and db.store.upkeep rewrites marked groups after the uploads (`summarise` from a snapshot, then
 `replace` under the write lock). A marked group's build is read from the pivot meanwhile: the mark costs speed,
@@ -24,12 +24,13 @@ import pyarrow.compute as pc
 from sqlalchemy import text
 
 from bundle.metrics import RATIO_METRICS
+from db.query.compare.pairs import key_order, read_pairs_on
+from db.query.compare.pivot import NO_RUNS, SCOPES, pivot_sql, scope_sql
 from db.stats.lists import QUARTILES
 from db.stats.significance import SampleLists, side_stats
-from db.store.case_pivot import NO_RUNS, key_order, pivot_sql, read_pairs_on, scope_sql
 from db.store.tables import SIDE_CASES
 
-KINDS = ("machine", "chip")  # a group kind is the Compare scope it answers
+KINDS = SCOPES  # a group kind is the Compare scope it answers
 _BUILD = "ru.torch_version, ru.git_hash, coalesce(ru.debug, false)"
 _BUILD_LABEL = (
     "ru.torch_version || chr(31) || coalesce(ru.git_hash, '-') || chr(31) || coalesce(ru.debug, false)::VARCHAR"
@@ -148,7 +149,7 @@ def refresh(conn, kind: str, groups: list[int]) -> None:
 def summarise(conn, kind: str, groups: list[int], parts: int = 1) -> pa.Table | None:
     """These groups' rows from their runs that are not retracted (None: no such run), in the pivot's key order,
     group by group: a reader pairs two alike sides row for row while a group's rows keep that order
-    (db.query.side_reads checks it and matches by key otherwise). Reads only: a snapshot will do.
+    (db.query.compare.side_reads checks it and matches by key otherwise). Reads only: a snapshot will do.
 
     parts > 1 reads the cases in that many slices (by a hash of the case key), one pivot each, then orders the
     rows as one read would: a row depends on its own case only, so the answer is the same while the samples held

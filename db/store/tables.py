@@ -41,7 +41,7 @@ class Run(SQLModel, table=True):
     warnings_json: str = "[]"
     n_results: int
     # 1, 2, 3, … in ingest order, also on each of the run's results (written together, so contiguous): DuckDB's
-    # zone maps then skip the row groups of unselected runs, which random run ids cannot do (db.query.case_pairs)
+    # zone maps then skip the row groups of unselected runs, which random run ids cannot do (db.query.compare.pivot)
     run_seq: int | None = Field(default=None, sa_type=BigInteger)
     uploaded_by: str | None = None  # the token name that wrote it (db.store.tokens); None: before store v4 or CLI
     # a retracted run stays listed (who, when, why) but its results are moved to retracted_results, out of
@@ -236,7 +236,7 @@ SIDE_CASES = Table(
 
 # A run group whose side summaries lag its runs: written where a run is stored or retracted (db.store.side_cases
 # mark_runs), removed when db.store.upkeep has rewritten the group. A side with a mark is answered from the pivot
-# (db.query.side_reads), so a mark costs a read speed, never an answer. mark_id: each mark's own id (the upkeep
+# (db.query.compare.side_reads), so a mark costs a read speed, never an answer. mark_id: each mark's own id (the upkeep
 # removes the marks it saw, not the ones made while it worked).
 SIDE_STALE = Table(
     "side_stale",

@@ -16,8 +16,8 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from db.errors import Problem, StoreError
-from db.store.case_pivot import CHIP_SCOPE
-from db.store.read import read_frame
+from db.query.compare.pivot import CHIP_SCOPE
+from db.query.read import read_frame
 from db.store.tables import ReviewNote
 
 STATES = ("new", "confirmed", "expected", "accepted", "fixed", "noise")

@@ -6,7 +6,7 @@ Both read every run (or pair) of a group, so inside an upload their cost grew wi
 (benchmarks/upload_history.py). An upload now writes only its own rows and marks; the upkeep follows it. Each
 piece is computed from a snapshot without the write lock, then written under it in a short transaction, so an
 upload waits at most for that write. Nothing waits for the upkeep to be right: a marked side is answered from
-the pivot (db.query.side_reads) and the A/A figures already lag by up to REFRESH of a group's pairs. New A/A
+the pivot (db.query.compare.side_reads) and the A/A figures already lag by up to REFRESH of a group's pairs. New A/A
 figures change the data version (answers are memoised on it); a side's rewrite does not (its answer is the same).
 
 Who runs it: the server after each upload's answer is sent (`catch_up_soon`), and at its start for marks a stopped

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from bundle.metrics import METRICS
-from db.query.case_pairs import KEY
+from db.query.compare.pivot import KEY
 
 COLUMNS = KEY + [
     "unit",

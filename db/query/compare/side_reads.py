@@ -1,7 +1,7 @@
 """A Compare of two builds read from the side summaries (db.store.side_cases, one kind per scope): each side one
 row per case from its build's groups, paired here in key order — row for row when both sides hold the same cases
 (the usual review), else by case key — with no grouping of samples at all. The
-pivot (db.query.case_pairs) answers every other question: pooled builds, tag and run selectors, a build whose
+pivot (db.query.compare.pivot) answers every other question: pooled builds, tag and run selectors, a build whose
 summaries lag its runs."""
 
 from __future__ import annotations
@@ -13,13 +13,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import Engine
 
-from db.query.case_pairs import KEY, SIDES, filter_sql
+from db.query.compare.pivot import KEY, SCOPES, SIDES, filter_sql
+from db.query.key_codes import combine, ranks
+from db.query.read import reader
 from db.query.selectors import Selector
-from db.stats.codes import combine
 from db.stats.contention import COLUMNS as CONTENTION_COLUMNS
-from db.store.case_pivot import ranks
-from db.store.read import reader
-from db.store.side_cases import KINDS
 
 COUNTS = ["pooled", "machines", "results", "n"]  # 0 on a side without the case, as the pivot counts
 FIGURES = ["runs", "inv_processes", "processes", "ss_within", "df_within", "ss_between", "valid", "mean"]
@@ -37,8 +35,8 @@ _MARKED = "SELECT 1 FROM side_stale WHERE {build} LIMIT 1"
 
 def readable(selector: Selector, scope: str, pool: bool) -> bool:
     """Whether the summaries can answer this side: one build (a pooled side needs every sample), in a scope they
-    are kept for (db.store.side_cases.KINDS)."""
-    return selector.kind == "build" and scope in KINDS and not pool
+    are kept for (db.query.compare.pivot.SCOPES)."""
+    return selector.kind == "build" and scope in SCOPES and not pool
 
 
 def read_sides(
