@@ -46,7 +46,7 @@ def announce_token() -> None:
     """With no writer token configured, make (or reuse) the local one beside the store and print it with a
     sign-in link, as Jupyter does: the operator can upload at once, no one else can. A token file that is not
     the server user's own private, non-empty file is refused, and the reason printed instead."""
-    from db.store.tokens import configured, local_token, local_token_path, local_token_refusal
+    from db.store.writers.tokens import configured, local_token, local_token_path, local_token_refusal
 
     roles = configured()
     if roles["upload"] or roles["admin"]:
@@ -90,15 +90,15 @@ def preload() -> None:
         print(f"mpsbench: the store did not open at start: {exc}", file=sys.stderr)
         serve_limits(None)
     else:
-        from db.store.upkeep import catch_up_soon
+        from db.store.writers.upkeep import catch_up_soon
 
         serve_limits(engine)  # opened (and migrated) first: DuckDB's memory for reads from now on
-        catch_up_soon(engine)  # the summaries a stopped server left behind (db.store.upkeep; never raises)
+        catch_up_soon(engine)  # the summaries a stopped server left behind (db.store.writers.upkeep; never raises)
     try:
         announce_token()
     except Exception as exc:  # noqa: BLE001 - e.g. an unreadable tokens file: writes are refused until fixed
         print(f"mpsbench: no upload token: {exc}", file=sys.stderr)
-    from db.store.sessions import secret_refusal
+    from db.store.writers.sessions import secret_refusal
 
     refused = secret_refusal()  # `mpsbench serve` refuses to start on it; a bare `streamlit run app.py` says it
     if refused:

@@ -25,7 +25,7 @@ from db.query.params import THRESHOLD_PERCENT
 from db.query.runs import RUN_FILTERS
 from db.query.selectors import SELECTOR_PATTERN, SYNTAX
 from db.review.comparison import SCOPES
-from db.store.aa_pairs import RATIO_METRICS
+from db.store.derived.aa_pairs import RATIO_METRICS
 from db.views import correctness, matrix, memory, noise, trends
 from db.views.sweeps import SWEEP_ID_PATTERN
 
@@ -260,9 +260,9 @@ _NOT_BLANK = r"[^\s\u001c-\u001f\u0085]"
 
 
 def _retract() -> dict:
-    """The route's own rules (db.store.retract.check_request) as the schema, so a request the schema allows is not
+    """The route's own rules (db.store.writers.retract.check_request) as the schema, so a request the schema allows is not
     refused for its run_id or reason; the 422 that a broken rule gets, documented."""
-    from db.store.retract import MAX_REASON, RUN_ID_PATTERN
+    from db.store.writers.retract import MAX_REASON, RUN_ID_PATTERN
 
     return {
         "summary": "retract a run (the uploading token or an admin token): it leaves every comparison",

@@ -18,8 +18,8 @@ from api.stream import streamed_json
 from db.errors import Problem, StoreError
 from db.query.runs import RUN_FILTERS, list_runs
 from db.query.selectors import parse_selector
+from db.review.release.summary import review_answer
 from db.review.review import Review
-from db.review.summary import review_answer
 from db.views.compare import compare_answer
 from db.views.correctness import correctness_view
 from db.views.matrix import matrix_view

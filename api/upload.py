@@ -1,6 +1,6 @@
 """Upload API: POST /api/v1/runs (one bundle as JSON); GET /api/v1/health is api/health.py.
 
-Auth: `Authorization: Bearer <token>`, a named token (db.store.tokens: MPSBENCH_UPLOAD_TOKENS name=token pairs,
+Auth: `Authorization: Bearer <token>`, a named token (db.store.writers.tokens: MPSBENCH_UPLOAD_TOKENS name=token pairs,
 or the one generated at first start); the run records the token's name (uploaded_by). No token, no write, from
 loopback too. DELETE /api/v1/runs/{run_id} with {"reason": "…"} retracts a run (its uploader or an admin).
 Body limit: env MPSBENCH_MAX_UPLOAD_MB (default 64) -> 413, on the body as sent and, for a gzip body
@@ -28,7 +28,7 @@ from db.errors import Problem, StoreError
 from db.ingest.core import ingest_bundle
 from db.ingest.limits import max_upload_bytes
 from db.store.engine import shared_store
-from db.store.upkeep import catch_up_soon
+from db.store.writers.upkeep import catch_up_soon
 
 
 def _limit() -> int:
@@ -101,7 +101,7 @@ async def upload_run(request: Request):
 
 
 def _then_upkeep(response, wrote: bool):
-    """The written run's group summarised after this answer is sent (db.store.upkeep), never before it."""
+    """The written run's group summarised after this answer is sent (db.store.writers.upkeep), never before it."""
     if wrote:
         response.background = BackgroundTask(catch_up_soon, shared_store())
     return response
@@ -109,7 +109,7 @@ def _then_upkeep(response, wrote: bool):
 
 async def retract(request: Request):
     """DELETE /api/v1/runs/{run_id}, body {"reason": "…"}: 200 with who/when/why, 401/403 token, 404, 409 twice."""
-    from db.store.retract import retract_run
+    from db.store.writers.retract import retract_run
 
     try:
         who = writer(request)

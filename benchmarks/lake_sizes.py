@@ -1,7 +1,7 @@
 """Cold Compare on a large store, lake vs file (benchmarks/lake.py --compare-rows N).
 
 The file store is benchmarks/dashboard.generate's (N results, 1,000 a run, 50 machines, builds of 100 runs each,
-made inside DuckDB); the lake gets the same rows through `mpsbench migrate-store`'s copy (db.store.copy). Then
+made inside DuckDB); the lake gets the same rows through `mpsbench migrate-store`'s copy (db.store.writers.copy). Then
 db.review.comparison.compare for dashboard.BASE (torch=2.10.0 → 2.11.0, machine scope), its cache cleared before
 each call, alternating file and lake, K times each: medians and their ratio. Both sides run on the same duckdb
 (1.5.5, the one the lake's extensions exist for).
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from benchmarks.dashboard import BASE, generate
 from db.review.comparison import CompareQuery, clear_cache, compare
-from db.store.copy import copy_store
 from db.store.engine import open_store
+from db.store.writers.copy import copy_store
 
 
 def compare_big(file_path: Path, lake: str, rows: int, repeats: int, machines: int = 50) -> dict:

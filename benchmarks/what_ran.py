@@ -7,7 +7,7 @@
    nightlies (a wrapper interpreter with its own sitecustomize: a nightly's version and git hash), the second with
    softmax computed as exp(log_softmax(x)) (benchmarks/disturbance.py, MPSBENCH_PLANTED_SOFTMAX): the same values
    through other aten ops. Each runs one softmax case with --kernels; both bundles are stored and the case's
-   breakdowns compared (db.query.what_ran, db.review.what_ran): the path change must be named.
+   breakdowns compared (db.query.what_ran, db.review.what_ran.kernels): the path change must be named.
 CPU figures: not MPS figures.
 Usage: python -m benchmarks.what_ran [--only spread|planted] [--bundle FILE | --keep DIR] [--processes 2]
        [--idle-wait S] [--json] [--tiny]
@@ -112,7 +112,7 @@ def planted(base: Path, processes: int, idle_wait: float, env: dict) -> dict:
     from db.ingest.core import ingest_bundle
     from db.query.selectors import parse_selector
     from db.query.what_ran import case_breakdowns
-    from db.review.what_ran import what_ran
+    from db.review.what_ran.kernels import what_ran
     from db.store.engine import open_store
 
     pythons = plant(base / "builds")
@@ -144,8 +144,8 @@ def planted(base: Path, processes: int, idle_wait: float, env: dict) -> dict:
 def _shown(engine, versions: list[str], machine: str) -> dict:
     """What the review shows of the case: Compare's case detail (its panel's words and bars, db.views.what_ran) and
     the case's rows in the review's lists (Regressions' `why` and `what_ran`), wherever it is listed."""
+    from db.review.release.summary import review_answer
     from db.review.review import Review
-    from db.review.summary import review_answer
     from db.views.what_ran import case_what_ran
 
     params = {"baseline": f"torch={versions[0]}", "candidate": f"torch={versions[1]}", "scope": "machine"}

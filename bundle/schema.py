@@ -109,7 +109,7 @@ def unit_rule(metric_name: str, unit: str) -> str:
 
 
 # what makes a result one case of a run: a bundle holds each at most once (a repeat would be paired with every
-# copy of itself in another run's A/A data: 6,000 copies of one case made a 36 M-row join, db.store.aa_pairs)
+# copy of itself in another run's A/A data: 6,000 copies of one case made a 36 M-row join, db.store.derived.aa_pairs)
 CASE_FIELDS = ("workload", "case_key", "dtype", "compile", "metric")
 
 

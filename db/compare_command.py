@@ -1,7 +1,7 @@
 """`mpsbench compare` (also `python -m db compare`): a review from the command line, for a CI job to gate on.
 
 The same answer as the Regressions page and GET /api/v1/regressions: locally it calls the view the route calls
-(db.review.summary.review_answer) on the local store; with --url it reads that route's JSON from a running server
+(db.review.release.summary.review_answer) on the local store; with --url it reads that route's JSON from a running server
 (token from MPSBENCH_TOKEN when the server wants one for reads). Prints the release summary and the regressions
 as a table, a CI job summary in Markdown (`md`: verdict first, the worst rows bounded, links to the dashboard with
 --url: db.views.ci_summary), the full Markdown export (`md-full`: the Regressions page's download), JSON (the API's
@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 
 from db.errors import Problem, StoreError
-from db.review.case_columns import (
+from db.review.cases.columns import (
     BASELINE_MEDIAN,
     CANDIDATE_MEDIAN,
     CI_HIGH,
@@ -30,7 +30,7 @@ from db.review.case_columns import (
     P_VALUE,
 )
 from db.review.decisions import case_id
-from db.store.triage import TRIAGED_AWAY
+from db.store.writers.triage import TRIAGED_AWAY
 
 FORMATS, FAIL_ON = ("table", "md", "md-full", "json", "csv"), ("regression", "unconfirmed", "untriaged")
 NUMBERS = (BASELINE_MEDIAN, CANDIDATE_MEDIAN, ORIENTED_RATIO, DIFFERENCE, CI_LOW, CI_HIGH, P_VALUE, "worse_by", "bound")
@@ -103,7 +103,7 @@ def main(args: list[str]) -> int:
 
 
 def local_answer(review) -> dict[str, Any]:
-    from db.review.summary import review_answer
+    from db.review.release.summary import review_answer
     from db.store.engine import reading
 
     with reading() as engine:  # a read: a missing store is an ERROR, never a new empty one
@@ -180,7 +180,7 @@ def render(answer: dict[str, Any], fmt: str, params: dict[str, str] | None = Non
 
 
 def _gate(answer: dict[str, Any], fail_on: str | None) -> int:
-    """Exit 1 when `fail_on` holds. A regression triaged away (noise, expected, accepted: db.store.triage) is no
+    """Exit 1 when `fail_on` holds. A regression triaged away (noise, expected, accepted: db.store.writers.triage) is no
     regression to fail on; the lines say how many were left out and who triaged them."""
     found = [r for r in answer["regressions"] if r.get("state") not in TRIAGED_AWAY]
     away = [r for r in answer["regressions"] if r.get("state") in TRIAGED_AWAY]

@@ -9,7 +9,7 @@ import altair as alt
 import pandas as pd
 from altair.utils.core import infer_vegalite_type_for_pandas
 
-from db.review.wording import format_value
+from db.review.cases.wording import format_value
 from db.views.compare_chart import DIRECTIONS, ratio_reach
 from db.views.correctness import SLOPE_DIRECTIONS
 from db.views.matrix import legend_ticks

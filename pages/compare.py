@@ -10,8 +10,8 @@ import streamlit as st
 from db.query.params import int_param, one_of
 from db.query.selectors import available_selectors
 from db.review.comparison import CompareQuery, ComparisonResult
+from db.review.release.status_changes import status_changes, status_words
 from db.review.review import Review, cached_review
-from db.review.status_changes import status_changes, status_words
 from db.views.case_detail import case_provenance, case_trend_url
 from db.views.compare import CASE_VIEW, case_order, named_unmatched, shown_cases
 from db.views.compare_chart import CHART_DEFAULT, case_labels, case_rows, chart_rows, chart_words

@@ -42,7 +42,7 @@ if __name__ == "__main__":  # the Streamlit script run; importing this module (t
     from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
 
     from db.memory import busy
-    from db.store.tokens import reads_need_token
+    from db.store.writers.tokens import reads_need_token
     from pages.signin import signed_in
     from pages.widgets import drop_params, flush_params, guarded, sidebar_review  # guarded: a short st.error
 

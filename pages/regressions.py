@@ -11,7 +11,7 @@ from db.query.params import threshold_percent
 from db.query.selectors import available_selectors
 from db.review.comparison import CompareQuery
 from db.review.review import Review
-from db.store.triage import NOTE_KEY, STATES, save_note
+from db.store.writers.triage import NOTE_KEY, STATES, save_note
 from db.views.defaults import default_sides, side_labels
 from db.views.regressions import TRIAGE_RULE, regressions_view, saved_triage
 from db.views.review_export import review_csv, review_markdown

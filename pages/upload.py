@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from db.errors import StoreError
-from db.store.upkeep import catch_up_soon
+from db.store.writers.upkeep import catch_up_soon
 from pages.signin import require_writer
 from pages.widgets import engine, plain, table, upload_limit
 
@@ -59,7 +59,7 @@ def body() -> None:
         seen[f.file_id] = outcome_of(f.name, f.getvalue(), who.name)
     if any(seen[f.file_id]["outcome"] == "new" for f in new):
         with st.spinner("Summarising the new runs for Compare…"):
-            catch_up_soon(engine())  # db.store.upkeep: Compare is right without it, only slower
+            catch_up_soon(engine())  # db.store.writers.upkeep: Compare is right without it, only slower
     outcomes = pd.DataFrame([seen[f.file_id] for f in files])
     table(outcomes, column_config={"detail": st.column_config.TextColumn(width="large")})
     refused = outcomes[outcomes["outcome"] == "refused"]

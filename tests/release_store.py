@@ -151,10 +151,10 @@ def release_bundles(seed: int = 44) -> list[Bundle]:
 
 def release_store(engine) -> list[Bundle]:
     from db.ingest.core import ingest_bundle
-    from db.store.upkeep import catch_up
+    from db.store.writers.upkeep import catch_up
 
     bundles = release_bundles()
     for bundle in bundles:
         ingest_bundle(engine, bundle.model_dump_json().encode())
-    catch_up(engine)  # as a server leaves it once its uploads pause (db.store.upkeep)
+    catch_up(engine)  # as a server leaves it once its uploads pause (db.store.writers.upkeep)
     return bundles

@@ -293,10 +293,10 @@ def expected() -> dict[str, Any]:
 
 def seed_store(engine) -> dict[str, Any]:
     from db.ingest.core import ingest_bundle
-    from db.store.upkeep import catch_up
+    from db.store.writers.upkeep import catch_up
 
     bundles = seed_bundles()
     for bundle in bundles:
         ingest_bundle(engine, bundle.model_dump_json().encode())
-    catch_up(engine)  # as a server leaves it once its uploads pause (db.store.upkeep)
+    catch_up(engine)  # as a server leaves it once its uploads pause (db.store.writers.upkeep)
     return {**expected(), "run_ids": [b.run_id for b in bundles], "bundles": bundles}

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from db.review.comparison import CompareQuery, ComparisonResult, compute_compare
+from db.review.release.status_changes import status_changes
 from db.review.review import JudgedReview
-from db.review.status_changes import status_changes
 from db.views.compare_chart import (
     BETTER,
     DIRECTIONS,

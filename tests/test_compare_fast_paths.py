@@ -11,9 +11,9 @@ from scipy.special import stdtrit
 
 from bundle.metrics import DERIVED
 from db.query.compare.pivot import KEY
-from db.review.case_words import with_warnings
-from db.review.derived_figures import derived_pairs
-from db.review.wording import str_column
+from db.review.cases.derived_figures import derived_pairs
+from db.review.cases.text_columns import with_warnings
+from db.review.cases.wording import str_column
 from db.stats.replicates import holm, t_quantile
 
 
@@ -223,7 +223,7 @@ def test_code_groups_are_np_unique_groups_with_or_without_a_lookup_array():
 
 def test_ratio_words_worded_once_per_distinct_text_are_each_rows_words():
     from bundle.metrics import metric
-    from db.review.wording import _ratio_words, ratio_words
+    from db.review.cases.wording import _ratio_words, ratio_words
 
     rng = np.random.default_rng(1)
     special = [1.0, 1.005, 0.995, 2.675, 1 / 1.125, 0.0, -1.5, np.nan, np.inf, 1e20]  # halves, undefined, huge

@@ -7,8 +7,8 @@ import pytest
 import db.store.engine as store
 from db.errors import StoreError
 from db.review.comparison import CompareQuery
-from db.review.listing import regressions
-from db.store.triage import NOTE_KEY, save_note
+from db.review.release.listing import regressions
+from db.store.writers.triage import NOTE_KEY, save_note
 from db.views.review_export import md_escape, review_csv, review_markdown
 from tests.seed import seed_store
 

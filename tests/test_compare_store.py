@@ -132,7 +132,7 @@ def test_json_twin_returns_the_functions_figures(seeded, monkeypatch):
     body = client.get("/api/v1/compare", params={"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"}).json()
     expected = compare_answer(engine, Review(_run(engine).query))
     expected.pop("summary")
-    summary = body.pop("summary")  # the release summary (db.review.summary): tests/test_release_summary.py
+    summary = body.pop("summary")  # the release summary (db.review.release.summary): tests/test_release_summary.py
     assert body == json.loads(json.dumps({"ok": True, **expected})) and summary["baseline"] == "torch=2.14.1"
     assert all("unit" in case and "change_unit" in case for case in body["cases"])
     bad = client.get("/api/v1/compare", params={"baseline": "nonsense", "candidate": "torch=2.15.0rc1"})

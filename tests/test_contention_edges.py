@@ -88,8 +88,8 @@ def test_an_aa_pair_compares_the_medians_of_the_clean_processes(tmp_path):
 def test_the_gate_the_cards_and_the_markdown_count_contended_cases(tmp_path, monkeypatch):
     from db.compare_command import main as gate
     from db.review.comparison import CompareQuery
+    from db.review.release.summary import review_answer
     from db.review.review import Review
-    from db.review.summary import review_answer
     from db.views.review_export import summary_markdown
     from db.views.verdict_cards import verdict_cards
 

@@ -17,9 +17,9 @@ from starlette.testclient import TestClient
 import db.store.engine
 from bundle.metrics import DERIVED, RULES, MetricError, RuleKind, parse_rules
 from db.cli import main
-from db.review.listing import regressions
+from db.review.release.listing import regressions
+from db.review.release.summary import release_summary
 from db.review.review import Review, cached_review
-from db.review.summary import release_summary
 from db.views.compare_chart import case_rows
 from db.views.review_export import md_escape
 from db.views.verdict_cards import verdict_cards

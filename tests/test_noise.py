@@ -19,10 +19,10 @@ from db.ingest.core import ingest_bundle
 from db.query.noise import noise_groups
 from db.stats import noise as model
 from db.stats.planner import Components, optimal_samples, runs_needed, variance_components
-from db.store.aa_pairs import PARTNERS, forget_run
+from db.store.derived.aa_pairs import PARTNERS, forget_run
 from db.store.engine import open_store
 from db.store.tables import STORE_VERSION
-from db.store.upkeep import catch_up
+from db.store.writers.upkeep import catch_up
 from db.views.noise import EMPTY, noise_view
 from tests.bundles import make_bundle, make_result
 
@@ -31,7 +31,7 @@ Z975 = 1.959963984540054
 
 def stored(engine, raw):
     """An upload as the server leaves it once its uploads pause: stored, then the A/A figures brought up to date
-    (db.store.upkeep)."""
+    (db.store.writers.upkeep)."""
     out = ingest_bundle(engine, raw)
     catch_up(engine)
     return out
@@ -332,14 +332,14 @@ REVIEW = {"baseline": "torch=2.15.0", "candidate": "torch=2.16.0", "threshold": 
 
 
 def _review(engine):
-    from db.review.listing import regressions
+    from db.review.release.listing import regressions
     from db.review.review import Review
 
     return regressions(engine, Review.from_params(REVIEW))
 
 
 def _doubts(engine):
-    from db.review.listing import doubtful
+    from db.review.release.listing import doubtful
     from db.review.review import Review
 
     return doubtful(engine, Review.from_params(REVIEW))
@@ -400,7 +400,7 @@ def test_a_first_v4_store_without_pending_counts_is_migrated(tmp_path):
 
 
 def test_a_retracted_run_leaves_the_model_and_pairs_with_no_later_run(engine):
-    from db.store.retract import retract_run
+    from db.store.writers.retract import retract_run
 
     for run_id, scale in (("a1", 1.0), ("a2", 1.5), ("a3", 1.02)):
         stored(engine, _run(f"{run_id:0>32}", scale=scale))

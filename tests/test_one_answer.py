@@ -14,12 +14,12 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from bundle.units import convert
-from db.review.answer import CASE
 from db.review.comparison import CompareQuery
+from db.review.release.answer import CASE
 from db.review.review import Review, cached_review
 from db.review.rules import REGRESSION
 from db.store.engine import open_store
-from db.store.triage import NOTE_KEY, save_note
+from db.store.writers.triage import NOTE_KEY, save_note
 from tests import release_store as r
 
 SIDES = {"baseline": r.STABLE, "candidate": r.RC}
@@ -167,7 +167,7 @@ def test_every_view_shows_the_judged_figure_of_each_case(engine, api):
 
 
 def test_the_exports_carry_the_review_figures(engine, api):
-    from db.review.listing import doubtful, regressions
+    from db.review.release.listing import doubtful, regressions
     from db.views.ci_summary import job_summary
     from db.views.review_export import review_csv, review_markdown
 

@@ -17,8 +17,8 @@ from bundle.pytorch_oss import to_records
 from bundle.schema import Bundle
 from db.cli import main
 from db.query.read import read_frame
+from db.review.release.summary import review_answer
 from db.review.review import Review
-from db.review.summary import review_answer
 from db.store.engine import open_store
 from tests import release_walk as w
 from tests.bundles import make_bundle, make_result

@@ -16,8 +16,8 @@ import pytest
 from db.cli import main
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery
+from db.review.release.summary import review_answer
 from db.review.review import Review, cached_review
-from db.review.summary import review_answer
 from db.store.engine import open_store
 from db.views.correctness import WITHIN, correctness_view
 from db.views.empty_reason import empty_reason

@@ -103,7 +103,7 @@ def test_the_api_reads_threshold_in_percent_like_the_page(seeded_path, monkeypat
 
     import api.query as query_api
     from db.review.comparison import CompareQuery
-    from db.review.listing import regressions
+    from db.review.release.listing import regressions
 
     engine = open_store(seeded_path)
     monkeypatch.setattr(query_api, "_engine", lambda: engine)

@@ -200,7 +200,7 @@ def test_card_lines_are_toned_wins_green_as_losses_red():
 
 
 def test_summary_counts_each_groups_memory_and_correctness_moves():
-    from db.review.group_words import moved as _moved
+    from db.review.release.group_words import moved as _moved
 
     compared = pd.DataFrame({"improved": [True, False, True]})
     found = pd.DataFrame({"metric": ["memory_driver_peak", "op_time", "correctness"]})

@@ -30,11 +30,11 @@ from bundle.schema import Bundle, Result, repeated_case_rule
 from db.errors import Problem, StoreError
 from db.ingest import results_text, staging
 from db.ingest.kernels import insert_kernels
-from db.store.aa_pairs import store_pairs_of_run
-from db.store.contention import STORED_SQL
+from db.store.derived.aa_pairs import store_pairs_of_run
+from db.store.derived.contention import STORED_SQL
+from db.store.derived.side_cases import mark_runs
 from db.store.engine import WRITE_LOCK, bump_data_version
 from db.store.faults import is_store_fault
-from db.store.side_cases import mark_runs
 
 
 @dataclass(frozen=True)
@@ -210,7 +210,7 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
 
 
 def _refuse_repeats(duck) -> None:
-    """A case twice in one bundle is refused before anything joins on it (db.store.aa_pairs pairs by case)."""
+    """A case twice in one bundle is refused before anything joins on it (db.store.derived.aa_pairs pairs by case)."""
     found, total = staging.repeats(duck, staging.SUSPECTS)
     if not found:
         return
@@ -293,8 +293,8 @@ def _store(conn, bundle: Bundle, n: int, sha: str, uploaded_by: str | None) -> I
             f"INSERT INTO results ({_COLUMNS}, contention, run_seq) SELECT {_COLUMNS}, "
             f"{STORED_SQL}, {int(seq)} FROM _final"
         )
-        store_pairs_of_run(conn, bundle.run_id)  # its A/A pairs (db.store.aa_pairs), in the same transaction
-        mark_runs(conn, [bundle.run_id])  # its group's side summaries lag until db.store.upkeep catches up
+        store_pairs_of_run(conn, bundle.run_id)  # its A/A pairs (db.store.derived.aa_pairs), in the same transaction
+        mark_runs(conn, [bundle.run_id])  # its group's side summaries lag until db.store.writers.upkeep catches up
         bump_data_version(conn)
     return IngestOutcome(bundle.run_id, True, n)
 
@@ -341,7 +341,7 @@ def _header_json(bundle: Bundle) -> str:
 
 def ingest_bundle(engine: Engine, raw, uploaded_by: str | None = None) -> IngestOutcome:
     """raw: the body (bytes or str) or a parsed document (dict); uploaded_by: the writer's token name
-    (db.store.tokens), kept on the run; StoreError names what is refused."""
+    (db.store.writers.tokens), kept on the run; StoreError names what is refused."""
     data = _body(raw)
     with WRITE_LOCK, engine.connect() as conn:
         duck = conn.connection.driver_connection

@@ -1,6 +1,6 @@
 """The A/A noise model read from the store: one row per (chip, device, workload, metric, dtype, compile) with the
 pair count and the 95th percentile of |log ratio| that DuckDB computed when the group's figures were last
-recomputed (db.store.aa_pairs: pairs stored since are `pending`; quantile_cont, numpy's linear rule, the rule
+recomputed (db.store.derived.aa_pairs: pairs stored since are `pending`; quantile_cont, numpy's linear rule, the rule
 db.stats.noise states). Reading it is a read of a few hundred rows, whatever the number of pairs. The chip is
 labelled as Compare's chip scope labels it (chip and GPU cores; a machine without a chip stands for itself).
 """

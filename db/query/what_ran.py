@@ -1,6 +1,6 @@
 """Kernels breakdowns as stored (case_kernels, bundle schema 5): a case's on the two sides of a comparison, and a run's
 for an export. Each breakdown a dict in the bundle's shape (bundle.kernels.CaseKernels' fields), with its run: what
-db.review.what_ran compares. Retracted runs are never read."""
+db.review.what_ran.kernels compares. Retracted runs are never read."""
 
 from __future__ import annotations
 

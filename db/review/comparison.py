@@ -25,7 +25,7 @@ from db.query.libraries import differing_note, recorded_libraries
 from db.query.noise import read_model
 from db.query.selectors import Selector, check_builds, parse_pool, parse_selector, pooled_note, side_runs
 from db.review.cache import Memo, clear_all
-from db.review.case_columns import (
+from db.review.cases.columns import (
     BY_DIFFERENCE,
     BY_RATIO,
     CASE_COLUMNS,
@@ -36,12 +36,12 @@ from db.review.case_columns import (
     RATIO,
     side_column,
 )
-from db.review.case_words import caveats, change_words, contention_words, with_contention, with_warnings
+from db.review.cases.text_columns import caveats, change_words, contention_words, with_contention, with_warnings
+from db.review.cases.wording import pick, str_column
 from db.review.families import FAMILY_INPUT, family_frame
 from db.review.noise import case_noise
 from db.review.rules import rule_kinds
 from db.review.side_inputs import MetricFacts, case_sample_reader, side_inputs
-from db.review.wording import pick, str_column
 from db.stats.lists import QUARTILES
 from db.stats.ratios import orient, oriented_interval
 from db.stats.significance import (

@@ -22,8 +22,8 @@ import pyarrow as pa
 
 from db.query import key_codes
 from db.query.key_codes import ranks
-from db.review.case_columns import BETTER, COMPARISON, ORIENTED_RATIO, UNCHANGED, WORSE, better_worse
-from db.review.wording import ci_words, ratio_words
+from db.review.cases.columns import BETTER, COMPARISON, ORIENTED_RATIO, UNCHANGED, WORSE, better_worse
+from db.review.cases.wording import ci_words, ratio_words
 from db.stats.lists import QUARTILES, list_quantiles, offsets_of
 from db.stats.significance import SIGNIFICANT, bootstrap_means, geomeans, row_percentiles
 

@@ -1,6 +1,6 @@
 """Each compared case judged by its metric's regression rule (bundle.metrics.RULES, overridable per review).
 
-A derived figure (db.review.derived_figures: bandwidth, tokens/s) compared beside its timing is that timing's measurement:
+A derived figure (db.review.cases.derived_figures: bandwidth, tokens/s) compared beside its timing is that timing's measurement:
 never a verdict of its own. Compared alone it stands for the measurement and takes its timing's rule (`ruled_by`).
 `case_bounds` is the one place a case's regression bound is computed: the review threshold, or the metric's own
 percent. The noise is the test's business (db.stats.replicates: processes, runs and A/A pairs make its variance),
@@ -30,8 +30,8 @@ from bundle.metrics import (
     Rule,
     RuleKind,
 )
-from db.review.case_columns import BETTER, UNCHANGED, UNCLEAR, WORSE, per_metric, tested_directions
-from db.review.derived_figures import folded_rows
+from db.review.cases.columns import BETTER, UNCHANGED, UNCLEAR, WORSE, per_metric, tested_directions
+from db.review.cases.derived_figures import folded_rows
 from db.stats.ratios import as_fraction, as_percent, worse_fraction
 from db.stats.significance import (
     CONTENDED,
@@ -64,7 +64,7 @@ def case_bounds(
 def ruled_by(cases: pd.DataFrame, key_ordered: bool = False) -> pd.Series:
     """Per case, the metric whose rule judges it: its own, or for a derived figure compared without its timing
     (nothing carries it) that timing's, so a rate filtered apart from its time still gates like the time.
-    `key_ordered`: the cases are in key order (db.review.derived_figures.derived_pairs)."""
+    `key_ordered`: the cases are in key order (db.review.cases.derived_figures.derived_pairs)."""
     codes, names = pd.factorize(cases.metric)  # mapped once per distinct metric, not once per case
     own = np.append(names.to_numpy(dtype=object), None)[codes]
     alone = cases.metric.isin(list(DERIVED)).to_numpy(dtype=bool)
@@ -192,7 +192,7 @@ def directions(
     improved: np.ndarray,
     busy: np.ndarray,
 ) -> np.ndarray:
-    """Each case's direction (db.review.case_columns.DIRECTIONS), the one every view and count reads: a tested
+    """Each case's direction (db.review.cases.columns.DIRECTIONS), the one every view and count reads: a tested
     figure's against its bound (case_table.tested_directions); a single figure judged by its own rule (memory,
     PSNR, errors) worse where it regressed, better where it gained beyond that rule, not decided where its side
     was contended, else unchanged; passed → failed is worse whatever the metric."""

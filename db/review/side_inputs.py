@@ -1,7 +1,7 @@
 """What a comparison needs of each side, per case: its counts and detail columns, its pooled quartiles and its
 replicate figures (db.stats.replicates) — one SideStats record, computed by one function
 (db.stats.significance.side_stats) and read two ways. A machine- or chip-scope
-Compare of two single builds reads them from the side summaries kept after each upload (db.store.side_cases,
+Compare of two single builds reads them from the side summaries kept after each upload (db.store.derived.side_cases,
 db.query.compare.side_reads): two rows per case, nothing grouped. Every other question (pooled builds, tag and run
 selectors, a build whose summaries lag its runs) is answered by the pivot of the selected results (db.query.compare.pivot) and the statistics of its samples, computed
 on workers while the caller builds its frames. The raw samples of one case, for its distribution chart, are read

@@ -25,10 +25,10 @@ from sqlalchemy import Engine
 from bundle.case_names import case_name
 from bundle.metrics import Better, metric
 from db.errors import StoreError
-from db.review.case_columns import BETTER, WORSE
+from db.review.cases.columns import BETTER, WORSE
+from db.review.cases.wording import format_value, ratio_words
 from db.review.comparison import CompareQuery
 from db.review.review import Review, cached_review
-from db.review.wording import format_value, ratio_words
 from db.stats.ratios import orient
 from db.stats.significance import geomean_ci
 

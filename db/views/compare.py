@@ -14,10 +14,10 @@ from sqlalchemy import Engine
 
 from bundle.case_names import case_names
 from db.query.json_values import records
+from db.review.cases.wording import with_side_values
+from db.review.release.status_changes import status_changes
+from db.review.release.summary import release_summary
 from db.review.review import Review, cached_review
-from db.review.status_changes import status_changes
-from db.review.summary import release_summary
-from db.review.wording import with_side_values
 from db.views.compare_chart import case_rows
 from db.views.empty_reason import empty_reason
 from db.views.trends import FIELDS as TREND_FIELDS
@@ -99,7 +99,7 @@ def case_order(cases: pd.DataFrame) -> pd.DataFrame:
 
 def shown_cases(cases: pd.DataFrame) -> pd.DataFrame:
     """Case rows named (named_cases) with each side's median in its unit, as words (`baseline_value`,
-    `candidate_value`: db.review.wording.format_value, the words the Regressions page uses)."""
+    `candidate_value`: db.review.cases.wording.format_value, the words the Regressions page uses)."""
     return with_side_values(named_cases(cases))
 
 

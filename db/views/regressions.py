@@ -1,6 +1,6 @@
 """The Regressions page's adapter: one judged review (db.review) listed for triage — its regressions worst first,
 its doubtful cases apart, its verdict cards — or why nothing was compared. GET /api/v1/regressions answers the
-same review (db.review.summary.review_answer)."""
+same review (db.review.release.summary.review_answer)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from db.query.json_values import records
-from db.review.listing import doubtful, regressions
+from db.review.release.listing import doubtful, regressions
+from db.review.release.status_changes import status_changes
 from db.review.review import Review, cached_review
 from db.review.rules import SUSPECTED, UNCONFIRMED_STATE
-from db.review.status_changes import status_changes
-from db.store.triage import STATES, TRIAGED_AWAY
+from db.store.writers.triage import STATES, TRIAGED_AWAY
 from db.views.empty_reason import empty_reason
 from db.views.verdict_cards import Cards, verdict_cards
 
@@ -56,7 +56,7 @@ def regressions_view(engine: Engine, review: Review) -> RegressionsView:
     )
 
 
-# what the triage form says a state does (db.store.triage.TRIAGED_AWAY; db.review.answer counts by it)
+# what the triage form says a state does (db.store.writers.triage.TRIAGED_AWAY; db.review.release.answer counts by it)
 TRIAGE_RULE = (
     f"A state of {', '.join(TRIAGED_AWAY[:-1])} or {TRIAGED_AWAY[-1]} takes the regression out of the counts (the "
     "cards, Overview, the exports and the gate list it as triaged, with who and why); "

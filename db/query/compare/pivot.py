@@ -1,5 +1,5 @@
 """The Compare pivot's SQL: both sides' results grouped and paired inside DuckDB, one row per case key. Its sides
-are given as SQL selecting run ids (compare_sql turns selectors into them; db.store.side_cases refreshes its
+are given as SQL selecting run ids (compare_sql turns selectors into them; db.store.derived.side_cases refreshes its
 per-group summaries through the same pivot, so a summary and a Compare read agree to the last bit);
 db.query.compare.pairs reads it from one snapshot as one Arrow table in case-key order.
 

@@ -1,4 +1,4 @@
-"""A Compare of two builds read from the side summaries (db.store.side_cases, one kind per scope): each side one
+"""A Compare of two builds read from the side summaries (db.store.derived.side_cases, one kind per scope): each side one
 row per case from its build's groups, paired here in key order — row for row when both sides hold the same cases
 (the usual review), else by case key — with no grouping of samples at all. The
 pivot (db.query.compare.pivot) answers every other question: pooled builds, tag and run selectors, a build whose
@@ -21,7 +21,7 @@ from db.stats.contention import COLUMNS as CONTENTION_COLUMNS
 
 COUNTS = ["pooled", "machines", "results", "n"]  # 0 on a side without the case, as the pivot counts
 FIGURES = ["runs", "inv_processes", "processes", "ss_within", "df_within", "ss_between", "valid", "mean"]
-CONTENTION = list(CONTENTION_COLUMNS)  # each side's contention, as db.store.side_cases keeps it
+CONTENTION = list(CONTENTION_COLUMNS)  # each side's contention, as db.store.derived.side_cases keeps it
 COLUMNS = (
     COUNTS
     + ["passed", "tolerance", "rounding", "other", "message", "fallback_median", "warnings", "median", "p25", "p75"]
@@ -29,7 +29,7 @@ COLUMNS = (
     + CONTENTION
 )
 _SIDE = "SELECT group_seq, {keys}, {columns} FROM side_cases r WHERE kind = ? AND {build}{filters}"
-# a group of the build whose summaries lag its runs (db.store.side_cases.mark_runs): that side is read from the pivot
+# a group of the build whose summaries lag its runs (db.store.derived.side_cases.mark_runs): that side is read from the pivot
 _MARKED = "SELECT 1 FROM side_stale WHERE {build} LIMIT 1"
 
 
@@ -49,9 +49,9 @@ def read_sides(
 ) -> pa.Table | None:
     """KEY, then per side (b_, c_) COLUMNS, one row per case key on either side, in key order; None when a side
     holds more than one group per case (several builds of one version: the caller's checks refuse or pool it), or
-    a group of either build lags its runs (stored since db.store.upkeep last caught up): the pivot answers then.
+    a group of either build lags its runs (stored since db.store.writers.upkeep last caught up): the pivot answers then.
     With a pool the candidate is read on a worker beside the baseline. Each side is as one commit left it (a
-    group's rows change in one transaction of db.store.upkeep); the two reads may see different
+    group's rows change in one transaction of db.store.writers.upkeep); the two reads may see different
     commits, as the Compare's other reads (builds, A/A figures) may: no figure combines the two sides' rows."""
     where, params = filter_sql(filters)
 
@@ -79,7 +79,7 @@ def pair_sides(b: pa.Table, c: pa.Table) -> pa.Table | None:
 
 def _grouped_in_order(side: pa.Table) -> pa.Table:
     """The side with its groups' row blocks in (scope, device) order. A group is one machine and device, so if
-    each block is in key order (db.store.side_cases writes a group's rows so) the side is; _aligned checks it."""
+    each block is in key order (db.store.derived.side_cases writes a group's rows so) the side is; _aligned checks it."""
     seq = side["group_seq"].to_numpy()
     starts = np.flatnonzero(np.r_[True, seq[1:] != seq[:-1]]) if len(seq) else np.array([], dtype=np.int64)
     firsts = pa.array(starts)

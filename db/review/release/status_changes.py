@@ -15,7 +15,7 @@ import pandas as pd
 from bundle.case_names import case_names
 from bundle.metrics import DERIVED
 from db.query.compare.pivot import KEY
-from db.review.case_columns import BETTER, WORSE
+from db.review.cases.columns import BETTER, WORSE
 
 OTHER = "other"  # neither better nor worse (BETTER, WORSE: Compare's chart's words and colours)
 COLUMNS = [

@@ -3,7 +3,7 @@ chip in chip scope, each machine in machine scope. What a team reads first: the 
 metrics only; each family one baseline, one unit, one configuration: never pooled across them), how many timing
 cases got faster / slower / stayed unchanged, how many cases regressed (by their metric's rule, correctness one
 row per case) or could not be compared (a derived figure, bandwidth or tokens/s, counted with its timing only:
-db.review.derived_figures), the memory and correctness verdicts, and the notes (builds pooled, libraries differ, battery /
+db.review.cases.derived_figures), the memory and correctness verdicts, and the notes (builds pooled, libraries differ, battery /
 Low Power Mode / thermal pressure on either side).
 
 A plain, JSON-ready dict (`release_summary`, its fields named by `Summary`): the verdict cards render it first,
@@ -21,7 +21,11 @@ from sqlalchemy import Engine
 from bundle.metrics import METRICS, RuleKind
 from db.query.conditions import condition_notes
 from db.query.json_values import records
-from db.review.answer import (
+from db.review.cases.columns import GROUP, SIGNIFICANCE, per_metric
+from db.review.cases.derived_figures import folded_rows
+from db.review.comparison import SAME_BUILD
+from db.review.detectable import detection
+from db.review.release.answer import (
     CASE,
     DOUBTFUL,
     FASTER,
@@ -33,19 +37,15 @@ from db.review.answer import (
     UNDECIDED,
     case_outcomes,
 )
-from db.review.case_columns import GROUP, SIGNIFICANCE, per_metric
-from db.review.comparison import SAME_BUILD
-from db.review.derived_figures import folded_rows
-from db.review.detectable import detection
-from db.review.evidence import NO_TIMING, confirm_command, evidence_by_group, named_doubts, nothing_compared
-from db.review.group_words import correctness_line, group_line, memory_line, moved, overall_line
-from db.review.listing import Question, doubtful, regressions
+from db.review.release.evidence import NO_TIMING, confirm_command, evidence_by_group, named_doubts, nothing_compared
+from db.review.release.group_words import correctness_line, group_line, memory_line, moved, overall_line
+from db.review.release.listing import Question, doubtful, regressions
+from db.review.release.scope_answer import SCOPE, named_regressions, named_triage, named_wins, scope_answers
+from db.review.release.status_changes import status_changes
 from db.review.review import JudgedReview, cached_review
 from db.review.rules import BUSY, SUSPECTED, UNCONFIRMED_STATE, rule_kinds
-from db.review.scope_answer import SCOPE, named_regressions, named_triage, named_wins, scope_answers
-from db.review.status_changes import status_changes
 from db.stats.significance import UNCONFIRMED
-from db.store.triage import TRIAGED_AWAY
+from db.store.writers.triage import TRIAGED_AWAY
 
 FAMILY_COLUMNS = GROUP + [
     "workload",
@@ -93,7 +93,7 @@ AA_WORDS = "A/A, one build on both sides (any change is run-to-run noise): "
 
 class Summary(TypedDict):
     """What release_summary answers (JSON-ready): the review's parameters, its verdict, counts of cases
-    (db.review.answer), one answer per chip or machine (db.review.scope_answer), one row per group
+    (db.review.release.answer), one answer per chip or machine (db.review.release.scope_answer), one row per group
     (GROUP_COLUMNS: its detail), the family geomeans (FAMILY_COLUMNS) and the notes."""
 
     baseline: str

@@ -1,5 +1,5 @@
 """The case table's text columns, built in Arrow and handed to pandas without a copy: the change in words
-(one metric's words at a time, db.review.wording) and the caveats (what was pooled or left out)."""
+(one metric's words at a time, db.review.cases.wording) and the caveats (what was pooled or left out)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from bundle.contention import share_range
 from db.query.compare.pivot import SIDES as _SIDES
 from db.query.key_codes import combine, groups
-from db.review.wording import difference_words, ratio_words, str_column
+from db.review.cases.wording import difference_words, ratio_words, str_column
 
 
 def change_words(

@@ -1,5 +1,5 @@
 """What one group of a review rests on, in words: why nothing was compared when nothing was, how many runs and
-which A/A noise the tests had, and the group's worst regressions by name. The release summary (db.review.summary)
+which A/A noise the tests had, and the group's worst regressions by name. The release summary (db.review.release.summary)
 puts these on every group, so a card can never be green over nothing or hide what it counted."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def doubt_word(doubt: str) -> str:
 
 
 def named_doubts(doubts: pd.DataFrame) -> list[dict[str, Any]]:
-    """A group's unconfirmed, contended and suspected cases (db.review.listing.doubtful's rows: worst first), named
+    """A group's unconfirmed, contended and suspected cases (db.review.release.listing.doubtful's rows: worst first), named
     with their change and why, with the fields a link needs."""
     top = doubts.head(DOUBTS_NAMED)
     return [

@@ -8,7 +8,7 @@ chip as its scope) and the Compare's own statistics (db.stats.significance: the 
 replicate figures), so a Compare that reads them gives the answer the pivot gives, to the last bit;
 db.query.compare.side_reads pairs them. Rewriting a group reads every sample of every run in it (a side's quartiles pool
 them all), so it is not done inside an upload: storing or retracting a run marks its groups (`mark_runs`, in that
-transaction) and db.store.upkeep rewrites marked groups after the uploads (`summarise` from a snapshot, then
+transaction) and db.store.writers.upkeep rewrites marked groups after the uploads (`summarise` from a snapshot, then
 `replace` under the write lock). A marked group's build is read from the pivot meanwhile: the mark costs speed,
 never an answer. Inside the upload, 16 uploads of one 50,000-result build and machine grew from 0.18 to ~0.8 s
 for this rewrite alone.

@@ -1,5 +1,5 @@
-"""The derived tables' upkeep after uploads: the side summaries of marked run groups (db.store.side_cases) and the
-A/A model's figures of groups with enough new pairs (db.store.aa_pairs).
+"""The derived tables' upkeep after uploads: the side summaries of marked run groups (db.store.derived.side_cases) and the
+A/A model's figures of groups with enough new pairs (db.store.derived.aa_pairs).
 
 Both read every run (or pair) of a group, so inside an upload their cost grew with the store's history: the same
 20,000-result bundle uploaded 20 times went from 0.8 to 1.7 s an upload and its peak memory from 78 to 225 MB
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
-from db.store import aa_pairs, side_cases
+from db.store.derived import aa_pairs, side_cases
 from db.store.engine import WRITE_LOCK, bump_data_version
 
 # results summarised per snapshot: bounds a step's memory, not the answer (the 10 M-row benchmark store's 5,400

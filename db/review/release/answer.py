@@ -5,7 +5,7 @@ correctness figures) nest under it, so "3 regressions" means three cases, never 
 and its first-call time. Each case has one outcome, the first that holds:
 
 - REGRESSED: a metric row regressed (db.review.rules) and its triage state does not take it away;
-- TRIAGED: every regressed row is triaged away (db.store.triage.TRIAGED_AWAY: noise, expected, accepted) — counted
+- TRIAGED: every regressed row is triaged away (db.store.writers.triage.TRIAGED_AWAY: noise, expected, accepted) — counted
   apart, with who and why, never as a regression;
 - DOUBTFUL: a row is worse beyond its bound but unconfirmed or suspected (what `mpsbench confirm` decides);
 - SLOWER / FASTER: a row's direction (db.review.rules.directions) is worse / better (worse wins a tie);
@@ -13,7 +13,7 @@ and its first-call time. Each case has one outcome, the first that holds:
   agree exactly (one figure a run that never varies: a first call) does not keep a case from it;
 - UNDECIDED: the rest (a CI reaching past the bound, contended, or nothing to test any figure on).
 
-A derived figure carried by its timing's row (db.review.derived_figures) and a count to watch (pad calls) decide nothing.
+A derived figure carried by its timing's row (db.review.cases.derived_figures) and a count to watch (pad calls) decide nothing.
 Every count of cases — the release summary's groups, the per-chip answer, the cards, the exports, the gate —
 reads `case_outcomes`."""
 
@@ -23,11 +23,11 @@ import numpy as np
 import pandas as pd
 
 from bundle.metrics import RuleKind
-from db.review.case_columns import BETTER, UNCHANGED, WORSE
-from db.review.derived_figures import folded_rows, new_case
+from db.review.cases.columns import BETTER, UNCHANGED, WORSE
+from db.review.cases.derived_figures import folded_rows, new_case
 from db.review.rules import REGRESSION, SUSPECTED, UNCONFIRMED_STATE
 from db.stats.significance import REPLICATE_WORDS, UNCONFIRMED, ZERO_SPREAD
-from db.store.triage import TRIAGED_AWAY
+from db.store.writers.triage import TRIAGED_AWAY
 
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
 REGRESSED, TRIAGED, DOUBTFUL, SLOWER, FASTER, UNCHANGED_CASE, UNDECIDED = (
@@ -47,7 +47,7 @@ def case_outcomes(cases: pd.DataFrame, verdicts: pd.DataFrame, listed: pd.DataFr
     replicated timing row), `best` (the row of its largest gain, an index label of `cases`; -1 where none) and
     `gain` (that gain on one scale: the fraction better, db.review.rules' worse_by read the other way).
     `cases` / `verdicts`: a judged review's (in key order); `listed`: its regressions with their triage `state`
-    (db.review.listing.regressions' rows, CASE columns)."""
+    (db.review.release.listing.regressions' rows, CASE columns)."""
     if cases.empty:
         return pd.DataFrame(columns=CASE + ["outcome", "timing", "best", "gain"])
     counted = ~folded_rows(cases, key_ordered=True) & (verdicts.rule != RuleKind.watch.value).to_numpy(dtype=bool)

@@ -1,4 +1,4 @@
-"""What changed in what ran (db.review.what_ran) for a review's listed cases — its regressions, Compare's shown
+"""What changed in what ran (db.review.what_ran.kernels) for a review's listed cases — its regressions, Compare's shown
 rows — read in one SQL read for all of them (db.query.what_ran.cases_breakdowns), never one per row."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from db.query.what_ran import CaseKey, cases_breakdowns
-from db.review.what_ran import WhatRan, what_ran
+from db.review.what_ran.kernels import WhatRan, what_ran
 
 if TYPE_CHECKING:
     from db.review.comparison import CompareQuery

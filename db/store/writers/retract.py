@@ -3,7 +3,7 @@
 Its results move, in one transaction, from `results` to `retracted_results` (same columns), so every query over
 results (compare, trends, matrix, memory, correctness, claims) leaves them out without a filter of its own;
 the selectors also skip retracted runs (db.query.selectors), and its A/A pairs leave the noise model. Allowed to the token that uploaded the run or to
-an admin (db.store.tokens); a run stored without an uploader (CLI ingest, before store v4) needs an admin.
+an admin (db.store.writers.tokens); a run stored without an uploader (CLI ingest, before store v4) needs an admin.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from datetime import datetime, timezone
 from sqlalchemy import Engine, text
 
 from db.errors import Problem, StoreError
-from db.store.aa_pairs import forget_run
+from db.store.derived.aa_pairs import forget_run
+from db.store.derived.side_cases import mark_runs
 from db.store.engine import WRITE_LOCK, bump_data_version
-from db.store.side_cases import mark_runs
 
 RUN_ID_PATTERN = r"^[0-9a-f]{32}$"  # also the OpenAPI document's (api/openapi.py)
 _RUN_ID = re.compile(RUN_ID_PATTERN)

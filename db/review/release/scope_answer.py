@@ -1,5 +1,5 @@
 """The release answer per chip (per machine in machine scope): "2.15.0rc1 vs 2.14.1 on Apple M4 Pro: regression",
-what a release manager reads first, counted by case (db.review.answer) and summed from the release summary's
+what a release manager reads first, counted by case (db.review.release.answer) and summed from the release summary's
 groups (one per dtype and compile mode), which stay as its detail.
 
 The answer is the first that holds: REGRESSION (a case regressed and is not triaged away, or newly fails), NOT
@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from bundle.case_names import case_names
-from db.review.answer import CASE, FASTER
-from db.review.group_words import plural
+from db.review.release.answer import CASE, FASTER
+from db.review.release.group_words import plural
 
 REGRESSION, NOT_DECIDED, WIN, NO_CHANGE, NOTHING = "regression", "not decided", "win", "no change", "nothing compared"
 WINS_NAMED = 5

@@ -6,7 +6,7 @@ distinct share: which process it was is lost, so every process counts as contend
 One SQL expression over a results row's `contention`, `processes` and `warnings_json`: the ingest stores it
 (db.ingest.core) and the migration to store v9 fills stored rows with it (db.store.migrate). EVIDENCE is
 bundle.contention.enough_clean over a stored result's shares, in SQL: the A/A pairs take only such results
-(db.store.aa_pairs), so a busy hour is not a machine's run-to-run noise, while a run that a burst left slower
+(db.store.derived.aa_pairs), so a busy hour is not a machine's run-to-run noise, while a run that a burst left slower
 for a while (its processes clean, its level shifted: seen on this project's box) is, as it should be."""
 
 from __future__ import annotations

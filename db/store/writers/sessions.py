@@ -3,7 +3,7 @@
 A session is `<sid>.<expires>.<fingerprint>.<mac>`: a random id, the Unix time it ends (SESSION_HOURS after sign-in),
 HMAC(secret, token) — which configured token signed in, without revealing it — and HMAC(secret, all of that).
 The secret (32 random bytes) is kept beside the store as `mpsbench-secret`, mode 0600, trusted only under the
-same rule as the local token (db.store.tokens.read_private); an in-memory store keeps one for the process.
+same rule as the local token (db.store.writers.tokens.read_private); an in-memory store keeps one for the process.
 A secret refused at start stops `mpsbench serve` (secret_refusal); one refused later (another user may read it,
 not a regular file, not hex) turns sessions off: SessionsOff, a
 StoreError whose message starts "sign-in sessions are off: " and names the file and why; a cookie then
@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from sqlalchemy import text
 
 from db.errors import Problem, StoreError
-from db.store.tokens import Identity, all_tokens, beside_store, identify, read_private, write_private
+from db.store.writers.tokens import Identity, all_tokens, beside_store, identify, read_private, write_private
 
 COOKIE = "mpsbench_session"
 SESSION_HOURS = 12

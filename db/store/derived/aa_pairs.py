@@ -6,7 +6,7 @@ the same machine name, chip, device type and device name. Any two such runs pair
 the usual source; two runs of one build on one Mac a week apart measure the same kind of noise). A pair holds
 ln(median of the later run / median of the earlier) for each case both measured with status ok and positive
 medians, for ratio metrics only (a dB or count difference has no ratio), and neither run's result contended
-beyond evidence; a median is of the clean processes' samples (db.store.contention: a busy hour is not the
+beyond evidence; a median is of the clean processes' samples (db.store.derived.contention: a busy hour is not the
 machine's run-to-run noise).
 
 Three tables (db.store.tables): aa_pairs (group_id, seq_a, seq_b, case_key, log_ratio: integers where possible,
@@ -15,7 +15,7 @@ dtype, compile) holding its labels and the model's figures (db.stats.noise's rul
 of |log ratio| by quantile_cont, sigma), and aa_cases, per case of a group its pair count and sum of squared
 log ratios (a review's run-to-run variance per case, db.stats.replicates), added to at ingest like the pairs. A read of the model is a read of a few hundred rows: aggregating 5 M
 pairs per page view took ~0.35 s quiet and over 1 s on a loaded box, and Regressions reads the model for every
-case's bound. The figures are recomputed in SQL for a group, after the upload (db.store.upkeep: it reads every pair of
+case's bound. The figures are recomputed in SQL for a group, after the upload (db.store.writers.upkeep: it reads every pair of
 the group, so an upload's cost would grow with the store), when its pairs stored since its last computation
 (`pending`) reach REFRESH of the pairs it was computed from (so a group of fewer than 20 pairs is recomputed at
 every new pair): recomputing every touched group at every ingest re-sorted all of a chip's pairs each time
@@ -45,7 +45,7 @@ from sqlalchemy import text
 from bundle.metrics import RATIO_METRICS
 from db.stats.lists import exact_sum_sql, quantile_sql
 from db.stats.noise import QUANTILE, SIGMA_SQL
-from db.store.contention import CLEAN_MEDIAN, EVIDENCE
+from db.store.derived.contention import CLEAN_MEDIAN, EVIDENCE
 
 _METRICS_SQL = ", ".join(f"'{m}'" for m in RATIO_METRICS)
 REFRESH = 0.05  # recompute a group's figures once its new pairs reach this fraction of its counted ones
@@ -111,7 +111,7 @@ _FIGURES = f"""SELECT t.group_id, t.pending, t.counted, count(p.log_ratio) AS pa
     {quantile_sql("abs(p.log_ratio)", QUANTILE)} AS quantile_log, {_SIGMA} AS sigma_log,
     max(abs(p.log_ratio)) AS max_log
   FROM ({{touched}}) t LEFT JOIN aa_pairs p ON p.group_id = t.group_id GROUP BY t.group_id, t.pending, t.counted"""
-# `pairs = :counted`: unless a retraction recomputed the group since the figures were read (db.store.upkeep reads
+# `pairs = :counted`: unless a retraction recomputed the group since the figures were read (db.store.writers.upkeep reads
 # them without the write lock; a retracted run's pairs must not come back through them)
 _WRITE = """UPDATE aa_noise SET pairs = :pairs, pending = greatest(pending - :seen, 0), quantile_log = :q,
     sigma_log = :s, max_log = :m WHERE group_id = :g AND pairs = :counted"""
@@ -182,7 +182,7 @@ def due_figures(conn) -> list[tuple]:
     """The figures of the groups whose pending pairs reached REFRESH of their counted ones, each with the pending
     count they cover and the count they replace: (group_id, pending, counted, pairs, quantile_log, sigma_log,
     max_log). Reads only: a snapshot will
-    do, so db.store.upkeep computes them without the write lock."""
+    do, so db.store.writers.upkeep computes them without the write lock."""
     return [tuple(r) for r in conn.execute(text(_FIGURES.format(touched=_DUE)))]
 
 

@@ -5,7 +5,7 @@ note — and its doubtful cases (unconfirmed, suspected), listed apart.
 A replicated ratio metric regresses when its change is significant and beyond the case's bound; single-figure
 metrics by a rule on the figure (memory growth, PSNR drop, error growth); any metric on passed → failed. A case's
 correctness figures (PSNR, max abs/rel error) are one row ("correctness") carrying all of them; a timing's row
-carries its derived figures (bandwidth, tokens/s: db.review.derived_figures), never a row of their own. The review's
+carries its derived figures (bandwidth, tokens/s: db.review.cases.derived_figures), never a row of their own. The review's
 lists are made per call from the memoised judged review: triage notes change without the data version.
 """
 
@@ -17,13 +17,13 @@ from sqlalchemy import Engine
 
 from bundle.case_names import case_names
 from bundle.metrics import CORRECTNESS
+from db.review.cases.derived_figures import derived_text
+from db.review.cases.wording import format_value, with_side_values
 from db.review.comparison import CompareQuery
-from db.review.derived_figures import derived_text
 from db.review.review import JudgedReview, Review, cached_review
 from db.review.rules import PASSED_FAILED, REGRESSION, SUSPECTED, UNCONFIRMED_STATE, is_correctness
-from db.review.what_ran_cases import rows_what_ran
-from db.review.wording import format_value, with_side_values
-from db.store.triage import NOTE_KEY, note_states
+from db.review.what_ran.cases import rows_what_ran
+from db.store.writers.triage import NOTE_KEY, note_states
 
 CASE = ["scope", "device", "workload", "case_key", "dtype", "compile"]
 # the case's name (bundle.case_names) and the figures first, the raw canonical case_key pinned last

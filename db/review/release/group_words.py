@@ -1,6 +1,6 @@
 """A release summary's words: a group's memory and correctness lines (their regressions, and the figures that won
 beyond their rule), a group's verdict line and the review's overall line — every count in them a count of cases
-(db.review.answer), a regression triaged away never among them. Plain words: the statistics behind "not decided"
+(db.review.release.answer), a regression triaged away never among them. Plain words: the statistics behind "not decided"
 are on the "how this is decided" page (docs/regressions.md)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from bundle.metrics import METRICS
-from db.review.wording import format_value
+from db.review.cases.wording import format_value
 
 GAINS_NAMED = 3  # the largest gains a summary line names; the rest are counted
 

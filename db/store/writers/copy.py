@@ -58,7 +58,7 @@ def _copy_tables(conn) -> dict[str, int]:
             text("SELECT table_name FROM information_schema.tables WHERE table_catalog = :c"), {"c": SOURCE}
         )
     }
-    if "retracted_results" in names:  # made by the first retraction (db.store.retract), absent before
+    if "retracted_results" in names:  # made by the first retraction (db.store.writers.retract), absent before
         conn.exec_driver_sql("CREATE TABLE IF NOT EXISTS retracted_results AS SELECT * FROM results LIMIT 0")
     tables = [t.name for t in SQLModel.metadata.sorted_tables if t.name in names] + (
         ["retracted_results"] if "retracted_results" in names else []

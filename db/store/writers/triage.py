@@ -3,7 +3,7 @@
 A note is saved with the scope it was made in (a machine, or a chip in chip scope), but a regression has one state
 whatever the scope shown: a note is the chip's (a machine's note is its chip's), so triage on the Regressions page
 (machine scope) is the state the Overview and Compare (chip scope) show, and the other way round. States in
-TRIAGED_AWAY take a regression out of every count (db.review.answer)."""
+TRIAGED_AWAY take a regression out of every count (db.review.release.answer)."""
 
 from __future__ import annotations
 
