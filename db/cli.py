@@ -14,7 +14,7 @@ import duckdb
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from bundle.oss_metrics import MetricMap
+from bundle.pytorch_oss.metrics import MetricMap
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.ingest.records import records_bundle
@@ -83,7 +83,7 @@ def _ingest_arguments(args: list[str]) -> tuple[list[str], dict[str, tuple[str, 
     """The paths, and each `--metric NAME=metric:unit` checked against the metric and units registries (before a
     store is opened: a bad option makes nothing)."""
     from bundle.metrics import MetricError
-    from bundle.oss_metrics import parse_metric_option
+    from bundle.pytorch_oss.metrics import parse_metric_option
     from db.errors import Problem
 
     paths, given, rest = [], {}, list(args)

@@ -10,8 +10,8 @@ from datetime import datetime, timezone
 import pytest
 from sqlalchemy import text
 
-from bundle.oss_import import from_records
-from bundle.pytorch_oss import to_records
+from bundle.pytorch_oss.reading import from_records
+from bundle.pytorch_oss.writing import to_records
 from bundle.schema import Bundle
 from db.ingest.core import _header_json, ingest_bundle
 from db.query.run_bundles import run_bundles

@@ -1,4 +1,4 @@
-"""PyTorch OSS benchmark records as one run's bundle: the reading side of bundle/pytorch_oss.py (docs/pytorch-oss.md).
+"""PyTorch OSS benchmark records as one run's bundle: the reading side of bundle/pytorch_oss/writing.py (docs/pytorch-oss.md).
 
 A file is one run. `RunFromRecords` takes its records one at a time (db.ingest.records streams them from the file)
 and writes each stored result's JSON to a sink as it goes, so no file is held whole. Records mpsbench exported
@@ -8,7 +8,7 @@ carry their run; records from elsewhere give what they say — the build from `b
 kind), the machine from the runner (its `extra_info.hostname`, else its `name`) — and what they cannot say is stated
 on the run as unavailable.
 
-Which mpsbench metric each record is, its unit checked: bundle/oss_metrics.py. Bad input is a RecordError naming
+Which mpsbench metric each record is, its unit checked: bundle/pytorch_oss/metrics.py. Bad input is a RecordError naming
 the field."""
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import math
 from datetime import datetime, timezone
 from typing import IO, Any
 
-from bundle import oss_kernels
 from bundle.builds import infer_channel, parse_version
-from bundle.oss_metrics import MetricMap, RecordError, get, record_metric
-from bundle.pytorch_oss import IMPORTED, OWN, UNAVAILABLE
+from bundle.pytorch_oss import kernels as oss_kernels
+from bundle.pytorch_oss.metrics import MetricMap, RecordError, get, record_metric
+from bundle.pytorch_oss.writing import IMPORTED, OWN, UNAVAILABLE
 
 SKIPPED_KEPT = 200  # reasons kept word for word; more are counted (a file of 200,000 unknown metrics)
 
@@ -154,7 +154,9 @@ class RunFromRecords:
         self.own: dict | None = None  # mpsbench's own export: the run's header it carries
         self.records = self.results = self.skipped = 0
         self.reasons: list[str] = []
-        self.kernels: list[dict[str, Any]] = []  # the breakdowns records carry (bundle.oss_kernels): in the head
+        self.kernels: list[
+            dict[str, Any]
+        ] = []  # the breakdowns records carry (bundle.pytorch_oss.kernels): in the head
 
     def add(self, record: Any) -> None:
         i = self.records

@@ -1,4 +1,4 @@
-"""Which mpsbench metric a PyTorch OSS record is (bundle/oss_import.py reads the records; docs/pytorch-oss.md has
+"""Which mpsbench metric a PyTorch OSS record is (bundle/pytorch_oss/reading.py reads the records; docs/pytorch-oss.md has
 the table): `--metric NAME=metric:unit` first (the user's word), then mpsbench's own names with a unit
 (`op_time(us)`), then the names PyTorch's jobs write whose meaning is certain (`KNOWN`). The unit comes from the
 record (`metric.extra_info.unit`, `metric.unit`, the parentheses in its name) and is checked against the units

@@ -1,4 +1,4 @@
-"""The kernels breakdowns (bundle schema 5, bundle.kernels) in PyTorch OSS benchmark records (bundle.pytorch_oss):
+"""The kernels breakdowns (bundle schema 5, bundle.kernels) in PyTorch OSS benchmark records (bundle.pytorch_oss.writing):
 each case's breakdown rides on the record of the metric it explains (op_time, decode_time), under
 `metric.extra_info.kernels` — its profiler, op calls, status and entries, each entry's time in µs per op call — and
 is read back from there, so an export read back carries the same breakdowns."""

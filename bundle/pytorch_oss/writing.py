@@ -1,4 +1,4 @@
-"""A bundle as PyTorch OSS benchmark records (reading them back: bundle/oss_import.py).
+"""A bundle as PyTorch OSS benchmark records (reading them back: bundle/pytorch_oss/reading.py).
 
 PyTorch's benchmark database (HUD dashboards, the ClickHouse table `oss_ci_benchmark_v3`) reads a JSON list of
 records, one per metric: `benchmark` {name, mode, dtype, extra_info}, `model` {name, type, backend, origins},
@@ -12,14 +12,14 @@ avail_mem_in_gb, gpu_info, gpu_count, avail_gpu_mem_in_gb, extra_info}]. Modelle
 `to_records(bundle)`: one record per result; the unit in the metric's name as PyTorch's records write it
 (`op_time(us)`) and exactly in `metric.extra_info.unit`; every sample in `benchmark_values`; what the PyTorch
 fields cannot hold (worker processes, contention, status, the run's header, the case's kernels breakdown:
-bundle.oss_kernels) under `extra_info`, so an export read back is the same run. A figure the bundle lacks is
+bundle.pytorch_oss.kernels) under `extra_info`, so an export read back is the same run. A figure the bundle lacks is
 "unavailable" (text) or null (a number), never 0."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bundle import oss_kernels
+from bundle.pytorch_oss import kernels as oss_kernels
 
 BENCHMARK_NAME = "mpsbench"
 OWN = "mpsbench"  # the extra_info key carrying what the PyTorch fields cannot
