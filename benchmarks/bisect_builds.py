@@ -1,7 +1,7 @@
 """Does `mpsbench bisect` name the right build? Planted "nightlies" on this machine's CPU, bisected for real.
 
 N builds are `python=` wrappers over this one torch environment, each with its own `sitecustomize`
-(benchmarks/disturbance.py's planted build, loaded by every process) that gives torch a nightly's version
+(benchmarks/false_alarms/disturbance.py's planted build, loaded by every process) that gives torch a nightly's version
 (2.16.0.devYYYYMMDD, dated a day apart) and git hash, and from build k onward makes softmax a known factor slower
 (each call followed by a spin of (factor − 1) × its own time). For each planted position k and factor the real
 `mpsbench bisect` runs (one softmax case, its own store) and its answer is scored: right (first bad = k), unclear
@@ -28,7 +28,7 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-from benchmarks.disturbance import SITECUSTOMIZE
+from benchmarks.false_alarms.disturbance import SITECUSTOMIZE
 from collector.plan import DEFAULT_IDLE_WAIT_S
 
 ROOT = Path(__file__).resolve().parents[1]

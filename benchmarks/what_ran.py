@@ -5,7 +5,7 @@
    (µs): the median, range and how many cases fall within 25 %.
 2. `planted`: two `python=` builds over this one torch, made as benchmarks/bisect_builds.py makes its planted
    nightlies (a wrapper interpreter with its own sitecustomize: a nightly's version and git hash), the second with
-   softmax computed as exp(log_softmax(x)) (benchmarks/disturbance.py, MPSBENCH_PLANTED_SOFTMAX): the same values
+   softmax computed as exp(log_softmax(x)) (benchmarks/false_alarms/disturbance.py, MPSBENCH_PLANTED_SOFTMAX): the same values
    through other aten ops. Each runs one softmax case with --kernels; both bundles are stored and the case's
    breakdowns compared (db.query.what_ran, db.review.what_ran.kernels): the path change must be named.
 CPU figures: not MPS figures.

@@ -16,8 +16,8 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
+from benchmarks.stores.bundles import typed_bundle
 from bundle.schema import Bundle, Result, Status
-from tests.bundles import typed_bundle
 
 BASELINE, CANDIDATE, NIGHTLY = "torch=2.14.1", "torch=2.15.0rc1", "torch=2.16.0.dev20261201"
 BUILDS = {

@@ -181,10 +181,10 @@ def test_identical_samples_on_both_sides_are_no_change_wherever_they_sit_in_the_
 
 
 def test_compares_rows_are_made_once_per_judged_review(seeded):
+    from benchmarks.stores.seed import BASELINE, CANDIDATE
     from db.review.comparison import CompareQuery
     from db.review.review import Review, cached_review
     from db.views.compare_chart import case_rows
-    from tests.seed import BASELINE, CANDIDATE
 
     judged = cached_review(seeded, Review(CompareQuery(BASELINE, CANDIDATE)))
     assert case_rows(judged) is case_rows(judged)  # every render and the API share one frame until the data changes

@@ -1,4 +1,4 @@
-"""Compare, its JSON twin and its page against the seeded store (tests/seed.py), answers computed here."""
+"""Compare, its JSON twin and its page against the seeded store (benchmarks/stores/seed.py), answers computed here."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import db.store.engine as store
+from benchmarks.stores.seed import LINEAR_NOISE, LINEAR_SLOW, SOFTMAX, seed_store
 from bundle.schema import case_key
 from db.errors import StoreError
 from db.review.comparison import CompareQuery, compare, compute_compare
-from tests.seed import LINEAR_NOISE, LINEAR_SLOW, SOFTMAX, seed_store
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""Real `mpsbench serve` replicas on one lake (benchmarks.lake_load.Replicas: processes, HTTP, a named token).
+"""Real `mpsbench serve` replicas on one lake (benchmarks.lake.load.Replicas: processes, HTTP, a named token).
 
 - examples/cpu-quick.json and a copy of it under another run id (two runs of the baseline), and two runs of a
   second build made from it, spread over both replicas: GET /api/v1/compare gives the same JSON from each. With
@@ -26,9 +26,9 @@ import pytest
 from sqlalchemy import text
 
 from benchmarks.ingest import build_bundle_bytes
-from benchmarks.lake_load import TOKEN, Replicas
+from benchmarks.lake.load import TOKEN, Replicas
+from benchmarks.stores.pg_lake import lake_store
 from db.store.engine import open_store
-from tests.pg_lake import lake_store
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}

@@ -9,13 +9,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import db.review.review as review_module
+from benchmarks.stores.seed import BASELINE, CANDIDATE, seed_store
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery
 from db.review.review import JudgedReview, Review, cached_review
 from db.store.engine import open_store
 from tests.bundles import make_bundle
 from tests.page_store import SCRIPT, TIMEOUT_S, page_store
-from tests.seed import BASELINE, CANDIDATE, seed_store
 
 QUERY = CompareQuery.from_params({"baseline": BASELINE, "candidate": CANDIDATE})
 

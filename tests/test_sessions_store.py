@@ -21,10 +21,10 @@ from starlette.testclient import TestClient
 
 import app
 import db.store.engine
+from benchmarks.stores.pg_lake import lake_store
 from db.store.engine import open_store
 from db.store.tables import STORE_VERSION
 from db.store.writers import sessions
-from tests.pg_lake import lake_store
 from tests.store_fixtures import server_store
 
 ROOT = Path(__file__).resolve().parent.parent

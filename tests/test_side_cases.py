@@ -14,6 +14,7 @@ from sqlalchemy import text
 
 import db.review.side_inputs as side_inputs
 import db.store.writers.upkeep as upkeep
+from benchmarks.stores.seed import BASELINE, CANDIDATE, _bundle, _kernel_results, _Noise, seed_store
 from db.ingest.core import ingest_bundle
 from db.query.compare.pivot import KEY
 from db.query.compare.side_reads import COLUMNS, _aligned, _grouped_in_order, _matched, pair_sides
@@ -21,7 +22,6 @@ from db.review.comparison import CompareQuery, clear_cache, compute_compare
 from db.store.engine import open_store
 from db.store.writers.retract import retract_run
 from db.store.writers.upkeep import catch_up
-from tests.seed import BASELINE, CANDIDATE, _bundle, _kernel_results, _Noise, seed_store
 
 QUERIES = [
     CompareQuery(BASELINE, CANDIDATE),

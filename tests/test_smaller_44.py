@@ -394,12 +394,12 @@ def _page_links(at) -> list[tuple[str, str, dict[str, str]]]:
 
 def test_card_links_are_page_links_and_the_correctness_one_opens_its_case(tmp_path, monkeypatch):
 
+    from benchmarks.stores.seed import BASELINE, CANDIDATE, seed_store
     from db.review.comparison import CompareQuery
     from db.review.review import Review, cached_review
     from db.store.engine import shared_store
     from db.views.compare_chart import case_rows
     from tests.page_store import page_store
-    from tests.seed import BASELINE, CANDIDATE, seed_store
 
     page_store(tmp_path, monkeypatch, seed_store)  # the seed: softmax's PSNR on the M2 falls 40 dB (a regression)
     sides = {"baseline": BASELINE, "candidate": CANDIDATE, "scope": "machine"}

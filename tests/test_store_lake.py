@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 from sqlalchemy import text
 
+from benchmarks.stores.pg_lake import lake_store
+from benchmarks.stores.seed import seed_bundles, seed_store
 from db.errors import StoreError
 from db.review.comparison import CompareQuery, compare
 from db.store.engine import open_store
-from tests.pg_lake import lake_store
-from tests.seed import seed_bundles, seed_store
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = ["scope", "workload", "case_key", "metric", "dtype", "compile"]
@@ -127,9 +127,9 @@ def test_a_lake_without_its_data_folder_names_mpsbench_lake_data(monkeypatch):
 
 
 def test_postgres_stopped_is_a_503_with_the_reason_and_the_store_recovers_when_it_returns(tmp_path, monkeypatch):
+    from benchmarks.stores.pg_lake import Postgres, why_not
     from db.ingest.core import ingest_bundle
     from db.store.faults import as_store_error
-    from tests.pg_lake import Postgres, why_not
 
     if why_not():
         pytest.skip(why_not())

@@ -7,10 +7,10 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.stores.seed import seed_store
 from db.errors import StoreError
 from db.query.params import int_param, one_of, threshold_percent
 from db.store.engine import open_store
-from tests.seed import seed_store
 from tests.test_dashboard_apptest import SCRIPT, TIMEOUT_S
 
 B, C = "torch=2.14.1", "torch=2.15.0rc1"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from benchmarks.stores.seed import BASELINE, CANDIDATE
 from db.views.verdict_cards import cards_from
-from tests.seed import BASELINE, CANDIDATE
 
 GROUP = {"device": "mps", "compile": "eager"}
 

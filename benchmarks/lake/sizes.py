@@ -1,4 +1,4 @@
-"""Cold Compare on a large store, lake vs file (benchmarks/lake.py --compare-rows N).
+"""Cold Compare on a large store, lake vs file (benchmarks/lake/ --compare-rows N).
 
 The file store is benchmarks/dashboard.generate's (N results, 1,000 a run, 50 machines, builds of 100 runs each,
 made inside DuckDB); the lake gets the same rows through `mpsbench migrate-store`'s copy (db.store.writers.copy). Then

@@ -4,20 +4,20 @@
 [--load-uploaders T] [--load-bundles B] [--readers C] [--races R] [--compare-rows N] [--json] [--tiny]`
 
 Needs duckdb 1.5.5 with the extension wheels (README "A store for many teams") and the PostgreSQL binaries: a
-throwaway Postgres is started on a unix socket in a temp folder (tests/pg_lake.py) and stopped by its pid.
+throwaway Postgres is started on a unix socket in a temp folder (benchmarks/stores/pg_lake.py) and stopped by its pid.
 Parts (--only, default all four; each on its own new catalog):
   ingest    db.ingest.core.ingest_bundle of one N-result bundle (default 100,000; benchmarks/ingest.py's
             collector-like bundle) into a file store and into a lake, alternating, K times each (each a new
             run); medians and ratio.
-  compare   db.views.compare on tests/seed.py's store (12 runs, two builds), in a file store and in a lake,
+  compare   db.views.compare on benchmarks/stores/seed.py's store (12 runs, two builds), in a file store and in a lake,
             its cache cleared before each; median of K, ratio.
   replicas  2 replica processes on one lake, each with U threads calling ingest_bundle directly for M small
             bundles (40 results) each, beside 1 process on a file store with 2·U threads uploading as many:
             uploads per second, ratio. Writes take turns across replicas (the catalog's advisory lock), so
             this measures what sharing costs, not a speed-up.
   load      2 real `mpsbench serve` replicas under HTTP uploads and Compare readers for S seconds (default
-            120), then same-moment uploads of one run_id to both (benchmarks/lake_load.py).
-With --compare-rows N (default 0: off): cold Compare on an N-result store, lake vs file (benchmarks/lake_sizes.py;
+            120), then same-moment uploads of one run_id to both (benchmarks/lake/load.py).
+With --compare-rows N (default 0: off): cold Compare on an N-result store, lake vs file (benchmarks/lake/sizes.py;
 alone: --only '' --compare-rows N).
 --tiny: every part small, and --compare-rows 8000 (tens of seconds; what tests/test_benchmarks.py runs).
 """
@@ -36,15 +36,15 @@ import time
 from pathlib import Path
 
 from benchmarks.ingest import build_bundle_bytes  # run as a module from the repo root: benchmarks/ and tests/
-from benchmarks.lake_load import load_report, run_load
-from benchmarks.lake_sizes import compare_big
+from benchmarks.lake.load import load_report, run_load
+from benchmarks.lake.sizes import compare_big
+from benchmarks.stores.pg_lake import Postgres, why_not  # the throwaway Postgres of the tests
+from benchmarks.stores.seed import seed_store
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery, clear_cache, compare
 from db.store.engine import open_store
-from tests.pg_lake import Postgres, why_not  # the throwaway Postgres of the tests
-from tests.seed import seed_store
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 QUERY = {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"}
 PARTS = ("ingest", "compare", "replicas", "load")

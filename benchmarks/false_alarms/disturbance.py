@@ -1,4 +1,4 @@
-"""What benchmarks/false_alarms.py does to the runs it collects: a competing CPU load during a random part of a run
+"""What benchmarks/false_alarms/ does to the runs it collects: a competing CPU load during a random part of a run
 (`Burners`), and planted builds (`planted_site`): a `sitecustomize` on PYTHONPATH, loaded by every worker process,
 that makes softmax a known factor slower, sums bf16/fp16 linears in rounded chunks (a reordered accumulation:
 the correctness jitter a build can bring without anything being wrong), or (MPSBENCH_PLANTED_SOFTMAX=log_softmax,
@@ -20,7 +20,7 @@ REORDERED = "linear"
 CHUNKS = 4  # a reordered linear's K split in this many chunks, each rounded to the dtype before the sum
 
 SITECUSTOMIZE = """\
-# mpsbench benchmarks/disturbance.py: a planted build
+# mpsbench benchmarks/false_alarms/disturbance.py: a planted build
 import os, time
 _factor = float(os.environ.get("MPSBENCH_PLANTED_FACTOR", "1"))
 _chunks = int(os.environ.get("MPSBENCH_PLANTED_CHUNKS", "1"))

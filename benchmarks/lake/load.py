@@ -1,6 +1,6 @@
-"""Replicas under load, over HTTP (benchmarks/lake.py, part `load`): real `mpsbench serve` processes on one lake.
+"""Replicas under load, over HTTP (benchmarks/lake/, part `load`): real `mpsbench serve` processes on one lake.
 
-R replicas (default 2) start on one DuckLake (its catalog in the throwaway Postgres), seeded with tests/seed.py's
+R replicas (default 2) start on one DuckLake (its catalog in the throwaway Postgres), seeded with benchmarks/stores/seed.py's
 store. Then, in this process: T uploader threads per replica (default 8), each POSTing rounds of B bundles
 (default 5; benchmarks/ingest.build_bundle_bytes, 40 results, a distinct run_id each, machine `ci-mac-<r>-<t>`)
 to its replica's /api/v1/runs with a named token; a thread starts another round while `seconds` (default 120)
@@ -31,10 +31,10 @@ import numpy as np
 from sqlalchemy import text
 
 from benchmarks.ingest import build_bundle_bytes
+from benchmarks.stores.seed import seed_store
 from db.store.engine import open_store
-from tests.seed import seed_store
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 QUERY = {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"}
 RESULTS = 40
 TOKEN = "load-" + secrets.token_hex(16)

@@ -5,7 +5,7 @@ The real collector runs on this machine (quick kernels, CPU): K runs of one buil
 builds: the same torch with a `sitecustomize` on PYTHONPATH (so every worker process loads it) that makes
 torch.nn.functional.softmax a known factor slower — each call timed and followed by a spin of (factor − 1) × its
 own time — so every softmax case is exactly that factor slower, call by call, with its real noise
-(benchmarks/disturbance.py). A planted run's bundle is relabelled as its own build (torch version
+(benchmarks/false_alarms/disturbance.py). A planted run's bundle is relabelled as its own build (torch version
 `<version>+planted<factor>`) before it is stored: two runs of one planted build pair with each other, never with
 the plain build's A/A pairs.
 
@@ -20,7 +20,7 @@ reviews against plain runs must show no correctness regression.
 
 All runs go into one store (the plain runs' pairs are the A/A model every review uses, as on a team's server;
 each A/A review's own pair is among them). Every review runs through `mpsbench compare --baseline runs:A
---candidate runs:B --format json` (benchmarks/review_outcomes.py). Printed: the share of A/A reviews with any
+--candidate runs:B --format json` (benchmarks/false_alarms/review_outcomes.py). Printed: the share of A/A reviews with any
 regression (false alarms per review), quiet and disturbed; per planted factor the slowed softmax cases found,
 contended, otherwise doubtful or missed; the reordered reviews' correctness regressions and how far PSNR moved;
 the collection time of one review (two runs: one a side), with the number of processes.
@@ -47,11 +47,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.disturbance import CHUNKS, Burners, Disturbance, planted_site
-from benchmarks.review_outcomes import evaluate
+from benchmarks.false_alarms.disturbance import CHUNKS, Burners, Disturbance, planted_site
+from benchmarks.false_alarms.review_outcomes import evaluate
 from collector.plan import DEFAULT_IDLE_WAIT_S
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _collect(

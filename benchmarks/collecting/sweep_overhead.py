@@ -7,7 +7,7 @@ Both sides run the same tiny stand-in plan (tests.fake_workloads: two cases of a
 process start + imports, which is the whole of the overhead; two "environments" are this interpreter behind two
 wrapper scripts (making real ones is install time, paid once and reused). The by-hand runs and the sweep's
 rounds alternate (by hand, sweep, by hand, …) so neither meets the machine's load alone.
-Usage: python benchmarks/sweep_overhead.py [--json] [--rounds N]
+Usage: python benchmarks/collecting/sweep_overhead.py [--json] [--rounds N]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLAN = ["--workload", "fake_sleep", "--compile", "eager", "--idle-wait", "0"]  # the overhead, not a wait for idle cores
 ENV = {
     "MPSBENCH_CATALOG": "tests.fake_workloads",

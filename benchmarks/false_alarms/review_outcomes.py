@@ -1,4 +1,4 @@
-"""The reviews benchmarks/false_alarms.py makes of the runs it collected, and what each says: every review runs
+"""The reviews benchmarks/false_alarms/ makes of the runs it collected, and what each says: every review runs
 through `mpsbench compare --baseline runs:A --candidate runs:B --format json` (its function, in this process).
 
 - A/A reviews (runs of one build): any regression is a false alarm; those with a disturbed run on a side are
@@ -21,7 +21,7 @@ import random
 import uuid
 from collections import Counter
 
-from benchmarks.disturbance import REORDERED, SLOWED
+from benchmarks.false_alarms.disturbance import REORDERED, SLOWED
 
 MAX_REVIEWS = 30  # A/A reviews per plan (and per planted factor: half of it per planted group)
 

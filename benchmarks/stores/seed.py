@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.stores.bundles import typed_bundle
 from bundle.schema import Bundle, Result, Status
 from collector.kernels.linear import Linear
 from collector.kernels.softmax import Softmax
-from tests.bundles import typed_bundle
 
 GIB = 1024**3
 BASELINE, CANDIDATE = "torch=2.14.1", "torch=2.15.0rc1"

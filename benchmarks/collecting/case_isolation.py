@@ -5,7 +5,7 @@ case, run_case there, results back and validated). Blocks of cases alternate (in
 neither meets the machine's load alone; the overhead is the difference of the per-case medians.
 Worker start: a fresh `spawn`ed worker until it says ready (interpreter start, imports of torch and the
 collector, the adapter): paid once per run and again after each crash or timeout.
-Usage: python benchmarks/case_isolation.py [--json] [--tiny] [--cases N] [--rounds N] [--starts N]
+Usage: python benchmarks/collecting/case_isolation.py [--json] [--tiny] [--cases N] [--rounds N] [--starts N]
 """
 
 from __future__ import annotations
