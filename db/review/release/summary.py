@@ -18,32 +18,26 @@ import numpy as np
 import pandas as pd
 from sqlalchemy import Engine
 
-from bundle.metrics import METRICS, RuleKind
+from bundle.metrics import RuleKind
 from db.query.conditions import condition_notes
 from db.query.json_values import records
-from db.review.cases.columns import GROUP, SIGNIFICANCE, per_metric
-from db.review.cases.derived_figures import folded_rows
+from db.review.cases.columns import GROUP, SIGNIFICANCE
 from db.review.comparison import SAME_BUILD
-from db.review.detectable import detection
 from db.review.release.answer import (
     CASE,
     DOUBTFUL,
-    FASTER,
-    OUTCOMES,
     REGRESSED,
-    SLOWER,
     TRIAGED,
-    UNCHANGED_CASE,
-    UNDECIDED,
     case_outcomes,
 )
-from db.review.release.evidence import NO_TIMING, confirm_command, evidence_by_group, named_doubts, nothing_compared
-from db.review.release.group_words import correctness_line, group_line, memory_line, moved, overall_line
+from db.review.release.evidence import confirm_command, named_doubts
+from db.review.release.group_rows import group_rows, in_group
+from db.review.release.group_words import overall_line
 from db.review.release.listing import Question, doubtful, regressions
 from db.review.release.scope_answer import SCOPE, named_regressions, named_triage, named_wins, scope_answers
 from db.review.release.status_changes import status_changes
-from db.review.review import JudgedReview, cached_review
-from db.review.rules import BUSY, SUSPECTED, UNCONFIRMED_STATE, rule_kinds
+from db.review.review import cached_review
+from db.review.rules import SUSPECTED, UNCONFIRMED_STATE, rule_kinds
 from db.stats.significance import UNCONFIRMED
 from db.store.writers.triage import TRIAGED_AWAY
 
@@ -134,9 +128,9 @@ def release_summary(
     doubts = doubts[_of(doubts, outcomes[outcomes.outcome == DOUBTFUL])]  # a regressed case's other rows: no doubt
     groups = group_rows(engine, judged, outcomes, live, doubts)
     named = {
-        key: {"regressions": named_regressions(_in(live, key, SCOPE))}
-        | {"wins": named_wins(_in(outcomes, key, SCOPE), cases)}
-        | {"doubts": named_doubts(_in(doubts, key, SCOPE)), "triage": named_triage(_in(triaged, key, SCOPE))}
+        key: {"regressions": named_regressions(in_group(live, key, SCOPE))}
+        | {"wins": named_wins(in_group(outcomes, key, SCOPE), cases)}
+        | {"doubts": named_doubts(in_group(doubts, key, SCOPE)), "triage": named_triage(in_group(triaged, key, SCOPE))}
         for key in {(str(g["scope"]), str(g["device"])) for g in groups}
     }
     q = review.compare
@@ -169,71 +163,6 @@ def release_summary(
         "notes": notes,
         "confirm": confirm_command(review.params()) if len(doubts) else "",
     }
-
-
-def group_rows(
-    engine: Engine, judged: JudgedReview, outcomes: pd.DataFrame, live: pd.DataFrame, doubts: pd.DataFrame
-) -> list[dict[str, Any]]:
-    """One row per (scope, device, dtype, compile) group (GROUP_COLUMNS): its cases counted by outcome, its memory
-    and correctness lines, what its tests can see, its evidence and its regressions and doubts by name."""
-    review, result, cases = judged.review, judged.comparison, judged.cases
-    kinds = judged.verdicts.rule.to_numpy()
-    quantity = per_metric(cases.metric, {n: m.quantity for n, m in METRICS.items()}, object, "")
-    timing = (kinds == RuleKind.significant.value) & (cases.comparison == "ratio").to_numpy(dtype=bool)
-    untested = timing & (cases[SIGNIFICANCE] == UNCONFIRMED).to_numpy(dtype=bool)
-    by_outcome = _by_group(outcomes.assign(**{o: outcomes.outcome == o for o in OUTCOMES}), list(OUTCOMES))
-    timed = _by_group(outcomes[["timing"] + GROUP], ["timing"])
-    blind = _by_group(cases[GROUP].assign(untested=untested), ["untested"])
-    unmatched_cases = result.unmatched[~folded_rows(result.unmatched)]  # a failed decode is one case, not its rate
-    unmatched = _sizes(unmatched_cases.drop_duplicates(CASE))
-    doubt_cases = doubts.drop_duplicates(CASE) if len(doubts) else doubts
-    busy = _sizes(doubts[doubts.doubt == BUSY].drop_duplicates(CASE)) if len(doubts) else {}
-    unsure = _sizes(doubts[doubts.verdict == UNCONFIRMED_STATE].drop_duplicates(CASE)) if len(doubts) else {}
-    doubtful_n = _sizes(doubt_cases)
-    # what a review can see is said of the cases it tests: a contended case's spread is the machine's load
-    seen = detection(cases[timing & ~cases.contended.to_numpy(dtype=bool)], GROUP, review.fraction)
-    evidence = evidence_by_group(cases[timing], GROUP, review.compare.baseline)
-    with_gains = cases.assign(improved=judged.verdicts.improved)
-    memory_cases = with_gains[(quantity == "memory") & (kinds == RuleKind.growth.value)]
-    correctness_cases = with_gains[quantity == "correctness"]
-    q = review.compare
-    rows = []
-    for key in sorted(set(by_outcome) | set(unmatched)):
-        got = by_outcome.get(key, dict.fromkeys(OUTCOMES, 0))
-        n = sum(got.values())
-        mine = _in(live, key)
-        sight = seen.get(key, {})
-        row = {
-            **dict(zip(GROUP, key)),
-            "compared": n,
-            "regressed": got[REGRESSED],
-            "triaged": got[TRIAGED],
-            "faster": got[FASTER],
-            "slower": got[SLOWER],
-            "unchanged": got[UNCHANGED_CASE],
-            "undecided": got[UNDECIDED],
-            "untested": blind.get(key, {}).get("untested", 0),
-            "unconfirmed": unsure.get(key, 0),
-            "contended": busy.get(key, 0),
-            "suspected": doubtful_n.get(key, 0) - unsure.get(key, 0),
-            "unmatched": unmatched.get(key, 0),
-            "timing": timed.get(key, {}).get("timing", 0),
-            "memory": memory_line(_in(memory_cases, key), mine),
-            "correctness": correctness_line(_in(correctness_cases, key), mine),
-            **moved(_in(memory_cases, key), mine, "memory"),
-            **moved(_in(correctness_cases, key), mine, "correctness"),
-            "detects": sight.get("words", ""),
-            "sees_bound": bool(sight.get("sees_bound", True)),
-            "more_runs": sight.get("more_runs"),
-            "evidence": evidence.get(key, NO_TIMING),
-            "worst": named_regressions(mine),
-            "doubts": named_doubts(_in(doubts, key)),
-        }
-        row["verdict"] = (
-            group_line(row) if n else nothing_compared(_in(unmatched_cases, key), q.baseline, q.candidate, key[0])
-        )
-        rows.append(row)
-    return rows
 
 
 def _of(rows: pd.DataFrame, cases: pd.DataFrame) -> np.ndarray:
@@ -277,33 +206,6 @@ def _untested_words(summary: str, untested: int, cases: int) -> str:
     )
     head, sep, tail = summary.partition(", baseline ")
     return f"{head} — {words}{sep}{tail}"
-
-
-def _by_group(frame: pd.DataFrame, columns: list[str]) -> dict[tuple, dict[str, int]]:
-    if frame.empty:
-        return {}
-    sums = frame.groupby(GROUP, sort=False, observed=True, dropna=False)[columns].sum()
-    return {
-        tuple(str(k) for k in key): {c: int(v) for c, v in zip(columns, values)}
-        for key, values in zip(sums.index, sums.to_numpy())
-    }
-
-
-def _sizes(frame: pd.DataFrame) -> dict[tuple, int]:
-    if frame.empty:
-        return {}
-    sizes = frame.groupby(GROUP, sort=False, observed=True, dropna=False).size()
-    return {tuple(str(k) for k in key): int(v) for key, v in sizes.items()}
-
-
-def _in(frame: pd.DataFrame, key: tuple, names: list[str] = GROUP) -> pd.DataFrame:
-    """The rows of a frame in one group (`names`: the group's columns, `key` their values as text)."""
-    if frame.empty:
-        return frame
-    hit = np.ones(len(frame), dtype=bool)
-    for name, value in zip(names, key):
-        hit &= (frame[name].astype(str) == value).to_numpy()
-    return frame[hit]
 
 
 def review_answer(engine: Engine, question: Question, rows: Callable[[pd.DataFrame], Any] = records) -> dict[str, Any]:
