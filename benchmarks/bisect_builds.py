@@ -149,7 +149,8 @@ def summarize(results: list[dict], n: int) -> dict:
     return out
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--builds", type=int, default=16)
     ap.add_argument("--positions", type=int, default=10, help="planted first-bad positions per factor")
@@ -162,7 +163,11 @@ def main() -> None:
     )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--tiny", action="store_true", help="a minute or two: 3 builds, one position, 2x")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    a = _args()
     if a.tiny:
         a.builds, a.positions, a.factors, a.rounds, a.idle_wait = 3, 1, "2", 4, 0.0
     factors = [float(f) for f in a.factors.split(",")]

@@ -166,7 +166,8 @@ def _shown(engine, versions: list[str], machine: str) -> dict:
             "listed": listed}  # fmt: skip
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", choices=["spread", "planted"])
     ap.add_argument("--bundle", type=Path, help="the spread of this bundle's breakdowns (no run)")
@@ -177,7 +178,11 @@ def main() -> None:
     ap.add_argument("--idle-wait", type=float, default=0.0)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--tiny", action="store_true", help="the planted path change alone, one process a run")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    a = _args()
     if a.tiny:
         a.only, a.processes = "planted", 1
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

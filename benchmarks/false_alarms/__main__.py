@@ -250,7 +250,8 @@ def _print(out: dict) -> None:
             )
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=7, help="plain runs (A/A reviews: every pair)")
     ap.add_argument("--planted", type=int, default=3, help="runs per planted factor (and per factor disturbed)")
@@ -280,7 +281,11 @@ def main() -> None:
     ap.add_argument("--from", dest="source", type=Path, help="review the bundles a --keep run left (no collection)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--tiny", action="store_true", help="about a minute: three softmax cases, 2 processes, 2 + 1 runs")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    a = _args()
     plan = ["--suite", "kernels"]
     if a.tiny:
         a.runs, a.planted, a.processes, a.factors, a.disturbed, a.idle_wait = 2, 1, 2, "2", 1, 0.0

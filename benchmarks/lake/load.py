@@ -137,6 +137,32 @@ def _errors(statuses: list) -> dict:
     return out
 
 
+def _figures(
+    uploads: list, reads: list, upload_s: float, seconds: float, replicas: int, threads: int, bundles: int, readers: int
+) -> dict:
+    """The load's figures: every upload's (run_id, status, seconds) and every read's (status, seconds)."""
+    ok = [took for _, s, took in uploads if s in (200, 201)]
+    return {
+        "seconds": seconds,
+        "wall_s": round(upload_s, 1),
+        "replicas": replicas,
+        "uploaders_per_replica": threads,
+        "bundles_per_round": bundles,
+        "uploads": len(uploads),
+        "acknowledged": len(ok),
+        "created_201": sum(s == 201 for _, s, _ in uploads),
+        "upload_errors": _errors([s for _, s, _ in uploads]),
+        "upload_latency": _ms(ok),
+        "uploads_per_s": round(len(ok) / upload_s, 2),
+        "readers": readers,
+        "reads": len(reads),
+        "read_errors": _errors([s for s, _ in reads]),
+        "read_latency": _ms([t for s, t in reads if s == 200]),
+        "_acknowledged_ids": sorted({rid for rid, s, _ in uploads if s in (200, 201)}),
+        "_sent_ids": sorted({rid for rid, _, _ in uploads}),
+    }
+
+
 def load(urls: list[str], seconds: float, threads: int, bundles: int, readers: int) -> dict:
     """The uploaders and readers; every request's status and latency."""
     uploads: list[tuple[str, int | str, float]] = []  # (run_id, status, seconds)
@@ -179,26 +205,7 @@ def load(urls: list[str], seconds: float, threads: int, bundles: int, readers: i
     done.set()
     for th in watchers:
         th.join()
-    ok = [took for _, s, took in uploads if s in (200, 201)]
-    return {
-        "seconds": seconds,
-        "wall_s": round(upload_s, 1),
-        "replicas": len(urls),
-        "uploaders_per_replica": threads,
-        "bundles_per_round": bundles,
-        "uploads": len(uploads),
-        "acknowledged": len(ok),
-        "created_201": sum(s == 201 for _, s, _ in uploads),
-        "upload_errors": _errors([s for _, s, _ in uploads]),
-        "upload_latency": _ms(ok),
-        "uploads_per_s": round(len(ok) / upload_s, 2),
-        "readers": readers,
-        "reads": len(reads),
-        "read_errors": _errors([s for s, _ in reads]),
-        "read_latency": _ms([t for s, t in reads if s == 200]),
-        "_acknowledged_ids": sorted({rid for rid, s, _ in uploads if s in (200, 201)}),
-        "_sent_ids": sorted({rid for rid, _, _ in uploads}),
-    }
+    return _figures(uploads, reads, upload_s, seconds, len(urls), threads, bundles, readers)
 
 
 def race(urls: list[str], trials: int) -> dict:

@@ -130,50 +130,61 @@ def _kernel_results(noise: _Noise, candidate: bool, chip: str) -> list[Result]:
             noise.samples(100.0, 2),
         )
     )  # n=2, one process, one run a side: unconfirmed
-    if candidate:
-        out.append(
-            Result(
-                workload="grouped_mm",
-                suite="kernels",
-                params={"experts": 8},
-                dtype="bfloat16",
-                metric="op_time",
-                unit="µs",
-                status=Status.fallback,
-                samples=noise.samples(500.0, 10),
-                message="aten::_grouped_mm fell back to the CPU",
-            )
-        )
-        out.append(
-            _ok(
-                "fp8",
-                "kernels",
-                {"m": 256, "k": 256, "n": 256},
-                "float8_e4m3fn",
-                "op_time",
-                "µs",
-                noise.samples(80.0, 10),
-            )
-        )
-        out.append(
-            _ok("sdpa", "kernels", {"heads": 16, "seq": 512}, "float16", "op_time", "µs", noise.samples(90.0, 10))
-        )  # candidate only
-    else:
-        out.append(_ok("grouped_mm", "kernels", {"experts": 8}, "bfloat16", "op_time", "µs", noise.samples(50.0, 10)))
-        out.append(
-            _absent(
-                "fp8",
-                {"m": 256, "k": 256, "n": 256},
-                "float8_e4m3fn",
-                "op_time",
-                "µs",
-                Status.unsupported,
-                "Trying to convert Float8_e4m3fn to the MPS backend but it does not have support for that dtype.",
-            )
-        )
+    out += _candidate_kernels(noise) if candidate else _baseline_kernels(noise)
     psnr, passed = ((20.0, False) if candidate else (60.0, True)) if chip == "Apple M2" else (70.0, True)
     out.append(
         _ok("softmax", "kernels", SOFTMAX, "float32", "psnr_vs_cpu", "dB", [psnr], passed=passed, tolerance=40.0)
+    )
+    return out
+
+
+def _candidate_kernels(noise: _Noise) -> list[Result]:
+    """The candidate's own kernel cases: a CPU fallback, fp8 (unsupported on the baseline) and a case it alone ran."""
+    out = []
+    out.append(
+        Result(
+            workload="grouped_mm",
+            suite="kernels",
+            params={"experts": 8},
+            dtype="bfloat16",
+            metric="op_time",
+            unit="µs",
+            status=Status.fallback,
+            samples=noise.samples(500.0, 10),
+            message="aten::_grouped_mm fell back to the CPU",
+        )
+    )
+    out.append(
+        _ok(
+            "fp8",
+            "kernels",
+            {"m": 256, "k": 256, "n": 256},
+            "float8_e4m3fn",
+            "op_time",
+            "µs",
+            noise.samples(80.0, 10),
+        )
+    )
+    out.append(
+        _ok("sdpa", "kernels", {"heads": 16, "seq": 512}, "float16", "op_time", "µs", noise.samples(90.0, 10))
+    )  # candidate only
+    return out
+
+
+def _baseline_kernels(noise: _Noise) -> list[Result]:
+    """The baseline's side of those: grouped_mm on the GPU, fp8 unsupported."""
+    out = []
+    out.append(_ok("grouped_mm", "kernels", {"experts": 8}, "bfloat16", "op_time", "µs", noise.samples(50.0, 10)))
+    out.append(
+        _absent(
+            "fp8",
+            {"m": 256, "k": 256, "n": 256},
+            "float8_e4m3fn",
+            "op_time",
+            "µs",
+            Status.unsupported,
+            "Trying to convert Float8_e4m3fn to the MPS backend but it does not have support for that dtype.",
+        )
     )
     return out
 

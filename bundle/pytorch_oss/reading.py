@@ -78,21 +78,7 @@ def _runner(first: dict) -> dict:
 
 
 def _foreign_header(first: dict, source: str, fallback_time: datetime) -> dict[str, Any]:
-    version = get(first, "benchmark.extra_info.torch_version") or get(first, "dependencies.pytorch.version")
-    if not version:
-        raise RecordError(
-            "records[0].benchmark.extra_info.torch_version",
-            "the build is unavailable in these records (nor dependencies.pytorch.version): a run needs it",
-        )
-    if not isinstance(version, str):
-        raise RecordError(
-            "records[0].benchmark.extra_info.torch_version", f"must be text: not a torch version: {version!r:.80}"
-        )
-    said = parse_version(version)
-    if said.channel == "unknown":
-        raise RecordError(
-            "records[0].benchmark.extra_info.torch_version", f"not a torch version: {str(version)[:80]!r}"
-        )
+    version, said = _foreign_version(first)
     runner = _runner(first)
     device = get(first, "benchmark.extra_info.device") or (
         runner.get("name") if runner.get("name") in ("mps", "cuda", "cpu") else None
@@ -105,12 +91,7 @@ def _foreign_header(first: dict, source: str, fallback_time: datetime) -> dict[s
     if not name:
         raise RecordError("records[0].runners[0].name", "the machine is unavailable in these records: a run needs it")
     stamp = first.get("timestamp")
-    started = fallback_time
-    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
-        try:  # test-infra's uploader stamps seconds; milliseconds (its DynamoDB path) read as such
-            started = datetime.fromtimestamp(stamp / 1000 if stamp > 1e11 else stamp, timezone.utc)
-        except (OverflowError, OSError, ValueError):
-            raise RecordError("records[0].timestamp", "must be seconds since 1970") from None
+    started = _foreign_start(stamp, fallback_time)
     warnings = [IMPORTED.format(source=source)]
     if stamp is None:
         warnings.append("started_at: the file's modification time (the records carry no timestamp)")
@@ -142,6 +123,37 @@ def _foreign_header(first: dict, source: str, fallback_time: datetime) -> dict[s
         },
         "device": {"type": device, "name": str(gpu)},
     }
+
+
+def _foreign_version(first: dict) -> tuple[str, Any]:
+    """The records' torch version and what it says (bundle.builds.parse_version); a RecordError where absent or
+    not a torch version."""
+    version = get(first, "benchmark.extra_info.torch_version") or get(first, "dependencies.pytorch.version")
+    if not version:
+        raise RecordError(
+            "records[0].benchmark.extra_info.torch_version",
+            "the build is unavailable in these records (nor dependencies.pytorch.version): a run needs it",
+        )
+    if not isinstance(version, str):
+        raise RecordError(
+            "records[0].benchmark.extra_info.torch_version", f"must be text: not a torch version: {version!r:.80}"
+        )
+    said = parse_version(version)
+    if said.channel == "unknown":
+        raise RecordError(
+            "records[0].benchmark.extra_info.torch_version", f"not a torch version: {str(version)[:80]!r}"
+        )
+    return version, said
+
+
+def _foreign_start(stamp: Any, fallback_time: datetime) -> datetime:
+    """When the run started: the records' timestamp, else `fallback_time` (the file's modification time)."""
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+        try:  # test-infra's uploader stamps seconds; milliseconds (its DynamoDB path) read as such
+            return datetime.fromtimestamp(stamp / 1000 if stamp > 1e11 else stamp, timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            raise RecordError("records[0].timestamp", "must be seconds since 1970") from None
+    return fallback_time
 
 
 class RunFromRecords:
