@@ -17,7 +17,7 @@ from bundle.schema import MAX_TAGS, Bundle
 from bundle.stats import summarize
 from bundle.units import conversion_factor
 from db.errors import StoreError
-from db.ingest import core, results_text, staging
+from db.ingest import refusals, results_text, staging
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
 from tests.bundles import make_bundle, make_result
@@ -190,7 +190,7 @@ def _schema_problems(raw: bytes) -> list[tuple[str, str]] | None:
         Bundle.model_validate_json(raw, strict=True)
         return None
     except ValidationError as exc:
-        return [(p.field, p.rule) for p in core._problems(exc)]
+        return [(p.field, p.rule) for p in refusals.problems(exc)]
 
 
 def _stored(engine) -> list[dict]:

@@ -241,7 +241,7 @@ def directions(
     busy: np.ndarray,
 ) -> np.ndarray:
     """Each case's direction (db.review.cases.columns.DIRECTIONS), the one every view and count reads: a tested
-    figure's against its bound (case_table.tested_directions); a single figure judged by its own rule (memory,
+    figure's against its bound (db.review.cases.columns.tested_directions); a single figure judged by its own rule (memory,
     PSNR, errors) worse where it regressed, better where it gained beyond that rule, not decided where its side
     was contended, else unchanged; passed → failed is worse whatever the metric."""
     tested = tested_directions(cases, bound)
