@@ -1,5 +1,5 @@
-"""The Compare query's read path (db.query.compare.pairs, db.query.key_codes): key order outside DuckDB, the detail attached by
-position, combined codes, and the significance blocks on worker threads giving the inline answer."""
+"""The Compare query's read path (db.query.compare.pairs, db.query.key_codes): key order outside DuckDB, the detail
+attached by position, combined codes, and the significance blocks on worker threads giving the inline answer."""
 
 from __future__ import annotations
 
