@@ -62,7 +62,10 @@ if what == "ingest":
     print(json.dumps({"ingest": timed(once)}))
 else:
     from db.review.comparison import CompareQuery, clear_cache
-    from db.review.review import cached_review
+    try:
+        from db.review.review import cached_review
+    except ImportError:  # a tree from before #45 named it judge_review
+        from db.review.review import judge_review as cached_review
     engine = open_store(arg)
     out = {}
     for scope in ("machine", "chip"):
