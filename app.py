@@ -91,7 +91,7 @@ def preload() -> None:
         from db.views.actions.upload import summarise_soon
 
         serve_reads(engine)  # opened (and migrated) first: DuckDB's memory for reads from now on
-        summarise_soon(engine)  # the summaries a stopped server left behind (db.store.upkeep; never raises)
+        summarise_soon(engine)  # the summaries a stopped server left behind (db.store.writers.upkeep; never raises)
     try:
         announce_token()
     except Exception as exc:  # noqa: BLE001 - e.g. an unreadable tokens file: writes are refused until fixed

@@ -1,6 +1,6 @@
 """Who is asking, for the HTTP API: Host/Origin checks (against DNS rebinding), forwarded headers only from a
-trusted proxy, the bearer token's identity (db.store.tokens) for writes, and for reads when read tokens exist
-(a signed-in browser's session cookie, db.store.sessions, counts as the token it was signed in with).
+trusted proxy, the bearer token's identity (db.store.writers.tokens) for writes, and for reads when read tokens exist
+(a signed-in browser's session cookie, db.store.writers.sessions, counts as the token it was signed in with).
 
 - MPSBENCH_ALLOWED_HOSTS: host names the server answers to, comma separated, besides localhost, 127.0.0.1 and
   ::1 ("*" allows any). A request whose Host names another host is refused with 403, and so is one whose

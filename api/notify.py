@@ -7,7 +7,7 @@ chip unless given; unset: the default release comparison — the latest stable b
 after it, db.views.defaults.default_sides — on chip scope, re-resolved at each upload) and MPSBENCH_PUBLIC_URL
 (the dashboard's address, for the post's link to the review's Regressions page).
 
-"New" = a regression key (db.store.triage.NOTE_KEY: case, dtype, compile, metric, scope) in the review after the
+"New" = a regression key (db.store.writers.triage.NOTE_KEY: case, dtype, compile, metric, scope) in the review after the
 upload that was not in it before. "Before" is the set last notified for that review, kept in memory and in
 mpsbench-notified.json beside the store: no review is judged before an ingest, so an upload never waits for one.
 A post the receiver never took leaves its regressions out of that set: they are new again at the next upload.

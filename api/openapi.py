@@ -95,7 +95,7 @@ _NOT_BLANK = r"[^\s\u001c-\u001f\u0085]"
 
 
 def _retract() -> dict:
-    """The route's own rules (db.store.retract.check_request) as the schema, so a request the schema allows is not
+    """The route's own rules (db.store.writers.retract.check_request) as the schema, so a request the schema allows is not
     refused for its run_id or reason; the 422 that a broken rule gets, documented."""
     from db.views.actions.upload import MAX_REASON, RUN_ID_PATTERN
 

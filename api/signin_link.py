@@ -1,7 +1,7 @@
 """The sign-in link (`/upload?token=…`, printed at start): the server takes the token out before any page loads.
 
 A GET of a page (not /api, not Streamlit's /_stcore or /static) with `token` in its query is answered 303 to the
-same address without it, with the token exchanged for a signed, expiring session cookie (db.store.sessions:
+same address without it, with the token exchanged for a signed, expiring session cookie (db.store.writers.sessions:
 HttpOnly, SameSite=Strict, Secure when the browser came over https, SESSION_HOURS long). So the token never sits
 in the address bar or in the session history (the redirect replaces the entry), never reaches a Referer, and a
 reload stays signed in. An unknown token gets no cookie and `signin=refused` in its place, which the page names.

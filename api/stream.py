@@ -4,7 +4,7 @@ until its answer is sent, so the process gives its memory back when the last one
 
 A machine-scope Compare of two builds on a 10 M-result store is ~45,000 case rows of ~45 columns: as one list of
 dicts, then one JSON string, then its UTF-8 bytes, the answer alone took several hundred MB on top of the review
-it was made from. Here each DataFrame value (db.query.plain.records is the one conversion) is written ROWS rows at
+it was made from. Here each DataFrame value (db.query.json_values.records is the one conversion) is written ROWS rows at
 a time, every other value as json.dumps writes it, with JSONResponse's own settings; after the answer is sent the
 freed memory is handed back to the system."""
 

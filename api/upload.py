@@ -1,6 +1,6 @@
 """Upload API: POST /api/v1/runs (one bundle as JSON); GET /api/v1/health is api/health.py.
 
-Auth: `Authorization: Bearer <token>`, a named token (db.store.tokens: MPSBENCH_UPLOAD_TOKENS name=token pairs,
+Auth: `Authorization: Bearer <token>`, a named token (db.store.writers.tokens: MPSBENCH_UPLOAD_TOKENS name=token pairs,
 or the one generated at first start); the run records the token's name (uploaded_by). No token, no write, from
 loopback too. DELETE /api/v1/runs/{run_id} with {"reason": "…"} retracts a run (its uploader or an admin).
 Body limit: env MPSBENCH_MAX_UPLOAD_MB (default 64) -> 413, on the body as sent and, for a gzip body
@@ -97,7 +97,7 @@ async def upload_run(request: Request):
 
 
 def _then_upkeep(response, wrote: bool):
-    """The written run's group summarised after this answer is sent (db.store.upkeep), never before it."""
+    """The written run's group summarised after this answer is sent (db.store.writers.upkeep), never before it."""
     if wrote:
         response.background = BackgroundTask(summarise_soon, shared_engine())
     return response

@@ -1,5 +1,5 @@
 """What storing A/A pairs costs an ingest: a repeat run of a build already stored on its machine (so it has
-partners) ingested into a benchmarks/dashboard.py store, with the pairs step (db.store.aa_pairs) and without it,
+partners) ingested into a benchmarks/dashboard.py store, with the pairs step (db.store.derived.aa_pairs) and without it,
 alternating, in one process. The store holds every pair of its runs (2 runs per build and machine), so each
 timed run recomputes the model's figures of its groups over all of that chip's pairs: the worst case.
 

@@ -1,4 +1,4 @@
-"""The A/A pairs step (db.store.aa_pairs) as runs of one build on one machine pile up: N runs (default 200) of
+"""The A/A pairs step (db.store.derived.aa_pairs) as runs of one build on one machine pile up: N runs (default 200) of
 C cases each (default 1,000, op_time µs, 5 samples with ±0.5 % noise) ingested one by one through the real
 ingest into a fresh store. Each run pairs with its PARTNERS most recent predecessors, so the pairs grow
 linearly with the runs and the step's time stays flat; pairing every earlier run (the rule before) grew with the
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 import db.ingest.core
-from db.store import aa_pairs
+from db.store.derived import aa_pairs
 from db.store.engine import open_store
 
 RSS_PER_MIB = 2**20 if sys.platform == "darwin" else 2**10  # ru_maxrss: bytes on macOS, KiB on Linux

@@ -1,7 +1,7 @@
 """Does `mpsbench bisect` name the right build? Planted "nightlies" on this machine's CPU, bisected for real.
 
 N builds are `python=` wrappers over this one torch environment, each with its own `sitecustomize`
-(benchmarks/disturbance.py's planted build, loaded by every process) that gives torch a nightly's version
+(benchmarks/false_alarms/disturbance.py's planted build, loaded by every process) that gives torch a nightly's version
 (2.16.0.devYYYYMMDD, dated a day apart) and git hash, and from build k onward makes softmax a known factor slower
 (each call followed by a spin of (factor − 1) × its own time). For each planted position k and factor the real
 `mpsbench bisect` runs (one softmax case, its own store) and its answer is scored: right (first bad = k), unclear
@@ -28,7 +28,7 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-from benchmarks.disturbance import SITECUSTOMIZE
+from benchmarks.false_alarms.disturbance import SITECUSTOMIZE
 from collector.run.plan import DEFAULT_IDLE_WAIT_S
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +51,7 @@ def plant(
     folder: Path, n: int, first_bad: int, factor: float, python: str = sys.executable, route: str = ""
 ) -> list[Path]:
     """n wrapper interpreters, oldest first; builds first_bad.. are `factor` slower at softmax (and, with `route`
-    "log_softmax", compute it as exp(log_softmax): a change of path, benchmarks/disturbance.py)."""
+    "log_softmax", compute it as exp(log_softmax): a change of path, benchmarks/false_alarms/disturbance.py)."""
     return [
         planted_python(
             folder,
@@ -158,7 +158,8 @@ def summarize(results: list[dict], n: int) -> dict:
     return out
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--builds", type=int, default=16)
     ap.add_argument("--positions", type=int, default=10, help="planted first-bad positions per factor")
@@ -171,7 +172,11 @@ def main() -> None:
     )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--tiny", action="store_true", help="a minute or two: 3 builds, one position, 2x")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    a = _args()
     if a.tiny:
         a.builds, a.positions, a.factors, a.rounds, a.idle_wait = 3, 1, "2", 4, 0.0
     factors = [float(f) for f in a.factors.split(",")]

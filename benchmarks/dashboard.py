@@ -15,7 +15,7 @@ the best case for that pruning. A real store need not be laid out so; --interlea
 build in turn (run i is build i mod builds), so each row group holds runs of ~every build and nothing prunes.
 
 The store also holds what ingest keeps beside the results: the A/A pairs and each (build, machine) group's side
-summaries (db.store.side_cases), filled by the same functions the migrations use.
+summaries (db.store.derived.side_cases), filled by the same functions the migrations use.
 
 "Compare query" = db.review.comparison.compare for baseline torch=2.10.0 → candidate torch=2.11.0 on machine scope:
 selector checks, each side's per-case figures (two single builds on machine scope: read from the side summaries
@@ -58,8 +58,8 @@ import time
 from pathlib import Path
 
 from db.review.comparison import CompareQuery, clear_cache, compare
-from db.store import side_cases
-from db.store.aa_pairs import backfill
+from db.store.derived import side_cases
+from db.store.derived.aa_pairs import backfill
 from db.store.engine import open_store
 from db.views.browse.noise import noise_view
 
@@ -227,8 +227,8 @@ def generate(
 
 def ready(path: Path) -> dict:
     """A reused store as a server leaves it once its uploads pause: opened (migrated if older) and its derived
-    summaries caught up (db.store.upkeep), so no timed read goes to the pivot for a lagging side."""
-    from db.store.upkeep import catch_up
+    summaries caught up (db.store.writers.upkeep), so no timed read goes to the pivot for a lagging side."""
+    from db.store.writers.upkeep import catch_up
 
     engine = open_store(str(path))
     try:

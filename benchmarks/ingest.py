@@ -255,14 +255,19 @@ def upload_seconds(data: bytes) -> float:
     return seconds
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--upload-rows", type=int, default=30_000, help="results in the bundle POSTed to /api/v1/runs")
     ap.add_argument("--repeats", type=int, default=3, help="raw and project alternate this many times (medians)")
     ap.add_argument("--schema", type=int, choices=(1, 4), default=1, help="4: no summaries (the collector's bundles)")
     ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    args = _args()
     data = build_bundle_bytes(args.rows, schema=args.schema)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / RSS_PER_MIB
     raw, project, cpu = [], [], {"raw": [], "project": []}

@@ -1,5 +1,5 @@
 """Peak memory of `mpsbench ingest` of one large PyTorch OSS record file: the file is written as `mpsbench export
---format pytorch-oss` writes one run (bundle/pytorch_oss.py: every record carries the run's header, its samples
+--format pytorch-oss` writes one run (bundle/pytorch_oss/writing.py: every record carries the run's header, its samples
 and its runner), as a JSON list or JSON-each-row, then ingested by the real CLI in a fresh process under
 /usr/bin/time; its peak RSS is compared with the file's size.
 
@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bundle.pytorch_oss import to_records
+from bundle.pytorch_oss.writing import to_records
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "cpu-quick.json"

@@ -114,11 +114,11 @@ def table(points: list[dict], fits: dict) -> str:
 # and the families run on a worker: what the main thread waits for shows as waiting on the worker.
 STAGES = {
     "read (side summaries, or pivot with detail and warnings)": ("side_inputs.py", "side_inputs"),
-    "case frame": ("comparison.py", "case_frame"),
+    "case frame": ("case_figures.py", "case_frame"),
     "rule kinds": ("rules.py", "rule_kinds"),
     "tests on replicates": ("significance.py", "significance"),
     "unmatched": ("unmatched.py", "unmatched_frame"),
-    "verdict columns": ("comparison.py", "add_significance"),
+    "verdict columns": ("case_figures.py", "add_significance"),
     "builds and libraries": ("selectors.py", "side_runs"),
     "waiting on the worker (candidate read, A/A lookup, side figures, families)": ("_base.py", "result"),
 }

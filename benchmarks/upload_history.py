@@ -2,9 +2,9 @@
 time, the way a baseline build re-run every night arrives) into one fresh store, in one process, each upload as
 the API stores it (db.ingest.core.ingest_bundle on the JSON body). Per upload: its wall time and the process's
 peak RSS during it (VmHWM reset to the current RSS before each: Linux), then the derived-summary upkeep the server
-runs after an upload (db.store.upkeep.catch_up: side summaries and A/A figures), timed and measured apart.
+runs after an upload (db.store.writers.upkeep.catch_up: side summaries and A/A figures), timed and measured apart.
 
-An upload pairs its results with up to PARTNERS (10) earlier runs of its build and machine (db.store.aa_pairs), so
+An upload pairs its results with up to PARTNERS (10) earlier runs of its build and machine (db.store.derived.aa_pairs), so
 its cost grows, by design, until the 11th upload; flat means the last five uploads cost what the five after that
 did (`settled`, uploads 12–16): `last_over_settled`, goal ≤ 1.25, in wall time and in CPU time (all threads; the
 steadier figure on a shared machine). The upkeep necessarily reads every run of the group (a side's quartiles
@@ -25,9 +25,9 @@ import uuid
 from pathlib import Path
 
 from db.ingest.core import ingest_bundle
-from db.store.aa_pairs import PARTNERS
+from db.store.derived.aa_pairs import PARTNERS
 from db.store.engine import open_store
-from db.store.upkeep import catch_up
+from db.store.writers.upkeep import catch_up
 
 WORKLOADS = ("matmul", "softmax", "layer_norm", "conv2d", "sdpa")
 EDGE = 5  # uploads averaged at each end

@@ -5,9 +5,9 @@
    (µs): the median, range and how many cases fall within 25 %.
 2. `planted`: two `python=` builds over this one torch, made as benchmarks/bisect_builds.py makes its planted
    nightlies (a wrapper interpreter with its own sitecustomize: a nightly's version and git hash), the second with
-   softmax computed as exp(log_softmax(x)) (benchmarks/disturbance.py, MPSBENCH_PLANTED_SOFTMAX): the same values
+   softmax computed as exp(log_softmax(x)) (benchmarks/false_alarms/disturbance.py, MPSBENCH_PLANTED_SOFTMAX): the same values
    through other aten ops. Each runs one softmax case with --kernels; both bundles are stored and the case's
-   breakdowns compared (db.query.what_ran, db.review.what_ran): the path change must be named.
+   breakdowns compared (db.query.what_ran, db.review.what_ran.kernels): the path change must be named.
 CPU figures: not MPS figures.
 Usage: python -m benchmarks.what_ran [--only spread|planted] [--bundle FILE | --keep DIR] [--processes 2]
        [--idle-wait S] [--json] [--tiny]
@@ -112,7 +112,7 @@ def planted(base: Path, processes: int, idle_wait: float, env: dict) -> dict:
     from db.ingest.core import ingest_bundle
     from db.query.selectors import parse_selector
     from db.query.what_ran import case_breakdowns
-    from db.review.what_ran import what_ran
+    from db.review.what_ran.kernels import what_ran
     from db.store.engine import open_store
 
     pythons = plant(base / "builds")
@@ -144,8 +144,8 @@ def planted(base: Path, processes: int, idle_wait: float, env: dict) -> dict:
 def _shown(engine, versions: list[str], machine: str) -> dict:
     """What the review shows of the case: Compare's case detail (its panel's words and bars, db.views.release.what_ran) and
     the case's rows in the review's lists (Regressions' `why` and `what_ran`), wherever it is listed."""
+    from db.review.release.summary import review_answer
     from db.review.review import Review
-    from db.review.summary import review_answer
     from db.views.release.what_ran import case_what_ran
 
     params = {"baseline": f"torch={versions[0]}", "candidate": f"torch={versions[1]}", "scope": "machine"}
@@ -166,7 +166,8 @@ def _shown(engine, versions: list[str], machine: str) -> dict:
             "listed": listed}  # fmt: skip
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
+    """The command line."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", choices=["spread", "planted"])
     ap.add_argument("--bundle", type=Path, help="the spread of this bundle's breakdowns (no run)")
@@ -177,7 +178,11 @@ def main() -> None:
     ap.add_argument("--idle-wait", type=float, default=0.0)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--tiny", action="store_true", help="the planted path change alone, one process a run")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    a = _args()
     if a.tiny:
         a.only, a.processes = "planted", 1
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

@@ -22,7 +22,7 @@ MIN_CLEAN_PROCESSES = 3  # clean processes a case needs on a side to be tested (
 Share = Annotated[float, Field(ge=0.0, le=1.0)]
 
 # what collectors before bundle schema 3 wrote on a contended record (one share for the whole case: every
-# process of such a record counts as contended with it); its first group is the percentage. db.store.contention
+# process of such a record counts as contended with it); its first group is the percentage. db.store.derived.contention
 # reads it where such records are stored
 OLD_WARNING = r"CPU contention: other processes used (\d+(?:\.\d+)?) %"
 
@@ -34,7 +34,7 @@ def contended(share: float | None) -> bool:
 
 def enough_clean(clean, total):
     """Whether `clean` of a side's `total` processes are enough to test a case on: the one rule, for a count
-    (the collector), an array of counts (db.stats.contention) or SQL expressions (db.store.contention:
+    (the collector), an array of counts (db.stats.contention) or SQL expressions (db.store.derived.contention:
     enough_clean_sql)."""
     return clean >= np.minimum(MIN_CLEAN_PROCESSES, total)
 

@@ -90,7 +90,7 @@ _METRICS = [
     # One measurement, two records: tokens/s is N / each timing sample. The timing is the row, as op_time is for
     # bandwidth: decode_time is also a VAE decode's only figure and a rule belongs to a metric (a derived
     # decode_time would silence VAE slowdowns), and a review whose slowdowns are all times reads one way. The row
-    # carries the tokens/s beside it (db.review.derived): the figure a release note quotes stays in view.
+    # carries the tokens/s beside it (db.review.cases.derived_figures): the figure a release note quotes stays in view.
     Metric(
         "decode_throughput", "throughput", "tokens/s", _H, _R, _P, "new tokens per second during decode", "decode_time"
     ),

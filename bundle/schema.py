@@ -3,7 +3,7 @@
 The collector builds these models, the ingest validates with them (strict JSON mode: a JSON value's type must be
 the field's own), and docs/bundle.schema.json is exported from them (`python -m bundle.schema`). Every rule is
 stated once here: as a field's annotation (type, bounds, finiteness, lengths) or as one of the *_rule functions
-Result's model check calls. db.ingest.derive turns them into set-based checks for large bundles: annotations
+Result's model check calls. db.ingest.schema_checks turns them into set-based checks for large bundles: annotations
 mechanically, the *_rule functions by calling them on each distinct input they get (their inputs are small). The
 JSON Schema states the checks too, where it can (bundle.json_rules).
 """
@@ -109,7 +109,7 @@ def unit_rule(metric_name: str, unit: str) -> str:
 
 
 # what makes a result one case of a run: a bundle holds each at most once (a repeat would be paired with every
-# copy of itself in another run's A/A data: 6,000 copies of one case made a 36 M-row join, db.store.aa_pairs)
+# copy of itself in another run's A/A data: 6,000 copies of one case made a 36 M-row join, db.store.derived.aa_pairs)
 CASE_FIELDS = ("workload", "case_key", "dtype", "compile", "metric")
 
 

@@ -14,7 +14,7 @@ import duckdb
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from bundle.oss_metrics import MetricMap
+from bundle.pytorch_oss.metrics import MetricMap
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.ingest.records import records_bundle
@@ -83,7 +83,7 @@ def _ingest_arguments(args: list[str]) -> tuple[list[str], dict[str, tuple[str, 
     """The paths, and each `--metric NAME=metric:unit` checked against the metric and units registries (before a
     store is opened: a bad option makes nothing)."""
     from bundle.metrics import MetricError
-    from bundle.oss_metrics import parse_metric_option
+    from bundle.pytorch_oss.metrics import parse_metric_option
     from db.errors import Problem
 
     paths, given, rest = [], {}, list(args)
@@ -123,9 +123,9 @@ def _ingest(args: list[str]) -> int:
 
 
 def _catch_up(engine) -> None:
-    """The stored runs' derived summaries, before the command exits (db.store.upkeep; the server does it after
+    """The stored runs' derived summaries, before the command exits (db.store.writers.upkeep; the server does it after
     each upload). Reads are right without it (from the samples), only slower."""
-    from db.store.upkeep import catch_up
+    from db.store.writers.upkeep import catch_up
 
     done = catch_up(engine)
     if done.seconds >= 1.0:  # said when it made the command wait
@@ -208,7 +208,7 @@ def _retract(args: list[str]) -> int:
 
         done = retract_remote(opts.url, opts.run_id, opts.reason)
     else:
-        from db.store.retract import retract_run
+        from db.store.writers.retract import retract_run
 
         # the local store file's owner: whoever may write the file may retract (recorded as cli:<user>)
         with writing(must_exist=True) as engine:
@@ -219,7 +219,7 @@ def _retract(args: list[str]) -> int:
 
 
 def _backup(folder: str) -> int:
-    from db.store.backup import backup
+    from db.store.writers.backup import backup
 
     files = backup(store_path(), folder)
     print(f"{shown(store_path())} -> {folder}: {len(files)} files ({', '.join(files)})")
@@ -227,7 +227,7 @@ def _backup(folder: str) -> int:
 
 
 def _restore(folder: str) -> int:
-    from db.store.backup import restore
+    from db.store.writers.backup import restore
 
     counts = restore(folder, store_path())
     print(f"{folder} -> {shown(store_path())}: " + ", ".join(f"{t} {n}" for t, n in counts.items()))
@@ -235,7 +235,7 @@ def _restore(folder: str) -> int:
 
 
 def _migrate_store(target: str) -> int:
-    from db.store.copy import copy_store
+    from db.store.writers.copy import copy_store
 
     counts = copy_store(store_path(), target)
     print(
@@ -255,9 +255,9 @@ def main(args: list[str]) -> int:
         if args == ["info"]:
             return _info()
         if args[:1] == ["compare"]:
-            from db.gate import main as gate
+            from db.compare_command import main as compare_main
 
-            return gate(args[1:])
+            return compare_main(args[1:])
         if args[:1] == ["retract"]:
             return _retract(args[1:])
         if args[:1] in (["backup"], ["restore"]) and len(args) == 2:

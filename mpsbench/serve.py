@@ -53,7 +53,7 @@ def main(args: list[str]) -> int:
         except StoreError as err:
             print(f"ERROR: {err}")
             return 1
-    from db.store.sessions import SECRET_RULE, secret_refusal
+    from db.store.writers.sessions import SECRET_RULE, secret_refusal
 
     refused = secret_refusal()  # a team server starts with sign-in working, or not at all
     if refused:

@@ -1,7 +1,7 @@
 """Sign in: pages write (upload, triage) only for a named identity.
 
 Streamlit's own st.login (OIDC) when the server's secrets.toml has an [auth] section; otherwise the same named
-tokens the API takes, by the API's one identity path (db.store.sessions.identity): the session cookie the sign-in
+tokens the API takes, by the API's one identity path (db.store.writers.sessions.identity): the session cookie the sign-in
 link (`/upload?token=…`, printed at start as Jupyter does) was exchanged for before the page loaded
 (api/signin_link.py; it outlives a reload), or a token typed here: kept in this tab's st.session_state (server
 side) and exchanged for the same cookie by a one-use ticket, so it outlives a reload too. Both are checked again on every run, so a token removed from the configuration stops working at once.

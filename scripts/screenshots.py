@@ -1,4 +1,4 @@
-"""Look at every page as a user would, and time it: `mpsbench serve` on a fresh seeded store (tests/seed.py: two
+"""Look at every page as a user would, and time it: `mpsbench serve` on a fresh seeded store (benchmarks/stores/seed.py: two
 builds on three Macs of two chips, plus later builds for trends), bound to 127.0.0.1; each page opened in headless
 Chromium at 1440×900 (--width: another window width; 1280 and 1920 are the other common ones) and saved as
 OUTDIR/<page>.png (the first screen, what a person sees without scrolling) and OUTDIR/<page>-tall.png (2700 px
@@ -9,7 +9,7 @@ Per page it prints two load times from the navigation's start: first content (th
 load: the script prints `uptime` beside them. --json writes them as JSON too.
 
     python -m scripts.screenshots OUTDIR [--json FILE] [--width PX]   (from the repository root: it seeds with
-    tests/seed.py)
+    benchmarks/stores/seed.py)
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import httpx
 
+from benchmarks.stores.seed import BASELINE, CANDIDATE, seed_store
 from db.store.engine import open_store
 from pages.navigation import PAGES
-from tests.seed import BASELINE, CANDIDATE, seed_store
 
 ROOT = Path(__file__).resolve().parent.parent
 

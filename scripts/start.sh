@@ -27,8 +27,8 @@ done
 echo "dashboard: $url  (Ctrl-C stops it; database: $MPSBENCH_DB)"
 if [ "${MPSBENCH_SKIP_COLLECT:-0}" != 1 ]; then
   echo "collecting a ${MPSBENCH_PROFILE:-quick} run on this machine; the dashboard shows its progress"
-  # the dashboard's generated local token (db.store.tokens), unless the caller brought their own
-  token=${MPSBENCH_TOKEN:-$(python -c 'from db.store.tokens import local_token; print(local_token(create=False) or "")')}
+  # the dashboard's generated local token (db.store.writers.tokens), unless the caller brought their own
+  token=${MPSBENCH_TOKEN:-$(python -c 'from db.store.writers.tokens import local_token; print(local_token(create=False) or "")')}
   MPSBENCH_TOKEN=$token mpsbench run --profile "${MPSBENCH_PROFILE:-quick}" --device "${MPSBENCH_DEVICE:-auto}" \
     --out runs --idle-wait "${MPSBENCH_IDLE_WAIT:-30}" --status-file "$MPSBENCH_LIVE" --push "$url" ||
     echo "the run did not finish storing: its bundle stays in runs/ (mpsbench push runs/<run_id>.json)"

@@ -1,4 +1,4 @@
-"""Every GET /api/v1 answer on the seeded store (tests/seed.py), as one JSON document, to check that a refactor
+"""Every GET /api/v1 answer on the seeded store (benchmarks/stores/seed.py), as one JSON document, to check that a refactor
 leaves the API's answers byte-identical: run it before and after, then `diff` the two files.
 
     python -m tests.api_dump > before.json   # … change the code …
@@ -107,8 +107,8 @@ def main() -> int:
         from starlette.testclient import TestClient
 
         from app import api_routes
+        from benchmarks.stores.seed import seed_store
         from db.store.engine import shared_store
-        from tests.seed import seed_store
 
         if args.db is None:
             seed_store(shared_store())

@@ -37,9 +37,9 @@ def engine(tmp_path):
 
 @pytest.fixture(scope="module")
 def seeded(tmp_path_factory):
-    """tests/seed.py's store (two builds, two chips), read-only."""
+    """benchmarks/stores/seed.py's store (two builds, two chips), read-only."""
+    from benchmarks.stores.seed import seed_store
     from db.store.engine import open_store
-    from tests.seed import seed_store
 
     engine = open_store(tmp_path_factory.mktemp("seeded") / "s.duckdb")
     seed_store(engine)
@@ -61,8 +61,8 @@ def verdict_engine(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def postgres():
-    """A PostgreSQL server of tests/pg_lake.py's (DuckLake's catalog), skipped where none can run."""
-    from tests.pg_lake import Postgres, why_not
+    """A PostgreSQL server of benchmarks/stores/pg_lake.py's (DuckLake's catalog), skipped where none can run."""
+    from benchmarks.stores.pg_lake import Postgres, why_not
 
     reason = why_not()
     if reason:
@@ -82,7 +82,7 @@ def postgres():
 
 @pytest.fixture
 def server(tmp_path):
-    """tests/seed.py's store served by `streamlit run app.py` (the browser tests' server): its base URL."""
+    """benchmarks/stores/seed.py's store served by `streamlit run app.py` (the browser tests' server): its base URL."""
     from tests.test_browser_compare import serving
 
     with serving(tmp_path) as base:

@@ -18,8 +18,8 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
+from benchmarks.stores.seed import processes_of
 from bundle.schema import Bundle, Result, Status
-from tests.seed import processes_of
 from tests.verdict_store import m4max_bundle
 
 BASELINE, CANDIDATE = "torch=2.14.1", "torch=2.15.0rc1"

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.stores.bundles import typed_bundle
 from bundle.schema import Bundle, Result, Status
-from tests.bundles import typed_bundle
 
 GIB = 1024**3
 BASELINE, CANDIDATE = "torch=2.14.1", "torch=2.15.0"

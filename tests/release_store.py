@@ -16,8 +16,8 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
+from benchmarks.stores.bundles import typed_bundle
 from bundle.schema import Bundle, Result, Status
-from tests.bundles import typed_bundle
 
 STABLE, RC, NIGHTLY = "torch=2.14.1", "torch=2.15.0rc1", "torch=2.16.0.dev20261201"
 BUILDS = {
@@ -151,10 +151,10 @@ def release_bundles(seed: int = 44) -> list[Bundle]:
 
 def release_store(engine) -> list[Bundle]:
     from db.ingest.core import ingest_bundle
-    from db.store.upkeep import catch_up
+    from db.store.writers.upkeep import catch_up
 
     bundles = release_bundles()
     for bundle in bundles:
         ingest_bundle(engine, bundle.model_dump_json().encode())
-    catch_up(engine)  # as a server leaves it once its uploads pause (db.store.upkeep)
+    catch_up(engine)  # as a server leaves it once its uploads pause (db.store.writers.upkeep)
     return bundles

@@ -16,8 +16,8 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
+from benchmarks.stores.bundles import typed_bundle
 from bundle.schema import Bundle, Result, Status
-from tests.bundles import typed_bundle
 
 BASELINE, CANDIDATE, NIGHTLY = "torch=2.14.1", "torch=2.15.0rc1", "torch=2.16.0.dev20261201"
 BUILDS = {
@@ -163,12 +163,12 @@ def walk_bundles(processes: int = 1, runs: int = 1, seed: int = 35) -> list[Bund
 
 def walk_store(engine, processes: int = 1, runs: int = 1) -> list[Bundle]:
     from db.ingest.core import ingest_bundle
-    from db.store.upkeep import catch_up
+    from db.store.writers.upkeep import catch_up
 
     bundles = walk_bundles(processes, runs)
     for bundle in bundles:
         ingest_bundle(engine, bundle.model_dump_json().encode())
-    catch_up(engine)  # as a server leaves it once its uploads pause (db.store.upkeep)
+    catch_up(engine)  # as a server leaves it once its uploads pause (db.store.writers.upkeep)
     return bundles
 
 

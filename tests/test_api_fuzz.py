@@ -106,7 +106,7 @@ def test_every_answer_a_retraction_gets_is_documented_and_the_schema_states_its_
     reason) and 403 were undocumented, and schema-valid requests (any string) were refused with them."""
     import re
 
-    from db.store.retract import MAX_REASON, check_request
+    from db.store.writers.retract import MAX_REASON, check_request
 
     op = TestClient(APP).get("/api/v1/openapi.json").json()["paths"]["/api/v1/runs/{run_id}"]["delete"]
     client = TestClient(APP)

@@ -119,7 +119,7 @@ def test_aa_ingest_benchmark_tiny():
 
 
 def test_timing_benchmark_tiny():
-    out = _run("timing.py", "--tiny")
+    out = _run("collecting/timing.py", "--tiny")
     assert out["rounds"] == 1 and len(out["rows"]) == 3
     for row in out["rows"]:
         for harness in ("mpsbench", "torch_benchmark", "torch_timer_at_mpsbench_k"):
@@ -149,7 +149,7 @@ def test_oss_ingest_benchmark_tiny():
 
 
 def test_case_isolation_benchmark_tiny():
-    out = _run("case_isolation.py", "--tiny")
+    out = _run("collecting/case_isolation.py", "--tiny")
     assert (out["cases_per_block"], out["rounds"], out["n_cases_each"], out["worker_starts"]) == (5, 1, 5, 1)
     assert out["in_process_case_ms"] > 0 and out["isolated_case_ms"] > 0 and out["worker_start_s"] > 0
     assert out["overhead_per_case_ms"] == pytest.approx(out["isolated_case_ms"] - out["in_process_case_ms"])
@@ -181,7 +181,7 @@ def test_false_alarms_benchmark_tiny():
 
 
 def test_lake_benchmark_tiny():
-    from tests.pg_lake import why_not
+    from benchmarks.stores.pg_lake import why_not
 
     if why_not():
         pytest.skip(why_not())
@@ -307,7 +307,7 @@ def test_bisect_benchmark_tiny():
 def test_no_benchmark_script_shadows_a_standard_module():
     # `python benchmarks/x.py` puts benchmarks/ first on sys.path: a benchmarks/bisect.py once broke `random`'s
     # import in every other script there
-    names = {p.stem for p in (ROOT / "benchmarks").glob("*.py")}
+    names = {p.stem for p in (ROOT / "benchmarks").rglob("*.py") if not p.stem.startswith("__")}
     assert not names & sys.stdlib_module_names, names & sys.stdlib_module_names
 
 

@@ -1,4 +1,4 @@
-"""Issue 44: a verdict card's case links in Chromium, on the seeded store (tests/seed.py: linear k_v 1.10× slower,
+"""Issue 44: a verdict card's case links in Chromium, on the seeded store (benchmarks/stores/seed.py: linear k_v 1.10× slower,
 softmax's PSNR 40 dB lower on the M2). A link opens its page in the same tab and Back returns to the card (a
 Markdown link opened a new tab, Back had nothing to return to); the correctness link opens the case itself. Only a
 browser has tabs and a Back button: the links' targets are checked under AppTest (tests/test_smaller_44.py)."""

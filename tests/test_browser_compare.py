@@ -1,4 +1,4 @@
-"""One real-browser test: `mpsbench serve` on a seeded store (two chips, two builds: tests/seed.py), the
+"""One real-browser test: `mpsbench serve` on a seeded store (two chips, two builds: benchmarks/stores/seed.py), the
 Compare page in Chromium (the verdict card of each chip with its counts, a regression drawn in the ratio chart, the
 status-change panel), the upload API of the same process (token from MPSBENCH_UPLOAD_TOKENS), and a
 bundle's HTML-looking machine name shown as text on its run's page."""
@@ -19,10 +19,10 @@ from typing import Iterator
 import httpx
 import pytest
 
+from benchmarks.stores.seed import seed_store
 from db.store.engine import open_store
 from db.views.release.verdict_cards import counts_words
 from tests.dashboard_bundles import MACHINE_NAME, known_bundle, raw
-from tests.seed import seed_store
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -37,7 +37,7 @@ CHROMIUM_ARGS = [
 START_S, PAGE_S = 90.0, 60.0  # bounds for a loaded 2-core machine
 TOKEN = "browser-test-token"
 COMPARE_QUERY = "baseline=torch%3D2.14.1&candidate=torch%3D2.15.0rc1&scope=chip"  # the seed's builds, per chip
-# tests/seed.py, per chip in bfloat16 eager: linear q 0.8× the time (faster), linear k_v 1.1× (slower: the one
+# benchmarks/stores/seed.py, per chip in bfloat16 eager: linear q 0.8× the time (faster), linear k_v 1.1× (slower: the one
 # regression, 10 % > the 5 % threshold), linear o unchanged; grouped_mm falls back to the CPU on the candidate
 CARDS = ["Apple M3 Ultra (80-core GPU) · bfloat16 · eager", "Apple M2 (10-core GPU) · bfloat16 · eager"]
 CARD_LINES = [
@@ -116,7 +116,7 @@ def served_store(path: Path, fill, env: dict[str, str] | None = None) -> Iterato
 
 @contextmanager
 def serving(tmp: Path, env: dict[str, str] | None = None) -> Iterator[str]:
-    """The seeded store (tests/seed.py) in `tmp`, served with the upload token TOKEN (and `env`)."""
+    """The seeded store (benchmarks/stores/seed.py) in `tmp`, served with the upload token TOKEN (and `env`)."""
     with served_store(
         tmp / "seeded.duckdb", seed_store, {"MPSBENCH_UPLOAD_TOKENS": f"browser={TOKEN}", **(env or {})}
     ) as base:

@@ -9,11 +9,11 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.stores.seed import BASELINE, CANDIDATE, seed_store
 from db.review.comparison import CompareQuery
 from db.review.review import Review
 from db.store.engine import open_store
 from db.views.release.verdict_cards import verdict_cards
-from tests.seed import BASELINE, CANDIDATE, seed_store
 from tests.test_dashboard_apptest import SCRIPT, TIMEOUT_S
 
 

@@ -14,8 +14,8 @@ import yaml
 from collector.cli.main import parser as collector_parser
 from collector.errors import CollectorError
 from collector.sweep.spec import parse_specs
+from db.compare_command import _parser as compare_parser
 from db.errors import StoreError
-from db.gate import _parser as compare_parser
 from db.review.review import Review
 from mpsbench.cli import BOTH, COLLECTOR, STORE
 from mpsbench.workflows.confirm import ConfirmError

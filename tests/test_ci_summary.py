@@ -11,8 +11,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from db.cli import main
+from db.review.release.summary import review_answer
 from db.review.review import Review
-from db.review.summary import review_answer
 from db.store.engine import open_store
 from db.views.exports.ci_summary import ROWS_SHOWN, job_summary
 from db.views.exports.review_markdown import md_escape

@@ -23,7 +23,7 @@ from streamlit.testing.v1 import AppTest
 
 import db.store.engine
 from db.cli import main
-from db.store.triage import NOTE_KEY, save_note
+from db.store.writers.triage import NOTE_KEY, save_note
 from tests import verdict_store as v
 from tests.store_fixtures import cli_store_file
 from tests.test_page_twins import ROOT_SCRIPT, _same

@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchmarks.stores.seed import BASELINE, CANDIDATE
 from db.review.comparison import CompareQuery, ComparisonResult, compute_compare
+from db.review.release.status_changes import status_changes
 from db.review.review import JudgedReview
-from db.review.status_changes import status_changes
 from db.views.release.compare_chart import (
     BETTER,
     DIRECTIONS,
@@ -22,7 +23,6 @@ from db.views.release.compare_chart import (
     chart_words,
     fold_derived,
 )
-from tests.seed import BASELINE, CANDIDATE
 
 
 def _case(metric: str, ratio: float, significance: str = "significant", **key) -> dict:
@@ -304,8 +304,8 @@ def test_a_long_part_keeps_the_separator_before_it_when_wrapped():
 def test_the_case_menu_holds_the_charted_cases_not_every_case(tmp_path, monkeypatch):
     """The case-detail menu lists what the chart shows (and a case picked in the table), not every compared case:
     a 50k-case review sent every label to the browser."""
+    from benchmarks.stores.seed import seed_store
     from tests.page_store import open_page, page_store
-    from tests.seed import seed_store
 
     page_store(tmp_path, monkeypatch, seed_store)
     query = {"baseline": BASELINE, "candidate": CANDIDATE, "chart_cases": "5"}
@@ -318,7 +318,7 @@ def test_the_case_menu_holds_the_charted_cases_not_every_case(tmp_path, monkeypa
 
 
 def test_the_not_compared_table_names_each_case_not_only_its_json_key():
-    from db.query.unmatched import COLUMNS
+    from db.query.compare.unmatched import COLUMNS
     from db.views.release.compare import UNMATCHED_VIEW, named_unmatched
 
     row = dict.fromkeys(COLUMNS) | {

@@ -10,10 +10,10 @@ import pyarrow as pa
 from scipy.special import stdtrit
 
 from bundle.metrics import DERIVED
-from db.query.case_pairs import KEY
-from db.review.case_text import with_warnings
-from db.review.derived import derived_pairs
-from db.review.wording import str_column
+from db.query.compare.pivot import KEY
+from db.review.cases.derived_figures import derived_pairs
+from db.review.cases.text_columns import with_warnings
+from db.review.cases.wording import str_column
 from db.stats.replicates import holm, t_quantile
 
 
@@ -132,7 +132,7 @@ def test_trend_links_are_what_urlencode_writes():
 
 
 def test_each_cases_runs_come_out_in_run_order_whatever_order_they_were_read_in():
-    from db.query.case_pairs import runs_in_order
+    from db.query.compare.pairs import runs_in_order
 
     def side(runs: list[list[tuple[int, list[float], list[int]]]]) -> dict:
         return {
@@ -181,12 +181,12 @@ def test_identical_samples_on_both_sides_are_no_change_wherever_they_sit_in_the_
 
 
 def test_compares_rows_are_made_once_per_judged_review(seeded):
+    from benchmarks.stores.seed import BASELINE, CANDIDATE
     from db.review.comparison import CompareQuery
-    from db.review.review import Review, judge_review
+    from db.review.review import Review, cached_review
     from db.views.release.compare_chart import case_rows
-    from tests.seed import BASELINE, CANDIDATE
 
-    judged = judge_review(seeded, Review(CompareQuery(BASELINE, CANDIDATE)))
+    judged = cached_review(seeded, Review(CompareQuery(BASELINE, CANDIDATE)))
     assert case_rows(judged) is case_rows(judged)  # every render and the API share one frame until the data changes
     assert len(case_rows(judged)) > 0
 
@@ -211,7 +211,7 @@ def test_family_medians_are_numpy_quantile_medians_for_even_and_uneven_families(
 
 
 def test_code_groups_are_np_unique_groups_with_or_without_a_lookup_array():
-    from db.stats.codes import groups
+    from db.query.key_codes import groups
 
     rng = np.random.default_rng(3)
     for span, n in ((50, 1000), (10**9, 500), (7, 0)):  # a lookup array; np.unique (span too wide); nothing
@@ -223,7 +223,7 @@ def test_code_groups_are_np_unique_groups_with_or_without_a_lookup_array():
 
 def test_ratio_words_worded_once_per_distinct_text_are_each_rows_words():
     from bundle.metrics import metric
-    from db.review.wording import _ratio_words, ratio_words
+    from db.review.cases.wording import _ratio_words, ratio_words
 
     rng = np.random.default_rng(1)
     special = [1.0, 1.005, 0.995, 2.675, 1 / 1.125, 0.0, -1.5, np.nan, np.inf, 1e20]  # halves, undefined, huge

@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 import db.store.engine as store
+from benchmarks.stores.seed import seed_store
 from db.errors import StoreError
 from db.review.comparison import CompareQuery
-from db.review.listing import regressions
-from db.store.triage import NOTE_KEY, save_note
-from db.views.exports.review_export import review_csv, review_markdown
-from db.views.exports.review_markdown import md_escape
-from tests.seed import seed_store
+from db.review.release.listing import regressions
+from db.store.writers.triage import NOTE_KEY, save_note
+from db.views.exports.review_export import md_escape, review_csv, review_markdown
 
 QUERY = CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"})
 

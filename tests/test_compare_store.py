@@ -1,4 +1,4 @@
-"""Compare, its JSON twin and its page against the seeded store (tests/seed.py), answers computed here."""
+"""Compare, its JSON twin and its page against the seeded store (benchmarks/stores/seed.py), answers computed here."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 
 import db.store.engine as store
 from api.errors import guard_routes
+from benchmarks.stores.seed import LINEAR_NOISE, LINEAR_SLOW, SOFTMAX, seed_store
 from bundle.schema import case_key
 from db.errors import StoreError
 from db.review.comparison import CompareQuery, compare, compute_compare
-from tests.seed import LINEAR_NOISE, LINEAR_SLOW, SOFTMAX, seed_store
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -133,7 +133,7 @@ def test_json_twin_returns_the_functions_figures(seeded, monkeypatch):
     body = client.get("/api/v1/compare", params={"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"}).json()
     expected = compare_answer(engine, Review(_run(engine).query))
     expected.pop("summary")
-    summary = body.pop("summary")  # the release summary (db.review.summary): tests/test_release_summary.py
+    summary = body.pop("summary")  # the release summary (db.review.release.summary): tests/test_release_summary.py
     assert body == json.loads(json.dumps({"ok": True, **expected})) and summary["baseline"] == "torch=2.14.1"
     assert all("unit" in case and "change_unit" in case for case in body["cases"])
     bad = client.get("/api/v1/compare", params={"baseline": "nonsense", "candidate": "torch=2.15.0rc1"})

@@ -8,7 +8,7 @@ import pytest
 from bundle.builds import build_sort_key
 from db.errors import StoreError
 from db.query.selectors import parse_selector
-from db.review.wording import difference_words, ratio_words
+from db.review.cases.wording import difference_words, ratio_words
 from db.stats.significance import SampleLists, geomean_ci
 
 
@@ -108,7 +108,7 @@ def test_vectorised_statistics_equal_plain_per_case_answers():
 def test_sample_lists_take_and_caveats():
     import pandas as pd
 
-    from db.review.case_text import caveats
+    from db.review.cases.text_columns import caveats
 
     lists = _lists([[1.0, 2.0], [3.0], [4.0, 5.0, 6.0]]).take(np.array([True, False, True]))
     assert lists.values.tolist() == [1.0, 2.0, 4.0, 5.0, 6.0] and lists.offsets.tolist() == [0, 2, 5]
@@ -162,7 +162,7 @@ def test_geomean_summary_names_its_family_and_orients_the_ci():
 
 
 def test_vectorised_ratio_words_equal_per_value_formatting():
-    from db.review.wording import ratio_words
+    from db.review.cases.wording import ratio_words
 
     values = np.array([1.005, 0.995, 1 / 1.005, 1.125, 1 / 1.125, 2.675, 1.0, 0.999, 1e20, 0.0, -1.0, np.nan, np.inf])
 

@@ -12,15 +12,15 @@ import json
 import numpy as np
 import pytest
 
-from db.gate import main as compare_main
+from db.compare_command import main as compare_main
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery, compare
+from db.review.release.summary import review_answer
 from db.review.review import Review
-from db.review.summary import review_answer
 from db.stats.contention import clean_side
 from db.stats.lists import SampleLists
 from db.store.engine import open_store
-from db.store.upkeep import catch_up
+from db.store.writers.upkeep import catch_up
 from tests.bundles import make_bundle
 
 QUIET = [0.0, 0.01, 0.02, 0.0, 0.03, 0.0, 0.01, 0.0, 0.02, 0.0]
@@ -130,7 +130,7 @@ def test_a_contended_case_that_moved_the_other_way_is_unconfirmed_not_faster(sto
 def test_an_old_warning_is_read_as_its_share_for_every_process_and_nothing_else_is():
     import duckdb
 
-    from db.store.contention import STORED_SQL
+    from db.store.derived.contention import STORED_SQL
 
     sql = f"SELECT {STORED_SQL} FROM (SELECT ?::DOUBLE[] AS contention, ?::INT[] AS processes, ? AS warnings_json)"
     said = lambda warnings, processes=(2, 2), shares=(): duckdb.execute(  # noqa: E731
@@ -199,7 +199,7 @@ def test_a_v8_store_is_migrated_its_old_warnings_read_as_contention_and_its_aa_m
     """A store from before v9: its results had no contention column, a contended record said so in a warning."""
     from sqlalchemy import text
 
-    from db.store.aa_pairs import backfill as aa_backfill
+    from db.store.derived.aa_pairs import backfill as aa_backfill
     from db.store.tables import STORE_VERSION
 
     path = tmp_path / "old.duckdb"
@@ -229,7 +229,7 @@ def test_a_v8_store_is_migrated_its_old_warnings_read_as_contention_and_its_aa_m
     assert pairs_before == 3 * CASES  # the contended run paired with both others
 
     engine = open_store(path)
-    catch_up(engine)  # the side summaries, written again after the migration (db.store.upkeep)
+    catch_up(engine)  # the side summaries, written again after the migration (db.store.writers.upkeep)
     with engine.connect() as conn:
         assert conn.execute(text("SELECT value FROM meta WHERE key = 'store_version'")).scalar() == str(STORE_VERSION)
         shares = conn.execute(text("SELECT DISTINCT contention FROM results WHERE metric = 'op_time'")).scalars().all()

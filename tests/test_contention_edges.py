@@ -42,7 +42,7 @@ def test_bad_contention_or_rounding_is_a_422_naming_the_field_and_nothing_is_sto
 
 
 def test_idle_wait_out_of_range_is_refused_and_a_sweep_and_a_journal_carry_it(tmp_path, capsys):
-    from collector.cli.main import main
+    from collector.cli import main
     from collector.run.plan import Plan
     from collector.sweep.options import run_args
 
@@ -86,10 +86,10 @@ def test_an_aa_pair_compares_the_medians_of_the_clean_processes(tmp_path):
 
 
 def test_the_gate_the_cards_and_the_markdown_count_contended_cases(tmp_path, monkeypatch):
-    from db.gate import main as gate
+    from db.compare_command import main as gate
     from db.review.comparison import CompareQuery
+    from db.review.release.summary import review_answer
     from db.review.review import Review
-    from db.review.summary import review_answer
     from db.views.exports.review_export import summary_markdown
     from db.views.release.verdict_cards import verdict_cards
 

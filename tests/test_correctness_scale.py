@@ -14,8 +14,8 @@ from bundle.metrics import ROUNDING_UNITS
 from collector.timing.correctness import check_against_reference
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery
+from db.review.release.summary import review_answer
 from db.review.review import Review
-from db.review.summary import review_answer
 from db.store.engine import open_store
 from tests.bundles import make_bundle, make_result
 

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import func, select
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.stores.seed import seed_store
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
 from db.store.tables import ResultRow, Run
@@ -16,7 +17,6 @@ from pages.navigation import PAGES
 from tests.dashboard_bundles import MACHINE_NAME, known_bundle, known_bundles, raw
 from tests.page_store import SCRIPT, TIMEOUT_S, page_store
 from tests.page_store import open_page as _page
-from tests.seed import seed_store
 
 
 def _store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fill) -> Path:
@@ -134,7 +134,7 @@ def test_matrix_opens_on_the_most_measured_dtype_without_none_cells(tmp_path, mo
     _store(tmp_path, monkeypatch, seed_store)
     at = _page("matrix.py")
     assert not at.exception, [e.value for e in at.exception]
-    # tests/seed.py: 4 bfloat16 op_time cases, 3 float32
+    # benchmarks/stores/seed.py: 4 bfloat16 op_time cases, 3 float32
     assert at.selectbox[0].value == "op_time" and at.text_input[0].value == "bfloat16"
     table = at.dataframe[0].value
     assert set(table["build"]) == {"2.15.0rc1"} and set(table["n_cases"]) == {3}  # linear q, k_v, o per chip

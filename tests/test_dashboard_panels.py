@@ -1,4 +1,4 @@
-"""The Compare, Regressions, Matrix and Correctness pages under AppTest on the seeded store (tests/seed.py): the
+"""The Compare, Regressions, Matrix and Correctness pages under AppTest on the seeded store (benchmarks/stores/seed.py): the
 status-change panel, a case's detail, the correctness slope counts, and empty comparisons that say why."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.stores.seed import BASELINE, CANDIDATE, seed_store
 from db.store.engine import open_store
-from tests.seed import BASELINE, CANDIDATE, seed_store
 
 SCRIPT = str(Path(__file__).resolve().parent.parent / "pages" / "navigation.py")
 SIDES = {"baseline": BASELINE, "candidate": CANDIDATE}
@@ -95,5 +95,8 @@ def test_compare_and_regressions_open_on_the_latest_stable_against_the_newest_pr
     for file in ("compare.py", "regressions.py"):
         at = _page(file, {})
         sides = {s.label.split(" ")[0]: s.value for s in at.selectbox if s.label.startswith(("Baseline", "Candidate"))}
-        assert sides == {"Baseline": "torch=2.15.0", "Candidate": "torch=2.16.0.dev20261202"}  # tests/seed.py
+        assert sides == {
+            "Baseline": "torch=2.15.0",
+            "Candidate": "torch=2.16.0.dev20261202",
+        }  # benchmarks/stores/seed.py
         assert not [w.value for w in at.warning]  # those builds share softmax on studio-1: something compared

@@ -18,10 +18,10 @@ import db.store.engine
 from api.errors import guard_routes
 from bundle.metrics import DERIVED, RULES, MetricError, RuleKind, parse_rules
 from db.cli import main
-from db.review.listing import regressions
-from db.review.review import Review, judge_review
-from db.review.summary import release_summary
-from db.views.exports.review_markdown import md_escape
+from db.review.release.listing import regressions
+from db.review.release.summary import release_summary
+from db.review.review import Review, cached_review
+from db.views.exports.review_export import md_escape
 from db.views.release.compare_chart import case_rows
 from db.views.release.verdict_cards import verdict_cards
 from tests import decode_store as d
@@ -96,7 +96,7 @@ def test_the_summary_and_cards_count_each_measurement_once(engine):
 
 
 def test_compare_rows_show_the_rate_in_the_timing_row(engine):
-    rows = case_rows(judge_review(engine, Review.from_params(PARAMS)))
+    rows = case_rows(cached_review(engine, Review.from_params(PARAMS)))
     assert "decode_throughput" not in set(rows.metric) and "prefill_throughput" not in set(rows.metric)
     assert int(rows.regression.sum()) == len(EXPECTED)
     decode = rows[(rows.workload == "decode") & (rows.metric == "decode_time")].iloc[0]

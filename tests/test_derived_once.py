@@ -37,7 +37,7 @@ def test_ratio_conversions():
 
 
 def test_a_lists_quartiles_sql_gives_the_numpy_paths_floats():
-    # the ingest's per-result summary (db.ingest.judge) takes each list's quartiles with list_quantile_sql
+    # the ingest's per-result summary (db.ingest.staging) takes each list's quartiles with list_quantile_sql
     from db.stats.lists import list_quantile_sql
 
     rng = np.random.default_rng(38)

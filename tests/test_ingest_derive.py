@@ -1,4 +1,4 @@
-"""The set-based checks (db.ingest.derive, derived from bundle.schema) against the schema itself: for every
+"""The set-based checks (db.ingest.schema_checks, derived from bundle.schema) against the schema itself: for every
 bundle here the ingest accepts exactly what `Bundle.model_validate_json(strict=True)` accepts, stores the rows
 the validated model says (canonical units, numpy's summaries), and refuses with the schema's own problems."""
 
@@ -17,7 +17,7 @@ from bundle.schema import MAX_TAGS, Bundle
 from bundle.stats import summarize
 from bundle.units import conversion_factor
 from db.errors import StoreError
-from db.ingest import core, judge, results_text
+from db.ingest import refusals, results_text, staging
 from db.ingest.core import ingest_bundle
 from db.store.engine import open_store
 from tests.bundles import make_bundle, make_result
@@ -190,7 +190,7 @@ def _schema_problems(raw: bytes) -> list[tuple[str, str]] | None:
         Bundle.model_validate_json(raw, strict=True)
         return None
     except ValidationError as exc:
-        return [(p.field, p.rule) for p in core._problems(exc)]
+        return [(p.field, p.rule) for p in refusals.problems(exc)]
 
 
 def _stored(engine) -> list[dict]:
@@ -302,7 +302,7 @@ def test_a_big_refusal_checks_only_the_first_suspects(monkeypatch):
     bundle = _bench_bundle(6000)
     for i in (3, 4100, 5999):  # in three of DuckDB's 2048-row vectors: the indices must survive the scan
         bundle["results"][i]["unit"] = "furlongs"
-    monkeypatch.setattr(judge, "SUSPECTS", 2)
+    monkeypatch.setattr(staging, "SUSPECTS", 2)
     with pytest.raises(StoreError) as info:
         ingest_bundle(open_store(":memory:"), _raw(bundle))
     problems = info.value.problems

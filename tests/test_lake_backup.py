@@ -16,13 +16,13 @@ import pandas as pd
 import pytest
 from sqlalchemy import text
 
+from benchmarks.stores.pg_lake import BIN, lake_store
+from benchmarks.stores.seed import seed_store
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery, clear_cache, compare
 from db.store.engine import open_store
 from tests.bundles import make_bundle
-from tests.pg_lake import BIN, lake_store
-from tests.seed import seed_store
 
 KEY = ["scope", "workload", "case_key", "metric", "dtype", "compile"]
 QUERY = {"baseline": "torch=2.14.1", "candidate": "torch=2.15.0rc1"}

@@ -1,8 +1,8 @@
-"""Real `mpsbench serve` replicas on one lake (benchmarks.lake_load.Replicas: processes, HTTP, a named token).
+"""Real `mpsbench serve` replicas on one lake (benchmarks.lake.load.Replicas: processes, HTTP, a named token).
 
 - examples/cpu-quick.json and a copy of it under another run id (two runs of the baseline), and two runs of a
   second build made from it, spread over both replicas: GET /api/v1/compare gives the same JSON from each. With
-  several runs of a case on a side this needs each case's runs in run order (db.query.case_pairs.runs_in_order:
+  several runs of a case on a side this needs each case's runs in run order (db.query.compare.pairs.runs_in_order:
   DuckDB's list() order varies between reads, and the tests on replicates sum in list order).
 - kill -9 of a replica mid-upload leaves nothing of the run. The kill lands at a fixed point, not after a guessed
   sleep: the test holds an EXCLUSIVE lock on the catalog table `ducklake_snapshot_changes` (reads still pass),
@@ -26,9 +26,9 @@ import pytest
 from sqlalchemy import text
 
 from benchmarks.ingest import build_bundle_bytes
-from benchmarks.lake_load import TOKEN, Replicas
+from benchmarks.lake.load import TOKEN, Replicas
+from benchmarks.stores.pg_lake import lake_store
 from db.store.engine import open_store
-from tests.pg_lake import lake_store
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}

@@ -262,12 +262,12 @@ def test_a_build_the_chip_ran_without_a_comparable_case_still_says_no_data(matri
 
 
 def test_matrix_defaults_to_the_metric_and_dtype_with_the_most_cases(matrix_engine, tmp_path):
-    from tests.seed import seed_store
+    from benchmarks.stores.seed import seed_store
 
     assert matrix_defaults(matrix_engine)[:2] == ("op_time", "float32")  # the only thing stored
     seeded = open_store(tmp_path / "seeded.duckdb")
     seed_store(seeded)
-    # tests/seed.py: bf16 op_time cases are linear q, k_v, o and grouped_mm (4); fp32: softmax ×2, constant_pad (3)
+    # benchmarks/stores/seed.py: bf16 op_time cases are linear q, k_v, o and grouped_mm (4); fp32: softmax ×2, constant_pad (3)
     assert matrix_defaults(seeded)[:2] == ("op_time", "bfloat16")
     view = matrix_view(seeded, {})
     assert (view.metric, view.dtype) == ("op_time", "bfloat16") and len(view.cells) == 2

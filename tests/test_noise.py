@@ -19,10 +19,10 @@ from db.ingest.core import ingest_bundle
 from db.query.noise import noise_groups
 from db.stats import noise as model
 from db.stats.planner import Components, optimal_samples, runs_needed, variance_components
-from db.store.aa_pairs import PARTNERS, forget_run
+from db.store.derived.aa_pairs import PARTNERS, forget_run
 from db.store.engine import open_store
 from db.store.tables import STORE_VERSION
-from db.store.upkeep import catch_up
+from db.store.writers.upkeep import catch_up
 from db.views.browse.noise import EMPTY, noise_view
 from tests.bundles import make_bundle, make_result
 
@@ -31,7 +31,7 @@ Z975 = 1.959963984540054
 
 def stored(engine, raw):
     """An upload as the server leaves it once its uploads pause: stored, then the A/A figures brought up to date
-    (db.store.upkeep)."""
+    (db.store.writers.upkeep)."""
     out = ingest_bundle(engine, raw)
     catch_up(engine)
     return out
@@ -332,14 +332,14 @@ REVIEW = {"baseline": "torch=2.15.0", "candidate": "torch=2.16.0", "threshold": 
 
 
 def _review(engine):
-    from db.review.listing import regressions
+    from db.review.release.listing import regressions
     from db.review.review import Review
 
     return regressions(engine, Review.from_params(REVIEW))
 
 
 def _doubts(engine):
-    from db.review.listing import doubtful
+    from db.review.release.listing import doubtful
     from db.review.review import Review
 
     return doubtful(engine, Review.from_params(REVIEW))
@@ -356,9 +356,9 @@ def test_without_replicates_or_aa_data_a_slowdown_is_unconfirmed_not_a_regressio
 def test_noise_larger_than_the_change_keeps_it_from_being_a_regression(engine):
     _slowdown_store(engine, (1.0, 1.2, 0.8))  # A/A runs differ by 20 %, 25 % and 50 %: a 10 % change is inside
     assert _review(engine).empty and _doubts(engine).empty
-    from db.review.review import Review, judge_review
+    from db.review.review import Review, cached_review
 
-    cases = judge_review(engine, Review.from_params(REVIEW)).cases
+    cases = cached_review(engine, Review.from_params(REVIEW)).cases
     row = cases[cases.metric == "op_time"].iloc[0]
     aa = [math.log(1.2), math.log(0.8), math.log(0.8 / 1.2)]
     # one run a side, one process each: Var(d) = 2 × the run variance, Σx²/2 over the 3 pairs (df 3)
@@ -400,7 +400,7 @@ def test_a_first_v4_store_without_pending_counts_is_migrated(tmp_path):
 
 
 def test_a_retracted_run_leaves_the_model_and_pairs_with_no_later_run(engine):
-    from db.store.retract import retract_run
+    from db.store.writers.retract import retract_run
 
     for run_id, scale in (("a1", 1.0), ("a2", 1.5), ("a3", 1.02)):
         stored(engine, _run(f"{run_id:0>32}", scale=scale))

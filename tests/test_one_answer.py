@@ -15,12 +15,12 @@ from starlette.testclient import TestClient
 
 from api.errors import guard_routes
 from bundle.units import convert
-from db.review.answer import CASE
 from db.review.comparison import CompareQuery
-from db.review.review import Review, judge_review
+from db.review.release.answer import CASE
+from db.review.review import Review, cached_review
 from db.review.rules import REGRESSION
 from db.store.engine import open_store
-from db.store.triage import NOTE_KEY, save_note
+from db.store.writers.triage import NOTE_KEY, save_note
 from tests import release_store as r
 
 SIDES = {"baseline": r.STABLE, "candidate": r.RC}
@@ -45,7 +45,7 @@ def api(engine, monkeypatch):
 
 
 def _judged(engine, params: dict):
-    judged = judge_review(engine, Review(CompareQuery.from_params(params)))
+    judged = cached_review(engine, Review(CompareQuery.from_params(params)))
     return judged.cases.join(judged.verdicts)
 
 
@@ -168,7 +168,7 @@ def test_every_view_shows_the_judged_figure_of_each_case(engine, api):
 
 
 def test_the_exports_carry_the_review_figures(engine, api):
-    from db.review.listing import doubtful, regressions
+    from db.review.release.listing import doubtful, regressions
     from db.views.exports.ci_summary import job_summary
     from db.views.exports.review_export import review_csv, review_markdown
 

@@ -1,4 +1,4 @@
-"""`mpsbench ingest` of PyTorch's own benchmark records (db/ingest/records.py, bundle/oss_import.py): real-format
+"""`mpsbench ingest` of PyTorch's own benchmark records (db/ingest/records.py, bundle/pytorch_oss/reading.py): real-format
 files of gpt-fast, vLLM and the operator benchmark on MPS (tests/fixtures/pytorch_oss/README.md names the code
 that writes each) stored with the metrics whose meaning is certain, `--metric NAME=metric:unit` for the rest
 (checked against the registries), units checked, and hostile files (deep nesting, huge records, wrong types, unit
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 import db.ingest.records
-from bundle.pytorch_oss import to_records
+from bundle.pytorch_oss.writing import to_records
 from db.cli import main
+from db.query.read import read_frame
 from db.store.engine import open_store
-from db.store.read import read_frame
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "pytorch_oss"
 NOW = datetime(2026, 12, 5, tzinfo=timezone.utc)

@@ -16,10 +16,10 @@ from streamlit.testing.v1 import AppTest
 import db.store.engine
 import pages.navigation
 from app import api_routes
+from benchmarks.stores.seed import BASELINE, CANDIDATE, seed_store
 from bundle.provenance import UNAVAILABLE
-from db.query.plain import records
+from db.query.json_values import records
 from pages.navigation import PAGES
-from tests.seed import BASELINE, CANDIDATE, seed_store
 
 ISO = re.compile(r"\d{4}-\d\d-\d\dT")
 ROOT_SCRIPT = pages.navigation.__file__

@@ -1,5 +1,5 @@
 """`mpsbench export --format pytorch-oss` and `mpsbench ingest` of PyTorch OSS benchmark records
-(bundle/pytorch_oss.py): the record's fields as PyTorch's writers fill them; export → ingest into a fresh store
+(bundle/pytorch_oss/writing.py): the record's fields as PyTorch's writers fill them; export → ingest into a fresh store
 → the same review (every median, every verdict); records written elsewhere (gpt-fast's shape, JSON-each-row)
 stored with what they say, what they cannot say stated, non-mpsbench metrics named as not stored; bad input is
 "ERROR: …" naming the field, with nothing stored."""
@@ -12,14 +12,14 @@ from datetime import datetime, timezone
 import pytest
 
 import db.store.engine
-from bundle.oss_import import from_records
-from bundle.pytorch_oss import to_records
+from bundle.pytorch_oss.reading import from_records
+from bundle.pytorch_oss.writing import to_records
 from bundle.schema import Bundle
 from db.cli import main
+from db.query.read import read_frame
+from db.review.release.summary import review_answer
 from db.review.review import Review
-from db.review.summary import review_answer
 from db.store.engine import open_store
-from db.store.read import read_frame
 from tests import release_walk as w
 from tests.bundles import make_bundle, make_result
 

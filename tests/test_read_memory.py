@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse
 import db.store.engine as store
 from api.stream import ROWS, _body, streamed_json
 from db import memory
-from db.query.plain import records
+from db.query.json_values import records
 from db.review import cache
 
 
@@ -107,8 +107,8 @@ def test_an_idle_process_runs_its_idle_hooks_once(monkeypatch):
 
 
 def test_a_settled_file_store_is_retired_and_reopens_at_the_next_read(tmp_path, monkeypatch):
+    from db.query.read import read_frame
     from db.store.pool import buffer_bytes
-    from db.store.read import read_frame
 
     monkeypatch.setenv("MPSBENCH_DB", str(tmp_path / "s.duckdb"))
     monkeypatch.setattr(store, "SETTLE_MB", 0)
@@ -125,8 +125,8 @@ def test_a_settled_file_store_is_retired_and_reopens_at_the_next_read(tmp_path, 
 
 
 def test_a_server_reads_with_its_own_duckdb_memory_once_its_store_is_open(tmp_path, monkeypatch):
+    from db.query.read import read_frame
     from db.store import pool
-    from db.store.read import read_frame
 
     monkeypatch.setattr(pool, "_serving", False)  # this test process is no server, after this test either
     monkeypatch.delenv("MPSBENCH_DUCKDB_MEMORY", raising=False)

@@ -1,4 +1,4 @@
-"""The order of a review's regressions (db/review/listing.py severity): a case failing its tolerance first, then
+"""The order of a review's regressions (db/review/release/listing.py severity): a case failing its tolerance first, then
 every regression by how much worse, and a PSNR drop that leaves the case ≥ 10 dB above its tolerance after them
 all, saying its margin; a PSNR drop near its tolerance keeps its rank by size."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery
-from db.review.listing import regressions
+from db.review.release.listing import regressions
 from db.store.engine import open_store
 from tests.bundles import make_bundle, make_result
 
@@ -56,9 +56,9 @@ def test_a_psnr_drop_far_above_its_tolerance_ranks_below_a_slowdown_one_near_it_
 
 
 def test_the_markdown_export_names_cases_carries_caveats_wins_and_status_changes(tmp_path):
-    from db.gate import render
+    from db.compare_command import render
+    from db.review.release.summary import review_answer
     from db.review.review import Review
-    from db.review.summary import review_answer
 
     engine = open_store(tmp_path / "s.duckdb")
     gib = 2.0**30

@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 from api.errors import guard_routes
 from bundle.metrics import RULES, MetricError, RuleKind, parse_rules
 from db.errors import StoreError
-from db.review.listing import regressions
+from db.review.release.listing import regressions
 from db.review.review import Review
 from tests import verdict_store as v
 

@@ -16,8 +16,8 @@ import pytest
 from db.cli import main
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery
-from db.review.review import Review, judge_review
-from db.review.summary import review_answer
+from db.review.release.summary import review_answer
+from db.review.review import Review, cached_review
 from db.store.engine import open_store
 from db.views.browse.correctness import WITHIN, correctness_view
 from db.views.empty_reason import empty_reason
@@ -176,7 +176,7 @@ def test_a_build_against_itself_is_never_green_and_one_build_says_what_a_second_
         assert view.verdict is None and view.hint.startswith("One build stored (2.14.1")
         assert "mpsbench sweep --build" in view.hint
         both = Review(CompareQuery.from_params({"baseline": "torch=2.14.1", "candidate": "build=2.14.1"}))
-        why = empty_reason(judge_review(engine, both).comparison)
+        why = empty_reason(cached_review(engine, both).comparison)
         assert why and "select the same runs" in why and "mpsbench sweep" in why
         # one build, different runs (an A/A review): said so, and the cards are not green
         aa = Review(CompareQuery.from_params({"baseline": "tag:round=0", "candidate": "tag:round=1"}))

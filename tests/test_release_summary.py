@@ -1,4 +1,4 @@
-"""The release summary (db.review.summary) on the known-verdict store (tests/verdict_store.py): counts, memory and
+"""The release summary (db.review.release.summary) on the known-verdict store (tests/verdict_store.py): counts, memory and
 correctness verdicts and notes computed here from the store's constants, and the same summary in the API twin
 and at the top of the Markdown export."""
 
@@ -11,11 +11,10 @@ from starlette.testclient import TestClient
 
 import db.store.engine as store
 from api.errors import guard_routes
-from db.review.listing import regressions
+from db.review.release.listing import regressions
+from db.review.release.summary import release_summary, review_answer
 from db.review.review import Review
-from db.review.summary import release_summary, review_answer
-from db.views.exports.review_export import review_markdown
-from db.views.exports.review_markdown import md_escape
+from db.views.exports.review_export import md_escape, review_markdown
 from tests import verdict_store as v
 
 PARAMS = {"baseline": v.BASELINE, "candidate": v.CANDIDATE}

@@ -9,28 +9,28 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import db.review.review as review_module
+from benchmarks.stores.seed import BASELINE, CANDIDATE, seed_store
 from db.ingest.core import ingest_bundle
 from db.review.comparison import CompareQuery
-from db.review.review import JudgedReview, Review, judge_review
+from db.review.review import JudgedReview, Review, cached_review
 from db.store.engine import open_store
 from tests.bundles import make_bundle
 from tests.page_store import SCRIPT, TIMEOUT_S, page_store
-from tests.seed import BASELINE, CANDIDATE, seed_store
 
 QUERY = CompareQuery.from_params({"baseline": BASELINE, "candidate": CANDIDATE})
 
 
 @pytest.fixture
 def counted(monkeypatch) -> list[int]:
-    """Counts db.review.rules.judge calls made through the judged review (the only place a review is judged)."""
+    """Counts db.review.rules.case_verdicts calls made through the judged review (the only place a review is judged)."""
     calls = []
-    real = review_module.judge
+    real = review_module.case_verdicts
 
-    def judge(cases, threshold, rules):
+    def case_verdicts(cases, threshold, rules):
         calls.append(len(cases))
         return real(cases, threshold, rules)
 
-    monkeypatch.setattr(review_module, "judge", judge)
+    monkeypatch.setattr(review_module, "case_verdicts", case_verdicts)
     review_module._JUDGED.clear()
     return calls
 
@@ -38,21 +38,21 @@ def counted(monkeypatch) -> list[int]:
 def test_one_question_of_one_data_version_is_judged_once(tmp_path, counted):
     engine = open_store(tmp_path / "s.duckdb")
     seed_store(engine)
-    first = judge_review(engine, Review(QUERY))
+    first = cached_review(engine, Review(QUERY))
     assert isinstance(first, JudgedReview) and len(counted) == 1 and counted[0] == len(first.cases) > 0
-    assert judge_review(engine, QUERY) is first  # a bare query is the default review
-    assert judge_review(engine, first) is first and len(counted) == 1
-    stricter = judge_review(engine, Review(QUERY, threshold=50.0))
+    assert cached_review(engine, QUERY) is first  # a bare query is the default review
+    assert cached_review(engine, first) is first and len(counted) == 1
+    stricter = cached_review(engine, Review(QUERY, threshold=50.0))
     assert stricter is not first and len(counted) == 2
     assert stricter.verdicts.regressed.sum() <= first.verdicts.regressed.sum()
     ingest_bundle(engine, make_bundle())  # new data (an rc run on another machine): a new answer
-    assert judge_review(engine, Review(QUERY)) is not first and len(counted) == 3
+    assert cached_review(engine, Review(QUERY)) is not first and len(counted) == 3
     engine.dispose()
 
 
 @pytest.mark.parametrize("page", ["compare.py", "regressions.py"])
 def test_a_page_render_judges_its_review_once(tmp_path: Path, monkeypatch, counted, page):
-    """With the memo off, every judge_review call judges anew: a page that judged twice would show it."""
+    """With the memo off, every cached_review call judges anew: a page that judged twice would show it."""
     page_store(tmp_path, monkeypatch, seed_store)
     monkeypatch.setattr("db.review.cache.Memo.get", lambda self, engine, question, compute: compute())
     at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S)

@@ -1,4 +1,4 @@
-"""Sign-in sessions kept in the store (db.store.sessions, table signed_out, store v10): a sign-out from any thread,
+"""Sign-in sessions kept in the store (db.store.writers.sessions, table signed_out, store v10): a sign-out from any thread,
 process or lake replica holds for every other one; a store from before v10 opens, and the ids its old file listed
 stay signed out; a refused secret (readable by others, a directory, not hex) is the documented "sign-in sessions
 are off" error — a 401 naming why, never a 500 — while bearer tokens keep working."""
@@ -21,10 +21,10 @@ from starlette.testclient import TestClient
 
 import app
 import db.store.engine
-from db.store import sessions
+from benchmarks.stores.pg_lake import lake_store
 from db.store.engine import open_store
 from db.store.tables import STORE_VERSION
-from tests.pg_lake import lake_store
+from db.store.writers import sessions
 from tests.store_fixtures import server_store
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -198,7 +198,7 @@ def test_sessions_work_again_when_the_secret_is_deleted(store):
 
 _SIGN_OUT = """
 import sys, time
-from db.store import sessions
+from db.store.writers import sessions
 from db.store.engine import shared_store
 shared_store()
 todo = open(sys.argv[1]).read().split()

@@ -1,4 +1,4 @@
-"""Side summaries (db.store.side_cases): a machine-scope Compare of two builds read from them answers exactly as
+"""Side summaries (db.store.derived.side_cases): a machine-scope Compare of two builds read from them answers exactly as
 the pivot of every sample does — before and after an upload, after a retraction, after the migration that fills
 them — and a side they cannot answer (several builds of one version) goes to the pivot."""
 
@@ -13,15 +13,15 @@ import pytest
 from sqlalchemy import text
 
 import db.review.side_inputs as side_inputs
-import db.store.upkeep as upkeep
+import db.store.writers.upkeep as upkeep
+from benchmarks.stores.seed import BASELINE, CANDIDATE, _bundle, _kernel_results, _Noise, seed_store
 from db.ingest.core import ingest_bundle
-from db.query.case_pairs import KEY
-from db.query.side_reads import COLUMNS, _aligned, _grouped_in_order, _matched, pair_sides
+from db.query.compare.pivot import KEY
+from db.query.compare.side_reads import COLUMNS, _aligned, _grouped_in_order, _matched, pair_sides
 from db.review.comparison import CompareQuery, clear_cache, compute_compare
 from db.store.engine import open_store
-from db.store.retract import retract_run
-from db.store.upkeep import catch_up
-from tests.seed import BASELINE, CANDIDATE, _bundle, _kernel_results, _Noise, seed_store
+from db.store.writers.retract import retract_run
+from db.store.writers.upkeep import catch_up
 
 QUERIES = [
     CompareQuery(BASELINE, CANDIDATE),

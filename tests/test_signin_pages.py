@@ -13,12 +13,12 @@ from markdown_it import MarkdownIt
 from sqlalchemy import text
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.stores.seed import seed_store
 from db.store.engine import open_store
 from pages.parts.plain import JOINER, plain
 from tests.dashboard_bundles import known_bundle, raw
 from tests.page_store import SCRIPT, TIMEOUT_S, page_store
 from tests.page_store import open_page as _page
-from tests.seed import seed_store
 
 ENV = (
     "MPSBENCH_UPLOAD_TOKENS",

@@ -99,17 +99,17 @@ def _case_menu(at):
 
 def _judged_rows(params: dict):
     from db.review.comparison import CompareQuery
-    from db.review.review import Review, judge_review
+    from db.review.review import Review, cached_review
     from db.store.engine import shared_store
     from db.views.release.compare_chart import case_labels, case_rows
 
-    judged = judge_review(shared_store(), Review(CompareQuery.from_params(params)))
+    judged = cached_review(shared_store(), Review(CompareQuery.from_params(params)))
     rows = case_rows(judged)
     return rows.assign(label=case_labels(rows))
 
 
 def test_switching_the_candidate_opens_the_new_reviews_case_with_its_own_numbers(release):
-    from db.review.wording import format_value
+    from db.review.cases.wording import format_value
 
     asked = {**SIDES, "scope": "chip", "metric": "op_time"}
     at = open_page("compare.py", asked)
@@ -210,7 +210,7 @@ def _aa_runs(engine) -> None:
     """Three runs of one build on one Mac: softmax op time with its bandwidth and share of peak, a decode with its
     tokens/s, a linear op time alone; the softmax runs 10 % apart (noisy), the others 1 %."""
     from db.ingest.core import ingest_bundle
-    from db.store.upkeep import catch_up
+    from db.store.writers.upkeep import catch_up
     from tests.bundles import make_bundle, make_result
 
     decode = {"workload": "decode", "suite": "models", "params": {"model": "tiny", "tokens": 32}}
@@ -258,13 +258,13 @@ def test_noise_counts_each_measurement_once(tmp_path, monkeypatch):
 
 # -- 10. The triage form shows the picked regression's saved state and what a state does --------------------------
 def test_the_triage_form_shows_the_saved_state_of_the_regression_picked(release, monkeypatch):
-    from db.store.triage import NOTE_KEY, save_note
+    from db.store.writers.triage import NOTE_KEY, save_note
     from db.views.release.regressions import TRIAGE_RULE
 
     monkeypatch.setenv("MPSBENCH_UPLOAD_TOKENS", "alice=tok-alice,bob=tok-bob")
     engine = open_store(release)
     from db.review.comparison import CompareQuery
-    from db.review.listing import regressions
+    from db.review.release.listing import regressions
 
     found = regressions(engine, CompareQuery.from_params({**SIDES, "scope": "machine"}))
     second = found.iloc[1]
@@ -312,7 +312,7 @@ def test_each_sides_runs_are_said_apart_when_they_differ():
     import pandas as pd
 
     from db.review.detectable import detection
-    from db.review.evidence import evidence_words
+    from db.review.release.evidence import evidence_words
 
     assert evidence_words(2, 1, 0, 5, baseline="torch=2.14.1") == (
         "2 baseline runs, 1 candidate run (one run: only the spread within it); no reruns of torch=2.14.1 (the runs' "
@@ -394,12 +394,12 @@ def _page_links(at) -> list[tuple[str, str, dict[str, str]]]:
 
 def test_card_links_are_page_links_and_the_correctness_one_opens_its_case(tmp_path, monkeypatch):
 
+    from benchmarks.stores.seed import BASELINE, CANDIDATE, seed_store
     from db.review.comparison import CompareQuery
-    from db.review.review import Review, judge_review
+    from db.review.review import Review, cached_review
     from db.store.engine import shared_store
     from db.views.release.compare_chart import case_rows
     from tests.page_store import page_store
-    from tests.seed import BASELINE, CANDIDATE, seed_store
 
     page_store(tmp_path, monkeypatch, seed_store)  # the seed: softmax's PSNR on the M2 falls 40 dB (a regression)
     sides = {"baseline": BASELINE, "candidate": CANDIDATE, "scope": "machine"}
@@ -432,7 +432,9 @@ def test_card_links_are_page_links_and_the_correctness_one_opens_its_case(tmp_pa
     assert len(next(f.value for f in every_case.dataframe if "baseline_margin" in f.value.columns)) == 4
     assert not [i.value for i in every_case.info if i.value.startswith("One case")]
     # each machine's figures there are Compare's for the same case (machine scope, psnr_vs_cpu)
-    rows = case_rows(judge_review(shared_store(), Review(CompareQuery.from_params({**sides, "metric": "psnr_vs_cpu"}))))
+    rows = case_rows(
+        cached_review(shared_store(), Review(CompareQuery.from_params({**sides, "metric": "psnr_vs_cpu"})))
+    )
     rows = rows[(rows.workload == "softmax") & (rows.dtype == "float32")].set_index("scope")
     for s in slopes.itertuples():
         assert (s.baseline_median, s.candidate_median) == (

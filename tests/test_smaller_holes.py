@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 import db.store.engine
 from app import api_routes
-from db.store.backup import backup, restore
+from db.store.writers.backup import backup, restore
 from tests.bundles import make_bundle, make_result
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -114,7 +114,7 @@ def test_subnormal_samples_are_refused_at_ingest(store, tiny):
 KILL_AT_COMMIT = """
 import os, signal, sys
 import duckdb
-from db.store.backup import restore
+from db.store.writers.backup import restore
 real = duckdb.connect
 class Killed:  # the real connection; the process dies (SIGKILL) as the import is about to commit
     def __init__(self, conn): self.conn = conn

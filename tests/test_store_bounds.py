@@ -1,6 +1,6 @@
 """Issue 25 item 1: what one upload may cost is bounded by design. A bundle holds each case once (a repeat is a
 422 naming both positions, in the API and the CLI, before anything joins on it); a run's A/A pairs are bounded
-(db.store.aa_pairs.PARTNERS), so the pairs grow linearly with the runs; DuckDB runs under a memory limit, and a
+(db.store.derived.aa_pairs.PARTNERS), so the pairs grow linearly with the runs; DuckDB runs under a memory limit, and a
 request past it is a 503 naming the limit, after which the next request works."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import db.store.engine
 import db.store.pool
 from db.cli import main as db_cli
 from db.ingest.core import ingest_bundle
-from db.store.aa_pairs import PARTNERS, backfill
+from db.store.derived.aa_pairs import PARTNERS, backfill
 from db.store.engine import open_store
 from tests.bundles import make_bundle, make_result
 from tests.store_fixtures import api_client

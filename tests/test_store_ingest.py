@@ -8,7 +8,7 @@ from sqlalchemy import text
 
 from db.errors import StoreError
 from db.ingest.core import ingest_bundle
-from db.store.read import read_data_version
+from db.query.read import read_data_version
 from tests.bundles import make_bundle, make_result
 
 TABLES = ("meta", "runs", "run_tags", "results")

@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 from sqlalchemy import text
 
+from benchmarks.stores.pg_lake import lake_store
+from benchmarks.stores.seed import seed_bundles, seed_store
 from db.errors import StoreError
 from db.review.comparison import CompareQuery, compare
 from db.store.engine import open_store
-from tests.pg_lake import lake_store
-from tests.seed import seed_bundles, seed_store
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = ["scope", "workload", "case_key", "metric", "dtype", "compile"]
@@ -127,9 +127,9 @@ def test_a_lake_without_its_data_folder_names_mpsbench_lake_data(monkeypatch):
 
 
 def test_postgres_stopped_is_a_503_with_the_reason_and_the_store_recovers_when_it_returns(tmp_path, monkeypatch):
+    from benchmarks.stores.pg_lake import Postgres, why_not
     from db.ingest.core import ingest_bundle
     from db.store.faults import as_store_error
-    from tests.pg_lake import Postgres, why_not
 
     if why_not():
         pytest.skip(why_not())
@@ -163,7 +163,7 @@ def test_postgres_stopped_is_a_503_with_the_reason_and_the_store_recovers_when_i
 
 def test_migrate_store_copies_a_file_store_into_a_new_lake_with_its_row_counts(postgres, tmp_path, monkeypatch, capsys):
     from db.cli import main
-    from db.store.retract import retract_run
+    from db.store.writers.retract import retract_run
 
     path = tmp_path / "team.duckdb"
     file = open_store(path)
@@ -195,9 +195,9 @@ def test_migrate_store_copies_a_file_store_into_a_new_lake_with_its_row_counts(p
 
 
 def test_a_retraction_and_a_triage_note_through_one_replica_are_seen_by_the_other(postgres, tmp_path, monkeypatch):
-    from db.store.retract import retract_run
-    from db.store.tokens import local_token, local_token_path
-    from db.store.triage import latest_notes, save_note
+    from db.store.writers.retract import retract_run
+    from db.store.writers.tokens import local_token, local_token_path
+    from db.store.writers.triage import latest_notes, save_note
 
     store = lake_store(postgres, tmp_path / "data", "shared", monkeypatch)
     monkeypatch.setenv("MPSBENCH_STORE", store)

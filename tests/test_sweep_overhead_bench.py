@@ -1,4 +1,4 @@
-"""benchmarks/sweep_overhead.py at its tiny size: one round over two builds, by hand and as a sweep."""
+"""benchmarks/collecting/sweep_overhead.py at its tiny size: one round over two builds, by hand and as a sweep."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_sweep_overhead_benchmark_runs_tiny():
-    spec = importlib.util.spec_from_file_location("bench_sweep", ROOT / "benchmarks" / "sweep_overhead.py")
+    spec = importlib.util.spec_from_file_location(
+        "bench_sweep", ROOT / "benchmarks" / "collecting" / "sweep_overhead.py"
+    )
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     found = bench.measure(rounds=1)

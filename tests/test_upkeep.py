@@ -1,4 +1,4 @@
-"""The derived summaries' upkeep after uploads (db.store.upkeep): an API upload is answered before its group is
+"""The derived summaries' upkeep after uploads (db.store.writers.upkeep): an API upload is answered before its group is
 summarised and leaves no mark once the answer is done; A/A figures read without the write lock never bring back
 a retracted run's pairs; a burst of upkeeps runs at most once behind the running one."""
 
@@ -16,14 +16,14 @@ from starlette.testclient import TestClient
 
 import api.upload
 import db.store.engine
-import db.store.upkeep as upkeep
+import db.store.writers.upkeep as upkeep
 from api.errors import guard_routes
 from db.ingest.core import ingest_bundle
+from db.query.read import read_data_version
 from db.review.comparison import CompareQuery, compare
-from db.store import aa_pairs, side_cases
+from db.store.derived import aa_pairs, side_cases
 from db.store.engine import WRITE_LOCK, open_store
-from db.store.read import read_data_version
-from db.store.retract import retract_run
+from db.store.writers.retract import retract_run
 from tests.bundles import make_bundle, make_result
 
 TOKEN = "tok-upkeep"

@@ -8,10 +8,10 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from api.errors import guard_routes
+from benchmarks.stores.seed import seed_store
 from db.errors import StoreError
 from db.query.params import int_param, one_of, threshold_percent
 from db.store.engine import open_store
-from tests.seed import seed_store
 from tests.test_dashboard_apptest import SCRIPT, TIMEOUT_S
 
 B, C = "torch=2.14.1", "torch=2.15.0rc1"
@@ -104,7 +104,7 @@ def test_the_api_reads_threshold_in_percent_like_the_page(seeded_path, monkeypat
 
     import api.query as query_api
     from db.review.comparison import CompareQuery
-    from db.review.listing import regressions
+    from db.review.release.listing import regressions
 
     engine = open_store(seeded_path)
     monkeypatch.setattr(query_api, "_engine", lambda: engine)

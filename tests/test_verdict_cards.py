@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from benchmarks.stores.seed import BASELINE, CANDIDATE
 from db.views.release.verdict_cards import cards_from
-from tests.seed import BASELINE, CANDIDATE
 
 GROUP = {"device": "mps", "compile": "eager"}
 
@@ -200,7 +200,7 @@ def test_card_lines_are_toned_wins_green_as_losses_red():
 
 
 def test_summary_counts_each_groups_memory_and_correctness_moves():
-    from db.review.group_words import moved as _moved
+    from db.review.release.group_words import moved as _moved
 
     compared = pd.DataFrame({"improved": [True, False, True]})
     found = pd.DataFrame({"metric": ["memory_driver_peak", "op_time", "correctness"]})

@@ -17,9 +17,9 @@ from starlette.testclient import TestClient
 
 import app
 import db.store.engine
-import db.store.tokens as tokens
+import db.store.writers.tokens as tokens
 from api.auth import HostCheck
-from db.store import sessions
+from db.store.writers import sessions
 from tests.bundles import make_bundle
 from tests.store_fixtures import server_store
 

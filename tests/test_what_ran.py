@@ -1,10 +1,10 @@
-"""What changed in what ran (db.review.what_ran): known breakdowns on two sides, the path change named in words
+"""What changed in what ran (db.review.what_ran.kernels): known breakdowns on two sides, the path change named in words
 (graph → kernel, a CPU fallback, copies, another set of aten ops or kernels) and the entries that moved most, in µs
 per op call."""
 
 import pytest
 
-from db.review.what_ran import what_ran
+from db.review.what_ran.kernels import what_ran
 
 MPS = "MPSProfiler (PYTORCH_MPS_LOG_PROFILE_INFO=8)"
 

@@ -18,8 +18,8 @@ from starlette.testclient import TestClient
 import db.store.engine
 from app import api_routes
 from db.review.comparison import CompareQuery
+from db.review.release.summary import review_answer
 from db.review.review import Review
-from db.review.summary import review_answer
 from db.store.engine import open_store
 from db.views.release.regressions import regressions_view
 from db.views.release.what_ran import LABEL_WIDTH, TOP_ENTRIES, breakdown_bars, case_what_ran, compare_what_ran

@@ -1,5 +1,5 @@
 """Kernels breakdowns in the store (case_kernels, store v13): stored at ingest with their run, read back per case for
-the two sides of a comparison (db.query.what_ran) and compared (db.review.what_ran); in an export, and back."""
+the two sides of a comparison (db.query.what_ran) and compared (db.review.what_ran.kernels); in an export, and back."""
 
 from __future__ import annotations
 
@@ -10,16 +10,16 @@ from datetime import datetime, timezone
 import pytest
 from sqlalchemy import text
 
-from bundle.oss_import import from_records
-from bundle.pytorch_oss import to_records
+from bundle.pytorch_oss.reading import from_records
+from bundle.pytorch_oss.writing import to_records
 from bundle.schema import Bundle
 from db.ingest.core import _header_json, ingest_bundle
 from db.query.run_bundles import run_bundles
 from db.query.selectors import parse_selector
 from db.query.what_ran import case_breakdowns
-from db.review.what_ran import what_ran
+from db.review.what_ran.kernels import what_ran
 from db.store.engine import open_store
-from db.store.retract import retract_run
+from db.store.writers.retract import retract_run
 from tests.bundles import make_bundle, make_result
 
 CASE = ("softmax", '{"rows":1,"vocab":128256}', "float32", "eager")

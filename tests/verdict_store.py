@@ -19,8 +19,8 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
+from benchmarks.stores.bundles import typed_bundle
 from bundle.schema import Bundle, Result, Status
-from tests.bundles import typed_bundle
 
 GIB, MIB = 1024**3, 1024**2
 BASELINE, CANDIDATE = "torch=2.14.1", "torch=2.15.0rc1"

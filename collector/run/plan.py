@@ -12,7 +12,7 @@ from collector.workload import PROFILES, Case, Workload
 
 COMPILE_MODES = ("eager", "inductor")
 # Worker processes per case by default: the replicates a review tests on (README, "Processes": chosen from the
-# false-alarm / power / collection-time measurements of benchmarks/false_alarms.py)
+# false-alarm / power / collection-time measurements of benchmarks/false_alarms/)
 DEFAULT_PROCESSES = 10
 MAX_PROCESSES = 100
 DEFAULT_IDLE_WAIT_S, MAX_IDLE_WAIT_S = 30.0, 3600.0

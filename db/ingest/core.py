@@ -2,8 +2,8 @@
 
 One path for every bundle. The body must be UTF-8 JSON. The header (everything but `results`) is validated by
 pydantic (bundle.schema.Bundle, strict JSON mode). The results array, the bulk, is parsed by DuckDB
-(db.ingest.results_text) and judged set-wise by checks derived from the same schema (db.ingest.derive,
-db.ingest.judge), which stage the rows as temp table _final; the results that break a rule are then validated
+(db.ingest.results_text) and judged set-wise by checks derived from the same schema (db.ingest.schema_checks,
+db.ingest.staging), which stage the rows as temp table _final; the results that break a rule are then validated
 one by one by pydantic, which words the refusal. Where DuckDB cannot read the text, or its lenient reader may
 have let through what strict JSON forbids, pydantic judges the document itself. One transaction then stores
 the run. bundle_sha256 = sha256 of the header's canonical JSON (bundle.schema's dump without results) and a
@@ -21,20 +21,19 @@ from datetime import datetime, timezone
 
 import duckdb
 import pyarrow as pa
-import pydantic_core
-from pydantic import ValidationError
 from sqlalchemy import Engine, text
 
 from bundle.provenance import STORED, stored_value
-from bundle.schema import Bundle, Result, repeated_case_rule
+from bundle.schema import Bundle, repeated_case_rule
 from db.errors import Problem, StoreError
-from db.ingest import judge, results_text
+from db.ingest import results_text, staging
 from db.ingest.kernels import insert_kernels
-from db.store.aa_pairs import store_pairs_of_run
-from db.store.contention import STORED_SQL
+from db.ingest.refusals import body_bytes, refuse_suspects, require_utf8, results_last, validate
+from db.store.derived.aa_pairs import store_pairs_of_run
+from db.store.derived.contention import STORED_SQL
+from db.store.derived.side_cases import mark_runs
 from db.store.engine import WRITE_LOCK, bump_data_version
 from db.store.faults import is_store_fault
-from db.store.side_cases import mark_runs
 
 
 @dataclass(frozen=True)
@@ -44,146 +43,13 @@ class IngestOutcome:
     n_results: int
 
 
-def _field(loc) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _loc(error: dict) -> tuple:
-    named = (error.get("ctx") or {}).get("field")  # bundle.schema._field_error: a model check owned by one field
-    return (*error["loc"], named) if named else error["loc"]
-
-
-def _problems(exc: ValidationError, prefix: tuple = ()) -> list[Problem]:
-    return [
-        Problem(_field((*prefix, *_loc(e))) or "bundle", e["msg"].removeprefix("Value error, ")) for e in exc.errors()
-    ]
-
-
-def _not_json(data: bytes, why: str) -> StoreError:
-    where = _surrogate_path(data)
-    return StoreError(
-        400,
-        f"body is not valid JSON: {why}",
-        [Problem(where, "a lone UTF-16 surrogate (\\ud800-\\udfff escape) is not a character")]
-        if where
-        else [Problem("body", why)],
-    )
-
-
-def _surrogate_path(data: bytes) -> str | None:
-    """Where a lone surrogate sits (Python's parser takes them; the schema's does not)."""
-
-    def walk(v, loc):
-        if isinstance(v, str):
-            return loc if any(0xD800 <= ord(c) <= 0xDFFF for c in v) else None
-        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
-        for k, x in items:
-            found = walk(k, loc) if isinstance(k, str) else None
-            found = found or walk(x, (*loc, k))
-            if found is not None:
-                return found
-        return None
-
-    try:
-        found = walk(json.loads(data), ())
-    except (ValueError, RecursionError):
-        return None
-    return None if found is None else _field(found) or "bundle"
-
-
-def _refusal(exc: ValidationError, data: bytes) -> StoreError:
-    syntax = [e for e in exc.errors() if e["type"] == "json_invalid"]
-    if syntax:
-        return _not_json(data, syntax[0]["ctx"]["error"])
-    if any(e["type"] == "model_type" and not e["loc"] for e in exc.errors()):
-        return StoreError(400, "body is not a JSON object (a bundle is one object)")
-    return StoreError(422, "invalid bundle", _problems(exc))
-
-
-def _validate(data: bytes, model=Bundle, prefix: tuple = ()):
-    try:
-        return model.model_validate_json(data, strict=True)
-    except ValidationError as exc:
-        error = _refusal(exc, data)
-        if prefix and error.status == 422:
-            error = StoreError(422, "invalid bundle", _problems(exc, prefix))
-        elif prefix:  # not JSON inside one result (nesting past the parser's depth limit, a lone surrogate)
-            error = StoreError(error.status, error.message, [Problem(_field(prefix), p.rule) for p in error.problems])
-        raise error from None
-
-
-def _body(raw) -> bytes | bytearray:
-    """The body as bytes (a dict is written as JSON: non-ASCII escaped, so a lone surrogate stays visible). A
-    bytearray is read as it is: a large PyTorch OSS file's bundle (db.ingest.records) is not copied again."""
-    if isinstance(raw, dict):
-        return json.dumps(raw).encode()
-    if isinstance(raw, str):
-        raw = raw.encode("utf-8", "surrogatepass")
-    return raw if isinstance(raw, bytearray) else bytes(raw)
-
-
-def _require_utf8(data: bytes) -> None:
-    """Called once a reader has refused the body as JSON. Both readers (pydantic's for the header, DuckDB's for
-    the results) refuse bytes that are not UTF-8, so a valid body is never decoded twice (0.36 s per 600 MB);
-    a refused one is told what it is."""
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        why = f"bundles are UTF-8 JSON (UTF-16/32 are refused): {exc.reason} at byte {exc.start}"
-        raise StoreError(400, "body is not UTF-8", [Problem("body", why)]) from None
-
-
-def _results_last(data: bytes) -> bytes:
-    """The same document with `results` as its last key (as the collector writes it), parsed strictly."""
-    try:
-        doc = pydantic_core.from_json(data, allow_inf_nan=False)
-    except ValueError as exc:
-        raise _not_json(data, str(exc)) from None
-    if not isinstance(doc, dict):
-        raise StoreError(400, "body is not a JSON object (a bundle is one object)")
-    results = doc.pop("results", [])
-    head = json.dumps(doc)[:-1].encode() + (b", " if doc else b"")
-    return head + b'"results": ' + json.dumps(results).encode() + b"}"
-
-
-def _suspects(array, indices: list[int], more: bool) -> None:
-    """Refuse the suspects with pydantic's words (each validated alone)."""
-    problems = []
-    for i, row in sorted(results_text.objects(array, indices).items()):
-        try:
-            _validate(row.encode(), Result, ("results", i))
-            problems.append(
-                Problem(
-                    f"results[{i}]",
-                    "refused by the store's set-based check though bundle.schema "
-                    "accepts it (a bug in db.ingest.derive: please report it)",
-                )
-            )
-        except StoreError as err:
-            if err.status == 400:  # not JSON as the schema reads it: the whole body is refused as such
-                raise
-            problems += err.problems
-    if more:
-        problems.append(
-            Problem(
-                "results",
-                f"only the first {len(indices)} results that broke a rule were checked "
-                "one by one; later ones may be invalid too",
-            )
-        )
-    raise StoreError(422, "invalid bundle", problems)
-
-
 def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
     parts = results_text.split(data)
     if parts is None:
-        data = _results_last(data)
+        data = results_last(data)
         parts = results_text.split(data)
     if parts is None:  # results is not an array (a number, null, an object): the schema names it
-        _validate(data)
+        validate(data)
         raise StoreError(422, "invalid bundle", [Problem("results", "must be an array of results")])
     header, array = parts
     try:  # before the header: a cut that is not the last key's array does not read
@@ -193,25 +59,25 @@ def _stage(duck, data: bytes, whole: bool = False) -> tuple[Bundle, int]:
             raise
         if whole:
             raise StoreError(422, f"the results could not be read: {str(exc).splitlines()[0]}") from None
-        _validate(data)  # the schema's own refusal; where it has none, read its canonical re-write as one piece
+        validate(data)  # the schema's own refusal; where it has none, read its canonical re-write as one piece
         results_text.drop(duck)
-        return _stage(duck, _results_last(data), whole=True)
-    bundle = _validate(header)
-    count, suspects, more = judge.stage(duck, bundle.run_id)
+        return _stage(duck, results_last(data), whole=True)
+    bundle = validate(header)
+    count, suspects, more = staging.stage(duck, bundle.run_id)
     if results_text.may_hide_null(duck, array):
-        suspects = sorted(set(suspects) | set(results_text.explicit_nulls(array, judge.SUSPECTS + 1)))
-        more, suspects = more or len(suspects) > judge.SUSPECTS, suspects[: judge.SUSPECTS]
+        suspects = sorted(set(suspects) | set(results_text.explicit_nulls(array, staging.SUSPECTS + 1)))
+        more, suspects = more or len(suspects) > staging.SUSPECTS, suspects[: staging.SUSPECTS]
     if _may_hide_comma(lenient):  # DuckDB's reader takes trailing commas: the schema judges the document itself
-        _validate(data)
+        validate(data)
     if suspects:
-        _suspects(array, suspects, more)
+        refuse_suspects(array, suspects, more)
     _refuse_repeats(duck)
     return bundle, count
 
 
 def _refuse_repeats(duck) -> None:
-    """A case twice in one bundle is refused before anything joins on it (db.store.aa_pairs pairs by case)."""
-    found, total = judge.repeats(duck, judge.SUSPECTS)
+    """A case twice in one bundle is refused before anything joins on it (db.store.derived.aa_pairs pairs by case)."""
+    found, total = staging.repeats(duck, staging.SUSPECTS)
     if not found:
         return
     problems = [Problem(f"results[{j}]", repeated_case_rule(i, j)) for i, j in found]
@@ -293,8 +159,8 @@ def _store(conn, bundle: Bundle, n: int, sha: str, uploaded_by: str | None) -> I
             f"INSERT INTO results ({_COLUMNS}, contention, run_seq) SELECT {_COLUMNS}, "
             f"{STORED_SQL}, {int(seq)} FROM _final"
         )
-        store_pairs_of_run(conn, bundle.run_id)  # its A/A pairs (db.store.aa_pairs), in the same transaction
-        mark_runs(conn, [bundle.run_id])  # its group's side summaries lag until db.store.upkeep catches up
+        store_pairs_of_run(conn, bundle.run_id)  # its A/A pairs (db.store.derived.aa_pairs), in the same transaction
+        mark_runs(conn, [bundle.run_id])  # its group's side summaries lag until db.store.writers.upkeep catches up
         bump_data_version(conn)
     return IngestOutcome(bundle.run_id, True, n)
 
@@ -341,8 +207,8 @@ def _header_json(bundle: Bundle) -> str:
 
 def ingest_bundle(engine: Engine, raw, uploaded_by: str | None = None) -> IngestOutcome:
     """raw: the body (bytes or str) or a parsed document (dict); uploaded_by: the writer's token name
-    (db.store.tokens), kept on the run; StoreError names what is refused."""
-    data = _body(raw)
+    (db.store.writers.tokens), kept on the run; StoreError names what is refused."""
+    data = body_bytes(raw)
     with WRITE_LOCK, engine.connect() as conn:
         duck = conn.connection.driver_connection
         try:
@@ -350,11 +216,11 @@ def ingest_bundle(engine: Engine, raw, uploaded_by: str | None = None) -> Ingest
                 bundle, n = _stage(duck, data)
             except StoreError as err:
                 if err.status == 400:
-                    _require_utf8(data)
+                    require_utf8(data)
                 raise
             digest = duck.execute(f"SELECT {_DIGEST} FROM _final").fetchall()[0][0]
             sha = hashlib.sha256(f"{_header_json(bundle)}\n{digest}".encode()).hexdigest()
             return _store(conn, bundle, n, sha, uploaded_by)
         finally:
             results_text.drop(duck)
-            judge.drop(duck)
+            staging.drop(duck)

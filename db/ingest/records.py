@@ -1,4 +1,4 @@
-"""`mpsbench ingest` of PyTorch OSS benchmark records (bundle.oss_import): a file of records — a JSON list, or
+"""`mpsbench ingest` of PyTorch OSS benchmark records (bundle.pytorch_oss.reading): a file of records — a JSON list, or
 JSON-each-row as pytorch/test-infra's uploader reads and writes them — becomes one run's bundle, then goes the one
 ingest path (db.ingest.core.ingest_bundle). A bundle file is told apart by its first bytes, without reading it.
 
@@ -21,8 +21,8 @@ from typing import IO, Any
 
 import pydantic_core
 
-from bundle.oss_import import RunFromRecords
-from bundle.oss_metrics import MetricMap, RecordError
+from bundle.pytorch_oss.metrics import MetricMap, RecordError
+from bundle.pytorch_oss.reading import RunFromRecords
 from db.errors import Problem, StoreError
 from db.ingest.limits import MAX_NESTING, max_upload_bytes
 

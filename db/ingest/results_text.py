@@ -3,7 +3,7 @@
 The array is cut out without parsing it in Python (it must be the document's last key, as the collector
 writes it; db.ingest.core puts it there otherwise). A long one is cut in two between elements, and each piece
 is parsed on its own core (DuckDB reads one JSON array file on one thread), every field as JSON text and typed
-in the read's pipeline (db.ingest.derive.typed_select). Each file starts with TEMPLATE, from which the reader
+in the read's pipeline (db.ingest.schema_checks.typed_select). Each file starts with TEMPLATE, from which the reader
 takes its columns, so it refuses any unknown or repeated key after it. Then, beside the judging, a regular
 expression over the same files looks for what DuckDB's lenient reader lets through and no parsed value shows:
 a trailing comma (NaN and Infinity it re-writes as such, and the field checks refuse them). A match, even
@@ -24,7 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import duckdb
 
-from db.ingest import derive
+from db.ingest import schema_checks
 
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None  # memory-backed temp files where there are
 SPLIT_BYTES = 32 << 20  # an array this long is parsed as two pieces
@@ -41,7 +41,7 @@ def _object_size(path: str) -> int:
 
 
 # The first element of every file: every field with a non-null value (the reader infers its columns from it)
-TEMPLATE = json.dumps(dict.fromkeys(derive.FIELDS, 0)).encode()
+TEMPLATE = json.dumps(dict.fromkeys(schema_checks.FIELDS, 0)).encode()
 TRAILING_COMMA = r",[ \t\r\n]*[\]}]"
 
 
@@ -147,7 +147,7 @@ def _parse(con, n: int, path: str) -> int:
         f"maximum_object_size={_object_size(path)})"
     )
     try:
-        con.execute(f"CREATE OR REPLACE TABLE {PARTS}.part{n} AS {derive.typed_select(source)}")
+        con.execute(f"CREATE OR REPLACE TABLE {PARTS}.part{n} AS {schema_checks.typed_select(source)}")
         return con.execute(f"SELECT count(*) - 1 FROM {PARTS}.part{n}").fetchall()[0][0]
     finally:
         con.close()
@@ -222,11 +222,13 @@ def may_hide_null(raw_conn, array: memoryview) -> bool:
     read of every object to tell absent from null (explicit_nulls) cost 12 s of a million-result ingest; these
     searches of the text cost ~0.3 s a field."""
     test = ", ".join(
-        f'count(*) FILTER (WHERE "{k}" IS NULL)' if k not in derive.BULK else f'count(*) FILTER (WHERE "{k}_absent")'
-        for k in derive.NEVER_NULL
+        f'count(*) FILTER (WHERE "{k}" IS NULL)'
+        if k not in schema_checks.BULK
+        else f'count(*) FILTER (WHERE "{k}_absent")'
+        for k in schema_checks.NEVER_NULL
     )
     counts = raw_conn.execute(f"SELECT {test} FROM _typed").fetchall()[0]
-    read_null = [k for k, n in zip(derive.NEVER_NULL, counts) if n]
+    read_null = [k for k, n in zip(schema_checks.NEVER_NULL, counts) if n]
     if not read_null:
         return False
     if _ESCAPE.search(array):
@@ -238,8 +240,8 @@ _ESCAPE = re.compile(rb"\\u")
 
 
 def explicit_nulls(array: memoryview, limit: int) -> list[int]:
-    """The first results holding a null where Result allows absence only (derive.NEVER_NULL)."""
-    where = " OR ".join(f"json_type(json, '$.{k}') = 'NULL'" for k in derive.NEVER_NULL)
+    """The first results holding a null where Result allows absence only (schema_checks.NEVER_NULL)."""
+    where = " OR ".join(f"json_type(json, '$.{k}') = 'NULL'" for k in schema_checks.NEVER_NULL)
     return [i for i, _ in _objects(array, where, [], limit)]
 
 

@@ -15,7 +15,7 @@ from bundle.builds import build_label
 from bundle.case_names import case_name
 from bundle.metrics import CORRECTNESS
 from bundle.units import convert
-from db.store.read import read_frame
+from db.query.read import read_frame
 
 _RUN_COLUMNS = (
     "run_id, started_at, complete, machine_name, chip, gpu_cores, memory_bytes, os, os_version, "

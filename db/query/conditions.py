@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from sqlalchemy import Engine
 
+from db.query.read import read_frame
 from db.query.selectors import Selector
-from db.store.read import read_frame
 
 
 def condition_notes(engine: Engine, selector: Selector, side: str) -> list[str]:

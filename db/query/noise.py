@@ -1,6 +1,6 @@
 """The A/A noise model read from the store: one row per (chip, device, workload, metric, dtype, compile) with the
 pair count and the 95th percentile of |log ratio| that DuckDB computed when the group's figures were last
-recomputed (db.store.aa_pairs: pairs stored since are `pending`; quantile_cont, numpy's linear rule, the rule
+recomputed (db.store.derived.aa_pairs: pairs stored since are `pending`; quantile_cont, numpy's linear rule, the rule
 db.stats.noise states). Reading it is a read of a few hundred rows, whatever the number of pairs. The chip is
 labelled as Compare's chip scope labels it (chip and GPU cores; a machine without a chip stands for itself).
 """
@@ -15,9 +15,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlalchemy import Engine
 
-from db.query.case_pairs import scope_sql
-from db.store.case_pivot import find_rows
-from db.store.read import read_frame, reader
+from db.query.compare.pivot import scope_sql
+from db.query.key_codes import find_rows
+from db.query.read import read_frame, reader
 
 KEY = ["chip", "device", "workload", "metric", "dtype", "compile"]
 FILTERS = ("chip", "workload", "metric", "dtype", "compile")
@@ -91,7 +91,7 @@ def case_lookup(model: AAModel, keys: pa.Table) -> CaseFigures:
     A/A model (chip, device, workload, metric, dtype, compile) and the case's own figures in that group. A
     machine-scope key's machine is found in its chip's group (model.chips); a chip-scope key's scope is the chip.
 
-    Matched in Arrow and numpy (db.store.case_pivot.find_rows): a join in DuckDB spent most of its ~20 ms scanning
+    Matched in Arrow and numpy (db.query.key_codes.find_rows): a join in DuckDB spent most of its ~20 ms scanning
     the 10⁴–10⁵ keys of a review handed to it."""
     groups, cases, chips = model.groups, model.cases, model.chips
     chip = keys["scope"] if chips is None else chips["chip"].take(pc.index_in(keys["scope"], value_set=chips["scope"]))

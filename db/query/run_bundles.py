@@ -17,9 +17,9 @@ from sqlalchemy import Engine
 
 from bundle.provenance import STORED, bundle_value
 from db.errors import Problem, StoreError
+from db.query.read import read_frame
 from db.query.selectors import Selector
 from db.query.what_ran import run_breakdowns
-from db.store.read import read_frame
 
 _RESULT = (
     "workload",

@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 
 from bundle.provenance import BUILD, MACHINE
 from db.errors import Problem, StoreError
-from db.store.read import read_frame
+from db.query.read import read_frame
 
 
 def _listed(entries) -> list[str]:

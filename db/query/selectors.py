@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 
 from bundle.builds import build_label, build_selector, build_sort_key
 from db.errors import Problem, StoreError
-from db.store.read import read_frame, reader
+from db.query.read import read_frame, reader
 
 SYNTAX = "torch=<version>, build=<version>@<git hash>, tag:<key>=<value> or runs:<run_id>,<run_id>"
 _VERSION_TEXT, _RUN_ID_TEXT, _HASH_TEXT = r"[0-9A-Za-z][0-9A-Za-z.+_-]{0,99}", "[0-9a-f]{32}", "[0-9a-f]{7,40}"

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.store.read import read_frame
+from db.query.read import read_frame
 
 SWEEP_TAGS = ("round", "position", "spec", "aa", "build")
 COLUMNS = [

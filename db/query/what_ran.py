@@ -1,6 +1,6 @@
 """Kernels breakdowns as stored (case_kernels, bundle schema 5): a case's on the two sides of a comparison, and a run's
 for an export. Each breakdown a dict in the bundle's shape (bundle.kernels.CaseKernels' fields), with its run: what
-db.review.what_ran compares. Retracted runs are never read."""
+db.review.what_ran.kernels compares. Retracted runs are never read."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from db.query.compare.pivot import scope_sql
+from db.query.read import read_frame
 from db.query.selectors import Selector
-from db.store.case_pivot import scope_sql
-from db.store.read import read_frame
 
 _FIELDS = "k.run_id, k.run_seq, k.workload, k.params_json, k.dtype, k.compile, k.metric, k.status, k.message, " \
     "k.profiler, k.op_calls, k.device_time_us, k.entries_json, k.warnings_json"  # fmt: skip

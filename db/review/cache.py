@@ -21,7 +21,7 @@ import pyarrow as pa
 from sqlalchemy import Engine
 
 from db.memory import on_idle
-from db.store.read import read_data_version
+from db.query.read import read_data_version
 
 T = TypeVar("T")
 ENTRIES = 16  # per kind of answer, at most

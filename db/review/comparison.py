@@ -18,35 +18,23 @@ from sqlalchemy import Engine
 
 from bundle.metrics import METRICS, RULES, SAMPLED, RuleKind
 from db.errors import Problem, StoreError
-from db.query.case_pairs import FILTERS, KEY
-from db.query.case_pairs import SIDES as _SIDES
+from db.query.compare.pivot import FILTERS, KEY
+from db.query.compare.pivot import SIDES as _SIDES
+from db.query.compare.unmatched import unmatched_frame
 from db.query.libraries import differing_note, recorded_libraries
 from db.query.noise import read_model
 from db.query.selectors import Selector, check_builds, parse_pool, parse_selector, pooled_note, side_runs
-from db.query.unmatched import unmatched_frame
 from db.review.cache import Memo, clear_all
-from db.review.case_table import (
-    BY_DIFFERENCE,
-    BY_RATIO,
-    CASE_COLUMNS,
-    CHANGE_UNIT,
-    COMPARISON,
-    DIFFERENCE,
+from db.review.case_figures import CaseChange, add_significance, case_change, case_frame, oriented_cis
+from db.review.cases.columns import (
     ORIENTED_RATIO,
-    RATIO,
-    side_column,
 )
-from db.review.case_text import caveats, change_words, contention_words, with_contention, with_warnings
 from db.review.families import FAMILY_INPUT, family_frame
 from db.review.noise import case_noise
 from db.review.rules import rule_kinds
 from db.review.side_inputs import MetricFacts, case_sample_reader, side_inputs
-from db.review.wording import pick, str_column
 from db.stats.lists import QUARTILES
-from db.stats.ratios import orient, oriented_interval
 from db.stats.significance import (
-    REPLICATE_WORDS,
-    SIGNIFICANCE_WORDS,
     SIGNIFICANT,
     SampleLists,
     SideStats,
@@ -158,7 +146,6 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     its group: db.stats.replicates), with Holm's step over the cases judged by significance (db.stats.significance).
     """
     base, cand = query.selectors()
-    sides = ((base, "baseline"), (cand, "candidate"))
     # the worker reads the A/A tables, then the candidate side (side_inputs): the A/A lookup waits for the pairing
     model = WORKERS.submit(read_model, engine, query.scope)
     inputs = side_inputs(engine, query, base, cand, WORKERS)
@@ -179,6 +166,31 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     # the families' geomeans and bootstrap CIs on a worker as soon as the changes are known, beside the noise
     # lookup, the case table and the tests; they wait for the verdicts only at the end
     tests: Future = Future()
+    families = WORKERS.submit(
+        family_frame,
+        _family_input(frame, change),
+        query,
+        lambda: tests.result().verdict == SIGNIFICANT,
+        lambda: oriented_cis(tests.result(), facts),
+    )
+    try:
+        cases, sig = _tested_cases(frame, facts, query, change, stats, noise)
+    except BaseException as exc:
+        tests.set_exception(exc)  # the worker waiting for the verdicts stops too
+        raise
+    tests.set_result(sig)
+    unmatched = unmatched_frame(rest)
+    add_significance(cases, sig, facts)
+    # small reads made here, while the worker finishes the families: the worker is the longer path
+    notes, same = _side_notes(engine, query, (base, cand), cases)
+    samples = None if stats[0].samples is None else (stats[0].samples, stats[1].samples)
+    return ComparisonResult(
+        query, cases, families.result(), unmatched, notes, samples, case_sample_reader(engine, query), same
+    )
+
+
+def _family_input(frame: pd.DataFrame, change: CaseChange) -> pd.DataFrame:
+    """What the families' geomeans read of the paired cases: their keys and figures, and their changes."""
     family_input = pd.DataFrame(
         {
             **{name: frame[name] for name in FAMILY_INPUT[:-2]},
@@ -189,54 +201,56 @@ def compute_compare(engine: Engine, query: CompareQuery) -> ComparisonResult:
     family_input[ORIENTED_RATIO] = family_input[ORIENTED_RATIO].where(
         ~(frame.b_contended | frame.c_contended).to_numpy(dtype=bool)
     )
-    families = WORKERS.submit(
-        family_frame,
-        family_input,
-        query,
-        lambda: tests.result().verdict == SIGNIFICANT,
-        lambda: oriented_cis(tests.result(), facts),
+    return family_input
+
+
+def _tested_cases(
+    frame: pd.DataFrame,
+    facts: MetricFacts,
+    query: CompareQuery,
+    change: CaseChange,
+    stats: list[SideStats],
+    noise: Future,
+) -> tuple[pd.DataFrame, Significance]:
+    """The case table and each case's test on its replicates (`noise`: the A/A lookup's future)."""
+    cases = case_frame(frame, facts, query.scope == "chip", change)
+    # a derived figure beside its timing is not tested again; the cases are in key order
+    tested = rule_kinds(cases, RULES, key_ordered=True) == RuleKind.significant.value
+    shown = np.where(facts.use_ratio, change.columns["ratio"], change.columns["difference"])
+    noise = noise.result()
+    cases["noise"] = noise.noise
+    sig = significance(
+        (stats[0].figures, stats[1].figures),
+        shown,
+        facts.use_ratio,
+        tested,
+        noise.pairs.to_numpy(),
+        noise.sum_sq.to_numpy(),
+        contended=cases.contended.to_numpy(),
+        sampled=cases.metric.isin(SAMPLED).to_numpy(dtype=bool),
     )
-    try:
-        cases = case_frame(frame, facts, query, change)
-        # a derived figure beside its timing is not tested again; the cases are in key order
-        tested = rule_kinds(cases, RULES, key_ordered=True) == RuleKind.significant.value
-        shown = np.where(facts.use_ratio, change.columns["ratio"], change.columns["difference"])
-        noise = noise.result()
-        cases["noise"] = noise.noise
-        sig = significance(
-            (stats[0].figures, stats[1].figures),
-            shown,
-            facts.use_ratio,
-            tested,
-            noise.pairs.to_numpy(),
-            noise.sum_sq.to_numpy(),
-            contended=cases.contended.to_numpy(),
-            sampled=cases.metric.isin(SAMPLED).to_numpy(dtype=bool),
-        )
-    except BaseException as exc:
-        tests.set_exception(exc)  # the worker waiting for the verdicts stops too
-        raise
-    tests.set_result(sig)
-    unmatched = unmatched_frame(rest)
-    add_significance(cases, sig, facts)
-    # a selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose. Small reads
-    # made here, while the worker finishes the families: the worker is the longer path
-    found = side_runs(engine, [base, cand])
+    return cases, sig
+
+
+def _side_notes(
+    engine: Engine, query: CompareQuery, selectors: tuple[Selector, Selector], cases: pd.DataFrame
+) -> tuple[list[str], str]:
+    """The comparison's notes and whether its sides are the same runs or one build (SAME_RUNS, SAME_BUILD, "").
+    A selector without runs is a 404 naming it; one spanning builds a 400, unless pooled on purpose."""
+    found = side_runs(engine, list(selectors))
     pooled = [
         pooled_note(side, selector, check_builds(runs.builds, selector, side, query.pool))
-        for (selector, side), runs in zip(sides, found)
+        for selector, side, runs in zip(selectors, ("baseline", "candidate"), found)
     ]
     libraries = differing_note(*(recorded_libraries(runs.libraries) for runs in found))
-    families = families.result()
     notes = _notes(query, cases, libraries) + [n for n in pooled if n]
-    samples = None if stats[0].samples is None else (stats[0].samples, stats[1].samples)
     same = SAME_RUNS if found[0].same_runs(found[1]) else SAME_BUILD if found[0].same_build(found[1]) else ""
     if same == SAME_BUILD:
         notes.append(
             f"Both sides are runs of one build ({found[0].builds.label.iloc[0]}): an A/A review — whatever "
             "it finds is run-to-run noise, not a change of build."
         )
-    return ComparisonResult(query, cases, families, unmatched, notes, samples, case_sample_reader(engine, query), same)
+    return notes, same
 
 
 def _with_stats(table: pa.Table, rows: np.ndarray, stats: list[SideStats]) -> pa.Table:
@@ -269,84 +283,3 @@ def _notes(query: CompareQuery, cases: pd.DataFrame, libraries: str | None) -> l
     if libraries:
         notes.append(libraries)
     return notes
-
-
-def case_frame(frame: pd.DataFrame, facts: MetricFacts, query: CompareQuery, change: "CaseChange") -> pd.DataFrame:
-    """The case table without its significance columns (NaN until add_significance fills them); `change`: the
-    frame's case_change."""
-    if frame.empty:
-        return _empty_cases()
-    out = {k: frame[k] for k in KEY}
-    out["unit"] = str_column(facts.units)
-    for side, p in _SIDES:  # SIDE_FIGURES, in order
-        out[side_column(side, "median")] = frame[p + "median"]
-        out[side_column(side, "iqr")] = frame[p + "p75"] - frame[p + "p25"]
-        for name in ("n", "pooled", "machines"):
-            out[side_column(side, name)] = frame[p + name].astype(int)
-        out[side_column(side, "passed")] = frame[p + "passed"]
-    # a correctness figure's scale (db.review.rules: a move within a few roundings is the dtype's jitter): the
-    # candidate's rounding level (the baseline's where the candidate states none), the larger stated tolerance
-    b_level, c_level = (frame[p + "rounding"].to_numpy(dtype=float, na_value=np.nan) for _, p in _SIDES)
-    out["rounding"] = np.where(np.isnan(c_level), b_level, c_level)
-    out["tolerance"] = np.fmax(*(frame[p + "tolerance"].to_numpy(dtype=float, na_value=np.nan) for _, p in _SIDES))
-    out.update(change.columns)
-    for name in ("ci_low", "ci_high", "p_value", "significance"):  # in place, in column order, until known
-        out[name] = np.full(len(frame), np.nan)
-    out["change"] = change_words((facts.codes, facts.names), change.oriented, change.difference, facts.use_ratio)
-    out["replicates"] = ""  # what its test rests on: add_significance
-    # a side with too few clean processes (db.stats.contention): a memory peak read there is unconfirmed too
-    out["contended"] = (frame.b_contended | frame.c_contended).to_numpy(dtype=bool)
-    out["contention"] = contention_words(frame)
-    out["caveats"] = with_contention(with_warnings(caveats(frame, query.scope == "chip"), frame), out["contention"])
-    return pd.DataFrame(out)  # one frame built from its columns: ~30 column inserts cost more
-
-
-@dataclass(frozen=True)
-class CaseChange:
-    columns: dict[str, object]  # the case table's comparison, ratio, oriented_ratio, difference, change_unit
-    oriented: np.ndarray  # every case's oriented ratio and difference, whatever its comparison (for the words)
-    difference: np.ndarray
-
-
-def case_change(frame: pd.DataFrame, facts: MetricFacts) -> CaseChange:
-    """Each case's change: ratio of medians or their difference, as its metric compares."""
-    use_ratio, lower = facts.use_ratio, facts.lower
-    b_median, c_median = frame.b_median.to_numpy(dtype=float), frame.c_median.to_numpy(dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = c_median / b_median
-        oriented = orient(ratio, lower)
-    diff = c_median - b_median
-    return CaseChange(
-        {
-            COMPARISON: pick([BY_DIFFERENCE, BY_RATIO], use_ratio.astype(np.int64)),
-            RATIO: np.where(use_ratio, ratio, np.nan),  # candidate / baseline of medians
-            ORIENTED_RATIO: np.where(use_ratio, oriented, np.nan),  # > 1: candidate better
-            DIFFERENCE: np.where(use_ratio, np.nan, diff),  # candidate - baseline, in `unit`
-            CHANGE_UNIT: str_column(pc.if_else(pa.array(use_ratio), "×", facts.units)),
-        },
-        oriented,
-        diff,
-    )
-
-
-def oriented_cis(sig: Significance, facts: MetricFacts) -> tuple[np.ndarray, np.ndarray]:
-    """Each case's CI oriented like its ratio (> 1 is better); differences as they are."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        low, high = oriented_interval(sig.ci_low, sig.ci_high, facts.lower)
-    return np.where(facts.use_ratio, low, sig.ci_low), np.where(facts.use_ratio, high, sig.ci_high)
-
-
-def add_significance(cases: pd.DataFrame, sig: Significance, facts: MetricFacts) -> None:
-    """The oriented CI, the p-value and the verdict, into the case table."""
-    if cases.empty:
-        return
-    cases["ci_low"], cases["ci_high"] = oriented_cis(sig, facts)
-    cases["p_value"], cases["significance"] = sig.p_value, pick(list(SIGNIFICANCE_WORDS), sig.codes)
-    cases["se"], cases["df"] = sig.se, sig.df
-    # the standard error is of ln(candidate / baseline) for ratios, of the difference (its unit) otherwise
-    cases["se_unit"] = str_column(pc.if_else(pa.array(facts.use_ratio), "ln(ratio)", facts.units))
-    cases["replicates"] = pick(list(REPLICATE_WORDS), sig.replicates)
-
-
-def _empty_cases() -> pd.DataFrame:
-    return pd.DataFrame(columns=CASE_COLUMNS)

@@ -20,12 +20,12 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from db.review.case_table import BETTER, COMPARISON, ORIENTED_RATIO, UNCHANGED, WORSE, better_worse
-from db.review.wording import ci_words, ratio_words
-from db.stats import codes
+from db.query import key_codes
+from db.query.key_codes import ranks
+from db.review.cases.columns import BETTER, COMPARISON, ORIENTED_RATIO, UNCHANGED, WORSE, better_worse
+from db.review.cases.wording import ci_words, ratio_words
 from db.stats.lists import QUARTILES, list_quantiles, offsets_of
 from db.stats.significance import SIGNIFICANT, bootstrap_means, geomeans, row_percentiles
-from db.store.case_pivot import ranks
 
 FAMILY_KEY = ["scope", "device", "workload", "metric", "dtype", "compile"]  # a family, in the order its table sorts
 FAMILY_INPUT = FAMILY_KEY + [COMPARISON, ORIENTED_RATIO]  # what family_frame reads of the cases, given the verdicts
@@ -126,7 +126,7 @@ def _family_medians(family: np.ndarray, values: np.ndarray, families: int) -> np
 def _family_order(keys: list[pa.ChunkedArray]) -> tuple[np.ndarray, np.ndarray]:
     """The order that sorts cases by family (FAMILY_KEY columns, lexicographic: pandas' groupby order) and where each
     family starts in it. One integer code per case from each column's rank, then one stable sort."""
-    code = codes.combine((ranks(column) for column in keys), len(keys[0]))
+    code = key_codes.combine((ranks(column) for column in keys), len(keys[0]))
     order = np.argsort(code, kind="stable")
     ordered = code[order]
     return order, np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])

@@ -10,10 +10,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bundle.metrics import RATIO_METRICS
+from db.query.key_codes import combine, groups
 from db.query.noise import AAModel, case_lookup
-from db.review.wording import pick
+from db.review.cases.wording import pick
 from db.stats import noise as model
-from db.stats.codes import combine, groups
 
 NO_DATA = "no A/A data"
 

@@ -1,7 +1,7 @@
 """A review: one comparison (baseline → candidate) judged by its metrics' rules, the threshold and the overrides.
 
 `Review` is the question, read one way from a page's widgets, GET /api/v1/regressions and `mpsbench compare`
-(bad input is a 400 naming the parameter). `judge_review` is the answer every verdict reads — Compare's rows and
+(bad input is a 400 naming the parameter). `cached_review` is the answer every verdict reads — Compare's rows and
 chart, Regressions, the release summary and its cards, the Markdown export, the CLI gate, `mpsbench confirm` —
 judged once per review and store data version (db.review.cache)."""
 
@@ -20,7 +20,7 @@ from db.query.params import threshold_percent
 from db.review.cache import Memo
 from db.review.comparison import CompareQuery, ComparisonResult, compare
 from db.review.families import judged_counts
-from db.review.rules import judge
+from db.review.rules import case_verdicts
 from db.stats.ratios import as_fraction, as_percent
 
 T = TypeVar("T")
@@ -86,7 +86,7 @@ def check_rules(text: str) -> None:
 
 @dataclass(frozen=True)
 class JudgedReview:
-    """A review's answer: its comparison and each compared case's verdict under its rules (db.review.rules.judge:
+    """A review's answer: its comparison and each compared case's verdict under its rules (db.review.rules.case_verdicts:
     regressed, why, worse_by, bound, rule, verdict), `verdicts` on the same index as `comparison.cases`.
     Read-only: shared by every caller asking the same review of the same data."""
 
@@ -101,7 +101,7 @@ class JudgedReview:
     def of(cls, comparison: ComparisonResult, review: Review | None = None) -> "JudgedReview":
         """`comparison` judged under `review` (default: the default threshold and rules). Pure: no store."""
         review = review or Review(comparison.query)
-        return cls(review, comparison, judge(comparison.cases, review.fraction, review.rules))
+        return cls(review, comparison, case_verdicts(comparison.cases, review.fraction, review.rules))
 
     @property
     def cases(self) -> pd.DataFrame:
@@ -128,7 +128,7 @@ class JudgedReview:
 _JUDGED = Memo()
 
 
-def judge_review(
+def cached_review(
     engine: Engine, question: "Review | CompareQuery | JudgedReview", threshold: float | None = None
 ) -> JudgedReview:
     """The review judged, once per review and data version; a JudgedReview is returned as it is."""

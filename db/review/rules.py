@@ -1,6 +1,6 @@
 """Each compared case judged by its metric's regression rule (bundle.metrics.RULES, overridable per review).
 
-A derived figure (db.review.derived: bandwidth, tokens/s) compared beside its timing is that timing's measurement:
+A derived figure (db.review.cases.derived_figures: bandwidth, tokens/s) compared beside its timing is that timing's measurement:
 never a verdict of its own. Compared alone it stands for the measurement and takes its timing's rule (`ruled_by`).
 `case_bounds` is the one place a case's regression bound is computed: the review threshold, or the metric's own
 percent. The noise is the test's business (db.stats.replicates: processes, runs and A/A pairs make its variance),
@@ -17,6 +17,8 @@ drop of d dB the growth of the mean squared error it means, 10^(d/10) − 1).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -30,8 +32,8 @@ from bundle.metrics import (
     Rule,
     RuleKind,
 )
-from db.review.case_table import BETTER, UNCHANGED, UNCLEAR, WORSE, per_metric, tested_directions
-from db.review.derived import folded_rows
+from db.review.cases.columns import BETTER, UNCHANGED, UNCLEAR, WORSE, per_metric, tested_directions
+from db.review.cases.derived_figures import folded_rows
 from db.stats.ratios import as_fraction, as_percent, worse_fraction
 from db.stats.significance import (
     CONTENDED,
@@ -44,8 +46,8 @@ from db.stats.significance import (
 )
 
 SLOWDOWN, PASSED_FAILED = "significant slowdown", "passed → failed"
-REGRESSION, SUSPECTED, UNCONFIRMED_STATE = "regression", "suspected", "unconfirmed"  # judge()'s `verdict`
-# judge()'s `doubt`: why a doubtful case is one
+REGRESSION, SUSPECTED, UNCONFIRMED_STATE = "regression", "suspected", "unconfirmed"  # case_verdicts()'s `verdict`
+# case_verdicts()'s `doubt`: why a doubtful case is one
 BUSY = "contended: other processes took the cores while it was timed (its figures are not evidence)"
 UNTESTED = "nothing to test on: one process, one run a side, no A/A data"
 NO_SPREAD = "nothing to test on: its replicates agree exactly (a spread of 0 is no evidence)"
@@ -64,7 +66,7 @@ def case_bounds(
 def ruled_by(cases: pd.DataFrame, key_ordered: bool = False) -> pd.Series:
     """Per case, the metric whose rule judges it: its own, or for a derived figure compared without its timing
     (nothing carries it) that timing's, so a rate filtered apart from its time still gates like the time.
-    `key_ordered`: the cases are in key order (db.review.derived.derived_pairs)."""
+    `key_ordered`: the cases are in key order (db.review.cases.derived_figures.derived_pairs)."""
     codes, names = pd.factorize(cases.metric)  # mapped once per distinct metric, not once per case
     own = np.append(names.to_numpy(dtype=object), None)[codes]
     alone = cases.metric.isin(list(DERIVED)).to_numpy(dtype=bool)
@@ -91,7 +93,7 @@ def _per_case(ruled: pd.Series, rules: dict[str, Rule], field: str) -> np.ndarra
     )
 
 
-def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.DataFrame:
+def case_verdicts(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.DataFrame:
     """Per case (same index as `cases`): regressed, why, worse_by, bound (fraction), rule (its kind), verdict:
     REGRESSION, SUSPECTED, UNCONFIRMED_STATE or "" (see the module's note), doubt (BUSY, UNTESTED, OWN_TEST or
     "": why a case is doubtful), and improved: a single figure judged
@@ -101,52 +103,14 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
     kind = _kinds(ruled, rules)
     b = cases.baseline_median.to_numpy(dtype=float, na_value=np.nan)
     c = cases.candidate_median.to_numpy(dtype=float, na_value=np.nan)
-    oriented = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)
     bound = case_bounds(cases, threshold, rules, ruled)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        growth = relative_growth(b, c)
-        worse_ratio = worse_fraction(oriented)
-        drop_db = b - c  # PSNR: higher is better
-        worse_by = np.select(
-            [kind == RuleKind.significant.value, kind == RuleKind.drop.value],
-            [worse_ratio, 10.0 ** (drop_db / 10.0) - 1.0],
-            growth,
-        )
-        worse = (kind == RuleKind.significant.value) & (worse_ratio > bound)
-        verdict_of = cases.significance.to_numpy()
-        slower = worse & (verdict_of == SIGNIFICANT)
-        p = cases.p_value.to_numpy(dtype=float, na_value=np.nan)
-        suspected = worse & (verdict_of == NOT_SIGNIFICANT) & (p < REVIEW_ALPHA)
-        busy = verdict_of == CONTENDED
-        grew = (
-            (kind == RuleKind.growth.value)
-            & (as_percent(growth) >= _per_case(ruled, rules, "percent"))
-            & (c - b >= _per_case(ruled, rules, "floor"))
-        )
-        jitter = rounding_jitter(cases, kind, b, c)
-        drop, factor = _per_case(ruled, rules, "drop"), _per_case(ruled, rules, "factor")
-        worse_single, better_single = beyond_rule(kind, b, c, drop, factor, jitter, growth)
-        dropped = worse_single & (kind == RuleKind.drop.value)
-        multiplied = worse_single & (kind == RuleKind.factor.value)
-        # the same rules read the other way: what a single figure (memory, PSNR, error) gained beyond its rule
-        shrank = (
-            (kind == RuleKind.growth.value)
-            & (as_percent(-growth) >= _per_case(ruled, rules, "percent"))
-            & (b - c >= _per_case(ruled, rules, "floor"))
-        )
-        # a sampled peak read in a contended process (bundle.metrics.SAMPLED): moved beyond its rule either way,
-        # it is unconfirmed (contended), neither a regression nor a win
-        sampled = cases.metric.isin(SAMPLED).to_numpy(dtype=bool)
-        peak_busy = (grew | shrank) & _contended(cases) & sampled
-        # a sampled peak that runs or A/A pairs could test moved within its noise: not beyond its rule either way
-        peak_noise = sampled & (verdict_of == NOT_SIGNIFICANT)
-        grew, shrank, busy = grew & ~peak_busy & ~peak_noise, shrank & ~peak_busy & ~peak_noise, busy | peak_busy
-        unconfirmed = (worse & (verdict_of == UNCONFIRMED)) | busy
+        moved = _moves(cases, ruled, rules, kind, bound, b, c)
     broke = (cases.baseline_passed == True).to_numpy(dtype=bool)  # noqa: E712 - elementwise; a missing verdict is neither
     broke = broke & (cases.candidate_passed == False).to_numpy(dtype=bool)  # noqa: E712 - elementwise, as above
     broke &= kind != RuleKind.derived.value
     why = np.select(
-        [broke, slower, grew, dropped, multiplied],
+        [broke, moved.slower, moved.grew, moved.dropped, moved.multiplied],
         [
             PASSED_FAILED,
             SLOWDOWN,
@@ -156,14 +120,16 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
         ],
         "",
     )
-    worse_by = np.where(broke, np.inf, worse_by)
-    improved = (shrank | better_single) & ~broke
-    direction = directions(cases, kind, bound, why != "", improved, busy)
+    worse_by = np.where(broke, np.inf, moved.worse_by)
+    improved = (moved.shrank | moved.better_single) & ~broke
+    direction = directions(cases, kind, bound, why != "", improved, moved.busy)
     bound = np.where(kind == RuleKind.significant.value, bound, np.nan)  # the other rules carry their own figures
-    verdict = np.select([why != "", suspected, unconfirmed], [REGRESSION, SUSPECTED, UNCONFIRMED_STATE], "")
+    verdict = np.select([why != "", moved.suspected, moved.unconfirmed], [REGRESSION, SUSPECTED, UNCONFIRMED_STATE], "")
     zero = cases.replicates.astype(str).to_numpy() == REPLICATE_WORDS[ZERO_SPREAD] if "replicates" in cases else False
     doubt = np.select(
-        [why != "", busy, suspected, unconfirmed & zero, unconfirmed], ["", BUSY, OWN_TEST, NO_SPREAD, UNTESTED], ""
+        [why != "", moved.busy, moved.suspected, moved.unconfirmed & zero, moved.unconfirmed],
+        ["", BUSY, OWN_TEST, NO_SPREAD, UNTESTED],
+        "",
     )
     return pd.DataFrame(
         {
@@ -181,6 +147,88 @@ def judge(cases: pd.DataFrame, threshold: float, rules: dict[str, Rule]) -> pd.D
     )
 
 
+class _Moves(NamedTuple):
+    """Each case's moves against its rule (case_verdicts reads them)."""
+
+    worse_by: np.ndarray  # one scale for every rule: the fraction the candidate is worse by
+    slower: np.ndarray  # worse beyond the bound, and its test passed the family-wise step
+    suspected: np.ndarray  # worse beyond the bound, only its own test passed
+    unconfirmed: np.ndarray  # worse beyond the bound with nothing to test on, or busy
+    busy: np.ndarray  # its figures timed the machine's load (contended)
+    grew: np.ndarray  # a growth rule's figure grew beyond it
+    shrank: np.ndarray  # ... shrank beyond it (the rule read the other way)
+    dropped: np.ndarray  # a drop rule's figure (PSNR) dropped beyond it
+    multiplied: np.ndarray  # a factor rule's figure (an error) grew by more than its factor
+    better_single: np.ndarray  # a drop or factor rule's figure better beyond its rule
+
+
+def _moves(
+    cases: pd.DataFrame,
+    ruled: pd.Series,
+    rules: dict[str, Rule],
+    kind: np.ndarray,
+    bound: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+) -> _Moves:
+    """Each case's moves (b, c: its sides' medians); called under case_verdicts' np.errstate."""
+    oriented = cases.oriented_ratio.to_numpy(dtype=float, na_value=np.nan)
+    growth = relative_growth(b, c)
+    worse_ratio = worse_fraction(oriented)
+    drop_db = b - c  # PSNR: higher is better
+    worse_by = np.select(
+        [kind == RuleKind.significant.value, kind == RuleKind.drop.value],
+        [worse_ratio, 10.0 ** (drop_db / 10.0) - 1.0],
+        growth,
+    )
+    worse = (kind == RuleKind.significant.value) & (worse_ratio > bound)
+    verdict_of = cases.significance.to_numpy()
+    slower = worse & (verdict_of == SIGNIFICANT)
+    p = cases.p_value.to_numpy(dtype=float, na_value=np.nan)
+    suspected = worse & (verdict_of == NOT_SIGNIFICANT) & (p < REVIEW_ALPHA)
+    busy = verdict_of == CONTENDED
+    grew, shrank, dropped, multiplied, better_single = _single_moves(cases, ruled, rules, kind, b, c, growth)
+    # a sampled peak read in a contended process (bundle.metrics.SAMPLED): moved beyond its rule either way,
+    # it is unconfirmed (contended), neither a regression nor a win
+    sampled = cases.metric.isin(SAMPLED).to_numpy(dtype=bool)
+    peak_busy = (grew | shrank) & _contended(cases) & sampled
+    # a sampled peak that runs or A/A pairs could test moved within its noise: not beyond its rule either way
+    peak_noise = sampled & (verdict_of == NOT_SIGNIFICANT)
+    grew, shrank, busy = grew & ~peak_busy & ~peak_noise, shrank & ~peak_busy & ~peak_noise, busy | peak_busy
+    unconfirmed = (worse & (verdict_of == UNCONFIRMED)) | busy
+    return _Moves(worse_by, slower, suspected, unconfirmed, busy, grew, shrank, dropped, multiplied, better_single)
+
+
+def _single_moves(
+    cases: pd.DataFrame,
+    ruled: pd.Series,
+    rules: dict[str, Rule],
+    kind: np.ndarray,
+    b: np.ndarray,
+    c: np.ndarray,
+    growth: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A single figure's moves beyond its own rule (memory, PSNR, error): grew, shrank, dropped, multiplied and
+    better (a drop or factor rule read the other way)."""
+    grew = (
+        (kind == RuleKind.growth.value)
+        & (as_percent(growth) >= _per_case(ruled, rules, "percent"))
+        & (c - b >= _per_case(ruled, rules, "floor"))
+    )
+    jitter = rounding_jitter(cases, kind, b, c)
+    drop, factor = _per_case(ruled, rules, "drop"), _per_case(ruled, rules, "factor")
+    worse_single, better_single = beyond_rule(kind, b, c, drop, factor, jitter, growth)
+    dropped = worse_single & (kind == RuleKind.drop.value)
+    multiplied = worse_single & (kind == RuleKind.factor.value)
+    # the same rules read the other way: what a single figure (memory, PSNR, error) gained beyond its rule
+    shrank = (
+        (kind == RuleKind.growth.value)
+        & (as_percent(-growth) >= _per_case(ruled, rules, "percent"))
+        & (b - c >= _per_case(ruled, rules, "floor"))
+    )
+    return grew, shrank, dropped, multiplied, better_single
+
+
 BY_RULE = (RuleKind.growth.value, RuleKind.drop.value, RuleKind.factor.value)  # single figures' rules
 
 
@@ -192,8 +240,8 @@ def directions(
     improved: np.ndarray,
     busy: np.ndarray,
 ) -> np.ndarray:
-    """Each case's direction (db.review.case_table.DIRECTIONS), the one every view and count reads: a tested
-    figure's against its bound (case_table.tested_directions); a single figure judged by its own rule (memory,
+    """Each case's direction (db.review.cases.columns.DIRECTIONS), the one every view and count reads: a tested
+    figure's against its bound (db.review.cases.columns.tested_directions); a single figure judged by its own rule (memory,
     PSNR, errors) worse where it regressed, better where it gained beyond that rule, not decided where its side
     was contended, else unchanged; passed → failed is worse whatever the metric."""
     tested = tested_directions(cases, bound)

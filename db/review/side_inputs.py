@@ -1,9 +1,9 @@
 """What a comparison needs of each side, per case: its counts and detail columns, its pooled quartiles and its
 replicate figures (db.stats.replicates) — one SideStats record, computed by one function
 (db.stats.significance.side_stats) and read two ways. A machine- or chip-scope
-Compare of two single builds reads them from the side summaries kept after each upload (db.store.side_cases,
-db.query.side_reads): two rows per case, nothing grouped. Every other question (pooled builds, tag and run
-selectors, a build whose summaries lag its runs) is answered by the pivot of the selected results (db.query.case_pairs) and the statistics of its samples, computed
+Compare of two single builds reads them from the side summaries kept after each upload (db.store.derived.side_cases,
+db.query.compare.side_reads): two rows per case, nothing grouped. Every other question (pooled builds, tag and run
+selectors, a build whose summaries lag its runs) is answered by the pivot of the selected results (db.query.compare.pivot) and the statistics of its samples, computed
 on workers while the caller builds its frames. The raw samples of one case, for its distribution chart, are read
 when asked for (`case_samples`)."""
 
@@ -21,9 +21,10 @@ import pyarrow.compute as pc
 from sqlalchemy import Engine
 
 from bundle.metrics import METRICS, RATIO_METRICS, Better
-from db.query.case_pairs import DETAIL, KEY, SIDES, WARNINGS, compare_sql, pivot_sql, read_pairs, scope_sql
+from db.query.compare.pairs import read_pairs
+from db.query.compare.pivot import DETAIL, KEY, SIDES, WARNINGS, compare_sql, pivot_sql, scope_sql
+from db.query.compare.side_reads import CONTENTION, FIGURES, read_sides, readable
 from db.query.selectors import Selector
-from db.query.side_reads import CONTENTION, FIGURES, read_sides, readable
 from db.stats.contention import clean_side
 from db.stats.lists import QUARTILES
 from db.stats.replicates import SideReplicates

@@ -4,7 +4,7 @@ An A/A pair is one case measured by two runs of the same build on the same machi
 of the two runs' medians, ln(median_b / median_a) (ratio metrics only: a dB or count difference has no ratio).
 Per group (chip, device, workload, metric, dtype, compile) the noise bound is the 95th percentile of
 |log ratio| over the group's pairs (numpy's linear interpolation, the rule DuckDB's quantile_cont follows, so
-db.store.aa_pairs takes it in SQL where the pairs are; tests/test_noise.py checks it against numpy's), reported
+db.store.derived.aa_pairs takes it in SQL where the pairs are; tests/test_noise.py checks it against numpy's), reported
 as a percentage, exp(q) - 1. Fewer than MIN_PAIRS pairs is "insufficient data": no bound, never a default
 dressed as a measurement.
 
@@ -52,5 +52,5 @@ def bound_percent(quantile_log):
 
 
 def status_of(pairs) -> np.ndarray:
-    """MEASURED or INSUFFICIENT per group, by its pair count (the figures themselves: db.store.aa_pairs, in SQL)."""
+    """MEASURED or INSUFFICIENT per group, by its pair count (the figures themselves: db.store.derived.aa_pairs, in SQL)."""
     return np.where(np.asarray(pairs) >= MIN_PAIRS, MEASURED, INSUFFICIENT)

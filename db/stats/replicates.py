@@ -13,7 +13,7 @@ log of its median for ratio metrics, its median for difference metrics — and t
   variance s²_p has df_p = Σ (h_r − 1), h_r the processes a run's trimmed mean keeps (a run of fewer than five
   is not trimmed). Why one and not Yuen's usual 20 %: this box's bf16 cases time in two modes per process
   (~56 and ~88 µs, 2–4 of 10 processes in the slow one), where a 20 % trim's variance is 3× the mean's and lost
-  6 of 108 planted 2× slowdowns that a 10 % trim finds (benchmarks/false_alarms.py);
+  6 of 108 planted 2× slowdowns that a 10 % trim finds (benchmarks/false_alarms/);
 - above them, runs: a run's figure (the mean of its processes) varies by τ² more than its processes explain,
   estimated from the review's own runs (between-run spread, df Σ (R − 1)) and from the store's A/A pairs of the
   case or its group (each pair's log ratio x has E[x²] = 2·(run variance): df = pairs), minus the process part;

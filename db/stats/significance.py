@@ -76,7 +76,7 @@ def side_figures(side: CleanSide, use_ratio: np.ndarray) -> replicates.SideRepli
 @dataclass(frozen=True)
 class SideStats:
     """One side's figures per case, from its clean processes (db.stats.contention): what a Compare reads of a
-    side, and what the side summaries store (db.store.side_cases) — both from `side_stats`."""
+    side, and what the side summaries store (db.store.derived.side_cases) — both from `side_stats`."""
 
     n: np.ndarray  # every case: the samples its figures are of
     quartiles: Quartiles  # every case

@@ -266,7 +266,7 @@ on_settle(settle_shared)
 
 def bump_data_version(conn) -> None:
     """Call inside the ingest transaction, so the version changes exactly when data commits (read it with
-    db.store.read.read_data_version)."""
+    db.query.read.read_data_version)."""
     conn.execute(
         text("UPDATE meta SET value = :v WHERE key = 'data_version'"), {"v": uuid.uuid4().hex}
     )  # _stamp made it

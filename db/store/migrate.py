@@ -1,8 +1,8 @@
 """Ordered store migrations keyed by store_version. v0: a file from before the meta table existed; v1: before
 run_seq; v2: before the build's library versions; v3: before the A/A pairs; v4: before uploaded_by and
 retractions; v5: before the A/A groups' pending counts; v6: before per-process samples and per-case A/A figures; v7: before the side summaries; v8: before per-process contention and correctness rounding; v9: before
-signed-out sessions were kept in the store (a file beside it, db.store.sessions); v10: before the side summaries were kept
-after an upload (db.store.upkeep); v11: before the CPU's core counts and the install source; v12: before each case's kernels breakdown. Each migration runs in the
+signed-out sessions were kept in the store (a file beside it, db.store.writers.sessions); v10: before the side summaries were kept
+after an upload (db.store.writers.upkeep); v11: before the CPU's core counts and the install source; v12: before each case's kernels breakdown. Each migration runs in the
 one transaction that also
 stamps the new store_version, so a store is never stamped ahead of its data."""
 
@@ -67,12 +67,12 @@ def _v2_to_v3(conn) -> None:
 
 
 def _v3_to_v4(conn) -> None:
-    """v4 keeps the A/A pairs (db.store.aa_pairs): the tables."""
+    """v4 keeps the A/A pairs (db.store.derived.aa_pairs): the tables."""
     from db.store.tables import AA_PAIRS, AACase, AANoise
 
     AANoise.__table__.create(conn, checkfirst=True)
     AACase.__table__.create(conn, checkfirst=True)
-    AA_PAIRS.create(conn, checkfirst=True)  # filled by the step to v9, with today's rule (db.store.aa_pairs)
+    AA_PAIRS.create(conn, checkfirst=True)  # filled by the step to v9, with today's rule (db.store.derived.aa_pairs)
 
 
 def _v4_to_v5(conn) -> None:
@@ -103,8 +103,8 @@ def _v5_to_v6(conn) -> None:
 
 def _v6_to_v7(conn) -> None:
     """v7 keeps each result's samples per worker process (bundle schema 2; stored results were one process) and
-    the A/A figures per case (db.store.aa_pairs: aa_cases), filled from the stored pairs."""
-    from db.store.aa_pairs import backfill_cases
+    the A/A figures per case (db.store.derived.aa_pairs: aa_cases), filled from the stored pairs."""
+    from db.store.derived.aa_pairs import backfill_cases
     from db.store.tables import AACase
 
     cols = {
@@ -118,7 +118,7 @@ def _v6_to_v7(conn) -> None:
 
 
 def _v7_to_v8(conn) -> None:
-    """v8 keeps each run group's side summaries (db.store.side_cases)."""
+    """v8 keeps each run group's side summaries (db.store.derived.side_cases)."""
     from db.store.tables import SIDE_CASES
 
     SIDE_CASES.create(conn, checkfirst=True)  # filled by the step to v9, with today's figures
@@ -126,8 +126,8 @@ def _v7_to_v8(conn) -> None:
 
 def _results_v9(conn) -> None:
     """The result columns of store v9 (contention per process, a correctness figure's rounding level), where
-    missing; a record's old contention warning read into its processes' shares (db.store.contention)."""
-    from db.store.contention import STORED_SQL
+    missing; a record's old contention warning read into its processes' shares (db.store.derived.contention)."""
+    from db.store.derived.contention import STORED_SQL
 
     cols = {
         r[0]
@@ -148,16 +148,16 @@ def _results_v9(conn) -> None:
 
 def _v8_to_v9(conn) -> None:
     """v9 keeps each result's contention per worker process (bundle schema 3; a stored record's old "CPU
-    contention" warning becomes its processes' shares: db.store.contention) and a correctness figure's rounding
+    contention" warning becomes its processes' shares: db.store.derived.contention) and a correctness figure's rounding
     level; the A/A model is made again without contended results, and the side summaries, with their new
     contention and correctness columns, again from the results (contended processes leave the figures:
     db.stats.contention)."""
-    from db.store import aa_pairs
-    from db.store.side_cases import backfill
+    from db.store.derived import aa_pairs
+    from db.store.derived.side_cases import backfill
     from db.store.tables import SIDE_CASES
 
     _results_v9(conn)
-    # the A/A model made again without the results that ran contended (db.store.aa_pairs)
+    # the A/A model made again without the results that ran contended (db.store.derived.aa_pairs)
     for table in ("aa_pairs", "aa_cases", "aa_noise"):
         conn.execute(text(f"DELETE FROM {table}"))
     aa_pairs.backfill(conn)
@@ -169,17 +169,17 @@ def _v8_to_v9(conn) -> None:
 def _v9_to_v10(conn) -> None:
     """v10 keeps signed-out sessions in the store (signed_out), not in a file beside it that each process
     read-modify-wrote: two processes signing out at once lost ids, and a lake's replicas shared one file. The old
-    file's ids are taken in by db.store.sessions on its first use (this step has no store path to find it).
+    file's ids are taken in by db.store.writers.sessions on its first use (this step has no store path to find it).
     Nothing stored changes: the new table is made by db.store.engine._prepare with any other missing one, in this
     same transaction (keyless on a lake: db.store.lake.create_tables)."""
 
 
 def _v10_to_v11(conn) -> None:
     """v11 summarises chip-scope sides too (side_cases.kind) and keeps the summaries after an upload, not inside
-    it (db.store.upkeep): a group whose summaries lag its runs carries a mark (side_stale) and its build is read
+    it (db.store.writers.upkeep): a group whose summaries lag its runs carries a mark (side_stale) and its build is read
     from the pivot until the upkeep rewrites it. The old summaries go and every group is marked: the first upkeep
     (a server's start, a CLI command that stores) writes them again; reads are right meanwhile, only slower."""
-    from db.store.side_cases import mark_all
+    from db.store.derived.side_cases import mark_all
     from db.store.tables import SIDE_CASES, SIDE_STALE
 
     conn.execute(text("DROP TABLE IF EXISTS side_cases"))

@@ -41,11 +41,13 @@ class Run(SQLModel, table=True):
     warnings_json: str = "[]"
     n_results: int
     # 1, 2, 3, … in ingest order, also on each of the run's results (written together, so contiguous): DuckDB's
-    # zone maps then skip the row groups of unselected runs, which random run ids cannot do (db.query.case_pairs)
+    # zone maps then skip the row groups of unselected runs, which random run ids cannot do (db.query.compare.pivot)
     run_seq: int | None = Field(default=None, sa_type=BigInteger)
-    uploaded_by: str | None = None  # the token name that wrote it (db.store.tokens); None: before store v4 or CLI
+    uploaded_by: str | None = (
+        None  # the token name that wrote it (db.store.writers.tokens); None: before store v4 or CLI
+    )
     # a retracted run stays listed (who, when, why) but its results are moved to retracted_results, out of
-    # every comparison (db.store.retract)
+    # every comparison (db.store.writers.retract)
     retracted_at: datetime | None = None
     retracted_by: str | None = None
     retraction_reason: str | None = None
@@ -96,7 +98,7 @@ class ResultRow(SQLModel, table=True):
     # samples per worker process, in order (bundle schema 2); empty: one process (schema 1, single figures)
     processes: list[int] = Field(default_factory=list, sa_column=Column(ARRAY(Integer)))
     # per worker process, the share of the cores other processes took while it ran the case (bundle schema 3;
-    # an older record's "CPU contention" warning, one share for each process: db.store.contention); empty: not
+    # an older record's "CPU contention" warning, one share for each process: db.store.derived.contention); empty: not
     # measured. NULL entries: not measurable
     contention: list[float] = Field(default_factory=list, sa_column=Column(ARRAY(Double)))
     n: int = 0
@@ -137,11 +139,11 @@ class CaseKernelsRow(SQLModel, table=True):
 
 
 class AANoise(SQLModel, table=True):
-    """One group of the A/A noise model (db.store.aa_pairs): its labels and its figures (db.stats.noise),
+    """One group of the A/A noise model (db.store.derived.aa_pairs): its labels and its figures (db.stats.noise),
     recomputed whenever its pairs change."""
 
     __tablename__ = "aa_noise"
-    # 1, 2, … given by db.store.aa_pairs (an integer: the pairs group by it; never autoincremented by DuckDB)
+    # 1, 2, … given by db.store.derived.aa_pairs (an integer: the pairs group by it; never autoincremented by DuckDB)
     group_id: int = Field(sa_column=Column(BigInteger, primary_key=True, autoincrement=False))
     chip: str | None = None
     gpu_cores: int | None = None
@@ -152,14 +154,14 @@ class AANoise(SQLModel, table=True):
     dtype: str
     compile: str
     pairs: int = Field(default=0, sa_type=BigInteger)  # the pairs the figures were computed from
-    pending: int = Field(default=0, sa_type=BigInteger)  # pairs stored since (db.store.aa_pairs: REFRESH)
+    pending: int = Field(default=0, sa_type=BigInteger)  # pairs stored since (db.store.derived.aa_pairs: REFRESH)
     quantile_log: float | None = Field(default=None, sa_type=Double)  # 95th percentile of |ln(b / a)|
     sigma_log: float | None = Field(default=None, sa_type=Double)  # sqrt(mean(ln(b / a)²) / 2)
     max_log: float | None = Field(default=None, sa_type=Double)
 
 
 class AACase(SQLModel, table=True):
-    """One case's A/A figures within its group (db.store.aa_pairs keeps them with the pairs): how many pairs and
+    """One case's A/A figures within its group (db.store.derived.aa_pairs keeps them with the pairs): how many pairs and
     the sum of their squared log ratios, so a review reads a case's run-to-run variance without the pairs."""
 
     __tablename__ = "aa_cases"
@@ -169,7 +171,7 @@ class AACase(SQLModel, table=True):
     sum_sq: float = Field(default=0.0, sa_type=Double)  # sum of ln(b / a)² over the pairs
 
 
-# One case measured by two runs of one build on one machine (db.store.aa_pairs writes them at ingest). No key
+# One case measured by two runs of one build on one machine (db.store.derived.aa_pairs writes them at ingest). No key
 # (a plain table): millions of rows, only ever appended, deleted by run, and aggregated by group.
 AA_PAIRS = Table(
     "aa_pairs",
@@ -186,8 +188,8 @@ AA_PAIRS = Table(
 # GPU core count (kind chip), and device — summarised as Compare reads a side of it in that scope: the group's ok
 # samples pooled over its runs (its clean processes', where enough ran clean: db.stats.contention), their
 # quartiles, the replicate figures the change test adds up (db.stats.replicates.SideReplicates), its contention,
-# and what the non-ok results and the warnings say. Derived from `results` (db.store.upkeep rewrites a group after
-# one of its runs is stored or retracted; db.store.side_cases), so a Compare of two builds reads ~2 rows per case
+# and what the non-ok results and the warnings say. Derived from `results` (db.store.writers.upkeep rewrites a group after
+# one of its runs is stored or retracted; db.store.derived.side_cases), so a Compare of two builds reads ~2 rows per case
 # instead of grouping every sample of every run. No key: deleted and written a group at a time, by (kind,
 # group_seq: the run_seq of the group's first run).
 SIDE_CASES = Table(
@@ -234,9 +236,9 @@ SIDE_CASES = Table(
 )
 
 
-# A run group whose side summaries lag its runs: written where a run is stored or retracted (db.store.side_cases
-# mark_runs), removed when db.store.upkeep has rewritten the group. A side with a mark is answered from the pivot
-# (db.query.side_reads), so a mark costs a read speed, never an answer. mark_id: each mark's own id (the upkeep
+# A run group whose side summaries lag its runs: written where a run is stored or retracted (db.store.derived.side_cases
+# mark_runs), removed when db.store.writers.upkeep has rewritten the group. A side with a mark is answered from the pivot
+# (db.query.compare.side_reads), so a mark costs a read speed, never an answer. mark_id: each mark's own id (the upkeep
 # removes the marks it saw, not the ones made while it worked).
 SIDE_STALE = Table(
     "side_stale",
@@ -263,7 +265,7 @@ class ReviewNote(SQLModel, table=True):
     compile: str
     metric: str
     scope: str  # machine name or chip the regression was seen on
-    state: str  # new | confirmed | expected | accepted | fixed | noise (db.store.triage.STATES)
+    state: str  # new | confirmed | expected | accepted | fixed | noise (db.store.writers.triage.STATES)
     comment: str = ""
     author: str
     link: str = ""
@@ -271,7 +273,7 @@ class ReviewNote(SQLModel, table=True):
 
 
 class SignedOut(SQLModel, table=True):
-    """A sign-in session ended for good (db.store.sessions): its id, kept until the session would have expired, so
+    """A sign-in session ended for good (db.store.writers.sessions): its id, kept until the session would have expired, so
     a copy of its cookie stops working on every process and replica that reads this store."""
 
     __tablename__ = "signed_out"

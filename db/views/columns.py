@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from db.review import wording
+from db.review.cases import wording
 
 TEXT, PERCENT, FRACTION, TIME = "text", "percent", "fraction", "time"  # the kinds of a column
 
@@ -98,5 +98,5 @@ def column(name: object) -> Column:
 
 
 def format_value(value: float | None, unit: str) -> str:
-    """A figure with its unit, as the review writes it (db.review.wording): bytes in binary units, "—" if missing."""
+    """A figure with its unit, as the review writes it (db.review.cases.wording): bytes in binary units, "—" if missing."""
     return wording.format_value(value, unit)

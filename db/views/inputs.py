@@ -11,14 +11,15 @@ from typing import Iterable
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.query import browse, case_pairs, params, runs, selectors
+from db.query import browse, params, runs, selectors
+from db.query.compare import pivot
 from db.review import comparison
 
 SELECTOR_SYNTAX = selectors.SYNTAX  # a selector in words, as every error names it
 SELECTOR_PATTERN = selectors.SELECTOR_PATTERN
 THRESHOLD_PERCENT = params.THRESHOLD_PERCENT  # (low, high) of a regression threshold, in percent worse
 RUN_FILTERS = runs.RUN_FILTERS  # the Runs list's filters, as GET /api/v1/runs takes them
-COMPARE_FILTERS = case_pairs.FILTERS  # a comparison's case filters
+COMPARE_FILTERS = pivot.FILTERS  # a comparison's case filters
 SCOPES = comparison.SCOPES  # pair results on the same machine or the same chip
 CORRECTNESS_METRICS = browse.CORRECTNESS_METRICS
 

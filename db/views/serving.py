@@ -31,7 +31,7 @@ def store_path() -> str:
 
 def data_version(engine: Engine) -> str:
     """The store's data version: it changes with every ingest, so a cache keyed on it is never stale."""
-    from db.store.read import read_data_version
+    from db.query.read import read_data_version
 
     return read_data_version(engine)
 
@@ -112,7 +112,7 @@ def settle() -> None:
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """A frame as JSON records, every value plain (db.query.plain: the one conversion)."""
-    from db.query.plain import records as plain_records
+    """A frame as JSON records, every value plain (db.query.json_values: the one conversion)."""
+    from db.query.json_values import records as plain_records
 
     return plain_records(frame)

@@ -195,7 +195,7 @@ def _plan(o: argparse.Namespace, targets: list[str]) -> dict[str, Any]:
 
 
 def _reviewer(o: dict[str, Any]) -> Callable[[str, str], dict]:
-    from db.gate import local_answer, remote_answer
+    from db.compare_command import local_answer, remote_answer
     from db.review.review import Review
 
     def review(baseline: str, candidate: str) -> dict:

@@ -1,7 +1,7 @@
 """`mpsbench confirm`: rerun a review's suspected and unconfirmed cases on this machine until each is decided.
 
 Like asv's re-run of a suspected regression: the review (local store, or a server's GET /api/v1/regressions with
---url) names its doubtful cases (db.review.listing.doubtful: unconfirmed — nothing to test them on — and
+--url) names its doubtful cases (db.review.release.listing.doubtful: unconfirmed — nothing to test them on — and
 suspected — their own test passed, the review's family-wise step did not). This machine reruns only those cases,
 both builds interleaved A B, B A, A B … (each side in its own environment: `--baseline-python` and
 `--candidate-python`, a sweep's or any other), each run stored locally (or pushed with --url), and the review is
@@ -280,7 +280,7 @@ def store_bundle(bundle: Path, o: dict) -> None:
     from db.cli import cli_identity
     from db.ingest.core import ingest_bundle
     from db.store.engine import writing
-    from db.store.upkeep import catch_up
+    from db.store.writers.upkeep import catch_up
 
     with writing() as engine:  # checkpointed when stored: the `.duckdb` alone holds every run
         ingest_bundle(engine, bundle.read_bytes(), cli_identity())
@@ -289,7 +289,7 @@ def store_bundle(bundle: Path, o: dict) -> None:
 
 def _review(review, o: dict, sides: dict) -> dict:
     """The review's answer with each side's new runs in it."""
-    from db.gate import local_answer, remote_answer
+    from db.compare_command import local_answer, remote_answer
     from db.review.review import Review
 
     params = {

@@ -1,7 +1,7 @@
 """The answer first, on Overview, Compare and Regressions: one bordered card per chip (machine in machine scope) —
 regression, not decided, win or no change, with every regression and the biggest wins by name — then the detail,
 one card per (scope, device, dtype, compile) group of the release summary (db.views.release.verdict_cards over
-db.review.summary), red when the group regressed or newly fails, green only where it is decided; the summary's
+db.review.release.summary), red when the group regressed or newly fails, green only where it is decided; the summary's
 table of every group and how it is decided. Rendered from the
 plain dicts the JSON twins return, so a page and its twin show the same figures. Strings that can come from a
 bundle (machine names, tag values in selectors) are shown as text or through pages.parts.plain."""

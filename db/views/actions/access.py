@@ -1,11 +1,11 @@
-"""Who is asking: the named tokens (db.store.tokens) and the sign-in sessions made from them (db.store.sessions),
+"""Who is asking: the named tokens (db.store.writers.tokens) and the sign-in sessions made from them (db.store.writers.sessions),
 as the API's guard, its sign-in link and the Sign in page use them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from db.store import sessions, tokens
+from db.store.writers import sessions, tokens
 
 COOKIE = sessions.COOKIE  # the session cookie's name
 SESSION_HOURS = sessions.SESSION_HOURS  # a session's life, and its cookie's

@@ -1,10 +1,10 @@
-"""Triage of a regression: a note (state, comment, link) saved under the signed-in name (db.store.triage)."""
+"""Triage of a regression: a note (state, comment, link) saved under the signed-in name (db.store.writers.triage)."""
 
 from __future__ import annotations
 
 from sqlalchemy import Engine
 
-from db.store import triage
+from db.store.writers import triage
 
 STATES = triage.STATES  # a note's states, in the order the form offers them
 NOTE_KEY = triage.NOTE_KEY  # the fields that name one regression

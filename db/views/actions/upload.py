@@ -7,7 +7,7 @@ import math
 
 from sqlalchemy import Engine
 
-from db.store import retract
+from db.store.writers import retract
 
 RUN_ID_PATTERN = retract.RUN_ID_PATTERN  # a run id, as a retraction's path names it
 MAX_REASON = retract.MAX_REASON  # a retraction's reason, in characters
@@ -40,9 +40,9 @@ def ingest(engine: Engine, raw: bytes, who: str):
 
 
 def summarise_soon(engine: Engine) -> None:
-    """Bring the new runs' summaries up to date, in the background (db.store.upkeep; never raises): Compare is
+    """Bring the new runs' summaries up to date, in the background (db.store.writers.upkeep; never raises): Compare is
     right without them, only slower."""
-    from db.store.upkeep import catch_up_soon
+    from db.store.writers.upkeep import catch_up_soon
 
     catch_up_soon(engine)
 

@@ -25,10 +25,10 @@ from sqlalchemy import Engine
 from bundle.case_names import case_name
 from bundle.metrics import Better, metric
 from db.errors import StoreError
-from db.review.case_table import BETTER, WORSE
+from db.review.cases.columns import BETTER, WORSE
+from db.review.cases.wording import format_value, ratio_words
 from db.review.comparison import CompareQuery
-from db.review.review import Review, judge_review
-from db.review.wording import format_value, ratio_words
+from db.review.review import Review, cached_review
 from db.stats.ratios import orient
 from db.stats.significance import geomean_ci
 
@@ -274,7 +274,7 @@ def evaluate_claim(engine: Engine, claim: dict) -> list[dict]:
         "metric": ",".join(sorted({f["metric"] for f in figures})),
     }
     try:
-        judged = judge_review(engine, Review(CompareQuery.from_params(params)))
+        judged = cached_review(engine, Review(CompareQuery.from_params(params)))
         cases = pd.concat([judged.cases, judged.verdicts], axis=1)  # the review's figures, direction and rule
     except StoreError as exc:
         return [

@@ -17,8 +17,8 @@ from bundle.case_names import case_names
 from bundle.metrics import METRICS, RULES, Better
 from db.query.browse import CORRECTNESS_METRICS, results, runs_with, split_builds, stored_values
 from db.query.params import Params, build_choice, one_of, only
-from db.review.case_table import BETTER, WORSE
-from db.review.wording import format_value
+from db.review.cases.columns import BETTER, WORSE
+from db.review.cases.wording import format_value
 from db.views.browse.judged_rows import judged_rows, runs_selector
 from db.views.browse.memory import memory_builds
 from db.views.defaults import default_pair

@@ -12,7 +12,7 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from db.review.comparison import CompareQuery
-from db.review.review import Review, judge_review
+from db.review.review import Review, cached_review
 
 
 def runs_selector(records: pd.DataFrame, label: str) -> str:
@@ -29,5 +29,5 @@ def judged_rows(
     params = {"baseline": baseline, "candidate": candidate, "scope": "machine", "metric": ",".join(metrics)}
     if workload:
         params["workload"] = workload
-    judged = judge_review(engine, Review(CompareQuery.from_params(params)))
+    judged = cached_review(engine, Review(CompareQuery.from_params(params)))
     return pd.concat([judged.cases, judged.verdicts], axis=1), judged.comparison.unmatched

@@ -13,11 +13,11 @@ from sqlalchemy import Engine
 
 from bundle.builds import build_sort_key
 from bundle.metrics import METRICS, RATIO_METRICS
-from db.query.case_pairs import scope_sql
+from db.query.compare.pivot import scope_sql
 from db.query.params import Params, build_choice, one_of, only
+from db.query.read import read_frame
 from db.review.comparison import CompareQuery, compare
 from db.stats.significance import geomean_ci
-from db.store.read import read_frame
 from db.views.defaults import STABLE
 
 COLUMNS = ["row", "build", "geomean", "ci_low", "ci_high", "ci", "n_cases", "unit", "baseline"]

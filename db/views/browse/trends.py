@@ -24,12 +24,12 @@ from bundle.builds import build_sort_key
 from bundle.case_names import case_name
 from bundle.metrics import METRICS
 from db.errors import Problem, StoreError
+from db.query.compare.pivot import CHIP_SCOPE
 from db.query.params import Params, one_of, only
+from db.query.read import read_arrow, read_frame
 from db.stats.changepoints import change_points
 from db.stats.lists import SampleLists
 from db.stats.significance import clean_quartiles
-from db.store.case_pivot import CHIP_SCOPE
-from db.store.read import read_arrow, read_frame
 
 FIELDS = ("workload", "case_key", "dtype", "compile", "metric")  # the URL parameters of a trend, in menu order
 

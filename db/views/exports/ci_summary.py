@@ -4,7 +4,7 @@ GitHub renders a step's summary as Markdown above the job's log and caps it (1 M
 answer, not the export. So: the verdict line first, the review's sides and threshold, links to the dashboard's
 Regressions and Compare pages with the review's own parameters (when the review was read from a server, `--url`),
 the worst regressions and the worst doubtful cases (unconfirmed, contended, suspected: the release answer's
-lists, db.review.summary.review_answer) each bounded to ROWS_SHOWN with "N more", the `mpsbench confirm` line that
+lists, db.review.release.summary.review_answer) each bounded to ROWS_SHOWN with "N more", the `mpsbench confirm` line that
 decides the doubtful ones, the status changes (bounded too), and the groups and notes folded away. Every figure
 keeps its unit (the answer's `baseline_value` / `candidate_value` carry it). The full export — every row, the
 summary table, the caveats — is db.views.exports.review_export.review_markdown (`--format md-full`, the Regressions page's

@@ -1,5 +1,5 @@
 """`mpsbench export --format pytorch-oss`: stored runs (a selector's, a review's two sides', named runs) as PyTorch
-OSS benchmark records (bundle.pytorch_oss), one file per run — `<out>/<run_id>.json`, a JSON list of records, as
+OSS benchmark records (bundle.pytorch_oss.writing), one file per run — `<out>/<run_id>.json`, a JSON list of records, as
 PyTorch's benchmark jobs write them and `mpsbench ingest` reads them back (a run per file)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from bundle.pytorch_oss import to_records
+from bundle.pytorch_oss.writing import to_records
 from db.errors import Problem, StoreError
 from db.query.run_bundles import run_bundles, selected_run_ids
 from db.query.selectors import Selector

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from db.review.wording import format_value
+from db.review.cases.wording import format_value
 from db.views.exports.review_markdown import (
     answers_markdown,
     confirm_lines,
@@ -66,9 +66,9 @@ def review_markdown(
     changes: Sequence[dict[str, Any]] = (),
     doubts: pd.DataFrame | None = None,
 ) -> str:
-    """The review as Markdown: the release summary first (db.review.summary; it carries the notes, the wins by
+    """The review as Markdown: the release summary first (db.review.release.summary; it carries the notes, the wins by
     rule and each group's evidence), then every regression worst first by its case's name with its caveats, then
-    the doubtful cases (unconfirmed, contended, suspected: db.review.listing.doubtful) with the command that
+    the doubtful cases (unconfirmed, contended, suspected: db.review.release.listing.doubtful) with the command that
     decides them, then the status changes, one per case."""
     top = (
         summary_markdown(summary, md_escape)

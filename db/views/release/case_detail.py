@@ -9,9 +9,9 @@ from typing import Mapping
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.query.case_pairs import scope_sql
+from db.query.compare.pivot import scope_sql
+from db.query.read import read_frame
 from db.review.comparison import CompareQuery
-from db.store.read import read_frame
 from db.views.browse.trends import FIELDS, trend_url
 
 COLUMNS = [

@@ -13,11 +13,11 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from bundle.case_names import case_names
-from db.query.plain import records
-from db.review.review import Review, judge_review
-from db.review.status_changes import status_changes
-from db.review.summary import release_summary
-from db.review.wording import with_side_values
+from db.query.json_values import records
+from db.review.cases.wording import with_side_values
+from db.review.release.status_changes import status_changes
+from db.review.release.summary import release_summary
+from db.review.review import Review, cached_review
 from db.views.browse.trends import FIELDS as TREND_FIELDS
 from db.views.browse.trends import trend_urls
 from db.views.empty_reason import empty_reason
@@ -99,7 +99,7 @@ def case_order(cases: pd.DataFrame) -> pd.DataFrame:
 
 def shown_cases(cases: pd.DataFrame) -> pd.DataFrame:
     """Case rows named (named_cases) with each side's median in its unit, as words (`baseline_value`,
-    `candidate_value`: db.review.wording.format_value, the words the Regressions page uses)."""
+    `candidate_value`: db.review.cases.wording.format_value, the words the Regressions page uses)."""
     return with_side_values(named_cases(cases))
 
 
@@ -135,7 +135,7 @@ def named_unmatched(unmatched: pd.DataFrame) -> pd.DataFrame:
 def compare_answer(engine: Engine, review: Review, rows: Callable[[pd.DataFrame], Any] = records) -> dict[str, Any]:
     """GET /api/v1/compare: the comparison, its judged rows and the release summary, from one judged review; each
     table as `rows` gives it (its records; the API keeps the frames and writes their records in slices)."""
-    judged = judge_review(engine, review)
+    judged = cached_review(engine, review)
     result, q = judged.comparison, review.compare
     return {
         "baseline": q.baseline,

@@ -1,5 +1,5 @@
 """What Compare draws and lists: one row per case, its derived figures (achieved bandwidth, share of peak, tokens/s:
-db.review.derived) folded into their timing's row, each row's direction (better / worse / not significant)
+db.review.cases.derived_figures) folded into their timing's row, each row's direction (better / worse / not significant)
 and whether it is a regression (the judged review's verdict, as the Regressions page reads it). The chart rows are the largest changes plus
 every regression, whatever its rank: the chart and the table read the same frame, so they cannot disagree."""
 
@@ -11,7 +11,7 @@ import pandas as pd
 from bundle.case_names import case_names
 
 # DIRECTIONS and UNCLEAR read from here by the pages' colours and the tests
-from db.review.case_table import (  # noqa: F401
+from db.review.cases.columns import (  # noqa: F401
     BETTER,
     BY_RATIO,
     CI_HIGH,
@@ -23,7 +23,7 @@ from db.review.case_table import (  # noqa: F401
     UNCLEAR,
     WORSE,
 )
-from db.review.derived import derived_pairs, derived_text, folded_rows
+from db.review.cases.derived_figures import derived_pairs, derived_text, folded_rows
 from db.review.review import JudgedReview
 
 CHART_DEFAULT = 20  # bars drawn by default: 60 grew the chart to ~4,000 px; the table lists every case

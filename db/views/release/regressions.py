@@ -1,6 +1,6 @@
 """The Regressions page's adapter: one judged review (db.review) listed for triage — its regressions worst first,
 its doubtful cases apart, its verdict cards — or why nothing was compared. GET /api/v1/regressions answers the
-same review (db.review.summary.review_answer)."""
+same review (db.review.release.summary.review_answer)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from typing import Any, Callable
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.query.plain import records
-from db.review.listing import doubtful, regressions
-from db.review.review import Review, judge_review
+from db.query.json_values import records
+from db.review.release.listing import doubtful, regressions
+from db.review.release.status_changes import status_changes
+from db.review.release.summary import review_answer
+from db.review.review import Review, cached_review
 from db.review.rules import SUSPECTED, UNCONFIRMED_STATE
-from db.review.status_changes import status_changes
-from db.review.summary import review_answer
-from db.store.triage import STATES, TRIAGED_AWAY
+from db.store.writers.triage import STATES, TRIAGED_AWAY
 from db.views.empty_reason import empty_reason
 from db.views.release.verdict_cards import Cards, verdict_cards
 
@@ -40,7 +40,7 @@ class RegressionsView:
 
 def regressions_view(engine: Engine, review: Review) -> RegressionsView:
     """Not memoised as a whole: the judged review under it is, and triage notes show as soon as they are saved."""
-    judged = judge_review(engine, review)
+    judged = cached_review(engine, review)
     why = empty_reason(judged.comparison)
     found = regressions(engine, judged)
     if why:
@@ -60,7 +60,7 @@ def regressions_view(engine: Engine, review: Review) -> RegressionsView:
 
 def regressions_answer(engine: Engine, review: Review, rows: Callable[[pd.DataFrame], Any]) -> dict[str, Any]:
     """GET /api/v1/regressions' answer: the review's summary, regressions and doubtful cases, each table as `rows`
-    makes it (db.review.summary.review_answer)."""
+    makes it (db.review.release.summary.review_answer)."""
     return review_answer(engine, review, rows)
 
 
@@ -69,7 +69,7 @@ def regression_list(engine: Engine, review: Review) -> pd.DataFrame:
     return regressions(engine, review)
 
 
-# what the triage form says a state does (db.store.triage.TRIAGED_AWAY; db.review.answer counts by it)
+# what the triage form says a state does (db.store.triage.TRIAGED_AWAY; db.review.release.answer counts by it)
 TRIAGE_RULE = (
     f"A state of {', '.join(TRIAGED_AWAY[:-1])} or {TRIAGED_AWAY[-1]} takes the regression out of the counts (the "
     "cards, Overview, the exports and the gate list it as triaged, with who and why); "

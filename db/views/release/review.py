@@ -8,8 +8,9 @@ from typing import Mapping
 import pandas as pd
 from sqlalchemy import Engine
 
-from db.review import comparison, status_changes
-from db.review.review import JudgedReview, Review, judge_review
+from db.review import comparison
+from db.review.release import status_changes
+from db.review.review import JudgedReview, Review, cached_review
 
 
 def review_of(params: Mapping[str, str | None]) -> Review:
@@ -20,11 +21,11 @@ def review_of(params: Mapping[str, str | None]) -> Review:
 
 def judged_comparison(engine: Engine, params: Mapping[str, str | None]) -> JudgedReview:
     """Compare's review, judged once per data version: its rows, chart and cards read the one judgement."""
-    return judge_review(engine, Review(comparison.CompareQuery.from_params(params)))
+    return cached_review(engine, Review(comparison.CompareQuery.from_params(params)))
 
 
 def status_rows(cases: pd.DataFrame, unmatched: pd.DataFrame) -> pd.DataFrame:
-    """The cases whose status changed between the sides (db.review.status_changes)."""
+    """The cases whose status changed between the sides (db.review.release.status_changes)."""
     return status_changes.status_changes(cases, unmatched)
 
 

@@ -1,7 +1,7 @@
 """The verdict cards at the top of Overview, Compare and Regressions: one card per (scope, device, dtype, compile)
-group of the release summary (db.review.summary; in chip scope one per chip), what a person reads first. Each card
+group of the release summary (db.review.release.summary; in chip scope one per chip), what a person reads first. Each card
 is built from that one summary (the API and the Markdown export give the same figures) and the comparison's status
-changes (db.review.status_changes): the verdict, faster / slower / unchanged timing cases, the family geomeans with
+changes (db.review.release.status_changes): the verdict, faster / slower / unchanged timing cases, the family geomeans with
 their CIs, memory, correctness, and what newly runs or newly fails."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import pandas as pd
 from sqlalchemy import Engine
 
 from db.query.selectors import available_selectors
-from db.review.case_table import GROUP
+from db.review.cases.columns import GROUP
 from db.review.comparison import CompareQuery
-from db.review.group_words import plural
-from db.review.listing import Question
-from db.review.review import Review, judge_review
-from db.review.status_changes import BETTER, WORSE, status_changes, status_words
-from db.review.summary import release_summary
+from db.review.release.group_words import plural
+from db.review.release.listing import Question
+from db.review.release.status_changes import BETTER, WORSE, status_changes, status_words
+from db.review.release.summary import release_summary
+from db.review.review import Review, cached_review
 from db.views.browse.trends import trend_url
 from db.views.defaults import default_sides, preview_sides
 
@@ -70,7 +70,7 @@ def _family_order(f: dict) -> tuple:
 
 def _family_lines(families: list[dict], key: dict) -> list[dict[str, str]]:
     """The group's headline families: their words (up to the baseline) and their tone — better or worse only
-    when the geomean's CI is clear of 1× and its cases were tested (db.review.summary marks untested ones)."""
+    when the geomean's CI is clear of 1× and its cases were tested (db.review.release.summary marks untested ones)."""
     mine = [f for f in families if all(str(f[g]) == str(key[g]) for g in GROUP)]
     mine.sort(key=_family_order)
     return [
@@ -124,7 +124,7 @@ ANSWER_TONE = {"regression": WORSE, "win": BETTER}  # the answer's colour; not d
 
 
 def counts_words(counts: dict) -> str:
-    """ "8 cases: 2 regressed · 4 faster · 2 unchanged" — a partition of the compared cases (db.review.answer), so
+    """ "8 cases: 2 regressed · 4 faster · 2 unchanged" — a partition of the compared cases (db.review.release.answer), so
     the counts add up to the cases and never contradict the lines beside them."""
     n = int(counts.get("compared") or 0)
     parts = [f"{int(counts.get(k) or 0)} {w}" for k, w in COUNT_WORDS if int(counts.get(k) or 0)]
@@ -229,7 +229,7 @@ def verdict_cards(
 ) -> Cards:
     """Compare's and Regressions' cards: the review's summary (its regressions `found` and doubtful cases `doubts`
     passed on when the caller has listed them) and the comparison's status changes."""
-    judged = judge_review(engine, question)
+    judged = cached_review(engine, question)
     result = judged.comparison
     return cards_from(release_summary(engine, judged, found, doubts), status_changes(result.cases, result.unmatched))
 

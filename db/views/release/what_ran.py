@@ -1,5 +1,5 @@
 """Compare's case detail, "what ran": the picked case's kernels breakdowns on both sides (one read,
-db.query.what_ran), what changed between them (db.review.what_ran: the path in words, the entries that moved most
+db.query.what_ran), what changed between them (db.review.what_ran.kernels: the path in words, the entries that moved most
 in µs) and the panel's bars — each side's device time per op call by entry, stacked. GET /api/v1/compare carries
 the same words per case (compare_what_ran), read in one query for every case it lists."""
 
@@ -13,8 +13,8 @@ from sqlalchemy import Engine
 
 from db.query.what_ran import cases_breakdowns
 from db.review.comparison import CompareQuery
-from db.review.what_ran import WhatRan, merge_side, short_name, what_ran
-from db.review.what_ran_cases import case_key, rows_what_ran
+from db.review.what_ran.cases import case_key, rows_what_ran
+from db.review.what_ran.kernels import WhatRan, merge_side, short_name, what_ran
 
 TOP_ENTRIES = 8  # entries drawn by name; the rest stacked as one "other" segment (a legend of 40 names reads as none)
 LABEL_WIDTH = 40  # an entry's name on the chart (the full name is its tooltip)
@@ -50,7 +50,7 @@ def case_what_ran(engine: Engine, query: CompareQuery, case: Mapping[str, Any]) 
 
 
 def breakdown_bars(base: list[dict], cand: list[dict], base_label: str, cand_label: str) -> pd.DataFrame:
-    """Per side (merged over its runs: db.review.what_ran.merge_side) its timing entries, µs per op call; the
+    """Per side (merged over its runs: db.review.what_ran.kernels.merge_side) its timing entries, µs per op call; the
     TOP_ENTRIES largest by name (over both sides), the rest summed as "other"."""
     sides = [(label, merge_side(found)) for label, found in ((base_label, base), (cand_label, cand))]
     rows = [
@@ -78,9 +78,9 @@ def breakdown_bars(base: list[dict], cand: list[dict], base_label: str, cand_lab
 
 
 def compare_what_ran(engine: Engine, query: CompareQuery, rows: pd.DataFrame) -> pd.DataFrame:
-    """Compare's case rows with what changed in what ran: `what_ran` (words, db.review.what_ran.WhatRan.words),
+    """Compare's case rows with what changed in what ran: `what_ran` (words, db.review.what_ran.kernels.WhatRan.words),
     `path_changed`, and `what_ran_detail` (its JSON: each moved entry with µs; null where not compared). One read
-    for every row (db.review.what_ran_cases)."""
+    for every row (db.review.what_ran.cases)."""
     found = rows_what_ran(engine, query, rows)
     return rows.assign(
         what_ran=[w.words() for w in found],

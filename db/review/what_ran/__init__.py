@@ -1,0 +1,2 @@
+"""What changed in what ran: one case's kernels breakdowns judged (kernels), and the listed cases' read at once
+(cases)."""
