@@ -1,5 +1,5 @@
 import sys
 
-from collector.cli import main
+from collector.cli.main import main
 
 sys.exit(main())

@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     command = args[0] if args else ""
     if command in COLLECTOR:
-        from collector.cli import main as collector_main
+        from collector.cli.main import main as collector_main
 
         return collector_main(args)
     if command in STORE:

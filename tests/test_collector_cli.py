@@ -36,7 +36,7 @@ def collector(*args: str, timeout: float = 120, **extra: str) -> subprocess.Comp
 
 def main(capsys, *args: str) -> tuple[int, str]:
     """The CLI in-process (no torch import per call): exit code and stdout."""
-    from collector.cli import main as cli_main
+    from collector.cli.main import main as cli_main
 
     code = cli_main(list(args))
     return code, capsys.readouterr().out

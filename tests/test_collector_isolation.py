@@ -33,7 +33,7 @@ def crash_catalog(monkeypatch, tmp_path):
 
 
 def main(capsys, *args: str) -> tuple[int, str]:
-    from collector.cli import main as cli_main
+    from collector.cli.main import main as cli_main
 
     code = cli_main(list(args))
     return code, capsys.readouterr().out

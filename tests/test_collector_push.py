@@ -211,7 +211,7 @@ def test_a_bad_url_is_refused_naming_the_rule(url):
 
 
 def test_push_command_prints_the_servers_rule_and_exits_1(tmp_path, outbox, capsys, monkeypatch):
-    from collector.cli import main
+    from collector.cli.main import main
 
     monkeypatch.setenv("COLUMNS", "200")
     error = {"error": {"message": "refused", "problems": [{"field": "run_id", "rule": "must be 32 hex digits"}]}}
@@ -225,7 +225,7 @@ def test_push_command_prints_the_servers_rule_and_exits_1(tmp_path, outbox, caps
 
 
 def test_push_command_without_files_or_outbox_is_an_error(capsys):
-    from collector.cli import main
+    from collector.cli.main import main
 
     assert main(["push", "--url", "http://127.0.0.1:9"]) == 1
     assert capsys.readouterr().out.startswith("ERROR: push:")

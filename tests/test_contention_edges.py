@@ -42,7 +42,7 @@ def test_bad_contention_or_rounding_is_a_422_naming_the_field_and_nothing_is_sto
 
 
 def test_idle_wait_out_of_range_is_refused_and_a_sweep_and_a_journal_carry_it(tmp_path, capsys):
-    from collector.cli import main
+    from collector.cli.main import main
     from collector.run.plan import Plan
     from collector.sweep.options import run_args
 

@@ -26,7 +26,7 @@ def catalog(monkeypatch):
 
 
 def _run(tmp_path: Path, *args: str) -> Bundle:
-    from collector.cli import main
+    from collector.cli.main import main
 
     out = tmp_path / "runs"
     code = main(["run", "--device", "cpu", "--out", str(out), "--processes", "1", "--idle-wait", "0", *args])
@@ -217,7 +217,7 @@ def test_a_models_workload_is_broken_down_on_its_decode_region(tmp_path):
 
 
 def test_a_run_stopped_in_the_kernel_pass_is_incomplete_and_a_resume_finishes_it(tmp_path):
-    from collector.cli import main
+    from collector.cli.main import main
 
     _run(tmp_path, "--workload", "fake_ops", "--kernels")
     out = tmp_path / "runs"

@@ -21,7 +21,7 @@ def fake_catalog(monkeypatch):
 
 
 def test_a_run_keeps_its_status_to_the_end_with_each_finished_case_and_its_unit(tmp_path, capsys):
-    from collector.cli import main
+    from collector.cli.main import main
 
     status = tmp_path / "live.json"
     code = main(

@@ -24,7 +24,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from collector.cli import main as cli_main
+from collector.cli.main import main as cli_main
 from tests.test_collector_push import Server
 from tests.test_sweep_run import ENV, events, wait_until, wrapper
 

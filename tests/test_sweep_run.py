@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bundle.schema import Bundle
-from collector.cli import main as cli_main
+from collector.cli.main import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"MPSBENCH_CATALOG": "tests.fake_workloads", "MPSBENCH_FAKE_CASES": "2", "COLUMNS": "200"}
