@@ -18,7 +18,7 @@ from sqlalchemy import Engine
 
 from bundle.metrics import METRICS, RULES, SAMPLED, RuleKind
 from db.errors import Problem, StoreError
-from db.query.compare.pivot import FILTERS, KEY
+from db.query.compare.pivot import FILTERS, KEY, SCOPES
 from db.query.compare.pivot import SIDES as _SIDES
 from db.query.compare.unmatched import unmatched_frame
 from db.query.libraries import differing_note, recorded_libraries
@@ -42,7 +42,6 @@ from db.stats.significance import (
     significance,
 )
 
-SCOPES = ("machine", "chip")
 # what the case table reads of a paired case's pivot columns (its counts, quartiles and change come beside them)
 _PAIRED = KEY + [
     p + name
